@@ -1,0 +1,34 @@
+// Package brainsurgeon keeps long-running AI agent transcripts lean without
+// ever losing a byte.
+//
+// The root package holds the vocabulary shared by every sub-package: the
+// domain types ([Entry], [SessionRef], [Edit], [Version]), the small
+// interfaces a backend or a host program implements ([Store], [Transcript],
+// [Logger], [Clock]) and the sentinel errors ([ErrNotFound], [ErrBusy],
+// [ErrChanged]) plus the structured [LineError]. It imports only the
+// standard library.
+//
+// # Packages
+//
+//   - session: JSONL transcripts of pi and OpenClaw (≤ 2026.7): reading lines
+//     as raw bytes, the lazily parsed view of an entry, the tree and active
+//     path, classification of extractable values, discovery of agents and
+//     sessions, the host-compatible lock, the idle gate and safe rewrite and
+//     append.
+//   - duration: "30m", "6h", "1d12h", "52w" ⇄ time.Duration.
+//
+// # Bytes are sacred
+//
+// A transcript is read as raw lines. A line that is not edited is written
+// back byte-identical. A line that is edited is changed by splicing the
+// bytes of the values being replaced ([Splice]), so key order, spacing,
+// number spelling and escapes stay as they were. Malformed lines are kept
+// and reported, never dropped.
+//
+// # Never disturb the host
+//
+// Writes go through a [Store], which only writes to an idle session, under
+// the host's own lock protocol, after checking that the transcript is still
+// the [Version] that was read, and atomically (temp file, fsync, rename,
+// directory fsync).
+package brainsurgeon
