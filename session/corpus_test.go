@@ -1,0 +1,198 @@
+package session_test
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	bs "github.com/brainsurgeon/brainsurgeon"
+	"github.com/brainsurgeon/brainsurgeon/internal/oracle"
+	"github.com/brainsurgeon/brainsurgeon/session"
+)
+
+// corpusTranscripts returns every transcript file (live and archived) under
+// ../shared/corpus/openclaw. The corpus is never copied into the
+// repository; a missing corpus fails the test.
+func corpusTranscripts(t testing.TB) []string {
+	t.Helper()
+	shared, err := oracle.SharedDir()
+	if err != nil {
+		t.Fatalf("shared dir: %v", err)
+	}
+	root := filepath.Join(shared, "corpus", "openclaw")
+	var files []string
+	err = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			return nil
+		}
+		name := d.Name()
+		if strings.Contains(name, ".jsonl") && !strings.HasSuffix(name, ".lock") {
+			files = append(files, p)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("walk corpus %s: %v", root, err)
+	}
+	if len(files) < 18 {
+		t.Fatalf("corpus %s: found %d transcripts, want at least 18", root, len(files))
+	}
+	sort.Strings(files)
+	return files
+}
+
+func shortName(p string) string {
+	i := strings.Index(p, "corpus/openclaw/")
+	if i < 0 {
+		return filepath.Base(p)
+	}
+	return p[i+len("corpus/openclaw/"):]
+}
+
+// TestCorpusRoundTrip reads every corpus transcript line by line and writes
+// the raw lines back: the result must be byte-identical.
+func TestCorpusRoundTrip(t *testing.T) {
+	for _, f := range corpusTranscripts(t) {
+		t.Run(shortName(f), func(t *testing.T) {
+			orig, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var out bytes.Buffer
+			r := session.NewReader(bytes.NewReader(orig))
+			lines := 0
+			for r.Next() {
+				lines++
+				out.Write(r.Raw())
+				if r.Terminated() {
+					out.WriteByte('\n')
+				}
+				_ = r.Entry() // parsing must not disturb the bytes
+			}
+			if err := r.Err(); err != nil {
+				t.Fatal(err)
+			}
+			if sha256.Sum256(out.Bytes()) != sha256.Sum256(orig) {
+				t.Fatalf("round trip differs: %d bytes in, %d out", len(orig), out.Len())
+			}
+			if want := bytes.Count(orig, []byte("\n")); lines != want && lines != want+1 {
+				t.Fatalf("lines = %d, file has %d newlines", lines, want)
+			}
+		})
+	}
+}
+
+// TestCorpusMalformedLines checks that the two known glued lines of the
+// pi-mono fixtures are reported with their line numbers and kept.
+func TestCorpusMalformedLines(t *testing.T) {
+	want := map[string][]int{
+		"badlogic__pi-mono/compact.jsonl": {1013},
+		"badlogic__pi-mono/session.jsonl": {440},
+	}
+	for _, f := range corpusTranscripts(t) {
+		name := shortName(f)
+		tr, err := session.Open(context.Background(), f, bs.SessionRef{})
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		var got []int
+		for _, le := range tr.Malformed() {
+			got = append(got, le.Line)
+			if !strings.Contains(le.Error(), f) {
+				t.Errorf("%s: error %q does not name the file", name, le)
+			}
+		}
+		if w := want[name]; !equalInts(got, w) {
+			t.Errorf("%s: malformed lines = %v, want %v", name, got, w)
+		}
+	}
+}
+
+func equalInts(a, b []int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// TestOracleAgreement compares, for every v2/v3 corpus transcript, the
+// active leaf, the entry count and the number of context messages with the
+// real pi SessionManager.
+func TestOracleAgreement(t *testing.T) {
+	oracle.Require(t)
+	files := corpusTranscripts(t)
+	var v23 []string
+	trs := map[string]*session.Transcript{}
+	for _, f := range files {
+		tr, err := session.Open(context.Background(), f, bs.SessionRef{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tr.Header().Version >= 2 {
+			v23 = append(v23, f)
+			trs[f] = tr
+		}
+	}
+	if len(v23) < 14 {
+		t.Fatalf("found %d v2/v3 transcripts, want at least 14", len(v23))
+	}
+	sums, err := oracle.Summary(context.Background(), v23...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, f := range v23 {
+		s, tr := sums[i], trs[f]
+		t.Run(shortName(f), func(t *testing.T) {
+			leaf, _ := tr.Leaf()
+			if leaf == nil || leaf.ID != s.Leaf() {
+				t.Errorf("leaf = %v, oracle %q", leaf, s.Leaf())
+			}
+			if got := tr.EntryCount(); got != s.EntryCount {
+				t.Errorf("entry count = %d, oracle %d", got, s.EntryCount)
+			}
+			if got := tr.Context().Count(); got != s.ContextMessageCount {
+				t.Errorf("context messages = %d, oracle %d", got, s.ContextMessageCount)
+			}
+			c := tr.Context()
+			var roles []string
+			if c.Compaction >= 0 {
+				roles = append(roles, "compactionSummary")
+			}
+			for _, i := range c.Messages {
+				n := tr.Nodes()[i]
+				switch n.Type {
+				case "custom_message":
+					roles = append(roles, "custom")
+				case "branch_summary":
+					roles = append(roles, "branchSummary")
+				default:
+					roles = append(roles, n.Role)
+				}
+			}
+			for i, m := range s.Messages {
+				if i < len(roles) && roles[i] != m.Role {
+					t.Errorf("context message %d: role %q, oracle %q", i, roles[i], m.Role)
+					break
+				}
+			}
+			if got := tr.BranchPoints(); got != s.BranchPoints {
+				t.Errorf("branch points = %d, oracle %d", got, s.BranchPoints)
+			}
+		})
+	}
+}
+
