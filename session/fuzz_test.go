@@ -69,3 +69,5 @@ func FuzzReadLines(f *testing.F) {
 		}
 	})
 }
+
+func refOf(path string) bs.SessionRef { return bs.SessionRef{Path: path} }

@@ -1,0 +1,182 @@
+// Package synth generates synthetic OpenClaw-shaped transcripts for tests
+// and benchmarks. Output is deterministic for a given Options value.
+package synth
+
+import (
+	"bufio"
+	"encoding/base64"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Options shape a generated transcript. Zero fields get the defaults noted.
+type Options struct {
+	// Size is the target size in bytes (default 1 MB). Generation stops
+	// after the first turn that reaches it.
+	Size int64
+	// Seed makes the output reproducible (default 1).
+	Seed uint64
+	// MinResult and MaxResult bound tool result text sizes in bytes
+	// (defaults 5,000 and 50,000).
+	MinResult, MaxResult int
+	// MinThinking and MaxThinking bound thinking text sizes in bytes
+	// (defaults 500 and 4,000).
+	MinThinking, MaxThinking int
+	// ImageEvery puts an image into every n-th tool result (0 = never).
+	ImageEvery int
+	// Flat writes the flat entry shape of the seeds
+	// ({"__id":…,"type":"tool_result","output":…}) instead of pi messages.
+	Flat bool
+	// Start is the time of the first entry (default 2026-03-01T00:00:00Z);
+	// entries are one minute apart.
+	Start time.Time
+}
+
+// Stats reports what was generated.
+type Stats struct {
+	Bytes, Lines, Turns int64
+}
+
+const words = "the quick brown fox jumps over lazy dog function return error value " +
+	"package import struct interface string byte slice map channel goroutine " +
+	"file path line tool result output config session agent transcript extract " +
+	"\"quoted\" tab\there back\\slash newline\n café ✓ 🚀 <b>&amp;</b> 日本語"
+
+// Generate writes a transcript to w.
+func Generate(w io.Writer, o Options) (Stats, error) {
+	if o.Size <= 0 {
+		o.Size = 1 << 20
+	}
+	if o.Seed == 0 {
+		o.Seed = 1
+	}
+	if o.MinResult <= 0 {
+		o.MinResult = 5000
+	}
+	if o.MaxResult < o.MinResult {
+		o.MaxResult = 50000
+	}
+	if o.MinThinking <= 0 {
+		o.MinThinking = 500
+	}
+	if o.MaxThinking < o.MinThinking {
+		o.MaxThinking = 4000
+	}
+	if o.Start.IsZero() {
+		o.Start = time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
+	}
+	g := &gen{o: o, rng: rand.New(rand.NewPCG(o.Seed, o.Seed^0x9e3779b97f4a7c15)), bw: bufio.NewWriterSize(w, 1<<20), t: o.Start}
+	g.vocab = strings.Fields(words)
+	g.vocab = append(g.vocab, "\n", "\t", "\"", "\\")
+	g.line(fmt.Sprintf(`{"type":"session","version":3,"id":"%s","timestamp":%q,"cwd":"/home/u/.openclaw/workspace"}`, "00000000-0000-4000-8000-"+fmt.Sprintf("%012x", o.Seed), g.ts()))
+	if !o.Flat {
+		g.entry("model_change", `"provider":"anthropic","modelId":"claude-sonnet-4-6"`)
+		g.entry("thinking_level_change", `"thinkingLevel":"low"`)
+	}
+	for g.st.Bytes < o.Size && g.err == nil {
+		g.turn()
+	}
+	if g.err == nil {
+		g.err = g.bw.Flush()
+	}
+	return g.st, g.err
+}
+
+type gen struct {
+	o      Options
+	rng    *rand.Rand
+	bw     *bufio.Writer
+	st     Stats
+	err    error
+	n      int
+	parent string
+	t      time.Time
+	vocab  []string
+	sb     strings.Builder
+}
+
+func (g *gen) ts() string {
+	s := g.t.Format("2006-01-02T15:04:05.000Z")
+	g.t = g.t.Add(time.Minute)
+	return s
+}
+
+func (g *gen) id() string {
+	g.n++
+	return fmt.Sprintf("%08x", uint32(g.n)*2654435761)
+}
+
+func (g *gen) line(s string) {
+	if g.err != nil {
+		return
+	}
+	n, err := g.bw.WriteString(s)
+	if err == nil {
+		err = g.bw.WriteByte('\n')
+	}
+	g.st.Bytes += int64(n) + 1
+	g.st.Lines++
+	g.err = err
+}
+
+// entry writes a pi entry with envelope members and the given body.
+func (g *gen) entry(typ, body string) string {
+	id := g.id()
+	parent := "null"
+	if g.parent != "" {
+		parent = strconv.Quote(g.parent)
+	}
+	g.line(fmt.Sprintf(`{"type":%q,"id":%q,"parentId":%s,"timestamp":%q,%s}`, typ, id, parent, g.ts(), body))
+	g.parent = id
+	return id
+}
+
+// text returns a JSON string literal (with quotes) of about n bytes of raw
+// text with escapes.
+func (g *gen) text(n int) string {
+	g.sb.Reset()
+	for g.sb.Len() < n {
+		g.sb.WriteString(g.vocab[g.rng.IntN(len(g.vocab))])
+		g.sb.WriteByte(' ')
+	}
+	return strconv.Quote(g.sb.String())
+}
+
+func (g *gen) between(lo, hi int) int { return lo + g.rng.IntN(hi-lo+1) }
+
+func (g *gen) turn() {
+	g.st.Turns++
+	ms := g.t.UnixMilli()
+	if g.o.Flat {
+		g.flatTurn()
+		return
+	}
+	g.entry("message", fmt.Sprintf(`"message":{"role":"user","content":[{"type":"text","text":%s}],"timestamp":%d}`, g.text(g.between(20, 400)), ms))
+	callID := fmt.Sprintf("toolu_%012d", g.n)
+	g.entry("message", fmt.Sprintf(`"message":{"role":"assistant","content":[{"type":"thinking","thinking":%s,"thinkingSignature":"%s"},{"type":"toolCall","id":%q,"name":"exec","arguments":{"command":%s}}],"api":"anthropic-messages","provider":"anthropic","model":"claude-sonnet-4-6","usage":{"input":1200,"output":40,"cacheRead":0,"cacheWrite":1100,"totalTokens":2340,"cost":{"input":0.0036,"output":0.0006,"cacheRead":0,"cacheWrite":0.004125,"total":0.008325}},"stopReason":"toolUse","timestamp":%d}`,
+		g.text(g.between(g.o.MinThinking, g.o.MaxThinking)), base64.StdEncoding.EncodeToString([]byte(strings.Repeat("sig", 40))), callID, g.text(g.between(10, 200)), ms))
+	img := ""
+	if g.o.ImageEvery > 0 && g.st.Turns%int64(g.o.ImageEvery) == 0 {
+		img = fmt.Sprintf(`,{"type":"image","data":"%s","mimeType":"image/png"}`, base64.StdEncoding.EncodeToString(make([]byte, g.between(3000, 30000))))
+	}
+	g.entry("message", fmt.Sprintf(`"message":{"role":"toolResult","toolCallId":%q,"toolName":"exec","content":[{"type":"text","text":%s}%s],"details":{"exitCode":0},"isError":false,"timestamp":%d}`,
+		callID, g.text(g.between(g.o.MinResult, g.o.MaxResult)), img, ms))
+	g.entry("message", fmt.Sprintf(`"message":{"role":"assistant","content":[{"type":"text","text":%s}],"api":"anthropic-messages","provider":"anthropic","model":"claude-sonnet-4-6","usage":{"input":1300,"output":80,"cacheRead":1100,"cacheWrite":0,"totalTokens":2480,"cost":{"input":0.0039,"output":0.0012,"cacheRead":0.00033,"cacheWrite":0,"total":0.00543}},"stopReason":"stop","timestamp":%d}`,
+		g.text(g.between(50, 1500)), ms))
+}
+
+func (g *gen) flatTurn() {
+	for _, typ := range []string{"thinking", "tool_result"} {
+		id := fmt.Sprintf("ent_%06d", g.n)
+		g.n++
+		field, size := "thinking", g.between(g.o.MinThinking, g.o.MaxThinking)
+		if typ == "tool_result" {
+			field, size = "output", g.between(g.o.MinResult, g.o.MaxResult)
+		}
+		g.line(fmt.Sprintf(`{"__id":%q,"type":%q,"timestamp":%q,%q:%s}`, id, typ, g.ts(), field, g.text(size)))
+	}
+}
