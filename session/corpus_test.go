@@ -195,4 +195,3 @@ func TestOracleAgreement(t *testing.T) {
 		})
 	}
 }
-

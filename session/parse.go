@@ -373,4 +373,3 @@ func kindName(k jsontext.Kind) string {
 	}
 	return strings.TrimSpace(k.String())
 }
-
