@@ -1,0 +1,143 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"text/tabwriter"
+
+	bs "github.com/brainsurgeon/brainsurgeon"
+	"github.com/brainsurgeon/brainsurgeon/internal/cli"
+	"github.com/brainsurgeon/brainsurgeon/session"
+)
+
+const inspectUsage = `Usage: brainsurgeon inspect <file|session> [--agents-dir DIR] [--json]
+
+Shows what a transcript holds: the header and format version, entries by type,
+messages by role, content blocks, the active path, branch points, compactions,
+malformed lines and the bytes of extractable values by trigger type. Reads only;
+never writes.
+
+Examples:
+  brainsurgeon inspect ~/.openclaw/agents/main/sessions/1d9efd24-3d45-430b-a703-e713c1679ce1.jsonl
+  brainsurgeon inspect agent:main:main --json
+  brainsurgeon inspect main/1d9efd24-3d45-430b-a703-e713c1679ce1 --agents-dir /srv/openclaw/agents
+
+Flags:
+`
+
+type inspectCommand struct {
+	m *Main
+}
+
+func (c *inspectCommand) Run(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("inspect", flag.ContinueOnError)
+	agentsDir := fs.String("agents-dir", session.DefaultAgentsDir(), "OpenClaw agents dir (or pi sessions dir) to look sessions up in")
+	asJSON := fs.Bool("json", false, "print the report as JSON")
+	pos, err := cli.Parse(fs, args)
+	if err == cli.ErrHelp {
+		fmt.Fprint(c.m.Stdout, inspectUsage)
+		fs.SetOutput(c.m.Stdout)
+		fs.PrintDefaults()
+		return err
+	}
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return &cli.UsageError{Msg: fmt.Sprintf("inspect takes one transcript file or session name, got %d arguments", len(pos)), Try: "brainsurgeon inspect --help"}
+	}
+	tr, err := openSession(ctx, *agentsDir, pos[0])
+	if err != nil {
+		return err
+	}
+	rep, err := session.Inspect(ctx, tr)
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		enc := json.NewEncoder(c.m.Stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(rep)
+	}
+	printReport(c.m.Stdout, rep)
+	return nil
+}
+
+func counts(m map[string]int) string {
+	type kv struct {
+		k string
+		v int
+	}
+	var l []kv
+	for k, v := range m {
+		l = append(l, kv{k, v})
+	}
+	sort.Slice(l, func(i, j int) bool {
+		if l[i].v != l[j].v {
+			return l[i].v > l[j].v
+		}
+		return l[i].k < l[j].k
+	})
+	var parts []string
+	for _, e := range l {
+		parts = append(parts, fmt.Sprintf("%s %d", e.k, e.v))
+	}
+	if len(parts) == 0 {
+		return "none"
+	}
+	return strings.Join(parts, ", ")
+}
+
+func printReport(w io.Writer, r *session.Report) {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	name := r.Session.String()
+	if r.Session.Key != "" {
+		name += "  (" + r.Session.Key + ")"
+	}
+	fmt.Fprintf(tw, "Session\t%s\n", name)
+	fmt.Fprintf(tw, "File\t%s  (%d bytes, %d lines)\n", r.Session.Path, r.Bytes, r.Lines)
+	if r.Header.Line > 0 {
+		fmt.Fprintf(tw, "Header\tline %d, format v%d, id %s, cwd %s\n", r.Header.Line, r.Header.Version, r.Header.ID, r.Header.Cwd)
+	} else {
+		fmt.Fprintf(tw, "Header\tnone (the host treats a file without a header as empty)\n")
+	}
+	if !r.FirstTime.IsZero() {
+		fmt.Fprintf(tw, "Time\t%s … %s\n", r.FirstTime.Format("2006-01-02 15:04"), r.LastTime.Format("2006-01-02 15:04"))
+	}
+	fmt.Fprintf(tw, "Entries\t%d: %s\n", r.Entries, counts(r.EntryTypes))
+	fmt.Fprintf(tw, "Roles\t%s\n", counts(r.Roles))
+	fmt.Fprintf(tw, "Blocks\t%s\n", counts(r.BlockTypes))
+	fmt.Fprintf(tw, "Active path\t%d entries, leaf %s, %d context messages, %d branch points\n", r.ActivePath, r.Leaf, r.ContextMessages, r.BranchPoints)
+	active := ""
+	for _, c := range r.Compactions {
+		if c.Active {
+			active = fmt.Sprintf(" (active: line %d, id %s, first kept %s)", c.Line, c.ID, c.FirstKept)
+		}
+	}
+	fmt.Fprintf(tw, "Compactions\t%d%s\n", len(r.Compactions), active)
+	if len(r.Malformed) == 0 {
+		fmt.Fprintf(tw, "Malformed\tnone\n")
+	} else {
+		fmt.Fprintf(tw, "Malformed\t%d lines (kept as they are)\n", len(r.Malformed))
+		for _, m := range r.Malformed {
+			fmt.Fprintf(tw, "\tline %d (%d bytes): %s\n", m.Line, m.Bytes, m.Error)
+		}
+	}
+	if r.Blank > 0 {
+		fmt.Fprintf(tw, "Blank lines\t%d\n", r.Blank)
+	}
+	tw.Flush()
+	fmt.Fprintln(w)
+	tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "trigger\tvalues\tbytes\tin context\tcontext bytes\t")
+	for _, t := range bs.TriggerTypes {
+		s := r.Triggers[t]
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t\n", t, s.Values, s.Bytes, s.ContextValues, s.ContextBytes)
+	}
+	tw.Flush()
+}

@@ -1,0 +1,20 @@
+// Command brainsurgeon keeps OpenClaw and pi agent transcripts lean. This
+// release has the inspect subcommand; see `brainsurgeon help`.
+package main
+
+import (
+	"context"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+// version is set at build time with -ldflags "-X main.version=…".
+var version = "dev"
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := (&Main{Stdout: os.Stdout, Stderr: os.Stderr}).Run(ctx, os.Args[1:])
+	stop()
+	os.Exit(code)
+}

@@ -1,0 +1,108 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	bs "github.com/brainsurgeon/brainsurgeon"
+	"github.com/brainsurgeon/brainsurgeon/internal/cli"
+	"github.com/brainsurgeon/brainsurgeon/session"
+)
+
+// Main runs one brainsurgeon command line.
+type Main struct {
+	Stdout, Stderr io.Writer
+}
+
+const mainUsage = `brainsurgeon keeps OpenClaw and pi agent transcripts lean without losing a byte.
+
+Usage:
+  brainsurgeon <command> [arguments] [flags]
+
+Commands:
+  inspect   show what a transcript holds (entries, tree, compactions, extractable bytes)
+  version   print the version
+  help      show this help, or a command's help: brainsurgeon help inspect
+
+Sessions are named by path, as agent/sessionId, by session id, or by session key
+(agent:main:main, or a unique suffix such as direct:123). --agents-dir defaults to
+$BRAINSURGEON_AGENTS_DIR, then $AGENTS_DIR, then ~/.openclaw/agents.
+`
+
+// Run executes args and returns the exit status.
+func (m *Main) Run(ctx context.Context, args []string) int {
+	if len(args) == 0 {
+		fmt.Fprint(m.Stderr, mainUsage)
+		return cli.ExitUsage
+	}
+	var err error
+	switch cmd, rest := args[0], args[1:]; cmd {
+	case "inspect":
+		err = (&inspectCommand{m: m}).Run(ctx, rest)
+	case "version", "--version":
+		fmt.Fprintf(m.Stdout, "brainsurgeon %s\n", version)
+	case "help", "-h", "--help":
+		if len(rest) > 0 {
+			return m.Run(ctx, []string{rest[0], "--help"})
+		}
+		fmt.Fprint(m.Stdout, mainUsage)
+	default:
+		err = &cli.UsageError{Msg: fmt.Sprintf("unknown command %q", cmd), Try: "brainsurgeon help"}
+	}
+	return m.exit(err)
+}
+
+func (m *Main) exit(err error) int {
+	var ue *cli.UsageError
+	switch {
+	case err == nil:
+		return cli.ExitOK
+	case errors.Is(err, cli.ErrHelp):
+		return cli.ExitOK
+	case errors.As(err, &ue):
+		fmt.Fprintf(m.Stderr, "Error: %s\n", ue.Msg)
+		if ue.Try != "" {
+			fmt.Fprintf(m.Stderr, "Try: %s\n", ue.Try)
+		}
+		return cli.ExitUsage
+	case errors.Is(err, context.Canceled):
+		fmt.Fprintln(m.Stderr, "Error: interrupted")
+		return cli.ExitProblem
+	default:
+		fmt.Fprintf(m.Stderr, "Error: %v\n", err)
+		return cli.ExitProblem
+	}
+}
+
+// openSession opens a session named by a transcript path or by a name that
+// discovery resolves under agentsDir.
+func openSession(ctx context.Context, agentsDir, name string) (*session.Transcript, error) {
+	if st, err := os.Stat(name); err == nil && st.Mode().IsRegular() {
+		abs, err := filepath.Abs(name)
+		if err != nil {
+			return nil, err
+		}
+		ref := bs.SessionRef{Path: abs}
+		// Take the richer ref from discovery when the file lies in an
+		// agents dir (it knows the agent, the key and the status).
+		if d, err := session.DiscoverWith(ctx, agentsDir, session.DiscoverOptions{}); err == nil {
+			if r, err := d.Resolve(abs); err == nil {
+				ref = r
+			}
+		}
+		return session.Open(ctx, abs, ref)
+	}
+	d, err := session.DiscoverWith(ctx, agentsDir, session.DiscoverOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("%q is not a transcript file, and looking it up as a session name failed: %w", name, err)
+	}
+	ref, err := d.Resolve(name)
+	if err != nil {
+		return nil, err
+	}
+	return session.Open(ctx, ref.Path, ref)
+}

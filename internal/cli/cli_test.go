@@ -1,0 +1,55 @@
+package cli_test
+
+import (
+	"errors"
+	"flag"
+	"strings"
+	"testing"
+
+	"github.com/brainsurgeon/brainsurgeon/internal/cli"
+)
+
+func TestParseInterspersed(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		args []string
+		pos  string
+		json bool
+		dir  string
+		err  bool
+	}{
+		{"FlagsFirst", []string{"--json", "--agents-dir", "/a", "x", "y"}, "x,y", true, "/a", false},
+		{"FlagsLast", []string{"x", "y", "--json", "--agents-dir=/a"}, "x,y", true, "/a", false},
+		{"FlagsBetween", []string{"x", "--json", "y"}, "x,y", true, "", false},
+		{"DoubleDash", []string{"--json", "--", "--agents-dir", "x"}, "--agents-dir,x", true, "", false},
+		{"Unknown", []string{"x", "--nope"}, "", false, "", true},
+		{"None", nil, "", false, "", false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			fs := flag.NewFlagSet("t", flag.ContinueOnError)
+			j := fs.Bool("json", false, "")
+			d := fs.String("agents-dir", "", "")
+			pos, err := cli.Parse(fs, tt.args)
+			if tt.err {
+				var ue *cli.UsageError
+				if !errors.As(err, &ue) {
+					t.Fatalf("err = %v, want a usage error", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if strings.Join(pos, ",") != tt.pos || *j != tt.json || *d != tt.dir {
+				t.Fatalf("pos=%v json=%v dir=%q", pos, *j, *d)
+			}
+		})
+	}
+}
+
+func TestParseHelp(t *testing.T) {
+	fs := flag.NewFlagSet("t", flag.ContinueOnError)
+	if _, err := cli.Parse(fs, []string{"x", "--help"}); !errors.Is(err, cli.ErrHelp) {
+		t.Fatalf("err = %v, want ErrHelp", err)
+	}
+}

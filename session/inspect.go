@@ -1,0 +1,166 @@
+package session
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	bs "github.com/brainsurgeon/brainsurgeon"
+)
+
+// Report summarises what a transcript holds. It is what `brainsurgeon
+// inspect` prints.
+type Report struct {
+	// Session is the session inspected; Path its transcript.
+	Session bs.SessionRef `json:"session"`
+	// Header is the session header.
+	Header ReportHeader `json:"header"`
+	// Bytes and Lines measure the file.
+	Bytes int64 `json:"bytes"`
+	Lines int   `json:"lines"`
+	// Entries counts entry lines; Blank blank lines.
+	Entries int `json:"entries"`
+	Blank   int `json:"blank"`
+	// EntryTypes, Roles and BlockTypes count entries by type, messages by
+	// role and content blocks by "role:type".
+	EntryTypes map[string]int `json:"entryTypes"`
+	Roles      map[string]int `json:"roles"`
+	BlockTypes map[string]int `json:"blockTypes"`
+	// Leaf is the active leaf's id; ActivePath the number of entries on the
+	// active path; ContextMessages the number of messages the host builds
+	// from it (a compaction summary included); BranchPoints the number of
+	// entries with more than one child.
+	Leaf            string `json:"leaf"`
+	ActivePath      int    `json:"activePath"`
+	ContextMessages int    `json:"contextMessages"`
+	BranchPoints    int    `json:"branchPoints"`
+	// Compactions lists every compaction entry.
+	Compactions []ReportCompaction `json:"compactions"`
+	// Malformed lists every malformed line.
+	Malformed []ReportMalformed `json:"malformed"`
+	// Triggers counts extractable values and their bytes by trigger type,
+	// over the whole file and over the active path's context.
+	Triggers map[bs.TriggerType]TriggerStat `json:"triggers"`
+	// FirstTime and LastTime bound the entries' timestamps.
+	FirstTime time.Time `json:"firstTime,omitzero"`
+	LastTime  time.Time `json:"lastTime,omitzero"`
+}
+
+// ReportHeader is the header part of a Report.
+type ReportHeader struct {
+	Line    int    `json:"line"`
+	Version int    `json:"version"`
+	ID      string `json:"id"`
+	Cwd     string `json:"cwd,omitempty"`
+}
+
+// ReportCompaction describes one compaction entry.
+type ReportCompaction struct {
+	Line      int    `json:"line"`
+	ID        string `json:"id"`
+	FirstKept string `json:"firstKeptEntryId,omitempty"`
+	// Active is true for the compaction the host applies (the latest one on
+	// the active path).
+	Active bool `json:"active"`
+}
+
+// ReportMalformed describes one malformed line.
+type ReportMalformed struct {
+	Line  int    `json:"line"`
+	Bytes int    `json:"bytes"`
+	Error string `json:"error"`
+}
+
+// TriggerStat counts the values of one trigger type.
+type TriggerStat struct {
+	Values int   `json:"values"`
+	Bytes  int64 `json:"bytes"`
+	// ContextValues and ContextBytes count only values of entries that
+	// reach the model (the context built from the active path).
+	ContextValues int   `json:"contextValues"`
+	ContextBytes  int64 `json:"contextBytes"`
+}
+
+// Inspect reads the transcript once more, streaming, and builds its Report.
+func Inspect(ctx context.Context, t *Transcript) (*Report, error) {
+	r := &Report{
+		Session:     t.Ref(),
+		Header:      ReportHeader{Line: t.header.Line, Version: t.header.Version, ID: t.header.ID, Cwd: t.header.Cwd},
+		Bytes:       t.size,
+		Lines:       len(t.nodes),
+		EntryTypes:  map[string]int{},
+		Roles:       map[string]int{},
+		BlockTypes:  map[string]int{},
+		Triggers:    map[bs.TriggerType]TriggerStat{},
+		Compactions: []ReportCompaction{},
+		Malformed:   []ReportMalformed{},
+	}
+	if leaf, ok := t.Leaf(); ok {
+		r.Leaf = leaf.ID
+	}
+	r.ActivePath = len(t.path)
+	c := t.Context()
+	r.ContextMessages = c.Count()
+	r.BranchPoints = t.BranchPoints()
+	inContext := make(map[int]bool, len(c.Messages))
+	for _, i := range c.Messages {
+		inContext[t.nodes[i].Line] = true
+	}
+	for _, i := range t.Compactions() {
+		n := &t.nodes[i]
+		r.Compactions = append(r.Compactions, ReportCompaction{Line: n.Line, ID: n.ID, FirstKept: n.FirstKept, Active: i == c.Compaction})
+	}
+	for i := range t.nodes {
+		n := &t.nodes[i]
+		switch n.Kind {
+		case bs.KindBlank:
+			r.Blank++
+		case bs.KindMalformed:
+			msg := ""
+			if n.Err != nil {
+				msg = n.Err.Error()
+			}
+			r.Malformed = append(r.Malformed, ReportMalformed{Line: n.Line, Bytes: n.Len, Error: msg})
+		case bs.KindEntry:
+			r.Entries++
+			r.EntryTypes[n.Type]++
+			if n.Type == "message" && n.Role != "" {
+				r.Roles[n.Role]++
+			}
+			role := n.Role
+			if n.Type == "custom_message" {
+				role = "custom_message"
+			}
+			for _, b := range n.BlockTypes {
+				r.BlockTypes[fmt.Sprintf("%s:%s", role, b)]++
+			}
+			if !n.Timestamp.IsZero() {
+				if r.FirstTime.IsZero() || n.Timestamp.Before(r.FirstTime) {
+					r.FirstTime = n.Timestamp
+				}
+				if n.Timestamp.After(r.LastTime) {
+					r.LastTime = n.Timestamp
+				}
+			}
+		}
+	}
+	if t.ref.Path == "" {
+		return r, nil
+	}
+	for e, err := range t.Entries(ctx) {
+		if err != nil {
+			return nil, fmt.Errorf("inspect %s: %w", t.ref.Path, err)
+		}
+		for _, cand := range Classify(e) {
+			s := r.Triggers[cand.Trigger]
+			s.Values++
+			s.Bytes += int64(cand.Len())
+			if inContext[e.Line] {
+				s.ContextValues++
+				s.ContextBytes += int64(cand.Len())
+			}
+			r.Triggers[cand.Trigger] = s
+		}
+	}
+	return r, nil
+}
