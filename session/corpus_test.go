@@ -43,7 +43,12 @@ func corpusTranscripts(t testing.TB) []string {
 	if err != nil {
 		t.Fatalf("walk corpus %s: %v", root, err)
 	}
-	if len(files) < 18 {
+	demo, err := filepath.Glob(filepath.Join("..", "testdata", "demo", "agents", "*", "sessions", "*.jsonl"))
+	if err != nil || len(demo) == 0 {
+		t.Fatalf("demo transcript missing: %v", err)
+	}
+	files = append(files, demo...)
+	if len(files) < 19 {
 		t.Fatalf("corpus %s: found %d transcripts, want at least 18", root, len(files))
 	}
 	sort.Strings(files)
@@ -53,7 +58,7 @@ func corpusTranscripts(t testing.TB) []string {
 func shortName(p string) string {
 	i := strings.Index(p, "corpus/openclaw/")
 	if i < 0 {
-		return filepath.Base(p)
+		return "demo/" + filepath.Base(p)
 	}
 	return p[i+len("corpus/openclaw/"):]
 }
@@ -97,6 +102,7 @@ func TestCorpusMalformedLines(t *testing.T) {
 	want := map[string][]int{
 		"badlogic__pi-mono/compact.jsonl": {1013},
 		"badlogic__pi-mono/session.jsonl": {440},
+		"demo/7f3e2a10-5b6c-4d8e-9f01-23456789abcd.jsonl": {6},
 	}
 	for _, f := range corpusTranscripts(t) {
 		name := shortName(f)
@@ -147,7 +153,7 @@ func TestOracleAgreement(t *testing.T) {
 			trs[f] = tr
 		}
 	}
-	if len(v23) < 14 {
+	if len(v23) < 15 {
 		t.Fatalf("found %d v2/v3 transcripts, want at least 14", len(v23))
 	}
 	sums, err := oracle.Summary(context.Background(), v23...)

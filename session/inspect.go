@@ -2,6 +2,7 @@ package session
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -119,6 +120,10 @@ func Inspect(ctx context.Context, t *Transcript) (*Report, error) {
 			msg := ""
 			if n.Err != nil {
 				msg = n.Err.Error()
+				var le *bs.LineError
+				if errors.As(n.Err, &le) {
+					msg = le.Err.Error()
+				}
 			}
 			r.Malformed = append(r.Malformed, ReportMalformed{Line: n.Line, Bytes: n.Len, Error: msg})
 		case bs.KindEntry:
