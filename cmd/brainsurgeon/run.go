@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 
 	bs "github.com/brainsurgeon/brainsurgeon"
 	"github.com/brainsurgeon/brainsurgeon/internal/cli"
@@ -96,6 +97,12 @@ func openSession(ctx context.Context, agentsDir, name string) (*session.Transcri
 		}
 		return session.Open(ctx, abs, ref)
 	}
+	if looksLikePath(name) {
+		if _, err := os.Stat(name); err != nil {
+			return nil, fmt.Errorf("transcript %s: %w", name, err)
+		}
+		return nil, fmt.Errorf("%s is not a regular file: expected a .jsonl transcript", name)
+	}
 	d, err := session.DiscoverWith(ctx, agentsDir, session.DiscoverOptions{})
 	if err != nil {
 		return nil, fmt.Errorf("%q is not a transcript file, and looking it up as a session name failed: %w", name, err)
@@ -105,4 +112,10 @@ func openSession(ctx context.Context, agentsDir, name string) (*session.Transcri
 		return nil, err
 	}
 	return session.Open(ctx, ref.Path, ref)
+}
+
+// looksLikePath reports whether a session name can only be a file path.
+func looksLikePath(name string) bool {
+	return strings.HasSuffix(name, ".jsonl") || strings.HasPrefix(name, "/") ||
+		strings.HasPrefix(name, "./") || strings.HasPrefix(name, "../") || strings.HasPrefix(name, "~")
 }
