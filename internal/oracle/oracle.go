@@ -1,0 +1,486 @@
+// Package oracle runs the real pi SessionManager (the JSONL-era OpenClaw host, via
+// ../shared/oracle/pi-session-oracle.mjs) on transcript files, so tests can prove that the host still
+// reads what BrainSurgeon writes.
+//
+// Requirements: Node >= 20.6 and the npm package @mariozechner/pi-coding-agent@0.70.6. `bash .ci/install-oracle.sh`
+// installs it into $HOME/.cache/bs-oracle/pi/node_modules. Tests call [Require] first: it skips when the oracle is
+// missing on a developer machine, and fails when CI is set or BRAINSURGEON_REQUIRE_ORACLE=1.
+//
+// The script always works on a private temp copy of each file, so the inputs are never modified.
+//
+// Environment:
+//
+//	BRAINSURGEON_SHARED  the shared directory (default: <module root>/../shared)
+//	PI_ORACLE_MODULES    node_modules holding the pi package (default: $ORACLE/pi/node_modules, else
+//	                     $HOME/.cache/bs-oracle/pi/node_modules)
+//	PI_ORACLE_NODE       the node binary (default: `node` on PATH, else $HOME/.cache/bs-oracle/node/package/bin/node)
+package oracle
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+const (
+	// PiPackage and PiVersion name the oracle: the SessionManager that OpenClaw 2026.4.29 shipped.
+	PiPackage = "@mariozechner/pi-coding-agent"
+	PiVersion = "0.70.6"
+
+	// InstallHint is the command that installs the oracle (run from the module root).
+	InstallHint = "bash .ci/install-oracle.sh   # = mkdir -p ~/.cache/bs-oracle/pi && cd ~/.cache/bs-oracle/pi && " +
+		`echo '{"private":true,"type":"module"}' > package.json && ` +
+		"npm install --no-audit --no-fund " + PiPackage + "@" + PiVersion
+
+	scriptRel = "oracle/pi-session-oracle.mjs"
+
+	// batchSize bounds the files per node process (each start loads the pi package once).
+	batchSize = 64
+)
+
+// Minimum Node version the script needs (import attributes / fs APIs used by pi).
+const minNodeMajor, minNodeMinor = 20, 6
+
+// PiMessage describes one LLM-context message as the oracle sees it.
+type PiMessage struct {
+	I     int    `json:"i"`
+	Role  string `json:"role"`
+	Bytes int    `json:"bytes"` // byte length of JSON.stringify(message)
+	Sha   string `json:"sha"`   // first 16 hex digits of sha256(JSON.stringify(message))
+	// Blocks lists content block types; ["string"] for string content, nil when content is neither a string nor
+	// an array. A block without a type shows as "".
+	Blocks     []string `json:"blocks"`
+	ToolCallID string   `json:"toolCallId,omitempty"`
+	ToolName   string   `json:"toolName,omitempty"`
+}
+
+// PiSummary is the oracle's `summary` of one file.
+type PiSummary struct {
+	Oracle              string          `json:"oracle"` // "@mariozechner/pi-coding-agent@0.70.6"
+	File                string          `json:"file"`   // the path as passed
+	HeaderVersion       *int            `json:"headerVersion"`
+	SessionID           string          `json:"sessionId"`
+	MigratedOnOpen      bool            `json:"migratedOnOpen"` // pi rewrote (its copy of) the file on open
+	EntryCount          int             `json:"entryCount"`
+	EntryTypes          map[string]int  `json:"entryTypes"`
+	LeafID              *string         `json:"leafId"`
+	BranchPoints        int             `json:"branchPoints"`
+	ThinkingLevel       json.RawMessage `json:"thinkingLevel,omitempty"`
+	Model               json.RawMessage `json:"model,omitempty"`
+	ContextMessageCount int             `json:"contextMessageCount"`
+	ContextBytes        int             `json:"contextBytes"`
+	ContextSha          string          `json:"contextSha"`
+	// LLMMessageCount is a number, or the error convertToLlm threw ({"error": "..."}); see LLMCount. Raw JSON
+	// fields are compacted.
+	LLMMessageCount json.RawMessage `json:"llmMessageCount"`
+	Messages        []PiMessage     `json:"messages"`
+}
+
+// LLMCount returns llmMessageCount when it is a number.
+func (s *PiSummary) LLMCount() (int, bool) {
+	n, err := strconv.Atoi(string(bytes.TrimSpace(s.LLMMessageCount)))
+	return n, err == nil
+}
+
+// Leaf returns the leaf id, "" when null.
+func (s *PiSummary) Leaf() string {
+	if s.LeafID == nil {
+		return ""
+	}
+	return *s.LeafID
+}
+
+// PiDiff is one context message that differs between before and after; Before or After is nil when that side
+// has fewer messages.
+type PiDiff struct {
+	I      int        `json:"i"`
+	Before *PiMessage `json:"before"`
+	After  *PiMessage `json:"after"`
+}
+
+// PiCompare is the oracle's `compare` of two files.
+//
+// Caution: pi assigns random entry ids when it migrates a v1/v2 file on open, so for such files LeafID, SameLeaf,
+// MissingIDsInAfter and NewIDsInAfter differ even between two opens of the same file; the context messages
+// (DifferingMessages, Diffs, ContextBytes) do not carry ids and stay comparable.
+type PiCompare struct {
+	Oracle              string             `json:"oracle"`
+	EntryCount          [2]int             `json:"entryCount"`
+	LeafID              [2]*string         `json:"leafId"`
+	SameLeaf            bool               `json:"sameLeaf"`
+	MissingIDsInAfter   []string           `json:"missingIdsInAfter"`
+	NewIDsInAfter       []string           `json:"newIdsInAfter"`
+	ThinkingLevel       [2]json.RawMessage `json:"thinkingLevel"`
+	Model               [2]json.RawMessage `json:"model"`
+	ContextMessageCount [2]int             `json:"contextMessageCount"`
+	ContextBytes        [2]int             `json:"contextBytes"`
+	DifferingMessages   int                `json:"differingMessages"`
+	Diffs               []PiDiff           `json:"diffs"`
+}
+
+// PiContext is the oracle's `context` of one file: the full messages pi would send (before convertToLlm). Each
+// message is compact JSON, byte for byte JSON.stringify(message) (so len == PiMessage.Bytes).
+type PiContext struct {
+	Oracle        string            `json:"oracle"`
+	LeafID        *string           `json:"leafId"`
+	EntryCount    int               `json:"entryCount"`
+	ThinkingLevel json.RawMessage   `json:"thinkingLevel,omitempty"`
+	Model         json.RawMessage   `json:"model,omitempty"`
+	Messages      []json.RawMessage `json:"messages"`
+}
+
+// Summary loads each file with pi's SessionManager and returns one summary per file, in order. Files are batched
+// into few node processes. If a batch fails, the files are retried one by one so the error names the culprit.
+func Summary(ctx context.Context, files ...string) ([]PiSummary, error) {
+	if len(files) == 0 {
+		return nil, nil
+	}
+	env, err := resolve()
+	if err != nil {
+		return nil, err
+	}
+	for _, f := range files {
+		if _, err := os.Stat(f); err != nil {
+			return nil, fmt.Errorf("oracle: %w", err)
+		}
+	}
+	out := make([]PiSummary, 0, len(files))
+	for start := 0; start < len(files); start += batchSize {
+		batch := files[start:min(start+batchSize, len(files))]
+		got, err := env.summaryBatch(ctx, batch)
+		if err != nil && len(batch) > 1 && ctx.Err() == nil {
+			for _, f := range batch { // find which file breaks the oracle
+				if _, ferr := env.summaryBatch(ctx, []string{f}); ferr != nil {
+					return nil, ferr
+				}
+			}
+		}
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, got...)
+	}
+	return out, nil
+}
+
+func (e *env) summaryBatch(ctx context.Context, files []string) ([]PiSummary, error) {
+	raw, err := e.run(ctx, "summary", files...)
+	if err != nil {
+		return nil, err
+	}
+	var got []PiSummary
+	if len(files) == 1 {
+		got = make([]PiSummary, 1)
+		err = json.Unmarshal(raw, &got[0])
+	} else {
+		err = json.Unmarshal(raw, &got)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("oracle: decoding summary of %s: %w", strings.Join(files, " "), err)
+	}
+	if len(got) != len(files) {
+		return nil, fmt.Errorf("oracle: %d summaries for %d files", len(got), len(files))
+	}
+	for i := range got {
+		compact(&got[i].ThinkingLevel, &got[i].Model, &got[i].LLMMessageCount)
+	}
+	for i := range got {
+		if got[i].File != files[i] {
+			return nil, fmt.Errorf("oracle: summary %d is for %q, want %q", i, got[i].File, files[i])
+		}
+	}
+	return got, nil
+}
+
+// Compare loads both files and diffs the LLM context pi builds from each.
+func Compare(ctx context.Context, before, after string) (PiCompare, error) {
+	var c PiCompare
+	if err := runJSON(ctx, &c, "compare", before, after); err != nil {
+		return PiCompare{}, err
+	}
+	compact(&c.ThinkingLevel[0], &c.ThinkingLevel[1], &c.Model[0], &c.Model[1])
+	return c, nil
+}
+
+// Context returns the full context messages pi builds from file.
+func Context(ctx context.Context, file string) (PiContext, error) {
+	var c PiContext
+	if err := runJSON(ctx, &c, "context", file); err != nil {
+		return PiContext{}, err
+	}
+	compact(&c.ThinkingLevel, &c.Model)
+	for i := range c.Messages {
+		compact(&c.Messages[i])
+	}
+	return c, nil
+}
+
+// compact strips the script's pretty-printing from raw JSON values, so they compare equal across calls and equal
+// JSON.stringify's own output byte for byte.
+func compact(raws ...*json.RawMessage) {
+	for _, r := range raws {
+		if len(*r) == 0 {
+			continue
+		}
+		var b bytes.Buffer
+		if json.Compact(&b, *r) == nil {
+			*r = b.Bytes()
+		}
+	}
+}
+
+func runJSON(ctx context.Context, v any, mode string, files ...string) error {
+	env, err := resolve()
+	if err != nil {
+		return err
+	}
+	for _, f := range files {
+		if _, err := os.Stat(f); err != nil {
+			return fmt.Errorf("oracle: %w", err)
+		}
+	}
+	raw, err := env.run(ctx, mode, files...)
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(raw, v); err != nil {
+		return fmt.Errorf("oracle: decoding %s of %s: %w", mode, strings.Join(files, " "), err)
+	}
+	return nil
+}
+
+// Available reports whether the oracle can run: nil when the script, Node >= 20.6 and the pi package are all
+// there, otherwise an error naming everything that is missing and how to install it.
+func Available() error {
+	_, err := resolve()
+	return err
+}
+
+// Require skips tb when the oracle is unavailable, or fails it when the environment demands the oracle
+// (CI set and not "false"/"0", or BRAINSURGEON_REQUIRE_ORACLE=1): CI must never silently skip oracle tests.
+func Require(tb testing.TB) {
+	tb.Helper()
+	err := Available()
+	if err == nil {
+		return
+	}
+	if Required() {
+		tb.Fatalf("pi oracle required (CI=%q, BRAINSURGEON_REQUIRE_ORACLE=%q) but unavailable: %v",
+			os.Getenv("CI"), os.Getenv("BRAINSURGEON_REQUIRE_ORACLE"), err)
+		return
+	}
+	tb.Skipf("pi oracle unavailable (set BRAINSURGEON_REQUIRE_ORACLE=1 to fail instead): %v", err)
+}
+
+// Required reports whether the environment demands the oracle (see Require).
+func Required() bool {
+	if os.Getenv("BRAINSURGEON_REQUIRE_ORACLE") == "1" {
+		return true
+	}
+	ci := strings.ToLower(strings.TrimSpace(os.Getenv("CI")))
+	return ci != "" && ci != "false" && ci != "0"
+}
+
+// ModuleRoot walks up from the working directory to the directory holding go.mod.
+func ModuleRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if fi, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil && !fi.IsDir() {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", errors.New("oracle: no go.mod in the working directory or above")
+		}
+		dir = parent
+	}
+}
+
+// SharedDir returns $BRAINSURGEON_SHARED, else <module root>/../shared; it must exist.
+func SharedDir() (string, error) {
+	dir := os.Getenv("BRAINSURGEON_SHARED")
+	if dir == "" {
+		root, err := ModuleRoot()
+		if err != nil {
+			return "", err
+		}
+		dir = filepath.Join(filepath.Dir(root), "shared")
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", err
+	}
+	if fi, err := os.Stat(abs); err != nil || !fi.IsDir() {
+		return "", fmt.Errorf("oracle: shared directory %s not found (set BRAINSURGEON_SHARED)", abs)
+	}
+	return abs, nil
+}
+
+// ScriptPath returns <shared>/oracle/pi-session-oracle.mjs.
+func ScriptPath() (string, error) {
+	shared, err := SharedDir()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(shared, filepath.FromSlash(scriptRel)), nil
+}
+
+// oracleHome is $HOME/.cache/bs-oracle, where .ci/install-oracle.sh installs.
+func oracleHome() string {
+	home, err := os.UserHomeDir()
+	if err != nil {
+		home = os.Getenv("HOME")
+	}
+	return filepath.Join(home, ".cache", "bs-oracle")
+}
+
+// ModulesDir returns $PI_ORACLE_MODULES, else $ORACLE/pi/node_modules, else $HOME/.cache/bs-oracle/pi/node_modules.
+func ModulesDir() string {
+	if d := os.Getenv("PI_ORACLE_MODULES"); d != "" {
+		return d
+	}
+	if o := os.Getenv("ORACLE"); o != "" {
+		return filepath.Join(o, "pi", "node_modules")
+	}
+	return filepath.Join(oracleHome(), "pi", "node_modules")
+}
+
+// env is a resolved, checked oracle setup.
+type env struct {
+	node, script, modules string
+}
+
+// resolve finds and checks everything; its error lists every missing piece.
+func resolve() (*env, error) {
+	var problems []string
+	e := &env{}
+
+	script, err := ScriptPath()
+	if err != nil {
+		problems = append(problems, err.Error())
+	} else if _, err := os.Stat(script); err != nil {
+		problems = append(problems, "oracle script "+script+" not found")
+	} else {
+		e.script = script
+	}
+
+	node, nerr := findNode()
+	if nerr != nil {
+		problems = append(problems, nerr.Error())
+	}
+	e.node = node
+
+	modules, err := filepath.Abs(ModulesDir())
+	if err != nil {
+		modules = ModulesDir()
+	}
+	e.modules = modules
+	pkgJSON := filepath.Join(modules, filepath.FromSlash(PiPackage), "package.json")
+	if b, err := os.ReadFile(pkgJSON); err != nil {
+		problems = append(problems, fmt.Sprintf("npm package %s@%s not installed in %s (no %s; set PI_ORACLE_MODULES to its node_modules)",
+			PiPackage, PiVersion, modules, pkgJSON))
+	} else {
+		var p struct{ Version string }
+		if err := json.Unmarshal(b, &p); err != nil || p.Version != PiVersion {
+			problems = append(problems, fmt.Sprintf("%s has version %q, want %s", pkgJSON, p.Version, PiVersion))
+		}
+	}
+
+	if len(problems) > 0 {
+		return nil, fmt.Errorf("oracle unavailable: %s; install with: %s", strings.Join(problems, "; "), InstallHint)
+	}
+	return e, nil
+}
+
+var nodeVersions sync.Map // node path -> nodeCheck
+
+type nodeCheck struct {
+	version string
+	err     error
+}
+
+// findNode returns $PI_ORACLE_NODE, else the first of `node` on PATH and the install script's fallback
+// ($HOME/.cache/bs-oracle/node/package/bin/node) that is >= 20.6.
+func findNode() (string, error) {
+	var candidates []string
+	if n := os.Getenv("PI_ORACLE_NODE"); n != "" {
+		candidates = []string{n}
+	} else {
+		if p, err := exec.LookPath("node"); err == nil {
+			candidates = append(candidates, p)
+		}
+		fallback := filepath.Join(oracleHome(), "node", "package", "bin", "node")
+		if _, err := os.Stat(fallback); err == nil {
+			candidates = append(candidates, fallback)
+		}
+	}
+	if len(candidates) == 0 {
+		return "", fmt.Errorf("node (>= %d.%d) not found on PATH", minNodeMajor, minNodeMinor)
+	}
+	var errs []string
+	for _, c := range candidates {
+		if err := checkNode(c); err != nil {
+			errs = append(errs, err.Error())
+			continue
+		}
+		return c, nil
+	}
+	return "", errors.New(strings.Join(errs, "; "))
+}
+
+func checkNode(path string) error {
+	if v, ok := nodeVersions.Load(path); ok {
+		return v.(nodeCheck).err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, path, "-p", "process.versions.node").Output()
+	var res nodeCheck
+	if err != nil {
+		res.err = fmt.Errorf("node %s does not run: %v", path, err)
+	} else {
+		res.version = strings.TrimSpace(string(out))
+		var major, minor int
+		if _, err := fmt.Sscanf(res.version, "%d.%d", &major, &minor); err != nil {
+			res.err = fmt.Errorf("node %s: unreadable version %q", path, res.version)
+		} else if major < minNodeMajor || (major == minNodeMajor && minor < minNodeMinor) {
+			res.err = fmt.Errorf("node %s is v%s, need >= %d.%d", path, res.version, minNodeMajor, minNodeMinor)
+		}
+	}
+	nodeVersions.Store(path, res)
+	return res.err
+}
+
+// run executes the script and returns its stdout.
+func (e *env) run(ctx context.Context, mode string, files ...string) ([]byte, error) {
+	args := append([]string{e.script, mode}, files...)
+	cmd := exec.CommandContext(ctx, e.node, args...)
+	cmd.Env = append(os.Environ(), "PI_ORACLE_MODULES="+e.modules)
+	cmd.WaitDelay = 5 * time.Second
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		msg := strings.TrimSpace(stderr.String())
+		if len(msg) > 4000 {
+			msg = "..." + msg[len(msg)-4000:]
+		}
+		if cerr := ctx.Err(); cerr != nil {
+			err = cerr
+		}
+		return nil, fmt.Errorf("oracle: node pi-session-oracle.mjs %s %s: %w\n%s", mode, strings.Join(files, " "), err, msg)
+	}
+	return stdout.Bytes(), nil
+}
