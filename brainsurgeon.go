@@ -143,7 +143,8 @@ type Entry struct {
 type SessionRef struct {
 	// Agent is the agent id ("main"). It is empty for a pi session.
 	Agent string
-	// ID is the session id: the transcript's file stem.
+	// ID is the session id: the transcript's file stem for OpenClaw, the
+	// uuid after the last "_" of the file stem for pi.
 	ID string
 	// Key is the OpenClaw session key from sessions.json ("agent:main:main"),
 	// or empty for an orphan transcript.
