@@ -14,6 +14,7 @@
 //     with an exclusive create, holding OpenClaw's payload
 //     {"pid": N, "createdAt": ISO} pretty-printed with a two-space indent.
 //     Stale locks are judged by OpenClaw's rules and taken over ([Acquire]).
+//     The lock is held for milliseconds: only around the write itself.
 //   - Under both locks [Rewrite] checks that the file is still the
 //     [brainsurgeon.Version] that was read, writes a temp file in the same
 //     directory, fsyncs it, renames it over the transcript and fsyncs the
@@ -21,8 +22,9 @@
 //     file while this happens are carried over to the new one.
 //   - [Append] adds lines with O_APPEND under the same locks.
 //
-// Temp files are named ".<base>.bs-tmp-<pid>-<random>": dot-prefixed so no
-// host scanner takes one for a session. [CleanTemps] removes those left by
+// Temp files are named ".<base>.bs-tmp-<pid>-<random>" (and
+// ".<base>.lock.bs-tmp-<pid>-<random>" for a lock payload being prepared):
+// dot-prefixed so no host scanner takes one for a session. [CleanTemps] removes those left by
 // crashed writers.
 //
 // The package never prints, exits or panics; it logs through

@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"syscall"
 	"time"
 
 	bs "github.com/brainsurgeon/brainsurgeon"
@@ -285,10 +286,13 @@ func (l *Lock) Path() string { return l.path }
 func (l *Lock) Payload() []byte { return bytes.Clone(l.payload) }
 
 // Acquire takes the OpenClaw-compatible host lock of a transcript: it
-// creates "<realpath(dir)>/<base>.lock" exclusively (O_CREAT|O_EXCL,
-// mode 0600) and writes {"pid": N, "createdAt": "…Z"} pretty-printed with a
-// two-space indent and a trailing newline, as JSON.stringify(payload, null,
-// 2) does. A stale lock (see [LockInfo] and OpenClaw's rules: dead or
+// creates "<realpath(dir)>/<base>.lock" exclusively (mode 0600) holding
+// {"pid": N, "createdAt": "…Z"} pretty-printed with a two-space indent and
+// a trailing newline, as JSON.stringify(payload, null, 2) does. The payload
+// is in the file from the moment it appears (it is prepared in a temp file
+// and hard-linked into place, which fails like O_EXCL when the lock
+// exists), so a crash never leaves an empty lock that others must respect
+// for PayloadGrace. A stale lock (see [LockInfo] and OpenClaw's rules: dead or
 // zombie pid, EPERM, no numeric pid, unparsable or empty payload older
 // than PayloadGrace, createdAt older than StaleAfter) is removed, only if
 // it is still the very file that was judged, and acquisition is retried.
@@ -350,24 +354,67 @@ func Acquire(ctx context.Context, transcriptPath string, opts LockOptions) (*Loc
 	}
 }
 
-// create makes the lock file exclusively and writes the payload.
+// create makes the lock file exclusively with its payload already in it.
+// The payload is written to a temp file ".<base>.lock.bs-tmp-<pid>-<random>"
+// that is then hard-linked to the lock path (link(2) fails with EEXIST
+// like O_EXCL) and unlinked, so nobody ever sees the lock file without
+// its payload, even if this process dies in between. Where hard links are
+// not supported it falls back to OpenClaw's own O_CREAT|O_EXCL create and
+// write.
 func create(lp string, opts LockOptions) (*Lock, error) {
+	payload := Payload(os.Getpid(), bs.Now(opts.Clock))
+	dir, name := filepath.Split(lp)
+	f, tmp, err := createTemp(dir, name)
+	if err != nil {
+		return nil, err
+	}
+	fail := func(err error) (*Lock, error) {
+		f.Close()
+		return nil, err
+	}
+	if _, err := f.Write(payload); err != nil {
+		os.Remove(tmp)
+		return fail(fmt.Errorf("write payload: %w", err))
+	}
+	lerr := os.Link(tmp, lp)
+	os.Remove(tmp)
+	if lerr != nil {
+		f.Close()
+		if !linkUnsupported(lerr) {
+			return nil, lerr
+		}
+		return createExclusive(lp, payload)
+	}
+	return newLock(lp, f, payload)
+}
+
+// linkUnsupported reports whether err says the file system has no hard
+// links.
+func linkUnsupported(err error) bool {
+	return errors.Is(err, syscall.EPERM) || errors.Is(err, syscall.EOPNOTSUPP) ||
+		errors.Is(err, syscall.ENOSYS) || errors.Is(err, syscall.EMLINK)
+}
+
+// createExclusive is OpenClaw's way: open(lockPath, "wx") and write.
+func createExclusive(lp string, payload []byte) (*Lock, error) {
 	f, err := os.OpenFile(lp, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
 	if err != nil {
 		return nil, err
 	}
-	payload := Payload(os.Getpid(), bs.Now(opts.Clock))
-	fail := func(err error) (*Lock, error) {
+	if _, err := f.Write(payload); err != nil {
 		f.Close()
 		os.Remove(lp) // just created by us
-		return nil, err
+		return nil, fmt.Errorf("write payload: %w", err)
 	}
-	if _, err := f.Write(payload); err != nil {
-		return fail(fmt.Errorf("write payload: %w", err))
-	}
+	return newLock(lp, f, payload)
+}
+
+func newLock(lp string, f *os.File, payload []byte) (*Lock, error) {
 	fi, err := f.Stat()
 	if err != nil {
-		return fail(err)
+		f.Close()
+		os.Remove(lp)
+		return nil, err
 	}
 	l := &Lock{path: lp, f: f, payload: payload}
 	l.dev, l.ino, _ = devIno(fi)

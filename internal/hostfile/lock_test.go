@@ -318,3 +318,27 @@ func TestLockContextCancel(t *testing.T) {
 		t.Fatalf("ctx not respected: waited %s", d)
 	}
 }
+
+// TestLockCreateExclusive checks OpenClaw's own create-and-write, used
+// where hard links are not supported: same payload, exclusive.
+func TestLockCreateExclusive(t *testing.T) {
+	p := newTranscript(t)
+	lp := p + ".lock"
+	payload := Payload(os.Getpid(), time.Now())
+	l, err := createExclusive(lp, payload)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := readFile(t, lp); !bytes.Equal(got, payload) {
+		t.Fatalf("payload %q", got)
+	}
+	if _, err := createExclusive(lp, payload); !errors.Is(err, os.ErrExist) {
+		t.Fatalf("second create = %v, want ErrExist", err)
+	}
+	if err := l.Release(); err != nil || exists(lp) {
+		t.Fatalf("Release = %v, exists %v", err, exists(lp))
+	}
+	if temps := tempFiles(t, filepath.Dir(p)); len(temps) != 0 {
+		t.Fatalf("temp files left: %v", temps)
+	}
+}

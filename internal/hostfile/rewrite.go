@@ -499,7 +499,8 @@ func syncDir(dir string) error {
 }
 
 // CleanTemps removes the temp files ".<name>.bs-tmp-<pid>-<random>" in dir
-// that writers left behind: those whose pid no longer runs (by the same
+// (transcript copies and lock payloads being prepared) that writers left
+// behind: those whose pid no longer runs (by the same
 // rules as the host lock), and, when olderThan > 0, those older than
 // olderThan whatever their pid (it may have been recycled). Removing the
 // temp file of a writer that still runs is harmless: its rename fails and
@@ -550,7 +551,8 @@ func cleanTemps(dir, name string, olderThan time.Duration, log bs.Logger) (int, 
 }
 
 // tempPID parses a temp file name ".<name>.bs-tmp-<pid>-<random>" and
-// returns its pid. When name is not empty the file must belong to it.
+// returns its pid. When name is not empty the file must belong to it or to
+// its lock (".<name>.lock.bs-tmp-…", see create).
 func tempPID(file, name string) (int, bool) {
 	if !strings.HasPrefix(file, ".") {
 		return 0, false
@@ -559,7 +561,7 @@ func tempPID(file, name string) (int, bool) {
 	if i < 2 {
 		return 0, false
 	}
-	if name != "" && file[1:i] != name {
+	if name != "" && file[1:i] != name && file[1:i] != name+".lock" {
 		return 0, false
 	}
 	rest := file[i+len(tempMarker):]

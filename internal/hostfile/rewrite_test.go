@@ -346,9 +346,11 @@ func TestRewriteCleansOwnTemps(t *testing.T) {
 	writeFile(t, p, []byte("{\"a\":1}\n"))
 	dead, live := deadPID(t), livePID(t)
 	leftovers := map[string]bool{ // name → must survive
-		fmt.Sprintf(".s.jsonl.bs-tmp-%d-aaaa", dead):     false,
-		fmt.Sprintf(".s.jsonl.bs-tmp-%d-bbbb", live):     true,
-		fmt.Sprintf(".other.jsonl.bs-tmp-%d-cccc", dead): true, // not this file's
+		fmt.Sprintf(".s.jsonl.bs-tmp-%d-aaaa", dead):      false,
+		fmt.Sprintf(".s.jsonl.bs-tmp-%d-bbbb", live):      true,
+		fmt.Sprintf(".other.jsonl.bs-tmp-%d-cccc", dead):  true, // not this file's
+		fmt.Sprintf(".s.jsonl.lock.bs-tmp-%d-dddd", dead): false,
+		fmt.Sprintf(".s.jsonl.lock.bs-tmp-%d-eeee", live): true,
 	}
 	for n := range leftovers {
 		writeFile(t, filepath.Join(dir, n), []byte("junk"))
