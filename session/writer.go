@@ -1,0 +1,413 @@
+package session
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"slices"
+	"time"
+
+	bs "github.com/brainsurgeon/brainsurgeon"
+	"github.com/brainsurgeon/brainsurgeon/internal/hostfile"
+)
+
+// DefaultIdle is the quiet period the idle gate requires by default: a
+// transcript modified less than this long ago is not rewritten (DESIGN
+// decisions 6 and 15: idle_seconds 300, longer than the usual prompt-cache
+// lifetime).
+const DefaultIdle = 300 * time.Second
+
+// NoIdleWait, set as [Writer.Idle], turns the quiet-period part of the idle
+// gate off. The run status and the host lock are still checked.
+const NoIdleWait time.Duration = -1
+
+// editBufferSize is the size of ApplyEdits' read and write buffers. Lines
+// longer than it are streamed in pieces unless they are edited.
+const editBufferSize = 256 << 10
+
+// Writer rewrites and appends to JSONL transcripts next to a live host,
+// following DESIGN decision 6: it only touches an idle session, takes the
+// OpenClaw-compatible lock ("<file>.lock") and a flock that keeps
+// BrainSurgeon writers apart, re-checks under the lock that the transcript
+// is still the version that was read, writes a temp file in the same
+// directory, fsyncs, renames and fsyncs the directory. Bytes that a host
+// appends without honouring the lock while this happens are carried over,
+// never lost.
+//
+// The zero value is ready to use with the defaults. A Writer is safe for
+// concurrent use; writes to one directory are serialised.
+type Writer struct {
+	// Idle is how long the transcript must have been left unmodified
+	// before it is written. Zero means DefaultIdle; NoIdleWait (any
+	// negative value) turns this check off.
+	Idle time.Duration
+	// LockTimeout bounds how long a write waits for the host lock and for
+	// another BrainSurgeon writer. Zero means 10 s; a negative value means
+	// a single attempt.
+	LockTimeout time.Duration
+	// StaleAfter is the age after which a host lock is stale whatever its
+	// holder, as in OpenClaw. Zero means 30 min.
+	StaleAfter time.Duration
+	// Logger receives the writer's log records. Nil means discard.
+	Logger bs.Logger
+	// Clock tells the time for the idle gate and the lock payload. Nil
+	// means the system clock.
+	Clock bs.Clock
+	// Refresh, when not nil, re-reads a session's entry (its sessions.json
+	// status) once the host lock is held, so that a run that started after
+	// CheckIdle is still noticed before anything is written. Nil means
+	// ref.Status is trusted.
+	Refresh func(ctx context.Context, ref bs.SessionRef) (bs.SessionRef, error)
+}
+
+var _ bs.Editor = (*Writer)(nil)
+
+func (w *Writer) idle() time.Duration {
+	if w.Idle == 0 {
+		return DefaultIdle
+	}
+	return w.Idle
+}
+
+func (w *Writer) lockOptions() hostfile.LockOptions {
+	return hostfile.LockOptions{Timeout: w.LockTimeout, StaleAfter: w.StaleAfter, Clock: w.Clock, Logger: w.Logger}
+}
+
+func refName(ref bs.SessionRef) string {
+	if ref.ID == "" {
+		return ref.Path
+	}
+	return ref.String()
+}
+
+// CheckIdle is the idle gate. It returns an error wrapping
+// brainsurgeon.ErrBusy when the session is in use: its sessions.json
+// status is "running" (a run is in flight), a live process holds its host
+// lock by OpenClaw's rules, or the transcript was modified less than Idle
+// ago (the error says how long ago and how long to wait). It returns an
+// error wrapping ErrNotFound when the transcript does not exist.
+func (w *Writer) CheckIdle(ref bs.SessionRef) error {
+	if ref.Path == "" {
+		return fmt.Errorf("session %s: no transcript path: %w", refName(ref), bs.ErrInvalid)
+	}
+	if err := checkStatus(ref, ""); err != nil {
+		return err
+	}
+	info, err := hostfile.InspectLockWith(ref.Path, w.lockOptions())
+	if err != nil {
+		return fmt.Errorf("session %s: %w", refName(ref), err)
+	}
+	if info.Live {
+		now := bs.Now(w.Clock)
+		if info.PID == 0 {
+			return fmt.Errorf("session %s: lock %s is being taken (no payload yet, %s old): %w",
+				refName(ref), info.Path, info.Age(now).Round(time.Millisecond), bs.ErrBusy)
+		}
+		return fmt.Errorf("session %s: lock %s is held by live pid %d for %s: %w",
+			refName(ref), info.Path, info.PID, info.Age(now).Round(time.Millisecond), bs.ErrBusy)
+	}
+	return w.checkQuiet(ref)
+}
+
+// checkStatus refuses a session whose run is in flight.
+func checkStatus(ref bs.SessionRef, when string) error {
+	if ref.Status == "running" {
+		return fmt.Errorf("session %s: run in flight (sessions.json status running%s): %w", refName(ref), when, bs.ErrBusy)
+	}
+	return nil
+}
+
+// checkQuiet refuses a transcript modified less than Idle ago.
+func (w *Writer) checkQuiet(ref bs.SessionRef) error {
+	fi, err := os.Stat(ref.Path)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("session %s: %w: %w", refName(ref), bs.ErrNotFound, err)
+		}
+		return fmt.Errorf("session %s: %w", refName(ref), err)
+	}
+	idle := w.idle()
+	if idle < 0 {
+		return nil
+	}
+	age := bs.Now(w.Clock).Sub(fi.ModTime())
+	if age < 0 {
+		return fmt.Errorf("session %s: transcript modified %s in the future (clock skew?); wait until it has been idle for %s: %w",
+			refName(ref), (-age).Round(time.Second), idle, bs.ErrBusy)
+	}
+	if age < idle {
+		return fmt.Errorf("session %s: transcript modified %s ago; it must be idle for %s, try again in %s: %w",
+			refName(ref), age.Round(time.Second), idle, (idle - age).Round(time.Second), bs.ErrBusy)
+	}
+	return nil
+}
+
+// recheck is the idle gate again, once the host lock is held: the status
+// (re-read through Refresh when set) and the quiet period. The lock is not
+// checked, since this process holds it.
+func (w *Writer) recheck(ctx context.Context, ref bs.SessionRef) error {
+	if w.Refresh != nil {
+		fresh, err := w.Refresh(ctx, ref)
+		if err != nil {
+			return fmt.Errorf("session %s: refresh status under the lock: %w", refName(ref), err)
+		}
+		ref.Status = fresh.Status
+	}
+	if err := checkStatus(ref, ", seen under the lock"); err != nil {
+		return err
+	}
+	return w.checkQuiet(ref)
+}
+
+func (w *Writer) writeOptions(ctx context.Context, ref bs.SessionRef) hostfile.WriteOptions {
+	return hostfile.WriteOptions{
+		Lock:    w.lockOptions(),
+		Logger:  w.Logger,
+		Clock:   w.Clock,
+		Recheck: func() error { return w.recheck(ctx, ref) },
+	}
+}
+
+// Rewrite applies edits to the transcript of ref, which must still be the
+// version base. Bad edits (see [ApplyEdits]) are refused with an error
+// wrapping brainsurgeon.ErrInvalid before anything is locked or written.
+// Then the idle gate ([Writer.CheckIdle]) runs, and the file is rewritten
+// by streaming it line by line through ApplyEdits, under the protocol
+// described at [Writer]; the idle gate is checked once more under the lock.
+// It returns an error wrapping ErrBusy when the session is in use and one
+// wrapping ErrChanged when the transcript is no longer base (or an edited
+// line no longer holds its entry id); in both cases nothing was written.
+// With no edits it does nothing.
+func (w *Writer) Rewrite(ctx context.Context, ref bs.SessionRef, base bs.Version, edits []bs.Edit) error {
+	if _, err := sortEdits(edits); err != nil {
+		return fmt.Errorf("rewrite %s: %w", ref.Path, err)
+	}
+	if len(edits) == 0 {
+		return nil
+	}
+	if err := w.CheckIdle(ref); err != nil {
+		return err
+	}
+	start := time.Now()
+	err := hostfile.Rewrite(ctx, ref.Path, base, func(dst io.Writer, src io.Reader) error {
+		return ApplyEdits(dst, src, edits)
+	}, w.writeOptions(ctx, ref))
+	if err != nil {
+		return err
+	}
+	bs.LoggerOrDiscard(w.Logger).Debug("rewrote transcript", "session", refName(ref), "edits", len(edits),
+		"took", time.Since(start))
+	return nil
+}
+
+// Append adds entries (raw JSON objects, each without a newline) at the
+// end of the transcript of ref, after the idle gate and under the same
+// locks as Rewrite. A missing trailing newline is added first; entries
+// holding "\n" or empty are refused (ErrInvalid); a missing transcript is
+// never created (ErrNotFound).
+func (w *Writer) Append(ctx context.Context, ref bs.SessionRef, entries [][]byte) error {
+	if err := w.CheckIdle(ref); err != nil {
+		return err
+	}
+	return hostfile.Append(ctx, ref.Path, entries, w.writeOptions(ctx, ref))
+}
+
+// ApplyEdits copies the JSONL transcript read from src to dst, applying
+// edits. Lines are split on "\n" only; a "\r" before it belongs to the
+// line, and a last line without "\n" stays without it. Every line that is
+// not edited is copied byte for byte and streamed, so lines of any length
+// are fine; an edited line is held in memory while it is spliced.
+//
+// Edit.Line is 1-based. The splices of an edit index the line's bytes
+// without its "\n"; they must be sorted, must not overlap and must lie
+// within the line. Two edits of one line, a line number below 1 or bad
+// splices give an error wrapping brainsurgeon.ErrInvalid; edits are
+// checked before anything is read, splice bounds when the line is. An edit
+// whose ID is set requires the line to contain that id as a JSON string
+// (quoted), else the error wraps ErrChanged; so does an edit naming a line
+// past the end of the input. Edits may be given in any order.
+//
+// On error dst may hold part of the output; the caller discards it.
+func ApplyEdits(dst io.Writer, src io.Reader, edits []bs.Edit) error {
+	sorted, err := sortEdits(edits)
+	if err != nil {
+		return err
+	}
+	br := bufio.NewReaderSize(src, editBufferSize)
+	bw := bufio.NewWriterSize(dst, editBufferSize)
+	line := 0
+	var buf []byte
+	for _, e := range sorted {
+		for line+1 < e.Line {
+			ok, err := copyLine(bw, br)
+			if err != nil {
+				return err
+			}
+			if !ok {
+				return pastEOF(e, line)
+			}
+			line++
+		}
+		raw, nl, ok, err := readLine(br, buf[:0])
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return pastEOF(e, line)
+		}
+		line++
+		buf = raw
+		if e.ID != "" && !bytes.Contains(raw, quoteJSONString(e.ID)) {
+			return fmt.Errorf("line %d does not hold entry id %q: %w", e.Line, e.ID, bs.ErrChanged)
+		}
+		if err := writeSpliced(bw, raw, e); err != nil {
+			return err
+		}
+		if nl {
+			if err := bw.WriteByte('\n'); err != nil {
+				return err
+			}
+		}
+	}
+	if _, err := bw.ReadFrom(br); err != nil {
+		return err
+	}
+	return bw.Flush()
+}
+
+func pastEOF(e bs.Edit, lines int) error {
+	return fmt.Errorf("edit of line %d: the transcript has only %d lines: %w", e.Line, lines, bs.ErrChanged)
+}
+
+// sortEdits checks edits and returns them sorted by line.
+func sortEdits(edits []bs.Edit) ([]bs.Edit, error) {
+	for _, e := range edits {
+		if e.Line < 1 {
+			return nil, fmt.Errorf("edit of line %d: line numbers start at 1: %w", e.Line, bs.ErrInvalid)
+		}
+		end := 0
+		for i, s := range e.Splices {
+			switch {
+			case s.Start < 0 || s.End < s.Start:
+				return nil, fmt.Errorf("edit of line %d: splice %d has bad range [%d,%d): %w", e.Line, i, s.Start, s.End, bs.ErrInvalid)
+			case s.Start < end:
+				return nil, fmt.Errorf("edit of line %d: splice %d [%d,%d) overlaps or precedes the one before (ending at %d): %w",
+					e.Line, i, s.Start, s.End, end, bs.ErrInvalid)
+			}
+			end = s.End
+		}
+	}
+	sorted := slices.Clone(edits)
+	slices.SortStableFunc(sorted, func(a, b bs.Edit) int { return a.Line - b.Line })
+	for i := 1; i < len(sorted); i++ {
+		if sorted[i].Line == sorted[i-1].Line {
+			return nil, fmt.Errorf("two edits of line %d: %w", sorted[i].Line, bs.ErrInvalid)
+		}
+	}
+	return sorted, nil
+}
+
+// copyLine streams one line, "\n" included, from br to bw. It reports
+// false when br had no more bytes.
+func copyLine(bw *bufio.Writer, br *bufio.Reader) (bool, error) {
+	any := false
+	for {
+		chunk, err := br.ReadSlice('\n')
+		if len(chunk) > 0 {
+			any = true
+			if _, werr := bw.Write(chunk); werr != nil {
+				return false, werr
+			}
+		}
+		switch {
+		case err == nil:
+			return true, nil
+		case errors.Is(err, bufio.ErrBufferFull):
+			continue
+		case errors.Is(err, io.EOF):
+			return any, nil
+		default:
+			return false, err
+		}
+	}
+}
+
+// readLine reads one line into buf, without its "\n". nl tells whether it
+// ended with "\n"; ok is false when br had no more bytes.
+func readLine(br *bufio.Reader, buf []byte) (raw []byte, nl, ok bool, err error) {
+	any := false
+	for {
+		chunk, err := br.ReadSlice('\n')
+		if len(chunk) > 0 {
+			any = true
+			buf = append(buf, chunk...)
+		}
+		switch {
+		case err == nil:
+			return buf[:len(buf)-1], true, true, nil
+		case errors.Is(err, bufio.ErrBufferFull):
+			continue
+		case errors.Is(err, io.EOF):
+			return buf, false, any, nil
+		default:
+			return nil, false, false, err
+		}
+	}
+}
+
+// writeSpliced writes raw with e's splices applied.
+func writeSpliced(bw *bufio.Writer, raw []byte, e bs.Edit) error {
+	if n := len(e.Splices); n > 0 && e.Splices[n-1].End > len(raw) {
+		s := e.Splices[n-1]
+		return fmt.Errorf("edit of line %d: splice [%d,%d) is past the end of the line (%d bytes): %w",
+			e.Line, s.Start, s.End, len(raw), bs.ErrInvalid)
+	}
+	at := 0
+	for _, s := range e.Splices {
+		if _, err := bw.Write(raw[at:s.Start]); err != nil {
+			return err
+		}
+		if _, err := bw.Write(s.With); err != nil {
+			return err
+		}
+		at = s.End
+	}
+	_, err := bw.Write(raw[at:])
+	return err
+}
+
+// quoteJSONString returns s as JavaScript's JSON.stringify writes it: only
+// '"', '\\' and control characters are escaped.
+func quoteJSONString(s string) []byte {
+	const hex = "0123456789abcdef"
+	b := make([]byte, 0, len(s)+2)
+	b = append(b, '"')
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; c {
+		case '"', '\\':
+			b = append(b, '\\', c)
+		case '\n':
+			b = append(b, '\\', 'n')
+		case '\r':
+			b = append(b, '\\', 'r')
+		case '\t':
+			b = append(b, '\\', 't')
+		case '\b':
+			b = append(b, '\\', 'b')
+		case '\f':
+			b = append(b, '\\', 'f')
+		default:
+			if c < 0x20 {
+				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
+			} else {
+				b = append(b, c)
+			}
+		}
+	}
+	return append(b, '"')
+}
