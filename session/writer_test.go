@@ -161,7 +161,9 @@ func wtExists(p string) bool {
 }
 
 func TestApplyEdits(t *testing.T) {
-	sp := func(start, end int, with string) bs.Splice { return bs.Splice{Start: start, End: end, With: []byte(with)} }
+	sp := func(start, end int, with string) bs.Splice {
+		return bs.Splice{Start: start, End: end, With: []byte(with)}
+	}
 	for _, tc := range []struct {
 		name  string
 		in    string
