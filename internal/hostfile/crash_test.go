@@ -139,18 +139,30 @@ func TestRewriteCrash(t *testing.T) {
 			flips++
 			last = sum
 		}
+		// A writer removes the temp files of dead writers before it makes
+		// its own transcript copy, so at most one copy is ever left. A lock
+		// payload being prepared (".crash.jsonl.lock.bs-tmp-…") is made
+		// before that clean-up, so one of those may be left as well.
 		temps := tempFiles(t, dir)
-		if len(temps) > 1 {
-			t.Fatalf("kill %d: %d temp files: a writer did not clean up those of dead writers: %v", i, len(temps), temps)
+		copies := 0
+		for _, n := range temps {
+			if !strings.HasPrefix(n, ".crash.jsonl.lock.") {
+				copies++
+			}
 		}
-		leftTemps += len(temps)
+		if copies > 1 || len(temps) > 3 {
+			t.Fatalf("kill %d: temp files accumulate: a writer did not clean up those of dead writers: %v", i, temps)
+		}
+		leftTemps += copies
 		info, err := InspectLock(path)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if info.Exists {
 			leftLocks++
-			if info.Live || info.PID != cmd.Process.Pid || !strings.Contains(info.StaleReason, "not running") {
+			// Left by this writer or, if it was killed before taking the
+			// lock over, by an earlier one.
+			if info.Live || !strings.Contains(info.StaleReason, "not running") {
 				t.Fatalf("kill %d: lock left by the dead writer is not judged stale: %+v", i, info)
 			}
 		}

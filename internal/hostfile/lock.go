@@ -372,6 +372,7 @@ func create(lp string, opts LockOptions) (*Lock, error) {
 		f.Close()
 		return nil, err
 	}
+	chownToDirOwner(f, dir)
 	if _, err := f.Write(payload); err != nil {
 		os.Remove(tmp)
 		return fail(fmt.Errorf("write payload: %w", err))
@@ -386,6 +387,22 @@ func create(lp string, opts LockOptions) (*Lock, error) {
 		return createExclusive(lp, payload)
 	}
 	return newLock(lp, f, payload)
+}
+
+// chownToDirOwner gives a lock file made by root to the owner of its
+// directory (the host's user), so that the host can read its payload and
+// judge it. Errors are ignored: the lock works either way.
+func chownToDirOwner(f *os.File, dir string) {
+	if os.Geteuid() != 0 {
+		return
+	}
+	fi, err := os.Stat(dir)
+	if err != nil {
+		return
+	}
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok && st.Uid != 0 {
+		_ = f.Chown(int(st.Uid), int(st.Gid))
+	}
 }
 
 // linkUnsupported reports whether err says the file system has no hard

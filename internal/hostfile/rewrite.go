@@ -151,10 +151,11 @@ func lockDir(ctx context.Context, dir string, timeout time.Duration) (*flock.Flo
 //  4. carry over foreign appends: bytes that an appender ignoring the lock
 //     added to the original after base are copied to the end of the temp
 //     file (complete lines only at this point);
-//  5. rename the temp file over the transcript and fsync the directory;
+//  5. check that the path still names the file that was opened, rename the
+//     temp file over it and fsync the directory;
 //  6. carry over late appends: bytes that still reach the old file (an
 //     appender that opened it before the rename) are appended to the new
-//     file with O_APPEND. Where /proc can be read, Rewrite waits (up to 2 s)
+//     file with O_APPEND and fsynced. Where /proc can be read, Rewrite waits (up to 2 s)
 //     until no process has the old file open for writing; it also waits
 //     until the old file's size has been stable for 5 ms.
 //
@@ -168,9 +169,10 @@ func lockDir(ctx context.Context, dir string, timeout time.Duration) (*flock.Flo
 //
 // Any error before the rename removes the temp file and leaves the
 // original untouched; the error says what failed, for example
-// "rewrite /x/y.jsonl: write temp file: no space left on device". An error
-// after the rename (syncing the directory) says the new content is in
-// place. transform's own errors are returned wrapped as they are, so a
+// "rewrite /x/y.jsonl: write temp file: write …: no space left on device".
+// An error after the rename (syncing the directory, carrying over late
+// appends) says the new content is in place. Canceling ctx stops the
+// transform at its next read. transform's own errors are returned wrapped as they are, so a
 // transform may return brainsurgeon.ErrInvalid or ErrChanged.
 func Rewrite(ctx context.Context, path string, base bs.Version, transform func(dst io.Writer, src io.Reader) error, opts WriteOptions) (err error) {
 	defer func() {
@@ -237,9 +239,11 @@ func Rewrite(ctx context.Context, path string, base bs.Version, transform func(d
 
 	tw := &trackWriter{w: tmp}
 	bw := bufio.NewWriterSize(tw, copyBufferSize)
-	src := &trackReader{r: io.NewSectionReader(orig, 0, base.Size)}
+	src := &trackReader{ctx: ctx, r: io.NewSectionReader(orig, 0, base.Size)}
 	if err := transform(bw, src); err != nil {
 		switch {
+		case ctx.Err() != nil:
+			return ctx.Err()
 		case tw.err != nil:
 			return fmt.Errorf("write temp file: %w", tw.err)
 		case src.err != nil:
@@ -285,6 +289,7 @@ func Rewrite(ctx context.Context, path string, base bs.Version, transform func(d
 	if co.next > base.Size {
 		log.Info("carried over bytes appended by a writer ignoring the lock", "file", real, "bytes", co.next-base.Size)
 	}
+	syncErr := syncDir(dir)
 
 	// Late appends go to the new file with O_APPEND, so they never
 	// overwrite what other appenders add to it meanwhile.
@@ -295,13 +300,15 @@ func Rewrite(ctx context.Context, path string, base bs.Version, transform func(d
 	lateErr := co.late(tmp, cur)
 	if co.next > before {
 		log.Info("carried over bytes appended to the old file after the rename", "file", real, "bytes", co.next-before)
-	}
-	syncErr := syncDir(dir)
-	if lateErr != nil {
-		return fmt.Errorf("renamed, but carrying over late appends failed: %w", lateErr)
+		if err := tmp.Sync(); err != nil && lateErr == nil {
+			lateErr = fmt.Errorf("sync: %w", err)
+		}
 	}
 	if syncErr != nil {
 		return fmt.Errorf("renamed, but sync directory failed (the new content is in place): %w", syncErr)
+	}
+	if lateErr != nil {
+		return fmt.Errorf("renamed, but carrying over late appends failed (the new content is in place): %w", lateErr)
 	}
 	return nil
 }
@@ -454,13 +461,18 @@ func (t *trackWriter) Write(p []byte) (int, error) {
 
 func (t *trackWriter) last() (byte, bool, error) { return t.lb, t.n == 0, nil }
 
-// trackReader remembers the first read error other than io.EOF.
+// trackReader remembers the first read error other than io.EOF, and
+// stops reading when ctx is done.
 type trackReader struct {
+	ctx context.Context
 	r   io.Reader
 	err error
 }
 
 func (t *trackReader) Read(p []byte) (int, error) {
+	if err := t.ctx.Err(); err != nil {
+		return 0, err
+	}
 	n, err := t.r.Read(p)
 	if err != nil && err != io.EOF && t.err == nil {
 		t.err = err

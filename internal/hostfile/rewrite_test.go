@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -417,5 +418,73 @@ func TestFingerprint(t *testing.T) {
 	}
 	if _, err := Fingerprint(p + ".missing"); !errors.Is(err, bs.ErrNotFound) {
 		t.Fatalf("missing file: %v", err)
+	}
+}
+
+// TestRewriteKeepsOwner: run as root (as in CI), the rewritten transcript
+// keeps its owner and the lock file belongs to the directory's owner, so
+// the host's user can read and judge it. Not as root, both stay ours.
+func TestRewriteKeepsOwner(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "sessions")
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(dir, "s.jsonl")
+	writeFile(t, p, []byte("{\"a\":1}\n"))
+	uid, gid := os.Getuid(), os.Getgid()
+	if uid == 0 {
+		uid, gid = 4321, 4322
+		for _, f := range []string{dir, p} {
+			if err := os.Chown(f, uid, gid); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	lockUID := -1
+	err := Rewrite(context.Background(), p, fingerprint(t, p), func(dst io.Writer, src io.Reader) error {
+		fi, err := os.Stat(p + ".lock")
+		if err != nil {
+			return err
+		}
+		lockUID = int(fi.Sys().(*syscall.Stat_t).Uid)
+		return upper(dst, src)
+	}, WriteOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fi, _ := os.Stat(p)
+	st := fi.Sys().(*syscall.Stat_t)
+	if int(st.Uid) != uid || int(st.Gid) != gid || lockUID != uid {
+		t.Fatalf("transcript owned by %d:%d, lock by %d; want %d:%d", st.Uid, st.Gid, lockUID, uid, gid)
+	}
+}
+
+func TestRewriteCanceled(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "s.jsonl")
+	writeFile(t, p, bytes.Repeat([]byte("{\"a\":1}\n"), 1<<17))
+	before := fileSHA(t, p)
+	ctx, cancel := context.WithCancel(context.Background())
+	err := Rewrite(ctx, p, fingerprint(t, p), func(dst io.Writer, src io.Reader) error {
+		buf := make([]byte, 4096)
+		for i := 0; ; i++ {
+			if i == 3 {
+				cancel()
+			}
+			n, err := src.Read(buf)
+			if err != nil {
+				if err == io.EOF {
+					return nil
+				}
+				return err
+			}
+			dst.Write(buf[:n])
+		}
+	}, WriteOptions{})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v, want context.Canceled", err)
+	}
+	if fileSHA(t, p) != before || len(tempFiles(t, dir)) != 0 || exists(p+".lock") {
+		t.Fatal("original changed, or temp file or lock left")
 	}
 }
