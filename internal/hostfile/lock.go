@@ -213,6 +213,7 @@ func judge(info *LockInfo, raw []byte, opts LockOptions) {
 	var p struct {
 		PID       json.RawMessage `json:"pid"`
 		CreatedAt json.RawMessage `json:"createdAt"`
+		StartTime json.RawMessage `json:"starttime"`
 	}
 	if err := json.Unmarshal(raw, &p); err != nil {
 		judgeNoPayload(info, "unparsable payload", opts)
@@ -238,6 +239,13 @@ func judge(info *LockInfo, raw []byte, opts LockOptions) {
 	} else if alive, why := pidState(info.PID); !alive {
 		info.StaleReason = why
 		return
+	} else if recorded, ok := startTime(p.StartTime); ok {
+		// OpenClaw records the holder's start time on Linux; a different
+		// one means the pid now belongs to another process.
+		if actual, ok := procStartTime(info.PID); ok && actual != recorded {
+			info.StaleReason = fmt.Sprintf("pid %d was recycled (starttime %d, lock says %d)", info.PID, actual, recorded)
+			return
+		}
 	}
 	now := bs.Now(opts.Clock)
 	stale := opts.staleAfter()
@@ -252,6 +260,18 @@ func judge(info *LockInfo, raw []byte, opts LockOptions) {
 		return
 	}
 	info.Live = true
+}
+
+// startTime parses a payload's "starttime" member.
+func startTime(raw json.RawMessage) (uint64, bool) {
+	if len(raw) == 0 {
+		return 0, false
+	}
+	var v float64
+	if json.Unmarshal(raw, &v) != nil || v < 0 || v != math.Trunc(v) {
+		return 0, false
+	}
+	return uint64(v), true
 }
 
 // held records the host locks this process holds, by lock path.
@@ -294,7 +314,8 @@ func (l *Lock) Payload() []byte { return bytes.Clone(l.payload) }
 // exists), so a crash never leaves an empty lock that others must respect
 // for PayloadGrace. A stale lock (see [LockInfo] and OpenClaw's rules: dead or
 // zombie pid, EPERM, no numeric pid, unparsable or empty payload older
-// than PayloadGrace, createdAt older than StaleAfter) is removed, only if
+// than PayloadGrace, a "starttime" that no longer matches the pid,
+// createdAt older than StaleAfter) is removed, only if
 // it is still the very file that was judged, and acquisition is retried.
 // While a live holder has the lock Acquire polls with a back-off from 50 ms
 // doubling to 1 s, for at most opts.Timeout; then it returns an error

@@ -142,6 +142,16 @@ func TestLockStaleRules(t *testing.T) {
 		}, time.Time{}, true, "no numeric pid"},
 		{"PIDZero", func(t *testing.T) []byte { return payload(0, time.Now()) }, time.Time{}, true, "invalid pid"},
 		{"OwnPIDNotHeld", func(t *testing.T) []byte { return payload(os.Getpid(), time.Now()) }, time.Time{}, true, "does not hold"},
+		{"StartTimeMatches", func(t *testing.T) []byte {
+			pid := livePID(t)
+			st, _ := procStartTime(pid)
+			return fmt.Appendf(nil, "{\n  \"pid\": %d,\n  \"createdAt\": %q,\n  \"maxHoldMs\": 300000,\n  \"starttime\": %d\n}\n", pid, ISOTime(time.Now()), st)
+		}, time.Time{}, false, ""},
+		{"StartTimeDiffers", func(t *testing.T) []byte {
+			pid := livePID(t)
+			st, _ := procStartTime(pid)
+			return fmt.Appendf(nil, `{"pid":%d,"createdAt":%q,"starttime":%d}`, pid, ISOTime(time.Now()), st+7)
+		}, time.Time{}, true, "recycled"},
 		{"InvalidCreatedAtFreshMtime", func(t *testing.T) []byte {
 			return fmt.Appendf(nil, `{"pid":%d,"createdAt":"yesterday"}`, livePID(t))
 		}, time.Time{}, false, ""},

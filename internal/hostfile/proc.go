@@ -62,6 +62,27 @@ func isZombie(pid int) bool {
 	return b[i+2] == 'Z' || b[i+2] == 'X'
 }
 
+// procStartTime returns field 22 of /proc/<pid>/stat (the process start
+// time in clock ticks since boot), which OpenClaw records as "starttime"
+// to detect a recycled pid. ok is false when it cannot be read.
+func procStartTime(pid int) (uint64, bool) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0, false
+	}
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return 0, false
+	}
+	fields := strings.Fields(string(b[i+1:]))
+	// fields[0] is field 3 (state), so field 22 is fields[19].
+	if len(fields) < 20 {
+		return 0, false
+	}
+	v, err := strconv.ParseUint(fields[19], 10, 64)
+	return v, err == nil
+}
+
 // foreignWriters counts the file descriptors, in any process this process
 // may inspect, that are open for writing on the deleted file (dev, ino).
 // After a rename replaced a file, they are the only way more bytes can
