@@ -73,6 +73,7 @@ func crashLoop(path string) int {
 			fmt.Fprintln(os.Stderr, "crash helper:", err)
 			return 3
 		}
+		fmt.Println("ok")
 	}
 }
 
@@ -117,12 +118,23 @@ func TestRewriteCrash(t *testing.T) {
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
-		line, _ := bufio.NewReader(out).ReadString('\n')
+		rd := bufio.NewReader(out)
+		line, _ := rd.ReadString('\n')
 		if line != "ready\n" {
 			cmd.Process.Kill()
 			cmd.Wait()
 			t.Fatalf("kill %d: helper did not start: %q %s", i, line, stderr.String())
 		}
+		if i%5 == 4 {
+			// Every fifth writer completes a rewrite first, so that kills
+			// also land on later rewrites however slow the machine is.
+			if line, _ := rd.ReadString('\n'); line != "ok\n" {
+				cmd.Process.Kill()
+				cmd.Wait()
+				t.Fatalf("kill %d: helper failed: %q %s", i, line, stderr.String())
+			}
+		}
+		go io.Copy(io.Discard, rd)
 		time.Sleep(time.Duration(rng.Int64N(int64(50 * time.Millisecond))))
 		if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
 			t.Fatal(err)

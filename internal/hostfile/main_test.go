@@ -102,10 +102,18 @@ func zombiePID(t *testing.T) int {
 	return 0
 }
 
-// sharedCorpus finds the shared/corpus directory that is a sibling of the
-// module root, walking up from the package directory.
+// sharedCorpus finds the shared corpus: $BRAINSURGEON_SHARED/corpus when
+// set (as CI does), else the shared/corpus directory that is a sibling of
+// the module root, walking up from the package directory.
 func sharedCorpus(t *testing.T) string {
 	t.Helper()
+	if s := os.Getenv("BRAINSURGEON_SHARED"); s != "" {
+		c := filepath.Join(s, "corpus")
+		if fi, err := os.Stat(c); err != nil || !fi.IsDir() {
+			t.Fatalf("BRAINSURGEON_SHARED=%s has no corpus directory", s)
+		}
+		return c
+	}
 	dir, err := os.Getwd()
 	if err != nil {
 		t.Fatal(err)
