@@ -100,8 +100,8 @@ func TestCorpusRoundTrip(t *testing.T) {
 // pi-mono fixtures are reported with their line numbers and kept.
 func TestCorpusMalformedLines(t *testing.T) {
 	want := map[string][]int{
-		"badlogic__pi-mono/compact.jsonl": {1013},
-		"badlogic__pi-mono/session.jsonl": {440},
+		"badlogic__pi-mono/compact.jsonl":                 {1013},
+		"badlogic__pi-mono/session.jsonl":                 {440},
 		"demo/7f3e2a10-5b6c-4d8e-9f01-23456789abcd.jsonl": {6},
 	}
 	for _, f := range corpusTranscripts(t) {

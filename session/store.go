@@ -1,0 +1,95 @@
+package session
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+
+	bs "github.com/brainsurgeon/brainsurgeon"
+)
+
+// Store is the JSONL backend of brainsurgeon.Store over an OpenClaw agents
+// dir (or a pi sessions dir). Sessions are discovered afresh on every call,
+// so the store always sees the host's latest sessions.json.
+//
+// The zero value is not usable; create one with NewStore. A Store is safe
+// for concurrent use when its Writer's hooks are.
+type Store struct {
+	// Root is the agents dir, a ~/.openclaw dir or a pi sessions dir.
+	Root string
+	// Writer performs every write. NewStore sets its Refresh hook to
+	// re-read the session's status from sessions.json under the lock.
+	Writer Writer
+	// Logger receives discovery warnings; nil discards.
+	Logger bs.Logger
+}
+
+var _ bs.Store = (*Store)(nil)
+
+// NewStore returns a Store over root with default write settings.
+func NewStore(root string) *Store {
+	s := &Store{Root: root}
+	s.Writer.Refresh = s.refresh
+	return s
+}
+
+func (s *Store) discover(ctx context.Context) (*Discovery, error) {
+	return DiscoverWith(ctx, s.Root, DiscoverOptions{Logger: s.Logger})
+}
+
+// Sessions returns every live session under Root.
+func (s *Store) Sessions(ctx context.Context) ([]bs.SessionRef, error) {
+	d, err := s.discover(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return d.Sessions, nil
+}
+
+// Resolve finds one session by agent/sessionId, path, session id or
+// session key.
+func (s *Store) Resolve(ctx context.Context, name string) (bs.SessionRef, error) {
+	d, err := s.discover(ctx)
+	if err != nil {
+		return bs.SessionRef{}, err
+	}
+	return d.Resolve(name)
+}
+
+// Open reads and indexes the session's transcript.
+func (s *Store) Open(ctx context.Context, ref bs.SessionRef) (bs.Transcript, error) {
+	if ref.Path == "" {
+		return nil, fmt.Errorf("open session %s: the ref has no transcript path: %w", ref, bs.ErrInvalid)
+	}
+	return Open(ctx, ref.Path, ref)
+}
+
+// Rewrite applies edits to the session's transcript read at base, under
+// the full write protocol (see Writer.Rewrite).
+func (s *Store) Rewrite(ctx context.Context, ref bs.SessionRef, base bs.Version, edits []bs.Edit) error {
+	return s.Writer.Rewrite(ctx, ref, base, edits)
+}
+
+// Append adds entries at the end of the session's transcript (see
+// Writer.Append).
+func (s *Store) Append(ctx context.Context, ref bs.SessionRef, entries [][]byte) error {
+	return s.Writer.Append(ctx, ref, entries)
+}
+
+// refresh re-reads a session's sessions.json status.
+func (s *Store) refresh(ctx context.Context, ref bs.SessionRef) (bs.SessionRef, error) {
+	d, err := s.discover(ctx)
+	if err != nil {
+		return ref, err
+	}
+	abs, err := filepath.Abs(ref.Path)
+	if err != nil {
+		return ref, err
+	}
+	for _, r := range d.Sessions {
+		if r.Path == abs || r.Path == ref.Path {
+			return r, nil
+		}
+	}
+	return ref, fmt.Errorf("session %s: transcript %s is no longer listed: %w", ref, ref.Path, bs.ErrNotFound)
+}

@@ -1,0 +1,185 @@
+package session_test
+
+import (
+	"context"
+	"crypto/sha256"
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+
+	bs "github.com/brainsurgeon/brainsurgeon"
+	"github.com/brainsurgeon/brainsurgeon/internal/oracle"
+	"github.com/brainsurgeon/brainsurgeon/session"
+)
+
+// copyToAgents copies a corpus transcript into a fresh agents dir as
+// main/sessions/<name>.jsonl and returns its path (the corpus itself is
+// read-only and never written).
+func copyToAgents(t *testing.T, src string) (root, path string) {
+	t.Helper()
+	root = t.TempDir()
+	dir := filepath.Join(root, "main", "sessions")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path = filepath.Join(dir, "s1.jsonl")
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return root, path
+}
+
+// noop is an edit that changes no byte but makes Rewrite write the file.
+var noop = []bs.Edit{{Line: 1, Splices: []bs.Splice{{Start: 0, End: 0}}}}
+
+func fileSHA(t *testing.T, p string) [32]byte {
+	t.Helper()
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sha256.Sum256(b)
+}
+
+// TestStoreRewriteRoundTrip writes every corpus transcript back through the
+// real Writer: once unchanged, once with every extractable value of the
+// first entries replaced, and once with those values put back. The first and
+// last results must be byte-identical to the original, and the edited one
+// must load in pi with the same entries, leaf and context size.
+func TestStoreRewriteRoundTrip(t *testing.T) {
+	ctx := context.Background()
+	for _, f := range corpusTranscripts(t) {
+		t.Run(shortName(f), func(t *testing.T) {
+			root, path := copyToAgents(t, f)
+			orig := fileSHA(t, path)
+			st := session.NewStore(root)
+			st.Writer.Idle = session.NoIdleWait
+			ref, err := st.Resolve(ctx, "main/s1")
+			if err != nil {
+				t.Fatal(err)
+			}
+			tr, err := session.Open(ctx, path, ref)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// An edit that changes nothing still goes through the whole
+			// write path (temp file, fsync, rename): a new inode, same bytes.
+			if err := st.Rewrite(ctx, ref, tr.Version(), noop); err != nil {
+				t.Fatal(err)
+			}
+			if fileSHA(t, path) != orig {
+				t.Fatal("unchanged rewrite is not byte-identical")
+			}
+			if v, _ := session.Open(ctx, path, ref); v.Version().Inode == tr.Version().Inode {
+				t.Fatal("the no-op rewrite did not replace the file")
+			}
+
+			// Replace up to 50 values by a placeholder, remembering the bytes.
+			tr, err = session.Open(ctx, path, ref)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var edits, undo []bs.Edit
+			for e, err := range tr.Entries(ctx) {
+				if err != nil {
+					t.Fatal(err)
+				}
+				var sp, un []bs.Splice
+				shift := 0
+				for _, c := range session.Classify(e) {
+					if c.Block || len(edits) >= 50 {
+						continue
+					}
+					ph := []byte(`"[[extracted-` + e.ID + `]]"`)
+					sp = append(sp, bs.Splice{Start: c.Start, End: c.End, With: ph})
+					old := append([]byte(nil), e.Raw[c.Start:c.End]...)
+					un = append(un, bs.Splice{Start: c.Start + shift, End: c.Start + shift + len(ph), With: old})
+					shift += len(ph) - c.Len()
+				}
+				if len(sp) > 0 {
+					edits = append(edits, bs.Edit{Line: e.Line, ID: e.ID, Splices: sp})
+					undo = append(undo, bs.Edit{Line: e.Line, ID: e.ID, Splices: un})
+				}
+			}
+			if err := st.Rewrite(ctx, ref, tr.Version(), edits); err != nil {
+				t.Fatal(err)
+			}
+			edited, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(edits) > 0 && sha256.Sum256(edited) == orig {
+				t.Fatal("edits changed nothing")
+			}
+			tr2, err := session.Open(ctx, path, ref)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tr2.EntryCount() != tr.EntryCount() || len(tr2.Malformed()) != len(tr.Malformed()) {
+				t.Fatalf("edited file: %d entries, %d malformed; was %d, %d", tr2.EntryCount(), len(tr2.Malformed()), tr.EntryCount(), len(tr.Malformed()))
+			}
+			if tr.Header().Version >= 2 && oracle.Available() == nil {
+				cmp, err := oracle.Compare(ctx, f, path)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if cmp.EntryCount[0] != cmp.EntryCount[1] || !cmp.SameLeaf || cmp.ContextMessageCount[0] != cmp.ContextMessageCount[1] {
+					t.Fatalf("pi sees a different session after the edit: %+v", cmp)
+				}
+			}
+			if err := st.Rewrite(ctx, ref, tr2.Version(), undo); err != nil {
+				t.Fatal(err)
+			}
+			if fileSHA(t, path) != orig {
+				t.Fatal("undoing the edits does not give the original bytes back")
+			}
+		})
+	}
+}
+
+func TestStoreErrors(t *testing.T) {
+	ctx := context.Background()
+	st := session.NewStore("../testdata/demo/agents")
+	if _, err := st.Resolve(ctx, "main/nope"); !errors.Is(err, bs.ErrNotFound) {
+		t.Fatalf("unknown session: %v", err)
+	}
+	refs, err := st.Sessions(ctx)
+	if err != nil || len(refs) != 1 || refs[0].Key != "agent:main:main" || refs[0].Status != "done" {
+		t.Fatalf("sessions = %+v, %v", refs, err)
+	}
+	tr, err := st.Open(ctx, refs[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The demo transcript is old enough, but its base version is stale.
+	stale := tr.Version()
+	stale.Size++
+	root, path := copyToAgents(t, refs[0].Path)
+	st2 := session.NewStore(root)
+	st2.Writer.Idle = session.NoIdleWait
+	ref, err := st2.Resolve(ctx, "main/s1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := fileSHA(t, path)
+	if err := st2.Rewrite(ctx, ref, stale, noop); !errors.Is(err, bs.ErrChanged) {
+		t.Fatalf("stale base: %v", err)
+	}
+	// A session modified just now is busy under the default idle gate.
+	st2.Writer.Idle = 0
+	tr2, _ := session.Open(ctx, path, ref)
+	if err := st2.Rewrite(ctx, ref, tr2.Version(), noop); !errors.Is(err, bs.ErrBusy) {
+		t.Fatalf("fresh file under the default idle gate: %v", err)
+	}
+	if fileSHA(t, path) != before {
+		t.Fatal("a refused write changed the file")
+	}
+	if _, err := st.Open(ctx, bs.SessionRef{}); !errors.Is(err, bs.ErrInvalid) {
+		t.Fatalf("empty ref: %v", err)
+	}
+}
