@@ -165,7 +165,9 @@ func lockDir(ctx context.Context, dir string, timeout time.Duration) (*flock.Flo
 // so the carried line is not glued to ours. When they do not start a fresh
 // line, the appender continued the original's unterminated last line; the
 // bytes are copied as they are, which keeps that continuation exactly as
-// the appender wrote it.
+// the appender wrote it. This rule applies before the rename only; late
+// bytes (step 6) are copied as they are, because the new file is then
+// being appended to by others and its last byte cannot be read reliably.
 //
 // Any error before the rename removes the temp file and leaves the
 // original untouched; the error says what failed, for example
@@ -391,7 +393,13 @@ func (c *carry) late(f *os.File, old bs.Version) error {
 	if _, err := unix.FcntlInt(f.Fd(), unix.F_SETFL, flags|unix.O_APPEND); err != nil {
 		return fmt.Errorf("set O_APPEND: %w", err)
 	}
-	last := func() (byte, bool, error) { return lastByte(f) }
+	// No newline is ever added in front of late bytes. The new file ended
+	// with the same byte as the original's carried-over part at the
+	// rename, and what other writers append to it since is theirs. Reading
+	// its last byte here would race with those appends: the kernel grows
+	// the size page by page while a write is in flight, so a half-visible
+	// line would look unterminated and an empty line would be added.
+	last := func() (byte, bool, error) { return '\n', false, nil }
 	deadline := time.Now().Add(lateWriterWait)
 	prev := int64(-1)
 	for {
