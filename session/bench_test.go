@@ -148,3 +148,59 @@ func BenchmarkOpen(b *testing.B) {
 	}
 	b.ReportMetric(float64(peak)/(1<<20), "peak-heap-MB")
 }
+
+// BenchmarkReadClassifyHugeLine is BenchmarkReadClassify on a 100 MB
+// transcript whose middle line alone is 50 MB (a tool result). It checks the
+// memory bound: peak heap ≤ 2 × the largest line + 16 MB.
+func BenchmarkReadClassifyHugeLine(b *testing.B) {
+	path := benchTranscript(b, 50<<20, synth.Options{ImageEvery: 10})
+	huge := path + ".huge.jsonl"
+	if _, err := os.Stat(huge); err != nil {
+		src, err := os.ReadFile(path)
+		if err != nil {
+			b.Fatal(err)
+		}
+		half := len(src) / 2
+		for src[half-1] != '\n' {
+			half++
+		}
+		line := make([]byte, 0, 50<<20+200)
+		line = append(line, `{"type":"message","id":"hugeline","parentId":null,"timestamp":"2026-03-02T00:00:00.000Z","message":{"role":"toolResult","toolCallId":"t","toolName":"exec","content":[{"type":"text","text":"`...)
+		for len(line) < 50<<20 {
+			line = append(line, `lorem ipsum \"dolor\" sit amet\n`...)
+		}
+		line = append(line, "\"}],\"isError\":false}}\n"...)
+		out := append(append(append([]byte{}, src[:half]...), line...), src[half:]...)
+		if err := os.WriteFile(huge, out, 0o600); err != nil {
+			b.Fatal(err)
+		}
+	}
+	st, _ := os.Stat(huge)
+	b.SetBytes(st.Size())
+	var peak uint64
+	maxLine := 0
+	for i := 0; i < b.N; i++ {
+		p := peakHeap(func() {
+			f, err := os.Open(huge)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer f.Close()
+			r := session.NewReader(f)
+			for r.Next() {
+				session.Classify(r.Entry())
+				if len(r.Raw()) > maxLine {
+					maxLine = len(r.Raw())
+				}
+			}
+			if r.Err() != nil {
+				b.Fatal(r.Err())
+			}
+		})
+		if p > peak {
+			peak = p
+		}
+	}
+	b.ReportMetric(float64(peak)/(1<<20), "peak-heap-MB")
+	b.ReportMetric(float64(maxLine)/(1<<20), "max-line-MB")
+}

@@ -2,8 +2,8 @@ package session
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
-	"fmt"
 	"io"
 
 	bs "github.com/brainsurgeon/brainsurgeon"
@@ -23,7 +23,13 @@ const readBufferSize = 256 << 10
 // A Reader streams: it holds at most one line (plus its read buffer) in
 // memory, whatever the file size.
 type Reader struct {
-	br       *bufio.Reader
+	br *bufio.Reader
+	// ra and base, when the source is an io.ReaderAt and io.Seeker, let a
+	// long line be measured before it is read, so it is assembled in one
+	// allocation of its exact size instead of a doubling buffer.
+	ra       io.ReaderAt
+	base     int64
+	scratch  []byte
 	long     []byte
 	raw      []byte
 	line     int
@@ -37,8 +43,47 @@ type Reader struct {
 }
 
 // NewReader returns a Reader that reads lines from r.
+//
+// When r is also an io.ReaderAt and an io.Seeker (an *os.File, an
+// *io.SectionReader), a line longer than the read buffer is measured first
+// and then read into one buffer of its exact size, so the memory held is
+// about one copy of the longest line.
 func NewReader(r io.Reader) *Reader {
-	return &Reader{br: bufio.NewReaderSize(r, readBufferSize)}
+	rd := &Reader{br: bufio.NewReaderSize(r, readBufferSize)}
+	if ra, ok := r.(io.ReaderAt); ok {
+		if sk, ok := r.(io.Seeker); ok {
+			if pos, err := sk.Seek(0, io.SeekCurrent); err == nil {
+				rd.ra, rd.base = ra, pos
+			}
+		}
+	}
+	return rd
+}
+
+// lineLength measures the line starting at input offset start by reading
+// ahead with ReadAt: it returns the line's length including its "\n" (or
+// up to the end of input), or -1 when it cannot tell.
+func (r *Reader) lineLength(start int64) int64 {
+	if r.ra == nil {
+		return -1
+	}
+	if r.scratch == nil {
+		r.scratch = make([]byte, readBufferSize)
+	}
+	pos := start
+	for {
+		n, err := r.ra.ReadAt(r.scratch, r.base+pos)
+		if i := bytes.IndexByte(r.scratch[:n], '\n'); i >= 0 {
+			return pos + int64(i) + 1 - start
+		}
+		pos += int64(n)
+		if err == io.EOF {
+			return pos - start
+		}
+		if err != nil || n == 0 {
+			return -1
+		}
+	}
 }
 
 // Next advances to the next line. It returns false at the end of the input
@@ -53,6 +98,11 @@ func (r *Reader) Next() bool {
 	for {
 		chunk, err := r.br.ReadSlice('\n')
 		if errors.Is(err, bufio.ErrBufferFull) {
+			if len(r.long) == 0 {
+				if n := r.lineLength(r.next); n > int64(cap(r.long)) {
+					r.long = make([]byte, 0, n)
+				}
+			}
 			r.long = append(r.long, chunk...)
 			continue
 		}
@@ -128,5 +178,3 @@ func (r *Reader) Entry() *bs.Entry {
 func lineError(path string, e *bs.Entry) *bs.LineError {
 	return &bs.LineError{Path: path, Line: e.Line, Err: e.Err}
 }
-
-var _ = fmt.Sprintf

@@ -102,7 +102,7 @@ func Open(ctx context.Context, path string, ref bs.SessionRef) (*Transcript, err
 	if ref.ID == "" {
 		ref.ID = sessionIDFromPath(path)
 	}
-	t, err := read(ctx, io.LimitReader(f, v.Size), path)
+	t, err := read(ctx, io.NewSectionReader(f, 0, v.Size), path)
 	if err != nil {
 		return nil, err
 	}
@@ -528,7 +528,7 @@ func (t *Transcript) Entries(ctx context.Context) iter.Seq2[*bs.Entry, error] {
 			yield(nil, fmt.Errorf("entries %s: file changed since it was read: %w", t.ref.Path, bs.ErrChanged))
 			return
 		}
-		rd := NewReader(io.LimitReader(f, t.size))
+		rd := NewReader(io.NewSectionReader(f, 0, t.size))
 		for rd.Next() {
 			if rd.Line()%1024 == 0 {
 				if err := ctx.Err(); err != nil {
