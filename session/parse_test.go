@@ -2,9 +2,9 @@ package session_test
 
 import (
 	"bytes"
-	"io"
 	"context"
 	"errors"
+	"io"
 	"strings"
 	"testing"
 	"time"
