@@ -7,3 +7,8 @@ require (
 	github.com/gofrs/flock v0.13.1
 	golang.org/x/sys v0.47.0
 )
+
+require (
+	github.com/adhocore/gronx v1.20.4 // indirect
+	github.com/klauspost/compress v1.20.3 // indirect
+)

@@ -1,0 +1,318 @@
+package extract
+
+import (
+	"bytes"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	bs "github.com/brainsurgeon/brainsurgeon"
+	"github.com/brainsurgeon/brainsurgeon/session"
+)
+
+// Policy is what decides extraction: the relevant part of the runtime
+// config. The zero value extracts nothing (Enabled is false).
+type Policy struct {
+	// Enabled is the master switch.
+	Enabled bool
+	// KeepRecent is how many of the newest messages on the active path
+	// are never extracted.
+	KeepRecent int
+	// MinValueLength is the minimum length of a value, in bytes of its
+	// stored JSON text without the quotes.
+	MinValueLength int
+	// Triggers are the trigger types to extract.
+	Triggers []bs.TriggerType
+	// AgeThreshold protects entries younger than it; 0 turns age
+	// protection off.
+	AgeThreshold time.Duration
+	// KeepAfterRestore protects a restored entry for this long after its
+	// "_restored" time.
+	KeepAfterRestore time.Duration
+	// PreviewChars, when positive, keeps that many characters of a string
+	// value in front of its placeholder.
+	PreviewChars int
+	// MinSavingTokens is the minimum saving (in tokens, bytes / 4) for a
+	// pass to write anything.
+	MinSavingTokens int
+}
+
+// DefaultPolicy returns the defaults of DESIGN decisions 4, 5 and 15 with
+// Enabled set (the config's own default for Enabled is false).
+func DefaultPolicy() Policy {
+	return Policy{
+		Enabled: true, KeepRecent: 3, MinValueLength: 500,
+		Triggers:         []bs.TriggerType{bs.TriggerThinking, bs.TriggerToolResult},
+		AgeThreshold:     24 * time.Hour,
+		KeepAfterRestore: 600 * time.Second,
+		MinSavingTokens:  2000,
+	}
+}
+
+func (p Policy) has(t bs.TriggerType) bool {
+	for _, x := range p.Triggers {
+		if x == t {
+			return true
+		}
+	}
+	return false
+}
+
+// Code names the outcome of a decision.
+type Code string
+
+// Decision codes.
+const (
+	CodeExtract          Code = "extract"
+	CodeForced           Code = "forced"
+	CodeDisabled         Code = "disabled"
+	CodeNoID             Code = "no_id"
+	CodeBadID            Code = "unsafe_id"
+	CodeNotEntry         Code = "not_an_entry"
+	CodeNever            Code = "extractable_false"
+	CodeNothing          Code = "nothing_extractable"
+	CodeAlreadyExtracted Code = "already_extracted"
+	CodeTypeNotEnabled   Code = "type_not_enabled"
+	CodeTooYoung         Code = "too_young"
+	CodeRestoreProtected Code = "restore_protected"
+	CodeTooRecent        Code = "too_recent"
+	CodeTooShort         Code = "too_short"
+)
+
+// Decision is the outcome of Decide for one entry.
+type Decision struct {
+	// Extract is true when Candidates should be extracted now.
+	Extract bool
+	// Code names the reason; Reason is a human sentence in seed 000's form
+	// ("Entry 45: thinking, 48h old → EXTRACT").
+	Code   Code
+	Reason string
+	// Type is the entry's detected trigger type ("" when none).
+	Type bs.TriggerType
+	// Candidates are the values to extract when Extract is true.
+	Candidates []bs.Candidate
+}
+
+// Extractable is the parsed "_extractable" member of an entry.
+type Extractable struct {
+	// Set is false when the member is absent or not understood.
+	Set bool
+	// Force is true for `true`; Never for `false`; Window >= 0 for a number.
+	Force, Never bool
+	Window       int
+}
+
+// ParseExtractable reads a raw "_extractable" value.
+func ParseExtractable(raw []byte) Extractable {
+	s := string(bytes.TrimSpace(raw))
+	switch s {
+	case "":
+		return Extractable{}
+	case "true":
+		return Extractable{Set: true, Force: true}
+	case "false":
+		return Extractable{Set: true, Never: true}
+	}
+	if n, err := strconv.ParseFloat(s, 64); err == nil && n >= 0 && n < 1e9 {
+		return Extractable{Set: true, Window: int(n)}
+	}
+	return Extractable{}
+}
+
+// Decide tells whether an entry should be extracted now, and which values.
+// position is the entry's message position from the end of the active path
+// (0 = newest, see session.Transcript.MessagePositions), or -1 for an
+// entry that is not a message on the active path (treated as old).
+//
+// The rules, in order (DESIGN decision 5 and seed 000): disabled; no id;
+// `_extractable: false`; no extractable values; values already holding
+// this entry's placeholder are skipped; type not in the triggers (ignored
+// when forced); younger than the age threshold; restored within
+// KeepAfterRestore (ignored when forced); within the keep window
+// (KeepRecent, or the entry's own `_extractable: N`; applies when forced
+// too); shorter than MinValueLength (ignored when forced).
+func Decide(e *bs.Entry, position int, p Policy, now time.Time) Decision {
+	d := Decision{}
+	label := fmt.Sprintf("Entry %s", e.ID)
+	if e.ID == "" {
+		label = fmt.Sprintf("Entry at line %d", e.Line)
+	}
+	no := func(c Code, why string) Decision {
+		d.Code = c
+		d.Reason = fmt.Sprintf("%s: %s → KEEP (%s)", label, describe(d.Type, e, now), why)
+		return d
+	}
+	if e.Kind != bs.KindEntry {
+		return no(CodeNotEntry, "not an entry line")
+	}
+	all := session.Classify(e)
+	ext := ParseExtractable(e.Extractable)
+	if ext.Force && len(all) == 0 {
+		all = forcedCandidates(e)
+	}
+	if len(all) > 0 {
+		d.Type = all[0].Trigger
+	} else if t := session.FlatTrigger(e); t != "" {
+		d.Type = t
+	}
+	if !p.Enabled {
+		return no(CodeDisabled, "smart pruning disabled")
+	}
+	if e.ID == "" {
+		return no(CodeNoID, "no __id or id")
+	}
+	if err := ValidID(e.ID); err != nil {
+		return no(CodeBadID, err.Error())
+	}
+	if ext.Never {
+		return no(CodeNever, "_extractable: false")
+	}
+	if len(all) == 0 {
+		return no(CodeNothing, "no extractable values")
+	}
+	var fresh []bs.Candidate
+	for _, c := range all {
+		if !IsPlaceholderValue(e.Raw[c.Start:c.End], e.ID) {
+			fresh = append(fresh, c)
+		}
+	}
+	if len(fresh) == 0 {
+		return no(CodeAlreadyExtracted, "already extracted")
+	}
+	if !ext.Force {
+		var typed []bs.Candidate
+		for _, c := range fresh {
+			if p.has(c.Trigger) {
+				typed = append(typed, c)
+			}
+		}
+		if len(typed) == 0 {
+			return no(CodeTypeNotEnabled, fmt.Sprintf("type %s not in trigger_types", d.Type))
+		}
+		fresh = typed
+		d.Type = fresh[0].Trigger
+	}
+	if p.AgeThreshold > 0 {
+		age, known := entryAge(e, position, now)
+		if age < p.AgeThreshold {
+			why := fmt.Sprintf("younger than %s", p.AgeThreshold)
+			if !known {
+				why += ", age estimated from position"
+			}
+			return no(CodeTooYoung, why)
+		}
+	}
+	if !ext.Force && !e.Restored.IsZero() && now.Sub(e.Restored) < p.KeepAfterRestore {
+		return no(CodeRestoreProtected, fmt.Sprintf("restored %s ago, protected for %s", round(now.Sub(e.Restored)), p.KeepAfterRestore))
+	}
+	window := p.KeepRecent
+	if ext.Set && !ext.Force && !ext.Never {
+		window = ext.Window
+	}
+	if position >= 0 && position < window {
+		return no(CodeTooRecent, fmt.Sprintf("message %d from the end, keep_recent %d", position, window))
+	}
+	if !ext.Force {
+		var long []bs.Candidate
+		for _, c := range fresh {
+			if valueLength(c) >= p.MinValueLength {
+				long = append(long, c)
+			}
+		}
+		if len(long) == 0 {
+			return no(CodeTooShort, fmt.Sprintf("no value of %d bytes or more", p.MinValueLength))
+		}
+		fresh = long
+	}
+	d.Extract, d.Candidates, d.Code = true, fresh, CodeExtract
+	verdict := "EXTRACT"
+	if ext.Force {
+		d.Code, verdict = CodeForced, "EXTRACT (forced by _extractable: true)"
+	}
+	d.Reason = fmt.Sprintf("%s: %s → %s", label, describe(d.Type, e, now), verdict)
+	return d
+}
+
+// valueLength is a candidate's length as the policy measures it: the bytes
+// of its JSON text, without the quotes of a string.
+func valueLength(c bs.Candidate) int {
+	if c.Block {
+		return c.Len()
+	}
+	return c.Len() - 2
+}
+
+// entryAge returns the entry's age from its timestamp, or, when it has none,
+// an estimate of one minute per message from the end (seed 000's fallback).
+func entryAge(e *bs.Entry, position int, now time.Time) (time.Duration, bool) {
+	if !e.Timestamp.IsZero() {
+		return now.Sub(e.Timestamp), true
+	}
+	if position < 0 {
+		position = 1 << 20
+	}
+	return time.Duration(position) * time.Minute, false
+}
+
+func describe(t bs.TriggerType, e *bs.Entry, now time.Time) string {
+	kind := string(t)
+	if kind == "" {
+		kind = e.Type
+		if kind == "" {
+			kind = "entry"
+		}
+	}
+	if e.Timestamp.IsZero() {
+		return kind + ", age unknown"
+	}
+	return fmt.Sprintf("%s, %s old", kind, round(now.Sub(e.Timestamp)))
+}
+
+func round(d time.Duration) string {
+	switch {
+	case d >= 48*time.Hour:
+		return fmt.Sprintf("%dd", int(d/(24*time.Hour)))
+	case d >= time.Hour:
+		return fmt.Sprintf("%dh", int(d/time.Hour))
+	case d >= time.Minute:
+		return fmt.Sprintf("%dm", int(d/time.Minute))
+	}
+	return fmt.Sprintf("%ds", int(d/time.Second))
+}
+
+// forcedCandidates returns, for an entry forced with `_extractable: true`
+// that Classify finds nothing in, every string value that is not part of
+// the envelope: top-level members other than ids, links, type tags and
+// "_"-prefixed bookkeeping, and inside "message" everything but role,
+// toolCallId, toolName, usage and the provider metadata.
+func forcedCandidates(e *bs.Entry) []bs.Candidate {
+	var out []bs.Candidate
+	for _, v := range e.Strings {
+		parts := strings.Split(v.Pointer[1:], "/")
+		top := parts[0]
+		if strings.HasPrefix(top, "_") || envelope[top] {
+			continue
+		}
+		if top == "message" && len(parts) > 1 && messageEnvelope[parts[1]] {
+			continue
+		}
+		if len(parts) > 2 && parts[len(parts)-1] == "type" {
+			continue
+		}
+		out = append(out, bs.Candidate{Value: v, Trigger: bs.TriggerAssistant})
+	}
+	return out
+}
+
+var envelope = map[string]bool{
+	"id": true, "parentId": true, "type": true, "timestamp": true, "time": true, "role": true,
+	"customType": true, "toolCallId": true, "toolName": true, "firstKeptEntryId": true,
+	"fromId": true, "targetId": true, "version": true, "cwd": true, "appendMode": true,
+}
+
+var messageEnvelope = map[string]bool{
+	"role": true, "toolCallId": true, "toolName": true, "usage": true, "api": true,
+	"provider": true, "model": true, "stopReason": true, "responseId": true,
+	"timestamp": true, "errorMessage": true, "customType": true,
+}
