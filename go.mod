@@ -11,4 +11,5 @@ require (
 require (
 	github.com/adhocore/gronx v1.20.4 // indirect
 	github.com/klauspost/compress v1.20.3 // indirect
+	pgregory.net/rapid v1.3.0 // indirect
 )

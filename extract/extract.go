@@ -37,6 +37,8 @@ type EntryResult struct {
 	Type  string   `json:"type"`
 	Keys  []string `json:"keys"`
 	Sizes []int    `json:"sizes_bytes"`
+	// BytesSaved is what the entry's line shrank by.
+	BytesSaved int64 `json:"bytes_saved"`
 }
 
 // Result reports one pass over one session.
@@ -200,9 +202,10 @@ func details(plan []planned) []EntryResult {
 	out := make([]EntryResult, 0, len(plan))
 	for _, p := range plan {
 		er := EntryResult{ID: p.id, Line: p.line, Type: string(p.trigger)}
-		for _, c := range p.cands {
+		for i, c := range p.cands {
 			er.Keys = append(er.Keys, c.Pointer)
 			er.Sizes = append(er.Sizes, c.Len())
+			er.BytesSaved += int64(c.Len() - len(p.repl[i]))
 		}
 		out = append(out, er)
 	}
