@@ -1,0 +1,394 @@
+package config
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/adhocore/gronx"
+
+	"github.com/brainsurgeon/brainsurgeon"
+	"github.com/brainsurgeon/brainsurgeon/duration"
+)
+
+// Dir is the name of the directory, beside the agents directory, that holds
+// BrainSurgeon's own files.
+const Dir = ".brainsurgeon"
+
+// FileName is the name of the config file inside [Dir].
+const FileName = "config.json"
+
+// MaxPreviewChars is the largest accepted value of Config.PreviewChars.
+const MaxPreviewChars = 10000
+
+// Retention scopes, the values accepted for Config.RetentionScope.
+const (
+	// ScopeAll lets retention delete every extracted value older than the
+	// retention period, even one that a placeholder still points to.
+	ScopeAll = "all"
+	// ScopeOrphans lets retention delete only the values that no live
+	// placeholder points to any more.
+	ScopeOrphans = "orphans"
+)
+
+// Trigger types, the values accepted in Config.TriggerTypes (design
+// decision 4).
+const (
+	// TriggerThinking selects assistant thinking blocks.
+	TriggerThinking = "thinking"
+	// TriggerToolResult selects tool result text and details and bash
+	// execution output.
+	TriggerToolResult = "tool_result"
+	// TriggerToolCall selects long string arguments of tool calls.
+	TriggerToolCall = "tool_call"
+	// TriggerImage selects whole image blocks.
+	TriggerImage = "image"
+	// TriggerAssistant selects the text of assistant messages.
+	TriggerAssistant = "assistant"
+	// TriggerUser selects the text of user messages.
+	TriggerUser = "user"
+	// TriggerSystem selects the text of system and custom messages.
+	TriggerSystem = "system"
+)
+
+// TriggerTypes returns every trigger type that Config.TriggerTypes may
+// hold, in a fixed order. The caller owns the returned slice.
+func TriggerTypes() []string {
+	return []string{TriggerThinking, TriggerToolResult, TriggerToolCall, TriggerImage,
+		TriggerAssistant, TriggerUser, TriggerSystem}
+}
+
+// Config is the runtime configuration of smart pruning, as stored in the
+// config file. The JSON name of each field is given by its tag; the file
+// lists the fields in the order below. The zero Config is not valid: start
+// from [Default].
+type Config struct {
+	// Enabled is the master switch of automatic pruning. It defaults to
+	// false: nothing rewrites a user's files until they opt in (design
+	// decision 10; the first design's default of true is not followed).
+	Enabled bool `json:"enabled"`
+	// KeepRecent is how many messages (entries that reach the model, on
+	// the active path, counted from the end) are never extracted (design
+	// decision 5). It defaults to 3 and must be 0 or more.
+	KeepRecent int `json:"keep_recent"`
+	// MinValueLength is the length in characters below which a value is
+	// not extracted. It defaults to 500 and must be 1 or more.
+	MinValueLength int `json:"min_value_length"`
+	// TriggerTypes lists the kinds of values that may be extracted; see
+	// [TriggerTypes] for the allowed ones. It defaults to thinking and
+	// tool_result. An empty list is valid and extracts nothing.
+	TriggerTypes []string `json:"trigger_types"`
+	// AgeThresholdHours protects entries younger than this many hours from
+	// extraction; 0 means no protection by age. It defaults to 24 and must
+	// be 0 or more.
+	AgeThresholdHours float64 `json:"age_threshold_hours"`
+	// ScanIntervalSeconds is how often the daemon looks for changed
+	// sessions. It defaults to 30 and must be 1 or more.
+	ScanIntervalSeconds int `json:"scan_interval_seconds"`
+	// AutoCron is the cron expression of automatic pruning runs. It
+	// defaults to "*/2 * * * *" (every two minutes). Five to seven fields
+	// (seconds and years optional) and tags such as "@daily" are accepted.
+	AutoCron string `json:"auto_cron"`
+	// Retention is how long extracted values are kept, as parsed by
+	// [duration.Parse] (30m to 52w). It defaults to "24h".
+	Retention string `json:"retention"`
+	// RetentionCron is the cron expression of retention runs. It defaults
+	// to "0 */6 * * *" (every six hours).
+	RetentionCron string `json:"retention_cron"`
+	// RetentionScope says which expired values retention may delete:
+	// [ScopeAll] (the default) or [ScopeOrphans].
+	RetentionScope string `json:"retention_scope"`
+	// KeepPurgeControlCalls keeps the agent's restore calls verbatim in the
+	// transcript instead of redacting them (design decision 7). It defaults
+	// to false. When decoding, the first design's name
+	// keep_restore_remote_calls is accepted as well.
+	KeepPurgeControlCalls bool `json:"keep_purge_control_calls"`
+	// KeepAfterRestoreSeconds protects a restored entry from being
+	// extracted again for this many seconds. It defaults to 600 and must be
+	// 0 or more.
+	KeepAfterRestoreSeconds int `json:"keep_after_restore_seconds"`
+	// IdleSeconds is how long a session must have been left alone before
+	// it is edited, the usual prompt-cache lifetime (design decisions 6 and
+	// 15). It defaults to 300 and must be 0 or more.
+	IdleSeconds int `json:"idle_seconds"`
+	// MinSavingTokens is the smallest saving, in tokens, for which a
+	// pruning pass edits a session (design decision 15). It defaults to
+	// 2000 and must be 0 or more.
+	MinSavingTokens int `json:"min_saving_tokens"`
+	// PreviewChars is how many characters of an extracted value are kept
+	// before its placeholder; 0 (the default) keeps none. It must be
+	// between 0 and [MaxPreviewChars].
+	PreviewChars int `json:"preview_chars"`
+	// LastRunAt is when the last automatic pruning run finished, or nil
+	// (the default) if none has.
+	LastRunAt *time.Time `json:"last_run_at"`
+	// LastRetentionRunAt is when the last retention run finished, or nil
+	// (the default) if none has.
+	LastRetentionRunAt *time.Time `json:"last_retention_run_at"`
+}
+
+// Default returns the default configuration. Each call returns a new
+// TriggerTypes slice, which the caller owns.
+func Default() Config {
+	return Config{
+		Enabled:                 false,
+		KeepRecent:              3,
+		MinValueLength:          500,
+		TriggerTypes:            []string{TriggerThinking, TriggerToolResult},
+		AgeThresholdHours:       24,
+		ScanIntervalSeconds:     30,
+		AutoCron:                "*/2 * * * *",
+		Retention:               "24h",
+		RetentionCron:           "0 */6 * * *",
+		RetentionScope:          ScopeAll,
+		KeepPurgeControlCalls:   false,
+		KeepAfterRestoreSeconds: 600,
+		IdleSeconds:             300,
+		MinSavingTokens:         2000,
+		PreviewChars:            0,
+	}
+}
+
+// Path returns the path of the config file that belongs to the agents
+// directory agentsDir: ".brainsurgeon/config.json" in the parent of
+// agentsDir. A trailing separator on agentsDir is ignored. Path does no
+// I/O and does not check agentsDir.
+func Path(agentsDir string) string {
+	return filepath.Join(filepath.Dir(filepath.Clean(agentsDir)), Dir, FileName)
+}
+
+// RetentionDuration returns Retention parsed by [duration.Parse]. The error,
+// if any, wraps duration.ErrSyntax or duration.ErrRange.
+func (c Config) RetentionDuration() (time.Duration, error) {
+	d, err := duration.Parse(c.Retention)
+	if err != nil {
+		return 0, fmt.Errorf("retention: %w", err)
+	}
+	return d, nil
+}
+
+// KeepAfterRestore returns KeepAfterRestoreSeconds as a duration. A
+// negative value gives 0; a value too large for a time.Duration gives the
+// largest duration.
+func (c Config) KeepAfterRestore() time.Duration { return seconds(c.KeepAfterRestoreSeconds) }
+
+// Idle returns IdleSeconds as a duration. A negative value gives 0; a value
+// too large for a time.Duration gives the largest duration.
+func (c Config) Idle() time.Duration { return seconds(c.IdleSeconds) }
+
+// ScanInterval returns ScanIntervalSeconds as a duration. A negative value
+// gives 0; a value too large for a time.Duration gives the largest
+// duration.
+func (c Config) ScanInterval() time.Duration { return seconds(c.ScanIntervalSeconds) }
+
+// AgeThreshold returns AgeThresholdHours as a duration, rounded down to
+// the nanosecond; 0 means no protection by age. A negative or NaN value
+// gives 0; a value too large for a time.Duration gives the largest
+// duration.
+func (c Config) AgeThreshold() time.Duration {
+	h := c.AgeThresholdHours
+	switch {
+	case !(h > 0): // also NaN
+		return 0
+	case h*float64(time.Hour) >= math.MaxInt64:
+		return math.MaxInt64
+	}
+	return time.Duration(h * float64(time.Hour))
+}
+
+// HasTrigger reports whether TriggerTypes lists the trigger type t. The
+// comparison is exact.
+func (c Config) HasTrigger(t string) bool { return slices.Contains(c.TriggerTypes, t) }
+
+// seconds converts n seconds to a duration, saturating instead of
+// overflowing.
+func seconds(n int) time.Duration {
+	switch {
+	case n <= 0:
+		return 0
+	case int64(n) > math.MaxInt64/int64(time.Second):
+		return math.MaxInt64
+	}
+	return time.Duration(n) * time.Second
+}
+
+// MarshalJSON encodes c as a JSON object with the fields in the documented
+// order. A nil TriggerTypes is written as an empty list, never as null.
+func (c Config) MarshalJSON() ([]byte, error) {
+	return c.encode("")
+}
+
+// encode renders c as JSON, indented by indent when it is not empty, without
+// a trailing newline.
+func (c Config) encode(indent string) ([]byte, error) {
+	type plain Config // drops the methods, so no recursion
+	p := plain(c)
+	if p.TriggerTypes == nil {
+		p.TriggerTypes = []string{}
+	}
+	return marshal(p, indent)
+}
+
+// marshal encodes v as JSON without escaping '<', '>' and '&', indented by
+// indent when it is not empty, without a trailing newline.
+func marshal(v any, indent string) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if indent != "" {
+		enc.SetIndent("", indent)
+	}
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
+}
+
+// FieldError describes one invalid field of a Config.
+type FieldError struct {
+	// Field is the JSON name of the field, such as "keep_recent". When an
+	// unknown field is sent to Merge, it is that field's name.
+	Field string
+	// Message says what was expected and what was found, such as
+	// "must be 0 or more, got -1".
+	Message string
+}
+
+// Error returns "field: message".
+func (e FieldError) Error() string { return e.Field + ": " + e.Message }
+
+// ValidationError reports every invalid field of a Config. It is returned by
+// Validate, Decode, Load, Merge and Save (wrapped by the last two and by
+// Load), and wraps [brainsurgeon.ErrInvalid].
+type ValidationError struct {
+	// Errors holds one FieldError per bad field, in field order, followed
+	// by unknown fields sent to Merge in the order they were sent. It is
+	// never empty.
+	Errors []FieldError
+}
+
+// Error joins the field errors with "; ", as in
+// "keep_recent: must be 0 or more, got -1; retention_scope: must be "all" or "orphans", got "none"".
+func (e *ValidationError) Error() string {
+	parts := make([]string, len(e.Errors))
+	for i, fe := range e.Errors {
+		parts[i] = fe.Error()
+	}
+	return strings.Join(parts, "; ")
+}
+
+// Unwrap returns [brainsurgeon.ErrInvalid].
+func (e *ValidationError) Unwrap() error { return brainsurgeon.ErrInvalid }
+
+// Field returns the message about the field with the given JSON name and
+// whether there is one.
+func (e *ValidationError) Field(name string) (string, bool) {
+	for _, fe := range e.Errors {
+		if fe.Field == name {
+			return fe.Message, true
+		}
+	}
+	return "", false
+}
+
+// Validate checks every field of c. It returns nil if c is valid and
+// otherwise a *ValidationError with one FieldError per bad field, in field
+// order.
+func (c Config) Validate() error {
+	return c.problems(nil, nil)
+}
+
+// problems validates c. Fields that have an entry in typeErrs (indexed like
+// fields) report that entry instead of being checked; extra errors go last.
+func (c *Config) problems(typeErrs map[int]FieldError, extra []FieldError) error {
+	var errs []FieldError
+	for i, f := range fields {
+		if te, ok := typeErrs[i]; ok {
+			errs = append(errs, te)
+			continue
+		}
+		if f.check == nil {
+			continue
+		}
+		if msg := f.check(c); msg != "" {
+			errs = append(errs, FieldError{Field: f.name, Message: msg})
+		}
+	}
+	errs = append(errs, extra...)
+	if len(errs) == 0 {
+		return nil
+	}
+	return &ValidationError{Errors: errs}
+}
+
+// atLeast returns the message for an integer below min, or "".
+func atLeast(v, min int) string {
+	if v < min {
+		return fmt.Sprintf("must be %d or more, got %d", min, v)
+	}
+	return ""
+}
+
+// checkTriggers returns the message for unknown trigger types, or "".
+func checkTriggers(types []string) string {
+	allowed := TriggerTypes()
+	var bad []string
+	for _, t := range types {
+		if !slices.Contains(allowed, t) {
+			bad = append(bad, strconv.Quote(t))
+		}
+	}
+	switch len(bad) {
+	case 0:
+		return ""
+	case 1:
+		return fmt.Sprintf("unknown trigger type %s (allowed: %s)", bad[0], strings.Join(allowed, ", "))
+	}
+	return fmt.Sprintf("unknown trigger types %s (allowed: %s)", strings.Join(bad, ", "), strings.Join(allowed, ", "))
+}
+
+// checkCron returns the message for an invalid cron expression, or "".
+func checkCron(expr, example string) string {
+	if validCron(expr) {
+		return ""
+	}
+	return fmt.Sprintf("must be a cron expression such as %q, got %q", example, expr)
+}
+
+// validCron reports whether gronx accepts expr. gronx checks the items of a
+// comma-separated list only up to the first one that matches the current
+// time, so "0,99 * * * *" would pass at minute 0; each item of a list is
+// therefore also checked on its own, which makes the answer independent of
+// the time of day.
+func validCron(expr string) bool {
+	g := gronx.New()
+	if !g.IsValid(expr) {
+		return false
+	}
+	segs, err := gronx.Segments(expr)
+	if err != nil {
+		return false
+	}
+	for i, seg := range segs {
+		if !strings.Contains(seg, ",") {
+			continue
+		}
+		for _, item := range strings.Split(seg, ",") {
+			one := slices.Clone(segs)
+			one[i] = item
+			if !g.IsValid(strings.Join(one, " ")) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// formatFloat renders f the way JSON would.
+func formatFloat(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }

@@ -1,0 +1,180 @@
+package config
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"syscall"
+
+	"github.com/brainsurgeon/brainsurgeon"
+)
+
+// MaxFileSize is the largest config file that Load reads, 1 MiB; a real one
+// is well under 1 KiB.
+const MaxFileSize = 1 << 20
+
+// Load reads the config file of the agents directory agentsDir (see
+// [Path]) and decodes it with [Decode], which fills missing fields with
+// their defaults and logs each one as an upgrade. A nil log discards.
+//
+// A missing file is not an error: Load returns [Default] and does not
+// create the file, since creating it is the daemon's job. Load never
+// writes, not even when fields were added by the upgrade; a caller that
+// wants them on disk (the daemon at start-up does) calls [Save] with the
+// returned config.
+//
+// Errors are wrapped with the file's path. A file that fails validation
+// gives a *ValidationError (find it with errors.As) together with the
+// decoded config, as Decode does; a file that is not a JSON object, an
+// empty agentsDir or a file larger than [MaxFileSize] gives an error
+// wrapping brainsurgeon.ErrInvalid and the zero Config. Load returns
+// ctx.Err() if ctx is already done.
+func Load(ctx context.Context, agentsDir string, log brainsurgeon.Logger) (Config, error) {
+	log = brainsurgeon.LoggerOrDiscard(log)
+	if err := ctx.Err(); err != nil {
+		return Config{}, err
+	}
+	if agentsDir == "" {
+		return Config{}, fmt.Errorf("load config: no agents dir given: %w", brainsurgeon.ErrInvalid)
+	}
+	path := Path(agentsDir)
+	data, err := readFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		log.Debug("no config file, using the defaults", "path", path)
+		return Default(), nil
+	}
+	if err != nil {
+		return Config{}, fmt.Errorf("load config %s: %w", path, err)
+	}
+	c, _, err := Decode(data, log)
+	if err != nil {
+		return c, fmt.Errorf("load config %s: %w", path, err)
+	}
+	return c, nil
+}
+
+// readFile reads a regular file of at most MaxFileSize bytes.
+func readFile(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("not a regular file (%s): %w", fi.Mode().Type(), brainsurgeon.ErrInvalid)
+	}
+	data, err := io.ReadAll(io.LimitReader(f, MaxFileSize+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(data) > MaxFileSize {
+		return nil, fmt.Errorf("file is larger than %d bytes: %w", MaxFileSize, brainsurgeon.ErrInvalid)
+	}
+	return data, nil
+}
+
+// Save validates c and writes it to the config file of the agents directory
+// agentsDir (see [Path]) as pretty JSON: two-space indent, the fields in
+// the documented order, a trailing newline. Unknown fields that the file
+// held before are not kept.
+//
+// The write is atomic: the directory ".brainsurgeon" is created with mode
+// 0700 if it is missing (its parent must exist), the JSON goes to a temp
+// file of mode 0600 in that directory, which is synced and renamed over
+// config.json, and the directory is synced. A reader sees either the old
+// file or the new one, never a mix; after a crash there may be a leftover
+// temp file named ".config.json.tmp-*", never a partial config.json.
+//
+// If c is invalid, Save writes nothing and returns the *ValidationError
+// wrapped; an empty agentsDir gives an error wrapping
+// brainsurgeon.ErrInvalid. Concurrent Saves do not corrupt the file; the
+// last rename wins.
+func Save(agentsDir string, c Config) error {
+	if agentsDir == "" {
+		return fmt.Errorf("save config: no agents dir given: %w", brainsurgeon.ErrInvalid)
+	}
+	if err := c.Validate(); err != nil {
+		return fmt.Errorf("save config: %w", err)
+	}
+	data, err := c.encode("  ")
+	if err != nil {
+		return fmt.Errorf("save config: %w", err)
+	}
+	data = append(data, '\n')
+	path := Path(agentsDir)
+	if err := writeAtomic(path, data); err != nil {
+		return fmt.Errorf("save config %s: %w", path, err)
+	}
+	return nil
+}
+
+// writeAtomic replaces path with data through a synced temp file in the
+// same directory, creating the directory (mode 0700) if it is missing.
+func writeAtomic(path string, data []byte) error {
+	dir := filepath.Dir(path)
+	switch err := os.Mkdir(dir, 0o700); {
+	case err == nil:
+		if err := syncDir(filepath.Dir(dir)); err != nil {
+			return fmt.Errorf("sync %s: %w", filepath.Dir(dir), err)
+		}
+	case errors.Is(err, fs.ErrExist):
+		fi, err := os.Stat(dir)
+		if err != nil {
+			return err
+		}
+		if !fi.IsDir() {
+			return fmt.Errorf("%s is not a directory: %w", dir, brainsurgeon.ErrInvalid)
+		}
+	default:
+		return err
+	}
+
+	tmp, err := os.CreateTemp(dir, "."+FileName+".tmp-*") // mode 0600
+	if err != nil {
+		return err
+	}
+	name := tmp.Name()
+	err = tmp.Chmod(0o600)
+	if err == nil {
+		_, err = tmp.Write(data)
+	}
+	if err == nil {
+		err = tmp.Sync()
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(name, path)
+	}
+	if err != nil {
+		os.Remove(name)
+		return err
+	}
+	if err := syncDir(dir); err != nil {
+		return fmt.Errorf("sync %s: %w", dir, err)
+	}
+	return nil
+}
+
+// syncDir fsyncs a directory so that a rename or a creation in it is
+// durable. File systems that cannot sync a directory (EINVAL) are accepted.
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	if err := d.Sync(); err != nil && !errors.Is(err, syscall.EINVAL) {
+		return err
+	}
+	return nil
+}
