@@ -46,6 +46,16 @@ type Record struct {
 	ExtractedAt time.Time `json:"extracted_at"`
 	// Values are the extracted values, sorted by path.
 	Values []StoredValue `json:"values"`
+	// Redactions hold the original bytes of the values of this entry that
+	// package restore replaced with a stub when it redacted a restore call
+	// (Trigger "redaction", Placeholder the stub's JSON text). Extraction
+	// never reads or changes them and a normal restore never puts them
+	// back; a pristine restore does.
+	Redactions []StoredValue `json:"redactions,omitempty"`
+	// Journal records the first change BrainSurgeon made to each of the
+	// entry's bookkeeping members ("_restored", "_redacted",
+	// "_extractable"), so that a pristine restore can undo it.
+	Journal []JournalItem `json:"journal,omitempty"`
 	// Legacy is true for a file written by the first BrainSurgeon
 	// ({"<key>": value, "__meta": {…}}). Its values carry no hash.
 	Legacy bool `json:"-"`
@@ -70,6 +80,24 @@ type StoredValue struct {
 	Placeholder string `json:"placeholder"`
 	// ExtractedAt is when the value was extracted.
 	ExtractedAt time.Time `json:"extracted_at"`
+}
+
+// JournalItem is the state of one member before BrainSurgeon first changed
+// it: absent, or its raw JSON value.
+type JournalItem struct {
+	// Path is the member's JSON Pointer ("/_restored",
+	// "/message/content/2/_redacted").
+	Path string `json:"path"`
+	// Absent is true when the member did not exist.
+	Absent bool `json:"absent,omitempty"`
+	// Raw is the member's previous raw JSON value when it is valid UTF-8;
+	// RawBase64 holds it otherwise.
+	Raw       string `json:"raw,omitempty"`
+	RawBase64 string `json:"raw_base64,omitempty"`
+	// Op names the operation that made the change ("restore", "redact",
+	// "set_extractable"); At is when.
+	Op string    `json:"op"`
+	At time.Time `json:"at"`
 }
 
 // NewStoredValue records raw (copied) as extracted at path.
