@@ -1,13 +1,18 @@
 package extract
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
 	"os"
+	"runtime"
+	"strings"
+	"sync"
 	"time"
 
 	bs "github.com/brainsurgeon/brainsurgeon"
+	"github.com/brainsurgeon/brainsurgeon/internal/hostfile"
 	"github.com/brainsurgeon/brainsurgeon/session"
 )
 
@@ -62,6 +67,11 @@ type Result struct {
 	Details []EntryResult `json:"details,omitempty"`
 	Counts  map[Code]int  `json:"decisions"`
 	Elapsed time.Duration `json:"elapsed_ns"`
+	// ReadTime, SideTime and WriteTime split Elapsed: deciding, writing
+	// and syncing the side files, and rewriting the transcript.
+	ReadTime  time.Duration `json:"read_ns"`
+	SideTime  time.Duration `json:"side_ns"`
+	WriteTime time.Duration `json:"write_ns"`
 }
 
 type planned struct {
@@ -72,6 +82,12 @@ type planned struct {
 	trigger bs.TriggerType
 	cands   []bs.Candidate
 	repl    [][]byte
+	reason  string
+	code    Code
+	// window is the entry's keep window; agedByPosition is set when its
+	// age must be estimated from its position.
+	window         int
+	agedByPosition bool
 }
 
 // Run makes one extraction pass over a session. It returns the result
@@ -83,43 +99,89 @@ func (x *Extractor) Run(ctx context.Context, ref bs.SessionRef) (*Result, error)
 	start := time.Now()
 	log := bs.LoggerOrDiscard(x.Logger)
 	now := bs.Now(x.Clock)
-	tr, err := session.Open(ctx, ref.Path, ref)
+	name := ref.String()
+	src, err := os.Open(ref.Path)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("extract %s: %w", name, err)
 	}
-	ref = tr.Ref()
-	res := &Result{Session: ref.String(), BytesBefore: tr.Version().Size, Counts: map[Code]int{}}
-	positions := tr.MessagePositions()
+	defer src.Close()
+	version, err := hostfile.FingerprintFile(src)
+	if err != nil {
+		return nil, fmt.Errorf("extract %s: %w", name, err)
+	}
+	res := &Result{Session: name, BytesBefore: version.Size, Counts: map[Code]int{}}
+
+	// One read: the index (for message positions) and the decisions. The
+	// keep window needs positions, which are known only at the end, so
+	// decisions are made as if the entry were old and re-checked then.
+	ix := session.NewIndexer(ref.Path)
+	rd := session.NewReader(io.NewSectionReader(src, 0, version.Size))
+	forceMark := []byte(`"_extractable"`)
 	var plan []planned
-	for e, err := range tr.Entries(ctx) {
-		if err != nil {
-			return nil, err
+	for rd.Next() {
+		if rd.Line()%1024 == 0 {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
 		}
+		// A line shorter than the minimum value length holds no value long
+		// enough, unless the entry forces its extraction: index it only.
+		raw := rd.Raw()
+		if len(raw) < x.Policy.MinValueLength+2 && !bytes.Contains(raw, forceMark) {
+			ix.Add(rd.LiteEntry(), rd.Terminated())
+			continue
+		}
+		e := rd.Entry()
+		ix.Add(e, rd.Terminated())
 		if e.Kind != bs.KindEntry {
 			continue
 		}
-		pos, ok := positions[e.Line]
-		if !ok {
-			pos = -1
-		}
-		d := Decide(e, pos, x.Policy, now)
-		res.Counts[d.Code]++
+		d := Decide(e, -1, x.Policy, now)
 		if !d.Extract {
-			if d.Code != CodeNothing && d.Code != CodeNotEntry {
-				log.Debug(d.Reason, "session", res.Session)
+			res.Counts[d.Code]++
+			if d.Code != CodeNothing {
+				log.Debug(d.Reason, "session", name)
 			}
 			continue
 		}
-		log.Debug(d.Reason, "session", res.Session)
-		p := planned{line: e.Line, offset: e.Offset, length: len(e.Raw), id: e.ID, trigger: d.Type, cands: d.Candidates}
-		for _, c := range d.Candidates {
-			r := replacement(e.Raw, c, e.ID, x.Policy.PreviewChars)
-			p.repl = append(p.repl, r)
-			res.BytesSaved += int64(c.Len() - len(r))
+		p := planned{line: e.Line, offset: e.Offset, length: len(e.Raw), id: e.ID, trigger: d.Type, cands: d.Candidates,
+			reason: d.Reason, code: d.Code, window: x.Policy.KeepRecent, agedByPosition: e.Timestamp.IsZero() && x.Policy.AgeThreshold > 0}
+		if ext := ParseExtractable(e.Extractable); ext.Set && !ext.Force && !ext.Never {
+			p.window = ext.Window
 		}
-		res.Values += len(d.Candidates)
+		for _, c := range d.Candidates {
+			p.repl = append(p.repl, replacement(e.Raw, c, e.ID, x.Policy.PreviewChars))
+		}
 		plan = append(plan, p)
 	}
+	if err := rd.Err(); err != nil {
+		return nil, fmt.Errorf("extract %s: %w", name, err)
+	}
+	tr := ix.Transcript(ref, version)
+	res.ReadTime = time.Since(start)
+	ref = tr.Ref() // with the session id taken from the file name if it had none
+	positions := tr.MessagePositions()
+	kept := plan[:0]
+	for _, p := range plan {
+		pos, ok := positions[p.line]
+		switch {
+		case ok && pos < p.window:
+			res.Counts[CodeTooRecent]++
+			log.Debug(fmt.Sprintf("Entry %s: %s → KEEP (message %d from the end, keep_recent %d)", p.id, p.trigger, pos, p.window), "session", name)
+			continue
+		case ok && p.agedByPosition && time.Duration(pos)*time.Minute < x.Policy.AgeThreshold:
+			res.Counts[CodeTooYoung]++
+			continue
+		}
+		res.Counts[p.code]++
+		log.Debug(p.reason, "session", name)
+		for i, c := range p.cands {
+			res.BytesSaved += int64(c.Len() - len(p.repl[i]))
+		}
+		res.Values += len(p.cands)
+		kept = append(kept, p)
+	}
+	plan = kept
 	res.Entries = len(plan)
 	res.BytesAfter = res.BytesBefore - res.BytesSaved
 	finish := func(r *Result) *Result { r.Elapsed = time.Since(start); return r }
@@ -129,7 +191,7 @@ func (x *Extractor) Run(ctx context.Context, ref bs.SessionRef) (*Result, error)
 	}
 	if tokens := res.BytesSaved / 4; tokens < int64(x.Policy.MinSavingTokens) {
 		res.Skipped = fmt.Sprintf("saving %d tokens is below min_saving_tokens %d", tokens, x.Policy.MinSavingTokens)
-		log.Debug("pass skipped", "session", res.Session, "reason", res.Skipped)
+		log.Debug("pass skipped", "session", name, "reason", res.Skipped)
 		return finish(res), nil
 	}
 	if x.DryRun {
@@ -139,63 +201,155 @@ func (x *Extractor) Run(ctx context.Context, ref bs.SessionRef) (*Result, error)
 	}
 
 	// Side files first, made durable before the transcript changes.
-	sideDir := SideDir(ref.Path, ref.ID)
-	sw := &SideWriter{CompressAbove: x.CompressAbove}
-	defer sw.Close()
-	f, err := os.Open(ref.Path)
+	t0 := time.Now()
+	edits, sideBytes, err := x.writeSideFiles(ctx, src, ref, name, plan, now, log)
 	if err != nil {
-		return nil, fmt.Errorf("extract %s: %w", res.Session, err)
+		return nil, err
 	}
-	defer f.Close()
-	var buf []byte
-	edits := make([]bs.Edit, 0, len(plan))
-	for _, p := range plan {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		if cap(buf) < p.length {
-			buf = make([]byte, p.length)
-		}
-		raw := buf[:p.length]
-		if _, err := f.ReadAt(raw, p.offset); err != nil && err != io.EOF {
-			return nil, fmt.Errorf("extract %s: read line %d: %w", res.Session, p.line, err)
-		}
-		rec := &Record{Session: res.Session, EntryID: p.id}
-		if old, _, err := ReadRecord(sideDir, p.id); err == nil && !old.Legacy {
-			rec = old
-		}
-		rec.TriggerType, rec.ExtractedAt = string(p.trigger), now.UTC()
-		edit := bs.Edit{Line: p.line, ID: p.id}
-		keys := make([]string, 0, len(p.cands))
-		sizes := make([]int, 0, len(p.cands))
-		for i, c := range p.cands {
-			rec.Put(NewStoredValue(c.Pointer, c.Trigger, c.Block, raw[c.Start:c.End], p.repl[i], now))
-			edit.Splices = append(edit.Splices, bs.Splice{Start: c.Start, End: c.End, With: p.repl[i]})
-			keys = append(keys, c.Pointer)
-			sizes = append(sizes, c.Len())
-		}
-		_, n, err := sw.Write(sideDir, rec)
-		if err != nil {
-			return nil, fmt.Errorf("extract %s: entry %s: %w", res.Session, p.id, err)
-		}
-		res.SideBytes += n
-		edits = append(edits, edit)
-		log.Debug("extracted", "entry_id", p.id, "keys", keys, "sizes_bytes", sizes, "session", res.Session)
-	}
-	if err := sw.Sync(); err != nil {
-		return nil, fmt.Errorf("extract %s: %w", res.Session, err)
-	}
-	if err := x.Editor.Rewrite(ctx, ref, tr.Version(), edits); err != nil {
+	res.SideBytes = sideBytes
+	res.SideTime = time.Since(t0)
+	t0 = time.Now()
+	err = x.Editor.Rewrite(ctx, ref, version, edits)
+	res.WriteTime = time.Since(t0)
+	if err != nil {
 		res.Skipped = err.Error()
-		return finish(res), fmt.Errorf("extract %s: %w", res.Session, err)
+		return finish(res), fmt.Errorf("extract %s: %w", name, err)
 	}
 	res.Written = true
 	res.Details = details(plan)
 	if st, err := os.Stat(ref.Path); err == nil {
 		res.BytesAfter = st.Size()
 	}
-	log.Info("extraction pass", "session", res.Session, "entries", res.Entries, "values", res.Values, "bytes_saved", res.BytesSaved)
+	log.Info("extraction pass", "session", name, "entries", res.Entries, "values", res.Values, "bytes_saved", res.BytesSaved)
 	return finish(res), nil
+}
+
+// sideJob is one entry's side file to write.
+type sideJob struct {
+	p   *planned
+	raw []byte
+}
+
+// writeSideFiles writes the side file of every planned entry, with the
+// encoding and compression spread over the CPUs (lines are read in order
+// and at most a few are held at once), makes them durable and returns the
+// transcript edits.
+func (x *Extractor) writeSideFiles(ctx context.Context, src *os.File, ref bs.SessionRef, name string, plan []planned, now time.Time, log bs.Logger) ([]bs.Edit, int64, error) {
+	sideDir := SideDir(ref.Path, ref.ID)
+	if err := os.MkdirAll(sideDir, 0o700); err != nil {
+		return nil, 0, fmt.Errorf("extract %s: create side dir: %w", name, err)
+	}
+	// Earlier side files of these entries (a value extracted by an earlier
+	// pass, or an orphan of a pass whose rewrite failed) are merged; list
+	// them once instead of probing for each entry.
+	existing := map[string]bool{}
+	if des, err := os.ReadDir(sideDir); err == nil {
+		for _, de := range des {
+			n := de.Name()
+			n = strings.TrimSuffix(strings.TrimSuffix(n, ".zst"), ".json")
+			existing[n] = true
+		}
+	}
+	workers := runtime.GOMAXPROCS(0)
+	if workers > 4 {
+		workers = 4
+	}
+	jobs := make(chan sideJob, workers)
+	var (
+		mu        sync.Mutex
+		firstErr  error
+		sideBytes int64
+		wg        sync.WaitGroup
+		writers   = make([]*SideWriter, workers)
+	)
+	fail := func(err error) {
+		mu.Lock()
+		if firstErr == nil {
+			firstErr = err
+		}
+		mu.Unlock()
+	}
+	for w := 0; w < workers; w++ {
+		sw := &SideWriter{CompressAbove: x.CompressAbove, dirs: map[string]bool{sideDir: true}}
+		writers[w] = sw
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := range jobs {
+				p := j.p
+				rec := &Record{Session: name, EntryID: p.id}
+				if existing[p.id] {
+					if old, _, err := ReadRecord(sideDir, p.id); err == nil && !old.Legacy {
+						rec = old
+					}
+				}
+				rec.TriggerType, rec.ExtractedAt = string(p.trigger), now.UTC()
+				for i, c := range p.cands {
+					rec.Put(NewStoredValue(c.Pointer, c.Trigger, c.Block, j.raw[c.Start:c.End], p.repl[i], now))
+				}
+				_, n, err := sw.Write(sideDir, rec)
+				if err != nil {
+					fail(fmt.Errorf("extract %s: entry %s: %w", name, p.id, err))
+					continue
+				}
+				mu.Lock()
+				sideBytes += n
+				mu.Unlock()
+				log.Debug("extracted", "entry_id", p.id, "keys", p.keys(), "sizes_bytes", p.sizes(), "session", name)
+			}
+		}()
+	}
+	edits := make([]bs.Edit, 0, len(plan))
+	var readErr error
+	for i := range plan {
+		p := &plan[i]
+		if err := ctx.Err(); err != nil {
+			readErr = err
+			break
+		}
+		raw := make([]byte, p.length)
+		if _, err := src.ReadAt(raw, p.offset); err != nil && err != io.EOF {
+			readErr = fmt.Errorf("extract %s: read line %d: %w", name, p.line, err)
+			break
+		}
+		edit := bs.Edit{Line: p.line, ID: p.id}
+		for k, c := range p.cands {
+			edit.Splices = append(edit.Splices, bs.Splice{Start: c.Start, End: c.End, With: p.repl[k]})
+		}
+		edits = append(edits, edit)
+		jobs <- sideJob{p: p, raw: raw}
+	}
+	close(jobs)
+	wg.Wait()
+	for _, sw := range writers {
+		sw.Close()
+	}
+	if readErr != nil {
+		return nil, 0, readErr
+	}
+	if firstErr != nil {
+		return nil, 0, firstErr
+	}
+	if err := writers[0].Sync(); err != nil {
+		return nil, 0, fmt.Errorf("extract %s: %w", name, err)
+	}
+	return edits, sideBytes, nil
+}
+
+func (p *planned) keys() []string {
+	out := make([]string, len(p.cands))
+	for i, c := range p.cands {
+		out[i] = c.Pointer
+	}
+	return out
+}
+
+func (p *planned) sizes() []int {
+	out := make([]int, len(p.cands))
+	for i, c := range p.cands {
+		out[i] = c.Len()
+	}
+	return out
 }
 
 func details(plan []planned) []EntryResult {

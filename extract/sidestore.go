@@ -13,9 +13,12 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/klauspost/compress/zstd"
 	"golang.org/x/sys/unix"
@@ -71,8 +74,8 @@ type StoredValue struct {
 	Block bool `json:"block,omitempty"`
 	// Raw is the value's original JSON text, byte for byte, when it is
 	// valid UTF-8; RawBase64 holds it otherwise.
-	Raw       string `json:"raw,omitempty"`
-	RawBase64 string `json:"raw_base64,omitempty"`
+	Raw       json.RawMessage `json:"raw,omitempty"`
+	RawBase64 string          `json:"raw_base64,omitempty"`
 	// SHA256 is the hex sha256 of the original bytes; Size their length.
 	SHA256 string `json:"sha256"`
 	Size   int    `json:"size"`
@@ -92,8 +95,8 @@ type JournalItem struct {
 	Absent bool `json:"absent,omitempty"`
 	// Raw is the member's previous raw JSON value when it is valid UTF-8;
 	// RawBase64 holds it otherwise.
-	Raw       string `json:"raw,omitempty"`
-	RawBase64 string `json:"raw_base64,omitempty"`
+	Raw       json.RawMessage `json:"raw,omitempty"`
+	RawBase64 string          `json:"raw_base64,omitempty"`
 	// Op names the operation that made the change ("restore", "redact",
 	// "set_extractable"); At is when.
 	Op string    `json:"op"`
@@ -105,8 +108,10 @@ func NewStoredValue(path string, trigger bs.TriggerType, block bool, raw, placeh
 	sum := sha256.Sum256(raw)
 	v := StoredValue{Path: path, Trigger: string(trigger), Block: block, SHA256: hex.EncodeToString(sum[:]),
 		Size: len(raw), Placeholder: string(placeholder), ExtractedAt: at.UTC()}
-	if utf8.Valid(raw) {
-		v.Raw = string(raw)
+	if utf8.Valid(raw) && len(raw) > 0 {
+		// The raw JSON value is stored as it is (not as a string holding
+		// it): byte-exact, no escaping cost, and readable with jq.
+		v.Raw = bytes.Clone(raw)
 	} else {
 		v.RawBase64 = base64.StdEncoding.EncodeToString(raw)
 	}
@@ -261,7 +266,7 @@ func decodeRecord(data []byte) (*Record, error) {
 		if err := json.Compact(&buf, v); err != nil {
 			return nil, err
 		}
-		r.Values = append(r.Values, StoredValue{Path: "/" + escapePointer(k), Trigger: r.TriggerType, Raw: buf.String(), Size: buf.Len()})
+		r.Values = append(r.Values, StoredValue{Path: "/" + escapePointer(k), Trigger: r.TriggerType, Raw: json.RawMessage(buf.Bytes()), Size: buf.Len()})
 	}
 	sort.Slice(r.Values, func(i, j int) bool { return r.Values[i].Path < r.Values[j].Path })
 	return r, nil
@@ -299,13 +304,10 @@ func (w *SideWriter) Write(dir string, rec *Record) (path string, size int64, er
 		w.dirs[dir] = true
 	}
 	rec.Format = Format
-	w.buf.Reset()
-	enc := json.NewEncoder(&w.buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(rec); err != nil {
+	data, err := w.encode(rec)
+	if err != nil {
 		return "", 0, fmt.Errorf("encode side file: %w", err)
 	}
-	data := w.buf.Bytes()
 	limit := w.CompressAbove
 	if limit == 0 {
 		limit = 4096
@@ -384,4 +386,75 @@ func randHex() string {
 	var b [6]byte
 	_, _ = rand.Read(b[:])
 	return hex.EncodeToString(b[:])
+}
+
+// encode renders rec as one JSON line. The values, which hold nearly all
+// the bytes, are written by hand so that their raw JSON goes out verbatim;
+// encoding/json would scan and re-check every byte of them.
+func (w *SideWriter) encode(rec *Record) ([]byte, error) {
+	meta := *rec
+	meta.Values = nil
+	w.buf.Reset()
+	enc := json.NewEncoder(&w.buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(&meta); err != nil {
+		return nil, err
+	}
+	head := w.buf.Bytes()
+	const marker = `"values":null`
+	i := bytes.Index(head, []byte(marker))
+	if i < 0 {
+		return nil, fmt.Errorf("no values member in %q", head)
+	}
+	size := len(head)
+	for _, v := range rec.Values {
+		size += len(v.Raw) + len(v.RawBase64) + len(v.Placeholder) + len(v.Path) + 200
+	}
+	out := make([]byte, 0, size)
+	out = append(out, head[:i]...)
+	out = append(out, `"values":[`...)
+	for k, v := range rec.Values {
+		if k > 0 {
+			out = append(out, ',')
+		}
+		out = appendValue(out, v)
+	}
+	out = append(out, ']')
+	out = append(out, head[i+len(marker):]...)
+	return out, nil
+}
+
+func appendString(b []byte, s string) []byte {
+	out, err := jsontext.AppendQuote(b, s)
+	if err != nil {
+		out, _ = jsontext.AppendQuote(b, strings.ToValidUTF8(s, "\uFFFD"))
+	}
+	return out
+}
+
+func appendValue(b []byte, v StoredValue) []byte {
+	b = append(b, `{"path":`...)
+	b = appendString(b, v.Path)
+	b = append(b, `,"trigger":`...)
+	b = appendString(b, v.Trigger)
+	if v.Block {
+		b = append(b, `,"block":true`...)
+	}
+	if len(v.Raw) > 0 {
+		b = append(b, `,"raw":`...)
+		b = append(b, v.Raw...)
+	}
+	if v.RawBase64 != "" {
+		b = append(b, `,"raw_base64":`...)
+		b = appendString(b, v.RawBase64)
+	}
+	b = append(b, `,"sha256":`...)
+	b = appendString(b, v.SHA256)
+	b = append(b, `,"size":`...)
+	b = strconv.AppendInt(b, int64(v.Size), 10)
+	b = append(b, `,"placeholder":`...)
+	b = appendString(b, v.Placeholder)
+	b = append(b, `,"extracted_at":`...)
+	b = appendString(b, v.ExtractedAt.UTC().Format(time.RFC3339Nano))
+	return append(b, '}')
 }

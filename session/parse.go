@@ -37,10 +37,11 @@ type frame struct {
 }
 
 type parser struct {
-	dec    *jsontext.Decoder
-	buf    bytes.Buffer
-	frames []frame
-	ptr    []byte
+	noStrings bool
+	dec       *jsontext.Decoder
+	buf       bytes.Buffer
+	frames    []frame
+	ptr       []byte
 }
 
 var parserPool = sync.Pool{New: func() any {
@@ -53,6 +54,12 @@ var parserPool = sync.Pool{New: func() any {
 // object yields an entry of kind KindMalformed whose Err wraps
 // brainsurgeon.ErrMalformed; ParseEntry never fails otherwise.
 func ParseEntry(raw []byte, line int, offset int64) *bs.Entry {
+	return parseEntry(raw, line, offset, true)
+}
+
+// parseEntry is ParseEntry; withStrings false skips building Strings (the
+// index of a transcript does not need them).
+func parseEntry(raw []byte, line int, offset int64, withStrings bool) *bs.Entry {
 	e := &bs.Entry{Line: line, Offset: offset, Raw: raw}
 	if len(bytes.TrimSpace(raw)) == 0 {
 		e.Kind = bs.KindBlank
@@ -60,6 +67,7 @@ func ParseEntry(raw []byte, line int, offset int64) *bs.Entry {
 	}
 	p := parserPool.Get().(*parser)
 	defer parserPool.Put(p)
+	p.noStrings = !withStrings
 	if err := p.parse(e); err != nil {
 		*e = bs.Entry{Line: line, Offset: offset, Raw: raw, Kind: bs.KindMalformed,
 			Err: fmt.Errorf("%w: %v", bs.ErrMalformed, err)}
@@ -216,7 +224,7 @@ func (p *parser) parse(e *bs.Entry) error {
 		}
 		end := int(dec.InputOffset())
 		start := end - len(val)
-		if kind == '"' {
+		if kind == '"' && !p.noStrings {
 			e.Strings = append(e.Strings, bs.Value{Pointer: p.pointer(), Start: start, End: end})
 		}
 		depth := len(p.frames)

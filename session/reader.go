@@ -174,6 +174,16 @@ func (r *Reader) Entry() *bs.Entry {
 	return r.entry
 }
 
+// LiteEntry returns the current line's parsed view without its Strings
+// (cheaper when only the envelope is needed, as for an index). It is not
+// cached; like Raw it is valid until the next call to Next.
+func (r *Reader) LiteEntry() *bs.Entry {
+	if r.parsed {
+		return r.entry
+	}
+	return parseEntry(r.raw, r.line, r.offset, false)
+}
+
 // lineError wraps a malformed entry's error with the path and line number.
 func lineError(path string, e *bs.Entry) *bs.LineError {
 	return &bs.LineError{Path: path, Line: e.Line, Err: e.Err}

@@ -174,58 +174,15 @@ type extras struct {
 }
 
 func read(ctx context.Context, r io.Reader, path string) (*Transcript, error) {
-	t := &Transcript{byID: make(map[string]int), leaf: -1, terminated: true}
+	ix := NewIndexer(path)
 	rd := NewReader(r)
-	sawEntry := false
 	for rd.Next() {
 		if rd.Line()%1024 == 0 {
 			if err := ctx.Err(); err != nil {
 				return nil, err
 			}
 		}
-		e := rd.Entry()
-		n := Node{Line: e.Line, Offset: e.Offset, Len: len(e.Raw), Kind: e.Kind, Err: e.Err,
-			Type: e.Type, ID: e.ID, ParentID: e.ParentID, Role: e.Role, CustomType: e.CustomType,
-			Timestamp: e.Timestamp, FirstKeptIndex: -1}
-		if len(e.Blocks) > 0 {
-			n.BlockTypes = make([]string, len(e.Blocks))
-			for i, b := range e.Blocks {
-				n.BlockTypes[i] = b.Type
-			}
-		}
-		if e.Kind == bs.KindMalformed && path != "" {
-			n.Err = lineError(path, e)
-		}
-		needExtras := e.Kind == bs.KindHeader || e.Type == "compaction" || e.Type == "leaf" || containsAppendMode(e.Raw)
-		if needExtras && e.Kind != bs.KindMalformed {
-			var x extras
-			if err := json.Unmarshal(e.Raw, &x); err == nil {
-				if x.FirstKeptEntryID != nil {
-					n.FirstKept = *x.FirstKeptEntryID
-				}
-				if x.FirstKeptEntryIndex != nil {
-					n.FirstKeptIndex = *x.FirstKeptEntryIndex
-				}
-				if x.TargetID != nil {
-					n.Target = *x.TargetID
-				}
-				n.Side = x.AppendMode == "side"
-				if e.Kind == bs.KindHeader && t.header.Line == 0 && !sawEntry {
-					t.header = Header{Line: e.Line, Version: 1, Cwd: x.Cwd, ParentSession: x.ParentSession, Timestamp: e.Timestamp}
-					if x.Version != nil {
-						t.header.Version = *x.Version
-					}
-					if x.ID != nil {
-						t.header.ID = *x.ID
-					}
-				}
-			}
-		}
-		if e.Kind == bs.KindEntry {
-			sawEntry = true
-		}
-		t.terminated = rd.Terminated()
-		t.nodes = append(t.nodes, n)
+		ix.Add(rd.LiteEntry(), rd.Terminated())
 	}
 	if err := rd.Err(); err != nil {
 		if path != "" {
@@ -233,8 +190,83 @@ func read(ctx context.Context, r io.Reader, path string) (*Transcript, error) {
 		}
 		return nil, fmt.Errorf("read transcript: %w", err)
 	}
+	return ix.Transcript(bs.SessionRef{Path: path}, bs.Version{}), nil
+}
+
+// Indexer builds a Transcript from entries fed in file order. It lets a
+// caller that streams a transcript for its own purpose (an extraction pass)
+// get the index from the same read.
+type Indexer struct {
+	t        *Transcript
+	path     string
+	sawEntry bool
+}
+
+// NewIndexer returns an Indexer; path is used in malformed-line errors.
+func NewIndexer(path string) *Indexer {
+	return &Indexer{t: &Transcript{byID: make(map[string]int), leaf: -1, terminated: true}, path: path}
+}
+
+// Add records the next line. e may be a full or a lite entry (its Strings
+// are not used); terminated tells whether the line ended with "\n".
+func (ix *Indexer) Add(e *bs.Entry, terminated bool) {
+	t := ix.t
+	n := Node{Line: e.Line, Offset: e.Offset, Len: len(e.Raw), Kind: e.Kind, Err: e.Err,
+		Type: e.Type, ID: e.ID, ParentID: e.ParentID, Role: e.Role, CustomType: e.CustomType,
+		Timestamp: e.Timestamp, FirstKeptIndex: -1}
+	if len(e.Blocks) > 0 {
+		n.BlockTypes = make([]string, len(e.Blocks))
+		for i, b := range e.Blocks {
+			n.BlockTypes[i] = b.Type
+		}
+	}
+	if e.Kind == bs.KindMalformed && ix.path != "" {
+		n.Err = lineError(ix.path, e)
+	}
+	needExtras := e.Kind == bs.KindHeader || e.Type == "compaction" || e.Type == "leaf" || containsAppendMode(e.Raw)
+	if needExtras && e.Kind != bs.KindMalformed {
+		var x extras
+		if err := json.Unmarshal(e.Raw, &x); err == nil {
+			if x.FirstKeptEntryID != nil {
+				n.FirstKept = *x.FirstKeptEntryID
+			}
+			if x.FirstKeptEntryIndex != nil {
+				n.FirstKeptIndex = *x.FirstKeptEntryIndex
+			}
+			if x.TargetID != nil {
+				n.Target = *x.TargetID
+			}
+			n.Side = x.AppendMode == "side"
+			if e.Kind == bs.KindHeader && t.header.Line == 0 && !ix.sawEntry {
+				t.header = Header{Line: e.Line, Version: 1, Cwd: x.Cwd, ParentSession: x.ParentSession, Timestamp: e.Timestamp}
+				if x.Version != nil {
+					t.header.Version = *x.Version
+				}
+				if x.ID != nil {
+					t.header.ID = *x.ID
+				}
+			}
+		}
+	}
+	if e.Kind == bs.KindEntry {
+		ix.sawEntry = true
+	}
+	t.terminated = terminated
+	t.nodes = append(t.nodes, n)
+}
+
+// Transcript finishes the index and returns the Transcript for ref, read
+// at version v (its size bounds Entries). The Indexer must not be used
+// afterwards.
+func (ix *Indexer) Transcript(ref bs.SessionRef, v bs.Version) *Transcript {
+	t := ix.t
 	t.index()
-	return t, nil
+	if ref.Path != "" && ref.ID == "" {
+		ref.ID = sessionIDFromPath(ref.Path)
+	}
+	t.ref, t.version, t.size = ref, v, v.Size
+	ix.t = nil
+	return t
 }
 
 func containsAppendMode(raw []byte) bool {

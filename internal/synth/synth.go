@@ -41,11 +41,6 @@ type Stats struct {
 	Bytes, Lines, Turns int64
 }
 
-const words = "the quick brown fox jumps over lazy dog function return error value " +
-	"package import struct interface string byte slice map channel goroutine " +
-	"file path line tool result output config session agent transcript extract " +
-	"\"quoted\" tab\there back\\slash newline\n café ✓ 🚀 <b>&amp;</b> 日本語"
-
 // Generate writes a transcript to w.
 func Generate(w io.Writer, o Options) (Stats, error) {
 	if o.Size <= 0 {
@@ -70,8 +65,6 @@ func Generate(w io.Writer, o Options) (Stats, error) {
 		o.Start = time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
 	}
 	g := &gen{o: o, rng: rand.New(rand.NewPCG(o.Seed, o.Seed^0x9e3779b97f4a7c15)), bw: bufio.NewWriterSize(w, 1<<20), t: o.Start}
-	g.vocab = strings.Fields(words)
-	g.vocab = append(g.vocab, "\n", "\t", "\"", "\\")
 	g.line(fmt.Sprintf(`{"type":"session","version":3,"id":"%s","timestamp":%q,"cwd":"/home/u/.openclaw/workspace"}`, "00000000-0000-4000-8000-"+fmt.Sprintf("%012x", o.Seed), g.ts()))
 	if !o.Flat {
 		g.entry("model_change", `"provider":"anthropic","modelId":"claude-sonnet-4-6"`)
@@ -95,7 +88,6 @@ type gen struct {
 	n      int
 	parent string
 	t      time.Time
-	vocab  []string
 	sb     strings.Builder
 }
 
@@ -135,13 +127,33 @@ func (g *gen) entry(typ, body string) string {
 	return id
 }
 
+// lineTemplates look like real tool output: directory listings, source
+// code, logs, JSON, diffs, prose, with the escapes and non-ASCII text that
+// real outputs carry. %d is replaced by a random number.
+var lineTemplates = []string{
+	"-rw-r--r--  1 user staff %d Mar  1 09:00 internal/session/reader.go",
+	"drwxr-xr-x  5 user staff %d Mar  1 09:00 cmd/brainsurgeon",
+	"func (r *Reader) Next() bool { // line %d",
+	"\tif err != nil {\n\t\treturn fmt.Errorf(\"read %s: %w\", path, err)\n\t}",
+	"2026-03-01T09:00:%d.123Z INFO  gateway: session agent:main:main run started (runId=%d)",
+	"{\"id\": %d, \"name\": \"item-%d\", \"tags\": [\"a\", \"b\"], \"ok\": true}",
+	"@@ -%d,7 +%d,8 @@ func main() {",
+	"+\tlog.Printf(\"processed %d entries in %dms\", n, ms)",
+	"The quick brown fox jumps over the lazy dog %d times; café ✓ 🚀 日本語 <b>&amp;</b>",
+	"    at Object.<anonymous> (/home/u/project/src/index.ts:%d:17)",
+	"| %d | thinking | tool_result | 500 | keep_recent |",
+	"Let me check the configuration first, then run the tests (attempt %d).",
+}
+
 // text returns a JSON string literal (with quotes) of about n bytes of raw
 // text with escapes.
 func (g *gen) text(n int) string {
 	g.sb.Reset()
 	for g.sb.Len() < n {
-		g.sb.WriteString(g.vocab[g.rng.IntN(len(g.vocab))])
-		g.sb.WriteByte(' ')
+		t := lineTemplates[g.rng.IntN(len(lineTemplates))]
+		num := strconv.Itoa(g.rng.IntN(100000))
+		g.sb.WriteString(strings.ReplaceAll(strings.ReplaceAll(t, "%d", num), "%s", "x"))
+		g.sb.WriteByte('\n')
 	}
 	return strconv.Quote(g.sb.String())
 }
