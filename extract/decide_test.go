@@ -6,6 +6,7 @@ import (
 	"time"
 
 	bs "github.com/brainsurgeon/brainsurgeon"
+	"github.com/brainsurgeon/brainsurgeon/config"
 	"github.com/brainsurgeon/brainsurgeon/extract"
 	"github.com/brainsurgeon/brainsurgeon/session"
 )
@@ -135,5 +136,13 @@ func TestPlaceholderText(t *testing.T) {
 				t.Fatalf("got %q, want %q", got, tt.want)
 			}
 		})
+	}
+}
+
+func TestFromConfig(t *testing.T) {
+	c := config.Default()
+	p := extract.FromConfig(c)
+	if p.Enabled || p.KeepRecent != 3 || p.MinValueLength != 500 || len(p.Triggers) != 2 || p.KeepAfterRestore != 600*time.Second || p.MinSavingTokens != 2000 {
+		t.Fatalf("policy from defaults: %+v", p)
 	}
 }

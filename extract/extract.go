@@ -35,6 +35,13 @@ type Extractor struct {
 	DryRun bool
 }
 
+// IdleChecker is implemented by editors that can tell cheaply whether a
+// session is idle (session.Store and *session.Writer do). The Extractor
+// asks before it reads, so a busy session costs nothing.
+type IdleChecker interface {
+	CheckIdle(ref bs.SessionRef) error
+}
+
 // EntryResult describes the extraction of one entry.
 type EntryResult struct {
 	ID    string   `json:"entry_id"`
@@ -100,6 +107,12 @@ func (x *Extractor) Run(ctx context.Context, ref bs.SessionRef) (*Result, error)
 	log := bs.LoggerOrDiscard(x.Logger)
 	now := bs.Now(x.Clock)
 	name := ref.String()
+	// A session in use is left alone before any work is done.
+	if g, ok := x.Editor.(IdleChecker); ok && !x.DryRun {
+		if err := g.CheckIdle(ref); err != nil {
+			return &Result{Session: name, Skipped: err.Error(), Counts: map[Code]int{}}, err
+		}
+	}
 	src, err := os.Open(ref.Path)
 	if err != nil {
 		return nil, fmt.Errorf("extract %s: %w", name, err)

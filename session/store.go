@@ -76,6 +76,9 @@ func (s *Store) Append(ctx context.Context, ref bs.SessionRef, entries [][]byte)
 	return s.Writer.Append(ctx, ref, entries)
 }
 
+// CheckIdle tells whether the session is idle now (see Writer.CheckIdle).
+func (s *Store) CheckIdle(ref bs.SessionRef) error { return s.Writer.CheckIdle(ref) }
+
 // refresh re-reads a session's sessions.json status.
 func (s *Store) refresh(ctx context.Context, ref bs.SessionRef) (bs.SessionRef, error) {
 	d, err := s.discover(ctx)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -17,6 +18,24 @@ import (
 // Main runs one brainsurgeon command line.
 type Main struct {
 	Stdout, Stderr io.Writer
+	// Logger, when not nil, receives the library's log records (the
+	// commands log nothing by default; BRAINSURGEON_LOG=debug turns on
+	// debug records on stderr).
+	Logger bs.Logger
+}
+
+func (m *Main) logger() bs.Logger {
+	if m.Logger != nil {
+		return m.Logger
+	}
+	if lvl := os.Getenv("BRAINSURGEON_LOG"); lvl != "" {
+		var l slog.Level
+		if err := l.UnmarshalText([]byte(lvl)); err == nil {
+			m.Logger = slog.New(slog.NewTextHandler(m.Stderr, &slog.HandlerOptions{Level: l}))
+			return m.Logger
+		}
+	}
+	return bs.DiscardLogger()
 }
 
 const mainUsage = `brainsurgeon keeps OpenClaw and pi agent transcripts lean without losing a byte.
@@ -26,6 +45,7 @@ Usage:
 
 Commands:
   inspect   show what a transcript holds (entries, tree, compactions, extractable bytes)
+  prune     run one extraction pass now (large old values → side files + placeholders)
   version   print the version
   help      show this help, or a command's help: brainsurgeon help inspect
 
@@ -44,6 +64,8 @@ func (m *Main) Run(ctx context.Context, args []string) int {
 	switch cmd, rest := args[0], args[1:]; cmd {
 	case "inspect":
 		err = (&inspectCommand{m: m}).Run(ctx, rest)
+	case "prune":
+		err = (&pruneCommand{m: m}).Run(ctx, rest)
 	case "version", "--version":
 		fmt.Fprintf(m.Stdout, "brainsurgeon %s\n", version)
 	case "help", "-h", "--help":

@@ -1,0 +1,23 @@
+package extract
+
+import (
+	bs "github.com/brainsurgeon/brainsurgeon"
+	"github.com/brainsurgeon/brainsurgeon/config"
+)
+
+// FromConfig returns the Policy of a runtime config.
+func FromConfig(c config.Config) Policy {
+	p := Policy{
+		Enabled:          c.Enabled,
+		KeepRecent:       c.KeepRecent,
+		MinValueLength:   c.MinValueLength,
+		AgeThreshold:     c.AgeThreshold(),
+		KeepAfterRestore: c.KeepAfterRestore(),
+		PreviewChars:     c.PreviewChars,
+		MinSavingTokens:  c.MinSavingTokens,
+	}
+	for _, t := range c.TriggerTypes {
+		p.Triggers = append(p.Triggers, bs.TriggerType(t))
+	}
+	return p
+}
