@@ -4,63 +4,34 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
-	"io/fs"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"testing"
 
 	bs "github.com/brainsurgeon/brainsurgeon"
 	"github.com/brainsurgeon/brainsurgeon/internal/oracle"
+	"github.com/brainsurgeon/brainsurgeon/internal/testcorpus"
 	"github.com/brainsurgeon/brainsurgeon/session"
 )
 
-// corpusTranscripts returns every transcript file (live and archived) under
-// ../shared/corpus/openclaw. The corpus is never copied into the
-// repository; a missing corpus fails the test.
+// corpusTranscripts returns every transcript of the shared corpus (read in
+// place, never copied into the repository) plus the bundled demo.
 func corpusTranscripts(t testing.TB) []string {
 	t.Helper()
-	shared, err := oracle.SharedDir()
-	if err != nil {
-		t.Fatalf("shared dir: %v", err)
-	}
-	root := filepath.Join(shared, "corpus", "openclaw")
-	var files []string
-	err = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() {
-			return nil
-		}
-		name := d.Name()
-		if strings.Contains(name, ".jsonl") && !strings.HasSuffix(name, ".lock") {
-			files = append(files, p)
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatalf("walk corpus %s: %v", root, err)
-	}
+	files := testcorpus.Transcripts(t)
 	demo, err := filepath.Glob(filepath.Join("..", "testdata", "demo", "agents", "*", "sessions", "*.jsonl"))
 	if err != nil || len(demo) == 0 {
 		t.Fatalf("demo transcript missing: %v", err)
 	}
-	files = append(files, demo...)
-	if len(files) < 19 {
-		t.Fatalf("corpus %s: found %d transcripts, want at least 18", root, len(files))
-	}
-	sort.Strings(files)
-	return files
+	return append(files, demo...)
 }
 
 func shortName(p string) string {
-	i := strings.Index(p, "corpus/openclaw/")
-	if i < 0 {
+	if !strings.Contains(p, "corpus/openclaw/") {
 		return "demo/" + filepath.Base(p)
 	}
-	return p[i+len("corpus/openclaw/"):]
+	return testcorpus.Name(p)
 }
 
 // TestCorpusRoundTrip reads every corpus transcript line by line and writes
