@@ -1,0 +1,338 @@
+package restore
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"sort"
+	"strings"
+
+	"github.com/go-json-experiment/json/jsontext"
+
+	bs "github.com/brainsurgeon/brainsurgeon"
+	"github.com/brainsurgeon/brainsurgeon/extract"
+	"github.com/brainsurgeon/brainsurgeon/session"
+)
+
+// The kinds of VerifyProblem.
+const (
+	// ProblemMissingFile: the entry has no side file.
+	ProblemMissingFile = "missing_side_file"
+	// ProblemMissingValue: the side file holds no value at the
+	// placeholder's path.
+	ProblemMissingValue = "missing_value"
+	// ProblemHashMismatch: the stored value's bytes do not match their
+	// sha256 (or size).
+	ProblemHashMismatch = "hash_mismatch"
+	// ProblemCorruptFile: the side file cannot be read or decoded.
+	ProblemCorruptFile = "corrupt_side_file"
+)
+
+// The kinds of VerifyOrphan.
+const (
+	// OrphanSideFile: no placeholder points to any value of the file.
+	OrphanSideFile = "side_file"
+	// OrphanValue: the file is in use, but no placeholder points to this
+	// value.
+	OrphanValue = "value"
+)
+
+// VerifyReport is what Verify found in one session.
+type VerifyReport struct {
+	Session string `json:"session"`
+	Path    string `json:"path"`
+	SideDir string `json:"side_dir"`
+	// Placeholders counts the placeholders found in the transcript and
+	// Verified those whose value is stored and intact.
+	Placeholders int `json:"placeholders"`
+	Verified     int `json:"verified"`
+	// Entries counts the entries holding at least one placeholder.
+	Entries int `json:"entries"`
+	// SideFiles counts the side files and Values the values they hold
+	// (files that cannot be read count no values).
+	SideFiles int `json:"side_files"`
+	Values    int `json:"values"`
+	// Problems are placeholders whose value cannot be restored.
+	Problems []VerifyProblem `json:"problems"`
+	// Orphans are side files and values no placeholder points to (values
+	// already restored, entries gone, stray files). They are not problems:
+	// retention removes them in time.
+	Orphans []VerifyOrphan `json:"orphans"`
+}
+
+// OK reports whether every placeholder has its value.
+func (r *VerifyReport) OK() bool { return len(r.Problems) == 0 }
+
+// VerifyProblem is a placeholder whose value cannot be restored.
+type VerifyProblem struct {
+	Session string `json:"session"`
+	EntryID string `json:"entry_id"`
+	// Line is the transcript line holding the placeholder; Path its JSON
+	// Pointer in the entry.
+	Line int    `json:"line"`
+	Path string `json:"path"`
+	// Kind is one of the Problem constants; Detail says more.
+	Kind   string `json:"kind"`
+	Detail string `json:"detail"`
+	// File is the side file concerned, when there is one.
+	File string `json:"file,omitempty"`
+}
+
+// VerifyOrphan is a side file or a stored value that no placeholder points
+// to.
+type VerifyOrphan struct {
+	Session string `json:"session"`
+	EntryID string `json:"entry_id"`
+	// Kind is OrphanSideFile or OrphanValue; Path is the value's JSON
+	// Pointer for OrphanValue.
+	Kind   string `json:"kind"`
+	Path   string `json:"path,omitempty"`
+	File   string `json:"file"`
+	Bytes  int64  `json:"bytes"`
+	Detail string `json:"detail"`
+}
+
+// placeholderAt is one placeholder found in the transcript.
+type placeholderAt struct {
+	line int
+	ptr  string
+}
+
+// Verify checks a session's extracted values (DESIGN decisions 8 and 9):
+// every placeholder in the transcript — a string value or a text block
+// holding exactly its own entry's placeholder "[[extracted-<id>]]", or a
+// preview ending with "… [[extracted-<id>]]" — must have a side record
+// with a value at that path whose bytes match their sha256. A placeholder
+// naming another entry (a quotation) is ignored. Side files and values
+// that no placeholder points to are listed as orphans. Side files holding
+// only bookkeeping (journal, redactions) and no values are not orphans.
+//
+// Verify only reads. It returns an error only when the transcript or the
+// side directory cannot be read; what it finds is in the report.
+func Verify(ctx context.Context, ref bs.SessionRef) (*VerifyReport, error) {
+	ref = withID(ref)
+	f, err := os.Open(ref.Path)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, missingSession(ref)
+		}
+		return nil, fmt.Errorf("verify %s: %w", refName(ref), err)
+	}
+	defer f.Close()
+	name := ref.String()
+	dir := extract.SideDir(ref.Path, ref.ID)
+	rep := &VerifyReport{Session: name, Path: ref.Path, SideDir: dir, Problems: []VerifyProblem{}, Orphans: []VerifyOrphan{}}
+
+	// One read: the placeholders of each entry, and the ids present.
+	holders := map[string][]placeholderAt{}
+	var order []string
+	present := map[string]bool{}
+	mark := []byte(extract.PlaceholderPrefix)
+	rd := session.NewReader(f)
+	for rd.Next() {
+		if rd.Line()%1024 == 0 {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+		}
+		if !bytes.Contains(rd.Raw(), mark) {
+			if e := rd.LiteEntry(); e.Kind == bs.KindEntry && e.ID != "" {
+				present[e.ID] = true
+			}
+			continue
+		}
+		e := rd.Entry()
+		if e.Kind != bs.KindEntry || e.ID == "" {
+			continue
+		}
+		present[e.ID] = true
+		own := []byte(extract.Placeholder(e.ID))
+		for _, v := range e.Strings {
+			raw := e.Raw[v.Start:v.End]
+			if !bytes.Contains(raw, own) || !isPlaceholderText(stringText(raw), e.ID) {
+				continue
+			}
+			if _, ok := holders[e.ID]; !ok {
+				order = append(order, e.ID)
+			}
+			holders[e.ID] = append(holders[e.ID], placeholderAt{line: e.Line, ptr: v.Pointer})
+			rep.Placeholders++
+		}
+	}
+	if err := rd.Err(); err != nil {
+		return nil, fmt.Errorf("verify %s: read: %w", name, err)
+	}
+	rep.Entries = len(order)
+
+	files, err := sideFiles(dir)
+	if err != nil {
+		return nil, fmt.Errorf("verify %s: %w", name, err)
+	}
+	rep.SideFiles = len(files)
+	type loaded struct {
+		rec  *extract.Record
+		path string
+		err  error
+	}
+	recs := map[string]*loaded{}
+	load := func(id string) *loaded {
+		if l, ok := recs[id]; ok {
+			return l
+		}
+		rec, path, err := extract.ReadRecord(dir, id)
+		l := &loaded{rec: rec, path: path, err: err}
+		recs[id] = l
+		return l
+	}
+
+	// Each placeholder must have an intact value.
+	used := map[string]map[string]bool{} // entry id → value paths pointed to
+	for _, id := range order {
+		problem := func(h placeholderAt, kind, file, format string, args ...any) {
+			rep.Problems = append(rep.Problems, VerifyProblem{Session: name, EntryID: id, Line: h.line, Path: h.ptr,
+				Kind: kind, Detail: fmt.Sprintf(format, args...), File: file})
+		}
+		if _, ok := files[id]; !ok {
+			for _, h := range holders[id] {
+				problem(h, ProblemMissingFile, "", "no side file for entry %s in %s", id, dir)
+			}
+			continue
+		}
+		l := load(id)
+		if l.err != nil {
+			for _, h := range holders[id] {
+				problem(h, ProblemCorruptFile, l.path, "%v", l.err)
+			}
+			continue
+		}
+		used[id] = map[string]bool{}
+		for _, h := range holders[id] {
+			v, ok := valueFor(l.rec, h.ptr)
+			if !ok {
+				problem(h, ProblemMissingValue, l.path, "the side file holds no value at %s (it has %s)", h.ptr, valuePaths(l.rec))
+				continue
+			}
+			used[id][v.Path] = true
+			if _, err := v.Bytes(); err != nil {
+				problem(h, ProblemHashMismatch, l.path, "%v", err)
+				continue
+			}
+			rep.Verified++
+		}
+	}
+
+	// Orphans: files and values nothing points to.
+	for _, id := range sortedKeys(files) {
+		l := load(id)
+		if l.err != nil {
+			if _, ok := holders[id]; !ok {
+				rep.Orphans = append(rep.Orphans, VerifyOrphan{Session: name, EntryID: id, Kind: OrphanSideFile,
+					File: l.path, Bytes: files[id], Detail: fmt.Sprintf("unreadable, and no placeholder points to it: %v", l.err)})
+			}
+			continue
+		}
+		rep.Values += len(l.rec.Values)
+		if len(l.rec.Values) == 0 {
+			continue // bookkeeping only (journal, redactions)
+		}
+		u := used[id]
+		if len(u) == 0 {
+			why := "no placeholder points to it (its values are back in the transcript)"
+			if !present[id] {
+				why = "entry " + id + " is not in the transcript"
+			}
+			rep.Orphans = append(rep.Orphans, VerifyOrphan{Session: name, EntryID: id, Kind: OrphanSideFile,
+				File: l.path, Bytes: l.rec.RawBytes(), Detail: why})
+			continue
+		}
+		for _, v := range l.rec.Values {
+			if !u[v.Path] {
+				rep.Orphans = append(rep.Orphans, VerifyOrphan{Session: name, EntryID: id, Kind: OrphanValue, Path: v.Path,
+					File: l.path, Bytes: int64(v.Size), Detail: "no placeholder points to this value (it is back in the transcript)"})
+			}
+		}
+	}
+	sort.SliceStable(rep.Problems, func(i, j int) bool { return rep.Problems[i].Line < rep.Problems[j].Line })
+	return rep, nil
+}
+
+// isPlaceholderText reports whether s is exactly the entry's placeholder
+// or a preview followed by "… " and the placeholder.
+func isPlaceholderText(s, id string) bool {
+	ph := extract.Placeholder(id)
+	return s == ph || strings.HasSuffix(s, "… "+ph)
+}
+
+// valueFor returns the stored value a placeholder at ptr stands for: the
+// value at ptr, or the whole block (an image) whose stand-in text block
+// holds the placeholder at ptr.
+func valueFor(rec *extract.Record, ptr string) (extract.StoredValue, bool) {
+	if v, ok := rec.Value(ptr); ok {
+		return v, true
+	}
+	if parent, ok := strings.CutSuffix(ptr, "/text"); ok {
+		if v, ok := rec.Value(parent); ok && v.Block {
+			return v, true
+		}
+	}
+	return extract.StoredValue{}, false
+}
+
+func valuePaths(rec *extract.Record) string {
+	if len(rec.Values) == 0 {
+		return "no values"
+	}
+	paths := make([]string, len(rec.Values))
+	for i, v := range rec.Values {
+		paths[i] = v.Path
+	}
+	return strings.Join(paths, ", ")
+}
+
+// sideFiles lists the side files of dir by entry id, with their sizes on
+// disk. A missing dir has none.
+func sideFiles(dir string) (map[string]int64, error) {
+	ents, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return map[string]int64{}, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("side dir %s: %w", dir, err)
+	}
+	out := make(map[string]int64, len(ents))
+	for _, e := range ents {
+		n := e.Name()
+		if strings.HasPrefix(n, ".") || !e.Type().IsRegular() {
+			continue
+		}
+		id, ok := strings.CutSuffix(n, ".json.zst")
+		if !ok {
+			id, ok = strings.CutSuffix(n, ".json")
+		}
+		if !ok || extract.ValidID(id) != nil {
+			continue
+		}
+		var size int64
+		if fi, err := e.Info(); err == nil {
+			size = fi.Size()
+		}
+		out[id] += size
+	}
+	return out, nil
+}
+
+// stringText returns the text of a raw JSON string, or "" when raw is not
+// a valid one.
+func stringText(raw []byte) string {
+	if len(raw) < 2 || raw[0] != '"' {
+		return ""
+	}
+	u, err := jsontext.AppendUnquote(nil, raw)
+	if err != nil {
+		return ""
+	}
+	return string(u)
+}
