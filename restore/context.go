@@ -1,0 +1,174 @@
+package restore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"strings"
+	"time"
+
+	bs "github.com/brainsurgeon/brainsurgeon"
+	"github.com/brainsurgeon/brainsurgeon/extract"
+	"github.com/brainsurgeon/brainsurgeon/internal/jsonedit"
+	"github.com/brainsurgeon/brainsurgeon/session"
+)
+
+// Context describes a session for the agent's get_context: its size, its
+// model context, and what has been extracted from it.
+type Context struct {
+	Session   string `json:"session"`
+	Agent     string `json:"agent,omitempty"`
+	SessionID string `json:"session_id"`
+	Path      string `json:"path"`
+	// Entries is the number of entry lines; ContextMessages the number of
+	// messages the host sends to the model; Bytes the transcript's size.
+	Entries         int   `json:"entries"`
+	ContextMessages int   `json:"context_messages"`
+	Bytes           int64 `json:"bytes"`
+	// Extracted lists the entries that have extracted values, in file
+	// order.
+	Extracted []ExtractedEntry `json:"extracted"`
+	// EntriesWithPlaceholders counts entries holding at least one
+	// placeholder now; ExtractableNow the entries the Policy would extract
+	// now; ExtractedBytes the size of the values out of the transcript
+	// now; LostValues the placeholders whose value is missing or corrupt.
+	EntriesWithPlaceholders int   `json:"entries_with_placeholders"`
+	ExtractableNow          int   `json:"extractable_now"`
+	ExtractedBytes          int64 `json:"extracted_bytes"`
+	LostValues              int   `json:"lost_values"`
+	// Pending counts the session's queued write-backs.
+	Pending int `json:"pending"`
+}
+
+// ExtractedEntry describes one entry that has (or had) extracted values.
+type ExtractedEntry struct {
+	EntryID string `json:"entry_id"`
+	Line    int    `json:"line"`
+	// Type is the entry's trigger type at extraction.
+	Type string `json:"type"`
+	// Keys are the JSON Pointers of the stored values and SizesBytes
+	// their sizes.
+	Keys       []string       `json:"keys"`
+	SizesBytes map[string]int `json:"sizes_bytes"`
+	// Placeholders counts the values that hold their placeholder now (0:
+	// everything is restored).
+	Placeholders int       `json:"placeholders"`
+	ExtractedAt  time.Time `json:"extracted_at"`
+	// RestoredAt is the "_restored" value; ProtectedUntil the end of its
+	// re-extraction protection (Policy.KeepAfterRestore) when still ahead.
+	RestoredAt     string     `json:"restored_at,omitempty"`
+	ProtectedUntil *time.Time `json:"protected_until,omitempty"`
+	// Extractable is the raw "_extractable" value, if any.
+	Extractable string `json:"extractable,omitempty"`
+	// Lost lists placeholders whose value cannot be restored, with why.
+	Lost []string `json:"lost,omitempty"`
+}
+
+// GetContext describes the session: counts, the model context, and every
+// extracted entry with its keys, sizes, extraction time, restored state
+// and lost values. It only reads.
+func (r *Restorer) GetContext(ctx context.Context, ref bs.SessionRef) (*Context, error) {
+	ref = withID(ref)
+	if _, err := os.Stat(ref.Path); errors.Is(err, fs.ErrNotExist) {
+		return nil, missingSession(ref)
+	}
+	tr, err := session.Open(ctx, ref.Path, ref)
+	if err != nil {
+		return nil, err
+	}
+	ref = tr.Ref()
+	c := &Context{Session: ref.String(), Agent: ref.Agent, SessionID: ref.ID, Path: ref.Path,
+		Entries: tr.EntryCount(), ContextMessages: tr.Context().Count(), Bytes: tr.Version().Size,
+		Extracted: []ExtractedEntry{}}
+	dir := extract.SideDir(ref.Path, ref.ID)
+	have, err := sideIDs(dir)
+	if err != nil {
+		return nil, err
+	}
+	now := bs.Now(r.Clock)
+	positions := tr.MessagePositions()
+	for e, err := range tr.Entries(ctx) {
+		if err != nil {
+			return nil, err
+		}
+		if e.Kind != bs.KindEntry {
+			continue
+		}
+		pos, ok := positions[e.Line]
+		if !ok {
+			pos = -1
+		}
+		if extract.Decide(e, pos, r.Policy, now).Extract {
+			c.ExtractableNow++
+		}
+		holders := placeholderPointers(e)
+		if e.ID == "" || (!have[e.ID] && len(holders) == 0) {
+			continue
+		}
+		x := ExtractedEntry{EntryID: e.ID, Line: e.Line, Keys: []string{}, SizesBytes: map[string]int{},
+			Extractable: string(e.Extractable), RestoredAt: restoredAt(e)}
+		if !e.Restored.IsZero() {
+			if until := e.Restored.Add(r.Policy.KeepAfterRestore); until.After(now) {
+				x.ProtectedUntil = &until
+			}
+		}
+		var rec *extract.Record
+		why := "side file missing"
+		if have[e.ID] {
+			rec, _, err = extract.ReadRecord(dir, e.ID)
+			if err != nil {
+				why, rec = fmt.Sprintf("side file: %v", err), nil
+			}
+		}
+		covered := map[string]bool{}
+		cover := func(path string) {
+			for _, h := range holders {
+				if h == path || strings.HasPrefix(h, path+"/") {
+					covered[h] = true
+				}
+			}
+		}
+		if rec != nil {
+			if len(rec.Values) == 0 && len(holders) == 0 {
+				continue // a record of bookkeeping only
+			}
+			why = "no stored value"
+			x.Type, x.ExtractedAt = rec.TriggerType, rec.ExtractedAt
+			for _, v := range rec.Values {
+				x.Keys = append(x.Keys, v.Path)
+				x.SizesBytes[v.Path] = v.Size
+				s, en, ok := jsonedit.Find(e.Raw, v.Path)
+				if !ok || !holdsPlaceholder(v, e.Raw[s:en]) {
+					continue
+				}
+				cover(v.Path)
+				if _, err := v.Bytes(); err != nil {
+					x.Lost = append(x.Lost, fmt.Sprintf("%s: %v", v.Path, err))
+					continue
+				}
+				x.Placeholders++
+				c.ExtractedBytes += int64(v.Size)
+			}
+		}
+		for _, h := range holders {
+			if !covered[h] {
+				x.Lost = append(x.Lost, h+": "+why)
+			}
+		}
+		if len(holders) > 0 {
+			c.EntriesWithPlaceholders++
+		}
+		c.LostValues += len(x.Lost)
+		c.Extracted = append(c.Extracted, x)
+	}
+	if reqs, _, err := r.readQueue(r.queueDir(&ref)); err == nil {
+		for _, q := range reqs {
+			if q.Transcript == ref.Path {
+				c.Pending++
+			}
+		}
+	}
+	return c, nil
+}

@@ -1,0 +1,293 @@
+package restore
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	bs "github.com/brainsurgeon/brainsurgeon"
+)
+
+// QueueFormat identifies pending write-back files.
+const QueueFormat = "brainsurgeon.pending/1"
+
+// The kinds of pending write-backs.
+const (
+	KindRestore        = "restore"
+	KindSetExtractable = "set_extractable"
+)
+
+// PendingRequest is one write-back waiting for its session to be idle:
+// one JSON file in the queue directory.
+type PendingRequest struct {
+	// Format is QueueFormat.
+	Format string `json:"format"`
+	// Kind is KindRestore or KindSetExtractable.
+	Kind string `json:"kind"`
+	// Transcript is the transcript's path; Agent and SessionID name the
+	// session.
+	Transcript string `json:"transcript"`
+	Agent      string `json:"agent,omitempty"`
+	SessionID  string `json:"session_id"`
+	// EntryID is the entry to change.
+	EntryID string `json:"entry_id"`
+	// Keys select the values of a restore (none: all).
+	Keys []string `json:"keys,omitempty"`
+	// ToolCallID names the restore call to redact, when known.
+	ToolCallID string `json:"tool_call_id,omitempty"`
+	// Value is the raw "_extractable" value of a set_extractable.
+	Value string `json:"value,omitempty"`
+	// RequestedAt is when the request was made.
+	RequestedAt time.Time `json:"requested_at"`
+	// File is the request's file (not stored).
+	File string `json:"-"`
+}
+
+func (r *Restorer) newRequest(kind string, ref bs.SessionRef, entryID string) *PendingRequest {
+	return &PendingRequest{Format: QueueFormat, Kind: kind, Transcript: ref.Path, Agent: ref.Agent,
+		SessionID: ref.ID, EntryID: entryID, RequestedAt: bs.Now(r.Clock).UTC()}
+}
+
+func (q *PendingRequest) ref() bs.SessionRef {
+	return bs.SessionRef{Agent: q.Agent, ID: q.SessionID, Path: q.Transcript}
+}
+
+var stamp struct {
+	sync.Mutex
+	last time.Time
+}
+
+func queueStamp() time.Time {
+	stamp.Lock()
+	defer stamp.Unlock()
+	t := time.Now().UTC()
+	if !t.After(stamp.last) {
+		t = stamp.last.Add(time.Nanosecond)
+	}
+	stamp.last = t
+	return t
+}
+
+// enqueue stores a request durably: a temp file, fsync, rename, fsync of
+// the directory. Directory 0700, file 0600.
+func (r *Restorer) enqueue(ref bs.SessionRef, req *PendingRequest) error {
+	dir := r.queueDir(&ref)
+	if dir == "" {
+		return fmt.Errorf("queue write-back: no queue directory configured: %w", bs.ErrInvalid)
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("queue write-back: %w", err)
+	}
+	if abs, err := filepath.Abs(req.Transcript); err == nil {
+		req.Transcript = abs
+	}
+	data, err := json.MarshalIndent(req, "", "  ")
+	if err != nil {
+		return fmt.Errorf("queue write-back: %w", err)
+	}
+	var rnd [4]byte
+	_, _ = rand.Read(rnd[:])
+	// Names sort in the order of the requests: the wall clock (not the
+	// injectable Clock), made strictly increasing within the process.
+	name := queueStamp().Format("20060102T150405.000000000Z") + "-" + hex.EncodeToString(rnd[:]) + ".json"
+	tmp := filepath.Join(dir, ".tmp-"+name)
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return fmt.Errorf("queue write-back: %w", err)
+	}
+	_, err = f.Write(append(data, '\n'))
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, filepath.Join(dir, name))
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("queue write-back: %w", err)
+	}
+	req.File = filepath.Join(dir, name)
+	if d, err := os.Open(dir); err == nil {
+		err = d.Sync()
+		d.Close()
+		if err != nil {
+			return fmt.Errorf("queue write-back: sync %s: %w", dir, err)
+		}
+	}
+	return nil
+}
+
+// Pending lists the queued write-backs, oldest first. Files that cannot be
+// read are skipped (ApplyPending sets them aside).
+func (r *Restorer) Pending() ([]*PendingRequest, error) {
+	reqs, _, err := r.readQueue(r.queueDir(nil))
+	return reqs, err
+}
+
+func (r *Restorer) readQueue(dir string) (reqs []*PendingRequest, bad []string, err error) {
+	if dir == "" {
+		return nil, nil, nil
+	}
+	ents, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil, nil
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("read queue %s: %w", dir, err)
+	}
+	var names []string
+	for _, e := range ents {
+		n := e.Name()
+		if e.Type().IsRegular() && strings.HasSuffix(n, ".json") && !strings.HasPrefix(n, ".") {
+			names = append(names, n)
+		}
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		p := filepath.Join(dir, n)
+		data, err := os.ReadFile(p)
+		if err != nil {
+			continue // removed meanwhile
+		}
+		var q PendingRequest
+		if err := json.Unmarshal(data, &q); err != nil || q.Format != QueueFormat || q.Transcript == "" || q.EntryID == "" ||
+			(q.Kind != KindRestore && q.Kind != KindSetExtractable) {
+			bad = append(bad, p)
+			continue
+		}
+		q.File = p
+		reqs = append(reqs, &q)
+	}
+	return reqs, bad, nil
+}
+
+// queuedAt returns the request time of a restore of the entry still in
+// the queue, or "".
+func (r *Restorer) queuedAt(ref bs.SessionRef, entryID string) string {
+	reqs, _, _ := r.readQueue(r.queueDir(&ref))
+	abs, _ := filepath.Abs(ref.Path)
+	for _, q := range reqs {
+		if q.Kind == KindRestore && q.EntryID == entryID && (q.Transcript == abs || q.Transcript == ref.Path) {
+			return isoMillis(q.RequestedAt)
+		}
+	}
+	return ""
+}
+
+// ApplyPending applies the queued write-backs whose session is idle now,
+// all requests of one session in one rewrite. Each request is decided
+// again from the current transcript: the values that still hold their
+// placeholders are restored (and the restore call redacted), an
+// "_extractable" is set; nothing else. Done requests are removed, those of
+// busy sessions are kept for the next call; requests whose transcript or
+// entry no longer exists are dropped with a warning, and unreadable files
+// are renamed "<name>.bad". applied counts the requests done. The queue is
+// plain files, so pending work survives restarts.
+func (r *Restorer) ApplyPending(ctx context.Context) (applied int, err error) {
+	dir := r.queueDir(nil)
+	if dir == "" {
+		return 0, fmt.Errorf("apply pending write-backs: no queue directory configured (set AgentsDir, StateDir or QueueDir): %w", bs.ErrInvalid)
+	}
+	reqs, bad, err := r.readQueue(dir)
+	if err != nil {
+		return 0, err
+	}
+	log := r.log()
+	for _, p := range bad {
+		log.Warn("unreadable pending write-back set aside", "file", p)
+		_ = os.Rename(p, p+".bad")
+	}
+	groups := map[string][]*PendingRequest{}
+	var order []string
+	for _, q := range reqs {
+		if _, ok := groups[q.Transcript]; !ok {
+			order = append(order, q.Transcript)
+		}
+		groups[q.Transcript] = append(groups[q.Transcript], q)
+	}
+	var errs []error
+	for _, path := range order {
+		if err := ctx.Err(); err != nil {
+			return applied, err
+		}
+		group := groups[path]
+		ref := group[0].ref()
+		if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+			log.Warn("pending write-backs dropped: transcript is gone", "transcript", path, "requests", len(group))
+			removeAll(group)
+			continue
+		}
+		if r.Refresh != nil {
+			fresh, err := r.Refresh(ctx, ref)
+			if err == nil {
+				ref = fresh
+			} else if !errors.Is(err, bs.ErrNotFound) {
+				errs = append(errs, err)
+				continue
+			}
+		}
+		if err := r.writer().CheckIdle(ref); err != nil {
+			if busy(err) {
+				log.Debug("pending write-backs kept: session busy", "session", ref.String(), "requests", len(group), "reason", err.Error())
+				continue
+			}
+			errs = append(errs, err)
+			continue
+		}
+		outs, err := r.writeBack(ctx, ref, group, nil, true)
+		if err != nil {
+			if busy(err) {
+				log.Debug("pending write-backs kept: session busy", "session", ref.String(), "requests", len(group), "reason", err.Error())
+				continue
+			}
+			errs = append(errs, fmt.Errorf("apply pending write-backs of %s: %w", ref, err))
+			continue
+		}
+		for i, q := range group {
+			o := outs[i]
+			if o.missing {
+				log.Warn("pending write-back dropped: entry not in the transcript", "session", ref.String(), "entry_id", q.EntryID)
+			} else if q.Kind == KindRestore {
+				log.Debug("restored", "module", "extraction", "entry_id", q.EntryID, "keys_restored", o.restored,
+					"sizes_bytes", o.sizes, "redacted", o.redacted, "session", ref.String(), "queued_at", isoMillis(q.RequestedAt))
+			}
+			applied++
+		}
+		removeAll(group)
+	}
+	return applied, errors.Join(errs...)
+}
+
+func removeAll(reqs []*PendingRequest) {
+	for _, q := range reqs {
+		if q.File != "" {
+			_ = os.Remove(q.File)
+		}
+	}
+}
+
+// dropPending removes the queued requests of one transcript.
+func (r *Restorer) dropPending(ref bs.SessionRef) {
+	reqs, _, _ := r.readQueue(r.queueDir(&ref))
+	abs, _ := filepath.Abs(ref.Path)
+	var mine []*PendingRequest
+	for _, q := range reqs {
+		if q.Transcript == abs || q.Transcript == ref.Path {
+			mine = append(mine, q)
+		}
+	}
+	removeAll(mine)
+}

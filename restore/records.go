@@ -1,0 +1,248 @@
+package restore
+
+import (
+	"bytes"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"time"
+
+	bs "github.com/brainsurgeon/brainsurgeon"
+	"github.com/brainsurgeon/brainsurgeon/extract"
+	"github.com/brainsurgeon/brainsurgeon/internal/jsonedit"
+	"github.com/brainsurgeon/brainsurgeon/session"
+)
+
+// TriggerRedaction is the Trigger of the stored values that keep what a
+// redaction replaced (extract.Record.Redactions).
+const TriggerRedaction = "redaction"
+
+// recordSet caches the side records of one session during a write-back
+// and writes the changed ones.
+type recordSet struct {
+	dir, session string
+	recs         map[string]*recordState
+	order        []string
+}
+
+type recordState struct {
+	rec   *extract.Record
+	err   error
+	dirty bool
+}
+
+func newRecordSet(ref bs.SessionRef) *recordSet {
+	return &recordSet{dir: extract.SideDir(ref.Path, ref.ID), session: ref.String(), recs: map[string]*recordState{}}
+}
+
+// get returns the entry's record; a missing one is a new empty record.
+// A corrupt one is an error wrapping extract.ErrCorrupt.
+func (rs *recordSet) get(id string) (*extract.Record, error) {
+	if st, ok := rs.recs[id]; ok {
+		return st.rec, st.err
+	}
+	rec, _, err := extract.ReadRecord(rs.dir, id)
+	if errors.Is(err, bs.ErrNotFound) {
+		rec, err = &extract.Record{Session: rs.session, EntryID: id}, nil
+	}
+	rs.recs[id] = &recordState{rec: rec, err: err}
+	rs.order = append(rs.order, id)
+	return rec, err
+}
+
+func (rs *recordSet) touch(id string) { rs.recs[id].dirty = true }
+
+// journal records the state of the member name of the object at objPtr in
+// raw before its first change by BrainSurgeon. Later changes keep the
+// first record.
+func (rs *recordSet) journal(id string, raw []byte, objPtr, name, op string, at time.Time) error {
+	rec, err := rs.get(id)
+	if err != nil {
+		return err
+	}
+	path := jsonedit.Join(objPtr, name)
+	for _, j := range rec.Journal {
+		if j.Path == path {
+			return nil
+		}
+	}
+	item := extract.JournalItem{Path: path, Op: op, At: at.UTC()}
+	if _, vs, ve, ok := jsonedit.Member(raw, objPtr, name); ok {
+		setJournalRaw(&item, raw[vs:ve])
+	} else {
+		item.Absent = true
+	}
+	rec.Journal = append(rec.Journal, item)
+	rs.touch(id)
+	return nil
+}
+
+// setJournalRaw stores a previous raw value. It always goes base64: the
+// bytes must come back exactly, whatever JSON encoding the side file's
+// writer applies to the record's other members (a JSON text stored as is
+// may be compacted on the way).
+func setJournalRaw(item *extract.JournalItem, raw []byte) {
+	item.RawBase64 = base64.StdEncoding.EncodeToString(raw)
+}
+
+// journalRaw returns the previous raw value a journal item holds.
+func journalRaw(item extract.JournalItem) ([]byte, error) {
+	if item.RawBase64 != "" {
+		b, err := base64.StdEncoding.DecodeString(item.RawBase64)
+		if err != nil {
+			return nil, fmt.Errorf("journal %s: raw_base64: %v: %w", item.Path, err, extract.ErrCorrupt)
+		}
+		return b, nil
+	}
+	if len(item.Raw) == 0 {
+		return nil, fmt.Errorf("journal %s: no previous value: %w", item.Path, extract.ErrCorrupt)
+	}
+	return []byte(item.Raw), nil
+}
+
+// redaction records the original bytes of a value about to be replaced by
+// stub. The first record of a path is kept.
+func (rs *recordSet) redaction(id, path string, orig, stub []byte, at time.Time) error {
+	rec, err := rs.get(id)
+	if err != nil {
+		return err
+	}
+	for _, v := range rec.Redactions {
+		if v.Path == path {
+			return nil
+		}
+	}
+	v := extract.NewStoredValue(path, TriggerRedaction, false, orig, stub, at)
+	// Kept base64 for the same reason as journal values: exact bytes
+	// whatever the record's encoder does with JSON texts.
+	var zero extract.StoredValue
+	v.Raw, v.RawBase64 = zero.Raw, base64.StdEncoding.EncodeToString(orig)
+	rec.Redactions = append(rec.Redactions, v)
+	rs.touch(id)
+	return nil
+}
+
+// flush writes the changed records and makes them durable (before the
+// transcript changes, DESIGN decision 8).
+func (rs *recordSet) flush() error {
+	var sw *extract.SideWriter
+	for _, id := range rs.order {
+		st := rs.recs[id]
+		if !st.dirty || st.err != nil {
+			continue
+		}
+		if sw == nil {
+			sw = &extract.SideWriter{}
+			defer sw.Close()
+		}
+		if st.rec.Session == "" {
+			st.rec.Session = rs.session
+		}
+		if _, _, err := sw.Write(rs.dir, st.rec); err != nil {
+			return fmt.Errorf("side record of entry %s: %w", id, err)
+		}
+		st.dirty = false
+	}
+	if sw == nil {
+		return nil
+	}
+	return sw.Sync()
+}
+
+// lineEdit is the working copy of one transcript line during a
+// write-back. Every change is a splice of cur; the line's Edit is the one
+// splice between orig and cur.
+type lineEdit struct {
+	line   int
+	id     string
+	orig   []byte
+	cur    []byte
+	parsed *bs.Entry
+}
+
+// entry returns the parsed view of the current bytes.
+func (l *lineEdit) entry() *bs.Entry {
+	if l.parsed == nil {
+		l.parsed = session.ParseEntry(l.cur, l.line, 0)
+	}
+	return l.parsed
+}
+
+func (l *lineEdit) apply(sp bs.Splice) {
+	l.cur = jsonedit.Apply(l.cur, sp)
+	l.parsed = nil
+}
+
+// value returns the current bytes at pointer.
+func (l *lineEdit) value(ptr string) ([]byte, bool) {
+	s, e, ok := jsonedit.Find(l.cur, ptr)
+	if !ok {
+		return nil, false
+	}
+	return l.cur[s:e], true
+}
+
+// replace puts with in place of the value at ptr.
+func (l *lineEdit) replace(ptr string, with []byte) bool {
+	sp, err := jsonedit.Replace(l.cur, ptr, with)
+	if err != nil {
+		return false
+	}
+	l.apply(sp)
+	return true
+}
+
+// set replaces or inserts a member.
+func (l *lineEdit) set(objPtr, name string, value []byte) error {
+	sp, err := jsonedit.Set(l.cur, objPtr, name, value)
+	if err != nil {
+		return err
+	}
+	l.apply(sp)
+	return nil
+}
+
+// remove removes a member.
+func (l *lineEdit) remove(objPtr, name string) error {
+	sp, err := jsonedit.Remove(l.cur, objPtr, name)
+	if err != nil {
+		return err
+	}
+	l.apply(sp)
+	return nil
+}
+
+func (l *lineEdit) changed() bool { return !bytes.Equal(l.orig, l.cur) }
+
+func (l *lineEdit) edit() bs.Edit {
+	return bs.Edit{Line: l.line, ID: l.id, Splices: []bs.Splice{jsonedit.Diff(l.orig, l.cur)}}
+}
+
+// splitMember splits a member pointer into its object's pointer and name.
+func splitMember(path string) (objPtr, name string, err error) {
+	segs, err := jsonedit.SplitPointer(path)
+	if err != nil {
+		return "", "", err
+	}
+	if len(segs) == 0 {
+		return "", "", fmt.Errorf("pointer %q names no member: %w", path, bs.ErrInvalid)
+	}
+	for _, s := range segs[:len(segs)-1] {
+		objPtr = jsonedit.Join(objPtr, s)
+	}
+	return objPtr, segs[len(segs)-1], nil
+}
+
+// holdsPlaceholder reports whether cur, the current bytes at a stored
+// value's path, is the placeholder that replaced it. A value of the first
+// BrainSurgeon (no recorded placeholder) counts as extracted when cur is a
+// string starting with "[[extracted".
+func holdsPlaceholder(v extract.StoredValue, cur []byte) bool {
+	if v.Placeholder != "" {
+		return bytes.Equal(cur, []byte(v.Placeholder))
+	}
+	return bytes.HasPrefix(cur, []byte(`"[[extracted`))
+}
+
+// isoMillis formats a time as "_restored" values are written.
+func isoMillis(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000Z") }

@@ -1,0 +1,417 @@
+package restore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+
+	bs "github.com/brainsurgeon/brainsurgeon"
+	"github.com/brainsurgeon/brainsurgeon/extract"
+	"github.com/brainsurgeon/brainsurgeon/internal/jsonedit"
+	"github.com/brainsurgeon/brainsurgeon/session"
+)
+
+// Suggestion is the guidance given when an entry that was restored before
+// is restored again (seed 001, "Re-Restoring Already-Restored Entries").
+const Suggestion = "This entry was previously restored. If you need to keep this content long-term, consider setting _extractable: false on the entry."
+
+// MissingText is the content returned for a value whose side file is gone
+// (retention deleted it, DESIGN decision 9).
+const MissingText = "[Content unavailable - extracted file missing]"
+
+// CorruptText returns the content returned for a value whose side file
+// cannot be trusted.
+func CorruptText(reason string) string {
+	return "[Content unavailable - extracted file corrupt: " + reason + "]"
+}
+
+// Restorer restores extracted values, redacts restore calls, sets
+// "_extractable" and undoes everything BrainSurgeon did to a transcript
+// (DESIGN decisions 2, 5 and 7).
+//
+// The zero value works with a default *session.Writer, but it has no
+// queue directory until AgentsDir, StateDir or QueueDir is set (a Restore
+// then derives it from the transcript's path). New fills it from a Store.
+// A Restorer is safe for concurrent use; its write-backs are serialised.
+type Restorer struct {
+	// Writer rewrites transcripts under the full safe-write protocol
+	// (DESIGN decision 6). Nil means a zero session.Writer (default idle
+	// gate).
+	Writer *session.Writer
+	// Refresh re-reads a session (its sessions.json status) before a
+	// queued write-back is tried. Nil trusts the queued request: the idle
+	// gate then checks the host lock and the quiet period only.
+	Refresh func(ctx context.Context, ref bs.SessionRef) (bs.SessionRef, error)
+	// Policy is the extraction policy GetContext counts extractable
+	// entries with; its KeepAfterRestore gives the protection window it
+	// reports.
+	Policy extract.Policy
+	// KeepPurgeControlCalls keeps restore calls verbatim instead of
+	// redacting them (config keep_purge_control_calls).
+	KeepPurgeControlCalls bool
+	// AgentsDir is the agents dir; the state dir is
+	// "<AgentsDir>/../.brainsurgeon" unless StateDir is set.
+	AgentsDir string
+	// StateDir overrides the state dir.
+	StateDir string
+	// QueueDir holds pending write-backs; default "<state dir>/pending".
+	QueueDir string
+	// AuditPath is the audit log; default "<state dir>/audit.jsonl".
+	AuditPath string
+	// Logger receives a debug record per restore (seed 001's fields) and
+	// warnings; nil discards.
+	Logger bs.Logger
+	// Clock tells the time; nil is the system clock.
+	Clock bs.Clock
+
+	mu sync.Mutex
+}
+
+// New returns a Restorer over a Store: its Writer, a Refresh that re-reads
+// sessions.json, the store's agents dir, and extract.DefaultPolicy.
+func New(store *session.Store) *Restorer {
+	r := &Restorer{Writer: &store.Writer, Policy: extract.DefaultPolicy(), Logger: store.Logger}
+	r.AgentsDir = store.Root
+	if fi, err := os.Stat(filepath.Join(store.Root, "agents")); err == nil && fi.IsDir() {
+		r.AgentsDir = filepath.Join(store.Root, "agents")
+	}
+	r.Refresh = func(ctx context.Context, ref bs.SessionRef) (bs.SessionRef, error) {
+		refs, err := store.Sessions(ctx)
+		if err != nil {
+			return ref, err
+		}
+		for _, s := range refs {
+			if s.Path == ref.Path {
+				return s, nil
+			}
+		}
+		return ref, fmt.Errorf("session %s: transcript %s is no longer listed: %w", ref, ref.Path, bs.ErrNotFound)
+	}
+	return r
+}
+
+func (r *Restorer) writer() *session.Writer {
+	if r.Writer == nil {
+		r.Writer = &session.Writer{}
+	}
+	return r.Writer
+}
+
+func (r *Restorer) log() bs.Logger { return bs.LoggerOrDiscard(r.Logger) }
+
+// stateDir returns the state dir, derived from the transcript path of ref
+// when nothing is configured: <agentsDir>/<agent>/sessions/<file> gives
+// <agentsDir>/../.brainsurgeon; any other layout gives the transcript's
+// grandparent's sibling ".brainsurgeon".
+func (r *Restorer) stateDir(ref *bs.SessionRef) string {
+	switch {
+	case r.StateDir != "":
+		return r.StateDir
+	case r.AgentsDir != "":
+		abs, err := filepath.Abs(r.AgentsDir)
+		if err != nil {
+			abs = r.AgentsDir
+		}
+		return filepath.Join(filepath.Dir(abs), ".brainsurgeon")
+	case ref != nil && ref.Path != "":
+		abs, err := filepath.Abs(ref.Path)
+		if err != nil {
+			abs = ref.Path
+		}
+		dir := filepath.Dir(abs)
+		if filepath.Base(dir) == "sessions" {
+			return filepath.Join(filepath.Dir(filepath.Dir(filepath.Dir(dir))), ".brainsurgeon")
+		}
+		return filepath.Join(filepath.Dir(filepath.Dir(dir)), ".brainsurgeon")
+	}
+	return ""
+}
+
+func (r *Restorer) queueDir(ref *bs.SessionRef) string {
+	if r.QueueDir != "" {
+		return r.QueueDir
+	}
+	if d := r.stateDir(ref); d != "" {
+		return filepath.Join(d, "pending")
+	}
+	return ""
+}
+
+func (r *Restorer) auditPath(ref *bs.SessionRef) string {
+	if r.AuditPath != "" {
+		return r.AuditPath
+	}
+	if d := r.stateDir(ref); d != "" {
+		return filepath.Join(d, "audit.jsonl")
+	}
+	return ""
+}
+
+// RestoreOptions tune one Restore.
+type RestoreOptions struct {
+	// ToolCallID is the id of the tool call that asked for the restore,
+	// when the caller knows it; that call is redacted. Without it the
+	// latest call naming the entry is (see the package documentation).
+	ToolCallID string
+}
+
+// Result is the answer to a restore request.
+type Result struct {
+	// Restored is true when at least one value was found, verified and
+	// returned in Content.
+	Restored bool `json:"restored"`
+	// EntryID is the entry restored.
+	EntryID string `json:"entry_id"`
+	// KeysRestored are the JSON Pointers of the values returned.
+	KeysRestored []string `json:"keys_restored"`
+	// SizesBytes are their sizes (original JSON bytes).
+	SizesBytes map[string]int `json:"sizes_bytes"`
+	// PreviousRestoredAt is the entry's "_restored" time (as written in
+	// the entry) or the time of a restore of the entry still queued, when
+	// the entry was restored before.
+	PreviousRestoredAt string `json:"previous_restored_at,omitempty"`
+	// Suggestion is set when the entry was restored before.
+	Suggestion string `json:"suggestion,omitempty"`
+	// Applied is true when the values were written back into the
+	// transcript now; Queued when the write-back waits for the session to
+	// be idle (ApplyPending).
+	Applied bool `json:"applied"`
+	Queued  bool `json:"queued"`
+	// Redacted is true when the write-back redacted the restore call.
+	Redacted bool `json:"redacted"`
+	// Content maps each key in KeysRestored to the value: the text of a
+	// string, the JSON of a block. Values that could not be restored map
+	// to MissingText or CorruptText.
+	Content map[string]string `json:"content"`
+	// Warning says what could not be restored or written, if anything.
+	Warning string `json:"warning,omitempty"`
+}
+
+// Text returns the content as one text: the value itself for a single
+// key, else each value under a "## <key>" heading, in KeysRestored order
+// followed by unavailable keys.
+func (res *Result) Text() string {
+	keys := append([]string(nil), res.KeysRestored...)
+	var rest []string
+	for k := range res.Content {
+		if _, ok := res.SizesBytes[k]; !ok {
+			rest = append(rest, k)
+		}
+	}
+	sort.Strings(rest)
+	keys = append(keys, rest...)
+	if len(keys) == 1 {
+		return res.Content[keys[0]]
+	}
+	var b strings.Builder
+	for i, k := range keys {
+		if i > 0 {
+			b.WriteString("\n\n")
+		}
+		b.WriteString("## " + k + "\n")
+		b.WriteString(res.Content[k])
+	}
+	return b.String()
+}
+
+func newResult(id string) *Result {
+	return &Result{EntryID: id, KeysRestored: []string{}, SizesBytes: map[string]int{}, Content: map[string]string{}}
+}
+
+// Restore returns the extracted values of an entry at once and writes them
+// back into the transcript: now when the session is idle, else through the
+// durable queue (DESIGN decision 7).
+//
+// keys select values (MatchKey); none selects all. Only values whose
+// current bytes are still their placeholder are restored. The write-back
+// puts the original bytes back, sets "_restored" and, unless
+// KeepPurgeControlCalls, redacts the restore call and its result.
+//
+// Errors: a bad entry id or key wraps ErrInvalid; an unknown session,
+// entry or key, and an entry with nothing to restore, wrap ErrNotFound and
+// say what exists. A missing or corrupt side file is not an error: the
+// result carries MissingText or CorruptText, Restored false for those
+// values and a Warning, and a corrupt file is written to the audit log.
+// When the content is ready but the write-back fails for a reason other
+// than a busy session, Restore returns the result and the error.
+func (r *Restorer) Restore(ctx context.Context, ref bs.SessionRef, entryID string, keys []string, opts RestoreOptions) (*Result, error) {
+	ref = withID(ref)
+	if err := extract.ValidID(entryID); err != nil {
+		return nil, err
+	}
+	if err := checkKeys(keys); err != nil {
+		return nil, err
+	}
+	if opts.ToolCallID != "" && (len(opts.ToolCallID) > 256 || strings.ContainsAny(opts.ToolCallID, "\x00\n")) {
+		return nil, fmt.Errorf("tool call id %.40q: %w", opts.ToolCallID, bs.ErrInvalid)
+	}
+	f := scanFilter{ids: map[string]bool{entryID: true}, callIDs: map[string]bool{}}
+	if opts.ToolCallID != "" {
+		f.callIDs[opts.ToolCallID] = true
+	}
+	snap, err := scan(ctx, ref, f)
+	if err != nil {
+		return nil, err
+	}
+	e, ok := snap.entry(entryID)
+	if !ok {
+		return nil, missingEntry(ctx, ref, entryID)
+	}
+	res := newResult(entryID)
+	log := r.log()
+	sideDir := extract.SideDir(ref.Path, ref.ID)
+	rec, recPath, err := extract.ReadRecord(sideDir, entryID)
+	if err != nil {
+		holders := placeholderPointers(e)
+		switch {
+		case errors.Is(err, bs.ErrNotFound) && len(holders) == 0:
+			return nil, fmt.Errorf("entry %s: nothing to restore (it was never extracted): %w", entryID, bs.ErrNotFound)
+		case errors.Is(err, bs.ErrNotFound):
+			for _, p := range holders {
+				res.Content[p] = MissingText
+			}
+			res.Warning = fmt.Sprintf("entry %s: the side file is missing (retention may have removed it); the placeholder stays", entryID)
+			log.Warn(res.Warning, "session", ref.String(), "entry_id", entryID, "dir", sideDir)
+			return res, nil
+		case errors.Is(err, extract.ErrCorrupt) && len(holders) > 0:
+			for _, p := range holders {
+				res.Content[p] = CorruptText(reason(err))
+			}
+			res.Warning = fmt.Sprintf("entry %s: the side file is corrupt: %v; the placeholder stays", entryID, err)
+			log.Warn(res.Warning, "session", ref.String(), "entry_id", entryID)
+			r.audit(ref, "restore_corrupt", entryID, recPath, err)
+			return res, nil
+		case errors.Is(err, extract.ErrCorrupt):
+			return nil, fmt.Errorf("entry %s: nothing to restore (no placeholder in the entry; its side file is corrupt: %v): %w", entryID, err, bs.ErrNotFound)
+		}
+		return nil, err
+	}
+	if len(rec.Values) == 0 && len(placeholderPointers(e)) == 0 {
+		return nil, fmt.Errorf("entry %s: nothing to restore (it was never extracted): %w", entryID, bs.ErrNotFound)
+	}
+	sel, unknown := selectValues(rec.Values, keys)
+	if len(unknown) > 0 {
+		return nil, unknownKeys(entryID, unknown, rec.Values)
+	}
+	var warnings []string
+	for _, v := range sel {
+		s, en, ok := jsonedit.Find(e.Raw, v.Path)
+		if !ok || !holdsPlaceholder(v, e.Raw[s:en]) {
+			continue
+		}
+		orig, err := v.Bytes()
+		if err != nil {
+			res.Content[v.Path] = CorruptText(reason(err))
+			warnings = append(warnings, fmt.Sprintf("%s: %v", v.Path, err))
+			r.audit(ref, "restore_corrupt", entryID, recPath, err)
+			continue
+		}
+		res.KeysRestored = append(res.KeysRestored, v.Path)
+		res.SizesBytes[v.Path] = len(orig)
+		res.Content[v.Path] = contentOf(v, orig)
+	}
+	if len(warnings) > 0 {
+		res.Warning = fmt.Sprintf("entry %s: side file corrupt, placeholder kept for %s", entryID, strings.Join(warnings, "; "))
+		log.Warn(res.Warning, "session", ref.String(), "entry_id", entryID)
+	}
+	if len(res.KeysRestored) == 0 && len(res.Content) == 0 {
+		at := restoredAt(e)
+		what := "every selected value is already back in the transcript"
+		if at != "" {
+			what += " (restored at " + at + ")"
+		}
+		return nil, fmt.Errorf("entry %s: nothing to restore: %s: %w", entryID, what, bs.ErrNotFound)
+	}
+	res.Restored = len(res.KeysRestored) > 0
+	res.PreviousRestoredAt = restoredAt(e)
+	if res.PreviousRestoredAt == "" {
+		res.PreviousRestoredAt = r.queuedAt(ref, entryID)
+	}
+	if res.PreviousRestoredAt != "" && res.Restored {
+		res.Suggestion = Suggestion
+	}
+	if !res.Restored {
+		return res, nil
+	}
+	req := r.newRequest(KindRestore, ref, entryID)
+	req.Keys, req.ToolCallID = keys, opts.ToolCallID
+	werr := r.deliver(ctx, ref, req, snap, func(o outcome) {
+		res.Applied, res.Redacted = true, o.redacted
+	})
+	if werr == nil && !res.Applied {
+		res.Queued = true
+	}
+	log.Debug("restored", "module", "extraction", "entry_id", entryID, "keys_restored", res.KeysRestored,
+		"sizes_bytes", res.SizesBytes, "redacted", res.Redacted, "session", ref.String(),
+		"applied", res.Applied, "queued", res.Queued)
+	if werr != nil {
+		if res.Warning != "" {
+			res.Warning += "; "
+		}
+		res.Warning += "write-back failed: " + werr.Error()
+		return res, fmt.Errorf("restore %s in %s: write-back: %w", entryID, ref, werr)
+	}
+	return res, nil
+}
+
+// deliver applies a request now when the session is idle, else queues it.
+// done is called with the outcome when it was applied; a nil error
+// without a call to done means queued.
+func (r *Restorer) deliver(ctx context.Context, ref bs.SessionRef, req *PendingRequest, snap *snapshot, done func(outcome)) error {
+	err := r.writer().CheckIdle(ref)
+	if err == nil {
+		var outs []outcome
+		outs, err = r.writeBack(ctx, ref, []*PendingRequest{req}, snap, false)
+		if err == nil {
+			done(outs[0])
+			return nil
+		}
+	}
+	if !busy(err) {
+		return err
+	}
+	r.log().Debug("session busy, write-back queued", "session", ref.String(), "entry_id", req.EntryID, "kind", req.Kind, "reason", err.Error())
+	return r.enqueue(ref, req)
+}
+
+// contentOf decodes a restored value for the caller: the text of a
+// string, the JSON of anything else.
+func contentOf(v extract.StoredValue, orig []byte) string {
+	if !v.Block && len(orig) > 0 && orig[0] == '"' {
+		return decodeString(orig)
+	}
+	return string(orig)
+}
+
+// reason shortens an error for CorruptText.
+func reason(err error) string {
+	s := err.Error()
+	s = strings.TrimSuffix(s, ": "+extract.ErrCorrupt.Error())
+	return s
+}
+
+// placeholderPointers returns the pointers of the entry's string values
+// that hold its placeholder.
+func placeholderPointers(e *bs.Entry) []string {
+	var out []string
+	for _, v := range e.Strings {
+		if extract.IsPlaceholderValue(e.Raw[v.Start:v.End], e.ID) {
+			out = append(out, v.Pointer)
+		}
+	}
+	return out
+}
+
+// restoredAt returns the entry's "_restored" value as written.
+func restoredAt(e *bs.Entry) string {
+	s, en, ok := jsonedit.Find(e.Raw, "/_restored")
+	if !ok {
+		return ""
+	}
+	return decodeString(e.Raw[s:en])
+}
