@@ -46,6 +46,9 @@ Usage:
 Commands:
   inspect   show what a transcript holds (entries, tree, compactions, extractable bytes)
   prune     run one extraction pass now (large old values → side files + placeholders)
+  restore   bring extracted values back (one entry, or --all [--pristine])
+  extractable  set an entry's _extractable (true, false or N messages)
+  verify    check that every placeholder has its side value (lists orphans)
   version   print the version
   help      show this help, or a command's help: brainsurgeon help inspect
 
@@ -66,6 +69,12 @@ func (m *Main) Run(ctx context.Context, args []string) int {
 		err = (&inspectCommand{m: m}).Run(ctx, rest)
 	case "prune":
 		err = (&pruneCommand{m: m}).Run(ctx, rest)
+	case "restore":
+		err = (&restoreCommand{m: m}).Run(ctx, rest)
+	case "extractable":
+		err = (&extractableCommand{m: m}).Run(ctx, rest)
+	case "verify":
+		err = (&verifyCommand{m: m}).Run(ctx, rest)
 	case "version", "--version":
 		fmt.Fprintf(m.Stdout, "brainsurgeon %s\n", version)
 	case "help", "-h", "--help":

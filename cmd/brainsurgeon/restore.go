@@ -1,0 +1,300 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	bs "github.com/brainsurgeon/brainsurgeon"
+	"github.com/brainsurgeon/brainsurgeon/config"
+	"github.com/brainsurgeon/brainsurgeon/extract"
+	"github.com/brainsurgeon/brainsurgeon/internal/cli"
+	"github.com/brainsurgeon/brainsurgeon/restore"
+	"github.com/brainsurgeon/brainsurgeon/session"
+)
+
+const restoreUsage = `Usage: brainsurgeon restore <session> <entry> [--keys a,b] [--json] [--agents-dir DIR]
+       brainsurgeon restore <session> --all [--pristine] [--json] [--agents-dir DIR]
+
+Brings extracted values back. With an entry id (the <id> of a placeholder
+[[extracted-<id>]]), prints the entry's values at once: one key prints its
+text as it was (byte for byte), several print each under a
+"== <key> (<n> bytes of text) ==" header.
+The values are written back into the transcript now when the session is
+idle, otherwise the write-back is queued and applied once it is (by the daemon
+or the next prune). A status line goes to stderr.
+
+--keys selects values: a full JSON Pointer (/message/content/2/text), a
+member on the path (content, details, arguments), the last segment (text,
+thinking), a block path (content/2) or a block index (2).
+
+--all restores every extracted value of the session in one rewrite (the
+session must be idle). --pristine also undoes redactions and BrainSurgeon's
+own members (_restored, _redacted, _extractable it set), giving back the
+original file byte for byte. Side files are kept.
+
+Examples:
+  brainsurgeon restore agent:main:main 8797d4c7
+  brainsurgeon restore main/1d9efd24-3d45-430b-a703-e713c1679ce1 8797d4c7 --keys text --json
+  brainsurgeon restore direct:123 --all --pristine
+
+Flags:
+`
+
+type restoreCommand struct{ m *Main }
+
+func (c *restoreCommand) Run(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("restore", flag.ContinueOnError)
+	agentsDir := fs.String("agents-dir", session.DefaultAgentsDir(), "OpenClaw agents dir (or pi sessions dir)")
+	keys := fs.String("keys", "", "comma-separated keys of the values to restore (default: all)")
+	all := fs.Bool("all", false, "restore every extracted value of the session")
+	pristine := fs.Bool("pristine", false, "with --all: also undo redactions and bookkeeping members (original file byte for byte)")
+	asJSON := fs.Bool("json", false, "print the result as JSON")
+	pos, err := cli.Parse(fs, args)
+	if err == cli.ErrHelp {
+		fmt.Fprint(c.m.Stdout, restoreUsage)
+		fs.SetOutput(c.m.Stdout)
+		fs.PrintDefaults()
+		return err
+	}
+	if err != nil {
+		return err
+	}
+	try := "brainsurgeon restore --help"
+	switch {
+	case *all && len(pos) != 1:
+		return &cli.UsageError{Msg: fmt.Sprintf("restore --all takes one session, got %d arguments", len(pos)), Try: try}
+	case *all && *keys != "":
+		return &cli.UsageError{Msg: "--keys selects values of one entry; it does not go with --all", Try: try}
+	case !*all && *pristine:
+		return &cli.UsageError{Msg: "--pristine goes with --all", Try: try}
+	case !*all && len(pos) != 2:
+		return &cli.UsageError{Msg: fmt.Sprintf("restore takes a session and an entry id (or a session and --all), got %d arguments", len(pos)), Try: try}
+	}
+	r, st, _, err := c.m.restorer(ctx, *agentsDir)
+	if err != nil {
+		return err
+	}
+	ref, err := resolveRef(ctx, st, pos[0])
+	if err != nil {
+		return err
+	}
+	if *all {
+		res, err := r.RestoreAll(ctx, ref, *pristine)
+		if err != nil {
+			if errors.Is(err, bs.ErrBusy) || errors.Is(err, bs.ErrChanged) {
+				return fmt.Errorf("%w; --all is not queued: try again when the session is idle", err)
+			}
+			return err
+		}
+		if *asJSON {
+			if err := writeJSON(c.m.Stdout, res); err != nil {
+				return err
+			}
+		} else {
+			printRestoreAll(c.m.Stdout, res)
+		}
+		if len(res.Lost) > 0 {
+			return fmt.Errorf("%d placeholders could not be restored", len(res.Lost))
+		}
+		return nil
+	}
+	res, rerr := r.Restore(ctx, ref, pos[1], splitKeys(*keys), restore.RestoreOptions{})
+	if res == nil {
+		return rerr
+	}
+	if *asJSON {
+		if err := writeJSON(c.m.Stdout, res); err != nil {
+			return err
+		}
+	} else {
+		printContent(c.m.Stdout, res)
+		fmt.Fprintln(c.m.Stderr, restoreStatus(res))
+	}
+	if rerr != nil {
+		return rerr
+	}
+	if !res.Restored {
+		return fmt.Errorf("entry %s: no value could be restored", res.EntryID)
+	}
+	return nil
+}
+
+// restorer returns a Restorer over the agents dir, set up from its config
+// (policy, keep_purge_control_calls, idle_seconds). A config that fails
+// validation is reported and its valid fields used: restoring must not
+// depend on a perfect config.
+func (m *Main) restorer(ctx context.Context, agentsDir string) (*restore.Restorer, *session.Store, config.Config, error) {
+	cfg, err := config.Load(ctx, agentsDir, m.logger())
+	if err != nil {
+		var ve *config.ValidationError
+		if !errors.As(err, &ve) {
+			return nil, nil, cfg, fmt.Errorf("config %s: %w", config.Path(agentsDir), err)
+		}
+		fmt.Fprintf(m.Stderr, "warning: %v\n", err)
+	}
+	st := session.NewStore(agentsDir)
+	st.Logger = m.logger()
+	st.Writer.Logger = m.logger()
+	st.Writer.Idle = cfg.Idle()
+	if cfg.IdleSeconds == 0 {
+		st.Writer.Idle = session.NoIdleWait
+	}
+	return m.newRestorer(st, cfg), st, cfg, nil
+}
+
+// newRestorer returns restore.New(st) with the config's settings.
+func (m *Main) newRestorer(st *session.Store, cfg config.Config) *restore.Restorer {
+	r := restore.New(st)
+	r.Policy = extract.FromConfig(cfg)
+	r.Policy.Enabled = true
+	r.KeepPurgeControlCalls = cfg.KeepPurgeControlCalls
+	r.Logger = m.logger()
+	return r
+}
+
+// resolveRef finds a session by transcript path or by name.
+func resolveRef(ctx context.Context, st *session.Store, name string) (bs.SessionRef, error) {
+	if fi, err := os.Stat(name); err == nil && fi.Mode().IsRegular() {
+		abs, err := filepath.Abs(name)
+		if err != nil {
+			return bs.SessionRef{}, err
+		}
+		if ref, err := st.Resolve(ctx, abs); err == nil {
+			return ref, nil
+		}
+		return bs.SessionRef{Path: abs}, nil
+	}
+	if looksLikePath(name) {
+		if _, err := os.Stat(name); err != nil {
+			return bs.SessionRef{}, fmt.Errorf("transcript %s: %w", name, err)
+		}
+		return bs.SessionRef{}, fmt.Errorf("%s is not a regular file: expected a .jsonl transcript", name)
+	}
+	return st.Resolve(ctx, name)
+}
+
+// splitKeys splits a comma-separated list, dropping empty items.
+func splitKeys(s string) []string {
+	var out []string
+	for _, k := range strings.Split(s, ",") {
+		if k = strings.TrimSpace(k); k != "" {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(v)
+}
+
+// contentKeys returns the keys of a result in print order: the restored
+// ones, then those that could not be restored.
+func contentKeys(res *restore.Result) []string {
+	keys := append([]string(nil), res.KeysRestored...)
+	var rest []string
+	for k := range res.Content {
+		if _, ok := res.SizesBytes[k]; !ok {
+			rest = append(rest, k)
+		}
+	}
+	sort.Strings(rest)
+	return append(keys, rest...)
+}
+
+// printContent prints the values: a single one exactly as it is, several
+// each under a "== <key> (<n> bytes) ==" header and followed by a newline.
+func printContent(w io.Writer, res *restore.Result) {
+	keys := contentKeys(res)
+	if len(keys) == 1 {
+		// Byte-exact in a pipe; a final newline on a terminal only.
+		text := res.Content[keys[0]]
+		io.WriteString(w, text)
+		if !strings.HasSuffix(text, "\n") && isTerminal(w) {
+			io.WriteString(w, "\n")
+		}
+		return
+	}
+	for _, k := range keys {
+		text := res.Content[k]
+		fmt.Fprintf(w, "== %s (%d bytes) ==\n%s\n", k, len(text), text)
+	}
+}
+
+// isTerminal reports whether w is a terminal.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+// restoreStatus is the one-line summary of a restore for stderr.
+func restoreStatus(res *restore.Result) string {
+	var parts []string
+	if res.Restored {
+		n := 0
+		for _, k := range res.KeysRestored {
+			n += res.SizesBytes[k]
+		}
+		s := fmt.Sprintf("restored %d values of entry %s (%d bytes)", len(res.KeysRestored), res.EntryID, n)
+		if len(res.KeysRestored) == 1 {
+			s = fmt.Sprintf("restored %s of entry %s (%d bytes)", res.KeysRestored[0], res.EntryID, n)
+		}
+		parts = append(parts, s)
+		switch {
+		case res.Applied && res.Redacted:
+			parts = append(parts, "written back now, restore call redacted")
+		case res.Applied:
+			parts = append(parts, "written back now")
+		case res.Queued:
+			parts = append(parts, "queued: written back when the session is idle")
+		}
+	} else {
+		parts = append(parts, "entry "+res.EntryID+": nothing restored")
+	}
+	if res.Warning != "" {
+		parts = append(parts, "warning: "+res.Warning)
+	}
+	if res.Suggestion != "" {
+		parts = append(parts, fmt.Sprintf("previously restored at %s: %s", res.PreviousRestoredAt, res.Suggestion))
+	}
+	return strings.Join(parts, "; ")
+}
+
+func printRestoreAll(w io.Writer, res *restore.AllResult) {
+	fmt.Fprintf(w, "Session     %s\n", res.Session)
+	fmt.Fprintf(w, "Restored    %d values (%d bytes) in %d entries\n", res.Values, res.Bytes, res.Entries)
+	if res.Pristine {
+		fmt.Fprintf(w, "Undone      %d redactions, %d bookkeeping members\n", res.Redactions, res.Bookkeeping)
+	}
+	if res.Applied {
+		fmt.Fprintln(w, "Written     yes")
+	} else {
+		fmt.Fprintln(w, "Written     no (nothing to change)")
+	}
+	switch {
+	case len(res.Lost) > 0:
+		fmt.Fprintf(w, "Pristine    no: %d placeholders could not be restored\n", len(res.Lost))
+		for _, l := range res.Lost {
+			fmt.Fprintf(w, "  lost      %s\n", l)
+		}
+	case res.Pristine:
+		fmt.Fprintln(w, "Pristine    yes: the transcript is as it was before BrainSurgeon touched it")
+	default:
+		fmt.Fprintln(w, "Pristine    no: every value is back, but _restored marks and redactions remain (use --pristine)")
+	}
+}
