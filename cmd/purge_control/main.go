@@ -1,0 +1,303 @@
+// Command purge_control is the agent-facing tool of the smart-purge-control
+// skill: an agent runs it (usually through its shell tool) to see what
+// BrainSurgeon extracted from its session, to get extracted values back,
+// and to mark entries as extractable or not. See `purge_control --help`.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"sort"
+	"strings"
+	"syscall"
+
+	bs "github.com/brainsurgeon/brainsurgeon"
+	"github.com/brainsurgeon/brainsurgeon/config"
+	"github.com/brainsurgeon/brainsurgeon/extract"
+	"github.com/brainsurgeon/brainsurgeon/internal/cli"
+	"github.com/brainsurgeon/brainsurgeon/restore"
+	"github.com/brainsurgeon/brainsurgeon/session"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := (&Main{Stdout: os.Stdout, Stderr: os.Stderr}).Run(ctx, os.Args[1:])
+	stop()
+	os.Exit(code)
+}
+
+const mainUsage = `purge_control: see and control what BrainSurgeon extracted from your session.
+
+Large old values (thinking, tool results) are moved out of the transcript and
+replaced by [[extracted-<entryId>]] (or "<preview>… [[extracted-<entryId>]]").
+Use this tool to list them, get them back, and say what may be extracted.
+
+Usage:
+  purge_control get_context --agent A --session S [--json]
+  purge_control restore <entry> [--keys a,b] --agent A --session S [--tool-call-id ID] [--json]
+  purge_control set_extractable <entry> <true|false|N> --agent A --session S [--json]
+
+Examples:
+  # Check context stats
+  purge_control get_context --agent crix-claub --session direct:123
+
+  # Restore extracted content
+  purge_control restore msg-abc123 --agent crix-claub --session direct:123
+
+  # Mark content as never-extractable (for skills, critical refs)
+  purge_control set_extractable msg-abc123 false --agent crix-claub --session direct:123
+
+  # Set custom keep window (keep for 10 messages)
+  purge_control set_extractable msg-abc123 10 --agent crix-claub --session direct:123
+
+--session is an agent/sessionId, a session id, or a session key or its unique
+suffix (direct:123). --agents-dir defaults to $BRAINSURGEON_AGENTS_DIR, then
+$AGENTS_DIR, then ~/.openclaw/agents. Flags may come before or after the
+arguments. Exit status: 0 success, 1 problem, 2 usage.
+Run "purge_control <command> --help" for a command's details.
+`
+
+// Main runs one purge_control command line.
+type Main struct {
+	Stdout, Stderr io.Writer
+	// Logger receives the library's log records; nil means none, unless
+	// BRAINSURGEON_LOG sets a level (records then go to stderr).
+	Logger bs.Logger
+}
+
+func (m *Main) logger() bs.Logger {
+	if m.Logger != nil {
+		return m.Logger
+	}
+	if lvl := os.Getenv("BRAINSURGEON_LOG"); lvl != "" {
+		var l slog.Level
+		if err := l.UnmarshalText([]byte(lvl)); err == nil {
+			m.Logger = slog.New(slog.NewTextHandler(m.Stderr, &slog.HandlerOptions{Level: l}))
+			return m.Logger
+		}
+	}
+	return bs.DiscardLogger()
+}
+
+// Run executes args and returns the exit status.
+func (m *Main) Run(ctx context.Context, args []string) int {
+	if len(args) == 0 {
+		fmt.Fprint(m.Stderr, mainUsage)
+		return cli.ExitUsage
+	}
+	args = commandFirst(args)
+	var err error
+	switch cmd, rest := args[0], args[1:]; cmd {
+	case "get_context":
+		err = (&getContextCommand{m: m}).Run(ctx, rest)
+	case "restore":
+		err = (&restoreCommand{m: m}).Run(ctx, rest)
+	case "set_extractable":
+		err = (&setExtractableCommand{m: m}).Run(ctx, rest)
+	case "help", "-h", "--help":
+		if len(rest) > 0 && commands[rest[0]] {
+			return m.Run(ctx, []string{rest[0], "--help"})
+		}
+		fmt.Fprint(m.Stdout, mainUsage)
+	default:
+		err = &cli.UsageError{Msg: fmt.Sprintf("unknown command %q (expected get_context, restore or set_extractable)", cmd), Try: "purge_control --help"}
+	}
+	return m.exit(err)
+}
+
+var commands = map[string]bool{"get_context": true, "restore": true, "set_extractable": true}
+
+// commandFirst moves the command name to the front when flags come before
+// it ("purge_control --agent A --session S restore X"); "-h" or "--help"
+// before any command asks for the main help.
+func commandFirst(args []string) []string {
+	if !strings.HasPrefix(args[0], "-") {
+		return args
+	}
+	for i, a := range args {
+		switch {
+		case a == "--":
+			return args
+		case commands[a]:
+			out := append([]string{a}, args[:i]...)
+			return append(out, args[i+1:]...)
+		case a == "-h" || a == "--help" || a == "-help":
+			return []string{"--help"}
+		}
+	}
+	return args
+}
+
+func (m *Main) exit(err error) int {
+	var ue *cli.UsageError
+	switch {
+	case err == nil, errors.Is(err, cli.ErrHelp):
+		return cli.ExitOK
+	case errors.As(err, &ue):
+		fmt.Fprintf(m.Stderr, "Error: %s\n", ue.Msg)
+		if ue.Try != "" {
+			fmt.Fprintf(m.Stderr, "Try: %s\n", ue.Try)
+		}
+		return cli.ExitUsage
+	case errors.Is(err, context.Canceled):
+		fmt.Fprintln(m.Stderr, "Error: interrupted")
+		return cli.ExitProblem
+	default:
+		fmt.Fprintf(m.Stderr, "Error: %v\n", err)
+		return cli.ExitProblem
+	}
+}
+
+// common holds the flags every command takes.
+type common struct {
+	agent, session, agentsDir string
+	json                      bool
+}
+
+func (c *common) register(fs *flag.FlagSet) {
+	fs.StringVar(&c.agent, "agent", "", "the agent id (e.g. main)")
+	fs.StringVar(&c.session, "session", "", "the session: agent/sessionId, a session id, or a session key or its suffix (direct:123)")
+	fs.StringVar(&c.agentsDir, "agents-dir", session.DefaultAgentsDir(), "OpenClaw agents dir")
+	fs.BoolVar(&c.json, "json", false, "print the result as JSON")
+}
+
+// parse parses args, printing usage on --help, and checks --session.
+func (m *Main) parse(fs *flag.FlagSet, c *common, usage string, args []string) ([]string, error) {
+	pos, err := cli.Parse(fs, args)
+	if err == cli.ErrHelp {
+		fmt.Fprint(m.Stdout, usage)
+		fs.SetOutput(m.Stdout)
+		fs.PrintDefaults()
+		return nil, err
+	}
+	if err != nil {
+		return nil, err
+	}
+	if strings.TrimSpace(c.session) == "" {
+		return nil, &cli.UsageError{Msg: "--session is required", Try: "purge_control " + fs.Name() + " --help"}
+	}
+	return pos, nil
+}
+
+// setup loads the config beside the agents dir and returns a Restorer
+// set up from it, and the session. A config that fails validation is
+// reported on stderr and its valid fields are used.
+func (m *Main) setup(ctx context.Context, c *common) (*restore.Restorer, bs.SessionRef, error) {
+	cfg, err := config.Load(ctx, c.agentsDir, m.logger())
+	if err != nil {
+		var ve *config.ValidationError
+		if !errors.As(err, &ve) {
+			return nil, bs.SessionRef{}, fmt.Errorf("config %s: %w", config.Path(c.agentsDir), err)
+		}
+		fmt.Fprintf(m.Stderr, "warning: %v\n", err)
+	}
+	st := session.NewStore(c.agentsDir)
+	st.Logger = m.logger()
+	st.Writer.Logger = m.logger()
+	st.Writer.Idle = cfg.Idle()
+	if cfg.IdleSeconds == 0 {
+		st.Writer.Idle = session.NoIdleWait
+	}
+	ref, err := resolve(ctx, c.agentsDir, c.agent, c.session, m.logger())
+	if err != nil {
+		return nil, bs.SessionRef{}, err
+	}
+	r := restore.New(st)
+	r.Policy = extract.FromConfig(cfg)
+	r.Policy.Enabled = true
+	r.KeepPurgeControlCalls = cfg.KeepPurgeControlCalls
+	r.Logger = m.logger()
+	return r, ref, nil
+}
+
+// resolve finds the session: "agent/session" first, then the session
+// alone under the agent (a session id, or a session key or its suffix,
+// also tried as "agent:<agent>:<session>"). Without an agent the session
+// name is resolved on its own.
+func resolve(ctx context.Context, agentsDir, agent, name string, log bs.Logger) (bs.SessionRef, error) {
+	d, err := session.DiscoverWith(ctx, agentsDir, session.DiscoverOptions{Logger: log})
+	if err != nil {
+		return bs.SessionRef{}, err
+	}
+	if agent == "" {
+		return d.Resolve(name)
+	}
+	if strings.ContainsAny(agent, "/\\") || agent == "." || agent == ".." {
+		return bs.SessionRef{}, fmt.Errorf("agent %q: expected an agent id such as main: %w", agent, bs.ErrInvalid)
+	}
+	var mine []bs.SessionRef
+	agents := map[string]bool{}
+	for _, s := range d.Sessions {
+		agents[s.Agent] = true
+		if s.Agent == agent {
+			mine = append(mine, s)
+		}
+	}
+	if len(mine) == 0 {
+		return bs.SessionRef{}, fmt.Errorf("no sessions of agent %q in %s (agents: %s): %w", agent, d.Root, list(sortedSet(agents), 10), bs.ErrNotFound)
+	}
+	if ref, err := d.Resolve(agent + "/" + name); err == nil {
+		return ref, nil
+	}
+	if !strings.HasPrefix(name, "agent:") {
+		if ref, err := d.Resolve("agent:" + agent + ":" + name); err == nil && ref.Agent == agent {
+			return ref, nil
+		}
+	}
+	ref, err := d.Resolve(name)
+	if err == nil && ref.Agent == agent {
+		return ref, nil
+	}
+	var names []string
+	for _, s := range mine {
+		n := s.ID
+		if s.Key != "" {
+			n += " (" + s.Key + ")"
+		}
+		names = append(names, n)
+	}
+	if err == nil {
+		return bs.SessionRef{}, fmt.Errorf("session %q belongs to agent %q, not %q; sessions of %s: %s: %w", name, ref.Agent, agent, agent, list(names, 10), bs.ErrNotFound)
+	}
+	if errors.Is(err, bs.ErrAmbiguous) {
+		return bs.SessionRef{}, err
+	}
+	return bs.SessionRef{}, fmt.Errorf("no session %q under agent %q; its sessions: %s: %w", name, agent, list(names, 10), bs.ErrNotFound)
+}
+
+func sortedSet(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// list joins up to max names, saying how many there are in all.
+func list(names []string, max int) string {
+	if len(names) == 0 {
+		return "none"
+	}
+	if len(names) > max {
+		return strings.Join(names[:max], ", ") + fmt.Sprintf(", … (%d in all)", len(names))
+	}
+	return strings.Join(names, ", ")
+}
+
+// shortKey is a value's key as an agent would write it: the JSON Pointer
+// without the leading "/" and "message/" ("content/0/text"), which
+// --keys accepts.
+func shortKey(path string) string {
+	k := strings.TrimPrefix(path, "/")
+	if s, ok := strings.CutPrefix(k, "message/"); ok && s != "" {
+		return s
+	}
+	return k
+}

@@ -1,0 +1,131 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+
+	"github.com/brainsurgeon/brainsurgeon/internal/cli"
+	"github.com/brainsurgeon/brainsurgeon/restore"
+)
+
+const restoreUsage = `Usage: purge_control restore <entry> [--keys a,b] --agent A --session S [--tool-call-id ID] [--json]
+
+Prints the extracted values of an entry (the <entry> of [[extracted-<entry>]])
+right away. They are written back into the session now if it is idle, or
+queued and written back as soon as it is; either way you have the content now.
+Unless configured otherwise (keep_purge_control_calls), this restore call and
+its output are later replaced by a short stub in the transcript, so the
+content does not appear twice.
+
+--keys restores some values only: "content/0/text", "thinking", "text", a
+block index such as "2", or a full pointer; get_context lists each entry's
+keys. --tool-call-id names the tool call running this command, so that it is
+the one redacted.
+
+Examples:
+  purge_control restore msg-abc123 --agent crix-claub --session direct:123
+  purge_control restore msg-abc123 --keys thinking --agent crix-claub --session direct:123
+
+Flags:
+`
+
+type restoreCommand struct{ m *Main }
+
+func (c *restoreCommand) Run(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("restore", flag.ContinueOnError)
+	var com common
+	com.register(fs)
+	keys := fs.String("keys", "", "comma-separated keys of the values to restore (default: all)")
+	callID := fs.String("tool-call-id", "", "id of the tool call running this command (the call to redact)")
+	pos, err := c.m.parse(fs, &com, restoreUsage, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return &cli.UsageError{Msg: fmt.Sprintf("restore takes one entry id, got %d arguments", len(pos)), Try: "purge_control restore --help"}
+	}
+	r, ref, err := c.m.setup(ctx, &com)
+	if err != nil {
+		return err
+	}
+	var ks []string
+	for _, k := range strings.Split(*keys, ",") {
+		if k = strings.TrimSpace(k); k != "" {
+			ks = append(ks, k)
+		}
+	}
+	res, rerr := r.Restore(ctx, ref, pos[0], ks, restore.RestoreOptions{ToolCallID: *callID})
+	if res == nil {
+		return rerr
+	}
+	if com.json {
+		enc := json.NewEncoder(c.m.Stdout)
+		enc.SetIndent("", "  ")
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(res); err != nil {
+			return err
+		}
+	} else {
+		printRestore(c.m.Stdout, res)
+	}
+	if rerr != nil {
+		return rerr
+	}
+	if !res.Restored {
+		return fmt.Errorf("entry %s: nothing could be restored", res.EntryID)
+	}
+	return nil
+}
+
+func printRestore(w io.Writer, res *restore.Result) {
+	keys := append([]string(nil), res.KeysRestored...)
+	var rest []string
+	for k := range res.Content {
+		if _, ok := res.SizesBytes[k]; !ok {
+			rest = append(rest, k)
+		}
+	}
+	sort.Strings(rest)
+	keys = append(keys, rest...)
+	if len(keys) == 1 {
+		text := res.Content[keys[0]]
+		io.WriteString(w, text)
+		if !strings.HasSuffix(text, "\n") {
+			io.WriteString(w, "\n")
+		}
+	} else {
+		for _, k := range keys {
+			text := res.Content[k]
+			fmt.Fprintf(w, "== %s (%d bytes) ==\n%s\n", shortKey(k), len(text), text)
+		}
+	}
+	fmt.Fprintln(w)
+	if res.Restored {
+		short := make([]string, len(res.KeysRestored))
+		n := 0
+		for i, k := range res.KeysRestored {
+			short[i] = shortKey(k)
+			n += res.SizesBytes[k]
+		}
+		status := "Written back now."
+		if res.Queued {
+			status = "Queued: will be written back when the session is idle."
+		} else if !res.Applied {
+			status = "Not written back."
+		}
+		fmt.Fprintf(w, "Restored keys: %s (%d bytes). %s\n", strings.Join(short, ", "), n, status)
+	} else {
+		fmt.Fprintf(w, "Nothing restored from entry %s.\n", res.EntryID)
+	}
+	if res.Warning != "" {
+		fmt.Fprintf(w, "Warning: %s\n", res.Warning)
+	}
+	if res.Suggestion != "" {
+		fmt.Fprintf(w, "Previously restored at %s. %s\n", res.PreviousRestoredAt, res.Suggestion)
+	}
+}
