@@ -92,7 +92,9 @@ func (c *pruneCommand) Run(ctx context.Context, args []string) error {
 		st.Writer.Idle = session.NoIdleWait
 	}
 	st.Writer.Logger = c.m.logger()
-	if err := c.m.applyPending(ctx, st, cfg); err != nil {
+	if *dry {
+		// A dry run writes nothing, queued write-backs included.
+	} else if err := c.m.applyPending(ctx, st, cfg); err != nil {
 		fmt.Fprintf(c.m.Stderr, "warning: pending restore write-backs: %v\n", err)
 	}
 	var refs []bs.SessionRef
