@@ -20,8 +20,11 @@
 // member on the path ("content", "details", "arguments"), the last
 // segment ("text", "thinking", "command") and a block path ("content/2")
 // all match. A key of digits only names a content block index ("2"
-// matches /message/content/2/…). No keys selects every value. A key that
-// matches no stored value is an error naming the keys that exist.
+// matches /message/content/2/…). A key may also list several keys
+// separated by commas ("content,output", as the skill writes them). No
+// keys selects every value. When no key matches a stored value the
+// restore fails with an error naming the keys that exist; keys that match
+// nothing beside keys that do are reported in the Warning.
 //
 // Missing and corrupt side files are not errors (seed 001: graceful
 // degradation). A missing file gives [MissingText] for each placeholder

@@ -70,6 +70,26 @@ func isDigits(s string) bool {
 	return true
 }
 
+// SplitKeys splits keys given as comma-separated lists ("content,output")
+// and drops empty items and surrounding spaces.
+func SplitKeys(keys []string) []string {
+	var out []string
+	for _, k := range keys {
+		if !strings.Contains(k, ",") {
+			if k = strings.TrimSpace(k); k != "" {
+				out = append(out, k)
+			}
+			continue
+		}
+		for _, part := range strings.Split(k, ",") {
+			if part = strings.TrimSpace(part); part != "" {
+				out = append(out, part)
+			}
+		}
+	}
+	return out
+}
+
 // checkKeys validates user-given keys (DESIGN decision 13).
 func checkKeys(keys []string) error {
 	for _, k := range keys {

@@ -95,9 +95,13 @@ func New(store *session.Store) *Restorer {
 	return r
 }
 
+// defaultWriter is used when Restorer.Writer is nil; a Writer is safe for
+// concurrent use.
+var defaultWriter = &session.Writer{}
+
 func (r *Restorer) writer() *session.Writer {
 	if r.Writer == nil {
-		r.Writer = &session.Writer{}
+		return defaultWriter
 	}
 	return r.Writer
 }
@@ -227,7 +231,10 @@ func newResult(id string) *Result {
 // back into the transcript: now when the session is idle, else through the
 // durable queue (DESIGN decision 7).
 //
-// keys select values (MatchKey); none selects all. Only values whose
+// keys select values (MatchKey; a key may list several separated by
+// commas, as the skill's "content,output"); none selects all. Keys that
+// match nothing are an error when no key matches, else a Warning. Only
+// values whose
 // current bytes are still their placeholder are restored. The write-back
 // puts the original bytes back, sets "_restored" and, unless
 // KeepPurgeControlCalls, redacts the restore call and its result.
@@ -244,6 +251,7 @@ func (r *Restorer) Restore(ctx context.Context, ref bs.SessionRef, entryID strin
 	if err := extract.ValidID(entryID); err != nil {
 		return nil, err
 	}
+	keys = SplitKeys(keys)
 	if err := checkKeys(keys); err != nil {
 		return nil, err
 	}
@@ -295,7 +303,7 @@ func (r *Restorer) Restore(ctx context.Context, ref bs.SessionRef, entryID strin
 		return nil, fmt.Errorf("entry %s: nothing to restore (it was never extracted): %w", entryID, bs.ErrNotFound)
 	}
 	sel, unknown := selectValues(rec.Values, keys)
-	if len(unknown) > 0 {
+	if len(unknown) > 0 && len(sel) == 0 {
 		return nil, unknownKeys(entryID, unknown, rec.Values)
 	}
 	var warnings []string
@@ -318,6 +326,12 @@ func (r *Restorer) Restore(ctx context.Context, ref bs.SessionRef, entryID strin
 	if len(warnings) > 0 {
 		res.Warning = fmt.Sprintf("entry %s: side file corrupt, placeholder kept for %s", entryID, strings.Join(warnings, "; "))
 		log.Warn(res.Warning, "session", ref.String(), "entry_id", entryID)
+	}
+	if len(unknown) > 0 {
+		if res.Warning != "" {
+			res.Warning += "; "
+		}
+		res.Warning += unknownKeys(entryID, unknown, rec.Values).Error()
 	}
 	if len(res.KeysRestored) == 0 && len(res.Content) == 0 {
 		at := restoredAt(e)

@@ -806,7 +806,7 @@ func TestErrors(t *testing.T) {
 		{"NeverExtracted", ref, "u1", nil, bs.ErrNotFound, []string{"entry u1: nothing to restore"}},
 		{"AlreadyRestored", ref, "r1", nil, bs.ErrNotFound, []string{"entry r1: nothing to restore", "already back", "2026-02-20T17:30:00.000Z"}},
 		{"BadEntryID", ref, "../x", nil, bs.ErrInvalid, []string{"entry id"}},
-		{"EmptyKey", ref, "a1", []string{""}, bs.ErrInvalid, []string{"empty"}},
+		{"SlashKey", ref, "a1", []string{"/"}, bs.ErrInvalid, []string{"empty"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -906,4 +906,83 @@ func TestAudit(t *testing.T) {
 	if err := restore.Audit("", restore.AuditEvent{}); !errors.Is(err, bs.ErrInvalid) {
 		t.Fatalf("err = %v", err)
 	}
+}
+
+// TestRestoreShapes restores the other shapes of extracted values: the
+// flat entries of the seeds, side files of the first BrainSurgeon, and
+// whole image blocks.
+func TestRestoreShapes(t *testing.T) {
+	t.Run("FlatEntryWithSkillKeys", func(t *testing.T) {
+		out := long("flat", 900)
+		data := []byte(fmt.Sprintf(`{"__id":"msg-456","type":"tool_result","toolName":"read","output":%q,"__ts":"2026-02-18T09:00:00Z"}`+"\n"+
+			`{"__id":"msg-457","type":"assistant","content":"ok"}`+"\n", out))
+		dir, ref := install(t, "s1", data)
+		p := allPolicy(500)
+		if _, err := extractor(p).Run(ctx(), ref); err != nil {
+			t.Fatal(err)
+		}
+		if valueAt(t, lineOf(t, read(t, ref.Path), "msg-456"), "/output") != `"[[extracted-msg-456]]"` {
+			t.Fatal("not extracted")
+		}
+		r := newRestorer(dir)
+		res, err := r.Restore(ctx(), ref, "msg-456", []string{"content,output"}, restore.RestoreOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !res.Restored || res.Content["/output"] != out || !strings.Contains(res.Warning, `key "content"`) {
+			t.Fatalf("result %+v", res)
+		}
+		if _, err := r.RestoreAll(ctx(), ref, true); err != nil {
+			t.Fatal(err)
+		}
+		if got := read(t, ref.Path); !bytes.Equal(got, data) {
+			t.Fatalf("pristine: %s", firstDiff(data, got))
+		}
+	})
+	t.Run("LegacySideFile", func(t *testing.T) {
+		data := []byte(`{"__id":"msg-1","type":"tool_result","output":"[[extracted]]","_extractable":3}` + "\n")
+		dir, ref := install(t, "s1", data)
+		side := extract.SideDir(ref.Path, ref.ID)
+		if err := os.MkdirAll(side, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		legacy := `{"output": "line one\nline two", "__meta": {"extracted_at": "2026-02-19T10:00:00.000Z", "trigger_type": "tool_result"}}`
+		if err := os.WriteFile(filepath.Join(side, "msg-1.json"), []byte(legacy), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		r := newRestorer(dir)
+		res, err := r.Restore(ctx(), ref, "msg-1", nil, restore.RestoreOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !res.Restored || !res.Applied || res.Content["/output"] != "line one\nline two" {
+			t.Fatalf("result %+v", res)
+		}
+		if got := valueAt(t, lineOf(t, read(t, ref.Path), "msg-1"), "/output"); got != `"line one\nline two"` {
+			t.Fatalf("output = %s", got)
+		}
+	})
+	t.Run("ImageBlock", func(t *testing.T) {
+		img := fmt.Sprintf(`{"type":"image","data":%q,"mimeType":"image/png"}`, strings.Repeat("iVBORw0KGgo", 100))
+		body := `{"role":"user","content":[{"type":"text","text":"see"},` + img + `],"timestamp":1771500000000}`
+		data := transcript(msg{id: "u1", body: body}, msg{id: "a1", body: assistantText("nice")})
+		dir, ref := install(t, "s1", data)
+		if _, err := extractor(allPolicy(500)).Run(ctx(), ref); err != nil {
+			t.Fatal(err)
+		}
+		if got := valueAt(t, lineOf(t, read(t, ref.Path), "u1"), "/message/content/1"); got != `{"type":"text","text":"[[extracted-u1]]"}` {
+			t.Fatalf("image block = %s", got)
+		}
+		r := newRestorer(dir)
+		res, err := r.Restore(ctx(), ref, "u1", []string{"1"}, restore.RestoreOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Content["/message/content/1"] != img {
+			t.Fatalf("content %.100q", res.Content["/message/content/1"])
+		}
+		if got := valueAt(t, lineOf(t, read(t, ref.Path), "u1"), "/message/content/1"); got != img {
+			t.Fatalf("block not restored: %.100s", got)
+		}
+	})
 }
