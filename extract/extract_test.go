@@ -18,6 +18,7 @@ import (
 	"github.com/brainsurgeon/brainsurgeon/internal/oracle"
 	"github.com/brainsurgeon/brainsurgeon/internal/synth"
 	"github.com/brainsurgeon/brainsurgeon/internal/testcorpus"
+	"github.com/brainsurgeon/brainsurgeon/restore"
 	"github.com/brainsurgeon/brainsurgeon/session"
 )
 
@@ -199,6 +200,14 @@ func TestExtractGeneratedLossless(t *testing.T) {
 		back := unextract(t, path, extract.SideDir(path, ref.ID))
 		if !bytes.Equal(back, orig) {
 			rt.Fatalf("un-extracting does not give the original back")
+		}
+		// The restore package gives everything back too: RestoreAll with
+		// pristine returns the file byte for byte.
+		if _, err := restore.New(st).RestoreAll(context.Background(), ref, true); err != nil {
+			rt.Fatal(err)
+		}
+		if now, _ := os.ReadFile(path); !bytes.Equal(now, orig) {
+			rt.Fatalf("restore --all --pristine does not give the original back")
 		}
 	})
 }
