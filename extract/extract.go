@@ -283,7 +283,7 @@ func (x *Extractor) writeSideFiles(ctx context.Context, src *os.File, ref bs.Ses
 		mu.Unlock()
 	}
 	for w := 0; w < workers; w++ {
-		sw := &SideWriter{CompressAbove: x.CompressAbove, dirs: map[string]bool{sideDir: true}}
+		sw := &SideWriter{CompressAbove: x.CompressAbove, Existing: existing, dirs: map[string]bool{sideDir: true}}
 		writers[w] = sw
 		wg.Add(1)
 		go func() {

@@ -283,9 +283,13 @@ type SideWriter struct {
 	// CompressAbove compresses records whose values exceed this many bytes
 	// (default 4096; negative never compresses).
 	CompressAbove int
-	enc           *zstd.Encoder
-	dirs          map[string]bool
-	buf           bytes.Buffer
+	// Existing, when not nil, lists the entry ids that had a side file
+	// before this batch; for the others there is no earlier file (of the
+	// other name) to remove, which saves a system call per file.
+	Existing map[string]bool
+	enc      *zstd.Encoder
+	dirs     map[string]bool
+	buf      bytes.Buffer
 }
 
 // Write stores rec in dir, replacing an earlier file of the same entry
@@ -332,6 +336,9 @@ func (w *SideWriter) Write(dir string, rec *Record) (path string, size int64, er
 	if err := os.Rename(tmp, path); err != nil {
 		os.Remove(tmp)
 		return "", 0, fmt.Errorf("rename side file: %w", err)
+	}
+	if w.Existing != nil && !w.Existing[rec.EntryID] {
+		return path, int64(len(data)), nil // no earlier file to remove
 	}
 	if err := os.Remove(other); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return path, int64(len(data)), fmt.Errorf("remove old side file: %w", err)
