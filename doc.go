@@ -15,6 +15,12 @@
 //     path, classification of extractable values, discovery of agents and
 //     sessions, the host-compatible lock, the idle gate and safe rewrite and
 //     append.
+//   - extract: the extraction policy (Decide), placeholders, the side store
+//     and the extraction pass (Extractor).
+//   - restore: restore with protection and redaction, the queue of
+//     write-backs for busy sessions, _extractable, full (pristine) undo,
+//     verification of placeholders.
+//   - config: the runtime config (.brainsurgeon/config.json).
 //   - duration: "30m", "6h", "1d12h", "52w" ⇄ time.Duration.
 //
 // # Bytes are sacred
