@@ -196,6 +196,21 @@ type Result struct {
 	Warning string `json:"warning,omitempty"`
 }
 
+// OnlyMissing reports whether nothing was restored only because side files
+// are gone (retention may remove them): the seeds treat that as success
+// with a warning, unlike a corrupt side file.
+func (res *Result) OnlyMissing() bool {
+	if res.Restored || len(res.Content) == 0 {
+		return false
+	}
+	for _, v := range res.Content {
+		if v != MissingText {
+			return false
+		}
+	}
+	return true
+}
+
 // Text returns the content as one text: the value itself for a single
 // key, else each value under a "## <key>" heading, in KeysRestored order
 // followed by unavailable keys.

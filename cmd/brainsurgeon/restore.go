@@ -121,7 +121,7 @@ func (c *restoreCommand) Run(ctx context.Context, args []string) error {
 	if rerr != nil {
 		return rerr
 	}
-	if !res.Restored {
+	if !res.Restored && !res.OnlyMissing() {
 		return fmt.Errorf("entry %s: no value could be restored", res.EntryID)
 	}
 	return nil

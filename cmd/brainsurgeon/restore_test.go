@@ -509,3 +509,50 @@ func TestPruneCommand(t *testing.T) {
 		t.Fatal("the second prune wrote the transcript")
 	}
 }
+
+// TestRestoreMissingSideFile: a side file removed (by retention, say) gives
+// the "unavailable" text, a warning and success, as the seeds ask; a
+// corrupt one is a problem (exit 1) and the placeholder stays.
+func TestRestoreMissingSideFile(t *testing.T) {
+	agents, path := demoCopy(t)
+	saveConfig(t, agents, noIdle)
+	details := extractAll(t, path, 1)
+	if len(details) < 2 {
+		t.Fatalf("want at least two extracted entries, got %d", len(details))
+	}
+	dir := extract.SideDir(path, "7f3e2a10-5b6c-4d8e-9f01-23456789abcd")
+	plain, zst := extract.SidePaths(dir, details[0].ID)
+	os.Remove(plain)
+	os.Remove(zst)
+	before := readFile(t, path)
+	code, out, errs := run(t, "restore", "agent:main:main", details[0].ID, "--agents-dir", agents)
+	wantCode(t, code, 0, out, errs)
+	if !strings.Contains(out, restore.MissingText) || !strings.Contains(strings.ToLower(errs), "missing") {
+		t.Fatalf("missing side file: stdout %q stderr %q", out, errs)
+	}
+	if !bytes.Equal(readFile(t, path), before) {
+		t.Fatal("a restore without its side file changed the transcript")
+	}
+
+	// Corrupt the other entry's side file: no stored hash matches. (With
+	// only some values corrupt, the others are restored: exit 0 and a
+	// warning.)
+	plain, zst = extract.SidePaths(dir, details[1].ID)
+	rec, _, err := extract.ReadRecord(dir, details[1].ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range rec.Values {
+		rec.Values[i].SHA256 = strings.Repeat("0", 64)
+	}
+	os.Remove(plain)
+	os.Remove(zst)
+	if _, _, err := (&extract.SideWriter{}).Write(dir, rec); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs = run(t, "restore", "agent:main:main", details[1].ID, "--agents-dir", agents)
+	wantCode(t, code, 1, out, errs)
+	if !strings.Contains(out, "corrupt") || !bytes.Equal(readFile(t, path), before) {
+		t.Fatalf("corrupt side file: stdout %q stderr %q", out, errs)
+	}
+}
