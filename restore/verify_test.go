@@ -167,7 +167,7 @@ func TestVerifyHashMismatch(t *testing.T) {
 func TestVerifyCorruptFileAndMissingValue(t *testing.T) {
 	ref, dir, one, multi := damaged(t)
 	if len(multi.Keys) < 2 || multi.ID == one.ID {
-		t.Skipf("no entry with several values besides %s", one.ID)
+		t.Fatalf("fixture: no entry with several values besides %s", one.ID)
 	}
 	plain, _ := extract.SidePaths(dir, one.ID)
 	if err := os.WriteFile(plain, []byte("{not json"), 0o600); err != nil {
