@@ -5,10 +5,8 @@ import (
 	"context"
 	"crypto/sha256"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -16,7 +14,7 @@ import (
 	bs "github.com/brainsurgeon/brainsurgeon"
 	"github.com/brainsurgeon/brainsurgeon/extract"
 	"github.com/brainsurgeon/brainsurgeon/internal/jsonedit"
-	"github.com/brainsurgeon/brainsurgeon/internal/oracle"
+	"github.com/brainsurgeon/brainsurgeon/internal/testcorpus"
 	"github.com/brainsurgeon/brainsurgeon/restore"
 	"github.com/brainsurgeon/brainsurgeon/session"
 )
@@ -30,39 +28,9 @@ func (c *clock) Now() time.Time { return c.t }
 
 // corpusFiles returns every transcript of the shared corpus (read in
 // place, never copied into the repository). A missing corpus fails.
-func corpusFiles(t testing.TB) []string {
-	t.Helper()
-	shared, err := oracle.SharedDir()
-	if err != nil {
-		t.Fatalf("shared dir: %v", err)
-	}
-	root := filepath.Join(shared, "corpus", "openclaw")
-	var files []string
-	err = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if !d.IsDir() && strings.Contains(d.Name(), ".jsonl") && !strings.HasSuffix(d.Name(), ".lock") {
-			files = append(files, p)
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatalf("walk corpus %s: %v", root, err)
-	}
-	if len(files) < 18 {
-		t.Fatalf("corpus %s: found %d transcripts, want at least 18", root, len(files))
-	}
-	sort.Strings(files)
-	return files
-}
+func corpusFiles(t testing.TB) []string { return testcorpus.Transcripts(t) }
 
-func corpusName(p string) string {
-	if i := strings.Index(p, "corpus/openclaw/"); i >= 0 {
-		return p[i+len("corpus/openclaw/"):]
-	}
-	return filepath.Base(p)
-}
+func corpusName(p string) string { return testcorpus.Name(p) }
 
 // agentsDir creates <tmp>/agents/main/sessions and returns the agents dir.
 func agentsDir(t testing.TB) string {

@@ -36,13 +36,7 @@ func (c *extractableCommand) Run(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("extractable", flag.ContinueOnError)
 	agentsDir := fs.String("agents-dir", session.DefaultAgentsDir(), "OpenClaw agents dir (or pi sessions dir)")
 	asJSON := fs.Bool("json", false, "print the result as JSON")
-	pos, err := cli.Parse(fs, args)
-	if err == cli.ErrHelp {
-		fmt.Fprint(c.m.Stdout, extractableUsage)
-		fs.SetOutput(c.m.Stdout)
-		fs.PrintDefaults()
-		return err
-	}
+	pos, err := cli.ParseHelp(fs, args, c.m.Stdout, extractableUsage)
 	if err != nil {
 		return err
 	}

@@ -38,13 +38,7 @@ func (c *inspectCommand) Run(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("inspect", flag.ContinueOnError)
 	agentsDir := fs.String("agents-dir", session.DefaultAgentsDir(), "OpenClaw agents dir (or pi sessions dir) to look sessions up in")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
-	pos, err := cli.Parse(fs, args)
-	if err == cli.ErrHelp {
-		fmt.Fprint(c.m.Stdout, inspectUsage)
-		fs.SetOutput(c.m.Stdout)
-		fs.PrintDefaults()
-		return err
-	}
+	pos, err := cli.ParseHelp(fs, args, c.m.Stdout, inspectUsage)
 	if err != nil {
 		return err
 	}

@@ -63,13 +63,7 @@ func (c *pruneCommand) Run(ctx context.Context, args []string) error {
 	dry := fs.Bool("dry-run", false, "decide and report, write nothing")
 	force := fs.Bool("force", false, "run even when smart pruning is disabled in the config")
 	asJSON := fs.Bool("json", false, "print the results as JSON")
-	pos, err := cli.Parse(fs, args)
-	if err == cli.ErrHelp {
-		fmt.Fprint(c.m.Stdout, pruneUsage)
-		fs.SetOutput(c.m.Stdout)
-		fs.PrintDefaults()
-		return err
-	}
+	pos, err := cli.ParseHelp(fs, args, c.m.Stdout, pruneUsage)
 	if err != nil {
 		return err
 	}

@@ -57,13 +57,7 @@ func (c *restoreCommand) Run(ctx context.Context, args []string) error {
 	all := fs.Bool("all", false, "restore every extracted value of the session")
 	pristine := fs.Bool("pristine", false, "with --all: also undo redactions and bookkeeping members (original file byte for byte)")
 	asJSON := fs.Bool("json", false, "print the result as JSON")
-	pos, err := cli.Parse(fs, args)
-	if err == cli.ErrHelp {
-		fmt.Fprint(c.m.Stdout, restoreUsage)
-		fs.SetOutput(c.m.Stdout)
-		fs.PrintDefaults()
-		return err
-	}
+	pos, err := cli.ParseHelp(fs, args, c.m.Stdout, restoreUsage)
 	if err != nil {
 		return err
 	}

@@ -2,10 +2,8 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -25,17 +23,10 @@ type Main struct {
 }
 
 func (m *Main) logger() bs.Logger {
-	if m.Logger != nil {
-		return m.Logger
+	if m.Logger == nil {
+		m.Logger = cli.EnvLogger(m.Stderr)
 	}
-	if lvl := os.Getenv("BRAINSURGEON_LOG"); lvl != "" {
-		var l slog.Level
-		if err := l.UnmarshalText([]byte(lvl)); err == nil {
-			m.Logger = slog.New(slog.NewTextHandler(m.Stderr, &slog.HandlerOptions{Level: l}))
-			return m.Logger
-		}
-	}
-	return bs.DiscardLogger()
+	return m.Logger
 }
 
 const mainUsage = `brainsurgeon keeps OpenClaw and pi agent transcripts lean without losing a byte.
@@ -88,27 +79,7 @@ func (m *Main) Run(ctx context.Context, args []string) int {
 	return m.exit(err)
 }
 
-func (m *Main) exit(err error) int {
-	var ue *cli.UsageError
-	switch {
-	case err == nil:
-		return cli.ExitOK
-	case errors.Is(err, cli.ErrHelp):
-		return cli.ExitOK
-	case errors.As(err, &ue):
-		fmt.Fprintf(m.Stderr, "Error: %s\n", ue.Msg)
-		if ue.Try != "" {
-			fmt.Fprintf(m.Stderr, "Try: %s\n", ue.Try)
-		}
-		return cli.ExitUsage
-	case errors.Is(err, context.Canceled):
-		fmt.Fprintln(m.Stderr, "Error: interrupted")
-		return cli.ExitProblem
-	default:
-		fmt.Fprintf(m.Stderr, "Error: %v\n", err)
-		return cli.ExitProblem
-	}
-}
+func (m *Main) exit(err error) int { return cli.Exit(m.Stderr, err) }
 
 // openSession opens a session named by a transcript path or by a name that
 // discovery resolves under agentsDir.

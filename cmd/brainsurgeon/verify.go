@@ -51,13 +51,7 @@ func (c *verifyCommand) Run(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("verify", flag.ContinueOnError)
 	agentsDir := fs.String("agents-dir", session.DefaultAgentsDir(), "OpenClaw agents dir (or pi sessions dir)")
 	asJSON := fs.Bool("json", false, "print the reports as JSON")
-	pos, err := cli.Parse(fs, args)
-	if err == cli.ErrHelp {
-		fmt.Fprint(c.m.Stdout, verifyUsage)
-		fs.SetOutput(c.m.Stdout)
-		fs.PrintDefaults()
-		return err
-	}
+	pos, err := cli.ParseHelp(fs, args, c.m.Stdout, verifyUsage)
 	if err != nil {
 		return err
 	}

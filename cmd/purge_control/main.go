@@ -10,7 +10,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
 	"os/signal"
 	"sort"
@@ -72,17 +71,10 @@ type Main struct {
 }
 
 func (m *Main) logger() bs.Logger {
-	if m.Logger != nil {
-		return m.Logger
+	if m.Logger == nil {
+		m.Logger = cli.EnvLogger(m.Stderr)
 	}
-	if lvl := os.Getenv("BRAINSURGEON_LOG"); lvl != "" {
-		var l slog.Level
-		if err := l.UnmarshalText([]byte(lvl)); err == nil {
-			m.Logger = slog.New(slog.NewTextHandler(m.Stderr, &slog.HandlerOptions{Level: l}))
-			return m.Logger
-		}
-	}
-	return bs.DiscardLogger()
+	return m.Logger
 }
 
 // Run executes args and returns the exit status.
@@ -134,25 +126,7 @@ func commandFirst(args []string) []string {
 	return args
 }
 
-func (m *Main) exit(err error) int {
-	var ue *cli.UsageError
-	switch {
-	case err == nil, errors.Is(err, cli.ErrHelp):
-		return cli.ExitOK
-	case errors.As(err, &ue):
-		fmt.Fprintf(m.Stderr, "Error: %s\n", ue.Msg)
-		if ue.Try != "" {
-			fmt.Fprintf(m.Stderr, "Try: %s\n", ue.Try)
-		}
-		return cli.ExitUsage
-	case errors.Is(err, context.Canceled):
-		fmt.Fprintln(m.Stderr, "Error: interrupted")
-		return cli.ExitProblem
-	default:
-		fmt.Fprintf(m.Stderr, "Error: %v\n", err)
-		return cli.ExitProblem
-	}
-}
+func (m *Main) exit(err error) int { return cli.Exit(m.Stderr, err) }
 
 // common holds the flags every command takes.
 type common struct {
@@ -169,11 +143,8 @@ func (c *common) register(fs *flag.FlagSet) {
 
 // parse parses args, printing usage on --help, and checks --session.
 func (m *Main) parse(fs *flag.FlagSet, c *common, usage string, args []string) ([]string, error) {
-	pos, err := cli.Parse(fs, args)
+	pos, err := cli.ParseHelp(fs, args, m.Stdout, usage)
 	if err == cli.ErrHelp {
-		fmt.Fprint(m.Stdout, usage)
-		fs.SetOutput(m.Stdout)
-		fs.PrintDefaults()
 		return nil, err
 	}
 	if err != nil {

@@ -4,11 +4,16 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
+	"os"
 	"strings"
+
+	bs "github.com/brainsurgeon/brainsurgeon"
 )
 
 // Exit codes (DESIGN decision 14).
@@ -69,3 +74,51 @@ func Parse(fs *flag.FlagSet, args []string) ([]string, error) {
 // Lines joins lines with "\n" and adds a final newline; a helper for help
 // texts.
 func Lines(lines ...string) string { return strings.Join(lines, "\n") + "\n" }
+
+// ParseHelp is Parse that, when -h or --help is given, prints usage and
+// the flag defaults to stdout and returns ErrHelp.
+func ParseHelp(fs *flag.FlagSet, args []string, stdout io.Writer, usage string) ([]string, error) {
+	pos, err := Parse(fs, args)
+	if err == ErrHelp {
+		fmt.Fprint(stdout, usage)
+		fs.SetOutput(stdout)
+		fs.PrintDefaults()
+	}
+	return pos, err
+}
+
+// Exit reports err on stderr in the commands' form ("Error: …" and an
+// optional "Try: …") and returns the exit status: 0 for nil or ErrHelp, 2
+// for a *UsageError, 1 otherwise.
+func Exit(stderr io.Writer, err error) int {
+	var ue *UsageError
+	switch {
+	case err == nil, errors.Is(err, ErrHelp):
+		return ExitOK
+	case errors.As(err, &ue):
+		fmt.Fprintf(stderr, "Error: %s\n", ue.Msg)
+		if ue.Try != "" {
+			fmt.Fprintf(stderr, "Try: %s\n", ue.Try)
+		}
+		return ExitUsage
+	case errors.Is(err, context.Canceled):
+		fmt.Fprintln(stderr, "Error: interrupted")
+		return ExitProblem
+	default:
+		fmt.Fprintf(stderr, "Error: %v\n", err)
+		return ExitProblem
+	}
+}
+
+// EnvLogger returns the logger BRAINSURGEON_LOG asks for ("debug", "info",
+// …), writing to stderr, or a logger that discards when it is unset or
+// not a level.
+func EnvLogger(stderr io.Writer) bs.Logger {
+	if lvl := os.Getenv("BRAINSURGEON_LOG"); lvl != "" {
+		var l slog.Level
+		if err := l.UnmarshalText([]byte(lvl)); err == nil {
+			return slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: l}))
+		}
+	}
+	return bs.DiscardLogger()
+}

@@ -1,8 +1,10 @@
 package cli_test
 
 import (
+	"context"
 	"errors"
 	"flag"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -51,5 +53,27 @@ func TestParseHelp(t *testing.T) {
 	fs := flag.NewFlagSet("t", flag.ContinueOnError)
 	if _, err := cli.Parse(fs, []string{"x", "--help"}); !errors.Is(err, cli.ErrHelp) {
 		t.Fatalf("err = %v, want ErrHelp", err)
+	}
+}
+
+func TestExit(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		err  error
+		code int
+		out  string
+	}{
+		{"Nil", nil, cli.ExitOK, ""},
+		{"Help", cli.ErrHelp, cli.ExitOK, ""},
+		{"Usage", &cli.UsageError{Msg: "bad", Try: "x --help"}, cli.ExitUsage, "Error: bad\nTry: x --help\n"},
+		{"Canceled", fmt.Errorf("run: %w", context.Canceled), cli.ExitProblem, "Error: interrupted\n"},
+		{"Problem", errors.New("boom"), cli.ExitProblem, "Error: boom\n"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var b strings.Builder
+			if code := cli.Exit(&b, tt.err); code != tt.code || b.String() != tt.out {
+				t.Fatalf("Exit = %d %q, want %d %q", code, b.String(), tt.code, tt.out)
+			}
+		})
 	}
 }
