@@ -1,6 +1,7 @@
 package session
 
 import (
+	"strconv"
 	"strings"
 
 	bs "github.com/brainsurgeon/brainsurgeon"
@@ -114,7 +115,7 @@ func classifyReal(e *bs.Entry) []bs.Candidate {
 	for _, b := range e.Blocks {
 		if b.Type == "image" {
 			out = append(out, bs.Candidate{
-				Value:   bs.Value{Pointer: contentPrefix + "/" + itoa(b.Index), Start: b.Start, End: b.End},
+				Value:   bs.Value{Pointer: contentPrefix + "/" + strconv.Itoa(b.Index), Start: b.Start, End: b.End},
 				Trigger: bs.TriggerImage, Block: true,
 			})
 		}
@@ -226,18 +227,4 @@ func classifyFlat(e *bs.Entry) []bs.Candidate {
 		out = append(out, bs.Candidate{Value: v, Trigger: t})
 	}
 	return out
-}
-
-func itoa(i int) string {
-	if i >= 0 && i < 10 {
-		return string(rune('0' + i))
-	}
-	var b [20]byte
-	n := len(b)
-	for i > 0 {
-		n--
-		b[n] = byte('0' + i%10)
-		i /= 10
-	}
-	return string(b[n:])
 }

@@ -1,6 +1,7 @@
 package session
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	bs "github.com/brainsurgeon/brainsurgeon"
+	"github.com/brainsurgeon/brainsurgeon/internal/hostfile"
 )
 
 // Node is the index record of one transcript line: what the tree, the
@@ -94,7 +96,7 @@ func Open(ctx context.Context, path string, ref bs.SessionRef) (*Transcript, err
 		return nil, err
 	}
 	defer f.Close()
-	v, err := fingerprintFile(f)
+	v, err := hostfile.FingerprintFile(f)
 	if err != nil {
 		return nil, fmt.Errorf("open transcript %s: %w", path, err)
 	}
@@ -270,7 +272,7 @@ func (ix *Indexer) Transcript(ref bs.SessionRef, v bs.Version) *Transcript {
 }
 
 func containsAppendMode(raw []byte) bool {
-	return len(raw) > 0 && bytesContains(raw, `"appendMode"`)
+	return bytes.Contains(raw, []byte(`"appendMode"`))
 }
 
 // index builds the id map, the active leaf and the active path.
@@ -480,6 +482,19 @@ func (t *Transcript) Context() Context {
 		return c
 	}
 	cn := &t.nodes[t.path[comp]]
+	// For v1, firstKeptEntryIndex indexes pi's entries array, where the
+	// header is 0: the count of header and entry lines before a node.
+	var v1Index []int
+	if t.header.Version < 2 {
+		v1Index = make([]int, len(t.nodes))
+		k := 0
+		for j := range t.nodes {
+			v1Index[j] = k
+			if t.nodes[j].Kind == bs.KindEntry || t.nodes[j].Kind == bs.KindHeader {
+				k++
+			}
+		}
+	}
 	c.Compaction = t.path[comp]
 	found := false
 	for k := 0; k < comp; k++ {
@@ -487,7 +502,7 @@ func (t *Transcript) Context() Context {
 		n := &t.nodes[i]
 		if !found {
 			if t.header.Version < 2 {
-				found = cn.FirstKeptIndex >= 0 && t.entryIndex(i) >= cn.FirstKeptIndex
+				found = cn.FirstKeptIndex >= 0 && v1Index[i] >= cn.FirstKeptIndex
 			} else {
 				found = n.ID != "" && n.ID == cn.FirstKept
 			}
@@ -505,18 +520,6 @@ func (t *Transcript) Context() Context {
 		}
 	}
 	return c
-}
-
-// entryIndex returns the position of node i in the v1 entries array, where
-// the header is 0 (pi's firstKeptEntryIndex convention).
-func (t *Transcript) entryIndex(i int) int {
-	k := 0
-	for j := 0; j < i; j++ {
-		if t.nodes[j].Kind == bs.KindEntry || t.nodes[j].Kind == bs.KindHeader {
-			k++
-		}
-	}
-	return k
 }
 
 // MessagePositions returns, for every entry on the active path that reaches
@@ -551,7 +554,7 @@ func (t *Transcript) Entries(ctx context.Context) iter.Seq2[*bs.Entry, error] {
 			return
 		}
 		defer f.Close()
-		v, err := fingerprintFile(f)
+		v, err := hostfile.FingerprintFile(f)
 		if err != nil {
 			yield(nil, fmt.Errorf("entries %s: %w", t.ref.Path, err))
 			return
