@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"runtime"
-	"strings"
 	"sync"
 	"time"
 
@@ -255,13 +254,13 @@ func (x *Extractor) writeSideFiles(ctx context.Context, src *os.File, ref bs.Ses
 	// Earlier side files of these entries (a value extracted by an earlier
 	// pass, or an orphan of a pass whose rewrite failed) are merged; list
 	// them once instead of probing for each entry.
-	existing := map[string]bool{}
-	if des, err := os.ReadDir(sideDir); err == nil {
-		for _, de := range des {
-			n := de.Name()
-			n = strings.TrimSuffix(strings.TrimSuffix(n, ".zst"), ".json")
-			existing[n] = true
-		}
+	files, err := ListSideFiles(sideDir)
+	if err != nil {
+		return nil, 0, fmt.Errorf("extract %s: %w", name, err)
+	}
+	existing := make(map[string]bool, len(files))
+	for id := range files {
+		existing[id] = true
 	}
 	workers := runtime.GOMAXPROCS(0)
 	if workers > 4 {

@@ -465,3 +465,36 @@ func appendValue(b []byte, v StoredValue) []byte {
 	b = appendString(b, v.ExtractedAt.UTC().Format(time.RFC3339Nano))
 	return append(b, '}')
 }
+
+// ListSideFiles lists the side files of dir by entry id (compressed or
+// not, temp and other dot files excluded), with their sizes on disk. A
+// missing dir has none.
+func ListSideFiles(dir string) (map[string]int64, error) {
+	ents, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return map[string]int64{}, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("side dir %s: %w", dir, err)
+	}
+	out := make(map[string]int64, len(ents))
+	for _, e := range ents {
+		n := e.Name()
+		if strings.HasPrefix(n, ".") || !e.Type().IsRegular() {
+			continue
+		}
+		id, ok := strings.CutSuffix(n, ".json.zst")
+		if !ok {
+			id, ok = strings.CutSuffix(n, ".json")
+		}
+		if !ok || ValidID(id) != nil {
+			continue
+		}
+		var size int64
+		if fi, err := e.Info(); err == nil {
+			size = fi.Size()
+		}
+		out[id] += size
+	}
+	return out, nil
+}

@@ -7,7 +7,6 @@ import (
 	"io/fs"
 	"os"
 	"sort"
-	"strings"
 
 	bs "github.com/brainsurgeon/brainsurgeon"
 	"github.com/brainsurgeon/brainsurgeon/extract"
@@ -66,7 +65,7 @@ func (r *Restorer) RestoreAll(ctx context.Context, ref bs.SessionRef, pristine b
 		return nil, err
 	}
 	p := r.newPlanner(ref, snap, true)
-	have, err := sideIDs(p.recs.dir)
+	have, err := extract.ListSideFiles(p.recs.dir)
 	if err != nil {
 		return nil, err
 	}
@@ -75,7 +74,7 @@ func (r *Restorer) RestoreAll(ctx context.Context, ref bs.SessionRef, pristine b
 		if e.ID == "" {
 			continue
 		}
-		if !have[e.ID] {
+		if _, ok := have[e.ID]; !ok {
 			for _, ptr := range placeholderPointers(e) {
 				res.Lost = append(res.Lost, fmt.Sprintf("%s %s: side file missing", e.ID, ptr))
 			}
@@ -203,30 +202,6 @@ func (r *Restorer) undoLine(p *planner, le *lineEdit, rec *extract.Record, res *
 			res.Bookkeeping++
 		}
 	}
-}
-
-// sideIDs lists the entry ids that have a side file in dir.
-func sideIDs(dir string) (map[string]bool, error) {
-	ents, err := os.ReadDir(dir)
-	if errors.Is(err, fs.ErrNotExist) {
-		return map[string]bool{}, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("side dir %s: %w", dir, err)
-	}
-	out := make(map[string]bool, len(ents))
-	for _, e := range ents {
-		n := e.Name()
-		if strings.HasPrefix(n, ".") {
-			continue
-		}
-		if id, ok := strings.CutSuffix(n, ".json.zst"); ok {
-			out[id] = true
-		} else if id, ok := strings.CutSuffix(n, ".json"); ok {
-			out[id] = true
-		}
-	}
-	return out, nil
 }
 
 // sortedKeys returns a map's keys in order.

@@ -83,7 +83,7 @@ func (r *Restorer) GetContext(ctx context.Context, ref bs.SessionRef) (*Context,
 		Entries: tr.EntryCount(), ContextMessages: tr.Context().Count(), Bytes: tr.Version().Size,
 		Extracted: []ExtractedEntry{}}
 	dir := extract.SideDir(ref.Path, ref.ID)
-	have, err := sideIDs(dir)
+	have, err := extract.ListSideFiles(dir)
 	if err != nil {
 		return nil, err
 	}
@@ -104,7 +104,7 @@ func (r *Restorer) GetContext(ctx context.Context, ref bs.SessionRef) (*Context,
 			c.ExtractableNow++
 		}
 		holders := placeholderPointers(e)
-		if e.ID == "" || (!have[e.ID] && len(holders) == 0) {
+		if e.ID == "" || (!hasSide(have, e.ID) && len(holders) == 0) {
 			continue
 		}
 		x := ExtractedEntry{EntryID: e.ID, Line: e.Line, Keys: []string{}, SizesBytes: map[string]int{},
@@ -116,7 +116,7 @@ func (r *Restorer) GetContext(ctx context.Context, ref bs.SessionRef) (*Context,
 		}
 		var rec *extract.Record
 		why := "side file missing"
-		if have[e.ID] {
+		if hasSide(have, e.ID) {
 			rec, _, err = extract.ReadRecord(dir, e.ID)
 			if err != nil {
 				why, rec = fmt.Sprintf("side file: %v", err), nil
@@ -172,3 +172,5 @@ func (r *Restorer) GetContext(ctx context.Context, ref bs.SessionRef) (*Context,
 	}
 	return c, nil
 }
+
+func hasSide(files map[string]int64, id string) bool { _, ok := files[id]; return ok }

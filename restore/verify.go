@@ -167,7 +167,7 @@ func Verify(ctx context.Context, ref bs.SessionRef) (*VerifyReport, error) {
 	}
 	rep.Entries = len(order)
 
-	files, err := sideFiles(dir)
+	files, err := extract.ListSideFiles(dir)
 	if err != nil {
 		return nil, fmt.Errorf("verify %s: %w", name, err)
 	}
@@ -290,38 +290,6 @@ func valuePaths(rec *extract.Record) string {
 		paths[i] = v.Path
 	}
 	return strings.Join(paths, ", ")
-}
-
-// sideFiles lists the side files of dir by entry id, with their sizes on
-// disk. A missing dir has none.
-func sideFiles(dir string) (map[string]int64, error) {
-	ents, err := os.ReadDir(dir)
-	if errors.Is(err, fs.ErrNotExist) {
-		return map[string]int64{}, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("side dir %s: %w", dir, err)
-	}
-	out := make(map[string]int64, len(ents))
-	for _, e := range ents {
-		n := e.Name()
-		if strings.HasPrefix(n, ".") || !e.Type().IsRegular() {
-			continue
-		}
-		id, ok := strings.CutSuffix(n, ".json.zst")
-		if !ok {
-			id, ok = strings.CutSuffix(n, ".json")
-		}
-		if !ok || extract.ValidID(id) != nil {
-			continue
-		}
-		var size int64
-		if fi, err := e.Info(); err == nil {
-			size = fi.Size()
-		}
-		out[id] += size
-	}
-	return out, nil
 }
 
 // stringText returns the text of a raw JSON string, or "" when raw is not
