@@ -2,6 +2,7 @@ package brainsurgeon
 
 import (
 	"context"
+	"fmt"
 	"iter"
 	"time"
 )
@@ -51,10 +52,24 @@ const (
 	TriggerSystem     TriggerType = "system"
 )
 
-// TriggerTypes lists every trigger type in a stable order.
-var TriggerTypes = []TriggerType{
-	TriggerThinking, TriggerToolResult, TriggerToolCall, TriggerImage,
-	TriggerAssistant, TriggerUser, TriggerSystem,
+// TriggerTypes returns every trigger type in a stable order. The slice is
+// new on every call; the caller may keep and change it.
+func TriggerTypes() []TriggerType {
+	return []TriggerType{
+		TriggerThinking, TriggerToolResult, TriggerToolCall, TriggerImage,
+		TriggerAssistant, TriggerUser, TriggerSystem,
+	}
+}
+
+// ParseTriggerType returns the trigger type named s, or an error wrapping
+// ErrInvalid that lists the known names.
+func ParseTriggerType(s string) (TriggerType, error) {
+	for _, t := range TriggerTypes() {
+		if string(t) == s {
+			return t, nil
+		}
+	}
+	return "", fmt.Errorf("unknown trigger type %q (expected one of thinking, tool_result, tool_call, image, assistant, user, system): %w", s, ErrInvalid)
 }
 
 // Value is one JSON value inside a raw line: its JSON Pointer (RFC 6901)
@@ -139,22 +154,40 @@ type Entry struct {
 	Restored time.Time
 }
 
-// SessionRef identifies one session of a store.
+// Backend names of the two stores this module ships.
+const (
+	// BackendJSONL is the JSONL transcript files of pi and OpenClaw up to
+	// 2026.7 (package session).
+	BackendJSONL = "jsonl"
+	// BackendSQLite is OpenClaw's per-agent SQLite store, 2026.8 and later
+	// (package session/sqlite).
+	BackendSQLite = "sqlite"
+)
+
+// SessionRef identifies one session of a store. A session's identity is
+// its backend, agent and session id (see [SessionRef.Identity]); the other
+// fields describe it.
 type SessionRef struct {
+	// Backend names the store that holds the session: BackendJSONL,
+	// BackendSQLite, or another store's name. Empty means BackendJSONL.
+	Backend string
 	// Agent is the agent id ("main"). It is empty for a pi session.
 	Agent string
 	// ID is the session id: the transcript's file stem for OpenClaw, the
-	// uuid after the last "_" of the file stem for pi.
+	// uuid after the last "_" of the file stem for pi, the session_id for
+	// the SQLite store.
 	ID string
-	// Key is the OpenClaw session key from sessions.json ("agent:main:main"),
-	// or empty for an orphan transcript.
+	// Key is the OpenClaw session key ("agent:main:main"), or empty for an
+	// orphan transcript.
 	Key string
-	// Label is a human label from sessions.json, if any.
+	// Label is a human label from the host's session registry, if any.
 	Label string
-	// Status is the run status recorded in sessions.json ("running", "done",
-	// …), or empty.
+	// Status is the run status the host recorded ("running", "done", …),
+	// or empty.
 	Status string
-	// Path is the transcript's absolute path.
+	// Path is where the transcript is stored, for people and for the
+	// backend that made the ref: the JSONL file, or the SQLite database.
+	// Code outside a backend must not derive anything from it.
 	Path string
 }
 
@@ -166,14 +199,58 @@ func (r SessionRef) String() string {
 	return r.Agent + "/" + r.ID
 }
 
-// Version is a fingerprint of a stored transcript. A writer compares it
-// under the host's lock with the transcript's current state and refuses to
-// write when they differ.
+// Identity returns the session's identity, "backend:agent/id", which does
+// not depend on where the transcript is stored.
+func (r SessionRef) Identity() string {
+	b := r.Backend
+	if b == "" {
+		b = BackendJSONL
+	}
+	return b + ":" + r.Agent + "/" + r.ID
+}
+
+// Same reports whether r and o name the same session.
+func (r SessionRef) Same(o SessionRef) bool { return r.Identity() == o.Identity() }
+
+// Version is an opaque fingerprint of a stored transcript: a backend makes
+// one when it reads a transcript and compares it, under the host's lock or
+// inside its write transaction, with the transcript's current state before
+// it writes. Two versions are compared with Equal; what they hold is the
+// backend's business (a file's device, inode, size and modification time;
+// a database's rewrite generation, last row and update time).
+//
+// The zero Version means "unknown" and equals only itself.
 type Version struct {
-	Dev, Inode uint64
-	Size       int64
-	// ModTime is the modification time in nanoseconds since the Unix epoch.
-	ModTime int64
+	backend string
+	token   string
+	size    int64
+}
+
+// NewVersion returns a version of a backend's transcript. token must
+// change whenever the transcript may have changed; size is the
+// transcript's size in bytes, for reports.
+func NewVersion(backend, token string, size int64) Version {
+	return Version{backend: backend, token: token, size: size}
+}
+
+// Equal reports whether v and o are the same version of a transcript.
+func (v Version) Equal(o Version) bool { return v == o }
+
+// IsZero reports whether v is the zero Version.
+func (v Version) IsZero() bool { return v == Version{} }
+
+// Token returns the backend's encoding of the version.
+func (v Version) Token() string { return v.token }
+
+// Size returns the transcript's size in bytes when it was read.
+func (v Version) Size() int64 { return v.size }
+
+// String returns "backend:token".
+func (v Version) String() string {
+	if v.IsZero() {
+		return "unknown version"
+	}
+	return v.backend + ":" + v.token
 }
 
 // Splice replaces the bytes [Start, End) of a raw line with With.
@@ -184,25 +261,143 @@ type Splice struct {
 
 // Edit changes one line of a transcript by splicing bytes.
 type Edit struct {
-	// Line is the 1-based line number (or row sequence number) to edit.
+	// Line is the 1-based line number (the row's position in a database
+	// store) to edit.
 	Line int
 	// ID, when not empty, is the entry id the line must carry.
 	ID string
+	// Sum, when not nil, is the sha256 of the line's raw bytes as they
+	// were read. A backend that can check it per line (a database store
+	// does) refuses the whole write with ErrChanged when the line differs.
+	Sum []byte
 	// Splices are applied to the line's raw bytes. They must be sorted by
 	// Start and must not overlap.
 	Splices []Splice
 }
 
-// Transcript is a session read from a store. Entries streams the lines in
-// order; the entry passed to the loop body is only valid until the next
-// iteration.
+// Header is the parsed session header (the first entry of type "session").
+type Header struct {
+	// Line is the header's line number, or 0 when there is none.
+	Line int
+	// Version is the format version: 1 when the header has none.
+	Version int
+	// ID is the session id; Cwd the working directory; ParentSession the
+	// path of the session this one was forked from.
+	ID, Cwd, ParentSession string
+	// Timestamp is the header's time.
+	Timestamp time.Time
+}
+
+// Node is the index record of one transcript line: what the tree, the
+// context and the extraction policy need, without the line's bytes.
+type Node struct {
+	// Line is the 1-based line number. Offset and Len locate the line's raw
+	// bytes (without the "\n") in a JSONL file; a database store sets
+	// Offset to the row's sequence number.
+	Line   int
+	Offset int64
+	Len    int
+	// Kind tells what the line holds; Err why it is malformed.
+	Kind LineKind
+	Err  error
+	// Type, ID, ParentID, Role, CustomType and Timestamp are copied from the
+	// parsed entry.
+	Type       string
+	ID         string
+	ParentID   string
+	Role       string
+	CustomType string
+	Timestamp  time.Time
+	// BlockTypes are the types of the message's content blocks, in order.
+	BlockTypes []string
+	// FirstKept is a compaction's firstKeptEntryId; FirstKeptIndex a v1
+	// compaction's firstKeptEntryIndex (-1 when absent).
+	FirstKept      string
+	FirstKeptIndex int
+	// Target is a leaf control line's targetId; Side is true for entries
+	// appended with appendMode "side", which do not move the active leaf.
+	Target string
+	Side   bool
+}
+
+// IsMessage reports whether the node's entry reaches the model as a message
+// (a message, a custom_message or a branch_summary entry).
+func (n *Node) IsMessage() bool {
+	return n.Kind == KindEntry && (n.Type == "message" || n.Type == "custom_message" || n.Type == "branch_summary")
+}
+
+// Context describes what the host builds from the active path for the
+// model, computed as pi's buildSessionContext does.
+type Context struct {
+	// Compaction is the index (into Nodes) of the latest compaction on the
+	// active path, or -1.
+	Compaction int
+	// FirstKept is the index of the compaction's first kept entry, or -1.
+	FirstKept int
+	// Messages are the indexes of the entries that become context messages,
+	// in order. The compaction summary, when there is one, comes first and
+	// is not listed here.
+	Messages []int
+}
+
+// Count returns the number of context messages, the compaction summary
+// included.
+func (c Context) Count() int {
+	if c.Compaction >= 0 {
+		return len(c.Messages) + 1
+	}
+	return len(c.Messages)
+}
+
+// Transcript is a session read and indexed by a store. It holds the index
+// of every line (Nodes), not the lines' bytes: Entries and Entry read them
+// again from the store. A Transcript is immutable and safe for concurrent
+// use.
 type Transcript interface {
 	// Ref returns the session the transcript belongs to.
 	Ref() SessionRef
 	// Version returns the fingerprint of the state that was read.
 	Version() Version
-	// Entries streams every line in order.
+	// Header returns the session header.
+	Header() Header
+	// Nodes returns the index of every line, in order (Nodes()[i].Line is
+	// i+1). The caller must not modify it.
+	Nodes() []Node
+	// Node returns the index of the last entry line carrying id.
+	Node(id string) (*Node, bool)
+	// ActivePath returns the indexes (into Nodes) of the entries from the
+	// root to the active leaf.
+	ActivePath() []int
+	// Context returns the model context the host builds from the active
+	// path.
+	Context() Context
+	// MessagePositions maps the line number of every message on the active
+	// path to its position counted from the end (0 is the newest).
+	MessagePositions() map[int]int
+	// Malformed returns the malformed lines.
+	Malformed() []*LineError
+	// Entries streams every line in order, raw bytes and parsed view. The
+	// entry is valid only until the next iteration. It yields an error
+	// wrapping ErrChanged when the store no longer holds the version that
+	// was indexed.
 	Entries(ctx context.Context) iter.Seq2[*Entry, error]
+	// Entry reads one line (1-based) with its parsed view. The entry is the
+	// caller's to keep.
+	Entry(ctx context.Context, line int) (*Entry, error)
+}
+
+// Visitor sees every line of a transcript while a store reads it, so that
+// a caller can decide in the same read that builds the index.
+type Visitor struct {
+	// Want, when not nil, tells from a line's raw bytes whether Visit needs
+	// its full parsed view (Strings and Blocks). Lines it rejects are
+	// passed with the envelope only (type, ids, time, role), which costs
+	// much less. Nil means every line is parsed fully.
+	Want func(raw []byte) bool
+	// Visit is called with every line in order. The entry and its Raw are
+	// valid only during the call. An error stops the read and is returned
+	// by Open.
+	Visit func(e *Entry) error
 }
 
 // Lister lists the sessions of a store.
@@ -210,26 +405,39 @@ type Lister interface {
 	// Sessions returns every live session the store knows. Archived copies
 	// and sidecar files are never returned.
 	Sessions(ctx context.Context) ([]SessionRef, error)
-	// Resolve finds one session by "agent/sessionId", a path or a session
-	// key (or a unique suffix of one). It returns an error wrapping
-	// ErrNotFound or ErrAmbiguous.
+	// Resolve finds one session by "agent/sessionId", a path, a session id
+	// (or a unique prefix) or a session key (or a unique suffix of one). It
+	// returns an error wrapping ErrNotFound or ErrAmbiguous that lists the
+	// candidates.
 	Resolve(ctx context.Context, name string) (SessionRef, error)
 }
 
 // Opener reads transcripts.
 type Opener interface {
-	// Open reads the session's transcript.
-	Open(ctx context.Context, ref SessionRef) (Transcript, error)
+	// Open reads and indexes the session's transcript. When v is not nil,
+	// its Visit sees every line during that same read.
+	Open(ctx context.Context, ref SessionRef, v *Visitor) (Transcript, error)
 }
 
 // Editor writes transcripts safely. Both methods return an error wrapping
-// ErrBusy when the session is in use, and one wrapping ErrChanged when the
-// transcript no longer matches base.
+// ErrBusy when the session is in use, one wrapping ErrChanged when the
+// transcript no longer matches base, and one wrapping ErrUnsupported when
+// the store cannot do the operation.
 type Editor interface {
-	// Rewrite applies edits to the transcript read at base.
+	// Rewrite applies edits to the transcript read at base, atomically:
+	// all of them or none.
 	Rewrite(ctx context.Context, ref SessionRef, base Version, edits []Edit) error
 	// Append adds entries (raw JSON objects without a newline) at the end.
 	Append(ctx context.Context, ref SessionRef, entries [][]byte) error
+}
+
+// IdleChecker tells cheaply whether the host is using a session. Stores
+// implement it; callers ask before they read, so that a busy session costs
+// nothing. The store checks again before it writes.
+type IdleChecker interface {
+	// CheckIdle returns nil when the session may be written now, else an
+	// error wrapping ErrBusy that says why.
+	CheckIdle(ctx context.Context, ref SessionRef) error
 }
 
 // Store is a transcript backend: JSONL files or a database.
@@ -237,6 +445,49 @@ type Store interface {
 	Lister
 	Opener
 	Editor
+	IdleChecker
+	// Name returns the backend name that the store puts in the refs it
+	// makes (BackendJSONL, BackendSQLite, …).
+	Name() string
+}
+
+// SideInfo describes one stored side record.
+type SideInfo struct {
+	// EntryID is the entry the record belongs to.
+	EntryID string
+	// Size is the record's stored size in bytes.
+	Size int64
+	// ModTime is when the record was written.
+	ModTime time.Time
+	// Location names where the record is stored (a file name), for reports.
+	Location string
+}
+
+// SideRecord is the stored side data of one entry: an encoded record whose
+// format belongs to the package that writes it.
+type SideRecord struct {
+	// EntryID is the entry the record belongs to.
+	EntryID string
+	// Data is the encoded record.
+	Data []byte
+}
+
+// SideStore keeps the values moved out of transcripts, keyed by session
+// and entry id. Put records are durable once Sync returns; a store writes
+// them before the transcript changes, so a crash leaves at most an orphan
+// record, never a placeholder without its value.
+type SideStore interface {
+	// Put stores records of one session, replacing earlier records of the
+	// same entries.
+	Put(ctx context.Context, ref SessionRef, recs []SideRecord) error
+	// Get returns the record of one entry, or an error wrapping ErrNotFound.
+	Get(ctx context.Context, ref SessionRef, entryID string) (SideRecord, error)
+	// List returns the records of one session.
+	List(ctx context.Context, ref SessionRef) ([]SideInfo, error)
+	// Delete removes the record of one entry; a missing one is no error.
+	Delete(ctx context.Context, ref SessionRef, entryID string) error
+	// Sync makes every record Put for the session durable.
+	Sync(ctx context.Context, ref SessionRef) error
 }
 
 // Clock tells the time. A nil Clock means the system clock.
@@ -256,4 +507,59 @@ func Now(c Clock) time.Time {
 		return time.Now()
 	}
 	return c.Now()
+}
+
+// Tokenizer counts the tokens of a text as a model would.
+type Tokenizer interface {
+	// Tokens returns the token count of text.
+	Tokens(text []byte) int
+	// Name names the method ("chars/4", "o200k", "calibrated").
+	Name() string
+}
+
+// CharsPer4 is the Tokenizer that counts one token per four bytes, as
+// OpenClaw estimates.
+type CharsPer4 struct{}
+
+// Tokens returns len(text)/4, rounded up.
+func (CharsPer4) Tokens(text []byte) int { return (len(text) + 3) / 4 }
+
+// Name returns "chars/4".
+func (CharsPer4) Name() string { return "chars/4" }
+
+// TokensOfBytes returns t's count for n bytes of ordinary text, when only a
+// size is known: it asks t for a run of n spaces' worth only when t is
+// CharsPer4 or nil, and otherwise scales t's count of a sample.
+func TokensOfBytes(t Tokenizer, n int64) int64 {
+	if n <= 0 {
+		return 0
+	}
+	if _, ok := t.(CharsPer4); ok || t == nil {
+		return (n + 3) / 4
+	}
+	sample := []byte("The quick brown fox jumps over the lazy dog while the agent reads a file. ")
+	per := float64(t.Tokens(sample)) / float64(len(sample))
+	return int64(float64(n)*per + 0.5)
+}
+
+// Summarizer writes the summary of a stretch of conversation for a
+// compaction.
+type Summarizer interface {
+	// Summarize returns a summary of messages (raw transcript lines). focus,
+	// when not empty, says what the summary must keep. degraded is true
+	// when the summary was made without a model.
+	Summarize(ctx context.Context, messages [][]byte, focus string) (summary string, degraded bool, err error)
+}
+
+// Job is work a Scheduler runs.
+type Job func(ctx context.Context) error
+
+// Scheduler runs jobs on cron schedules.
+type Scheduler interface {
+	// Schedule runs job on the cron expression spec under name, replacing
+	// an earlier job of that name. It returns an error wrapping ErrInvalid
+	// for a bad expression.
+	Schedule(name, spec string, job Job) error
+	// Unschedule removes the job of that name.
+	Unschedule(name string)
 }

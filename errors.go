@@ -21,12 +21,15 @@ var (
 	ErrMalformed = errors.New("malformed line")
 	// ErrInvalid means an input (a name, an id, a path) is not acceptable.
 	ErrInvalid = errors.New("invalid input")
+	// ErrUnsupported means the store cannot do the operation (the SQLite
+	// store never appends rows, for example); the error names it.
+	ErrUnsupported = errors.New("not supported by this store")
 )
 
 // LineError reports a problem with one line of a transcript. It wraps Err,
 // which for a malformed line wraps ErrMalformed.
 type LineError struct {
-	// Path is the transcript's path.
+	// Path is the transcript's path (or the store and session it is in).
 	Path string
 	// Line is the 1-based line number.
 	Line int

@@ -134,7 +134,7 @@ func BenchmarkOpen(b *testing.B) {
 	var peak uint64
 	for i := 0; i < b.N; i++ {
 		p := peakHeap(func() {
-			tr, err := session.Open(b.Context(), path, refOf(path))
+			tr, err := session.Open(b.Context(), path, refOf(path), nil)
 			if err != nil {
 				b.Fatal(err)
 			}

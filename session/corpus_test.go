@@ -77,7 +77,7 @@ func TestCorpusMalformedLines(t *testing.T) {
 	}
 	for _, f := range corpusTranscripts(t) {
 		name := shortName(f)
-		tr, err := session.Open(context.Background(), f, bs.SessionRef{})
+		tr, err := session.Open(context.Background(), f, bs.SessionRef{}, nil)
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
@@ -115,7 +115,7 @@ func TestOracleAgreement(t *testing.T) {
 	var v23 []string
 	trs := map[string]*session.Transcript{}
 	for _, f := range files {
-		tr, err := session.Open(context.Background(), f, bs.SessionRef{})
+		tr, err := session.Open(context.Background(), f, bs.SessionRef{}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

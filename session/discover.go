@@ -515,7 +515,7 @@ func (s *discScan) scanPi(root string, entries []fs.DirEntry) error {
 			if i := strings.LastIndexByte(stem, '_'); i >= 0 && i+1 < len(stem) {
 				id = stem[i+1:]
 			}
-			s.byPath[p] = &discBuild{ref: brainsurgeon.SessionRef{ID: id, Label: name, Path: p}}
+			s.byPath[p] = &discBuild{ref: brainsurgeon.SessionRef{Backend: brainsurgeon.BackendJSONL, ID: id, Label: name, Path: p}}
 		}
 	}
 	return nil
@@ -543,7 +543,7 @@ func (s *discScan) scanOpenClaw(root string, entries []fs.DirEntry) error {
 		}
 		for _, p := range paths {
 			id := strings.TrimSuffix(filepath.Base(p), ".jsonl")
-			s.byPath[p] = &discBuild{ref: brainsurgeon.SessionRef{Agent: agent, ID: id, Path: p}}
+			s.byPath[p] = &discBuild{ref: brainsurgeon.SessionRef{Backend: brainsurgeon.BackendJSONL, Agent: agent, ID: id, Path: p}}
 		}
 		if hasStore {
 			stores = append(stores, store{agent, dir})

@@ -21,7 +21,7 @@ func ExampleOpen() {
 		fmt.Println(err)
 		return
 	}
-	tr, err := session.Open(ctx, ref.Path, ref)
+	tr, err := session.Open(ctx, ref.Path, ref, nil)
 	if err != nil {
 		fmt.Println(err)
 		return

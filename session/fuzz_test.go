@@ -64,7 +64,7 @@ func FuzzReadLines(f *testing.F) {
 		if !bytes.Equal(out, in) {
 			t.Fatalf("lines do not add up to the input")
 		}
-		if _, err := session.ReadTranscript(context.Background(), bytes.NewReader(in)); err != nil {
+		if _, err := session.ReadIndex(context.Background(), bytes.NewReader(in), ""); err != nil {
 			t.Fatal(err)
 		}
 	})

@@ -83,12 +83,16 @@ type TriggerStat struct {
 }
 
 // Inspect reads the transcript once more, streaming, and builds its Report.
-func Inspect(ctx context.Context, t *Transcript) (*Report, error) {
+// It works on a transcript of any backend.
+func Inspect(ctx context.Context, t bs.Transcript) (*Report, error) {
+	h := t.Header()
+	nodes := t.Nodes()
+	path := t.ActivePath()
 	r := &Report{
 		Session:     t.Ref(),
-		Header:      ReportHeader{Line: t.header.Line, Version: t.header.Version, ID: t.header.ID, Cwd: t.header.Cwd},
-		Bytes:       t.size,
-		Lines:       len(t.nodes),
+		Header:      ReportHeader{Line: h.Line, Version: h.Version, ID: h.ID, Cwd: h.Cwd},
+		Bytes:       t.Version().Size(),
+		Lines:       len(nodes),
 		EntryTypes:  map[string]int{},
 		Roles:       map[string]int{},
 		BlockTypes:  map[string]int{},
@@ -96,23 +100,23 @@ func Inspect(ctx context.Context, t *Transcript) (*Report, error) {
 		Compactions: []ReportCompaction{},
 		Malformed:   []ReportMalformed{},
 	}
-	if leaf, ok := t.Leaf(); ok {
-		r.Leaf = leaf.ID
+	if len(path) > 0 {
+		r.Leaf = nodes[path[len(path)-1]].ID
 	}
-	r.ActivePath = len(t.path)
+	r.ActivePath = len(path)
 	c := t.Context()
 	r.ContextMessages = c.Count()
-	r.BranchPoints = t.BranchPoints()
+	r.BranchPoints = BranchPoints(nodes)
 	inContext := make(map[int]bool, len(c.Messages))
 	for _, i := range c.Messages {
-		inContext[t.nodes[i].Line] = true
+		inContext[nodes[i].Line] = true
 	}
-	for _, i := range t.Compactions() {
-		n := &t.nodes[i]
+	for _, i := range Compactions(nodes) {
+		n := &nodes[i]
 		r.Compactions = append(r.Compactions, ReportCompaction{Line: n.Line, ID: n.ID, FirstKept: n.FirstKept, Active: i == c.Compaction})
 	}
-	for i := range t.nodes {
-		n := &t.nodes[i]
+	for i := range nodes {
+		n := &nodes[i]
 		switch n.Kind {
 		case bs.KindBlank:
 			r.Blank++
@@ -149,12 +153,9 @@ func Inspect(ctx context.Context, t *Transcript) (*Report, error) {
 			}
 		}
 	}
-	if t.ref.Path == "" {
-		return r, nil
-	}
 	for e, err := range t.Entries(ctx) {
 		if err != nil {
-			return nil, fmt.Errorf("inspect %s: %w", t.ref.Path, err)
+			return nil, fmt.Errorf("inspect %s: %w", t.Ref(), err)
 		}
 		for _, cand := range Classify(e) {
 			s := r.Triggers[cand.Trigger]

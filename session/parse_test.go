@@ -203,7 +203,7 @@ not json at all
 `
 
 func TestTranscriptTree(t *testing.T) {
-	tr, err := session.ReadTranscript(context.Background(), strings.NewReader(treeSample))
+	tr, err := session.ReadIndex(context.Background(), strings.NewReader(treeSample), "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -258,7 +258,7 @@ func TestTranscriptLeafControl(t *testing.T) {
 {"type":"leaf","id":"l1","parentId":"c","targetId":"b"}
 {"type":"custom","customType":"x","id":"s1","parentId":"l1","appendMode":"side"}
 `
-	tr, err := session.ReadTranscript(context.Background(), strings.NewReader(in))
+	tr, err := session.ReadIndex(context.Background(), strings.NewReader(in), "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -274,7 +274,7 @@ func TestTranscriptV1(t *testing.T) {
 {"type":"compaction","timestamp":"2025-11-20T23:33:53Z","summary":"s","firstKeptEntryIndex":2,"tokensBefore":1}
 {"type":"message","timestamp":"2025-11-20T23:33:54Z","message":{"role":"user","content":[{"type":"text","text":"c"}]}}
 `
-	tr, err := session.ReadTranscript(context.Background(), strings.NewReader(in))
+	tr, err := session.ReadIndex(context.Background(), strings.NewReader(in), "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -288,11 +288,11 @@ func TestTranscriptV1(t *testing.T) {
 
 func TestOpenErrors(t *testing.T) {
 	dir := t.TempDir()
-	_, err := session.Open(context.Background(), dir+"/missing.jsonl", bs.SessionRef{})
+	_, err := session.Open(context.Background(), dir+"/missing.jsonl", bs.SessionRef{}, nil)
 	if !errors.Is(err, bs.ErrNotFound) || !strings.Contains(err.Error(), "missing.jsonl") || !strings.Contains(err.Error(), "expected") {
 		t.Fatalf("missing file: %v", err)
 	}
-	_, err = session.Open(context.Background(), dir, bs.SessionRef{})
+	_, err = session.Open(context.Background(), dir, bs.SessionRef{}, nil)
 	if !errors.Is(err, bs.ErrInvalid) || !strings.Contains(err.Error(), "directory") {
 		t.Fatalf("directory: %v", err)
 	}

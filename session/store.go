@@ -57,11 +57,11 @@ func (s *Store) Resolve(ctx context.Context, name string) (bs.SessionRef, error)
 }
 
 // Open reads and indexes the session's transcript.
-func (s *Store) Open(ctx context.Context, ref bs.SessionRef) (bs.Transcript, error) {
+func (s *Store) Open(ctx context.Context, ref bs.SessionRef, v *bs.Visitor) (bs.Transcript, error) {
 	if ref.Path == "" {
 		return nil, fmt.Errorf("open session %s: the ref has no transcript path: %w", ref, bs.ErrInvalid)
 	}
-	return Open(ctx, ref.Path, ref)
+	return Open(ctx, ref.Path, ref, v)
 }
 
 // Rewrite applies edits to the session's transcript read at base, under
@@ -77,7 +77,12 @@ func (s *Store) Append(ctx context.Context, ref bs.SessionRef, entries [][]byte)
 }
 
 // CheckIdle tells whether the session is idle now (see Writer.CheckIdle).
-func (s *Store) CheckIdle(ref bs.SessionRef) error { return s.Writer.CheckIdle(ref) }
+func (s *Store) CheckIdle(ctx context.Context, ref bs.SessionRef) error {
+	return s.Writer.CheckIdle(ctx, ref)
+}
+
+// Name returns brainsurgeon.BackendJSONL.
+func (s *Store) Name() string { return bs.BackendJSONL }
 
 // refresh re-reads a session's sessions.json status.
 func (s *Store) refresh(ctx context.Context, ref bs.SessionRef) (bs.SessionRef, error) {

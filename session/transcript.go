@@ -11,92 +11,61 @@ import (
 	"iter"
 	"os"
 	"path/filepath"
-	"time"
 
 	bs "github.com/brainsurgeon/brainsurgeon"
 	"github.com/brainsurgeon/brainsurgeon/internal/hostfile"
 )
 
-// Node is the index record of one transcript line: what the tree, the
-// context and the extraction policy need, without the line's bytes.
-type Node struct {
-	// Line is the 1-based line number; Offset the line's byte offset; Len
-	// the length of its raw bytes without the "\n".
-	Line   int
-	Offset int64
-	Len    int
-	// Kind tells what the line holds; Err why it is malformed.
-	Kind bs.LineKind
-	Err  error
-	// Type, ID, ParentID, Role, CustomType and Timestamp are copied from the
-	// parsed entry.
-	Type       string
-	ID         string
-	ParentID   string
-	Role       string
-	CustomType string
-	Timestamp  time.Time
-	// BlockTypes are the types of the message's content blocks, in order.
-	BlockTypes []string
-	// FirstKept is a compaction's firstKeptEntryId; FirstKeptIndex a v1
-	// compaction's firstKeptEntryIndex (-1 when absent).
-	FirstKept      string
-	FirstKeptIndex int
-	// Target is a leaf control line's targetId; Side is true for entries
-	// appended with appendMode "side", which do not move the active leaf.
-	Target string
-	Side   bool
-}
+// Node is the index record of one transcript line (see brainsurgeon.Node).
+type Node = bs.Node
 
-// IsMessage reports whether the node's entry reaches the model as a message
-// (a message, a custom_message or a branch_summary entry).
-func (n *Node) IsMessage() bool {
-	return n.Kind == bs.KindEntry && (n.Type == "message" || n.Type == "custom_message" || n.Type == "branch_summary")
-}
+// Header is the parsed session header (see brainsurgeon.Header).
+type Header = bs.Header
 
-// Header is the parsed session header (the first line of type "session").
-type Header struct {
-	// Line is the header's line number, or 0 when there is none.
-	Line int
-	// Version is the format version: 1 when the header has none.
-	Version int
-	// ID is the session id; Cwd the working directory; ParentSession the
-	// path of the session this one was forked from.
-	ID, Cwd, ParentSession string
-	// Timestamp is the header's time.
-	Timestamp time.Time
+// Context describes the model context (see brainsurgeon.Context).
+type Context = bs.Context
+
+// Index is the tree of a transcript: one Node per line, the header, the
+// active leaf and path. Every backend builds one with an Indexer from the
+// lines it reads, so tree, context and message positions follow the same
+// rules whatever stores the lines. An Index is immutable once built and
+// safe for concurrent use.
+type Index struct {
+	name   string
+	header Header
+	nodes  []Node
+	byID   map[string]int
+	leaf   int // node index of the active leaf, -1 when there is none
+	path   []int
+	// terminated is false when the file's last byte is not "\n".
+	terminated bool
 }
 
 // Transcript is a JSONL transcript that has been read and indexed. It
-// holds an index of every line (Node), not the lines' bytes; Entries reads
-// them again from disk, streaming.
+// holds the Index of every line, not the lines' bytes; Entries and Entry
+// read them again from disk.
 //
 // A Transcript is immutable after Open and safe for concurrent use.
 type Transcript struct {
+	*Index
 	ref     bs.SessionRef
 	version bs.Version
-	size    int64
-	header  Header
-	nodes   []Node
-	byID    map[string]int
-	leaf    int // node index of the active leaf, -1 when there is none
-	path    []int
-	// terminated is false when the file's last byte is not "\n".
-	terminated bool
+	stamp   hostfile.Stamp
 }
 
 var _ bs.Transcript = (*Transcript)(nil)
 
 // Open reads and indexes the transcript at path. ref describes the session
 // when known; its Path is set to path. Open streams the file and keeps only
-// the index in memory. It never writes anything.
-func Open(ctx context.Context, path string, ref bs.SessionRef) (*Transcript, error) {
+// the index in memory; when v is not nil its Visit sees every line during
+// that read. It never writes anything.
+func Open(ctx context.Context, path string, ref bs.SessionRef, v *bs.Visitor) (*Transcript, error) {
 	f, err := openTranscriptFile(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	v, err := hostfile.FingerprintFile(f)
+	st, err := hostfile.FingerprintFile(f)
 	if err != nil {
 		return nil, fmt.Errorf("open transcript %s: %w", path, err)
 	}
@@ -104,18 +73,20 @@ func Open(ctx context.Context, path string, ref bs.SessionRef) (*Transcript, err
 	if ref.ID == "" {
 		ref.ID = sessionIDFromPath(path)
 	}
-	t, err := read(ctx, io.NewSectionReader(f, 0, v.Size), path)
+	if ref.Backend == "" {
+		ref.Backend = bs.BackendJSONL
+	}
+	ix, err := read(ctx, io.NewSectionReader(f, 0, st.Size), path, v)
 	if err != nil {
 		return nil, err
 	}
-	t.ref, t.version, t.size = ref, v, v.Size
-	return t, nil
+	return &Transcript{Index: ix, ref: ref, version: st.Version(), stamp: st}, nil
 }
 
-// ReadTranscript indexes a transcript read from r. It is Open without a
-// file: Version is zero and Entries is not available.
-func ReadTranscript(ctx context.Context, r io.Reader) (*Transcript, error) {
-	return read(ctx, r, "")
+// ReadIndex indexes a transcript read from r, for a caller that has the
+// bytes but no store. name is used in malformed-line errors.
+func ReadIndex(ctx context.Context, r io.Reader, name string) (*Index, error) {
+	return read(ctx, r, name, nil)
 }
 
 func openTranscriptFile(path string) (*os.File, error) {
@@ -175,7 +146,7 @@ type extras struct {
 	AppendMode          string  `json:"appendMode"`
 }
 
-func read(ctx context.Context, r io.Reader, path string) (*Transcript, error) {
+func read(ctx context.Context, r io.Reader, path string, v *bs.Visitor) (*Index, error) {
 	ix := NewIndexer(path)
 	rd := NewReader(r)
 	for rd.Next() {
@@ -184,7 +155,20 @@ func read(ctx context.Context, r io.Reader, path string) (*Transcript, error) {
 				return nil, err
 			}
 		}
-		ix.Add(rd.LiteEntry(), rd.Terminated())
+		if v == nil || v.Visit == nil {
+			ix.Add(rd.LiteEntry(), rd.Terminated())
+			continue
+		}
+		var e *bs.Entry
+		if v.Want == nil || v.Want(rd.Raw()) {
+			e = rd.Entry()
+		} else {
+			e = rd.LiteEntry()
+		}
+		ix.Add(e, rd.Terminated())
+		if err := v.Visit(e); err != nil {
+			return nil, err
+		}
 	}
 	if err := rd.Err(); err != nil {
 		if path != "" {
@@ -192,25 +176,28 @@ func read(ctx context.Context, r io.Reader, path string) (*Transcript, error) {
 		}
 		return nil, fmt.Errorf("read transcript: %w", err)
 	}
-	return ix.Transcript(bs.SessionRef{Path: path}, bs.Version{}), nil
+	return ix.Index(), nil
 }
 
-// Indexer builds a Transcript from entries fed in file order. It lets a
-// caller that streams a transcript for its own purpose (an extraction pass)
-// get the index from the same read.
+// Indexer builds an Index from entries fed in order. A backend feeds it
+// the lines it reads; a caller that streams a transcript for its own
+// purpose gets the index from the same read.
 type Indexer struct {
-	t        *Transcript
+	t        *Index
 	path     string
 	sawEntry bool
 }
 
-// NewIndexer returns an Indexer; path is used in malformed-line errors.
-func NewIndexer(path string) *Indexer {
-	return &Indexer{t: &Transcript{byID: make(map[string]int), leaf: -1, terminated: true}, path: path}
+// NewIndexer returns an Indexer; name (a path, or a store and session) is
+// used in malformed-line errors.
+func NewIndexer(name string) *Indexer {
+	return &Indexer{t: &Index{name: name, byID: make(map[string]int), leaf: -1, terminated: true}, path: name}
 }
 
 // Add records the next line. e may be a full or a lite entry (its Strings
-// are not used); terminated tells whether the line ended with "\n".
+// are not used); terminated tells whether the line ended with "\n". Lines
+// must be added in order: e.Line must be the number of lines added before
+// plus one.
 func (ix *Indexer) Add(e *bs.Entry, terminated bool) {
 	t := ix.t
 	n := Node{Line: e.Line, Offset: e.Offset, Len: len(e.Raw), Kind: e.Kind, Err: e.Err,
@@ -257,16 +244,11 @@ func (ix *Indexer) Add(e *bs.Entry, terminated bool) {
 	t.nodes = append(t.nodes, n)
 }
 
-// Transcript finishes the index and returns the Transcript for ref, read
-// at version v (its size bounds Entries). The Indexer must not be used
+// Index finishes and returns the Index. The Indexer must not be used
 // afterwards.
-func (ix *Indexer) Transcript(ref bs.SessionRef, v bs.Version) *Transcript {
+func (ix *Indexer) Index() *Index {
 	t := ix.t
 	t.index()
-	if ref.Path != "" && ref.ID == "" {
-		ref.ID = sessionIDFromPath(ref.Path)
-	}
-	t.ref, t.version, t.size = ref, v, v.Size
 	ix.t = nil
 	return t
 }
@@ -276,7 +258,7 @@ func containsAppendMode(raw []byte) bool {
 }
 
 // index builds the id map, the active leaf and the active path.
-func (t *Transcript) index() {
+func (t *Index) index() {
 	for i := range t.nodes {
 		n := &t.nodes[i]
 		if n.Kind == bs.KindEntry && n.ID != "" {
@@ -338,15 +320,18 @@ func (t *Transcript) Ref() bs.SessionRef { return t.ref }
 // Version returns the fingerprint of the file as it was read.
 func (t *Transcript) Version() bs.Version { return t.version }
 
+// Size returns the transcript's size in bytes when it was read.
+func (t *Transcript) Size() int64 { return t.stamp.Size }
+
 // Header returns the session header.
-func (t *Transcript) Header() Header { return t.header }
+func (t *Index) Header() Header { return t.header }
 
 // Nodes returns the index of every line in file order. The caller must not
 // modify the returned slice.
-func (t *Transcript) Nodes() []Node { return t.nodes }
+func (t *Index) Nodes() []Node { return t.nodes }
 
 // Node returns the node of the entry with the given id.
-func (t *Transcript) Node(id string) (*Node, bool) {
+func (t *Index) Node(id string) (*Node, bool) {
 	i, ok := t.byID[id]
 	if !ok {
 		return nil, false
@@ -355,12 +340,12 @@ func (t *Transcript) Node(id string) (*Node, bool) {
 }
 
 // Terminated reports whether the file ends with "\n" (or is empty).
-func (t *Transcript) Terminated() bool { return t.terminated }
+func (t *Index) Terminated() bool { return t.terminated }
 
 // Leaf returns the active leaf: the last entry line, or the target of the
 // last valid leaf control line (OpenClaw ≥ 2026.5.28); side appends do not
 // move it. ok is false for a transcript without entries.
-func (t *Transcript) Leaf() (n *Node, ok bool) {
+func (t *Index) Leaf() (n *Node, ok bool) {
 	if t.leaf < 0 {
 		return nil, false
 	}
@@ -370,11 +355,11 @@ func (t *Transcript) Leaf() (n *Node, ok bool) {
 // ActivePath returns the indexes (into Nodes) of the entries from the root
 // to the active leaf. For a v1 transcript, which has no tree, it is every
 // entry in file order.
-func (t *Transcript) ActivePath() []int { return t.path }
+func (t *Index) ActivePath() []int { return t.path }
 
 // EntryCount returns the number of entry lines (not the header, blank or
 // malformed lines).
-func (t *Transcript) EntryCount() int {
+func (t *Index) EntryCount() int {
 	n := 0
 	for i := range t.nodes {
 		if t.nodes[i].Kind == bs.KindEntry {
@@ -385,7 +370,7 @@ func (t *Transcript) EntryCount() int {
 }
 
 // Malformed returns a LineError for every malformed line.
-func (t *Transcript) Malformed() []*bs.LineError {
+func (t *Index) Malformed() []*bs.LineError {
 	var out []*bs.LineError
 	for i := range t.nodes {
 		n := &t.nodes[i]
@@ -396,7 +381,7 @@ func (t *Transcript) Malformed() []*bs.LineError {
 		if errors.As(n.Err, &le) {
 			out = append(out, le)
 		} else {
-			out = append(out, &bs.LineError{Path: t.ref.Path, Line: n.Line, Err: n.Err})
+			out = append(out, &bs.LineError{Path: t.name, Line: n.Line, Err: n.Err})
 		}
 	}
 	return out
@@ -404,10 +389,14 @@ func (t *Transcript) Malformed() []*bs.LineError {
 
 // BranchPoints returns the number of entries (or roots, counted as one
 // "root" parent) that have more than one child.
-func (t *Transcript) BranchPoints() int {
+func (t *Index) BranchPoints() int { return BranchPoints(t.nodes) }
+
+// BranchPoints returns the number of entries of a transcript's nodes (or
+// roots, counted as one "root" parent) that have more than one child.
+func BranchPoints(nodes []Node) int {
 	kids := make(map[string]int)
-	for i := range t.nodes {
-		n := &t.nodes[i]
+	for i := range nodes {
+		n := &nodes[i]
 		if n.Kind != bs.KindEntry {
 			continue
 		}
@@ -428,41 +417,22 @@ func (t *Transcript) BranchPoints() int {
 
 // Compactions returns the indexes (into Nodes) of every compaction entry
 // in file order.
-func (t *Transcript) Compactions() []int {
+func (t *Index) Compactions() []int { return Compactions(t.nodes) }
+
+// Compactions returns the indexes into nodes of every compaction entry in
+// order.
+func Compactions(nodes []Node) []int {
 	var out []int
-	for i := range t.nodes {
-		if t.nodes[i].Kind == bs.KindEntry && t.nodes[i].Type == "compaction" {
+	for i := range nodes {
+		if nodes[i].Kind == bs.KindEntry && nodes[i].Type == "compaction" {
 			out = append(out, i)
 		}
 	}
 	return out
 }
 
-// Context describes what the host builds from the active path for the
-// model, computed as pi's buildSessionContext does.
-type Context struct {
-	// Compaction is the index (into Nodes) of the latest compaction on the
-	// active path, or -1.
-	Compaction int
-	// FirstKept is the index of the compaction's first kept entry, or -1.
-	FirstKept int
-	// Messages are the indexes of the entries that become context messages,
-	// in order. The compaction summary, when there is one, comes first and
-	// is not listed here.
-	Messages []int
-}
-
-// Count returns the number of context messages, the compaction summary
-// included.
-func (c Context) Count() int {
-	if c.Compaction >= 0 {
-		return len(c.Messages) + 1
-	}
-	return len(c.Messages)
-}
-
 // Context returns the model context the host builds from the active path.
-func (t *Transcript) Context() Context {
+func (t *Index) Context() Context {
 	c := Context{Compaction: -1, FirstKept: -1}
 	comp := -1
 	for k, i := range t.path {
@@ -526,7 +496,7 @@ func (t *Transcript) Context() Context {
 // the model as a message (message and custom_message entries), its position
 // counted from the end: 0 is the newest message. Entries off the active
 // path are absent. The map is keyed by line number.
-func (t *Transcript) MessagePositions() map[int]int {
+func (t *Index) MessagePositions() map[int]int {
 	out := make(map[int]int)
 	pos := 0
 	for k := len(t.path) - 1; k >= 0; k-- {
@@ -544,26 +514,13 @@ func (t *Transcript) MessagePositions() map[int]int {
 // version that was indexed. The entry is valid until the next iteration.
 func (t *Transcript) Entries(ctx context.Context) iter.Seq2[*bs.Entry, error] {
 	return func(yield func(*bs.Entry, error) bool) {
-		if t.ref.Path == "" {
-			yield(nil, fmt.Errorf("entries: transcript was not read from a file: %w", bs.ErrInvalid))
-			return
-		}
-		f, err := openTranscriptFile(t.ref.Path)
+		f, err := t.reopen()
 		if err != nil {
 			yield(nil, err)
 			return
 		}
 		defer f.Close()
-		v, err := hostfile.FingerprintFile(f)
-		if err != nil {
-			yield(nil, fmt.Errorf("entries %s: %w", t.ref.Path, err))
-			return
-		}
-		if v != t.version {
-			yield(nil, fmt.Errorf("entries %s: file changed since it was read: %w", t.ref.Path, bs.ErrChanged))
-			return
-		}
-		rd := NewReader(io.NewSectionReader(f, 0, t.size))
+		rd := NewReader(io.NewSectionReader(f, 0, t.stamp.Size))
 		for rd.Next() {
 			if rd.Line()%1024 == 0 {
 				if err := ctx.Err(); err != nil {
@@ -579,4 +536,47 @@ func (t *Transcript) Entries(ctx context.Context) iter.Seq2[*bs.Entry, error] {
 			yield(nil, fmt.Errorf("entries %s: %w", t.ref.Path, err))
 		}
 	}
+}
+
+// reopen opens the file again and checks that it is still the version
+// that was indexed.
+func (t *Transcript) reopen() (*os.File, error) {
+	f, err := openTranscriptFile(t.ref.Path)
+	if err != nil {
+		return nil, err
+	}
+	st, err := hostfile.FingerprintFile(f)
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("read %s: %w", t.ref.Path, err)
+	}
+	if st != t.stamp {
+		f.Close()
+		return nil, fmt.Errorf("read %s: file changed since it was read: %w", t.ref.Path, bs.ErrChanged)
+	}
+	return f, nil
+}
+
+// Entry reads one line (1-based) again from disk, with its parsed view.
+// It returns an error wrapping ErrChanged when the file is no longer the
+// version that was indexed, and one wrapping ErrNotFound for a line past
+// the end.
+func (t *Transcript) Entry(ctx context.Context, line int) (*bs.Entry, error) {
+	if line < 1 || line > len(t.nodes) {
+		return nil, fmt.Errorf("read %s: line %d of %d: %w", t.ref.Path, line, len(t.nodes), bs.ErrNotFound)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	f, err := t.reopen()
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	n := &t.nodes[line-1]
+	raw := make([]byte, n.Len)
+	if _, err := f.ReadAt(raw, n.Offset); err != nil && !(errors.Is(err, io.EOF) && n.Len == 0) {
+		return nil, fmt.Errorf("read %s: line %d: %w", t.ref.Path, line, err)
+	}
+	return ParseEntry(raw, line, n.Offset), nil
 }

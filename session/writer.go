@@ -91,7 +91,7 @@ func refName(ref bs.SessionRef) string {
 // lock by OpenClaw's rules, or the transcript was modified less than Idle
 // ago (the error says how long ago and how long to wait). It returns an
 // error wrapping ErrNotFound when the transcript does not exist.
-func (w *Writer) CheckIdle(ref bs.SessionRef) error {
+func (w *Writer) CheckIdle(ctx context.Context, ref bs.SessionRef) error {
 	if ref.Path == "" {
 		return fmt.Errorf("session %s: no transcript path: %w", refName(ref), bs.ErrInvalid)
 	}
@@ -190,11 +190,15 @@ func (w *Writer) Rewrite(ctx context.Context, ref bs.SessionRef, base bs.Version
 	if len(edits) == 0 {
 		return nil
 	}
-	if err := w.CheckIdle(ref); err != nil {
+	stamp, err := hostfile.ParseStamp(base)
+	if err != nil {
+		return fmt.Errorf("rewrite %s: %w", refName(ref), err)
+	}
+	if err := w.CheckIdle(ctx, ref); err != nil {
 		return err
 	}
 	start := time.Now()
-	err := hostfile.Rewrite(ctx, ref.Path, base, func(dst io.Writer, src io.Reader) error {
+	err = hostfile.Rewrite(ctx, ref.Path, stamp, func(dst io.Writer, src io.Reader) error {
 		return ApplyEdits(dst, src, edits)
 	}, w.writeOptions(ctx, ref))
 	if err != nil {
@@ -211,7 +215,7 @@ func (w *Writer) Rewrite(ctx context.Context, ref bs.SessionRef, base bs.Version
 // holding "\n" or empty are refused (ErrInvalid); a missing transcript is
 // never created (ErrNotFound).
 func (w *Writer) Append(ctx context.Context, ref bs.SessionRef, entries [][]byte) error {
-	if err := w.CheckIdle(ref); err != nil {
+	if err := w.CheckIdle(ctx, ref); err != nil {
 		return err
 	}
 	return hostfile.Append(ctx, ref.Path, entries, w.writeOptions(ctx, ref))

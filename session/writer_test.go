@@ -17,7 +17,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
+
+	"github.com/brainsurgeon/brainsurgeon/internal/hostfile"
 	"testing"
 	"time"
 
@@ -94,12 +95,11 @@ func wtLockPayload(pid int, at time.Time) []byte {
 // wtStatVersion is the transcript's version from one stat(2), as
 // session.Open computes it, without reading the file.
 func wtStatVersion(path string) (bs.Version, error) {
-	fi, err := os.Stat(path)
+	st, err := hostfile.Fingerprint(path)
 	if err != nil {
 		return bs.Version{}, err
 	}
-	st := fi.Sys().(*syscall.Stat_t)
-	return bs.Version{Dev: uint64(st.Dev), Inode: st.Ino, Size: fi.Size(), ModTime: fi.ModTime().UnixNano()}, nil
+	return st.Version(), nil
 }
 
 type wtClock struct{ t time.Time }
@@ -117,7 +117,7 @@ func wtSHA(t *testing.T, path string) [32]byte {
 
 func wtVersion(t *testing.T, path string) bs.Version {
 	t.Helper()
-	tr, err := session.Open(context.Background(), path, bs.SessionRef{})
+	tr, err := session.Open(context.Background(), path, bs.SessionRef{}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -365,7 +365,7 @@ func TestWriterCheckIdle(t *testing.T) {
 			ref := wtTranscript(t, "{\"type\":\"session\"}\n")
 			w := &session.Writer{}
 			tc.setup(t, &ref, w)
-			err := w.CheckIdle(ref)
+			err := w.CheckIdle(context.Background(), ref)
 			if tc.err == nil {
 				if err != nil {
 					t.Fatal(err)

@@ -14,7 +14,6 @@ import (
 	"testing"
 	"time"
 
-	bs "github.com/brainsurgeon/brainsurgeon"
 )
 
 // helperEnv selects a helper-process mode when the test binary is re-run
@@ -179,7 +178,7 @@ func tempFiles(t *testing.T, dir string) []string {
 	return out
 }
 
-func fingerprint(t *testing.T, path string) bs.Version {
+func fingerprint(t *testing.T, path string) Stamp {
 	t.Helper()
 	v, err := Fingerprint(path)
 	if err != nil {

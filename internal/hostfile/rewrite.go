@@ -176,7 +176,7 @@ func lockDir(ctx context.Context, dir string, timeout time.Duration) (*flock.Flo
 // appends) says the new content is in place. Canceling ctx stops the
 // transform at its next read. transform's own errors are returned wrapped as they are, so a
 // transform may return brainsurgeon.ErrInvalid or ErrChanged.
-func Rewrite(ctx context.Context, path string, base bs.Version, transform func(dst io.Writer, src io.Reader) error, opts WriteOptions) (err error) {
+func Rewrite(ctx context.Context, path string, base Stamp, transform func(dst io.Writer, src io.Reader) error, opts WriteOptions) (err error) {
 	defer func() {
 		if err != nil {
 			err = fmt.Errorf("rewrite %s: %w", path, err)
@@ -315,7 +315,7 @@ func Rewrite(ctx context.Context, path string, base bs.Version, transform func(d
 	return nil
 }
 
-func describe(v bs.Version) string {
+func describe(v Stamp) string {
 	return fmt.Sprintf("(dev %d, inode %d, size %d, mtime %d)", v.Dev, v.Inode, v.Size, v.ModTime)
 }
 
@@ -385,7 +385,7 @@ func (c *carry) copy(dst io.Writer, last func() (b byte, empty bool, err error),
 // new file f (the renamed temp file, switched to O_APPEND so the bytes
 // never overwrite what other appenders add to it meanwhile). old is the
 // old file's version.
-func (c *carry) late(f *os.File, old bs.Version) error {
+func (c *carry) late(f *os.File, old Stamp) error {
 	flags, err := unix.FcntlInt(f.Fd(), unix.F_GETFL, 0)
 	if err != nil {
 		return fmt.Errorf("fcntl: %w", err)

@@ -113,27 +113,27 @@ func TestRewriteReplacesAtomically(t *testing.T) {
 func TestRewriteRefuses(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
-		setup func(t *testing.T, p string) (bs.Version, WriteOptions)
+		setup func(t *testing.T, p string) (Stamp, WriteOptions)
 		want  error
 		msg   string
 	}{
-		{"Changed", func(t *testing.T, p string) (bs.Version, WriteOptions) {
+		{"Changed", func(t *testing.T, p string) (Stamp, WriteOptions) {
 			v := fingerprint(t, p)
 			appendTo(t, p, []byte("{\"c\":3}\n"))
 			return v, WriteOptions{}
 		}, bs.ErrChanged, "fingerprint is"},
-		{"ReplacedInode", func(t *testing.T, p string) (bs.Version, WriteOptions) {
+		{"ReplacedInode", func(t *testing.T, p string) (Stamp, WriteOptions) {
 			v := fingerprint(t, p)
 			b := readFile(t, p)
 			os.Remove(p)
 			writeFile(t, p, b)
 			return v, WriteOptions{}
 		}, bs.ErrChanged, "fingerprint is"},
-		{"LiveLockHolder", func(t *testing.T, p string) (bs.Version, WriteOptions) {
+		{"LiveLockHolder", func(t *testing.T, p string) (Stamp, WriteOptions) {
 			writeFile(t, p+".lock", Payload(livePID(t), time.Now()))
 			return fingerprint(t, p), WriteOptions{Lock: LockOptions{Timeout: 100 * time.Millisecond}}
 		}, bs.ErrBusy, "held by pid"},
-		{"OtherBrainSurgeonWriter", func(t *testing.T, p string) (bs.Version, WriteOptions) {
+		{"OtherBrainSurgeonWriter", func(t *testing.T, p string) (Stamp, WriteOptions) {
 			fl := flock.New(filepath.Join(filepath.Dir(p), DirLockName))
 			if ok, err := fl.TryLock(); !ok || err != nil {
 				t.Fatal(ok, err)
@@ -141,7 +141,7 @@ func TestRewriteRefuses(t *testing.T) {
 			t.Cleanup(func() { fl.Unlock() })
 			return fingerprint(t, p), WriteOptions{Lock: LockOptions{Timeout: 100 * time.Millisecond}}
 		}, bs.ErrBusy, "another BrainSurgeon writer"},
-		{"RecheckFails", func(t *testing.T, p string) (bs.Version, WriteOptions) {
+		{"RecheckFails", func(t *testing.T, p string) (Stamp, WriteOptions) {
 			return fingerprint(t, p), WriteOptions{Recheck: func() error {
 				if info, _ := InspectLock(p); !info.Live || info.PID != os.Getpid() {
 					t.Errorf("Recheck ran without the host lock held: %+v", info)
@@ -149,7 +149,7 @@ func TestRewriteRefuses(t *testing.T) {
 				return fmt.Errorf("run started: %w", bs.ErrBusy)
 			}}
 		}, bs.ErrBusy, "run started"},
-		{"Missing", func(t *testing.T, p string) (bs.Version, WriteOptions) {
+		{"Missing", func(t *testing.T, p string) (Stamp, WriteOptions) {
 			v := fingerprint(t, p)
 			os.Rename(p, p+".deleted")
 			return v, WriteOptions{}
