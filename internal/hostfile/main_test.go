@@ -13,7 +13,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
 )
 
 // helperEnv selects a helper-process mode when the test binary is re-run
