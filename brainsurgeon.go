@@ -384,6 +384,11 @@ type Transcript interface {
 	// Entry reads one line (1-based) with its parsed view. The entry is the
 	// caller's to keep.
 	Entry(ctx context.Context, line int) (*Entry, error)
+	// Lines streams the raw bytes of the given lines (1-based, ascending)
+	// in one read. The entries carry Line, Offset and Raw only; Raw is the
+	// caller's to keep. It yields an error wrapping ErrChanged when the
+	// store no longer holds the version that was indexed.
+	Lines(ctx context.Context, lines []int) iter.Seq2[*Entry, error]
 }
 
 // Visitor sees every line of a transcript while a store reads it, so that

@@ -113,7 +113,7 @@ func benchPass(b *testing.B, p extract.Policy, wantWrite bool) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		x := &extract.Extractor{Policy: p, Editor: st}
+		x := &extract.Extractor{Policy: p, Store: st, Side: extract.NewDirStore(st)}
 		s := startSampler()
 		b.StartTimer()
 		res, err = x.Run(context.Background(), ref)

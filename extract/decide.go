@@ -291,10 +291,10 @@ func forcedCandidates(e *bs.Entry) []bs.Candidate {
 	for _, v := range e.Strings {
 		parts := strings.Split(v.Pointer[1:], "/")
 		top := parts[0]
-		if strings.HasPrefix(top, "_") || envelope[top] {
+		if bs.IsStructuralKey(top) {
 			continue
 		}
-		if top == "message" && len(parts) > 1 && messageEnvelope[parts[1]] {
+		if top == "message" && len(parts) > 1 && bs.IsMessageEnvelopeKey(parts[1]) {
 			continue
 		}
 		if len(parts) > 2 && parts[len(parts)-1] == "type" {
@@ -303,16 +303,4 @@ func forcedCandidates(e *bs.Entry) []bs.Candidate {
 		out = append(out, bs.Candidate{Value: v, Trigger: bs.TriggerAssistant})
 	}
 	return out
-}
-
-var envelope = map[string]bool{
-	"id": true, "parentId": true, "type": true, "timestamp": true, "time": true, "role": true,
-	"customType": true, "toolCallId": true, "toolName": true, "firstKeptEntryId": true,
-	"fromId": true, "targetId": true, "version": true, "cwd": true, "appendMode": true,
-}
-
-var messageEnvelope = map[string]bool{
-	"role": true, "toolCallId": true, "toolName": true, "usage": true, "api": true,
-	"provider": true, "model": true, "stopReason": true, "responseId": true,
-	"timestamp": true, "errorMessage": true, "customType": true,
 }

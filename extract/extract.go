@@ -3,42 +3,39 @@ package extract
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"fmt"
-	"io"
-	"os"
 	"runtime"
 	"sync"
 	"time"
 
 	bs "github.com/brainsurgeon/brainsurgeon"
-	"github.com/brainsurgeon/brainsurgeon/internal/hostfile"
-	"github.com/brainsurgeon/brainsurgeon/session"
 )
 
 // Extractor runs extraction passes over sessions. A pass reads a session
-// once to decide, writes the side files of the values it moves out and
+// once to decide, writes the side records of the values it moves out and
 // makes them durable, then changes the transcript in one safe rewrite.
+// It reaches transcripts and side values only through the root
+// interfaces, so it works on every backend.
 type Extractor struct {
 	// Policy decides what is extracted.
 	Policy Policy
-	// Editor writes the transcript (a *session.Writer or a Store).
-	Editor bs.Editor
+	// Store reads and writes transcripts. When it implements
+	// brainsurgeon.EditLimiter, only the trigger types it allows are
+	// extracted.
+	Store bs.Store
+	// Side keeps the extracted values.
+	Side bs.SideStore
+	// Tokenizer turns the bytes a pass would save into tokens for
+	// MinSavingTokens; nil is brainsurgeon.CharsPer4.
+	Tokenizer bs.Tokenizer
 	// Logger receives a debug record per decision and per extraction; nil
 	// discards.
 	Logger bs.Logger
 	// Clock tells the time; nil is the system clock.
 	Clock bs.Clock
-	// CompressAbove is passed to the SideWriter (default 4096 bytes).
-	CompressAbove int
 	// DryRun decides and reports without writing anything.
 	DryRun bool
-}
-
-// IdleChecker is implemented by editors that can tell cheaply whether a
-// session is idle (session.Store and *session.Writer do). The Extractor
-// asks before it reads, so a busy session costs nothing.
-type IdleChecker interface {
-	CheckIdle(ref bs.SessionRef) error
 }
 
 // EntryResult describes the extraction of one entry.
@@ -82,8 +79,6 @@ type Result struct {
 
 type planned struct {
 	line    int
-	offset  int64
-	length  int
 	id      string
 	trigger bs.TriggerType
 	cands   []bs.Candidate
@@ -99,77 +94,77 @@ type planned struct {
 // Run makes one extraction pass over a session. It returns the result
 // and, when the transcript could not be written, an error (wrapping
 // brainsurgeon.ErrBusy or ErrChanged when the session was in use; side
-// files written before such an error are harmless orphans that the next
+// records written before such an error are harmless orphans that the next
 // pass reuses).
 func (x *Extractor) Run(ctx context.Context, ref bs.SessionRef) (*Result, error) {
 	start := time.Now()
 	log := bs.LoggerOrDiscard(x.Logger)
 	now := bs.Now(x.Clock)
 	name := ref.String()
+	if x.Store == nil || (x.Side == nil && !x.DryRun) {
+		return nil, fmt.Errorf("extract %s: the Extractor needs a Store and a Side store: %w", name, bs.ErrInvalid)
+	}
 	// A session in use is left alone before any work is done.
-	if g, ok := x.Editor.(IdleChecker); ok && !x.DryRun {
-		if err := g.CheckIdle(ref); err != nil {
+	if !x.DryRun {
+		if err := x.Store.CheckIdle(ctx, ref); err != nil {
 			return &Result{Session: name, Skipped: err.Error(), Counts: map[Code]int{}}, err
 		}
 	}
-	src, err := os.Open(ref.Path)
-	if err != nil {
-		return nil, fmt.Errorf("extract %s: %w", name, err)
+	res := &Result{Session: name, Counts: map[Code]int{}}
+	policy := x.Policy
+	if lim, ok := x.Store.(bs.EditLimiter); ok {
+		kept := policy.Triggers[:0:0]
+		for _, t := range policy.Triggers {
+			if lim.Editable(ref, t) {
+				kept = append(kept, t)
+			} else {
+				log.Debug("trigger type not editable in this store", "session", name, "trigger", t, "store", x.Store.Name())
+			}
+		}
+		policy.Triggers = kept
 	}
-	defer src.Close()
-	version, err := hostfile.FingerprintFile(src)
-	if err != nil {
-		return nil, fmt.Errorf("extract %s: %w", name, err)
-	}
-	res := &Result{Session: name, BytesBefore: version.Size, Counts: map[Code]int{}}
 
 	// One read: the index (for message positions) and the decisions. The
 	// keep window needs positions, which are known only at the end, so
 	// decisions are made as if the entry were old and re-checked then.
-	ix := session.NewIndexer(ref.Path)
-	rd := session.NewReader(io.NewSectionReader(src, 0, version.Size))
 	forceMark := []byte(`"_extractable"`)
 	var plan []planned
-	for rd.Next() {
-		if rd.Line()%1024 == 0 {
-			if err := ctx.Err(); err != nil {
-				return nil, err
-			}
-		}
-		// A line shorter than the minimum value length holds no value long
-		// enough, unless the entry forces its extraction: index it only.
-		raw := rd.Raw()
-		if len(raw) < x.Policy.MinValueLength+2 && !bytes.Contains(raw, forceMark) {
-			ix.Add(rd.LiteEntry(), rd.Terminated())
-			continue
-		}
-		e := rd.Entry()
-		ix.Add(e, rd.Terminated())
-		if e.Kind != bs.KindEntry {
-			continue
-		}
-		d := Decide(e, -1, x.Policy, now)
-		if !d.Extract {
-			res.Counts[d.Code]++
-			if d.Code != CodeNothing {
-				log.Debug(d.Reason, "session", name)
-			}
-			continue
-		}
-		p := planned{line: e.Line, offset: e.Offset, length: len(e.Raw), id: e.ID, trigger: d.Type, cands: d.Candidates,
-			reason: d.Reason, code: d.Code, window: x.Policy.KeepRecent, agedByPosition: e.Timestamp.IsZero() && x.Policy.AgeThreshold > 0}
-		if ext := ParseExtractable(e.Extractable); ext.Set && !ext.Force && !ext.Never {
-			p.window = ext.Window
-		}
-		for _, c := range d.Candidates {
-			p.repl = append(p.repl, replacement(e.Raw, c, e.ID, x.Policy.PreviewChars))
-		}
-		plan = append(plan, p)
+	// A line shorter than the minimum value length holds no value long
+	// enough, unless the entry forces its extraction: it is indexed only.
+	want := func(raw []byte) bool {
+		return len(raw) >= policy.MinValueLength+2 || bytes.Contains(raw, forceMark)
 	}
-	if err := rd.Err(); err != nil {
+	visit := &bs.Visitor{
+		Want: want,
+		Visit: func(e *bs.Entry) error {
+			if e.Kind != bs.KindEntry || !want(e.Raw) {
+				return nil
+			}
+			d := Decide(e, -1, policy, now)
+			if !d.Extract {
+				res.Counts[d.Code]++
+				if d.Code != CodeNothing {
+					log.Debug(d.Reason, "session", name)
+				}
+				return nil
+			}
+			p := planned{line: e.Line, id: e.ID, trigger: d.Type, cands: d.Candidates,
+				reason: d.Reason, code: d.Code, window: policy.KeepRecent, agedByPosition: e.Timestamp.IsZero() && policy.AgeThreshold > 0}
+			if ext := ParseExtractable(e.Extractable); ext.Set && !ext.Force && !ext.Never {
+				p.window = ext.Window
+			}
+			for _, c := range d.Candidates {
+				p.repl = append(p.repl, replacement(e.Raw, c, e.ID, policy.PreviewChars))
+			}
+			plan = append(plan, p)
+			return nil
+		},
+	}
+	tr, err := x.Store.Open(ctx, ref, visit)
+	if err != nil {
 		return nil, fmt.Errorf("extract %s: %w", name, err)
 	}
-	tr := ix.Transcript(ref, version)
+	res.BytesBefore = tr.Version().Size()
 	res.ReadTime = time.Since(start)
 	ref = tr.Ref() // with the session id taken from the file name if it had none
 	positions := tr.MessagePositions()
@@ -181,7 +176,7 @@ func (x *Extractor) Run(ctx context.Context, ref bs.SessionRef) (*Result, error)
 			res.Counts[CodeTooRecent]++
 			log.Debug(fmt.Sprintf("Entry %s: %s → KEEP (message %d from the end, keep_recent %d)", p.id, p.trigger, pos, p.window), "session", name)
 			continue
-		case ok && p.agedByPosition && time.Duration(pos)*time.Minute < x.Policy.AgeThreshold:
+		case ok && p.agedByPosition && time.Duration(pos)*time.Minute < policy.AgeThreshold:
 			res.Counts[CodeTooYoung]++
 			continue
 		}
@@ -201,8 +196,12 @@ func (x *Extractor) Run(ctx context.Context, ref bs.SessionRef) (*Result, error)
 		res.Skipped = "nothing to extract"
 		return finish(res), nil
 	}
-	if tokens := res.BytesSaved / 4; tokens < int64(x.Policy.MinSavingTokens) {
-		res.Skipped = fmt.Sprintf("saving %d tokens is below min_saving_tokens %d", tokens, x.Policy.MinSavingTokens)
+	tok := x.Tokenizer
+	if tok == nil {
+		tok = bs.CharsPer4{}
+	}
+	if tokens := bs.TokensOfBytes(tok, res.BytesSaved); tokens < int64(policy.MinSavingTokens) {
+		res.Skipped = fmt.Sprintf("saving %d tokens is below min_saving_tokens %d", tokens, policy.MinSavingTokens)
 		log.Debug("pass skipped", "session", name, "reason", res.Skipped)
 		return finish(res), nil
 	}
@@ -212,16 +211,16 @@ func (x *Extractor) Run(ctx context.Context, ref bs.SessionRef) (*Result, error)
 		return finish(res), nil
 	}
 
-	// Side files first, made durable before the transcript changes.
+	// Side records first, made durable before the transcript changes.
 	t0 := time.Now()
-	edits, sideBytes, err := x.writeSideFiles(ctx, src, ref, name, plan, now, log)
+	edits, sideBytes, err := x.writeSide(ctx, tr, ref, name, plan, now, log)
 	if err != nil {
 		return nil, err
 	}
 	res.SideBytes = sideBytes
 	res.SideTime = time.Since(t0)
 	t0 = time.Now()
-	err = x.Editor.Rewrite(ctx, ref, version, edits)
+	err = x.Store.Rewrite(ctx, ref, tr.Version(), edits)
 	res.WriteTime = time.Since(t0)
 	if err != nil {
 		res.Skipped = err.Error()
@@ -229,38 +228,31 @@ func (x *Extractor) Run(ctx context.Context, ref bs.SessionRef) (*Result, error)
 	}
 	res.Written = true
 	res.Details = details(plan)
-	if st, err := os.Stat(ref.Path); err == nil {
-		res.BytesAfter = st.Size()
-	}
 	log.Info("extraction pass", "session", name, "entries", res.Entries, "values", res.Values, "bytes_saved", res.BytesSaved)
 	return finish(res), nil
 }
 
-// sideJob is one entry's side file to write.
+// sideJob is one entry's side record to write.
 type sideJob struct {
 	p   *planned
 	raw []byte
 }
 
-// writeSideFiles writes the side file of every planned entry, with the
+// writeSide writes the side record of every planned entry, with the
 // encoding and compression spread over the CPUs (lines are read in order
 // and at most a few are held at once), makes them durable and returns the
 // transcript edits.
-func (x *Extractor) writeSideFiles(ctx context.Context, src *os.File, ref bs.SessionRef, name string, plan []planned, now time.Time, log bs.Logger) ([]bs.Edit, int64, error) {
-	sideDir := SideDir(ref.Path, ref.ID)
-	if err := os.MkdirAll(sideDir, 0o700); err != nil {
-		return nil, 0, fmt.Errorf("extract %s: create side dir: %w", name, err)
-	}
-	// Earlier side files of these entries (a value extracted by an earlier
+func (x *Extractor) writeSide(ctx context.Context, tr bs.Transcript, ref bs.SessionRef, name string, plan []planned, now time.Time, log bs.Logger) ([]bs.Edit, int64, error) {
+	// Earlier records of these entries (a value extracted by an earlier
 	// pass, or an orphan of a pass whose rewrite failed) are merged; list
 	// them once instead of probing for each entry.
-	files, err := ListSideFiles(sideDir)
+	infos, err := x.Side.List(ctx, ref)
 	if err != nil {
 		return nil, 0, fmt.Errorf("extract %s: %w", name, err)
 	}
-	existing := make(map[string]bool, len(files))
-	for id := range files {
-		existing[id] = true
+	existing := make(map[string]bool, len(infos))
+	for _, in := range infos {
+		existing[in.EntryID] = true
 	}
 	workers := runtime.GOMAXPROCS(0)
 	if workers > 4 {
@@ -272,7 +264,6 @@ func (x *Extractor) writeSideFiles(ctx context.Context, src *os.File, ref bs.Ses
 		firstErr  error
 		sideBytes int64
 		wg        sync.WaitGroup
-		writers   = make([]*SideWriter, workers)
 	)
 	fail := func(err error) {
 		mu.Lock()
@@ -282,8 +273,6 @@ func (x *Extractor) writeSideFiles(ctx context.Context, src *os.File, ref bs.Ses
 		mu.Unlock()
 	}
 	for w := 0; w < workers; w++ {
-		sw := &SideWriter{CompressAbove: x.CompressAbove, Existing: existing, dirs: map[string]bool{sideDir: true}}
-		writers[w] = sw
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -291,7 +280,7 @@ func (x *Extractor) writeSideFiles(ctx context.Context, src *os.File, ref bs.Ses
 				p := j.p
 				rec := &Record{Session: name, EntryID: p.id}
 				if existing[p.id] {
-					if old, _, err := ReadRecord(sideDir, p.id); err == nil && !old.Legacy {
+					if old, err := LoadRecord(ctx, x.Side, ref, p.id); err == nil && !old.Legacy {
 						rec = old
 					}
 				}
@@ -299,42 +288,55 @@ func (x *Extractor) writeSideFiles(ctx context.Context, src *os.File, ref bs.Ses
 				for i, c := range p.cands {
 					rec.Put(NewStoredValue(c.Pointer, c.Trigger, c.Block, j.raw[c.Start:c.End], p.repl[i], now))
 				}
-				_, n, err := sw.Write(sideDir, rec)
+				n, err := SaveRecord(ctx, x.Side, ref, rec)
 				if err != nil {
 					fail(fmt.Errorf("extract %s: entry %s: %w", name, p.id, err))
 					continue
 				}
 				mu.Lock()
-				sideBytes += n
+				sideBytes += int64(n)
 				mu.Unlock()
 				log.Debug("extracted", "entry_id", p.id, "keys", p.keys(), "sizes_bytes", p.sizes(), "session", name)
 			}
 		}()
 	}
+	lines := make([]int, len(plan))
+	for i := range plan {
+		lines[i] = plan[i].line
+	}
 	edits := make([]bs.Edit, 0, len(plan))
 	var readErr error
-	for i := range plan {
+	i := 0
+	for e, err := range tr.Lines(ctx, lines) {
+		if err != nil {
+			readErr = fmt.Errorf("extract %s: %w", name, err)
+			break
+		}
 		p := &plan[i]
-		if err := ctx.Err(); err != nil {
-			readErr = err
+		i++
+		if e.Line != p.line {
+			readErr = fmt.Errorf("extract %s: read line %d, expected %d: %w", name, e.Line, p.line, bs.ErrChanged)
 			break
 		}
-		raw := make([]byte, p.length)
-		if _, err := src.ReadAt(raw, p.offset); err != nil && err != io.EOF {
-			readErr = fmt.Errorf("extract %s: read line %d: %w", name, p.line, err)
-			break
-		}
-		edit := bs.Edit{Line: p.line, ID: p.id}
+		sum := sha256.Sum256(e.Raw)
+		edit := bs.Edit{Line: p.line, ID: p.id, Sum: sum[:]}
 		for k, c := range p.cands {
+			if c.End > len(e.Raw) {
+				readErr = fmt.Errorf("extract %s: line %d is shorter than when it was read: %w", name, p.line, bs.ErrChanged)
+				break
+			}
 			edit.Splices = append(edit.Splices, bs.Splice{Start: c.Start, End: c.End, With: p.repl[k]})
 		}
+		if readErr != nil {
+			break
+		}
 		edits = append(edits, edit)
-		jobs <- sideJob{p: p, raw: raw}
+		jobs <- sideJob{p: p, raw: e.Raw}
 	}
 	close(jobs)
 	wg.Wait()
-	for _, sw := range writers {
-		sw.Close()
+	if readErr == nil && i != len(plan) {
+		readErr = fmt.Errorf("extract %s: read %d of %d planned lines: %w", name, i, len(plan), bs.ErrChanged)
 	}
 	if readErr != nil {
 		return nil, 0, readErr
@@ -342,7 +344,7 @@ func (x *Extractor) writeSideFiles(ctx context.Context, src *os.File, ref bs.Ses
 	if firstErr != nil {
 		return nil, 0, firstErr
 	}
-	if err := writers[0].Sync(); err != nil {
+	if err := x.Side.Sync(ctx, ref); err != nil {
 		return nil, 0, fmt.Errorf("extract %s: %w", name, err)
 	}
 	return edits, sideBytes, nil

@@ -16,16 +16,16 @@ import (
 	bs "github.com/brainsurgeon/brainsurgeon"
 	"github.com/brainsurgeon/brainsurgeon/extract"
 	"github.com/brainsurgeon/brainsurgeon/internal/oracle"
+	"github.com/brainsurgeon/brainsurgeon/internal/sidetest"
 	"github.com/brainsurgeon/brainsurgeon/internal/synth"
 	"github.com/brainsurgeon/brainsurgeon/internal/testcorpus"
-	"github.com/brainsurgeon/brainsurgeon/restore"
 	"github.com/brainsurgeon/brainsurgeon/session"
 )
 
 // allTypes is a policy that extracts every trigger type from every old
 // enough value, with no age or saving thresholds.
 func allTypes(minLen, keepRecent int) extract.Policy {
-	return extract.Policy{Enabled: true, KeepRecent: keepRecent, MinValueLength: minLen, Triggers: bs.TriggerTypes}
+	return extract.Policy{Enabled: true, KeepRecent: keepRecent, MinValueLength: minLen, Triggers: bs.TriggerTypes()}
 }
 
 func setup(t testing.TB, src string) (bs.SessionRef, *session.Store) {
@@ -42,7 +42,7 @@ func setup(t testing.TB, src string) (bs.SessionRef, *session.Store) {
 
 func run(t testing.TB, ref bs.SessionRef, st *session.Store, p extract.Policy) *extract.Result {
 	t.Helper()
-	x := &extract.Extractor{Policy: p, Editor: st, Clock: fixedClock{time.Date(2027, 1, 1, 0, 0, 0, 0, time.UTC)}}
+	x := &extract.Extractor{Policy: p, Store: st, Side: extract.NewDirStore(st), Clock: fixedClock{time.Date(2027, 1, 1, 0, 0, 0, 0, time.UTC)}}
 	res, err := x.Run(context.Background(), ref)
 	if err != nil {
 		t.Fatal(err)
@@ -70,7 +70,7 @@ func unextract(t testing.TB, path, sideDir string) []byte {
 		e := r.Entry()
 		line := append([]byte(nil), r.Raw()...)
 		if e.Kind == bs.KindEntry && e.ID != "" {
-			rec, _, err := extract.ReadRecord(sideDir, e.ID)
+			rec, _, err := sidetest.ReadRecord(sideDir, e.ID)
 			if err == nil {
 				spans := map[string][2]int{}
 				for _, v := range e.Strings {
@@ -142,7 +142,7 @@ func TestExtractCorpusLossless(t *testing.T) {
 				if res.Written && int64(len(after)) != res.BytesAfter {
 					t.Fatalf("bytes after = %d, reported %d", len(after), res.BytesAfter)
 				}
-				back := unextract(t, ref.Path, extract.SideDir(ref.Path, ref.ID))
+				back := unextract(t, ref.Path, sidetest.Dir(ref.Path, ref.ID))
 				if sha256.Sum256(back) != sha256.Sum256(orig) {
 					t.Fatalf("un-extracting does not give the original back (%d vs %d bytes)", len(back), len(orig))
 				}
@@ -187,23 +187,23 @@ func TestExtractGeneratedLossless(t *testing.T) {
 		p := allTypes(rapid.IntRange(1, 5000).Draw(rt, "minLen"), rapid.IntRange(0, 5).Draw(rt, "keepRecent"))
 		p.PreviewChars = rapid.IntRange(0, 40).Draw(rt, "preview")
 		var trig []bs.TriggerType
-		for _, tt := range bs.TriggerTypes {
+		for _, tt := range bs.TriggerTypes() {
 			if rapid.Bool().Draw(rt, "trigger-"+string(tt)) {
 				trig = append(trig, tt)
 			}
 		}
 		p.Triggers = trig
-		x := &extract.Extractor{Policy: p, Editor: st}
+		x := &extract.Extractor{Policy: p, Store: st, Side: extract.NewDirStore(st)}
 		if _, err := x.Run(context.Background(), ref); err != nil {
 			rt.Fatal(err)
 		}
-		back := unextract(t, path, extract.SideDir(path, ref.ID))
+		back := unextract(t, path, sidetest.Dir(path, ref.ID))
 		if !bytes.Equal(back, orig) {
 			rt.Fatalf("un-extracting does not give the original back")
 		}
 		// The restore package gives everything back too: RestoreAll with
 		// pristine returns the file byte for byte.
-		if _, err := restore.New(st).RestoreAll(context.Background(), ref, true); err != nil {
+		if _, err := sidetest.Restorer(st, st.Root).RestoreAll(context.Background(), ref, true); err != nil {
 			rt.Fatal(err)
 		}
 		if now, _ := os.ReadFile(path); !bytes.Equal(now, orig) {
@@ -221,7 +221,7 @@ func TestExtractOracle(t *testing.T) {
 	for _, f := range v23(t) {
 		t.Run(testcorpus.Name(f), func(t *testing.T) {
 			ref, st := setup(t, f)
-			tr, err := session.Open(ctx, ref.Path, ref)
+			tr, err := session.Open(ctx, ref.Path, ref, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -294,7 +294,7 @@ func TestExtractCacheAware(t *testing.T) {
 	if res.Written || !bytes.Equal(orig, now) || res.Skipped == "" {
 		t.Fatalf("a pass below min_saving_tokens wrote: %+v", res)
 	}
-	if entries, _ := os.ReadDir(extract.SideDir(ref2.Path, ref2.ID)); len(entries) != 0 {
+	if entries, _ := os.ReadDir(sidetest.Dir(ref2.Path, ref2.ID)); len(entries) != 0 {
 		t.Fatalf("a skipped pass wrote %d side files", len(entries))
 	}
 }
@@ -305,7 +305,7 @@ func TestExtractCacheAware(t *testing.T) {
 func v23(t testing.TB) []string {
 	var out []string
 	for _, f := range testcorpus.Transcripts(t) {
-		tr, err := session.Open(context.Background(), f, bs.SessionRef{})
+		tr, err := session.Open(context.Background(), f, bs.SessionRef{}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -337,7 +337,7 @@ func TestExtractPayoff(t *testing.T) {
 			name := []string{"defaults", "alltypes"}[k]
 			t.Run(testcorpus.Name(f)+"/"+name, func(t *testing.T) {
 				ref, st := setup(t, f)
-				tr, err := session.Open(ctx, ref.Path, ref)
+				tr, err := session.Open(ctx, ref.Path, ref, nil)
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -2,16 +2,12 @@ package extract
 
 import (
 	"bytes"
-	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
-	"os"
-	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -19,9 +15,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/go-json-experiment/json/jsontext"
-
-	"github.com/klauspost/compress/zstd"
-	"golang.org/x/sys/unix"
 
 	bs "github.com/brainsurgeon/brainsurgeon"
 )
@@ -49,16 +42,11 @@ type Record struct {
 	ExtractedAt time.Time `json:"extracted_at"`
 	// Values are the extracted values, sorted by path.
 	Values []StoredValue `json:"values"`
-	// Redactions hold the original bytes of the values of this entry that
-	// package restore replaced with a stub when it redacted a restore call
-	// (Trigger "redaction", Placeholder the stub's JSON text). Extraction
-	// never reads or changes them and a normal restore never puts them
-	// back; a pristine restore does.
-	Redactions []StoredValue `json:"redactions,omitempty"`
-	// Journal records the first change BrainSurgeon made to each of the
-	// entry's bookkeeping members ("_restored", "_redacted",
-	// "_extractable"), so that a pristine restore can undo it.
-	Journal []JournalItem `json:"journal,omitempty"`
+	// Extra holds the members of the record that other packages own
+	// (package restore keeps its undo journal and the originals of the
+	// values it redacted under "journal" and "redactions"), as raw JSON,
+	// written and read back verbatim. Extraction never changes them.
+	Extra map[string]json.RawMessage `json:"-"`
 	// Legacy is true for a file written by the first BrainSurgeon
 	// ({"<key>": value, "__meta": {…}}). Its values carry no hash.
 	Legacy bool `json:"-"`
@@ -83,24 +71,6 @@ type StoredValue struct {
 	Placeholder string `json:"placeholder"`
 	// ExtractedAt is when the value was extracted.
 	ExtractedAt time.Time `json:"extracted_at"`
-}
-
-// JournalItem is the state of one member before BrainSurgeon first changed
-// it: absent, or its raw JSON value.
-type JournalItem struct {
-	// Path is the member's JSON Pointer ("/_restored",
-	// "/message/content/2/_redacted").
-	Path string `json:"path"`
-	// Absent is true when the member did not exist.
-	Absent bool `json:"absent,omitempty"`
-	// Raw is the member's previous raw JSON value when it is valid UTF-8;
-	// RawBase64 holds it otherwise.
-	Raw       json.RawMessage `json:"raw,omitempty"`
-	RawBase64 string          `json:"raw_base64,omitempty"`
-	// Op names the operation that made the change ("restore", "redact",
-	// "set_extractable"); At is when.
-	Op string    `json:"op"`
-	At time.Time `json:"at"`
 }
 
 // NewStoredValue records raw (copied) as extracted at path.
@@ -181,55 +151,15 @@ func (r *Record) RawBytes() int64 {
 	return n
 }
 
-// SideDir returns the side directory of a session:
-// <transcript dir>/extracted/<sessionId>.
-func SideDir(transcriptPath, sessionID string) string {
-	return filepath.Join(filepath.Dir(transcriptPath), "extracted", sessionID)
-}
-
-// SidePaths returns the two names a side file may have.
-func SidePaths(dir, entryID string) (plain, compressed string) {
-	return filepath.Join(dir, entryID+".json"), filepath.Join(dir, entryID+".json.zst")
-}
-
-// ReadRecord reads the side file of an entry (compressed or not, ours or
-// the first BrainSurgeon's). A missing file is an error wrapping
-// brainsurgeon.ErrNotFound; an unreadable one wraps ErrCorrupt.
-func ReadRecord(dir, entryID string) (*Record, string, error) {
-	if err := ValidID(entryID); err != nil {
-		return nil, "", err
-	}
-	plain, zst := SidePaths(dir, entryID)
-	data, err := os.ReadFile(zst)
-	path := zst
-	if err == nil {
-		dec, derr := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1))
-		if derr != nil {
-			return nil, path, derr
-		}
-		data, err = dec.DecodeAll(data, nil)
-		dec.Close()
-		if err != nil {
-			return nil, path, fmt.Errorf("side file %s: zstd: %v: %w", path, err, ErrCorrupt)
-		}
-	} else if errors.Is(err, fs.ErrNotExist) {
-		path = plain
-		data, err = os.ReadFile(plain)
-	}
-	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil, path, fmt.Errorf("side file for entry %s in %s: %w", entryID, dir, bs.ErrNotFound)
-		}
-		return nil, path, fmt.Errorf("side file %s: %w", path, err)
-	}
+// DecodeRecord parses a stored record: ours (with a "format" member) or
+// one of the first BrainSurgeon ({"<key>": value, "__meta": {…}}, Legacy
+// set). An unreadable record is an error wrapping ErrCorrupt.
+func DecodeRecord(data []byte) (*Record, error) {
 	rec, err := decodeRecord(data)
 	if err != nil {
-		return nil, path, fmt.Errorf("side file %s: %v: %w", path, err, ErrCorrupt)
+		return nil, fmt.Errorf("%v: %w", err, ErrCorrupt)
 	}
-	if rec.EntryID == "" {
-		rec.EntryID = entryID
-	}
-	return rec, path, nil
+	return rec, nil
 }
 
 func decodeRecord(data []byte) (*Record, error) {
@@ -244,6 +174,14 @@ func decodeRecord(data []byte) (*Record, error) {
 		}
 		if r.Format != Format {
 			return nil, fmt.Errorf("format %q, expected %q", r.Format, Format)
+		}
+		for k, v := range probe {
+			if !recordMembers[k] {
+				if r.Extra == nil {
+					r.Extra = map[string]json.RawMessage{}
+				}
+				r.Extra[k] = v
+			}
 		}
 		return &r, nil
 	}
@@ -272,142 +210,51 @@ func decodeRecord(data []byte) (*Record, error) {
 	return r, nil
 }
 
+// recordMembers are the members Record decodes itself; the others go to
+// Extra.
+var recordMembers = map[string]bool{
+	"format": true, "session": true, "entry_id": true, "trigger_type": true, "extracted_at": true, "values": true,
+}
+
 func escapePointer(s string) string {
 	return strings.ReplaceAll(strings.ReplaceAll(s, "~", "~0"), "/", "~1")
 }
 
-// SideWriter writes side files. Files are written with a temp file and a
-// rename, but not fsynced one by one: call Sync once after a batch, before
-// the transcript changes (DESIGN decision 8).
-type SideWriter struct {
-	// CompressAbove compresses records whose values exceed this many bytes
-	// (default 4096; negative never compresses).
-	CompressAbove int
-	// Existing, when not nil, lists the entry ids that had a side file
-	// before this batch; for the others there is no earlier file (of the
-	// other name) to remove, which saves a system call per file.
-	Existing map[string]bool
-	enc      *zstd.Encoder
-	dirs     map[string]bool
-	buf      bytes.Buffer
-}
-
-// Write stores rec in dir, replacing an earlier file of the same entry
-// (compressed or not). Directories are created 0700, files 0600.
-func (w *SideWriter) Write(dir string, rec *Record) (path string, size int64, err error) {
+// EncodeRecord renders rec as one JSON line (Format is set). The values,
+// which hold nearly all the bytes, are written by hand so that their raw
+// JSON goes out verbatim; encoding/json would scan and re-check every byte
+// of them. Extra members follow the known ones, sorted by name.
+func EncodeRecord(rec *Record) ([]byte, error) {
 	if err := ValidID(rec.EntryID); err != nil {
-		return "", 0, err
-	}
-	if w.dirs == nil {
-		w.dirs = map[string]bool{}
-	}
-	if !w.dirs[dir] {
-		if err := os.MkdirAll(dir, 0o700); err != nil {
-			return "", 0, fmt.Errorf("create side dir: %w", err)
-		}
-		w.dirs[dir] = true
+		return nil, err
 	}
 	rec.Format = Format
-	data, err := w.encode(rec)
-	if err != nil {
-		return "", 0, fmt.Errorf("encode side file: %w", err)
-	}
-	limit := w.CompressAbove
-	if limit == 0 {
-		limit = 4096
-	}
-	plain, zst := SidePaths(dir, rec.EntryID)
-	path, other := plain, zst
-	if limit >= 0 && rec.RawBytes() > int64(limit) {
-		if w.enc == nil {
-			w.enc, err = zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithEncoderConcurrency(1))
-			if err != nil {
-				return "", 0, err
-			}
-		}
-		data = w.enc.EncodeAll(data, make([]byte, 0, len(data)/3))
-		path, other = zst, plain
-	}
-	tmp := filepath.Join(dir, ".tmp-"+rec.EntryID+"-"+randHex())
-	if err := os.WriteFile(tmp, data, 0o600); err != nil {
-		os.Remove(tmp)
-		return "", 0, fmt.Errorf("write side file: %w", err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		os.Remove(tmp)
-		return "", 0, fmt.Errorf("rename side file: %w", err)
-	}
-	if w.Existing != nil && !w.Existing[rec.EntryID] {
-		return path, int64(len(data)), nil // no earlier file to remove
-	}
-	if err := os.Remove(other); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return path, int64(len(data)), fmt.Errorf("remove old side file: %w", err)
-	}
-	return path, int64(len(data)), nil
-}
-
-// Sync makes every side file written so far durable: one syncfs of the
-// file system, then an fsync of each side directory (and its parent, for
-// a new directory's entry).
-func (w *SideWriter) Sync() error {
-	var first string
-	for d := range w.dirs {
-		first = d
-		break
-	}
-	if first == "" {
-		return nil
-	}
-	f, err := os.Open(first)
-	if err != nil {
-		return fmt.Errorf("sync side files: %w", err)
-	}
-	err = unix.Syncfs(int(f.Fd()))
-	f.Close()
-	if err != nil {
-		return fmt.Errorf("sync side files: %w", err)
-	}
-	for d := range w.dirs {
-		for _, p := range []string{d, filepath.Dir(d)} {
-			if f, err := os.Open(p); err == nil {
-				serr := f.Sync()
-				f.Close()
-				if serr != nil {
-					return fmt.Errorf("sync side dir %s: %w", p, serr)
-				}
-			}
-		}
-	}
-	return nil
-}
-
-// Close releases the compressor.
-func (w *SideWriter) Close() error {
-	if w.enc != nil {
-		return w.enc.Close()
-	}
-	return nil
-}
-
-func randHex() string {
-	var b [6]byte
-	_, _ = rand.Read(b[:])
-	return hex.EncodeToString(b[:])
-}
-
-// encode renders rec as one JSON line. The values, which hold nearly all
-// the bytes, are written by hand so that their raw JSON goes out verbatim;
-// encoding/json would scan and re-check every byte of them.
-func (w *SideWriter) encode(rec *Record) ([]byte, error) {
 	meta := *rec
 	meta.Values = nil
-	w.buf.Reset()
-	enc := json.NewEncoder(&w.buf)
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(&meta); err != nil {
 		return nil, err
 	}
-	head := w.buf.Bytes()
+	head := bytes.TrimRight(buf.Bytes(), "\n")
+	if len(rec.Extra) > 0 {
+		keys := make([]string, 0, len(rec.Extra))
+		for k := range rec.Extra {
+			if !recordMembers[k] {
+				keys = append(keys, k)
+			}
+		}
+		sort.Strings(keys)
+		head = head[:len(head)-1] // the closing brace
+		for _, k := range keys {
+			head = append(head, ',')
+			head = appendString(head, k)
+			head = append(head, ':')
+			head = append(head, rec.Extra[k]...)
+		}
+		head = append(head, '}')
+	}
 	const marker = `"values":null`
 	i := bytes.Index(head, []byte(marker))
 	if i < 0 {
@@ -428,7 +275,7 @@ func (w *SideWriter) encode(rec *Record) ([]byte, error) {
 	}
 	out = append(out, ']')
 	out = append(out, head[i+len(marker):]...)
-	return out, nil
+	return append(out, '\n'), nil
 }
 
 func appendString(b []byte, s string) []byte {
@@ -464,37 +311,4 @@ func appendValue(b []byte, v StoredValue) []byte {
 	b = append(b, `,"extracted_at":`...)
 	b = appendString(b, v.ExtractedAt.UTC().Format(time.RFC3339Nano))
 	return append(b, '}')
-}
-
-// ListSideFiles lists the side files of dir by entry id (compressed or
-// not, temp and other dot files excluded), with their sizes on disk. A
-// missing dir has none.
-func ListSideFiles(dir string) (map[string]int64, error) {
-	ents, err := os.ReadDir(dir)
-	if errors.Is(err, fs.ErrNotExist) {
-		return map[string]int64{}, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("side dir %s: %w", dir, err)
-	}
-	out := make(map[string]int64, len(ents))
-	for _, e := range ents {
-		n := e.Name()
-		if strings.HasPrefix(n, ".") || !e.Type().IsRegular() {
-			continue
-		}
-		id, ok := strings.CutSuffix(n, ".json.zst")
-		if !ok {
-			id, ok = strings.CutSuffix(n, ".json")
-		}
-		if !ok || ValidID(id) != nil {
-			continue
-		}
-		var size int64
-		if fi, err := e.Info(); err == nil {
-			size = fi.Size()
-		}
-		out[id] += size
-	}
-	return out, nil
 }

@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 	"sort"
 
 	bs "github.com/brainsurgeon/brainsurgeon"
@@ -50,52 +48,57 @@ const maxUndoPasses = 8
 // RestoreAll is not queued: a busy session gives an error wrapping
 // ErrBusy (or ErrChanged), and nothing is written.
 func (r *Restorer) RestoreAll(ctx context.Context, ref bs.SessionRef, pristine bool) (*AllResult, error) {
-	ref = withID(ref)
-	res := &AllResult{Session: ref.String(), Pristine: pristine}
-	if _, err := os.Stat(ref.Path); errors.Is(err, fs.ErrNotExist) {
-		return nil, missingSession(ref)
+	if err := r.ready(); err != nil {
+		return nil, err
 	}
-	if err := r.writer().CheckIdle(ref); err != nil {
+	res := &AllResult{Session: ref.String(), Pristine: pristine}
+	if err := r.Store.CheckIdle(ctx, ref); err != nil {
 		return nil, fmt.Errorf("restore all of %s: %w", ref, err)
 	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	snap, err := scan(ctx, ref, scanFilter{all: true})
+	mu := r.lock(ref)
+	mu.Lock()
+	defer mu.Unlock()
+	snap, err := r.scan(ctx, ref, scanFilter{all: true})
 	if err != nil {
 		return nil, err
 	}
-	p := r.newPlanner(ref, snap, true)
-	have, err := extract.ListSideFiles(p.recs.dir)
+	ref = snap.ref
+	p := r.newPlanner(ctx, ref, snap, true)
+	infos, err := r.Side.List(ctx, ref)
 	if err != nil {
 		return nil, err
+	}
+	have := make(map[string]bool, len(infos))
+	for _, in := range infos {
+		have[in.EntryID] = true
 	}
 	var touched []string
 	for _, e := range snap.lines {
 		if e.ID == "" {
 			continue
 		}
-		if _, ok := have[e.ID]; !ok {
+		if !have[e.ID] {
 			for _, ptr := range placeholderPointers(e) {
 				res.Lost = append(res.Lost, fmt.Sprintf("%s %s: side file missing", e.ID, ptr))
 			}
 			continue
 		}
-		rec, err := p.recs.get(e.ID)
+		b, err := p.recs.get(e.ID)
 		if err != nil {
 			res.Lost = append(res.Lost, fmt.Sprintf("%s: %v", e.ID, err))
 			if errors.Is(err, extract.ErrCorrupt) {
-				r.audit(ref, "restore_corrupt", e.ID, p.recs.dir, err)
+				r.audit(ref, "restore_corrupt", e.ID, "side record "+e.ID, err)
 			}
 			continue
 		}
 		le := &lineEdit{line: e.Line, id: e.ID, orig: e.Raw, cur: e.Raw, parsed: e}
 		p.lines[e.Line] = le
 		if pristine {
-			r.undoLine(p, le, rec, res)
+			r.undoLine(p, le, b, res)
 			touched = append(touched, e.ID)
 		} else {
 			out := outcome{sizes: map[string]int{}}
-			p.restoreValues(le, rec, nil, &out)
+			p.restoreValues(le, b.rec, nil, &out)
 			res.Values += len(out.restored)
 			for _, n := range out.sizes {
 				res.Bytes += int64(n)
@@ -116,7 +119,7 @@ func (r *Restorer) RestoreAll(ctx context.Context, ref bs.SessionRef, pristine b
 		if err := p.recs.flush(); err != nil {
 			return nil, fmt.Errorf("restore all of %s: %w", ref, err)
 		}
-		if err := r.writer().Rewrite(ctx, ref, snap.version, edits); err != nil {
+		if err := r.Store.Rewrite(ctx, ref, snap.version, edits); err != nil {
 			return nil, fmt.Errorf("restore all of %s: %w", ref, err)
 		}
 		res.Applied = true
@@ -126,10 +129,10 @@ func (r *Restorer) RestoreAll(ctx context.Context, ref bs.SessionRef, pristine b
 		// write-backs are moot.
 		for _, id := range touched {
 			st := p.recs.recs[id]
-			if st == nil || st.err != nil || (len(st.rec.Journal) == 0 && len(st.rec.Redactions) == 0) {
+			if st == nil || st.err != nil || (len(st.b.journal) == 0 && len(st.b.redactions) == 0) {
 				continue
 			}
-			st.rec.Journal, st.rec.Redactions, st.dirty = nil, nil, true
+			st.b.journal, st.b.redactions, st.dirty = nil, nil, true
 		}
 		if err := p.recs.flush(); err != nil {
 			return res, fmt.Errorf("restore all of %s: clear journals: %w", ref, err)
@@ -144,10 +147,10 @@ func (r *Restorer) RestoreAll(ctx context.Context, ref bs.SessionRef, pristine b
 // undoLine undoes on one line everything the record knows: extracted
 // values and redactions (repeatedly, since one can hide another), then the
 // journal in reverse order.
-func (r *Restorer) undoLine(p *planner, le *lineEdit, rec *extract.Record, res *AllResult) {
+func (r *Restorer) undoLine(p *planner, le *lineEdit, b *book, res *AllResult) {
 	for pass := 0; pass < maxUndoPasses; pass++ {
 		changed := false
-		for _, set := range [][]extract.StoredValue{rec.Values, rec.Redactions} {
+		for _, set := range [][]extract.StoredValue{b.rec.Values, b.redactions} {
 			for _, v := range set {
 				cur, ok := le.value(v.Path)
 				if !ok || !holdsPlaceholder(v, cur) {
@@ -156,7 +159,7 @@ func (r *Restorer) undoLine(p *planner, le *lineEdit, rec *extract.Record, res *
 				orig, err := v.Bytes()
 				if err != nil {
 					p.warn("entry %s: %v; the placeholder stays", le.id, err)
-					r.audit(p.ref, "restore_corrupt", le.id, p.recs.dir, err)
+					r.audit(p.ref, "restore_corrupt", le.id, "side record "+le.id, err)
 					continue
 				}
 				if string(orig) == string(cur) {
@@ -176,8 +179,8 @@ func (r *Restorer) undoLine(p *planner, le *lineEdit, rec *extract.Record, res *
 			break
 		}
 	}
-	for i := len(rec.Journal) - 1; i >= 0; i-- {
-		j := rec.Journal[i]
+	for i := len(b.journal) - 1; i >= 0; i-- {
+		j := b.journal[i]
 		obj, name, err := splitMember(j.Path)
 		if err != nil {
 			p.warn("entry %s: journal: %v", le.id, err)

@@ -57,7 +57,7 @@ func (r *Restorer) audit(ref bs.SessionRef, action, entryID, path string, cause 
 	if cause != nil {
 		ev.Error = cause.Error()
 	}
-	if err := Audit(r.auditPath(&ref), ev); err != nil {
+	if err := Audit(r.auditPath(), ev); err != nil {
 		r.log().Warn("audit event not written", "action", action, "entry_id", entryID, "error", err.Error())
 	}
 }

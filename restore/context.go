@@ -4,15 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 	"strings"
 	"time"
 
 	bs "github.com/brainsurgeon/brainsurgeon"
 	"github.com/brainsurgeon/brainsurgeon/extract"
 	"github.com/brainsurgeon/brainsurgeon/internal/jsonedit"
-	"github.com/brainsurgeon/brainsurgeon/session"
 )
 
 // Context describes a session for the agent's get_context: its size, its
@@ -70,22 +67,27 @@ type ExtractedEntry struct {
 // extracted entry with its keys, sizes, extraction time, restored state
 // and lost values. It only reads.
 func (r *Restorer) GetContext(ctx context.Context, ref bs.SessionRef) (*Context, error) {
-	ref = withID(ref)
-	if _, err := os.Stat(ref.Path); errors.Is(err, fs.ErrNotExist) {
-		return nil, missingSession(ref)
+	if err := r.ready(); err != nil {
+		return nil, err
 	}
-	tr, err := session.Open(ctx, ref.Path, ref)
+	tr, err := r.Store.Open(ctx, ref, nil)
 	if err != nil {
+		if errors.Is(err, bs.ErrNotFound) {
+			return nil, r.missingSession(ctx, ref, err)
+		}
 		return nil, err
 	}
 	ref = tr.Ref()
 	c := &Context{Session: ref.String(), Agent: ref.Agent, SessionID: ref.ID, Path: ref.Path,
-		Entries: tr.EntryCount(), ContextMessages: tr.Context().Count(), Bytes: tr.Version().Size,
+		Entries: entryCount(tr.Nodes()), ContextMessages: tr.Context().Count(), Bytes: tr.Version().Size(),
 		Extracted: []ExtractedEntry{}}
-	dir := extract.SideDir(ref.Path, ref.ID)
-	have, err := extract.ListSideFiles(dir)
+	infos, err := r.Side.List(ctx, ref)
 	if err != nil {
 		return nil, err
+	}
+	have := make(map[string]bool, len(infos))
+	for _, in := range infos {
+		have[in.EntryID] = true
 	}
 	now := bs.Now(r.Clock)
 	positions := tr.MessagePositions()
@@ -104,7 +106,7 @@ func (r *Restorer) GetContext(ctx context.Context, ref bs.SessionRef) (*Context,
 			c.ExtractableNow++
 		}
 		holders := placeholderPointers(e)
-		if e.ID == "" || (!hasSide(have, e.ID) && len(holders) == 0) {
+		if e.ID == "" || (!have[e.ID] && len(holders) == 0) {
 			continue
 		}
 		x := ExtractedEntry{EntryID: e.ID, Line: e.Line, Keys: []string{}, SizesBytes: map[string]int{},
@@ -116,8 +118,8 @@ func (r *Restorer) GetContext(ctx context.Context, ref bs.SessionRef) (*Context,
 		}
 		var rec *extract.Record
 		why := "side file missing"
-		if hasSide(have, e.ID) {
-			rec, _, err = extract.ReadRecord(dir, e.ID)
+		if have[e.ID] {
+			rec, err = extract.LoadRecord(ctx, r.Side, ref, e.ID)
 			if err != nil {
 				why, rec = fmt.Sprintf("side file: %v", err), nil
 			}
@@ -163,9 +165,9 @@ func (r *Restorer) GetContext(ctx context.Context, ref bs.SessionRef) (*Context,
 		c.LostValues += len(x.Lost)
 		c.Extracted = append(c.Extracted, x)
 	}
-	if reqs, _, err := r.readQueue(r.queueDir(&ref)); err == nil {
+	if reqs, _, err := r.readQueue(r.queueDir()); err == nil {
 		for _, q := range reqs {
-			if q.Transcript == ref.Path {
+			if q.matches(ref) {
 				c.Pending++
 			}
 		}
@@ -173,4 +175,14 @@ func (r *Restorer) GetContext(ctx context.Context, ref bs.SessionRef) (*Context,
 	return c, nil
 }
 
-func hasSide(files map[string]int64, id string) bool { _, ok := files[id]; return ok }
+// entryCount returns the number of entry lines (not the header, blank or
+// malformed lines).
+func entryCount(nodes []bs.Node) int {
+	n := 0
+	for i := range nodes {
+		if nodes[i].Kind == bs.KindEntry {
+			n++
+		}
+	}
+	return n
+}

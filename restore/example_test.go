@@ -8,10 +8,9 @@ import (
 	"path/filepath"
 	"strings"
 
-	bs "github.com/brainsurgeon/brainsurgeon"
+	"github.com/brainsurgeon/brainsurgeon/backend"
 	"github.com/brainsurgeon/brainsurgeon/extract"
 	"github.com/brainsurgeon/brainsurgeon/restore"
-	"github.com/brainsurgeon/brainsurgeon/session"
 )
 
 // Extract a long tool result, get it back at once with Restore, then undo
@@ -45,16 +44,26 @@ func ExampleRestorer_Restore() {
 		fmt.Println(err)
 		return
 	}
-	ref := bs.SessionRef{Agent: "main", ID: "s1", Path: path}
-	w := &session.Writer{Idle: session.NoIdleWait} // a real daemon keeps the idle gate
+	// Open the installation: JSONL files and OpenClaw SQLite stores alike.
+	// Idle 0 writes at once; a real daemon keeps a quiet period.
+	set, err := backend.Open(ctx, agents, backend.Options{Idle: 0})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	ref, err := set.Store.Resolve(ctx, "main/s1")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
 	policy := extract.DefaultPolicy()
 	policy.AgeThreshold, policy.MinSavingTokens = 0, 0
-	if _, err := (&extract.Extractor{Policy: policy, Editor: w}).Run(ctx, ref); err != nil {
+	if _, err := (&extract.Extractor{Policy: policy, Store: set.Store, Side: set.Side}).Run(ctx, ref); err != nil {
 		fmt.Println(err)
 		return
 	}
 
-	r := &restore.Restorer{Writer: w, AgentsDir: agents}
+	r := restore.New(set.Store, set.Side, set.StateDir)
 	res, err := r.Restore(ctx, ref, "r1", []string{"text"}, restore.RestoreOptions{})
 	if err != nil {
 		fmt.Println(err)

@@ -50,7 +50,9 @@ func ParseExtractableValue(value string) (string, error) {
 // side record so that RestoreAll pristine can undo it. A busy session
 // queues the change like a restore.
 func (r *Restorer) SetExtractable(ctx context.Context, ref bs.SessionRef, entryID, value string) (*SetResult, error) {
-	ref = withID(ref)
+	if err := r.ready(); err != nil {
+		return nil, err
+	}
 	if err := extract.ValidID(entryID); err != nil {
 		return nil, err
 	}
@@ -58,13 +60,14 @@ func (r *Restorer) SetExtractable(ctx context.Context, ref bs.SessionRef, entryI
 	if err != nil {
 		return nil, err
 	}
-	snap, err := scan(ctx, ref, scanFilter{ids: map[string]bool{entryID: true}})
+	snap, err := r.scan(ctx, ref, scanFilter{ids: map[string]bool{entryID: true}})
 	if err != nil {
 		return nil, err
 	}
+	ref = snap.ref
 	e, ok := snap.entry(entryID)
 	if !ok {
-		return nil, missingEntry(ctx, ref, entryID)
+		return nil, r.missingEntry(ctx, ref, entryID)
 	}
 	res := &SetResult{EntryID: entryID, Value: raw, Previous: string(e.Extractable)}
 	if string(e.Extractable) == raw {

@@ -14,6 +14,7 @@ import (
 	bs "github.com/brainsurgeon/brainsurgeon"
 	"github.com/brainsurgeon/brainsurgeon/extract"
 	"github.com/brainsurgeon/brainsurgeon/internal/jsonedit"
+	"github.com/brainsurgeon/brainsurgeon/internal/sidetest"
 	"github.com/brainsurgeon/brainsurgeon/internal/testcorpus"
 	"github.com/brainsurgeon/brainsurgeon/restore"
 	"github.com/brainsurgeon/brainsurgeon/session"
@@ -60,21 +61,19 @@ func install(t testing.TB, id string, data []byte) (string, bs.SessionRef) {
 }
 
 func newRestorer(dir string) *restore.Restorer {
-	return &restore.Restorer{
-		Writer:    &session.Writer{Idle: session.NoIdleWait},
-		AgentsDir: dir,
-		Policy:    extract.DefaultPolicy(),
-		Clock:     &clock{now},
-	}
+	st := sidetest.Store(dir)
+	r := restore.New(st, extract.NewDirStore(st), restore.StateDir(dir))
+	r.Clock = &clock{now}
+	return r
 }
 
 func extractor(p extract.Policy) *extract.Extractor {
-	return &extract.Extractor{Policy: p, Editor: &session.Writer{Idle: session.NoIdleWait}, Clock: &clock{now}}
+	return &extract.Extractor{Policy: p, Store: sidetest.Store(""), Side: extract.NewDirStore(sidetest.Store("")), Clock: &clock{now}}
 }
 
 // allPolicy extracts everything long enough, anywhere.
 func allPolicy(minLen int) extract.Policy {
-	return extract.Policy{Enabled: true, KeepRecent: 0, MinValueLength: minLen, Triggers: bs.TriggerTypes,
+	return extract.Policy{Enabled: true, KeepRecent: 0, MinValueLength: minLen, Triggers: bs.TriggerTypes(),
 		AgeThreshold: 0, KeepAfterRestore: 0, MinSavingTokens: 0}
 }
 

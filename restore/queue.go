@@ -34,11 +34,15 @@ type PendingRequest struct {
 	Format string `json:"format"`
 	// Kind is KindRestore or KindSetExtractable.
 	Kind string `json:"kind"`
-	// Transcript is the transcript's path; Agent and SessionID name the
-	// session.
-	Transcript string `json:"transcript"`
+	// Backend, Agent and SessionID name the session (an empty Backend is
+	// the JSONL store, as in queue files written before there were two);
+	// Key is its session key and Transcript where it was stored, for
+	// people.
+	Backend    string `json:"backend,omitempty"`
 	Agent      string `json:"agent,omitempty"`
 	SessionID  string `json:"session_id"`
+	Key        string `json:"session_key,omitempty"`
+	Transcript string `json:"transcript,omitempty"`
 	// EntryID is the entry to change.
 	EntryID string `json:"entry_id"`
 	// Keys select the values of a restore (none: all).
@@ -54,13 +58,20 @@ type PendingRequest struct {
 }
 
 func (r *Restorer) newRequest(kind string, ref bs.SessionRef, entryID string) *PendingRequest {
-	return &PendingRequest{Format: QueueFormat, Kind: kind, Transcript: ref.Path, Agent: ref.Agent,
-		SessionID: ref.ID, EntryID: entryID, RequestedAt: bs.Now(r.Clock).UTC()}
+	return &PendingRequest{Format: QueueFormat, Kind: kind, Backend: ref.Backend, Transcript: ref.Path, Agent: ref.Agent,
+		SessionID: ref.ID, Key: ref.Key, EntryID: entryID, RequestedAt: bs.Now(r.Clock).UTC()}
 }
 
 func (q *PendingRequest) ref() bs.SessionRef {
-	return bs.SessionRef{Agent: q.Agent, ID: q.SessionID, Path: q.Transcript}
+	b := q.Backend
+	if b == "" {
+		b = bs.BackendJSONL
+	}
+	return bs.SessionRef{Backend: b, Agent: q.Agent, ID: q.SessionID, Key: q.Key, Path: q.Transcript}
 }
+
+// matches reports whether the request is for the session ref.
+func (q *PendingRequest) matches(ref bs.SessionRef) bool { return q.ref().Same(ref) }
 
 var stamp struct {
 	sync.Mutex
@@ -81,15 +92,12 @@ func queueStamp() time.Time {
 // enqueue stores a request durably: a temp file, fsync, rename, fsync of
 // the directory. Directory 0700, file 0600.
 func (r *Restorer) enqueue(ref bs.SessionRef, req *PendingRequest) error {
-	dir := r.queueDir(&ref)
+	dir := r.queueDir()
 	if dir == "" {
-		return fmt.Errorf("queue write-back: no queue directory configured: %w", bs.ErrInvalid)
+		return fmt.Errorf("queue write-back: no queue directory configured (set StateDir or QueueDir): %w", bs.ErrInvalid)
 	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return fmt.Errorf("queue write-back: %w", err)
-	}
-	if abs, err := filepath.Abs(req.Transcript); err == nil {
-		req.Transcript = abs
 	}
 	data, err := json.MarshalIndent(req, "", "  ")
 	if err != nil {
@@ -133,7 +141,7 @@ func (r *Restorer) enqueue(ref bs.SessionRef, req *PendingRequest) error {
 // Pending lists the queued write-backs, oldest first. Files that cannot be
 // read are skipped (ApplyPending sets them aside).
 func (r *Restorer) Pending() ([]*PendingRequest, error) {
-	reqs, _, err := r.readQueue(r.queueDir(nil))
+	reqs, _, err := r.readQueue(r.queueDir())
 	return reqs, err
 }
 
@@ -163,7 +171,7 @@ func (r *Restorer) readQueue(dir string) (reqs []*PendingRequest, bad []string, 
 			continue // removed meanwhile
 		}
 		var q PendingRequest
-		if err := json.Unmarshal(data, &q); err != nil || q.Format != QueueFormat || q.Transcript == "" || q.EntryID == "" ||
+		if err := json.Unmarshal(data, &q); err != nil || q.Format != QueueFormat || q.SessionID == "" || q.EntryID == "" ||
 			(q.Kind != KindRestore && q.Kind != KindSetExtractable) {
 			bad = append(bad, p)
 			continue
@@ -177,10 +185,9 @@ func (r *Restorer) readQueue(dir string) (reqs []*PendingRequest, bad []string, 
 // queuedAt returns the request time of a restore of the entry still in
 // the queue, or "".
 func (r *Restorer) queuedAt(ref bs.SessionRef, entryID string) string {
-	reqs, _, _ := r.readQueue(r.queueDir(&ref))
-	abs, _ := filepath.Abs(ref.Path)
+	reqs, _, _ := r.readQueue(r.queueDir())
 	for _, q := range reqs {
-		if q.Kind == KindRestore && q.EntryID == entryID && (q.Transcript == abs || q.Transcript == ref.Path) {
+		if q.Kind == KindRestore && q.EntryID == entryID && q.matches(ref) {
 			return isoMillis(q.RequestedAt)
 		}
 	}
@@ -194,16 +201,21 @@ func (r *Restorer) queuedAt(ref bs.SessionRef, entryID string) string {
 // "_extractable" is set; nothing else. Done requests are removed, those of
 // busy sessions are kept for the next call; requests whose transcript or
 // entry no longer exists are dropped with a warning, and unreadable files
-// are renamed "<name>.bad". applied counts the requests done. The queue is
-// plain files, so pending work survives restarts.
-func (r *Restorer) ApplyPending(ctx context.Context) (applied int, err error) {
-	dir := r.queueDir(nil)
+// are renamed "<name>.bad". Requests for sessions of another backend than
+// the Store's are left alone. applied counts the requests done and
+// sessions the sessions they changed. The queue is plain files, so
+// pending work survives restarts.
+func (r *Restorer) ApplyPending(ctx context.Context) (applied int, sessions []bs.SessionRef, err error) {
+	if err := r.ready(); err != nil {
+		return 0, nil, err
+	}
+	dir := r.queueDir()
 	if dir == "" {
-		return 0, fmt.Errorf("apply pending write-backs: no queue directory configured (set AgentsDir, StateDir or QueueDir): %w", bs.ErrInvalid)
+		return 0, nil, fmt.Errorf("apply pending write-backs: no queue directory configured (set StateDir or QueueDir): %w", bs.ErrInvalid)
 	}
 	reqs, bad, err := r.readQueue(dir)
 	if err != nil {
-		return 0, err
+		return 0, nil, err
 	}
 	log := r.log()
 	for _, p := range bad {
@@ -213,33 +225,34 @@ func (r *Restorer) ApplyPending(ctx context.Context) (applied int, err error) {
 	groups := map[string][]*PendingRequest{}
 	var order []string
 	for _, q := range reqs {
-		if _, ok := groups[q.Transcript]; !ok {
-			order = append(order, q.Transcript)
+		if owner, ok := r.Store.(interface{ Owns(bs.SessionRef) bool }); ok && !owner.Owns(q.ref()) {
+			continue
+		} else if !ok && q.ref().Backend != r.Store.Name() {
+			continue
 		}
-		groups[q.Transcript] = append(groups[q.Transcript], q)
+		id := q.ref().Identity()
+		if _, ok := groups[id]; !ok {
+			order = append(order, id)
+		}
+		groups[id] = append(groups[id], q)
 	}
 	var errs []error
-	for _, path := range order {
+	for _, id := range order {
 		if err := ctx.Err(); err != nil {
-			return applied, err
+			return applied, sessions, err
 		}
-		group := groups[path]
-		ref := group[0].ref()
-		if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
-			log.Warn("pending write-backs dropped: transcript is gone", "transcript", path, "requests", len(group))
+		group := groups[id]
+		ref, err := r.Store.Resolve(ctx, group[0].ref().String())
+		if errors.Is(err, bs.ErrNotFound) || (err == nil && !ref.Same(group[0].ref())) {
+			log.Warn("pending write-backs dropped: the session is gone", "session", group[0].ref().String(), "requests", len(group))
 			removeAll(group)
 			continue
 		}
-		if r.Refresh != nil {
-			fresh, err := r.Refresh(ctx, ref)
-			if err == nil {
-				ref = fresh
-			} else if !errors.Is(err, bs.ErrNotFound) {
-				errs = append(errs, err)
-				continue
-			}
+		if err != nil {
+			errs = append(errs, err)
+			continue
 		}
-		if err := r.writer().CheckIdle(ref); err != nil {
+		if err := r.Store.CheckIdle(ctx, ref); err != nil {
 			if busy(err) {
 				log.Debug("pending write-backs kept: session busy", "session", ref.String(), "requests", len(group), "reason", err.Error())
 				continue
@@ -267,8 +280,9 @@ func (r *Restorer) ApplyPending(ctx context.Context) (applied int, err error) {
 			applied++
 		}
 		removeAll(group)
+		sessions = append(sessions, ref)
 	}
-	return applied, errors.Join(errs...)
+	return applied, sessions, errors.Join(errs...)
 }
 
 func removeAll(reqs []*PendingRequest) {
@@ -281,11 +295,10 @@ func removeAll(reqs []*PendingRequest) {
 
 // dropPending removes the queued requests of one transcript.
 func (r *Restorer) dropPending(ref bs.SessionRef) {
-	reqs, _, _ := r.readQueue(r.queueDir(&ref))
-	abs, _ := filepath.Abs(ref.Path)
+	reqs, _, _ := r.readQueue(r.queueDir())
 	var mine []*PendingRequest
 	for _, q := range reqs {
-		if q.Transcript == abs || q.Transcript == ref.Path {
+		if q.matches(ref) {
 			mine = append(mine, q)
 		}
 	}

@@ -2,7 +2,9 @@ package restore
 
 import (
 	"bytes"
+	"context"
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -14,40 +16,119 @@ import (
 )
 
 // TriggerRedaction is the Trigger of the stored values that keep what a
-// redaction replaced (extract.Record.Redactions).
+// redaction replaced.
 const TriggerRedaction = "redaction"
+
+// JournalItem is the state of one member before BrainSurgeon first changed
+// it: absent, or its raw JSON value. Restore keeps them in the side record
+// of the entry, under "journal", so that a pristine restore can undo every
+// change to bookkeeping members.
+type JournalItem struct {
+	// Path is the member's JSON Pointer ("/_restored",
+	// "/message/content/2/_redacted").
+	Path string `json:"path"`
+	// Absent is true when the member did not exist.
+	Absent bool `json:"absent,omitempty"`
+	// Raw is the member's previous raw JSON value when it is valid UTF-8;
+	// RawBase64 holds it otherwise (and always, for values restore writes).
+	Raw       json.RawMessage `json:"raw,omitempty"`
+	RawBase64 string          `json:"raw_base64,omitempty"`
+	// Op names the operation that made the change ("restore", "redact",
+	// "set_extractable"); At is when.
+	Op string    `json:"op"`
+	At time.Time `json:"at"`
+}
+
+// book is what the side store keeps of one entry: the extracted values
+// (extract's record) and restore's own bookkeeping, stored in the same
+// record under "journal" and "redactions".
+type book struct {
+	rec *extract.Record
+	// journal records the first change to each bookkeeping member.
+	journal []JournalItem
+	// redactions hold the original bytes of the values a redaction
+	// replaced with a stub (Trigger TriggerRedaction, Placeholder the
+	// stub's JSON text).
+	redactions []extract.StoredValue
+}
+
+// readBook decodes restore's members of a record.
+func readBook(rec *extract.Record) (*book, error) {
+	b := &book{rec: rec}
+	if raw, ok := rec.Extra["journal"]; ok {
+		if err := json.Unmarshal(raw, &b.journal); err != nil {
+			return nil, fmt.Errorf("entry %s: journal: %v: %w", rec.EntryID, err, extract.ErrCorrupt)
+		}
+	}
+	if raw, ok := rec.Extra["redactions"]; ok {
+		if err := json.Unmarshal(raw, &b.redactions); err != nil {
+			return nil, fmt.Errorf("entry %s: redactions: %v: %w", rec.EntryID, err, extract.ErrCorrupt)
+		}
+	}
+	return b, nil
+}
+
+// store puts restore's members back into the record.
+func (b *book) store() error {
+	put := func(name string, v any, empty bool) error {
+		if empty {
+			delete(b.rec.Extra, name)
+			return nil
+		}
+		raw, err := json.Marshal(v)
+		if err != nil {
+			return err
+		}
+		if b.rec.Extra == nil {
+			b.rec.Extra = map[string]json.RawMessage{}
+		}
+		b.rec.Extra[name] = raw
+		return nil
+	}
+	if err := put("journal", b.journal, len(b.journal) == 0); err != nil {
+		return err
+	}
+	return put("redactions", b.redactions, len(b.redactions) == 0)
+}
 
 // recordSet caches the side records of one session during a write-back
 // and writes the changed ones.
 type recordSet struct {
-	dir, session string
-	recs         map[string]*recordState
-	order        []string
+	ctx     context.Context
+	side    bs.SideStore
+	ref     bs.SessionRef
+	session string
+	recs    map[string]*recordState
+	order   []string
 }
 
 type recordState struct {
-	rec   *extract.Record
+	b     *book
 	err   error
 	dirty bool
 }
 
-func newRecordSet(ref bs.SessionRef) *recordSet {
-	return &recordSet{dir: extract.SideDir(ref.Path, ref.ID), session: ref.String(), recs: map[string]*recordState{}}
+func newRecordSet(ctx context.Context, side bs.SideStore, ref bs.SessionRef) *recordSet {
+	return &recordSet{ctx: ctx, side: side, ref: ref, session: ref.String(), recs: map[string]*recordState{}}
 }
 
 // get returns the entry's record; a missing one is a new empty record.
 // A corrupt one is an error wrapping extract.ErrCorrupt.
-func (rs *recordSet) get(id string) (*extract.Record, error) {
+func (rs *recordSet) get(id string) (*book, error) {
 	if st, ok := rs.recs[id]; ok {
-		return st.rec, st.err
+		return st.b, st.err
 	}
-	rec, _, err := extract.ReadRecord(rs.dir, id)
-	if errors.Is(err, bs.ErrNotFound) {
-		rec, err = &extract.Record{Session: rs.session, EntryID: id}, nil
+	var b *book
+	rec, err := extract.LoadRecord(rs.ctx, rs.side, rs.ref, id)
+	switch {
+	case errors.Is(err, bs.ErrNotFound):
+		b, err = &book{rec: &extract.Record{Session: rs.session, EntryID: id}}, nil
+	case err == nil:
+		b, err = readBook(rec)
 	}
-	rs.recs[id] = &recordState{rec: rec, err: err}
+	rs.recs[id] = &recordState{b: b, err: err}
 	rs.order = append(rs.order, id)
-	return rec, err
+	return b, err
 }
 
 func (rs *recordSet) touch(id string) { rs.recs[id].dirty = true }
@@ -56,37 +137,36 @@ func (rs *recordSet) touch(id string) { rs.recs[id].dirty = true }
 // raw before its first change by BrainSurgeon. Later changes keep the
 // first record.
 func (rs *recordSet) journal(id string, raw []byte, objPtr, name, op string, at time.Time) error {
-	rec, err := rs.get(id)
+	b, err := rs.get(id)
 	if err != nil {
 		return err
 	}
 	path := jsonedit.Join(objPtr, name)
-	for _, j := range rec.Journal {
+	for _, j := range b.journal {
 		if j.Path == path {
 			return nil
 		}
 	}
-	item := extract.JournalItem{Path: path, Op: op, At: at.UTC()}
+	item := JournalItem{Path: path, Op: op, At: at.UTC()}
 	if _, vs, ve, ok := jsonedit.Member(raw, objPtr, name); ok {
 		setJournalRaw(&item, raw[vs:ve])
 	} else {
 		item.Absent = true
 	}
-	rec.Journal = append(rec.Journal, item)
+	b.journal = append(b.journal, item)
 	rs.touch(id)
 	return nil
 }
 
 // setJournalRaw stores a previous raw value. It always goes base64: the
-// bytes must come back exactly, whatever JSON encoding the side file's
-// writer applies to the record's other members (a JSON text stored as is
-// may be compacted on the way).
-func setJournalRaw(item *extract.JournalItem, raw []byte) {
+// bytes must come back exactly, whatever JSON encoding the record's
+// writer applies to its other members.
+func setJournalRaw(item *JournalItem, raw []byte) {
 	item.RawBase64 = base64.StdEncoding.EncodeToString(raw)
 }
 
 // journalRaw returns the previous raw value a journal item holds.
-func journalRaw(item extract.JournalItem) ([]byte, error) {
+func journalRaw(item JournalItem) ([]byte, error) {
 	if item.RawBase64 != "" {
 		b, err := base64.StdEncoding.DecodeString(item.RawBase64)
 		if err != nil {
@@ -103,11 +183,11 @@ func journalRaw(item extract.JournalItem) ([]byte, error) {
 // redaction records the original bytes of a value about to be replaced by
 // stub. The first record of a path is kept.
 func (rs *recordSet) redaction(id, path string, orig, stub []byte, at time.Time) error {
-	rec, err := rs.get(id)
+	b, err := rs.get(id)
 	if err != nil {
 		return err
 	}
-	for _, v := range rec.Redactions {
+	for _, v := range b.redactions {
 		if v.Path == path {
 			return nil
 		}
@@ -117,7 +197,7 @@ func (rs *recordSet) redaction(id, path string, orig, stub []byte, at time.Time)
 	// whatever the record's encoder does with JSON texts.
 	var zero extract.StoredValue
 	v.Raw, v.RawBase64 = zero.Raw, base64.StdEncoding.EncodeToString(orig)
-	rec.Redactions = append(rec.Redactions, v)
+	b.redactions = append(b.redactions, v)
 	rs.touch(id)
 	return nil
 }
@@ -125,28 +205,27 @@ func (rs *recordSet) redaction(id, path string, orig, stub []byte, at time.Time)
 // flush writes the changed records and makes them durable (before the
 // transcript changes, DESIGN decision 8).
 func (rs *recordSet) flush() error {
-	var sw *extract.SideWriter
+	wrote := false
 	for _, id := range rs.order {
 		st := rs.recs[id]
 		if !st.dirty || st.err != nil {
 			continue
 		}
-		if sw == nil {
-			sw = &extract.SideWriter{}
-			defer sw.Close()
+		if st.b.rec.Session == "" {
+			st.b.rec.Session = rs.session
 		}
-		if st.rec.Session == "" {
-			st.rec.Session = rs.session
-		}
-		if _, _, err := sw.Write(rs.dir, st.rec); err != nil {
+		if err := st.b.store(); err != nil {
 			return fmt.Errorf("side record of entry %s: %w", id, err)
 		}
-		st.dirty = false
+		if _, err := extract.SaveRecord(rs.ctx, rs.side, rs.ref, st.b.rec); err != nil {
+			return fmt.Errorf("side record of entry %s: %w", id, err)
+		}
+		st.dirty, wrote = false, true
 	}
-	if sw == nil {
+	if !wrote {
 		return nil
 	}
-	return sw.Sync()
+	return rs.side.Sync(rs.ctx, rs.ref)
 }
 
 // lineEdit is the working copy of one transcript line during a

@@ -13,7 +13,6 @@ import (
 	bs "github.com/brainsurgeon/brainsurgeon"
 	"github.com/brainsurgeon/brainsurgeon/extract"
 	"github.com/brainsurgeon/brainsurgeon/internal/jsonedit"
-	"github.com/brainsurgeon/brainsurgeon/session"
 )
 
 // Suggestion is the guidance given when an entry that was restored before
@@ -32,21 +31,19 @@ func CorruptText(reason string) string {
 
 // Restorer restores extracted values, redacts restore calls, sets
 // "_extractable" and undoes everything BrainSurgeon did to a transcript
-// (DESIGN decisions 2, 5 and 7).
+// (DESIGN decisions 2, 5 and 7). It reaches transcripts and side values
+// only through the root interfaces, so it works on every backend.
 //
-// The zero value works with a default *session.Writer, but it has no
-// queue directory until AgentsDir, StateDir or QueueDir is set (a Restore
-// then derives it from the transcript's path). New fills it from a Store.
-// A Restorer is safe for concurrent use; its write-backs are serialised.
+// Store and Side are required; StateDir is required for the durable queue
+// and the audit log ([StateDir] computes it from an agents dir). A
+// Restorer is safe for concurrent use; write-backs to one session are
+// serialised, different sessions proceed in parallel.
 type Restorer struct {
-	// Writer rewrites transcripts under the full safe-write protocol
-	// (DESIGN decision 6). Nil means a zero session.Writer (default idle
-	// gate).
-	Writer *session.Writer
-	// Refresh re-reads a session (its sessions.json status) before a
-	// queued write-back is tried. Nil trusts the queued request: the idle
-	// gate then checks the host lock and the quiet period only.
-	Refresh func(ctx context.Context, ref bs.SessionRef) (bs.SessionRef, error)
+	// Store reads and writes transcripts under its safe-write protocol
+	// (DESIGN decision 6).
+	Store bs.Store
+	// Side holds the extracted values and restore's own bookkeeping.
+	Side bs.SideStore
 	// Policy is the extraction policy GetContext counts extractable
 	// entries with; its KeepAfterRestore gives the protection window it
 	// reports.
@@ -54,14 +51,11 @@ type Restorer struct {
 	// KeepPurgeControlCalls keeps restore calls verbatim instead of
 	// redacting them (config keep_purge_control_calls).
 	KeepPurgeControlCalls bool
-	// AgentsDir is the agents dir; the state dir is
-	// "<AgentsDir>/../.brainsurgeon" unless StateDir is set.
-	AgentsDir string
-	// StateDir overrides the state dir.
+	// StateDir is BrainSurgeon's state dir ("<agents dir>/../.brainsurgeon").
 	StateDir string
-	// QueueDir holds pending write-backs; default "<state dir>/pending".
+	// QueueDir holds pending write-backs; default "<StateDir>/pending".
 	QueueDir string
-	// AuditPath is the audit log; default "<state dir>/audit.jsonl".
+	// AuditPath is the audit log; default "<StateDir>/audit.jsonl".
 	AuditPath string
 	// Logger receives a debug record per restore (seed 001's fields) and
 	// warnings; nil discards.
@@ -69,89 +63,70 @@ type Restorer struct {
 	// Clock tells the time; nil is the system clock.
 	Clock bs.Clock
 
-	mu sync.Mutex
+	mu    sync.Mutex
+	locks map[string]*sync.Mutex
 }
 
-// New returns a Restorer over a Store: its Writer, a Refresh that re-reads
-// sessions.json, the store's agents dir, and extract.DefaultPolicy.
-func New(store *session.Store) *Restorer {
-	r := &Restorer{Writer: &store.Writer, Policy: extract.DefaultPolicy(), Logger: store.Logger}
-	r.AgentsDir = store.Root
-	if fi, err := os.Stat(filepath.Join(store.Root, "agents")); err == nil && fi.IsDir() {
-		r.AgentsDir = filepath.Join(store.Root, "agents")
-	}
-	r.Refresh = func(ctx context.Context, ref bs.SessionRef) (bs.SessionRef, error) {
-		refs, err := store.Sessions(ctx)
-		if err != nil {
-			return ref, err
-		}
-		for _, s := range refs {
-			if s.Path == ref.Path {
-				return s, nil
-			}
-		}
-		return ref, fmt.Errorf("session %s: transcript %s is no longer listed: %w", ref, ref.Path, bs.ErrNotFound)
-	}
-	return r
+// New returns a Restorer over a store and a side store, with its state in
+// stateDir and extract.DefaultPolicy.
+func New(store bs.Store, side bs.SideStore, stateDir string) *Restorer {
+	return &Restorer{Store: store, Side: side, StateDir: stateDir, Policy: extract.DefaultPolicy()}
 }
 
-// defaultWriter is used when Restorer.Writer is nil; a Writer is safe for
-// concurrent use.
-var defaultWriter = &session.Writer{}
-
-func (r *Restorer) writer() *session.Writer {
-	if r.Writer == nil {
-		return defaultWriter
+// StateDir returns BrainSurgeon's state dir for an agents dir (or a
+// ~/.openclaw dir holding "agents"): "<agents dir>/../.brainsurgeon", the
+// sibling of "agents" where config.json lives too.
+func StateDir(agentsDir string) string {
+	abs, err := filepath.Abs(agentsDir)
+	if err != nil {
+		abs = agentsDir
 	}
-	return r.Writer
+	if fi, err := os.Stat(filepath.Join(abs, "agents")); err == nil && fi.IsDir() {
+		return filepath.Join(abs, ".brainsurgeon")
+	}
+	return filepath.Join(filepath.Dir(abs), ".brainsurgeon")
+}
+
+// lock returns the mutex that serialises write-backs of one session.
+func (r *Restorer) lock(ref bs.SessionRef) *sync.Mutex {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.locks == nil {
+		r.locks = map[string]*sync.Mutex{}
+	}
+	m := r.locks[ref.Identity()]
+	if m == nil {
+		m = &sync.Mutex{}
+		r.locks[ref.Identity()] = m
+	}
+	return m
+}
+
+func (r *Restorer) ready() error {
+	if r.Store == nil || r.Side == nil {
+		return fmt.Errorf("restore: the Restorer needs a Store and a Side store: %w", bs.ErrInvalid)
+	}
+	return nil
 }
 
 func (r *Restorer) log() bs.Logger { return bs.LoggerOrDiscard(r.Logger) }
 
-// stateDir returns the state dir, derived from the transcript path of ref
-// when nothing is configured: <agentsDir>/<agent>/sessions/<file> gives
-// <agentsDir>/../.brainsurgeon; any other layout gives the transcript's
-// grandparent's sibling ".brainsurgeon".
-func (r *Restorer) stateDir(ref *bs.SessionRef) string {
-	switch {
-	case r.StateDir != "":
-		return r.StateDir
-	case r.AgentsDir != "":
-		abs, err := filepath.Abs(r.AgentsDir)
-		if err != nil {
-			abs = r.AgentsDir
-		}
-		return filepath.Join(filepath.Dir(abs), ".brainsurgeon")
-	case ref != nil && ref.Path != "":
-		abs, err := filepath.Abs(ref.Path)
-		if err != nil {
-			abs = ref.Path
-		}
-		dir := filepath.Dir(abs)
-		if filepath.Base(dir) == "sessions" {
-			return filepath.Join(filepath.Dir(filepath.Dir(filepath.Dir(dir))), ".brainsurgeon")
-		}
-		return filepath.Join(filepath.Dir(filepath.Dir(dir)), ".brainsurgeon")
-	}
-	return ""
-}
-
-func (r *Restorer) queueDir(ref *bs.SessionRef) string {
+func (r *Restorer) queueDir() string {
 	if r.QueueDir != "" {
 		return r.QueueDir
 	}
-	if d := r.stateDir(ref); d != "" {
-		return filepath.Join(d, "pending")
+	if r.StateDir != "" {
+		return filepath.Join(r.StateDir, "pending")
 	}
 	return ""
 }
 
-func (r *Restorer) auditPath(ref *bs.SessionRef) string {
+func (r *Restorer) auditPath() string {
 	if r.AuditPath != "" {
 		return r.AuditPath
 	}
-	if d := r.stateDir(ref); d != "" {
-		return filepath.Join(d, "audit.jsonl")
+	if r.StateDir != "" {
+		return filepath.Join(r.StateDir, "audit.jsonl")
 	}
 	return ""
 }
@@ -262,7 +237,9 @@ func newResult(id string) *Result {
 // When the content is ready but the write-back fails for a reason other
 // than a busy session, Restore returns the result and the error.
 func (r *Restorer) Restore(ctx context.Context, ref bs.SessionRef, entryID string, keys []string, opts RestoreOptions) (*Result, error) {
-	ref = withID(ref)
+	if err := r.ready(); err != nil {
+		return nil, err
+	}
 	if err := extract.ValidID(entryID); err != nil {
 		return nil, err
 	}
@@ -277,18 +254,19 @@ func (r *Restorer) Restore(ctx context.Context, ref bs.SessionRef, entryID strin
 	if opts.ToolCallID != "" {
 		f.callIDs[opts.ToolCallID] = true
 	}
-	snap, err := scan(ctx, ref, f)
+	snap, err := r.scan(ctx, ref, f)
 	if err != nil {
 		return nil, err
 	}
+	ref = snap.ref
 	e, ok := snap.entry(entryID)
 	if !ok {
-		return nil, missingEntry(ctx, ref, entryID)
+		return nil, r.missingEntry(ctx, ref, entryID)
 	}
 	res := newResult(entryID)
 	log := r.log()
-	sideDir := extract.SideDir(ref.Path, ref.ID)
-	rec, recPath, err := extract.ReadRecord(sideDir, entryID)
+	recPath := "side record " + entryID
+	rec, err := extract.LoadRecord(ctx, r.Side, ref, entryID)
 	if err != nil {
 		holders := placeholderPointers(e)
 		switch {
@@ -299,7 +277,7 @@ func (r *Restorer) Restore(ctx context.Context, ref bs.SessionRef, entryID strin
 				res.Content[p] = MissingText
 			}
 			res.Warning = fmt.Sprintf("entry %s: the side file is missing (retention may have removed it); the placeholder stays", entryID)
-			log.Warn(res.Warning, "session", ref.String(), "entry_id", entryID, "dir", sideDir)
+			log.Warn(res.Warning, "session", ref.String(), "entry_id", entryID)
 			return res, nil
 		case errors.Is(err, extract.ErrCorrupt) && len(holders) > 0:
 			for _, p := range holders {
@@ -392,7 +370,7 @@ func (r *Restorer) Restore(ctx context.Context, ref bs.SessionRef, entryID strin
 // done is called with the outcome when it was applied; a nil error
 // without a call to done means queued.
 func (r *Restorer) deliver(ctx context.Context, ref bs.SessionRef, req *PendingRequest, snap *snapshot, done func(outcome)) error {
-	err := r.writer().CheckIdle(ref)
+	err := r.Store.CheckIdle(ctx, ref)
 	if err == nil {
 		var outs []outcome
 		outs, err = r.writeBack(ctx, ref, []*PendingRequest{req}, snap, false)

@@ -16,6 +16,7 @@ import (
 
 	bs "github.com/brainsurgeon/brainsurgeon"
 	"github.com/brainsurgeon/brainsurgeon/extract"
+	"github.com/brainsurgeon/brainsurgeon/internal/sidetest"
 	"github.com/brainsurgeon/brainsurgeon/restore"
 	"github.com/brainsurgeon/brainsurgeon/session"
 )
@@ -46,7 +47,7 @@ func extracted(t *testing.T, data []byte) (string, bs.SessionRef) {
 	p := extract.DefaultPolicy()
 	p.AgeThreshold, p.MinSavingTokens = 0, 0
 	x := extractor(p)
-	x.CompressAbove = -1
+	x.Side = &extract.DirStore{Dirs: x.Store.(extract.SideDirer), CompressAbove: -1}
 	if _, err := x.Run(ctx(), ref); err != nil {
 		t.Fatal(err)
 	}
@@ -488,7 +489,7 @@ func TestRestoreBusyQueues(t *testing.T) {
 		t.Fatalf("second result %+v", res2)
 	}
 	// Still busy: nothing applied, nothing lost.
-	if n, err := r.ApplyPending(ctx()); err != nil || n != 0 {
+	if n, _, err := r.ApplyPending(ctx()); err != nil || n != 0 {
 		t.Fatalf("apply while busy: %d, %v", n, err)
 	}
 	// The host appends the agent's restore call and its result.
@@ -505,7 +506,7 @@ func TestRestoreBusyQueues(t *testing.T) {
 	release()
 
 	fresh := newRestorer(dir)
-	n, err := fresh.ApplyPending(ctx())
+	n, _, err := fresh.ApplyPending(ctx())
 	if err != nil || n != 3 {
 		t.Fatalf("apply: %d, %v", n, err)
 	}
@@ -686,7 +687,7 @@ func checkPairing(t *testing.T, data []byte) {
 func TestMissingSideFile(t *testing.T) {
 	data, _ := basic()
 	dir, ref := extracted(t, data)
-	side := extract.SideDir(ref.Path, ref.ID)
+	side := sidetest.Dir(ref.Path, ref.ID)
 	for _, name := range []string{"r1.json", "r1.json.zst"} {
 		os.Remove(filepath.Join(side, name))
 	}
@@ -745,7 +746,7 @@ func TestCorruptSideFile(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			data, big := basic()
 			dir, ref := extracted(t, data)
-			side := extract.SideDir(ref.Path, ref.ID)
+			side := sidetest.Dir(ref.Path, ref.ID)
 			tt.corrupt(t, filepath.Join(side, "r1.json"))
 			before := read(t, ref.Path)
 			r := newRestorer(dir)
@@ -833,7 +834,7 @@ func TestErrors(t *testing.T) {
 		}
 	})
 	t.Run("ApplyPendingWithoutQueueDir", func(t *testing.T) {
-		if _, err := (&restore.Restorer{}).ApplyPending(ctx()); !errors.Is(err, bs.ErrInvalid) {
+		if _, _, err := (&restore.Restorer{}).ApplyPending(ctx()); !errors.Is(err, bs.ErrInvalid) {
 			t.Fatalf("err = %v", err)
 		}
 	})
@@ -942,7 +943,7 @@ func TestRestoreShapes(t *testing.T) {
 	t.Run("LegacySideFile", func(t *testing.T) {
 		data := []byte(`{"__id":"msg-1","type":"tool_result","output":"[[extracted]]","_extractable":3}` + "\n")
 		dir, ref := install(t, "s1", data)
-		side := extract.SideDir(ref.Path, ref.ID)
+		side := sidetest.Dir(ref.Path, ref.ID)
 		if err := os.MkdirAll(side, 0o700); err != nil {
 			t.Fatal(err)
 		}

@@ -5,24 +5,20 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"io/fs"
-	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 
 	bs "github.com/brainsurgeon/brainsurgeon"
-	"github.com/brainsurgeon/brainsurgeon/internal/hostfile"
-	"github.com/brainsurgeon/brainsurgeon/session"
 )
 
 // snapshot is what a scan of a transcript kept: the parsed lines of
-// interest (with their own copy of the raw bytes) and the version read.
+// interest (with their own copy of the raw bytes), the transcript read
+// and its version.
 type snapshot struct {
-	path    string
+	ref     bs.SessionRef
+	tr      bs.Transcript
 	version bs.Version
-	// lines are the kept entry lines in file order.
+	// lines are the kept entry lines in order.
 	lines []*bs.Entry
 	// byID maps an entry id to the index in lines of the last line
 	// carrying it.
@@ -56,23 +52,11 @@ var (
 	toolCallIDKw = []byte(`"toolCallId"`)
 )
 
-// scan reads the transcript at path and keeps the entry lines f wants.
-// A missing transcript is an error wrapping ErrNotFound that names the
-// sessions next to it.
-func scan(ctx context.Context, ref bs.SessionRef, f scanFilter) (*snapshot, error) {
-	file, err := os.Open(ref.Path)
-	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil, missingSession(ref)
-		}
-		return nil, fmt.Errorf("session %s: %w", refName(ref), err)
-	}
-	defer file.Close()
-	v, err := hostfile.FingerprintFile(file)
-	if err != nil {
-		return nil, fmt.Errorf("session %s: %w", refName(ref), err)
-	}
-	s := &snapshot{path: ref.Path, version: v, byID: map[string]int{}}
+// scan reads the session's transcript through the store and keeps the
+// entry lines f wants. A missing session is an error wrapping ErrNotFound
+// that names the sessions there are.
+func (r *Restorer) scan(ctx context.Context, ref bs.SessionRef, f scanFilter) (*snapshot, error) {
+	s := &snapshot{byID: map[string]int{}}
 	if f.callIDs == nil {
 		f.callIDs = map[string]bool{}
 	}
@@ -80,60 +64,63 @@ func scan(ctx context.Context, ref bs.SessionRef, f scanFilter) (*snapshot, erro
 	for id := range f.ids {
 		quoted[id] = []byte(id)
 	}
-	rd := session.NewReader(io.NewSectionReader(file, 0, v.Size))
-	for rd.Next() {
-		if rd.Line()%1024 == 0 {
-			if err := ctx.Err(); err != nil {
-				return nil, err
+	// With many ids a line is parsed to look its id up; with a few, the
+	// bytes are searched for them first.
+	many := len(f.ids) > manyIDs
+	want := func(raw []byte) bool { return f.all || many || wanted(raw, f, quoted) }
+	v := &bs.Visitor{Want: want, Visit: func(e *bs.Entry) error {
+		if e.Kind != bs.KindEntry || !want(e.Raw) {
+			return nil
+		}
+		if !f.all {
+			if many && !f.ids[e.ID] && !(e.Role == "assistant" && bytes.Contains(e.Raw, restoreWord)) && !callsWanted(e.Raw, f) {
+				return nil
+			}
+			if !f.ids[e.ID] && !isCallOrResult(e) {
+				return nil
 			}
 		}
-		raw := rd.Raw()
-		if !f.all && !wanted(raw, f, quoted, rd) {
-			continue
+		// The entry's views index Raw, which belongs to the read: keep a
+		// copy of both.
+		c := *e
+		c.Raw = bytes.Clone(e.Raw)
+		if c.ID != "" {
+			s.byID[c.ID] = len(s.lines)
 		}
-		e := session.ParseEntry(bytes.Clone(raw), rd.Line(), rd.Offset())
-		if e.Kind != bs.KindEntry {
-			continue
-		}
-		if !f.all && !f.ids[e.ID] && !isCallOrResult(e) {
-			continue
-		}
-		if e.ID != "" {
-			s.byID[e.ID] = len(s.lines)
-		}
-		s.lines = append(s.lines, e)
+		s.lines = append(s.lines, &c)
 		// Calls naming a wanted entry make their results wanted.
-		if e.Role == "assistant" || e.Type == "tool_call" {
-			for _, c := range toolCalls(e) {
-				if c.id != "" && (f.callIDs[c.id] || f.ids[restoreTarget(c)]) {
-					f.callIDs[c.id] = true
+		if c.Role == "assistant" || c.Type == "tool_call" {
+			for _, tc := range toolCalls(&c) {
+				if tc.id != "" && (f.callIDs[tc.id] || f.ids[restoreTarget(tc)]) {
+					f.callIDs[tc.id] = true
 				}
 			}
 		}
+		return nil
+	}}
+	tr, err := r.Store.Open(ctx, ref, v)
+	if err != nil {
+		if errors.Is(err, bs.ErrNotFound) {
+			return nil, r.missingSession(ctx, ref, err)
+		}
+		return nil, fmt.Errorf("session %s: %w", ref, err)
 	}
-	if err := rd.Err(); err != nil {
-		return nil, fmt.Errorf("session %s: read: %w", refName(ref), err)
-	}
+	s.tr, s.ref, s.version = tr, tr.Ref(), tr.Version()
 	return s, nil
 }
 
 // wanted is the cheap byte-level prefilter of scan.
-func wanted(raw []byte, f scanFilter, quoted map[string][]byte, rd *session.Reader) bool {
-	if len(f.ids) > manyIDs {
-		e := rd.Entry()
-		if f.ids[e.ID] {
+func wanted(raw []byte, f scanFilter, quoted map[string][]byte) bool {
+	for _, q := range quoted {
+		if bytes.Contains(raw, q) {
 			return true
-		}
-		if e.Role == "assistant" && bytes.Contains(raw, restoreWord) {
-			return true
-		}
-	} else {
-		for _, q := range quoted {
-			if bytes.Contains(raw, q) {
-				return true
-			}
 		}
 	}
+	return callsWanted(raw, f)
+}
+
+// callsWanted reports whether raw may name a wanted tool call.
+func callsWanted(raw []byte, f scanFilter) bool {
 	if len(f.callIDs) > 0 && (bytes.Contains(raw, toolCallIDKw) || bytes.Contains(raw, []byte(`"toolCall"`))) {
 		for id := range f.callIDs {
 			if bytes.Contains(raw, []byte(id)) {
@@ -148,15 +135,15 @@ func isCallOrResult(e *bs.Entry) bool {
 	return e.Role == "assistant" || e.Role == "toolResult" || e.Type == "tool_call"
 }
 
-// missingSession describes a transcript that does not exist and lists the
-// sessions beside it.
-func missingSession(ref bs.SessionRef) error {
-	dir := filepath.Dir(ref.Path)
-	names, _ := os.ReadDir(dir)
+// missingSession describes a session the store does not have and lists
+// the sessions of the same agent.
+func (r *Restorer) missingSession(ctx context.Context, ref bs.SessionRef, cause error) error {
 	var ids []string
-	for _, n := range names {
-		if session.ClassifyFile(n.Name()) == session.FileKindTranscript {
-			ids = append(ids, strings.TrimSuffix(n.Name(), ".jsonl"))
+	if refs, err := r.Store.Sessions(ctx); err == nil {
+		for _, o := range refs {
+			if o.Agent == ref.Agent {
+				ids = append(ids, o.ID)
+			}
 		}
 	}
 	sort.Strings(ids)
@@ -167,20 +154,21 @@ func missingSession(ref bs.SessionRef) error {
 		}
 		have = "sessions there: " + strings.Join(ids, ", ")
 	}
-	return fmt.Errorf("session %s: transcript %s does not exist (%s): %w", refName(ref), ref.Path, have, bs.ErrNotFound)
+	return fmt.Errorf("session %s: %v (%s): %w", ref, cause, have, bs.ErrNotFound)
 }
 
 // missingEntry describes an entry id that the transcript does not hold.
-func missingEntry(ctx context.Context, ref bs.SessionRef, id string) error {
+func (r *Restorer) missingEntry(ctx context.Context, ref bs.SessionRef, id string) error {
 	n, sample := 0, []string{}
-	if s, err := scan(ctx, ref, scanFilter{all: true}); err == nil {
-		for _, e := range s.lines {
-			if e.ID == "" {
+	if tr, err := r.Store.Open(ctx, ref, nil); err == nil {
+		nodes := tr.Nodes()
+		for i := range nodes {
+			if nodes[i].Kind != bs.KindEntry || nodes[i].ID == "" {
 				continue
 			}
 			n++
 			if len(sample) < 3 {
-				sample = append(sample, e.ID)
+				sample = append(sample, nodes[i].ID)
 			}
 		}
 	}
@@ -197,13 +185,4 @@ func refName(ref bs.SessionRef) string {
 		return ref.Path
 	}
 	return ref.String()
-}
-
-// withID fills in the session id from the transcript's file name, as
-// session.Open does.
-func withID(ref bs.SessionRef) bs.SessionRef {
-	if ref.ID == "" && ref.Path != "" {
-		ref.ID = strings.TrimSuffix(filepath.Base(ref.Path), ".jsonl")
-	}
-	return ref
 }

@@ -3,10 +3,7 @@ package restore
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 	"sort"
 	"strings"
 
@@ -14,7 +11,6 @@ import (
 
 	bs "github.com/brainsurgeon/brainsurgeon"
 	"github.com/brainsurgeon/brainsurgeon/extract"
-	"github.com/brainsurgeon/brainsurgeon/session"
 )
 
 // The kinds of VerifyProblem.
@@ -43,8 +39,8 @@ const (
 // VerifyReport is what Verify found in one session.
 type VerifyReport struct {
 	Session string `json:"session"`
+	Backend string `json:"backend"`
 	Path    string `json:"path"`
-	SideDir string `json:"side_dir"`
 	// Placeholders counts the placeholders found in the transcript and
 	// Verified those whose value is stored and intact.
 	Placeholders int `json:"placeholders"`
@@ -111,44 +107,24 @@ type placeholderAt struct {
 // only bookkeeping (journal, redactions) and no values are not orphans.
 //
 // Verify only reads. It returns an error only when the transcript or the
-// side directory cannot be read; what it finds is in the report.
-func Verify(ctx context.Context, ref bs.SessionRef) (*VerifyReport, error) {
-	ref = withID(ref)
-	f, err := os.Open(ref.Path)
-	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil, missingSession(ref)
-		}
-		return nil, fmt.Errorf("verify %s: %w", refName(ref), err)
-	}
-	defer f.Close()
+// side store cannot be read; what it finds is in the report.
+func Verify(ctx context.Context, store bs.Opener, side bs.SideStore, ref bs.SessionRef) (*VerifyReport, error) {
 	name := ref.String()
-	dir := extract.SideDir(ref.Path, ref.ID)
-	rep := &VerifyReport{Session: name, Path: ref.Path, SideDir: dir, Problems: []VerifyProblem{}, Orphans: []VerifyOrphan{}}
 
 	// One read: the placeholders of each entry, and the ids present.
 	holders := map[string][]placeholderAt{}
 	var order []string
 	present := map[string]bool{}
 	mark := []byte(extract.PlaceholderPrefix)
-	rd := session.NewReader(f)
-	for rd.Next() {
-		if rd.Line()%1024 == 0 {
-			if err := ctx.Err(); err != nil {
-				return nil, err
-			}
-		}
-		if !bytes.Contains(rd.Raw(), mark) {
-			if e := rd.LiteEntry(); e.Kind == bs.KindEntry && e.ID != "" {
-				present[e.ID] = true
-			}
-			continue
-		}
-		e := rd.Entry()
+	count := 0
+	visit := &bs.Visitor{Want: func(raw []byte) bool { return bytes.Contains(raw, mark) }, Visit: func(e *bs.Entry) error {
 		if e.Kind != bs.KindEntry || e.ID == "" {
-			continue
+			return nil
 		}
 		present[e.ID] = true
+		if !bytes.Contains(e.Raw, mark) {
+			return nil
+		}
 		own := []byte(extract.Placeholder(e.ID))
 		for _, v := range e.Strings {
 			raw := e.Raw[v.Start:v.End]
@@ -159,17 +135,27 @@ func Verify(ctx context.Context, ref bs.SessionRef) (*VerifyReport, error) {
 				order = append(order, e.ID)
 			}
 			holders[e.ID] = append(holders[e.ID], placeholderAt{line: e.Line, ptr: v.Pointer})
-			rep.Placeholders++
+			count++
 		}
-	}
-	if err := rd.Err(); err != nil {
-		return nil, fmt.Errorf("verify %s: read: %w", name, err)
-	}
-	rep.Entries = len(order)
-
-	files, err := extract.ListSideFiles(dir)
+		return nil
+	}}
+	tr, err := store.Open(ctx, ref, visit)
 	if err != nil {
 		return nil, fmt.Errorf("verify %s: %w", name, err)
+	}
+	ref = tr.Ref()
+	name = ref.String()
+	rep := &VerifyReport{Session: name, Backend: ref.Backend, Path: ref.Path, Problems: []VerifyProblem{}, Orphans: []VerifyOrphan{},
+		Placeholders: count, Entries: len(order)}
+	infos, err := side.List(ctx, ref)
+	if err != nil {
+		return nil, fmt.Errorf("verify %s: %w", name, err)
+	}
+	files := make(map[string]int64, len(infos))
+	where := make(map[string]string, len(infos))
+	for _, in := range infos {
+		files[in.EntryID] += in.Size
+		where[in.EntryID] = in.Location
 	}
 	rep.SideFiles = len(files)
 	type loaded struct {
@@ -182,7 +168,11 @@ func Verify(ctx context.Context, ref bs.SessionRef) (*VerifyReport, error) {
 		if l, ok := recs[id]; ok {
 			return l
 		}
-		rec, path, err := extract.ReadRecord(dir, id)
+		rec, err := extract.LoadRecord(ctx, side, ref, id)
+		path := where[id]
+		if path == "" {
+			path = "side record " + id
+		}
 		l := &loaded{rec: rec, path: path, err: err}
 		recs[id] = l
 		return l
@@ -197,7 +187,7 @@ func Verify(ctx context.Context, ref bs.SessionRef) (*VerifyReport, error) {
 		}
 		if _, ok := files[id]; !ok {
 			for _, h := range holders[id] {
-				problem(h, ProblemMissingFile, "", "no side file for entry %s in %s", id, dir)
+				problem(h, ProblemMissingFile, "", "no side record for entry %s", id)
 			}
 			continue
 		}

@@ -9,14 +9,14 @@ import (
 
 	bs "github.com/brainsurgeon/brainsurgeon"
 	"github.com/brainsurgeon/brainsurgeon/extract"
+	"github.com/brainsurgeon/brainsurgeon/internal/sidetest"
 	"github.com/brainsurgeon/brainsurgeon/internal/testcorpus"
 	"github.com/brainsurgeon/brainsurgeon/restore"
-	"github.com/brainsurgeon/brainsurgeon/session"
 )
 
 // verifyPolicy extracts every value of minLen bytes or more, anywhere.
 func verifyPolicy(minLen, preview int) extract.Policy {
-	return extract.Policy{Enabled: true, KeepRecent: 0, MinValueLength: minLen, Triggers: bs.TriggerTypes,
+	return extract.Policy{Enabled: true, KeepRecent: 0, MinValueLength: minLen, Triggers: bs.TriggerTypes(),
 		AgeThreshold: 0, MinSavingTokens: 0, PreviewChars: preview}
 }
 
@@ -26,7 +26,8 @@ func verifyExtract(t *testing.T, src string, p extract.Policy) (bs.SessionRef, *
 	t.Helper()
 	_, path := testcorpus.Copy(t, src, "s1")
 	ref := bs.SessionRef{Agent: "main", ID: "s1", Path: path}
-	x := &extract.Extractor{Policy: p, Editor: &session.Writer{Idle: session.NoIdleWait}, CompressAbove: -1}
+	st := sidetest.Store("")
+	x := &extract.Extractor{Policy: p, Store: st, Side: &extract.DirStore{Dirs: st, CompressAbove: -1}}
 	res, err := x.Run(context.Background(), ref)
 	if err != nil {
 		t.Fatalf("extract: %v", err)
@@ -36,7 +37,8 @@ func verifyExtract(t *testing.T, src string, p extract.Policy) (bs.SessionRef, *
 
 func mustVerify(t *testing.T, ref bs.SessionRef) *restore.VerifyReport {
 	t.Helper()
-	rep, err := restore.Verify(context.Background(), ref)
+	st := sidetest.Store("")
+	rep, err := restore.Verify(context.Background(), st, extract.NewDirStore(st), ref)
 	if err != nil {
 		t.Fatalf("verify: %v", err)
 	}
@@ -101,7 +103,7 @@ func damaged(t *testing.T) (ref bs.SessionRef, dir string, one, multi extract.En
 			break
 		}
 	}
-	return ref, extract.SideDir(ref.Path, ref.ID), one, multi
+	return ref, sidetest.Dir(ref.Path, ref.ID), one, multi
 }
 
 func problemsOf(rep *restore.VerifyReport, id string) []restore.VerifyProblem {
@@ -116,7 +118,7 @@ func problemsOf(rep *restore.VerifyReport, id string) []restore.VerifyProblem {
 
 func TestVerifyMissingSideFile(t *testing.T) {
 	ref, dir, one, _ := damaged(t)
-	plain, _ := extract.SidePaths(dir, one.ID)
+	plain, _ := filepath.Join(dir, one.ID+".json"), filepath.Join(dir, one.ID+".json.zst")
 	if err := os.Remove(plain); err != nil {
 		t.Fatal(err)
 	}
@@ -137,7 +139,7 @@ func TestVerifyMissingSideFile(t *testing.T) {
 
 func TestVerifyHashMismatch(t *testing.T) {
 	ref, dir, one, _ := damaged(t)
-	rec, _, err := extract.ReadRecord(dir, one.ID)
+	rec, _, err := sidetest.ReadRecord(dir, one.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -150,8 +152,7 @@ func TestVerifyHashMismatch(t *testing.T) {
 		}
 	}
 	rec.Values[0].Raw = raw
-	w := &extract.SideWriter{CompressAbove: -1}
-	if _, _, err := w.Write(dir, rec); err != nil {
+	if err := sidetest.WriteRecord(dir, rec, -1); err != nil {
 		t.Fatal(err)
 	}
 	rep := mustVerify(t, ref)
@@ -169,18 +170,17 @@ func TestVerifyCorruptFileAndMissingValue(t *testing.T) {
 	if len(multi.Keys) < 2 || multi.ID == one.ID {
 		t.Fatalf("fixture: no entry with several values besides %s", one.ID)
 	}
-	plain, _ := extract.SidePaths(dir, one.ID)
+	plain, _ := filepath.Join(dir, one.ID+".json"), filepath.Join(dir, one.ID+".json.zst")
 	if err := os.WriteFile(plain, []byte("{not json"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	rec, _, err := extract.ReadRecord(dir, multi.ID)
+	rec, _, err := sidetest.ReadRecord(dir, multi.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
 	dropped := rec.Values[0].Path
 	rec.Values = rec.Values[1:]
-	w := &extract.SideWriter{CompressAbove: -1}
-	if _, _, err := w.Write(dir, rec); err != nil {
+	if err := sidetest.WriteRecord(dir, rec, -1); err != nil {
 		t.Fatal(err)
 	}
 	rep := mustVerify(t, ref)
@@ -204,13 +204,11 @@ func TestVerifyOrphans(t *testing.T) {
 	// A stray side file of an entry the transcript does not have.
 	stray := &extract.Record{Session: "main/s1", EntryID: "stray-entry", TriggerType: "tool_result"}
 	stray.Put(extract.StoredValue{Path: "/message/content/0/text", Trigger: "tool_result", Raw: []byte(`"x"`), Size: 3})
-	w := &extract.SideWriter{CompressAbove: -1}
-	if _, _, err := w.Write(dir, stray); err != nil {
+	if err := sidetest.WriteRecord(dir, stray, -1); err != nil {
 		t.Fatal(err)
 	}
 	// An entry whose values are back in the transcript.
-	r := &restore.Restorer{Writer: &session.Writer{Idle: session.NoIdleWait}, AgentsDir: filepath.Dir(filepath.Dir(filepath.Dir(ref.Path))),
-		Policy: extract.DefaultPolicy()}
+	r := sidetest.Restorer(sidetest.Store(filepath.Dir(filepath.Dir(filepath.Dir(ref.Path)))), filepath.Dir(filepath.Dir(filepath.Dir(ref.Path))))
 	if _, err := r.Restore(context.Background(), ref, one.ID, nil, restore.RestoreOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -255,7 +253,7 @@ func TestVerifyForeignPlaceholder(t *testing.T) {
 	if p := rep.Problems[0]; p.EntryID != "b2" || p.Path != "/message/content/0/text" || p.Kind != restore.ProblemMissingFile || p.Line != 3 {
 		t.Fatalf("problem %+v", p)
 	}
-	if _, err := restore.Verify(context.Background(), bs.SessionRef{Path: filepath.Join(dir, "nope.jsonl")}); err == nil ||
+	if _, err := restore.Verify(context.Background(), sidetest.Store(""), extract.NewDirStore(sidetest.Store("")), bs.SessionRef{Path: filepath.Join(dir, "nope.jsonl")}); err == nil ||
 		!strings.Contains(err.Error(), "s2") {
 		t.Fatalf("missing transcript: %v", err)
 	}

@@ -25,8 +25,8 @@ type planner struct {
 	warnings []string
 }
 
-func (r *Restorer) newPlanner(ref bs.SessionRef, snap *snapshot, audit bool) *planner {
-	return &planner{r: r, ref: ref, snap: snap, recs: newRecordSet(ref), now: bs.Now(r.Clock),
+func (r *Restorer) newPlanner(ctx context.Context, ref bs.SessionRef, snap *snapshot, audit bool) *planner {
+	return &planner{r: r, ref: ref, snap: snap, recs: newRecordSet(ctx, r.Side, ref), now: bs.Now(r.Clock),
 		lines: map[int]*lineEdit{}, claimed: map[string]bool{}, audit: audit}
 }
 
@@ -80,7 +80,7 @@ func (p *planner) restoreValues(le *lineEdit, rec *extract.Record, keys []string
 		if err != nil {
 			p.warn("entry %s: %v; the placeholder stays", le.id, err)
 			if p.audit {
-				p.r.audit(p.ref, "restore_corrupt", le.id, p.recs.dir, err)
+				p.r.audit(p.ref, "restore_corrupt", le.id, "side record "+le.id, err)
 			}
 			continue
 		}
@@ -125,15 +125,15 @@ func (p *planner) apply(req *PendingRequest) outcome {
 		}
 		out.changed = true
 	default:
-		rec, err := p.recs.get(le.id)
+		b, err := p.recs.get(le.id)
 		if err != nil {
 			p.warn("entry %s: %v; nothing restored", le.id, err)
 			if p.audit && errors.Is(err, extract.ErrCorrupt) {
-				p.r.audit(p.ref, "restore_corrupt", le.id, p.recs.dir, err)
+				p.r.audit(p.ref, "restore_corrupt", le.id, "side record "+le.id, err)
 			}
 			return out
 		}
-		p.restoreValues(le, rec, req.Keys, &out)
+		p.restoreValues(le, b.rec, req.Keys, &out)
 		if !p.r.KeepPurgeControlCalls {
 			out.redacted = p.redact(req.EntryID, req.ToolCallID)
 		}
@@ -147,16 +147,17 @@ func (p *planner) apply(req *PendingRequest) outcome {
 // outcome, or an error (wrapping ErrBusy or ErrChanged when the session
 // was in use; nothing was written then).
 func (r *Restorer) writeBack(ctx context.Context, ref bs.SessionRef, reqs []*PendingRequest, snap *snapshot, audit bool) ([]outcome, error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
+	mu := r.lock(ref)
+	mu.Lock()
+	defer mu.Unlock()
 	for attempt := 0; ; attempt++ {
 		if snap == nil {
 			var err error
-			if snap, err = scan(ctx, ref, filterFor(reqs)); err != nil {
+			if snap, err = r.scan(ctx, ref, filterFor(reqs)); err != nil {
 				return nil, err
 			}
 		}
-		p := r.newPlanner(ref, snap, audit)
+		p := r.newPlanner(ctx, ref, snap, audit)
 		outs := make([]outcome, len(reqs))
 		for i, req := range reqs {
 			outs[i] = p.apply(req)
@@ -168,7 +169,7 @@ func (r *Restorer) writeBack(ctx context.Context, ref bs.SessionRef, reqs []*Pen
 		if err := p.recs.flush(); err != nil {
 			return nil, fmt.Errorf("session %s: %w", refName(ref), err)
 		}
-		err := r.writer().Rewrite(ctx, ref, snap.version, edits)
+		err := r.Store.Rewrite(ctx, ref, snap.version, edits)
 		if err == nil {
 			return outs, nil
 		}

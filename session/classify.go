@@ -7,16 +7,6 @@ import (
 	bs "github.com/brainsurgeon/brainsurgeon"
 )
 
-// structuralKeys are top-level members of a flat entry that are never
-// candidates: identity, tree links, type tags and BrainSurgeon's own
-// bookkeeping (every member starting with "_" is excluded as well).
-var structuralKeys = map[string]bool{
-	"id": true, "parentId": true, "type": true, "timestamp": true, "time": true,
-	"role": true, "customType": true, "toolCallId": true, "toolName": true,
-	"name": true, "model": true, "provider": true, "api": true, "stopReason": true,
-	"summary": true, "firstKeptEntryId": true, "fromId": true, "targetId": true,
-}
-
 // realTypes are the entry types of the real (pi / OpenClaw) format. Any other
 // entry that carries no "message" object is read in the flat format of the
 // seeds and of the first BrainSurgeon.
@@ -221,7 +211,7 @@ func classifyFlat(e *bs.Entry) []bs.Candidate {
 		if i := strings.IndexByte(top, '/'); i >= 0 {
 			top = top[:i]
 		}
-		if strings.HasPrefix(top, "_") || structuralKeys[top] {
+		if bs.IsStructuralKey(top) {
 			continue
 		}
 		out = append(out, bs.Candidate{Value: v, Trigger: t})

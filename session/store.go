@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"strings"
 
 	bs "github.com/brainsurgeon/brainsurgeon"
 )
@@ -84,8 +85,13 @@ func (s *Store) CheckIdle(ctx context.Context, ref bs.SessionRef) error {
 // Name returns brainsurgeon.BackendJSONL.
 func (s *Store) Name() string { return bs.BackendJSONL }
 
-// refresh re-reads a session's sessions.json status.
+// refresh re-reads a session's sessions.json status. A ref that does not
+// come from a sessions.json entry (no key: an orphan transcript, or a file
+// named by its path) has no status to re-read.
 func (s *Store) refresh(ctx context.Context, ref bs.SessionRef) (bs.SessionRef, error) {
+	if ref.Key == "" {
+		return ref, nil
+	}
 	d, err := s.discover(ctx)
 	if err != nil {
 		return ref, err
@@ -100,4 +106,25 @@ func (s *Store) refresh(ctx context.Context, ref bs.SessionRef) (bs.SessionRef, 
 		}
 	}
 	return ref, fmt.Errorf("session %s: transcript %s is no longer listed: %w", ref, ref.Path, bs.ErrNotFound)
+}
+
+// SideDir returns the side directory of a JSONL session,
+// "<transcript dir>/extracted/<sessionId>" (DESIGN decision 8).
+func (s *Store) SideDir(ref bs.SessionRef) (string, error) { return SideDir(ref) }
+
+// SideDir returns the side directory of a JSONL session,
+// "<transcript dir>/extracted/<sessionId>": where the first BrainSurgeon
+// put its files too.
+func SideDir(ref bs.SessionRef) (string, error) {
+	if ref.Path == "" {
+		return "", fmt.Errorf("session %s: no transcript path to place its side files by: %w", ref, bs.ErrInvalid)
+	}
+	id := ref.ID
+	if id == "" {
+		id = sessionIDFromPath(ref.Path)
+	}
+	if id == "" || id == "." || id == ".." || strings.ContainsAny(id, `/\`+"\x00") {
+		return "", fmt.Errorf("session id %q: expected a file name without path separators: %w", id, bs.ErrInvalid)
+	}
+	return filepath.Join(filepath.Dir(ref.Path), "extracted", id), nil
 }

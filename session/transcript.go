@@ -11,6 +11,8 @@ import (
 	"iter"
 	"os"
 	"path/filepath"
+	"sort"
+	"strings"
 
 	bs "github.com/brainsurgeon/brainsurgeon"
 	"github.com/brainsurgeon/brainsurgeon/internal/hostfile"
@@ -93,7 +95,7 @@ func openTranscriptFile(path string) (*os.File, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			return nil, fmt.Errorf("open transcript: %s does not exist (expected a .jsonl transcript file): %w", path, bs.ErrNotFound)
+			return nil, fmt.Errorf("open transcript: %s does not exist (expected a .jsonl transcript file; %s): %w", path, siblings(path), bs.ErrNotFound)
 		}
 		return nil, fmt.Errorf("open transcript: %w", err)
 	}
@@ -107,6 +109,25 @@ func openTranscriptFile(path string) (*os.File, error) {
 		return nil, fmt.Errorf("open transcript: %s is a %s, expected a .jsonl transcript file: %w", path, describeMode(st.Mode()), bs.ErrInvalid)
 	}
 	return f, nil
+}
+
+// siblings describes the transcripts in the directory of path.
+func siblings(path string) string {
+	names, _ := os.ReadDir(filepath.Dir(path))
+	var ids []string
+	for _, n := range names {
+		if ClassifyFile(n.Name()) == FileKindTranscript {
+			ids = append(ids, strings.TrimSuffix(n.Name(), ".jsonl"))
+		}
+	}
+	sort.Strings(ids)
+	switch {
+	case len(ids) == 0:
+		return "no transcripts there"
+	case len(ids) > 8:
+		ids = append(ids[:8], fmt.Sprintf("… (%d in all)", len(ids)))
+	}
+	return "transcripts there: " + strings.Join(ids, ", ")
 }
 
 func describeMode(m fs.FileMode) string {
@@ -579,4 +600,40 @@ func (t *Transcript) Entry(ctx context.Context, line int) (*bs.Entry, error) {
 		return nil, fmt.Errorf("read %s: line %d: %w", t.ref.Path, line, err)
 	}
 	return ParseEntry(raw, line, n.Offset), nil
+}
+
+// Lines reads the given lines (1-based, ascending) again from disk with
+// one open of the file. The entries carry Line, Offset and Raw only.
+func (t *Transcript) Lines(ctx context.Context, lines []int) iter.Seq2[*bs.Entry, error] {
+	return func(yield func(*bs.Entry, error) bool) {
+		f, err := t.reopen()
+		if err != nil {
+			yield(nil, err)
+			return
+		}
+		defer f.Close()
+		prev := 0
+		for k, line := range lines {
+			if line <= prev || line > len(t.nodes) {
+				yield(nil, fmt.Errorf("read %s: line %d (of %d, after %d): lines must be ascending and exist: %w", t.ref.Path, line, len(t.nodes), prev, bs.ErrInvalid))
+				return
+			}
+			prev = line
+			if k%256 == 0 {
+				if err := ctx.Err(); err != nil {
+					yield(nil, err)
+					return
+				}
+			}
+			n := &t.nodes[line-1]
+			raw := make([]byte, n.Len)
+			if _, err := f.ReadAt(raw, n.Offset); err != nil && !(errors.Is(err, io.EOF) && n.Len == 0) {
+				yield(nil, fmt.Errorf("read %s: line %d: %w", t.ref.Path, line, err))
+				return
+			}
+			if !yield(&bs.Entry{Line: line, Offset: n.Offset, Raw: raw}, nil) {
+				return
+			}
+		}
+	}
 }

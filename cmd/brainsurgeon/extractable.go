@@ -47,11 +47,11 @@ func (c *extractableCommand) Run(ctx context.Context, args []string) error {
 	if _, err := restore.ParseExtractableValue(pos[2]); err != nil {
 		return &cli.UsageError{Msg: err.Error(), Try: "brainsurgeon extractable --help"}
 	}
-	r, st, _, err := c.m.restorer(ctx, *agentsDir)
+	r, set, err := c.m.restorer(ctx, *agentsDir)
 	if err != nil {
 		return err
 	}
-	ref, err := resolveRef(ctx, st, pos[0])
+	ref, err := resolveRef(ctx, set, pos[0])
 	if err != nil {
 		return err
 	}

@@ -94,7 +94,11 @@ func printReport(w io.Writer, r *session.Report) {
 		name += "  (" + r.Session.Key + ")"
 	}
 	fmt.Fprintf(tw, "Session\t%s\n", name)
-	fmt.Fprintf(tw, "File\t%s  (%d bytes, %d lines)\n", r.Session.Path, r.Bytes, r.Lines)
+	what := "File"
+	if r.Session.Backend == bs.BackendSQLite {
+		what = "Store"
+	}
+	fmt.Fprintf(tw, "%s\t%s  (%d bytes, %d lines)\n", what, r.Session.Path, r.Bytes, r.Lines)
 	if r.Header.Line > 0 {
 		fmt.Fprintf(tw, "Header\tline %d, format v%d, id %s, cwd %s\n", r.Header.Line, r.Header.Version, r.Header.ID, r.Header.Cwd)
 	} else {
@@ -129,7 +133,7 @@ func printReport(w io.Writer, r *session.Report) {
 	fmt.Fprintln(w)
 	tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "trigger\tvalues\tbytes\tin context\tcontext bytes\t")
-	for _, t := range bs.TriggerTypes {
+	for _, t := range bs.TriggerTypes() {
 		s := r.Triggers[t]
 		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t\n", t, s.Values, s.Bytes, s.ContextValues, s.ContextBytes)
 	}

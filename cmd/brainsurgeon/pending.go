@@ -2,18 +2,77 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 
+	bs "github.com/brainsurgeon/brainsurgeon"
+	"github.com/brainsurgeon/brainsurgeon/backend"
 	"github.com/brainsurgeon/brainsurgeon/config"
-	"github.com/brainsurgeon/brainsurgeon/session"
+	"github.com/brainsurgeon/brainsurgeon/prune"
+	"github.com/brainsurgeon/brainsurgeon/restore"
 )
 
-// applyPending applies queued restore write-backs (DESIGN decision 7). It
-// prints nothing unless something was applied.
-func (m *Main) applyPending(ctx context.Context, st *session.Store, cfg config.Config) error {
-	n, err := m.newRestorer(st, cfg).ApplyPending(ctx)
-	if n > 0 {
-		fmt.Fprintf(m.Stderr, "applied %d pending restore write-backs\n", n)
+// loadConfig reads the runtime config beside agentsDir. With lenient, a
+// config that fails validation is reported and its valid fields used:
+// restoring must not depend on a perfect config.
+func (m *Main) loadConfig(ctx context.Context, agentsDir string, lenient bool) (config.Config, error) {
+	cfg, err := config.Load(ctx, agentsDir, m.logger())
+	if err != nil {
+		var ve *config.ValidationError
+		if !lenient || !errors.As(err, &ve) {
+			return cfg, fmt.Errorf("config %s: %w", config.Path(agentsDir), err)
+		}
+		fmt.Fprintf(m.Stderr, "warning: %v\n", err)
 	}
-	return err
+	return cfg, nil
+}
+
+// open opens the installation under agentsDir with the config's settings.
+func (m *Main) open(ctx context.Context, agentsDir string, cfg config.Config) (*backend.Set, error) {
+	return backend.Open(ctx, agentsDir, backend.FromConfig(cfg, m.logger()))
+}
+
+// pass returns the library-level pass over set.
+func (m *Main) pass(set *backend.Set, cfg config.Config) *prune.Pass {
+	return &prune.Pass{Set: set, Config: cfg, Logger: m.logger()}
+}
+
+// restorer returns a Restorer over the agents dir, set up from its config
+// (policy, keep_purge_control_calls, idle_seconds).
+func (m *Main) restorer(ctx context.Context, agentsDir string) (*restore.Restorer, *backend.Set, error) {
+	cfg, err := m.loadConfig(ctx, agentsDir, true)
+	if err != nil {
+		return nil, nil, err
+	}
+	set, err := m.open(ctx, agentsDir, cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	r := m.pass(set, cfg).Restorer()
+	r.Policy.Enabled = true
+	return r, set, nil
+}
+
+// resolveRef finds a session by transcript path or by name. A transcript
+// file outside the agents dir is served by the JSONL store as it is.
+func resolveRef(ctx context.Context, set *backend.Set, name string) (bs.SessionRef, error) {
+	if fi, err := os.Stat(name); err == nil && fi.Mode().IsRegular() {
+		abs, err := filepath.Abs(name)
+		if err != nil {
+			return bs.SessionRef{}, err
+		}
+		if ref, err := set.Store.Resolve(ctx, abs); err == nil {
+			return ref, nil
+		}
+		return bs.SessionRef{Backend: bs.BackendJSONL, Path: abs}, nil
+	}
+	if looksLikePath(name) {
+		if _, err := os.Stat(name); err != nil {
+			return bs.SessionRef{}, fmt.Errorf("transcript %s: %w", name, err)
+		}
+		return bs.SessionRef{}, fmt.Errorf("%s is not a regular file: expected a .jsonl transcript", name)
+	}
+	return set.Store.Resolve(ctx, name)
 }

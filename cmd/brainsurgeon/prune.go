@@ -2,19 +2,19 @@ package main
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	bs "github.com/brainsurgeon/brainsurgeon"
 	"github.com/brainsurgeon/brainsurgeon/config"
 	"github.com/brainsurgeon/brainsurgeon/extract"
 	"github.com/brainsurgeon/brainsurgeon/internal/cli"
+	"github.com/brainsurgeon/brainsurgeon/prune"
 	"github.com/brainsurgeon/brainsurgeon/session"
 )
 
@@ -48,13 +48,6 @@ type multiFlag []string
 func (f *multiFlag) String() string     { return strings.Join(*f, ",") }
 func (f *multiFlag) Set(v string) error { *f = append(*f, v); return nil }
 
-type pruneReport struct {
-	Session string          `json:"session"`
-	Status  string          `json:"status"` // extracted, unchanged, busy, error
-	Error   string          `json:"error,omitempty"`
-	Result  *extract.Result `json:"result,omitempty"`
-}
-
 func (c *pruneCommand) Run(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("prune", flag.ContinueOnError)
 	agentsDir := fs.String("agents-dir", session.DefaultAgentsDir(), "OpenClaw agents dir (or pi sessions dir)")
@@ -70,136 +63,120 @@ func (c *pruneCommand) Run(ctx context.Context, args []string) error {
 	if len(pos) > 0 {
 		return &cli.UsageError{Msg: fmt.Sprintf("prune takes no arguments, got %q (name sessions with --session)", pos), Try: "brainsurgeon prune --help"}
 	}
-	cfg, err := config.Load(ctx, *agentsDir, c.m.logger())
+	cfg, err := c.m.loadConfig(ctx, *agentsDir, false)
 	if err != nil {
-		return fmt.Errorf("config %s: %w", config.Path(*agentsDir), err)
+		return err
 	}
 	if !cfg.Enabled && !*force && !*dry {
 		return fmt.Errorf("smart pruning is disabled (\"enabled\": false in %s); enable it there, or pass --force to run this pass anyway", config.Path(*agentsDir))
 	}
-	policy := extract.FromConfig(cfg)
-	policy.Enabled = true
-	st := session.NewStore(*agentsDir)
-	st.Logger = c.m.logger()
-	st.Writer.Idle = cfg.Idle()
-	if cfg.IdleSeconds == 0 {
-		st.Writer.Idle = session.NoIdleWait
-	}
-	st.Writer.Logger = c.m.logger()
-	if *dry {
-		// A dry run writes nothing, queued write-backs included.
-	} else if err := c.m.applyPending(ctx, st, cfg); err != nil {
-		fmt.Fprintf(c.m.Stderr, "warning: pending restore write-backs: %v\n", err)
+	set, err := c.m.open(ctx, *agentsDir, cfg)
+	if err != nil {
+		return err
 	}
 	var refs []bs.SessionRef
-	if len(sessions) == 0 {
-		refs, err = st.Sessions(ctx)
+	for _, s := range sessions {
+		ref, err := resolveRef(ctx, set, s)
 		if err != nil {
 			return err
 		}
-	} else {
-		for _, s := range sessions {
-			ref, err := st.Resolve(ctx, s)
-			if err != nil {
-				return err
-			}
-			refs = append(refs, ref)
-		}
+		refs = append(refs, ref)
 	}
-	x := &extract.Extractor{Policy: policy, Editor: st, Logger: c.m.logger(), DryRun: *dry}
-	prog := newProgress(c.m.Stderr, len(refs))
-	var reports []pruneReport
-	failed := 0
-	for i, ref := range refs {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		prog.step(i, ref.String())
-		res, err := x.Run(ctx, ref)
-		r := pruneReport{Session: ref.String(), Result: res}
-		switch {
-		case err == nil && res.Written:
-			r.Status = "extracted"
-		case err == nil:
-			r.Status = "unchanged"
-		case errors.Is(err, bs.ErrBusy), errors.Is(err, bs.ErrChanged):
-			r.Status, r.Error = "busy", err.Error()
-		default:
-			r.Status, r.Error = "error", err.Error()
-			failed++
-		}
-		reports = append(reports, r)
-	}
+	p := c.m.pass(set, cfg)
+	p.Force, p.DryRun = *force, *dry
+	prog := newProgress(c.m.Stderr)
+	p.Progress = prog.show
+	rep, err := p.Run(ctx, refs)
 	prog.done()
+	if err != nil {
+		return err
+	}
+	if rep.WriteBacks > 0 {
+		fmt.Fprintf(c.m.Stderr, "applied %d pending restore write-backs\n", rep.WriteBacks)
+	}
+	if rep.WriteBackError != "" {
+		fmt.Fprintf(c.m.Stderr, "warning: pending restore write-backs: %s\n", rep.WriteBackError)
+	}
 	if *asJSON {
-		enc := json.NewEncoder(c.m.Stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(reports); err != nil {
+		if err := writeJSON(c.m.Stdout, rep); err != nil {
 			return err
 		}
 	} else {
-		printPrune(c.m.Stdout, reports, *dry)
+		printPrune(c.m.Stdout, rep, *dry)
 	}
-	if failed > 0 {
-		return fmt.Errorf("%d of %d sessions failed", failed, len(refs))
+	if rep.Failed > 0 {
+		return fmt.Errorf("%d of %d sessions failed", rep.Failed, len(rep.Sessions))
 	}
 	return nil
 }
 
-func printPrune(w io.Writer, reports []pruneReport, dry bool) {
+func printPrune(w io.Writer, rep *prune.Report, dry bool) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "SESSION\tSTATUS\tENTRIES\tVALUES\tBYTES BEFORE\tBYTES SAVED\tSIDE FILES\tNOTE")
+	fmt.Fprintln(tw, "SESSION\tSTATUS\tENTRIES\tVALUES\tBYTES BEFORE\tBYTES SAVED\tSIDE BYTES\tNOTE")
 	var entries, values int
 	var saved, before int64
-	for _, r := range reports {
+	for _, r := range rep.Sessions {
 		res := r.Result
 		if res == nil {
 			res = &extract.Result{}
 		}
-		note := r.Error
-		if note == "" {
-			note = res.Skipped
+		note := r.Note
+		if r.WriteBacks > 0 {
+			note = strings.TrimPrefix(fmt.Sprintf("%s; %d write-backs applied", note, r.WriteBacks), "; ")
 		}
-		status := r.Status
-		if dry && status == "unchanged" && res.Entries > 0 {
-			status = "would extract"
+		// Only what was (or, in a dry run, would be) written counts.
+		n, v, sv := 0, 0, int64(0)
+		if r.Status == prune.StatusExtracted || r.Status == prune.StatusWouldExtract {
+			n, v, sv = res.Entries, res.Values, res.BytesSaved
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%d\t%s\n", r.Session, status, res.Entries, res.Values, res.BytesBefore, res.BytesSaved, res.SideBytes, note)
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%d\t%s\n", r.Session, strings.ReplaceAll(r.Status, "_", " "), n, v, res.BytesBefore, sv, res.SideBytes, note)
 		before += res.BytesBefore
-		if res.Written || dry {
-			entries += res.Entries
-			values += res.Values
-			saved += res.BytesSaved
-		}
+		entries += n
+		values += v
+		saved += sv
 	}
 	tw.Flush()
 	verb := "saved"
 	if dry {
 		verb = "would save"
 	}
-	fmt.Fprintf(w, "\n%d sessions, %d entries, %d values: %s %d of %d bytes\n", len(reports), entries, values, verb, saved, before)
+	fmt.Fprintf(w, "\n%d sessions, %d entries, %d values: %s %d of %d bytes\n", len(rep.Sessions), entries, values, verb, saved, before)
 }
 
-// progress shows "[i/n] name" on a terminal and nothing in a pipe.
+// progress shows "[i/n] name, MB, ETA" on a terminal and nothing in a
+// pipe.
 type progress struct {
 	w  io.Writer
-	n  int
 	on bool
 }
 
-func newProgress(w io.Writer, n int) *progress {
+func newProgress(w io.Writer) *progress {
 	on := false
-	if f, ok := w.(*os.File); ok && n > 1 {
+	if f, ok := w.(*os.File); ok {
 		if st, err := f.Stat(); err == nil && st.Mode()&os.ModeCharDevice != 0 {
 			on = true
 		}
 	}
-	return &progress{w: w, n: n, on: on}
+	return &progress{w: w, on: on}
 }
 
-func (p *progress) step(i int, name string) {
-	if p.on {
-		fmt.Fprintf(p.w, "\r\033[K[%d/%d] %s", i+1, p.n, name)
+// show prints one progress line.
+func (p *progress) show(pr prune.Progress) {
+	if !p.on || pr.Total < 2 || pr.Done >= pr.Total {
+		return
+	}
+	eta := ""
+	if pr.Done > 0 {
+		left := time.Duration(float64(pr.Elapsed) / float64(pr.Done) * float64(pr.Total-pr.Done))
+		eta = ", ETA " + left.Round(time.Second).String()
+	}
+	fmt.Fprintf(p.w, "\r\033[K[%d/%d] %.1f MB%s  %s", pr.Done+1, pr.Total, float64(pr.Bytes)/1e6, eta, pr.Session)
+}
+
+// step shows "[i/n] name" (for commands that loop themselves).
+func (p *progress) step(i, n int, name string) {
+	if p.on && n > 1 {
+		fmt.Fprintf(p.w, "\r\033[K[%d/%d] %s", i+1, n, name)
 	}
 }
 

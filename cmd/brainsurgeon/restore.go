@@ -8,13 +8,10 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 
 	bs "github.com/brainsurgeon/brainsurgeon"
-	"github.com/brainsurgeon/brainsurgeon/config"
-	"github.com/brainsurgeon/brainsurgeon/extract"
 	"github.com/brainsurgeon/brainsurgeon/internal/cli"
 	"github.com/brainsurgeon/brainsurgeon/restore"
 	"github.com/brainsurgeon/brainsurgeon/session"
@@ -72,11 +69,11 @@ func (c *restoreCommand) Run(ctx context.Context, args []string) error {
 	case !*all && len(pos) != 2:
 		return &cli.UsageError{Msg: fmt.Sprintf("restore takes a session and an entry id (or a session and --all), got %d arguments", len(pos)), Try: try}
 	}
-	r, st, _, err := c.m.restorer(ctx, *agentsDir)
+	r, set, err := c.m.restorer(ctx, *agentsDir)
 	if err != nil {
 		return err
 	}
-	ref, err := resolveRef(ctx, st, pos[0])
+	ref, err := resolveRef(ctx, set, pos[0])
 	if err != nil {
 		return err
 	}
@@ -119,60 +116,6 @@ func (c *restoreCommand) Run(ctx context.Context, args []string) error {
 		return fmt.Errorf("entry %s: no value could be restored", res.EntryID)
 	}
 	return nil
-}
-
-// restorer returns a Restorer over the agents dir, set up from its config
-// (policy, keep_purge_control_calls, idle_seconds). A config that fails
-// validation is reported and its valid fields used: restoring must not
-// depend on a perfect config.
-func (m *Main) restorer(ctx context.Context, agentsDir string) (*restore.Restorer, *session.Store, config.Config, error) {
-	cfg, err := config.Load(ctx, agentsDir, m.logger())
-	if err != nil {
-		var ve *config.ValidationError
-		if !errors.As(err, &ve) {
-			return nil, nil, cfg, fmt.Errorf("config %s: %w", config.Path(agentsDir), err)
-		}
-		fmt.Fprintf(m.Stderr, "warning: %v\n", err)
-	}
-	st := session.NewStore(agentsDir)
-	st.Logger = m.logger()
-	st.Writer.Logger = m.logger()
-	st.Writer.Idle = cfg.Idle()
-	if cfg.IdleSeconds == 0 {
-		st.Writer.Idle = session.NoIdleWait
-	}
-	return m.newRestorer(st, cfg), st, cfg, nil
-}
-
-// newRestorer returns restore.New(st) with the config's settings.
-func (m *Main) newRestorer(st *session.Store, cfg config.Config) *restore.Restorer {
-	r := restore.New(st)
-	r.Policy = extract.FromConfig(cfg)
-	r.Policy.Enabled = true
-	r.KeepPurgeControlCalls = cfg.KeepPurgeControlCalls
-	r.Logger = m.logger()
-	return r
-}
-
-// resolveRef finds a session by transcript path or by name.
-func resolveRef(ctx context.Context, st *session.Store, name string) (bs.SessionRef, error) {
-	if fi, err := os.Stat(name); err == nil && fi.Mode().IsRegular() {
-		abs, err := filepath.Abs(name)
-		if err != nil {
-			return bs.SessionRef{}, err
-		}
-		if ref, err := st.Resolve(ctx, abs); err == nil {
-			return ref, nil
-		}
-		return bs.SessionRef{Path: abs}, nil
-	}
-	if looksLikePath(name) {
-		if _, err := os.Stat(name); err != nil {
-			return bs.SessionRef{}, fmt.Errorf("transcript %s: %w", name, err)
-		}
-		return bs.SessionRef{}, fmt.Errorf("%s is not a regular file: expected a .jsonl transcript", name)
-	}
-	return st.Resolve(ctx, name)
 }
 
 // splitKeys splits a comma-separated list, dropping empty items.

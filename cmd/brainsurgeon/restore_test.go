@@ -17,6 +17,7 @@ import (
 	"github.com/brainsurgeon/brainsurgeon/config"
 	"github.com/brainsurgeon/brainsurgeon/extract"
 	"github.com/brainsurgeon/brainsurgeon/internal/jsonedit"
+	"github.com/brainsurgeon/brainsurgeon/internal/sidetest"
 	"github.com/brainsurgeon/brainsurgeon/restore"
 	"github.com/brainsurgeon/brainsurgeon/session"
 )
@@ -84,8 +85,8 @@ func noIdle(c *config.Config) { c.IdleSeconds = 0 }
 func extractAll(t *testing.T, path string, minLen int) []extract.EntryResult {
 	t.Helper()
 	x := &extract.Extractor{
-		Policy: extract.Policy{Enabled: true, KeepRecent: 0, MinValueLength: minLen, Triggers: bs.TriggerTypes, AgeThreshold: 0, MinSavingTokens: 0},
-		Editor: &session.Writer{Idle: session.NoIdleWait},
+		Policy: extract.Policy{Enabled: true, KeepRecent: 0, MinValueLength: minLen, Triggers: bs.TriggerTypes(), AgeThreshold: 0, MinSavingTokens: 0},
+		Store:  sidetest.Store(""), Side: extract.NewDirStore(sidetest.Store("")),
 	}
 	res, err := x.Run(context.Background(), bs.SessionRef{Agent: "main", ID: demoID, Path: path})
 	if err != nil {
@@ -364,9 +365,9 @@ func TestVerifyCommand(t *testing.T) {
 	if !strings.HasPrefix(out, "OK: 1 sessions, "+itoa(len(details))+" placeholders, "+itoa(len(details))+" verified, 0 problems") {
 		t.Fatalf("stdout %q", out)
 	}
-	dir := extract.SideDir(path, demoID)
+	dir := sidetest.Dir(path, demoID)
 	stray := &extract.Record{EntryID: "stray", Values: []extract.StoredValue{{Path: "/x", Raw: []byte(`"x"`), Size: 3}}}
-	if _, _, err := (&extract.SideWriter{}).Write(dir, stray); err != nil {
+	if err := sidetest.WriteRecord(dir, stray, 0); err != nil {
 		t.Fatal(err)
 	}
 	code, out, errs = run(t, "verify", "agent:main:main", "--agents-dir", agents)
@@ -375,7 +376,7 @@ func TestVerifyCommand(t *testing.T) {
 		t.Fatalf("stdout %q", out)
 	}
 	gone := details[1]
-	plain, zst := extract.SidePaths(dir, gone.ID)
+	plain, zst := filepath.Join(dir, gone.ID+".json"), filepath.Join(dir, gone.ID+".json.zst")
 	os.Remove(plain)
 	os.Remove(zst)
 	code, out, errs = run(t, "verify", "--agents-dir", agents)
@@ -477,14 +478,17 @@ func TestPruneCommand(t *testing.T) {
 	// --force extracts.
 	code, out, errs = run(t, "prune", "--force", "--agents-dir", agents, "--json")
 	wantCode(t, code, 0, out, errs)
-	var reps []struct {
-		Session string          `json:"session"`
-		Status  string          `json:"status"`
-		Result  *extract.Result `json:"result"`
+	var rep struct {
+		Sessions []struct {
+			Session string          `json:"session"`
+			Status  string          `json:"status"`
+			Result  *extract.Result `json:"result"`
+		} `json:"sessions"`
 	}
-	if err := json.Unmarshal([]byte(out), &reps); err != nil || len(reps) != 1 || reps[0].Status != "extracted" || reps[0].Result.Entries == 0 {
+	if err := json.Unmarshal([]byte(out), &rep); err != nil || len(rep.Sessions) != 1 || rep.Sessions[0].Status != "extracted" || rep.Sessions[0].Result.Entries == 0 {
 		t.Fatalf("%v: %s", err, out)
 	}
+	reps := rep.Sessions
 	after := readFile(t, path)
 	if len(after) >= len(orig) || !bytes.Contains(after, []byte(extract.PlaceholderPrefix)) {
 		t.Fatal("prune --force did not extract")
@@ -520,8 +524,8 @@ func TestRestoreMissingSideFile(t *testing.T) {
 	if len(details) < 2 {
 		t.Fatalf("want at least two extracted entries, got %d", len(details))
 	}
-	dir := extract.SideDir(path, "7f3e2a10-5b6c-4d8e-9f01-23456789abcd")
-	plain, zst := extract.SidePaths(dir, details[0].ID)
+	dir := sidetest.Dir(path, "7f3e2a10-5b6c-4d8e-9f01-23456789abcd")
+	plain, zst := filepath.Join(dir, details[0].ID+".json"), filepath.Join(dir, details[0].ID+".json.zst")
 	os.Remove(plain)
 	os.Remove(zst)
 	before := readFile(t, path)
@@ -537,8 +541,8 @@ func TestRestoreMissingSideFile(t *testing.T) {
 	// Corrupt the other entry's side file: no stored hash matches. (With
 	// only some values corrupt, the others are restored: exit 0 and a
 	// warning.)
-	plain, zst = extract.SidePaths(dir, details[1].ID)
-	rec, _, err := extract.ReadRecord(dir, details[1].ID)
+	plain, zst = filepath.Join(dir, details[1].ID+".json"), filepath.Join(dir, details[1].ID+".json.zst")
+	rec, _, err := sidetest.ReadRecord(dir, details[1].ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -547,7 +551,7 @@ func TestRestoreMissingSideFile(t *testing.T) {
 	}
 	os.Remove(plain)
 	os.Remove(zst)
-	if _, _, err := (&extract.SideWriter{}).Write(dir, rec); err != nil {
+	if err := sidetest.WriteRecord(dir, rec, 0); err != nil {
 		t.Fatal(err)
 	}
 	code, out, errs = run(t, "restore", "agent:main:main", details[1].ID, "--agents-dir", agents)

@@ -5,10 +5,10 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 
 	bs "github.com/brainsurgeon/brainsurgeon"
+	"github.com/brainsurgeon/brainsurgeon/backend"
 	"github.com/brainsurgeon/brainsurgeon/internal/cli"
 	"github.com/brainsurgeon/brainsurgeon/session"
 )
@@ -81,39 +81,24 @@ func (m *Main) Run(ctx context.Context, args []string) int {
 
 func (m *Main) exit(err error) int { return cli.Exit(m.Stderr, err) }
 
-// openSession opens a session named by a transcript path or by a name that
-// discovery resolves under agentsDir.
-func openSession(ctx context.Context, agentsDir, name string) (*session.Transcript, error) {
-	if st, err := os.Stat(name); err == nil && st.Mode().IsRegular() {
-		abs, err := filepath.Abs(name)
-		if err != nil {
-			return nil, err
-		}
-		ref := bs.SessionRef{Path: abs}
-		// Take the richer ref from discovery when the file lies in an
-		// agents dir (it knows the agent, the key and the status).
-		if d, err := session.DiscoverWith(ctx, agentsDir, session.DiscoverOptions{}); err == nil {
-			if r, err := d.Resolve(abs); err == nil {
-				ref = r
-			}
-		}
-		return session.Open(ctx, abs, ref)
-	}
-	if looksLikePath(name) {
-		if _, err := os.Stat(name); err != nil {
-			return nil, fmt.Errorf("transcript %s: %w", name, err)
-		}
-		return nil, fmt.Errorf("%s is not a regular file: expected a .jsonl transcript", name)
-	}
-	d, err := session.DiscoverWith(ctx, agentsDir, session.DiscoverOptions{})
+// openSession opens a session named by a transcript path or by a name
+// that the stores under agentsDir resolve. A transcript file outside any
+// agents dir is read as it is.
+func openSession(ctx context.Context, agentsDir, name string) (bs.Transcript, error) {
+	set, err := backend.Open(ctx, agentsDir, backend.Options{})
 	if err != nil {
+		if fi, serr := os.Stat(name); serr == nil && fi.Mode().IsRegular() {
+			return session.Open(ctx, name, bs.SessionRef{}, nil)
+		} else if looksLikePath(name) && serr != nil {
+			return nil, fmt.Errorf("transcript %s: %w", name, serr)
+		}
 		return nil, fmt.Errorf("%q is not a transcript file, and looking it up as a session name failed: %w", name, err)
 	}
-	ref, err := d.Resolve(name)
+	ref, err := resolveRef(ctx, set, name)
 	if err != nil {
 		return nil, err
 	}
-	return session.Open(ctx, ref.Path, ref)
+	return set.Store.Open(ctx, ref, nil)
 }
 
 // looksLikePath reports whether a session name can only be a file path.

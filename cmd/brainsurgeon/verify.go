@@ -8,6 +8,7 @@ import (
 	"text/tabwriter"
 
 	bs "github.com/brainsurgeon/brainsurgeon"
+	"github.com/brainsurgeon/brainsurgeon/backend"
 	"github.com/brainsurgeon/brainsurgeon/internal/cli"
 	"github.com/brainsurgeon/brainsurgeon/restore"
 	"github.com/brainsurgeon/brainsurgeon/session"
@@ -58,26 +59,28 @@ func (c *verifyCommand) Run(ctx context.Context, args []string) error {
 	if len(pos) > 1 {
 		return &cli.UsageError{Msg: fmt.Sprintf("verify takes at most one session, got %d arguments", len(pos)), Try: "brainsurgeon verify --help"}
 	}
-	st := session.NewStore(*agentsDir)
-	st.Logger = c.m.logger()
+	set, err := backend.Open(ctx, *agentsDir, backend.Options{Logger: c.m.logger()})
+	if err != nil {
+		return err
+	}
 	var refs []bs.SessionRef
 	if len(pos) == 1 {
-		ref, err := resolveRef(ctx, st, pos[0])
+		ref, err := resolveRef(ctx, set, pos[0])
 		if err != nil {
 			return err
 		}
 		refs = append(refs, ref)
-	} else if refs, err = st.Sessions(ctx); err != nil {
+	} else if refs, err = set.Store.Sessions(ctx); err != nil {
 		return err
 	}
 	sum := verifySummary{Sessions: len(refs), Reports: []*restore.VerifyReport{}}
-	prog := newProgress(c.m.Stderr, len(refs))
+	prog := newProgress(c.m.Stderr)
 	for i, ref := range refs {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		prog.step(i, ref.String())
-		rep, err := restore.Verify(ctx, ref)
+		prog.step(i, len(refs), ref.String())
+		rep, err := restore.Verify(ctx, set.Store, set.Side, ref)
 		if err != nil {
 			prog.done()
 			return err

@@ -17,9 +17,10 @@ import (
 	"syscall"
 
 	bs "github.com/brainsurgeon/brainsurgeon"
+	"github.com/brainsurgeon/brainsurgeon/backend"
 	"github.com/brainsurgeon/brainsurgeon/config"
-	"github.com/brainsurgeon/brainsurgeon/extract"
 	"github.com/brainsurgeon/brainsurgeon/internal/cli"
+	"github.com/brainsurgeon/brainsurgeon/prune"
 	"github.com/brainsurgeon/brainsurgeon/restore"
 	"github.com/brainsurgeon/brainsurgeon/session"
 )
@@ -168,22 +169,17 @@ func (m *Main) setup(ctx context.Context, c *common) (*restore.Restorer, bs.Sess
 		}
 		fmt.Fprintf(m.Stderr, "warning: %v\n", err)
 	}
-	st := session.NewStore(c.agentsDir)
-	st.Logger = m.logger()
-	st.Writer.Logger = m.logger()
-	st.Writer.Idle = cfg.Idle()
-	if cfg.IdleSeconds == 0 {
-		st.Writer.Idle = session.NoIdleWait
-	}
-	ref, err := resolve(ctx, c.agentsDir, c.agent, c.session, m.logger())
+	set, err := backend.Open(ctx, c.agentsDir, backend.FromConfig(cfg, m.logger()))
 	if err != nil {
 		return nil, bs.SessionRef{}, err
 	}
-	r := restore.New(st)
-	r.Policy = extract.FromConfig(cfg)
+	ref, err := resolve(ctx, set.Store, c.agent, c.session)
+	if err != nil {
+		return nil, bs.SessionRef{}, err
+	}
+	p := &prune.Pass{Set: set, Config: cfg, Logger: m.logger()}
+	r := p.Restorer()
 	r.Policy.Enabled = true
-	r.KeepPurgeControlCalls = cfg.KeepPurgeControlCalls
-	r.Logger = m.logger()
 	return r, ref, nil
 }
 
@@ -191,37 +187,37 @@ func (m *Main) setup(ctx context.Context, c *common) (*restore.Restorer, bs.Sess
 // alone under the agent (a session id, or a session key or its suffix,
 // also tried as "agent:<agent>:<session>"). Without an agent the session
 // name is resolved on its own.
-func resolve(ctx context.Context, agentsDir, agent, name string, log bs.Logger) (bs.SessionRef, error) {
-	d, err := session.DiscoverWith(ctx, agentsDir, session.DiscoverOptions{Logger: log})
-	if err != nil {
-		return bs.SessionRef{}, err
-	}
+func resolve(ctx context.Context, st bs.Lister, agent, name string) (bs.SessionRef, error) {
 	if agent == "" {
-		return d.Resolve(name)
+		return st.Resolve(ctx, name)
 	}
 	if strings.ContainsAny(agent, "/\\") || agent == "." || agent == ".." {
 		return bs.SessionRef{}, fmt.Errorf("agent %q: expected an agent id such as main: %w", agent, bs.ErrInvalid)
 	}
+	all, err := st.Sessions(ctx)
+	if err != nil {
+		return bs.SessionRef{}, err
+	}
 	var mine []bs.SessionRef
 	agents := map[string]bool{}
-	for _, s := range d.Sessions {
+	for _, s := range all {
 		agents[s.Agent] = true
 		if s.Agent == agent {
 			mine = append(mine, s)
 		}
 	}
 	if len(mine) == 0 {
-		return bs.SessionRef{}, fmt.Errorf("no sessions of agent %q in %s (agents: %s): %w", agent, d.Root, list(sortedSet(agents), 10), bs.ErrNotFound)
+		return bs.SessionRef{}, fmt.Errorf("no sessions of agent %q (agents: %s): %w", agent, list(sortedSet(agents), 10), bs.ErrNotFound)
 	}
-	if ref, err := d.Resolve(agent + "/" + name); err == nil {
+	if ref, err := st.Resolve(ctx, agent+"/"+name); err == nil {
 		return ref, nil
 	}
 	if !strings.HasPrefix(name, "agent:") {
-		if ref, err := d.Resolve("agent:" + agent + ":" + name); err == nil && ref.Agent == agent {
+		if ref, err := st.Resolve(ctx, "agent:"+agent+":"+name); err == nil && ref.Agent == agent {
 			return ref, nil
 		}
 	}
-	ref, err := d.Resolve(name)
+	ref, err := st.Resolve(ctx, name)
 	if err == nil && ref.Agent == agent {
 		return ref, nil
 	}

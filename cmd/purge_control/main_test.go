@@ -15,6 +15,7 @@ import (
 	"github.com/brainsurgeon/brainsurgeon/config"
 	"github.com/brainsurgeon/brainsurgeon/extract"
 	"github.com/brainsurgeon/brainsurgeon/internal/jsonedit"
+	"github.com/brainsurgeon/brainsurgeon/internal/sidetest"
 	"github.com/brainsurgeon/brainsurgeon/restore"
 	"github.com/brainsurgeon/brainsurgeon/session"
 )
@@ -86,7 +87,7 @@ func (f *fixture) extract(t *testing.T) {
 	t.Helper()
 	x := &extract.Extractor{
 		Policy: extract.Policy{Enabled: true, KeepRecent: 0, MinValueLength: 500, Triggers: []bs.TriggerType{bs.TriggerToolResult}},
-		Editor: &session.Writer{Idle: session.NoIdleWait},
+		Store:  sidetest.Store(""), Side: extract.NewDirStore(sidetest.Store("")),
 	}
 	res, err := x.Run(context.Background(), f.ref)
 	if err != nil {

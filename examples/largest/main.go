@@ -13,6 +13,7 @@ import (
 	"os"
 	"sort"
 
+	"github.com/brainsurgeon/brainsurgeon/backend"
 	"github.com/brainsurgeon/brainsurgeon/session"
 )
 
@@ -42,18 +43,20 @@ func main() {
 }
 
 func run(ctx context.Context, agentsDir, name string, n int) error {
-	// Find the session: by key, by agent/id, by id or by path.
-	d, err := session.DiscoverWith(ctx, agentsDir, session.DiscoverOptions{})
+	// Open the installation: JSONL transcripts and OpenClaw SQLite
+	// stores alike. Then find the session: by key, by agent/id, by id or
+	// by path.
+	set, err := backend.Open(ctx, agentsDir, backend.Options{})
 	if err != nil {
 		return err
 	}
-	ref, err := d.Resolve(name)
+	ref, err := set.Store.Resolve(ctx, name)
 	if err != nil {
 		return err
 	}
 	// Open indexes the transcript (tree, active path) without keeping it
 	// in memory; Entries streams the lines again.
-	tr, err := session.Open(ctx, ref.Path, ref)
+	tr, err := set.Store.Open(ctx, ref, nil)
 	if err != nil {
 		return err
 	}
@@ -70,7 +73,7 @@ func run(ctx context.Context, agentsDir, name string, n int) error {
 	if len(values) > n {
 		values = values[:n]
 	}
-	fmt.Printf("%s: %d entries, %d context messages\n", ref, tr.EntryCount(), tr.Context().Count())
+	fmt.Printf("%s: %d lines, %d context messages\n", ref, len(tr.Nodes()), tr.Context().Count())
 	for _, v := range values {
 		fmt.Printf("%8d bytes  %-11s line %-5d entry %-8s %s\n", v.bytes, v.trigger, v.line, v.entry, v.pointer)
 	}

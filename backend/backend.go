@@ -1,0 +1,282 @@
+// Package backend opens the sessions of a host installation through the
+// right store: JSONL transcripts (pi, OpenClaw up to 2026.7) and OpenClaw's
+// per-agent SQLite store (2026.8 and later), side by side, behind one
+// brainsurgeon.Store, with the side store and the state dir that go with
+// them. The agents dir decides which store serves which agent.
+//
+// Policy code (extract, restore, the pass and the daemon) sees only the
+// root interfaces that Open returns.
+package backend
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+	"time"
+
+	bs "github.com/brainsurgeon/brainsurgeon"
+	"github.com/brainsurgeon/brainsurgeon/config"
+	"github.com/brainsurgeon/brainsurgeon/extract"
+	"github.com/brainsurgeon/brainsurgeon/restore"
+	"github.com/brainsurgeon/brainsurgeon/session"
+)
+
+// Options tune Open. The zero value is valid: no quiet period, no logs.
+type Options struct {
+	// Idle is how long a session must have been left unmodified before it
+	// is written. Zero means no quiet period (as "idle_seconds": 0 in the
+	// config); the host's run status and locks are always checked.
+	Idle time.Duration
+	// Logger receives the stores' log records; nil discards.
+	Logger bs.Logger
+	// Clock tells the time; nil is the system clock.
+	Clock bs.Clock
+}
+
+// FromConfig returns the Options of a runtime config.
+func FromConfig(c config.Config, log bs.Logger) Options {
+	return Options{Idle: c.Idle(), Logger: log}
+}
+
+// Set is what Open returns: one store over every session of the
+// installation, the side store of their extracted values, and
+// BrainSurgeon's state dir.
+type Set struct {
+	// Store lists, reads and writes the sessions of every backend.
+	Store bs.Store
+	// Side keeps extracted values (the JSONL era's side directories, for
+	// both backends).
+	Side bs.SideStore
+	// AgentsDir is the agents dir (or pi sessions dir) that was opened.
+	AgentsDir string
+	// StateDir is "<agents dir>/../.brainsurgeon": config, queue, audit.
+	StateDir string
+	// Backends names the backends in use, in order ("jsonl", "sqlite").
+	Backends []string
+}
+
+// Open opens an agents dir (or a ~/.openclaw dir, or a pi sessions dir).
+// It fails with an error wrapping brainsurgeon.ErrNotFound when root does
+// not exist.
+func Open(ctx context.Context, root string, opts Options) (*Set, error) {
+	fi, err := os.Stat(root)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, fmt.Errorf("agents dir %s does not exist (set --agents-dir or BRAINSURGEON_AGENTS_DIR): %w", root, bs.ErrNotFound)
+		}
+		return nil, fmt.Errorf("agents dir %s: %w", root, err)
+	}
+	if !fi.IsDir() {
+		return nil, fmt.Errorf("agents dir %s is a file, expected a directory: %w", root, bs.ErrInvalid)
+	}
+	js := session.NewStore(root)
+	js.Logger = opts.Logger
+	js.Writer.Logger = opts.Logger
+	js.Writer.Clock = opts.Clock
+	js.Writer.Idle = opts.Idle
+	if opts.Idle <= 0 {
+		js.Writer.Idle = session.NoIdleWait
+	}
+	set := &Set{AgentsDir: root, StateDir: restore.StateDir(root)}
+	stores := []bs.Store{js}
+	set.Backends = append(set.Backends, js.Name())
+	extra, err := openOthers(ctx, root, opts)
+	if err != nil {
+		return nil, err
+	}
+	for _, s := range extra {
+		stores = append(stores, s)
+		set.Backends = append(set.Backends, s.Name())
+	}
+	m := &Multi{Stores: stores}
+	set.Store = m
+	set.Side = extract.NewDirStore(m)
+	return set, nil
+}
+
+// openOthers opens the database stores under root. It is a variable so
+// that the SQLite backend can register itself without an import cycle in
+// tests.
+var openOthers = func(ctx context.Context, root string, opts Options) ([]bs.Store, error) { return nil, nil }
+
+// Multi is a brainsurgeon.Store over several stores: it lists the
+// sessions of all of them and sends every other call to the store that
+// made the ref (by SessionRef.Backend).
+type Multi struct {
+	// Stores are the stores, JSONL first.
+	Stores []bs.Store
+}
+
+var _ bs.Store = (*Multi)(nil)
+
+// Name returns the names of the stores joined by "+".
+func (m *Multi) Name() string {
+	names := make([]string, len(m.Stores))
+	for i, s := range m.Stores {
+		names[i] = s.Name()
+	}
+	return strings.Join(names, "+")
+}
+
+// Owns reports whether one of the stores serves ref's backend.
+func (m *Multi) Owns(ref bs.SessionRef) bool { _, err := m.pick(ref); return err == nil }
+
+func (m *Multi) pick(ref bs.SessionRef) (bs.Store, error) {
+	b := ref.Backend
+	if b == "" {
+		b = bs.BackendJSONL
+	}
+	for _, s := range m.Stores {
+		if s.Name() == b {
+			return s, nil
+		}
+	}
+	return nil, fmt.Errorf("session %s: no %s store here: %w", ref, b, bs.ErrUnsupported)
+}
+
+// agentsWith returns the agents a store serves, when it says.
+func agentsWith(s bs.Store) map[string]bool {
+	if a, ok := s.(interface{ Agents() []string }); ok {
+		out := map[string]bool{}
+		for _, x := range a.Agents() {
+			out[x] = true
+		}
+		return out
+	}
+	return nil
+}
+
+// Sessions lists the sessions of every store. JSONL sessions of an agent
+// that a later store (the SQLite store) serves are left out: after
+// OpenClaw's import they are archived copies.
+func (m *Multi) Sessions(ctx context.Context) ([]bs.SessionRef, error) {
+	var out []bs.SessionRef
+	taken := map[string]bool{}
+	for i := len(m.Stores) - 1; i >= 0; i-- {
+		refs, err := m.Stores[i].Sessions(ctx)
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range refs {
+			if i == 0 && taken[r.Agent] && r.Agent != "" {
+				continue
+			}
+			out = append(out, r)
+		}
+		for a := range agentsWith(m.Stores[i]) {
+			taken[a] = true
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		if out[i].Agent != out[j].Agent {
+			return out[i].Agent < out[j].Agent
+		}
+		return out[i].ID < out[j].ID
+	})
+	return out, nil
+}
+
+// Resolve finds a session by name in every store. A name that more than
+// one store knows is ambiguous; when no store knows it, the first store's
+// error is returned (it lists the candidates).
+func (m *Multi) Resolve(ctx context.Context, name string) (bs.SessionRef, error) {
+	if len(m.Stores) == 1 {
+		return m.Stores[0].Resolve(ctx, name)
+	}
+	var found []bs.SessionRef
+	var firstErr error
+	for _, s := range m.Stores {
+		r, err := s.Resolve(ctx, name)
+		if err == nil {
+			found = append(found, r)
+			continue
+		}
+		if !errors.Is(err, bs.ErrNotFound) {
+			return bs.SessionRef{}, err
+		}
+		if firstErr == nil {
+			firstErr = err
+		}
+	}
+	switch len(found) {
+	case 0:
+		return bs.SessionRef{}, firstErr
+	case 1:
+		return found[0], nil
+	}
+	names := make([]string, len(found))
+	for i, r := range found {
+		names[i] = r.Identity()
+	}
+	return bs.SessionRef{}, fmt.Errorf("session %q is in more than one store (%s); name it as agent/sessionId: %w",
+		name, strings.Join(names, ", "), bs.ErrAmbiguous)
+}
+
+// Open reads a session through its store.
+func (m *Multi) Open(ctx context.Context, ref bs.SessionRef, v *bs.Visitor) (bs.Transcript, error) {
+	s, err := m.pick(ref)
+	if err != nil {
+		return nil, err
+	}
+	return s.Open(ctx, ref, v)
+}
+
+// Rewrite writes a session through its store.
+func (m *Multi) Rewrite(ctx context.Context, ref bs.SessionRef, base bs.Version, edits []bs.Edit) error {
+	s, err := m.pick(ref)
+	if err != nil {
+		return err
+	}
+	return s.Rewrite(ctx, ref, base, edits)
+}
+
+// Append appends to a session through its store.
+func (m *Multi) Append(ctx context.Context, ref bs.SessionRef, entries [][]byte) error {
+	s, err := m.pick(ref)
+	if err != nil {
+		return err
+	}
+	return s.Append(ctx, ref, entries)
+}
+
+// CheckIdle asks the session's store.
+func (m *Multi) CheckIdle(ctx context.Context, ref bs.SessionRef) error {
+	s, err := m.pick(ref)
+	if err != nil {
+		return err
+	}
+	return s.CheckIdle(ctx, ref)
+}
+
+// Editable reports whether values of trigger type t may be replaced in
+// the session ref (see brainsurgeon.EditLimiter): its store decides.
+func (m *Multi) Editable(ref bs.SessionRef, t bs.TriggerType) bool {
+	s, err := m.pick(ref)
+	if err != nil {
+		return false
+	}
+	if l, ok := s.(bs.EditLimiter); ok {
+		return l.Editable(ref, t)
+	}
+	return true
+}
+
+// SideDir returns the side directory of a session from its store.
+func (m *Multi) SideDir(ref bs.SessionRef) (string, error) {
+	s, err := m.pick(ref)
+	if err != nil {
+		return "", err
+	}
+	d, ok := s.(extract.SideDirer)
+	if !ok {
+		return "", fmt.Errorf("session %s: the %s store keeps no side directory: %w", ref, s.Name(), bs.ErrUnsupported)
+	}
+	return d.SideDir(ref)
+}
+
+// For returns the store that serves ref (the Multi itself passes calls on;
+// this is for callers that need a store's own methods).
+func (m *Multi) For(ref bs.SessionRef) (bs.Store, error) { return m.pick(ref) }

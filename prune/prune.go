@@ -1,0 +1,193 @@
+// Package prune is the library-level extraction pass: the one entry point
+// that an embedding program, the daemon and the commands call. A pass
+// takes a runtime config and an opened installation (package backend),
+// applies the restore write-backs that were queued while sessions were
+// busy, then runs one extraction pass per session. A session that fails
+// never stops the others.
+package prune
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	bs "github.com/brainsurgeon/brainsurgeon"
+	"github.com/brainsurgeon/brainsurgeon/backend"
+	"github.com/brainsurgeon/brainsurgeon/config"
+	"github.com/brainsurgeon/brainsurgeon/extract"
+	"github.com/brainsurgeon/brainsurgeon/restore"
+)
+
+// The statuses of a session in a Report.
+const (
+	// StatusExtracted: values were moved out and the transcript rewritten.
+	StatusExtracted = "extracted"
+	// StatusWouldExtract: a dry run found values to move out.
+	StatusWouldExtract = "would_extract"
+	// StatusWrittenBack: queued restore write-backs were applied, and
+	// nothing was extracted.
+	StatusWrittenBack = "written_back"
+	// StatusUnchanged: nothing to do (nothing qualifies, or the saving is
+	// below min_saving_tokens; Note says which).
+	StatusUnchanged = "unchanged"
+	// StatusBusy: the host is using the session; it is tried again on the
+	// next pass.
+	StatusBusy = "busy"
+	// StatusError: the pass failed for this session.
+	StatusError = "error"
+)
+
+// ErrDisabled means smart pruning is off in the config and the pass was
+// not forced.
+var ErrDisabled = errors.New("smart pruning is disabled")
+
+// Pass runs extraction passes. Set and Config are required.
+type Pass struct {
+	// Set is the opened installation.
+	Set *backend.Set
+	// Config is the runtime config.
+	Config config.Config
+	// Force runs the pass even when Config.Enabled is false.
+	Force bool
+	// DryRun decides and reports, and writes nothing (queued write-backs
+	// included).
+	DryRun bool
+	// Tokenizer counts the tokens a pass would save; nil is chars/4.
+	Tokenizer bs.Tokenizer
+	// Logger receives the pass's records; nil discards.
+	Logger bs.Logger
+	// Clock tells the time; nil is the system clock.
+	Clock bs.Clock
+	// Progress, when not nil, is called before each session and once at
+	// the end (Done == Total).
+	Progress func(p Progress)
+}
+
+// Progress tells how far a pass is.
+type Progress struct {
+	// Done and Total count sessions; Session is the one starting.
+	Done, Total int
+	Session     string
+	// Bytes is the size of the transcripts done so far.
+	Bytes int64
+	// Elapsed is the time since the pass started.
+	Elapsed time.Duration
+}
+
+// SessionReport is the outcome of a pass for one session.
+type SessionReport struct {
+	Session string `json:"session"`
+	Backend string `json:"backend"`
+	// Status is one of the Status constants.
+	Status string `json:"status"`
+	// Note says why a session is unchanged, busy or in error.
+	Note string `json:"note,omitempty"`
+	// WriteBacks counts the queued restore write-backs applied to the
+	// session before the extraction.
+	WriteBacks int `json:"write_backs"`
+	// Result is the extraction's result, when it ran.
+	Result *extract.Result `json:"result,omitempty"`
+}
+
+// Report is the outcome of a pass.
+type Report struct {
+	Sessions []SessionReport `json:"sessions"`
+	// WriteBacks counts the queued write-backs applied; WriteBackError
+	// says what failed while applying them.
+	WriteBacks     int    `json:"write_backs"`
+	WriteBackError string `json:"write_back_error,omitempty"`
+	// Failed counts sessions in error.
+	Failed int `json:"failed"`
+	// Elapsed is the pass's duration.
+	Elapsed time.Duration `json:"elapsed_ns"`
+}
+
+// Restorer returns the Restorer the pass uses for queued write-backs.
+func (p *Pass) Restorer() *restore.Restorer {
+	r := restore.New(p.Set.Store, p.Set.Side, p.Set.StateDir)
+	r.Policy = extract.FromConfig(p.Config)
+	r.KeepPurgeControlCalls = p.Config.KeepPurgeControlCalls
+	r.Logger, r.Clock = p.Logger, p.Clock
+	return r
+}
+
+// Run makes one pass over refs, or over every session when refs is nil.
+// It returns ErrDisabled (and does nothing) when pruning is disabled and
+// the pass is neither forced nor a dry run. Errors of single sessions are
+// in the report, not returned.
+func (p *Pass) Run(ctx context.Context, refs []bs.SessionRef) (*Report, error) {
+	start := time.Now()
+	if p.Set == nil {
+		return nil, fmt.Errorf("prune: the Pass needs a Set (backend.Open): %w", bs.ErrInvalid)
+	}
+	if !p.Config.Enabled && !p.Force && !p.DryRun {
+		return nil, ErrDisabled
+	}
+	log := bs.LoggerOrDiscard(p.Logger)
+	rep := &Report{Sessions: []SessionReport{}}
+	applied := map[string]int{}
+	if !p.DryRun {
+		n, done, err := p.applyPending(ctx)
+		rep.WriteBacks = n
+		if err != nil {
+			rep.WriteBackError = err.Error()
+			log.Warn("pending restore write-backs", "error", err)
+		}
+		for _, r := range done {
+			applied[r.Identity()]++
+		}
+	}
+	if refs == nil {
+		var err error
+		if refs, err = p.Set.Store.Sessions(ctx); err != nil {
+			return nil, err
+		}
+	}
+	policy := extract.FromConfig(p.Config)
+	policy.Enabled = true
+	x := &extract.Extractor{Policy: policy, Store: p.Set.Store, Side: p.Set.Side, Tokenizer: p.Tokenizer,
+		Logger: p.Logger, Clock: p.Clock, DryRun: p.DryRun}
+	var bytes int64
+	for i, ref := range refs {
+		if err := ctx.Err(); err != nil {
+			return rep, err
+		}
+		if p.Progress != nil {
+			p.Progress(Progress{Done: i, Total: len(refs), Session: ref.String(), Bytes: bytes, Elapsed: time.Since(start)})
+		}
+		sr := SessionReport{Session: ref.String(), Backend: ref.Backend, WriteBacks: applied[ref.Identity()]}
+		res, err := x.Run(ctx, ref)
+		sr.Result = res
+		if res != nil {
+			bytes += res.BytesBefore
+		}
+		switch {
+		case err == nil && res.Written:
+			sr.Status = StatusExtracted
+		case err == nil && p.DryRun && res.Skipped == "dry run":
+			sr.Status = StatusWouldExtract
+		case err == nil && sr.WriteBacks > 0:
+			sr.Status, sr.Note = StatusWrittenBack, res.Skipped
+		case err == nil:
+			sr.Status, sr.Note = StatusUnchanged, res.Skipped
+		case errors.Is(err, bs.ErrBusy), errors.Is(err, bs.ErrChanged):
+			sr.Status, sr.Note = StatusBusy, err.Error()
+		default:
+			sr.Status, sr.Note = StatusError, err.Error()
+			rep.Failed++
+			log.Error("extraction pass failed", "session", ref.String(), "error", err)
+		}
+		rep.Sessions = append(rep.Sessions, sr)
+	}
+	if p.Progress != nil {
+		p.Progress(Progress{Done: len(refs), Total: len(refs), Bytes: bytes, Elapsed: time.Since(start)})
+	}
+	rep.Elapsed = time.Since(start)
+	return rep, nil
+}
+
+// applyPending applies the queued restore write-backs of idle sessions.
+func (p *Pass) applyPending(ctx context.Context) (int, []bs.SessionRef, error) {
+	return p.Restorer().ApplyPending(ctx)
+}
