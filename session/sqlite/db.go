@@ -292,7 +292,7 @@ func checkSchema(ctx context.Context, q querier, path string) (schemaInfo, error
 	case errors.Is(err, sql.ErrNoRows):
 		return schemaInfo{}, fmt.Errorf("store %s: schema_meta has no 'primary' row, expected role 'agent' version %d: %w", path, SchemaVersion, bs.ErrUnsupported)
 	case err != nil:
-		return schemaInfo{}, fmt.Errorf("store %s: read schema_meta (expected an OpenClaw agent store of schema %d): %w", path, SchemaVersion, storeError(path, "schema_meta", err))
+		return schemaInfo{}, storeError(path, fmt.Sprintf("read schema_meta (expected an OpenClaw agent store of schema %d)", SchemaVersion), err)
 	}
 	if role != "agent" || ver != SchemaVersion {
 		return schemaInfo{}, fmt.Errorf("store %s: schema_meta says role %q version %d, expected role \"agent\" version %d: %w",

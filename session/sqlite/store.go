@@ -314,6 +314,20 @@ func (s *Store) Resolve(ctx context.Context, name string) (bs.SessionRef, error)
 			refs[i].Key = ""
 		}
 	}
+	// session.Resolve takes the first session of a path; a store holds
+	// many, so its path names one only when it holds one.
+	if abs, err := filepath.Abs(name); err == nil && strings.HasSuffix(name, ".sqlite") {
+		var found []string
+		for _, r := range refs {
+			if r.Path == abs {
+				found = append(found, r.String())
+			}
+		}
+		if len(found) > 1 {
+			return bs.SessionRef{}, fmt.Errorf("path %q is ambiguous: the store holds %d sessions: %s; name one as agent/sessionId or by its key: %w",
+				name, len(found), strings.Join(found, ", "), bs.ErrAmbiguous)
+		}
+	}
 	ref, err := session.Resolve(refs, name)
 	if err != nil {
 		return bs.SessionRef{}, err
