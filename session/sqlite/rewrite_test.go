@@ -212,7 +212,7 @@ func countZstd(tb testing.TB, path, id string, tr bs.Transcript, edits []bs.Edit
 
 type fixedClock struct{ t time.Time }
 
-func (c *fixedClock) Now() time.Time     { return c.t }
+func (c *fixedClock) Now() time.Time      { return c.t }
 func (c *fixedClock) add(d time.Duration) { c.t = c.t.Add(d) }
 
 // setup copies the Musk-fanX store and opens its first session with
