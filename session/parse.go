@@ -57,6 +57,14 @@ func ParseEntry(raw []byte, line int, offset int64) *bs.Entry {
 	return parseEntry(raw, line, offset, true)
 }
 
+// ParseLiteEntry is ParseEntry without the entry's Strings: the envelope
+// (type, ids, time, role, custom type) and the content blocks only, which
+// is what an index needs and costs much less on long lines. A backend that
+// reads lines from elsewhere than a file uses it as Reader.LiteEntry does.
+func ParseLiteEntry(raw []byte, line int, offset int64) *bs.Entry {
+	return parseEntry(raw, line, offset, false)
+}
+
 // parseEntry is ParseEntry; withStrings false skips building Strings (the
 // index of a transcript does not need them).
 func parseEntry(raw []byte, line int, offset int64, withStrings bool) *bs.Entry {

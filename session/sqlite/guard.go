@@ -1,0 +1,376 @@
+package sqlite
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/brainsurgeon/brainsurgeon/internal/jsonedit"
+)
+
+// The projection guard. OpenClaw keeps derived copies of some parts of
+// every row: the search index (user and assistant text blocks), the
+// active-path projection (the envelope: type, id, parentId, appendMode, …)
+// and the model-context flags (excludeFromContext). An edit of those
+// without rebuilding the projections leaves OpenClaw inconsistent, and a
+// rebuild breaks runs in flight (research note, E1 and E4). So before a
+// row is written, its old and new JSON are compared and the whole write is
+// refused unless every difference is one of:
+//
+//   - a string value inside a toolResult's content or any message's
+//     details, inside an assistant thinking block (text and signature),
+//     inside a toolCall block's arguments, or a bashExecution's output;
+//   - a whole image block (which may become a text block holding a
+//     "[[extracted-…]]" placeholder, and back);
+//   - a top-level member whose name starts with "_" (BrainSurgeon's
+//     bookkeeping: _restored, _extractable), added, changed or removed,
+//     and "_redacted" inside a content block.
+//
+// Everything else must be equal token by token.
+
+// jnode is a parsed JSON value: objects keep their members in order.
+type jnode struct {
+	kind  jsontext.Kind
+	raw   []byte // scalars: the raw encoding
+	str   string // strings: the decoded value
+	names []string
+	vals  []*jnode
+}
+
+func parseTree(raw []byte) (*jnode, error) {
+	d := jsontext.NewDecoder(bytes.NewReader(raw), jsontext.AllowInvalidUTF8(true), jsontext.AllowDuplicateNames(true))
+	n, err := readNode(d)
+	if err != nil {
+		return nil, err
+	}
+	if d.PeekKind() != 0 {
+		return nil, errors.New("two JSON values on one row")
+	}
+	return n, nil
+}
+
+func readNode(d *jsontext.Decoder) (*jnode, error) {
+	switch k := d.PeekKind(); k {
+	case '{', '[':
+		if _, err := d.ReadToken(); err != nil {
+			return nil, err
+		}
+		n := &jnode{kind: k}
+		end := jsontext.Kind('}')
+		if k == '[' {
+			end = ']'
+		}
+		for d.PeekKind() != end {
+			if k == '{' {
+				tok, err := d.ReadToken()
+				if err != nil {
+					return nil, err
+				}
+				n.names = append(n.names, tok.String())
+			}
+			v, err := readNode(d)
+			if err != nil {
+				return nil, err
+			}
+			n.vals = append(n.vals, v)
+		}
+		if _, err := d.ReadToken(); err != nil {
+			return nil, err
+		}
+		return n, nil
+	default:
+		v, err := d.ReadValue()
+		if err != nil {
+			return nil, err
+		}
+		n := &jnode{kind: v.Kind(), raw: bytes.Clone(v)}
+		if n.kind == '"' {
+			s, err := jsontext.AppendUnquote(nil, v)
+			if err != nil {
+				return nil, err
+			}
+			n.str = string(s)
+		}
+		return n, nil
+	}
+}
+
+// member returns the value of the first member called name, or nil.
+func (n *jnode) member(name string) *jnode {
+	if n == nil || n.kind != '{' {
+		return nil
+	}
+	for i, m := range n.names {
+		if m == name {
+			return n.vals[i]
+		}
+	}
+	return nil
+}
+
+// strMember returns the string value of member name, or "".
+func (n *jnode) strMember(name string) string {
+	if v := n.member(name); v != nil && v.kind == '"' {
+		return v.str
+	}
+	return ""
+}
+
+// projectionError is a difference the guard refuses.
+type projectionError struct {
+	pointer, what string
+}
+
+func (e *projectionError) Error() string {
+	p := e.pointer
+	if p == "" {
+		p = "the row"
+	}
+	return p + ": " + e.what
+}
+
+func refuse(ptr, format string, args ...any) error {
+	return &projectionError{pointer: ptr, what: fmt.Sprintf(format, args...)}
+}
+
+// checkProjection returns nil when old and new differ only where the
+// guard allows, else an error naming the first other difference.
+func checkProjection(old, new []byte) error {
+	o, err := parseTree(old)
+	if err != nil {
+		return refuse("", "the stored row is not a single JSON value (%v)", err)
+	}
+	n, err := parseTree(new)
+	if err != nil {
+		return refuse("", "the edited row is not a single JSON value (%v)", err)
+	}
+	if o.kind != '{' || n.kind != '{' {
+		return exact(o, n, "")
+	}
+	isMessage := o.strMember("type") == "message"
+	return members(o, n, "", func(name string) bool { return strings.HasPrefix(name, "_") },
+		func(name string, ov, nv *jnode, ptr string) error {
+			if name == "message" && isMessage {
+				return message(ov, nv, ptr)
+			}
+			return exact(ov, nv, ptr)
+		})
+}
+
+// members compares two objects member by member, in order, skipping the
+// members skip accepts on either side.
+func members(o, n *jnode, ptr string, skip func(string) bool, each func(name string, ov, nv *jnode, ptr string) error) error {
+	if o.kind != '{' || n.kind != '{' {
+		return exact(o, n, ptr)
+	}
+	on, ov := filter(o, skip)
+	nn, nv := filter(n, skip)
+	for i := 0; i < len(on) || i < len(nn); i++ {
+		switch {
+		case i >= len(on):
+			return refuse(jsonedit.Join(ptr, nn[i]), "member added")
+		case i >= len(nn):
+			return refuse(jsonedit.Join(ptr, on[i]), "member removed")
+		case on[i] != nn[i]:
+			return refuse(jsonedit.Join(ptr, on[i]), "member renamed or moved (now %q)", nn[i])
+		}
+		if err := each(on[i], ov[i], nv[i], jsonedit.Join(ptr, on[i])); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func filter(n *jnode, skip func(string) bool) ([]string, []*jnode) {
+	var names []string
+	var vals []*jnode
+	for i, m := range n.names {
+		if skip != nil && skip(m) {
+			continue
+		}
+		names = append(names, m)
+		vals = append(vals, n.vals[i])
+	}
+	return names, vals
+}
+
+// exact requires o and n to be equal token by token.
+func exact(o, n *jnode, ptr string) error {
+	if o.kind != n.kind {
+		return refuse(ptr, "value changed from %s to %s", kindName(o.kind), kindName(n.kind))
+	}
+	switch o.kind {
+	case '{':
+		return members(o, n, ptr, nil, func(_ string, ov, nv *jnode, p string) error { return exact(ov, nv, p) })
+	case '[':
+		if len(o.vals) != len(n.vals) {
+			return refuse(ptr, "array length changed from %d to %d", len(o.vals), len(n.vals))
+		}
+		for i := range o.vals {
+			if err := exact(o.vals[i], n.vals[i], ptr+"/"+strconv.Itoa(i)); err != nil {
+				return err
+			}
+		}
+		return nil
+	case '"':
+		if o.str != n.str {
+			return refuse(ptr, "string changed")
+		}
+		return nil
+	}
+	if !bytes.Equal(o.raw, n.raw) {
+		return refuse(ptr, "value changed from %s to %s", o.raw, n.raw)
+	}
+	return nil
+}
+
+// stringsOnly requires o and n to have the same shape and scalars; only
+// string values may differ.
+func stringsOnly(o, n *jnode, ptr string) error {
+	if o.kind == '"' && n.kind == '"' {
+		return nil
+	}
+	if o.kind != n.kind {
+		return refuse(ptr, "value changed from %s to %s", kindName(o.kind), kindName(n.kind))
+	}
+	switch o.kind {
+	case '{':
+		return members(o, n, ptr, nil, func(_ string, ov, nv *jnode, p string) error { return stringsOnly(ov, nv, p) })
+	case '[':
+		if len(o.vals) != len(n.vals) {
+			return refuse(ptr, "array length changed from %d to %d", len(o.vals), len(n.vals))
+		}
+		for i := range o.vals {
+			if err := stringsOnly(o.vals[i], n.vals[i], ptr+"/"+strconv.Itoa(i)); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	return exact(o, n, ptr)
+}
+
+func kindName(k jsontext.Kind) string {
+	switch k {
+	case '{':
+		return "an object"
+	case '[':
+		return "an array"
+	case '"':
+		return "a string"
+	case '0':
+		return "a number"
+	case 't', 'f':
+		return "a boolean"
+	case 'n':
+		return "null"
+	}
+	return "an invalid value"
+}
+
+// message compares the "message" member of a message entry.
+func message(o, n *jnode, ptr string) error {
+	if o.kind != '{' || n.kind != '{' {
+		return exact(o, n, ptr)
+	}
+	role := o.strMember("role")
+	return members(o, n, ptr, nil, func(name string, ov, nv *jnode, p string) error {
+		switch {
+		case name == "content":
+			return content(role, ov, nv, p)
+		case name == "details":
+			return stringsOnly(ov, nv, p)
+		case name == "output" && role == "bashExecution":
+			return stringsOnly(ov, nv, p)
+		}
+		if err := exact(ov, nv, p); err != nil {
+			return fmt.Errorf("%w (a %s message's %q is indexed by OpenClaw)", err, role, name)
+		}
+		return nil
+	})
+}
+
+// content compares a message's content.
+func content(role string, o, n *jnode, ptr string) error {
+	if o.kind == '"' && n.kind == '"' && role == "toolResult" {
+		return nil
+	}
+	if o.kind != '[' || n.kind != '[' {
+		if err := exact(o, n, ptr); err != nil {
+			return fmt.Errorf("%w (only toolResult content may change)", err)
+		}
+		return nil
+	}
+	if len(o.vals) != len(n.vals) {
+		return refuse(ptr, "content block count changed from %d to %d", len(o.vals), len(n.vals))
+	}
+	for i := range o.vals {
+		if err := block(role, o.vals[i], n.vals[i], ptr+"/"+strconv.Itoa(i)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// placeholderMark is what every BrainSurgeon placeholder holds.
+const placeholderMark = "[[extracted-"
+
+// block compares one content block.
+func block(role string, o, n *jnode, ptr string) error {
+	if o.kind != '{' || n.kind != '{' {
+		return exact(o, n, ptr)
+	}
+	ot, nt := o.strMember("type"), n.strMember("type")
+	switch {
+	case ot == "image" && nt == "image":
+		return nil
+	case ot == "image" && nt == "text":
+		if !strings.Contains(n.strMember("text"), placeholderMark) {
+			return refuse(ptr, "an image block became a text block without a %s…]] placeholder", placeholderMark)
+		}
+		return nil
+	case ot == "text" && nt == "image":
+		if !strings.Contains(o.strMember("text"), placeholderMark) {
+			return refuse(ptr, "a text block without a placeholder became an image block")
+		}
+		return nil
+	case ot != nt:
+		return refuse(ptr, "block type changed from %q to %q", ot, nt)
+	}
+	var inner func(name string, ov, nv *jnode, p string) error
+	switch {
+	case role == "toolResult":
+		inner = func(name string, ov, nv *jnode, p string) error {
+			if name == "type" {
+				return exact(ov, nv, p)
+			}
+			return stringsOnly(ov, nv, p)
+		}
+	case role == "assistant" && (ot == "thinking" || ot == "redacted_thinking"):
+		inner = func(name string, ov, nv *jnode, p string) error {
+			if name == "type" {
+				return exact(ov, nv, p)
+			}
+			return stringsOnly(ov, nv, p)
+		}
+	case role == "assistant" && ot == "toolCall":
+		inner = func(name string, ov, nv *jnode, p string) error {
+			if name == "arguments" {
+				return stringsOnly(ov, nv, p)
+			}
+			return exact(ov, nv, p)
+		}
+	default:
+		inner = func(name string, ov, nv *jnode, p string) error {
+			if err := exact(ov, nv, p); err != nil {
+				return fmt.Errorf("%w (a %s %s block is indexed by OpenClaw's search)", err, role, ot)
+			}
+			return nil
+		}
+	}
+	return members(o, n, ptr, func(name string) bool { return name == "_redacted" }, inner)
+}

@@ -1,0 +1,394 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	bs "github.com/brainsurgeon/brainsurgeon"
+	"github.com/brainsurgeon/brainsurgeon/session"
+)
+
+// DefaultIdle is the quiet period CheckIdle requires by default: a session
+// whose transcript or window changed less than this long ago is not written
+// (DESIGN decisions 6 and 15). It equals session.DefaultIdle.
+const DefaultIdle = session.DefaultIdle
+
+// DefaultBusyTimeout is how long a write waits for another connection's
+// write transaction by default, the same as OpenClaw's own busy_timeout.
+const DefaultBusyTimeout = 5 * time.Second
+
+// StoreFile is the store's path under an agent dir.
+const StoreFile = "agent/openclaw-agent.sqlite"
+
+// Options configure a Store. Zero fields get the defaults noted.
+type Options struct {
+	// Logger receives the store's log records; nil discards.
+	Logger bs.Logger
+	// Clock tells the time for the idle rules and the fences a write sets;
+	// nil means the system clock.
+	Clock bs.Clock
+	// Idle is the quiet period the idle rules require. Zero means
+	// DefaultIdle; a negative value turns the quiet-period check off (the
+	// run status, queued inputs, cold archives and the state lock are still
+	// checked), as session.NoIdleWait does for JSONL.
+	Idle time.Duration
+	// BusyTimeout bounds how long a write waits for another connection's
+	// write transaction before it gives up with ErrBusy. Zero means
+	// DefaultBusyTimeout.
+	BusyTimeout time.Duration
+}
+
+// Store is the brainsurgeon.Store over OpenClaw's per-agent SQLite stores
+// (OpenClaw 2026.8 and later, agent schema 23): one database per agent at
+// agents/<agent>/agent/openclaw-agent.sqlite, transcripts in the table
+// transcript_events, one row per former JSONL line.
+//
+// Reading never creates or changes a file (see Open). Writing follows the
+// research note's rules for an outside writer: one BEGIN IMMEDIATE
+// transaction per session, the idle rules and the fences checked again
+// inside it, each row replaced by compare-and-swap, only edits that keep
+// OpenClaw's projections valid, and the session's rewrite generation and
+// transcript_updated_at advanced. Rows are never inserted or deleted, so
+// Append is not supported.
+//
+// A Store is safe for concurrent use; every call opens its own connection.
+type Store struct {
+	root string
+	opts Options
+	log  bs.Logger
+}
+
+var _ bs.Store = (*Store)(nil)
+
+// NewStore returns a Store over root, which is an OpenClaw agents dir
+// (<state>/agents) or the state dir holding it (~/.openclaw). Nothing is
+// opened until a method is called.
+func NewStore(root string, opts Options) *Store {
+	if opts.BusyTimeout <= 0 {
+		opts.BusyTimeout = DefaultBusyTimeout
+	}
+	if opts.Idle == 0 {
+		opts.Idle = DefaultIdle
+	}
+	return &Store{root: root, opts: opts, log: bs.LoggerOrDiscard(opts.Logger)}
+}
+
+// Name returns brainsurgeon.BackendSQLite.
+func (s *Store) Name() string { return bs.BackendSQLite }
+
+// Editable reports whether the store lets values of trigger type t be
+// replaced: only thinking, tool_result and image values, whose edits keep
+// OpenClaw's search index and active-path projection valid. An extractor
+// skips the other trigger types on this backend.
+func (s *Store) Editable(t bs.TriggerType) bool {
+	switch t {
+	case bs.TriggerThinking, bs.TriggerToolResult, bs.TriggerImage:
+		return true
+	}
+	return false
+}
+
+// dirs returns the agents dir and the state dir of root.
+func dirs(root string) (agents, state string, err error) {
+	if strings.TrimSpace(root) == "" {
+		return "", "", fmt.Errorf("no agents dir given: expected an OpenClaw agents dir (~/.openclaw/agents) or state dir (~/.openclaw): %w", bs.ErrInvalid)
+	}
+	if strings.IndexByte(root, 0) >= 0 {
+		return "", "", fmt.Errorf("agents dir %q contains a NUL byte: %w", root, bs.ErrInvalid)
+	}
+	abs, err := filepath.Abs(root)
+	if err != nil {
+		return "", "", fmt.Errorf("agents dir %s: %w", root, err)
+	}
+	fi, err := os.Stat(abs)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return "", "", fmt.Errorf("agents dir %s does not exist: %w", abs, fs.ErrNotExist)
+	case err != nil:
+		return "", "", fmt.Errorf("agents dir %s: %w", abs, err)
+	case !fi.IsDir():
+		return "", "", fmt.Errorf("agents dir %s is a file, expected an OpenClaw agents dir or state dir: %w", abs, bs.ErrInvalid)
+	}
+	if fi, err := os.Stat(filepath.Join(abs, "agents")); err == nil && fi.IsDir() {
+		return filepath.Join(abs, "agents"), abs, nil
+	}
+	return abs, filepath.Dir(abs), nil
+}
+
+// validSegment reports whether s can be one path element: not empty, not
+// "." or "..", and without "/", "\" or NUL.
+func validSegment(s string) bool {
+	return s != "" && s != "." && s != ".." && !strings.ContainsAny(s, "/\\\x00")
+}
+
+// Detect returns, sorted, the agents under root (an agents dir or a state
+// dir) that have a SQLite store (agents/<agent>/agent/openclaw-agent.sqlite
+// is a regular file). It opens no database: the schema version is checked
+// when a store is used. A missing root wraps fs.ErrNotExist.
+func Detect(root string) ([]string, error) {
+	agents, _, err := dirs(root)
+	if err != nil {
+		return nil, err
+	}
+	return detect(agents)
+}
+
+func detect(agentsDir string) ([]string, error) {
+	ents, err := os.ReadDir(agentsDir)
+	if err != nil {
+		return nil, fmt.Errorf("agents dir %s: %w", agentsDir, err)
+	}
+	var out []string
+	for _, e := range ents {
+		if !e.IsDir() || !validSegment(e.Name()) {
+			continue
+		}
+		fi, err := os.Stat(filepath.Join(agentsDir, e.Name(), StoreFile))
+		if err == nil && fi.Mode().IsRegular() {
+			out = append(out, e.Name())
+		}
+	}
+	slices.Sort(out)
+	return out, nil
+}
+
+// StorePath returns the path of an agent's store under the Store's root.
+// The agent must be a valid path segment (not empty, no "/", "\", NUL, not
+// "." or ".."), else the error wraps ErrInvalid.
+func (s *Store) StorePath(agent string) (string, error) {
+	if !validSegment(agent) {
+		return "", fmt.Errorf("agent %q is not a valid agent id (expected one path segment without /, \\, NUL or ..): %w", agent, bs.ErrInvalid)
+	}
+	agents, _, err := dirs(s.root)
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(agents, agent, StoreFile), nil
+}
+
+// SideDir returns the directory of a session's side files,
+// <agents dir>/<agent>/sessions/extracted/<sessionId>: where the JSONL era
+// put them, so values extracted before OpenClaw moved the session into its
+// SQLite store still restore. It returns "" when the agent or session id
+// is not a valid path segment or the root cannot be resolved; callers must
+// treat "" as an error.
+func (s *Store) SideDir(ref bs.SessionRef) string {
+	if !validSegment(ref.Agent) || !validSegment(ref.ID) {
+		return ""
+	}
+	agents, _, err := dirs(s.root)
+	if err != nil {
+		return ""
+	}
+	return filepath.Join(agents, ref.Agent, "sessions", "extracted", ref.ID)
+}
+
+// listed is one listed session with what Resolve needs beyond the ref.
+type listed struct {
+	ref bs.SessionRef
+	// current is true when the session is its key's current window.
+	current bool
+}
+
+// Sessions returns every session of every agent's store that has
+// transcript rows, sorted by agent, then session id. Archived sessions
+// (OpenClaw's "recovered" imports of orphan transcripts) are real
+// transcripts of the user and are listed like the others. Sessions in cold
+// storage (their rows moved out of the database) have no rows and are not
+// listed.
+//
+// A store that cannot be read (unsupported schema, corrupt file) is
+// logged and skipped; when no session could be listed and some store
+// failed, the errors are returned.
+func (s *Store) Sessions(ctx context.Context) ([]bs.SessionRef, error) {
+	ls, err := s.list(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]bs.SessionRef, len(ls))
+	for i, l := range ls {
+		out[i] = l.ref
+	}
+	return out, nil
+}
+
+func (s *Store) list(ctx context.Context) ([]listed, error) {
+	agentsDir, _, err := dirs(s.root)
+	if err != nil {
+		return nil, err
+	}
+	agents, err := detect(agentsDir)
+	if err != nil {
+		return nil, err
+	}
+	var out []listed
+	var errs []error
+	for _, a := range agents {
+		path := filepath.Join(agentsDir, a, StoreFile)
+		ls, err := s.listStore(ctx, a, path)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			s.log.Warn("skipping unreadable OpenClaw store", "agent", a, "path", path, "err", err)
+			errs = append(errs, err)
+			continue
+		}
+		out = append(out, ls...)
+	}
+	if len(out) == 0 && len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	return out, nil
+}
+
+const listQuery = `
+SELECT w.session_id, w.session_key, coalesce(n.current_session_id, ''),
+       coalesce(n.label, ''), coalesce(n.display_name, ''), coalesce(w.display_name, ''),
+       coalesce(n.status, ''), coalesce(w.status, '')
+  FROM session_windows w LEFT JOIN session_nodes n ON n.session_key = w.session_key
+ WHERE EXISTS (SELECT 1 FROM transcript_events e WHERE e.session_id = w.session_id)
+ ORDER BY w.session_id`
+
+func (s *Store) listStore(ctx context.Context, agent, path string) ([]listed, error) {
+	var out []listed
+	err := s.readTx(ctx, path, func(tx *sql.Tx) error {
+		out = out[:0]
+		rows, err := tx.QueryContext(ctx, listQuery)
+		if err != nil {
+			return storeError(path, "list sessions", err)
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var id, key, cur, label, nodeName, winName, nodeStatus, winStatus string
+			if err := rows.Scan(&id, &key, &cur, &label, &nodeName, &winName, &nodeStatus, &winStatus); err != nil {
+				return storeError(path, "list sessions", err)
+			}
+			if !validSegment(id) {
+				s.log.Warn("skipping session with an id that is not a path segment", "agent", agent, "session", id)
+				continue
+			}
+			current := cur == id
+			if label == "" {
+				label = nodeName
+			}
+			if label == "" {
+				label = winName
+			}
+			status := winStatus
+			if current && (status == "" || nodeStatus == "running") {
+				status = nodeStatus
+			}
+			out = append(out, listed{ref: bs.SessionRef{Backend: bs.BackendSQLite, Agent: agent, ID: id, Key: key,
+				Label: label, Status: status, Path: path}, current: current})
+		}
+		return storeError(path, "list sessions", rows.Err())
+	})
+	return out, err
+}
+
+// Resolve finds one session by "agent/sessionId", a session id (or a
+// unique prefix of 8 characters or more), a session key (or a unique
+// suffix of one on ":" boundaries) or the store's path (when the store
+// holds one session). A key names its current window, not the windows it
+// had before a reset or rollover. Errors wrap ErrNotFound, ErrAmbiguous or
+// ErrInvalid and list the candidates, worded as session.Resolve words
+// them.
+func (s *Store) Resolve(ctx context.Context, name string) (bs.SessionRef, error) {
+	ls, err := s.list(ctx)
+	if err != nil {
+		return bs.SessionRef{}, err
+	}
+	refs := make([]bs.SessionRef, len(ls))
+	for i, l := range ls {
+		refs[i] = l.ref
+		if !l.current {
+			refs[i].Key = ""
+		}
+	}
+	// session.Resolve takes the first session of a path; a store holds
+	// many, so its path names one only when it holds one.
+	if abs, err := filepath.Abs(name); err == nil && strings.HasSuffix(name, ".sqlite") {
+		var found []string
+		for _, r := range refs {
+			if r.Path == abs {
+				found = append(found, r.String())
+			}
+		}
+		if len(found) > 1 {
+			return bs.SessionRef{}, fmt.Errorf("path %q is ambiguous: the store holds %d sessions: %s; name one as agent/sessionId or by its key: %w",
+				name, len(found), strings.Join(found, ", "), bs.ErrAmbiguous)
+		}
+	}
+	ref, err := session.Resolve(refs, name)
+	if err != nil {
+		return bs.SessionRef{}, err
+	}
+	for _, l := range ls {
+		if l.ref.Same(ref) {
+			return l.ref, nil
+		}
+	}
+	return ref, nil
+}
+
+// storeOf checks ref and returns its store's path.
+func (s *Store) storeOf(ref bs.SessionRef) (string, error) {
+	if ref.Backend != "" && ref.Backend != bs.BackendSQLite {
+		return "", fmt.Errorf("session %s belongs to the %q backend, expected %q: %w", ref, ref.Backend, bs.BackendSQLite, bs.ErrInvalid)
+	}
+	if !validSegment(ref.ID) {
+		return "", fmt.Errorf("session %s: %q is not a valid session id (expected one path segment without /, \\, NUL or ..): %w", ref, ref.ID, bs.ErrInvalid)
+	}
+	return s.StorePath(ref.Agent)
+}
+
+// readTx runs fn in one short read transaction on a read-only connection
+// that creates and changes nothing (see openRead), after checking the
+// schema version. A read that an immutable open cannot trust (the host
+// opened the store meanwhile) is repeated.
+func (s *Store) readTx(ctx context.Context, path string, fn func(tx *sql.Tx) error) error {
+	var err error
+	for attempt := 0; attempt < 3; attempt++ {
+		err = s.readTxOnce(ctx, path, fn)
+		if !errors.Is(err, errRetry) {
+			return err
+		}
+		s.log.Debug("store changed during an immutable read, reading again", "path", path)
+	}
+	return fmt.Errorf("%w (after 3 attempts): %w", err, bs.ErrBusy)
+}
+
+func (s *Store) readTxOnce(ctx context.Context, path string, fn func(tx *sql.Tx) error) error {
+	c, err := openRead(ctx, path, s.opts.BusyTimeout)
+	if err != nil {
+		return err
+	}
+	defer c.close()
+	tx, err := c.c.BeginTx(ctx, nil)
+	if err != nil {
+		return storeError(path, "begin read", err)
+	}
+	defer tx.Rollback()
+	if _, err := checkSchema(ctx, tx, path); err != nil {
+		return err
+	}
+	if err := fn(tx); err != nil {
+		if verr := c.verify(); verr != nil {
+			return verr
+		}
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return storeError(path, "end read", err)
+	}
+	return c.verify()
+}
