@@ -8,7 +8,7 @@ require (
 	github.com/gofrs/flock v0.13.1
 	github.com/klauspost/compress v1.20.3
 	golang.org/x/sys v0.49.0
-	modernc.org/sqlite v1.61.1
+	modernc.org/sqlite v1.60.1
 	pgregory.net/rapid v1.3.0
 )
 

@@ -22,6 +22,7 @@ import (
 	"github.com/brainsurgeon/brainsurgeon/extract"
 	"github.com/brainsurgeon/brainsurgeon/restore"
 	"github.com/brainsurgeon/brainsurgeon/session"
+	"github.com/brainsurgeon/brainsurgeon/session/sqlite"
 )
 
 // Options tune Open. The zero value is valid: no quiet period, no logs.
@@ -97,10 +98,19 @@ func Open(ctx context.Context, root string, opts Options) (*Set, error) {
 	return set, nil
 }
 
-// openOthers opens the database stores under root. It is a variable so
-// that the SQLite backend can register itself without an import cycle in
-// tests.
-var openOthers = func(ctx context.Context, root string, opts Options) ([]bs.Store, error) { return nil, nil }
+// openOthers opens the database stores under root: OpenClaw's SQLite
+// store when at least one agent has one.
+func openOthers(ctx context.Context, root string, opts Options) ([]bs.Store, error) {
+	agents, err := sqlite.Detect(root)
+	if err != nil || len(agents) == 0 {
+		return nil, nil // not an OpenClaw agents dir (a pi sessions dir), or no store
+	}
+	idle := opts.Idle
+	if idle <= 0 {
+		idle = -1 // no quiet period, as for JSONL
+	}
+	return []bs.Store{sqlite.NewStore(root, sqlite.Options{Logger: opts.Logger, Clock: opts.Clock, Idle: idle})}, nil
+}
 
 // Multi is a brainsurgeon.Store over several stores: it lists the
 // sessions of all of them and sends every other call to the store that

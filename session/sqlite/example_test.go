@@ -98,7 +98,7 @@ func Example() {
 	// Writing against the old version fails: the fences moved.
 	err = st.Rewrite(ctx, ref, tr.Version(), []bs.Edit{edit})
 	fmt.Println("stale base:", errors.Is(err, bs.ErrChanged))
-	fmt.Println("tool_call editable:", st.Editable(bs.TriggerToolCall))
+	fmt.Println("tool_call editable:", st.Editable(bs.SessionRef{}, bs.TriggerToolCall))
 	// Output:
 	// agents with a SQLite store: [main]
 	// session: main/1f979e30-12ad-4b66-80ac-bcbb53b985ff

@@ -88,7 +88,7 @@ func (s *Store) Name() string { return bs.BackendSQLite }
 // replaced: only thinking, tool_result and image values, whose edits keep
 // OpenClaw's search index and active-path projection valid. An extractor
 // skips the other trigger types on this backend.
-func (s *Store) Editable(t bs.TriggerType) bool {
+func (s *Store) Editable(_ bs.SessionRef, t bs.TriggerType) bool {
 	switch t {
 	case bs.TriggerThinking, bs.TriggerToolResult, bs.TriggerImage:
 		return true
@@ -180,15 +180,15 @@ func (s *Store) StorePath(agent string) (string, error) {
 // SQLite store still restore. It returns "" when the agent or session id
 // is not a valid path segment or the root cannot be resolved; callers must
 // treat "" as an error.
-func (s *Store) SideDir(ref bs.SessionRef) string {
+func (s *Store) SideDir(ref bs.SessionRef) (string, error) {
 	if !validSegment(ref.Agent) || !validSegment(ref.ID) {
-		return ""
+		return "", fmt.Errorf("session %s: agent %q and session id %q must be plain path segments: %w", ref, ref.Agent, ref.ID, bs.ErrInvalid)
 	}
 	agents, _, err := dirs(s.root)
 	if err != nil {
-		return ""
+		return "", err
 	}
-	return filepath.Join(agents, ref.Agent, "sessions", "extracted", ref.ID)
+	return filepath.Join(agents, ref.Agent, "sessions", "extracted", ref.ID), nil
 }
 
 // listed is one listed session with what Resolve needs beyond the ref.
@@ -391,4 +391,14 @@ func (s *Store) readTxOnce(ctx context.Context, path string, fn func(tx *sql.Tx)
 		return storeError(path, "end read", err)
 	}
 	return c.verify()
+}
+
+// Agents returns the agents that have a store under root, sorted; none
+// when root cannot be read.
+func (s *Store) Agents() []string {
+	a, err := Detect(s.root)
+	if err != nil {
+		return nil
+	}
+	return a
 }

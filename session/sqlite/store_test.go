@@ -275,11 +275,11 @@ func TestDetectAndSideDir(t *testing.T) {
 	}
 	st := sqlite.NewStore(state, sqlite.Options{})
 	want := filepath.Join(state, "agents", "main", "sessions", "extracted", "abc")
-	if got := st.SideDir(bs.SessionRef{Agent: "main", ID: "abc"}); got != want {
+	if got, _ := st.SideDir(bs.SessionRef{Agent: "main", ID: "abc"}); got != want {
 		t.Errorf("SideDir = %s, want %s", got, want)
 	}
 	for _, ref := range []bs.SessionRef{{Agent: "main", ID: "../x"}, {Agent: "..", ID: "x"}, {Agent: "main", ID: ""}, {Agent: "a/b", ID: "x"}, {Agent: "main", ID: "a\x00b"}} {
-		if got := st.SideDir(ref); got != "" {
+		if got, err := st.SideDir(ref); got != "" || err == nil {
 			t.Errorf("SideDir(%q/%q) = %s, want empty", ref.Agent, ref.ID, got)
 		}
 		if _, err := st.Open(context.Background(), ref, nil); !errors.Is(err, bs.ErrInvalid) {
@@ -288,7 +288,7 @@ func TestDetectAndSideDir(t *testing.T) {
 	}
 	for _, tt := range bs.TriggerTypes() {
 		want := tt == bs.TriggerThinking || tt == bs.TriggerToolResult || tt == bs.TriggerImage
-		if st.Editable(tt) != want {
+		if st.Editable(bs.SessionRef{}, tt) != want {
 			t.Errorf("Editable(%s) = %v, want %v", tt, !want, want)
 		}
 	}

@@ -1,6 +1,7 @@
 package sqlite
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"errors"
@@ -356,4 +357,68 @@ func (t *Transcript) Entry(ctx context.Context, line int) (*bs.Entry, error) {
 		return nil, err
 	}
 	return session.ParseEntry(raw, line, seq), nil
+}
+
+// Lines reads the given lines (1-based, ascending) again, in short read
+// transactions of at most a few hundred rows, each of which first checks
+// the fences. The entries carry Line, Offset (the seq) and Raw only; Raw
+// is the caller's to keep.
+func (t *Transcript) Lines(ctx context.Context, lines []int) iter.Seq2[*bs.Entry, error] {
+	return func(yield func(*bs.Entry, error) bool) {
+		nodes := t.Nodes()
+		prev := 0
+		for _, l := range lines {
+			if l <= prev || l > len(nodes) {
+				yield(nil, fmt.Errorf("session %s in %s: line %d (of %d, after %d): lines must be ascending and exist: %w", t.ref, t.path, l, len(nodes), prev, bs.ErrInvalid))
+				return
+			}
+			prev = l
+		}
+		for start := 0; start < len(lines); start += entriesChunkRows {
+			chunk := lines[start:min(start+entriesChunkRows, len(lines))]
+			out := make([]*bs.Entry, 0, len(chunk))
+			err := t.store.readTx(ctx, t.path, func(tx *sql.Tx) error {
+				out = out[:0]
+				if err := t.checkFences(ctx, tx); err != nil {
+					return err
+				}
+				stmt, err := tx.PrepareContext(ctx, rowsQuery+" LIMIT 1")
+				if err != nil {
+					return storeError(t.path, "read rows", err)
+				}
+				defer stmt.Close()
+				for _, l := range chunk {
+					seq := nodes[l-1].Offset
+					rows, err := stmt.QueryContext(ctx, t.ref.ID, seq-1)
+					if err != nil {
+						return storeError(t.path, "read row", err)
+					}
+					rr := rowReader{path: t.path, session: t.ref.ID}
+					var got int64 = -1
+					var raw []byte
+					if rows.Next() {
+						got, raw, err = rr.next(rows)
+					}
+					rows.Close()
+					if err != nil {
+						return err
+					}
+					if got != seq {
+						return fmt.Errorf("session %s in %s: row seq %d is gone: %w", t.ref, t.path, seq, bs.ErrChanged)
+					}
+					out = append(out, &bs.Entry{Line: l, Offset: seq, Raw: bytes.Clone(raw)})
+				}
+				return nil
+			})
+			if err != nil {
+				yield(nil, err)
+				return
+			}
+			for _, e := range out {
+				if !yield(e, nil) {
+					return
+				}
+			}
+		}
+	}
 }
