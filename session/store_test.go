@@ -52,6 +52,10 @@ func fileSHA(t *testing.T, p string) [32]byte {
 // last results must be byte-identical to the original, and the edited one
 // must load in pi with the same entries, leaf and context size.
 func TestStoreRewriteRoundTrip(t *testing.T) {
+	if testing.Short() {
+		t.Skip("rewrites every corpus transcript three times and loads it in the pi oracle; skipped with -short")
+	}
+	t.Parallel()
 	ctx := context.Background()
 	for _, f := range corpusTranscripts(t) {
 		t.Run(shortName(f), func(t *testing.T) {

@@ -151,6 +151,9 @@ func TestSummaryFixtures(t *testing.T) {
 // TestSummaryCorpus runs every OpenClaw JSONL transcript in the shared corpus through one batch: the decoder
 // must cope with all of them, in order.
 func TestSummaryCorpus(t *testing.T) {
+	if testing.Short() {
+		t.Skip("loads every corpus transcript in the pi oracle; skipped with -short")
+	}
 	Require(t)
 	shared, err := SharedDir()
 	if err != nil {

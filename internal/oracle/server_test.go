@@ -46,6 +46,9 @@ func runScript(t *testing.T, v any, mode string, files ...string) {
 // TestServerMatchesScript proves that the server answers exactly like the reference script, on a v3 file and on
 // the v1 file pi migrates on open (whose random entry ids are masked).
 func TestServerMatchesScript(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts the reference script five times; skipped with -short")
+	}
 	Require(t)
 	ctx := testCtx(t)
 	v3, mit := sharedFile(t, fixtureV3), sharedFile(t, fixtureMIT)
@@ -106,6 +109,9 @@ func TestServerMatchesScript(t *testing.T) {
 // TestServerOneProcess checks that requests share one process, that a failed request leaves it running, and that
 // a process that died or was given up on is replaced.
 func TestServerOneProcess(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts the oracle process four times; skipped with -short")
+	}
 	Require(t)
 	ctx := testCtx(t)
 	v3 := sharedFile(t, fixtureV3)
@@ -170,6 +176,9 @@ func TestServerOneProcess(t *testing.T) {
 // TestServerExitsWithStdin checks that the server exits on its own when its stdin closes, which is what happens
 // when the test binary that started it exits without Close.
 func TestServerExitsWithStdin(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a second oracle process; skipped with -short")
+	}
 	Require(t)
 	env, err := resolve()
 	if err != nil {
