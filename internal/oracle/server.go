@@ -215,10 +215,10 @@ func (s *server) do(ctx context.Context, op string, files []string) (_ json.RawM
 func (s *server) deadError(what string, err error) error {
 	select {
 	case <-s.done:
+		if err == nil {
+			err = s.waitErr
+		}
 	case <-time.After(5 * time.Second):
-	}
-	if err == nil {
-		err = s.waitErr
 	}
 	return fmt.Errorf("%s: node server.mjs died (%v)%s", what, err, s.stderrTail())
 }
