@@ -162,6 +162,7 @@ func DiscoverWith(ctx context.Context, root string, opts DiscoverOptions) (*Disc
 	return d, nil
 }
 
+// expectedLayouts tells, in errors, what a root must be.
 const expectedLayouts = "expected an OpenClaw agents dir (<agent>/sessions/*.jsonl) or a pi sessions dir (--<cwd>--/*.jsonl)"
 
 // messageError is an error with its own message that wraps a sentinel.
