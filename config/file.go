@@ -8,9 +8,9 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"syscall"
 
 	"github.com/brainsurgeon/brainsurgeon"
+	"github.com/brainsurgeon/brainsurgeon/internal/atomicfile"
 )
 
 // MaxFileSize is the largest config file that Load reads, 1 MiB; a real one
@@ -117,12 +117,13 @@ func Save(agentsDir string, c Config) error {
 }
 
 // writeAtomic replaces path with data through a synced temp file in the
-// same directory, creating the directory (mode 0700) if it is missing.
+// same directory (atomicfile.WriteFile, mode 0600), creating the directory
+// (mode 0700) if it is missing.
 func writeAtomic(path string, data []byte) error {
 	dir := filepath.Dir(path)
 	switch err := os.Mkdir(dir, 0o700); {
 	case err == nil:
-		if err := syncDir(filepath.Dir(dir)); err != nil {
+		if err := atomicfile.SyncDir(filepath.Dir(dir)); err != nil {
 			return fmt.Errorf("sync %s: %w", filepath.Dir(dir), err)
 		}
 	case errors.Is(err, fs.ErrExist):
@@ -137,44 +138,5 @@ func writeAtomic(path string, data []byte) error {
 		return err
 	}
 
-	tmp, err := os.CreateTemp(dir, "."+FileName+".tmp-*") // mode 0600
-	if err != nil {
-		return err
-	}
-	name := tmp.Name()
-	err = tmp.Chmod(0o600)
-	if err == nil {
-		_, err = tmp.Write(data)
-	}
-	if err == nil {
-		err = tmp.Sync()
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(name, path)
-	}
-	if err != nil {
-		os.Remove(name)
-		return err
-	}
-	if err := syncDir(dir); err != nil {
-		return fmt.Errorf("sync %s: %w", dir, err)
-	}
-	return nil
-}
-
-// syncDir fsyncs a directory so that a rename or a creation in it is
-// durable. File systems that cannot sync a directory (EINVAL) are accepted.
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	if err := d.Sync(); err != nil && !errors.Is(err, syscall.EINVAL) {
-		return err
-	}
-	return nil
+	return atomicfile.WriteFile(path, data, 0o600)
 }

@@ -110,6 +110,10 @@ func equalInts(a, b []int) bool {
 // active leaf, the entry count and the number of context messages with the
 // real pi SessionManager.
 func TestOracleAgreement(t *testing.T) {
+	if testing.Short() {
+		t.Skip("loads every v2/v3 corpus transcript in the pi oracle; skipped with -short")
+	}
+	t.Parallel()
 	oracle.Require(t)
 	files := corpusTranscripts(t)
 	var v23 []string

@@ -341,7 +341,7 @@ func TestResolveCorpus(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			for _, resolve := range []func(string) (brainsurgeon.SessionRef, error){
 				d.Resolve,
-				func(n string) (brainsurgeon.SessionRef, error) { return session.Resolve(d.Sessions, n) },
+				func(n string) (brainsurgeon.SessionRef, error) { return session.ResolveRef(d.Sessions, n, nil) },
 			} {
 				ref, err := resolve(tt.in)
 				dreq.NoError(t, err)
@@ -446,7 +446,7 @@ func TestResolveFixture(t *testing.T) {
 	}
 
 	// The package-level Resolve knows only primary keys.
-	_, err = session.Resolve(d.Sessions, "agent:alpha:telegram:direct:42")
+	_, err = session.ResolveRef(d.Sessions, "agent:alpha:telegram:direct:42", nil)
 	dreq.ErrorIs(t, err, brainsurgeon.ErrNotFound)
 }
 
@@ -505,7 +505,7 @@ func TestResolveNotFoundMessage(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := session.Resolve(refs, tt.in)
+			_, err := session.ResolveRef(refs, tt.in, nil)
 			dreq.ErrorIs(t, err, brainsurgeon.ErrNotFound)
 			for _, m := range tt.msgs {
 				dreq.Contains(t, err.Error(), m)
@@ -514,7 +514,7 @@ func TestResolveNotFoundMessage(t *testing.T) {
 			dreq.NotContains(t, err.Error(), "00000020-0000")
 		})
 	}
-	_, err := session.Resolve(nil, "anything")
+	_, err := session.ResolveRef(nil, "anything", nil)
 	dreq.ErrorIs(t, err, brainsurgeon.ErrNotFound)
 	dreq.Contains(t, err.Error(), "sessions: none")
 }
@@ -543,7 +543,7 @@ func TestResolveInvalid(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := session.Resolve(refs, tt.in)
+			_, err := session.ResolveRef(refs, tt.in, nil)
 			dreq.ErrorIs(t, err, brainsurgeon.ErrInvalid)
 			dreq.Contains(t, err.Error(), tt.msg)
 		})
@@ -574,13 +574,13 @@ func TestDiscoverPi(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			ref, err := session.Resolve(d.Sessions, tt.in)
+			ref, err := session.ResolveRef(d.Sessions, tt.in, nil)
 			dreq.NoError(t, err)
 			dreq.Equal(t, tt.want, ref.ID)
 			dreq.Empty(t, ref.Agent)
 		})
 	}
-	_, err = session.Resolve(d.Sessions, "d703a1a9")
+	_, err = session.ResolveRef(d.Sessions, "d703a1a9", nil)
 	dreq.ErrorIs(t, err, brainsurgeon.ErrAmbiguous)
 	dreq.Contains(t, err.Error(), "--home-u-proj--/d703a1a9-0000-4000-8000-000000000002")
 	dreq.Contains(t, err.Error(), "--home-u-proj--/d703a1a9-1b7b-4fb1-b512-c9738b1fe617")
@@ -912,4 +912,41 @@ func (r discoverRequire) NotContains(t testing.TB, s, sub string, msgAndArgs ...
 	if strings.Contains(s, sub) {
 		r.fail(t, msgAndArgs, "%q contains %q", s, sub)
 	}
+}
+
+// TestResolveRefOtherBackend resolves among refs of a store that keeps many
+// sessions in one database file, as the SQLite backend does: the path names
+// no single session, and its file name is no session id.
+func TestResolveRefOtherBackend(t *testing.T) {
+	db := "/state/agents/main/agent/openclaw-agent.sqlite"
+	refs := []brainsurgeon.SessionRef{
+		{Backend: brainsurgeon.BackendSQLite, Agent: "main", ID: "1d9efd24-3d45-430b-a703-e713c1679ce1", Key: "agent:main:main", Path: db},
+		{Backend: brainsurgeon.BackendSQLite, Agent: "main", ID: "2e0a0b35-0000-4000-8000-000000000002", Key: "agent:main:telegram:direct:42", Path: db},
+		{Backend: brainsurgeon.BackendSQLite, Agent: "ops", ID: "3f1b1c46-0000-4000-8000-000000000003", Path: "/state/agents/ops/agent/openclaw-agent.sqlite"},
+	}
+	for _, tt := range []struct{ name, in, want string }{
+		{"AgentSlashID", "main/1d9efd24-3d45-430b-a703-e713c1679ce1", "main/1d9efd24-3d45-430b-a703-e713c1679ce1"},
+		{"IDPrefix", "2e0a0b35", "main/2e0a0b35-0000-4000-8000-000000000002"},
+		{"Key", "agent:main:main", "main/1d9efd24-3d45-430b-a703-e713c1679ce1"},
+		{"KeySuffix", "direct:42", "main/2e0a0b35-0000-4000-8000-000000000002"},
+		{"PathOfOneSession", "/state/agents/ops/agent/openclaw-agent.sqlite", "ops/3f1b1c46-0000-4000-8000-000000000003"},
+		{"ExtraKey", "agent:main:cron:7", "main/2e0a0b35-0000-4000-8000-000000000002"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			keys := func(ref brainsurgeon.SessionRef) []string {
+				if ref.ID == refs[1].ID {
+					return []string{ref.Key, "agent:main:cron:7"}
+				}
+				return nil // the ref's Key alone
+			}
+			ref, err := session.ResolveRef(refs, tt.in, keys)
+			dreq.NoError(t, err)
+			dreq.Equal(t, tt.want, ref.String())
+		})
+	}
+	_, err := session.ResolveRef(refs, db, nil)
+	dreq.ErrorIs(t, err, brainsurgeon.ErrAmbiguous)
+	dreq.Contains(t, err.Error(), "matches 2 sessions")
+	_, err = session.ResolveRef(refs, "openclaw-agent", nil)
+	dreq.ErrorIs(t, err, brainsurgeon.ErrNotFound)
 }

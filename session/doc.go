@@ -27,7 +27,9 @@
 //
 // [Discover] and [DiscoverWith] find the sessions of an OpenClaw agents dir
 // (from sessions.json and orphan transcripts) or of a pi sessions dir, and
-// [Resolve] names one by agent/sessionId, path, session id or session key.
+// [ResolveRef] names one by agent/sessionId, path, session id or session key
+// among the refs of any backend ([Discovery.Resolve] and [Store.Resolve]
+// call it).
 // Sidecar and archive files are never taken for live sessions
 // ([ClassifyFile]).
 //

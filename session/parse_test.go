@@ -151,6 +151,9 @@ func TestReaderLines(t *testing.T) {
 
 // TestReaderHugeLine reads a single 50 MB line between two small ones.
 func TestReaderHugeLine(t *testing.T) {
+	if testing.Short() {
+		t.Skip("reads a 50 MB line; skipped with -short")
+	}
 	big := make([]byte, 0, 50<<20+64)
 	big = append(big, `{"type":"message","id":"big","message":{"role":"toolResult","content":[{"type":"text","text":"`...)
 	for len(big) < 50<<20 {

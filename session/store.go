@@ -48,7 +48,7 @@ func (s *Store) Sessions(ctx context.Context) ([]bs.SessionRef, error) {
 }
 
 // Resolve finds one session by agent/sessionId, path, session id or
-// session key.
+// session key (see ResolveRef), in a fresh discovery.
 func (s *Store) Resolve(ctx context.Context, name string) (bs.SessionRef, error) {
 	d, err := s.discover(ctx)
 	if err != nil {

@@ -266,6 +266,9 @@ func (r *wtPattern) Read(p []byte) (int, error) {
 // TestApplyEditsHugeLines streams 50 MB lines: an unedited one must not be
 // held in memory, an edited one is spliced correctly.
 func TestApplyEditsHugeLines(t *testing.T) {
+	if testing.Short() {
+		t.Skip("edits two 50 MB lines; skipped with -short")
+	}
 	const huge = 50 << 20
 	input := func() io.Reader {
 		return io.MultiReader(
@@ -593,6 +596,9 @@ func (l *wtCountLogger) Error(m string, _ ...any) { l.add("ERROR " + m) }
 // appended entry must be present exactly once and intact, and every
 // counter must hold the value of the last rewrite that set it.
 func TestWriterConcurrentAppender(t *testing.T) {
+	if testing.Short() {
+		t.Skip("races 10,000 appends from another process against rewrites; skipped with -short")
+	}
 	const appends = 10000
 	const baseLines = 100
 	dir := t.TempDir()

@@ -21,6 +21,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	bs "github.com/brainsurgeon/brainsurgeon"
+	"github.com/brainsurgeon/brainsurgeon/internal/atomicfile"
 )
 
 // DirLockName is the name of the per-directory file that BrainSurgeon
@@ -291,7 +292,7 @@ func Rewrite(ctx context.Context, path string, base Stamp, transform func(dst io
 	if co.next > base.Size {
 		log.Info("carried over bytes appended by a writer ignoring the lock", "file", real, "bytes", co.next-base.Size)
 	}
-	syncErr := syncDir(dir)
+	syncErr := atomicfile.SyncDir(dir)
 
 	// Late appends go to the new file with O_APPEND, so they never
 	// overwrite what other appenders add to it meanwhile.
@@ -503,19 +504,6 @@ func createTemp(dir, name string) (*os.File, string, error) {
 		return f, p, err
 	}
 	return nil, "", errors.New("could not find a free temp file name")
-}
-
-// syncDir fsyncs a directory so a rename in it is durable.
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	if err := d.Sync(); err != nil && !errors.Is(err, syscall.EINVAL) {
-		return err
-	}
-	return nil
 }
 
 // CleanTemps removes the temp files ".<name>.bs-tmp-<pid>-<random>" in dir

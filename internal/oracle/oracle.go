@@ -1,16 +1,23 @@
-// Package oracle runs the real pi SessionManager (the JSONL-era OpenClaw host, via
-// ../shared/oracle/pi-session-oracle.mjs) on transcript files, so tests can prove that the host still
-// reads what BrainSurgeon writes.
+// Package oracle runs the real pi SessionManager (the JSONL-era OpenClaw host) on transcript files, so tests can
+// prove that the host still reads what BrainSurgeon writes.
+//
+// One Node process per test binary serves every request (server.mjs, embedded; it answers like
+// ../shared/oracle/pi-session-oracle.mjs, which is kept as the reference): loading the pi package takes about a
+// second, a request on a corpus file a few milliseconds. The process is started by the first request, serves
+// requests one at a time, is started again if it dies, and exits with the test binary (or at [Close]).
 //
 // Requirements: Node >= 20.6 and the npm package @mariozechner/pi-coding-agent@0.70.6. `bash .ci/install-oracle.sh`
 // installs it into $HOME/.cache/bs-oracle/pi/node_modules. Tests call [Require] first: it skips when the oracle is
 // missing on a developer machine, and fails when CI is set or BRAINSURGEON_REQUIRE_ORACLE=1.
 //
-// The script always works on a private temp copy of each file, so the inputs are never modified.
+// The server always works on a private temp copy of each file, so the inputs are never modified.
+//
+// A package whose tests use the oracle should call [Main] from its TestMain: it stops the process and, on a
+// developer machine without the oracle, says which oracle tests were skipped and how to install it.
 //
 // Environment:
 //
-//	BRAINSURGEON_SHARED  the shared directory (default: <module root>/../shared)
+//	BRAINSURGEON_SHARED  the shared directory with the corpus (default: <module root>/../shared)
 //	PI_ORACLE_MODULES    node_modules holding the pi package (default: $ORACLE/pi/node_modules, else
 //	                     $HOME/.cache/bs-oracle/pi/node_modules)
 //	PI_ORACLE_NODE       the node binary (default: `node` on PATH, else $HOME/.cache/bs-oracle/node/package/bin/node)
@@ -43,12 +50,9 @@ const (
 		"npm install --no-audit --no-fund " + PiPackage + "@" + PiVersion
 
 	scriptRel = "oracle/pi-session-oracle.mjs"
-
-	// batchSize bounds the files per node process (each start loads the pi package once).
-	batchSize = 64
 )
 
-// Minimum Node version the script needs (import attributes / fs APIs used by pi).
+// Minimum Node version the server needs (import attributes / fs APIs used by pi).
 const minNodeMajor, minNodeMinor = 20, 6
 
 // PiMessage describes one LLM-context message as the oracle sees it.
@@ -139,8 +143,8 @@ type PiContext struct {
 	Messages      []json.RawMessage `json:"messages"`
 }
 
-// Summary loads each file with pi's SessionManager and returns one summary per file, in order. Files are batched
-// into few node processes. If a batch fails, the files are retried one by one so the error names the culprit.
+// Summary loads each file with pi's SessionManager and returns one summary per file, in order. An error names
+// the file pi failed on.
 func Summary(ctx context.Context, files ...string) ([]PiSummary, error) {
 	if len(files) == 0 {
 		return nil, nil
@@ -149,57 +153,25 @@ func Summary(ctx context.Context, files ...string) ([]PiSummary, error) {
 	if err != nil {
 		return nil, err
 	}
-	for _, f := range files {
-		if _, err := os.Stat(f); err != nil {
-			return nil, fmt.Errorf("oracle: %w", err)
-		}
+	if err := statAll(files); err != nil {
+		return nil, err
 	}
-	out := make([]PiSummary, 0, len(files))
-	for start := 0; start < len(files); start += batchSize {
-		batch := files[start:min(start+batchSize, len(files))]
-		got, err := env.summaryBatch(ctx, batch)
-		if err != nil && len(batch) > 1 && ctx.Err() == nil {
-			for _, f := range batch { // find which file breaks the oracle
-				if _, ferr := env.summaryBatch(ctx, []string{f}); ferr != nil {
-					return nil, ferr
-				}
-			}
-		}
+	out := make([]PiSummary, len(files))
+	for i, f := range files {
+		raw, err := call(ctx, env, "summary", f)
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, got...)
-	}
-	return out, nil
-}
-
-func (e *env) summaryBatch(ctx context.Context, files []string) ([]PiSummary, error) {
-	raw, err := e.run(ctx, "summary", files...)
-	if err != nil {
-		return nil, err
-	}
-	var got []PiSummary
-	if len(files) == 1 {
-		got = make([]PiSummary, 1)
-		err = json.Unmarshal(raw, &got[0])
-	} else {
-		err = json.Unmarshal(raw, &got)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("oracle: decoding summary of %s: %w", strings.Join(files, " "), err)
-	}
-	if len(got) != len(files) {
-		return nil, fmt.Errorf("oracle: %d summaries for %d files", len(got), len(files))
-	}
-	for i := range got {
-		compact(&got[i].ThinkingLevel, &got[i].Model, &got[i].LLMMessageCount)
-	}
-	for i := range got {
-		if got[i].File != files[i] {
-			return nil, fmt.Errorf("oracle: summary %d is for %q, want %q", i, got[i].File, files[i])
+		if err := json.Unmarshal(raw, &out[i]); err != nil {
+			return nil, fmt.Errorf("oracle: decoding summary of %s: %w", f, err)
+		}
+		s := &out[i]
+		compact(&s.ThinkingLevel, &s.Model, &s.LLMMessageCount)
+		if s.File != f {
+			return nil, fmt.Errorf("oracle: summary %d is for %q, want %q", i, s.File, f)
 		}
 	}
-	return got, nil
+	return out, nil
 }
 
 // Compare loads both files and diffs the LLM context pi builds from each.
@@ -244,12 +216,10 @@ func runJSON(ctx context.Context, v any, mode string, files ...string) error {
 	if err != nil {
 		return err
 	}
-	for _, f := range files {
-		if _, err := os.Stat(f); err != nil {
-			return fmt.Errorf("oracle: %w", err)
-		}
+	if err := statAll(files); err != nil {
+		return err
 	}
-	raw, err := env.run(ctx, mode, files...)
+	raw, err := call(ctx, env, mode, files...)
 	if err != nil {
 		return err
 	}
@@ -259,8 +229,16 @@ func runJSON(ctx context.Context, v any, mode string, files ...string) error {
 	return nil
 }
 
-// Available reports whether the oracle can run: nil when the script, Node >= 20.6 and the pi package are all
-// there, otherwise an error naming everything that is missing and how to install it.
+func statAll(files []string) error {
+	for _, f := range files {
+		if _, err := os.Stat(f); err != nil {
+			return fmt.Errorf("oracle: %w", err)
+		}
+	}
+	return nil
+}
+
+// Available reports whether the oracle can run: nil when Node >= 20.6 and the pi package are both there, otherwise an error naming everything that is missing and how to install it.
 func Available() error {
 	_, err := resolve()
 	return err
@@ -268,6 +246,7 @@ func Available() error {
 
 // Require skips tb when the oracle is unavailable, or fails it when the environment demands the oracle
 // (CI set and not "false"/"0", or BRAINSURGEON_REQUIRE_ORACLE=1): CI must never silently skip oracle tests.
+// A skip is recorded for [Main]'s closing line.
 func Require(tb testing.TB) {
 	tb.Helper()
 	err := Available()
@@ -279,6 +258,7 @@ func Require(tb testing.TB) {
 			os.Getenv("CI"), os.Getenv("BRAINSURGEON_REQUIRE_ORACLE"), err)
 		return
 	}
+	recordSkip(tb, err)
 	tb.Skipf("pi oracle unavailable (set BRAINSURGEON_REQUIRE_ORACLE=1 to fail instead): %v", err)
 }
 
@@ -329,7 +309,8 @@ func SharedDir() (string, error) {
 	return abs, nil
 }
 
-// ScriptPath returns <shared>/oracle/pi-session-oracle.mjs.
+// ScriptPath returns <shared>/oracle/pi-session-oracle.mjs, the reference script the embedded server answers
+// like. The oracle does not need it to run.
 func ScriptPath() (string, error) {
 	shared, err := SharedDir()
 	if err != nil {
@@ -360,22 +341,13 @@ func ModulesDir() string {
 
 // env is a resolved, checked oracle setup.
 type env struct {
-	node, script, modules string
+	node, modules string
 }
 
 // resolve finds and checks everything; its error lists every missing piece.
 func resolve() (*env, error) {
 	var problems []string
 	e := &env{}
-
-	script, err := ScriptPath()
-	if err != nil {
-		problems = append(problems, err.Error())
-	} else if _, err := os.Stat(script); err != nil {
-		problems = append(problems, "oracle script "+script+" not found")
-	} else {
-		e.script = script
-	}
 
 	node, nerr := findNode()
 	if nerr != nil {
@@ -462,25 +434,4 @@ func checkNode(path string) error {
 	}
 	nodeVersions.Store(path, res)
 	return res.err
-}
-
-// run executes the script and returns its stdout.
-func (e *env) run(ctx context.Context, mode string, files ...string) ([]byte, error) {
-	args := append([]string{e.script, mode}, files...)
-	cmd := exec.CommandContext(ctx, e.node, args...)
-	cmd.Env = append(os.Environ(), "PI_ORACLE_MODULES="+e.modules)
-	cmd.WaitDelay = 5 * time.Second
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		msg := strings.TrimSpace(stderr.String())
-		if len(msg) > 4000 {
-			msg = "..." + msg[len(msg)-4000:]
-		}
-		if cerr := ctx.Err(); cerr != nil {
-			err = cerr
-		}
-		return nil, fmt.Errorf("oracle: node pi-session-oracle.mjs %s %s: %w\n%s", mode, strings.Join(files, " "), err, msg)
-	}
-	return stdout.Bytes(), nil
 }

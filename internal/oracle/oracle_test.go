@@ -105,7 +105,7 @@ func TestSummaryFixtures(t *testing.T) {
 	ctx := testCtx(t)
 	mit, v3 := sharedFile(t, fixtureMIT), sharedFile(t, fixtureV3)
 
-	both, err := Summary(ctx, mit, v3) // one node process, array output
+	both, err := Summary(ctx, mit, v3)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,7 +129,7 @@ func TestSummaryFixtures(t *testing.T) {
 		t.Errorf("v3 fixture: no message entries: %v", s.EntryTypes)
 	}
 
-	// One file (object output) must decode to the same summary as in the batch.
+	// One file alone must give the same summary as among others.
 	one, err := Summary(ctx, v3)
 	if err != nil {
 		t.Fatal(err)
@@ -151,6 +151,9 @@ func TestSummaryFixtures(t *testing.T) {
 // TestSummaryCorpus runs every OpenClaw JSONL transcript in the shared corpus through one batch: the decoder
 // must cope with all of them, in order.
 func TestSummaryCorpus(t *testing.T) {
+	if testing.Short() {
+		t.Skip("loads every corpus transcript in the pi oracle; skipped with -short")
+	}
 	Require(t)
 	shared, err := SharedDir()
 	if err != nil {
@@ -300,6 +303,7 @@ type fakeTB struct {
 }
 
 func (f *fakeTB) Helper()                        {}
+func (f *fakeTB) Name() string                   { return "TestRequireSkipsOrFails/fake" }
 func (f *fakeTB) Fatalf(format string, a ...any) { f.fatal = fmt.Sprintf(format, a...) }
 func (f *fakeTB) Skipf(format string, a ...any)  { f.skip = fmt.Sprintf(format, a...) }
 
@@ -312,7 +316,7 @@ func TestAvailableNamesWhatIsMissing(t *testing.T) {
 	if err == nil {
 		t.Fatal("Available() = nil")
 	}
-	for _, want := range []string{PiPackage + "@" + PiVersion, empty, "/nonexistent/node", "no-shared", "install-oracle.sh", "npm install"} {
+	for _, want := range []string{PiPackage + "@" + PiVersion, empty, "/nonexistent/node", "install-oracle.sh", "npm install"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error does not mention %q: %v", want, err)
 		}
@@ -336,6 +340,15 @@ func TestAvailableWrongVersion(t *testing.T) {
 
 func TestRequireSkipsOrFails(t *testing.T) {
 	t.Setenv("PI_ORACLE_MODULES", t.TempDir()) // make the oracle unavailable
+	skips.Lock()
+	saved := skips.tests
+	skips.tests = nil
+	skips.Unlock()
+	t.Cleanup(func() {
+		skips.Lock()
+		skips.tests = saved
+		skips.Unlock()
+	})
 	for _, tc := range []struct {
 		ci, req string
 		fail    bool
@@ -357,6 +370,20 @@ func TestRequireSkipsOrFails(t *testing.T) {
 		if msg := f.fatal + f.skip; !strings.Contains(msg, "install-oracle.sh") {
 			t.Errorf("no install hint in %q", msg)
 		}
+	}
+	// The skips (not the failures) are named in the closing line, once.
+	line := SkipLine()
+	if !strings.Contains(line, "skipped the oracle checks of 1 tests (TestRequireSkipsOrFails)") || !strings.Contains(line, "install-oracle.sh") {
+		t.Errorf("SkipLine() = %q", line)
+	}
+	t.Setenv("CI", "")
+	t.Setenv("BRAINSURGEON_REQUIRE_ORACLE", "")
+	if f := (&fakeTB{}); Optional(f) || f.fatal != "" {
+		t.Errorf("Optional without the oracle: fatal %q", f.fatal)
+	}
+	t.Setenv("CI", "true")
+	if f := (&fakeTB{}); Optional(f) || f.fatal == "" {
+		t.Error("Optional without the oracle under CI did not fail")
 	}
 }
 

@@ -1,0 +1,71 @@
+// Package atomicfile replaces files so that a reader sees the old content or the new, never a mix, and the new
+// content survives a crash once the call returns: write a temp file in the same directory, fsync it, rename it
+// over the target, fsync the directory.
+package atomicfile
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"syscall"
+)
+
+// WriteFile replaces path with data, atomically and durably. The temp file is created in path's directory (a
+// rename is atomic only within one file system) as ".<name>.tmp-<random>", gets mode perm exactly (the umask does
+// not apply), is written, fsynced and renamed over path; then the directory is fsynced. The directory must
+// exist. A symbolic link at path is replaced, not followed.
+//
+// On error the temp file is removed and path keeps its old content, except when only the final directory sync
+// failed: then path has the new content, which may not survive a crash.
+func WriteFile(path string, data []byte, perm os.FileMode) error {
+	dir, base := filepath.Split(path)
+	if dir == "" {
+		dir = "."
+	}
+	tmp, err := os.CreateTemp(dir, "."+base+".tmp-*")
+	if err != nil {
+		return err
+	}
+	name := tmp.Name()
+	err = tmp.Chmod(perm)
+	if err == nil {
+		_, err = tmp.Write(data)
+	}
+	if err == nil {
+		err = tmp.Sync()
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(name, path)
+	}
+	if err != nil {
+		_ = os.Remove(name)
+		return err
+	}
+	if err := SyncDir(dir); err != nil {
+		return fmt.Errorf("sync %s: %w", dir, err)
+	}
+	return nil
+}
+
+// SyncDir fsyncs the directory dir, so that files created, renamed or removed in it stay so after a crash.
+// File systems that cannot sync a directory (EINVAL, as some network and FUSE ones) are accepted, and on Windows,
+// where a directory cannot be synced this way, it does nothing.
+func SyncDir(dir string) error {
+	if runtime.GOOS == "windows" {
+		return nil
+	}
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	if err := d.Sync(); err != nil && !errors.Is(err, syscall.EINVAL) {
+		return err
+	}
+	return nil
+}
