@@ -15,6 +15,7 @@ import (
 	"github.com/klauspost/compress/zstd"
 
 	bs "github.com/brainsurgeon/brainsurgeon"
+	"github.com/brainsurgeon/brainsurgeon/internal/atomicfile"
 )
 
 // SideDirer is implemented by stores that know where a session's side
@@ -285,20 +286,11 @@ func (d *DirStore) Sync(ctx context.Context, ref bs.SessionRef) error {
 		dirs = append(dirs, filepath.Dir(dir), filepath.Dir(filepath.Dir(dir)))
 	}
 	for _, p := range dirs {
-		if err := syncDir(p); err != nil {
+		if err := atomicfile.SyncDir(p); err != nil {
 			return fmt.Errorf("sync side dir %s: %w", p, err)
 		}
 	}
 	return nil
-}
-
-func syncDir(p string) error {
-	f, err := os.Open(p)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	return f.Sync()
 }
 
 func syncEach(files []string) error {

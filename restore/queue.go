@@ -16,6 +16,7 @@ import (
 	"time"
 
 	bs "github.com/brainsurgeon/brainsurgeon"
+	"github.com/brainsurgeon/brainsurgeon/internal/atomicfile"
 )
 
 // QueueFormat identifies pending write-back files.
@@ -108,33 +109,10 @@ func (r *Restorer) enqueue(ref bs.SessionRef, req *PendingRequest) error {
 	// Names sort in the order of the requests: the wall clock (not the
 	// injectable Clock), made strictly increasing within the process.
 	name := queueStamp().Format("20060102T150405.000000000Z") + "-" + hex.EncodeToString(rnd[:]) + ".json"
-	tmp := filepath.Join(dir, ".tmp-"+name)
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-	if err != nil {
-		return fmt.Errorf("queue write-back: %w", err)
-	}
-	_, err = f.Write(append(data, '\n'))
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, filepath.Join(dir, name))
-	}
-	if err != nil {
-		os.Remove(tmp)
+	if err := atomicfile.WriteFile(filepath.Join(dir, name), append(data, '\n'), 0o600); err != nil {
 		return fmt.Errorf("queue write-back: %w", err)
 	}
 	req.File = filepath.Join(dir, name)
-	if d, err := os.Open(dir); err == nil {
-		err = d.Sync()
-		d.Close()
-		if err != nil {
-			return fmt.Errorf("queue write-back: sync %s: %w", dir, err)
-		}
-	}
 	return nil
 }
 

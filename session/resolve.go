@@ -61,14 +61,6 @@ func ResolveRef(refs []brainsurgeon.SessionRef, name string, keys func(brainsurg
 	return r.resolve(name)
 }
 
-// Resolve is ResolveRef(refs, name, nil): it knows each session's primary
-// key only.
-//
-// Deprecated: call ResolveRef, which also takes every key of a session.
-func Resolve(refs []brainsurgeon.SessionRef, name string) (brainsurgeon.SessionRef, error) {
-	return ResolveRef(refs, name, nil)
-}
-
 type resolver struct {
 	refs []brainsurgeon.SessionRef
 	keys func(brainsurgeon.SessionRef) []string // nil means only SessionRef.Key

@@ -300,7 +300,7 @@ func (s *Store) listStore(ctx context.Context, agent, path string) ([]listed, er
 // suffix of one on ":" boundaries) or the store's path (when the store
 // holds one session). A key names its current window, not the windows it
 // had before a reset or rollover. Errors wrap ErrNotFound, ErrAmbiguous or
-// ErrInvalid and list the candidates, worded as session.Resolve words
+// ErrInvalid and list the candidates, worded as session.ResolveRef words
 // them.
 func (s *Store) Resolve(ctx context.Context, name string) (bs.SessionRef, error) {
 	ls, err := s.list(ctx)
@@ -314,21 +314,9 @@ func (s *Store) Resolve(ctx context.Context, name string) (bs.SessionRef, error)
 			refs[i].Key = ""
 		}
 	}
-	// session.Resolve takes the first session of a path; a store holds
-	// many, so its path names one only when it holds one.
-	if abs, err := filepath.Abs(name); err == nil && strings.HasSuffix(name, ".sqlite") {
-		var found []string
-		for _, r := range refs {
-			if r.Path == abs {
-				found = append(found, r.String())
-			}
-		}
-		if len(found) > 1 {
-			return bs.SessionRef{}, fmt.Errorf("path %q is ambiguous: the store holds %d sessions: %s; name one as agent/sessionId or by its key: %w",
-				name, len(found), strings.Join(found, ", "), bs.ErrAmbiguous)
-		}
-	}
-	ref, err := session.Resolve(refs, name)
+	// A store's path names a session only when it holds one: ResolveRef
+	// reports a path shared by several as ambiguous.
+	ref, err := session.ResolveRef(refs, name, nil)
 	if err != nil {
 		return bs.SessionRef{}, err
 	}
