@@ -19,6 +19,9 @@ type ConfigOptions struct {
 	// ContextWindow of the mock model. Default 1,000,000: a seeded corpus session (100k+ tokens recorded) is then
 	// not compacted on its first turn.
 	ContextWindow int
+	// LogFile is the host's file log (logging.file). Empty means OpenClaw's default under /tmp/openclaw;
+	// [NewState] sets <dir>/openclaw.log.
+	LogFile string
 }
 
 // Config returns the openclaw.json of a test host: the ollama provider at the mock (its one model as the
@@ -42,6 +45,9 @@ func Config(o ConfigOptions) ([]byte, error) {
 			"compaction": map[string]any{"memoryFlush": map[string]any{"enabled": false}},
 		}},
 	}
+	if o.LogFile != "" {
+		cfg["logging"] = map[string]any{"file": o.LogFile}
+	}
 	return json.MarshalIndent(cfg, "", "  ")
 }
 
@@ -59,6 +65,9 @@ func NewState(dir string, o ConfigOptions) (*State, error) {
 			return nil, err
 		}
 	}
+	if o.LogFile == "" {
+		o.LogFile = s.LogFile()
+	}
 	cfg, err := Config(o)
 	if err != nil {
 		return nil, err
@@ -71,6 +80,9 @@ func (s *State) Home() string { return filepath.Join(s.Dir, "home") }
 
 // ConfigPath returns <dir>/openclaw.json.
 func (s *State) ConfigPath() string { return filepath.Join(s.Dir, "openclaw.json") }
+
+// LogFile returns <dir>/openclaw.log, the host's file log.
+func (s *State) LogFile() string { return filepath.Join(s.Dir, "openclaw.log") }
 
 // AgentsDir returns <dir>/agents.
 func (s *State) AgentsDir() string { return filepath.Join(s.Dir, "agents") }
@@ -209,10 +221,11 @@ func (g *Gateway) waitReady(ctx context.Context) error {
 	}
 }
 
-// LogTail returns the last n bytes of the gateway's log.
+// LogTail returns the last n bytes of the gateway's output and of the host's file log.
 func (g *Gateway) LogTail(n int) string {
-	b, _ := os.ReadFile(g.Log)
-	return tail(b, n)
+	out, _ := os.ReadFile(g.Log)
+	file, _ := os.ReadFile(g.State.LogFile())
+	return "--- " + g.Log + "\n" + tail(out, n) + "\n--- " + g.State.LogFile() + "\n" + tail(file, n)
 }
 
 // Stop stops the gateway (process group; bounded).

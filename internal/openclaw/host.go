@@ -28,9 +28,9 @@ type Host struct {
 	Gateway *Gateway
 }
 
-// StartupTimeout bounds the start of the mock and of the gateway (a gateway took 40-64 s to be ready on a busy
-// 2-core machine).
-const StartupTimeout = 150 * time.Second
+// StartupTimeout bounds the start of the mock and of the gateway (a 2026.7.35 gateway took 33-75 s to be ready
+// on a shared 2-core machine).
+const StartupTimeout = 4 * time.Minute
 
 // NewHost starts the mock, creates the state dir (config pointing at the mock), calls seed to put sessions in
 // place, then starts a gateway of version on it.
@@ -38,8 +38,9 @@ func NewHost(tb testing.TB, version string, seed func(st *State) error) *Host {
 	tb.Helper()
 	in := Require(tb, version)
 	h := &Host{Env: NewEnv(in.Node), Install: in}
-	tb.Cleanup(func() { h.Close(tb) })
 	dir := tb.TempDir()
+	// registered after TempDir, so it runs before the directory is removed
+	tb.Cleanup(func() { h.Close(tb) })
 	ctx, cancel := context.WithTimeout(context.Background(), StartupTimeout)
 	defer cancel()
 	var err error
