@@ -26,7 +26,7 @@ const (
 // hostTrouble is what a run that lost its transcript to a concurrent writer logs.
 var hostTrouble = regexp.MustCompile(`(?i)takeover|fence|changed while|conflict`)
 
-// chatAfter returns the model requests logged after the first n.
+// chats returns the model requests the mock has logged so far.
 func chats(t *testing.T, h *openclaw.Host) []openclaw.Chat {
 	t.Helper()
 	c, err := h.Mock.Chats()
