@@ -160,6 +160,13 @@ func lockDir(ctx context.Context, dir string, timeout time.Duration) (*flock.Flo
 //     until no process has the old file open for writing; it also waits
 //     until the old file's size has been stable for 5 ms.
 //
+// The new file keeps the original's modification time (DESIGN decision
+// 16): just before the rename the temp file gets the original's current
+// mtime (carried-over bytes included) and the access time the original had
+// before it was read; after step 6 the new file gets the old file's last
+// mtime again, unless another process appended to the new file itself
+// (then its own, newer, mtime stays).
+//
 // Newlines on carry-over: the carried bytes "start a fresh line" when the
 // original's byte before them is "\n" (or the original was empty). Then,
 // if the content they follow does not end in "\n", a "\n" is written first
@@ -220,6 +227,10 @@ func Rewrite(ctx context.Context, path string, base Stamp, transform func(dst io
 	if !fi.Mode().IsRegular() {
 		return fmt.Errorf("%s is not a regular file: %w", real, bs.ErrInvalid)
 	}
+	atime0, err := timesOfInfo(fi)
+	if err != nil {
+		return err
+	}
 	if opts.Recheck != nil {
 		if err := opts.Recheck(); err != nil {
 			return err
@@ -274,6 +285,16 @@ func Rewrite(ctx context.Context, path string, base Stamp, transform func(dst io
 			}
 		}
 	}
+	// Keep the modification time (DESIGN decision 16): the new file gets
+	// the original's current mtime, carried-over appends included, and
+	// the access time the original had before we read it.
+	mtime, err := timesOf(orig)
+	if err != nil {
+		return fmt.Errorf("original: %w", err)
+	}
+	if err := setTimes(tmp, fileTimes{atime: atime0.atime, mtime: mtime.mtime}); err != nil {
+		return fmt.Errorf("temp file: %w", err)
+	}
 	if err := tmp.Sync(); err != nil {
 		return fmt.Errorf("sync temp file: %w", err)
 	}
@@ -303,6 +324,12 @@ func Rewrite(ctx context.Context, path string, base Stamp, transform func(dst io
 	lateErr := co.late(tmp, cur)
 	if co.next > before {
 		log.Info("carried over bytes appended to the old file after the rename", "file", real, "bytes", co.next-before)
+	}
+	retimed := false
+	if lateErr == nil {
+		retimed, lateErr = keepLastMtime(orig, tmp, tw.n+co.next-before, log)
+	}
+	if co.next > before || retimed {
 		if err := tmp.Sync(); err != nil && lateErr == nil {
 			lateErr = fmt.Errorf("sync: %w", err)
 		}

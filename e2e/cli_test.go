@@ -1,0 +1,202 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/brainsurgeon/brainsurgeon/internal/oracle"
+	"github.com/brainsurgeon/brainsurgeon/internal/testcorpus"
+)
+
+// bsBin is the brainsurgeon binary built by TestMain from ./cmd/brainsurgeon.
+var bsBin string
+
+func TestMain(m *testing.M) {
+	os.Exit(run(m))
+}
+
+func run(m *testing.M) int {
+	dir, err := os.MkdirTemp("", "bs-e2e-bin-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	root, err := oracle.ModuleRoot()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	bsBin = filepath.Join(dir, "brainsurgeon")
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "go", "build", "-o", bsBin, "./cmd/brainsurgeon")
+	cmd.Dir = root
+	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	start := time.Now()
+	if err := cmd.Run(); err != nil {
+		fmt.Fprintf(os.Stderr, "e2e: go build ./cmd/brainsurgeon: %v\n", err)
+		return 1
+	}
+	fmt.Fprintf(os.Stderr, "e2e: built %s in %s\n", bsBin, time.Since(start).Round(time.Millisecond))
+	return m.Run()
+}
+
+// cliResult is one run of the brainsurgeon CLI.
+type cliResult struct {
+	args           []string
+	stdout, stderr string
+	code           int
+}
+
+func (r cliResult) String() string {
+	return fmt.Sprintf("brainsurgeon %s: exit %d\nstdout: %s\nstderr: %s", strings.Join(r.args, " "), r.code, r.stdout, r.stderr)
+}
+
+// bs runs the brainsurgeon CLI as a user would (a subprocess, bounded to 2 minutes).
+func bs(t *testing.T, args ...string) cliResult {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bsBin, args...)
+	cmd.Env = append(os.Environ(), "BRAINSURGEON_LOG=")
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	r := cliResult{args: args, stdout: stdout.String(), stderr: stderr.String()}
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+	case errors.As(err, &ee):
+		r.code = ee.ExitCode()
+	default:
+		t.Fatalf("brainsurgeon %v: %v", args, err)
+	}
+	return r
+}
+
+// pruneReport is one session of `brainsurgeon prune --json`.
+type pruneReport struct {
+	Session string `json:"session"`
+	Status  string `json:"status"`
+	Error   string `json:"error"`
+	Result  *struct {
+		Entries    int   `json:"entries"`
+		BytesSaved int64 `json:"bytes_saved"`
+	} `json:"result"`
+}
+
+// prune runs `brainsurgeon prune --agents-dir D --json` and returns the report of the session named sessionID.
+func prune(t *testing.T, agentsDir, sessionID string) (pruneReport, cliResult) {
+	t.Helper()
+	r := bs(t, "prune", "--agents-dir", agentsDir, "--json")
+	if r.code != 0 {
+		t.Fatalf("prune failed: %s", r)
+	}
+	var reps []pruneReport
+	if err := json.Unmarshal([]byte(r.stdout), &reps); err != nil {
+		t.Fatalf("prune --json: %v\n%s", err, r)
+	}
+	for _, rep := range reps {
+		if strings.Contains(rep.Session, sessionID) {
+			return rep, r
+		}
+	}
+	t.Fatalf("prune reported no session %s: %s", sessionID, r)
+	return pruneReport{}, r
+}
+
+// restoreEntry writes entry back with `brainsurgeon restore ENTRY --session S`, falling back to the older
+// `restore S ENTRY` when the CLI answers with a usage error (exit 2), so the test works on both shapes.
+func restoreEntry(t *testing.T, agentsDir, session, entry string) cliResult {
+	t.Helper()
+	r := bs(t, "restore", entry, "--session", session, "--agents-dir", agentsDir, "--json")
+	if r.code == 2 {
+		r = bs(t, "restore", session, entry, "--agents-dir", agentsDir, "--json")
+	}
+	if r.code != 0 {
+		t.Fatalf("restore: %s", r)
+	}
+	return r
+}
+
+// writeConfig writes .brainsurgeon/config.json beside agentsDir.
+func writeConfig(t *testing.T, agentsDir string, cfg map[string]any) {
+	t.Helper()
+	dir := filepath.Join(filepath.Dir(agentsDir), ".brainsurgeon")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	b, err := json.Marshal(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "config.json"), b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// corpusFile returns the corpus transcript whose name is base.
+func corpusFile(t *testing.T, base string) string {
+	t.Helper()
+	for _, p := range testcorpus.Transcripts(t) {
+		if filepath.Base(p) == base {
+			return p
+		}
+	}
+	t.Fatalf("corpus transcript %s not found", base)
+	return ""
+}
+
+func fileSHA(t *testing.T, p string) string {
+	t.Helper()
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := sha256.Sum256(b)
+	return hex.EncodeToString(s[:])
+}
+
+func mtime(t *testing.T, p string) time.Time {
+	t.Helper()
+	fi, err := os.Stat(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fi.ModTime()
+}
+
+var placeholderRE = regexp.MustCompile(`\[\[extracted-([^\]]+)\]\]`)
+
+// placeholders returns the entry ids of the placeholders in the file, in order, without repeats.
+func placeholders(t *testing.T, p string) []string {
+	t.Helper()
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	seen := map[string]bool{}
+	for _, m := range placeholderRE.FindAllSubmatch(b, -1) {
+		if id := string(m[1]); !seen[id] {
+			seen[id] = true
+			ids = append(ids, id)
+		}
+	}
+	return ids
+}
