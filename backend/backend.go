@@ -20,6 +20,7 @@ import (
 	bs "github.com/brainsurgeon/brainsurgeon"
 	"github.com/brainsurgeon/brainsurgeon/config"
 	"github.com/brainsurgeon/brainsurgeon/extract"
+	"github.com/brainsurgeon/brainsurgeon/prune"
 	"github.com/brainsurgeon/brainsurgeon/restore"
 	"github.com/brainsurgeon/brainsurgeon/session"
 	"github.com/brainsurgeon/brainsurgeon/session/sqlite"
@@ -110,6 +111,12 @@ func openOthers(ctx context.Context, root string, opts Options) ([]bs.Store, err
 		idle = -1 // no quiet period, as for JSONL
 	}
 	return []bs.Store{sqlite.NewStore(root, sqlite.Options{Logger: opts.Logger, Clock: opts.Clock, Idle: idle})}, nil
+}
+
+// Pass returns the library-level extraction pass over the set with the
+// runtime config c.
+func (s *Set) Pass(c config.Config, log bs.Logger) *prune.Pass {
+	return &prune.Pass{Store: s.Store, Side: s.Side, StateDir: s.StateDir, Config: c, Logger: log}
 }
 
 // Multi is a brainsurgeon.Store over several stores: it lists the

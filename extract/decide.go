@@ -8,7 +8,7 @@ import (
 	"time"
 
 	bs "github.com/brainsurgeon/brainsurgeon"
-	"github.com/brainsurgeon/brainsurgeon/session"
+	"github.com/brainsurgeon/brainsurgeon/entry"
 )
 
 // Policy is what decides extraction: the relevant part of the runtime
@@ -146,14 +146,14 @@ func Decide(e *bs.Entry, position int, p Policy, now time.Time) Decision {
 	if e.Kind != bs.KindEntry {
 		return no(CodeNotEntry, "not an entry line")
 	}
-	all := session.Classify(e)
+	all := entry.Classify(e)
 	ext := ParseExtractable(e.Extractable)
 	if ext.Force && len(all) == 0 {
 		all = forcedCandidates(e)
 	}
 	if len(all) > 0 {
 		d.Type = all[0].Trigger
-	} else if t := session.FlatTrigger(e); t != "" {
+	} else if t := entry.FlatTrigger(e); t != "" {
 		d.Type = t
 	}
 	if !p.Enabled {

@@ -1,6 +1,7 @@
 // Package prune is the library-level extraction pass: the one entry point
 // that an embedding program, the daemon and the commands call. A pass
-// takes a runtime config and an opened installation (package backend),
+// takes a runtime config and a store and side store (package backend opens
+// them for an installation),
 // applies the restore write-backs that were queued while sessions were
 // busy, then runs one extraction pass per session. A session that fails
 // never stops the others.
@@ -13,7 +14,6 @@ import (
 	"time"
 
 	bs "github.com/brainsurgeon/brainsurgeon"
-	"github.com/brainsurgeon/brainsurgeon/backend"
 	"github.com/brainsurgeon/brainsurgeon/config"
 	"github.com/brainsurgeon/brainsurgeon/extract"
 	"github.com/brainsurgeon/brainsurgeon/restore"
@@ -42,10 +42,15 @@ const (
 // not forced.
 var ErrDisabled = errors.New("smart pruning is disabled")
 
-// Pass runs extraction passes. Set and Config are required.
+// Pass runs extraction passes. Store, Side and Config are required;
+// backend.Set.Pass fills them from an opened installation.
 type Pass struct {
-	// Set is the opened installation.
-	Set *backend.Set
+	// Store reads and writes the sessions.
+	Store bs.Store
+	// Side keeps the extracted values.
+	Side bs.SideStore
+	// StateDir holds the queue of restore write-backs and the audit log.
+	StateDir string
 	// Config is the runtime config.
 	Config config.Config
 	// Force runs the pass even when Config.Enabled is false.
@@ -105,7 +110,7 @@ type Report struct {
 
 // Restorer returns the Restorer the pass uses for queued write-backs.
 func (p *Pass) Restorer() *restore.Restorer {
-	r := restore.New(p.Set.Store, p.Set.Side, p.Set.StateDir)
+	r := restore.New(p.Store, p.Side, p.StateDir)
 	r.Policy = extract.FromConfig(p.Config)
 	r.KeepPurgeControlCalls = p.Config.KeepPurgeControlCalls
 	r.Logger, r.Clock = p.Logger, p.Clock
@@ -118,8 +123,8 @@ func (p *Pass) Restorer() *restore.Restorer {
 // in the report, not returned.
 func (p *Pass) Run(ctx context.Context, refs []bs.SessionRef) (*Report, error) {
 	start := time.Now()
-	if p.Set == nil {
-		return nil, fmt.Errorf("prune: the Pass needs a Set (backend.Open): %w", bs.ErrInvalid)
+	if p.Store == nil || p.Side == nil {
+		return nil, fmt.Errorf("prune: the Pass needs a Store and a Side store (backend.Open gives both): %w", bs.ErrInvalid)
 	}
 	if !p.Config.Enabled && !p.Force && !p.DryRun {
 		return nil, ErrDisabled
@@ -140,13 +145,13 @@ func (p *Pass) Run(ctx context.Context, refs []bs.SessionRef) (*Report, error) {
 	}
 	if refs == nil {
 		var err error
-		if refs, err = p.Set.Store.Sessions(ctx); err != nil {
+		if refs, err = p.Store.Sessions(ctx); err != nil {
 			return nil, err
 		}
 	}
 	policy := extract.FromConfig(p.Config)
 	policy.Enabled = true
-	x := &extract.Extractor{Policy: policy, Store: p.Set.Store, Side: p.Set.Side, Tokenizer: p.Tokenizer,
+	x := &extract.Extractor{Policy: policy, Store: p.Store, Side: p.Side, Tokenizer: p.Tokenizer,
 		Logger: p.Logger, Clock: p.Clock, DryRun: p.DryRun}
 	var bytes int64
 	for i, ref := range refs {

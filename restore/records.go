@@ -10,9 +10,9 @@ import (
 	"time"
 
 	bs "github.com/brainsurgeon/brainsurgeon"
+	"github.com/brainsurgeon/brainsurgeon/entry"
 	"github.com/brainsurgeon/brainsurgeon/extract"
 	"github.com/brainsurgeon/brainsurgeon/internal/jsonedit"
-	"github.com/brainsurgeon/brainsurgeon/session"
 )
 
 // TriggerRedaction is the Trigger of the stored values that keep what a
@@ -242,7 +242,7 @@ type lineEdit struct {
 // entry returns the parsed view of the current bytes.
 func (l *lineEdit) entry() *bs.Entry {
 	if l.parsed == nil {
-		l.parsed = session.ParseEntry(l.cur, l.line, 0)
+		l.parsed = entry.Parse(l.cur, l.line, 0)
 	}
 	return l.parsed
 }

@@ -7,6 +7,7 @@ import (
 	"io"
 
 	bs "github.com/brainsurgeon/brainsurgeon"
+	"github.com/brainsurgeon/brainsurgeon/entry"
 )
 
 // readBufferSize is the size of the read buffer. Lines up to this size are
@@ -181,7 +182,7 @@ func (r *Reader) LiteEntry() *bs.Entry {
 	if r.parsed {
 		return r.entry
 	}
-	return parseEntry(r.raw, r.line, r.offset, false)
+	return entry.ParseLite(r.raw, r.line, r.offset)
 }
 
 // lineError wraps a malformed entry's error with the path and line number.

@@ -36,7 +36,7 @@ func (m *Main) open(ctx context.Context, agentsDir string, cfg config.Config) (*
 
 // pass returns the library-level pass over set.
 func (m *Main) pass(set *backend.Set, cfg config.Config) *prune.Pass {
-	return &prune.Pass{Set: set, Config: cfg, Logger: m.logger()}
+	return set.Pass(cfg, m.logger())
 }
 
 // restorer returns a Restorer over the agents dir, set up from its config

@@ -20,7 +20,6 @@ import (
 	"github.com/brainsurgeon/brainsurgeon/backend"
 	"github.com/brainsurgeon/brainsurgeon/config"
 	"github.com/brainsurgeon/brainsurgeon/internal/cli"
-	"github.com/brainsurgeon/brainsurgeon/prune"
 	"github.com/brainsurgeon/brainsurgeon/restore"
 	"github.com/brainsurgeon/brainsurgeon/session"
 )
@@ -177,7 +176,7 @@ func (m *Main) setup(ctx context.Context, c *common) (*restore.Restorer, bs.Sess
 	if err != nil {
 		return nil, bs.SessionRef{}, err
 	}
-	p := &prune.Pass{Set: set, Config: cfg, Logger: m.logger()}
+	p := set.Pass(cfg, m.logger())
 	r := p.Restorer()
 	r.Policy.Enabled = true
 	return r, ref, nil

@@ -3,8 +3,6 @@ package hostfile
 import (
 	"fmt"
 	"os"
-	"syscall"
-	"unsafe"
 
 	"golang.org/x/sys/unix"
 
@@ -29,28 +27,6 @@ func timesOf(f *os.File) (fileTimes, error) {
 		return fileTimes{}, fmt.Errorf("stat: %w", err)
 	}
 	return timesOfInfo(fi)
-}
-
-func timesOfInfo(fi os.FileInfo) (fileTimes, error) {
-	st, ok := fi.Sys().(*syscall.Stat_t)
-	if !ok {
-		return fileTimes{}, fmt.Errorf("stat %s: no times on this platform", fi.Name())
-	}
-	return fileTimes{
-		atime: unix.NsecToTimespec(syscall.TimespecToNsec(st.Atim)),
-		mtime: unix.NsecToTimespec(syscall.TimespecToNsec(st.Mtim)),
-	}, nil
-}
-
-// setTimes sets the access and modification time of the open file f, to
-// the nanosecond (futimens(2): utimensat with a NULL path).
-func setTimes(f *os.File, t fileTimes) error {
-	ts := [2]unix.Timespec{t.atime, t.mtime}
-	_, _, errno := unix.Syscall6(unix.SYS_UTIMENSAT, f.Fd(), 0, uintptr(unsafe.Pointer(&ts[0])), 0, 0, 0)
-	if errno != 0 {
-		return fmt.Errorf("set times of %s: %w", f.Name(), errno)
-	}
-	return nil
 }
 
 // keepLastMtime runs after the late carry-over: it gives the new file f the
@@ -87,8 +63,7 @@ func keepLastMtime(orig, f *os.File, want int64, log bs.Logger) (bool, error) {
 		return true, fmt.Errorf("stat new file: %w", err)
 	} else if fi.Size() != want {
 		// Someone appended while the time was set: the file is newer now.
-		omit := unix.Timespec{Nsec: unix.UTIME_OMIT}
-		if err := setTimes(f, fileTimes{atime: omit, mtime: unix.Timespec{Nsec: unix.UTIME_NOW}}); err != nil {
+		if err := touchNow(f); err != nil {
 			return true, err
 		}
 	}

@@ -1,4 +1,11 @@
-package session
+// Package entry parses one transcript line (a JSON object of the pi /
+// OpenClaw format, or the flat format of the seeds) into the root
+// package's Entry view, without a round trip through maps: every string
+// with its JSON Pointer and byte span, the content blocks, the envelope.
+// Classify lists the values extraction may move out. The package knows
+// nothing of where lines are stored; every backend and the policy
+// packages share it.
+package entry
 
 import (
 	"bytes"
@@ -48,24 +55,23 @@ var parserPool = sync.Pool{New: func() any {
 	return &parser{dec: jsontext.NewDecoder(bytes.NewReader(nil), decodeOptions...)}
 }}
 
-// ParseEntry builds the parsed view of one raw line. line and offset are
+// Parse builds the parsed view of one raw line. line and offset are
 // recorded in the entry as given. The entry keeps a reference to raw; the
 // caller must not modify it afterwards. A line that is not exactly one JSON
 // object yields an entry of kind KindMalformed whose Err wraps
-// brainsurgeon.ErrMalformed; ParseEntry never fails otherwise.
-func ParseEntry(raw []byte, line int, offset int64) *bs.Entry {
+// brainsurgeon.ErrMalformed; Parse never fails otherwise.
+func Parse(raw []byte, line int, offset int64) *bs.Entry {
 	return parseEntry(raw, line, offset, true)
 }
 
-// ParseLiteEntry is ParseEntry without the entry's Strings: the envelope
-// (type, ids, time, role, custom type) and the content blocks only, which
-// is what an index needs and costs much less on long lines. A backend that
-// reads lines from elsewhere than a file uses it as Reader.LiteEntry does.
-func ParseLiteEntry(raw []byte, line int, offset int64) *bs.Entry {
+// ParseLite is Parse without the entry's Strings: the envelope (type, ids,
+// time, role, custom type) and the content blocks only, which is what an
+// index needs and costs much less on long lines.
+func ParseLite(raw []byte, line int, offset int64) *bs.Entry {
 	return parseEntry(raw, line, offset, false)
 }
 
-// parseEntry is ParseEntry; withStrings false skips building Strings (the
+// parseEntry is Parse; withStrings false skips building Strings (the
 // index of a transcript does not need them).
 func parseEntry(raw []byte, line int, offset int64, withStrings bool) *bs.Entry {
 	e := &bs.Entry{Line: line, Offset: offset, Raw: raw}
