@@ -4,6 +4,7 @@ package sidetest
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 
 	bs "github.com/brainsurgeon/brainsurgeon"
@@ -22,13 +23,9 @@ func Dir(transcript, sessionID string) string {
 func ReadRecord(dir, entryID string) (*extract.Record, string, error) {
 	side := extract.NewDirStore(extract.FixedDir(dir))
 	rec, err := extract.LoadRecord(context.Background(), side, bs.SessionRef{}, entryID)
-	path := filepath.Join(dir, entryID+".json")
-	if infos, lerr := side.List(context.Background(), bs.SessionRef{}); lerr == nil {
-		for _, in := range infos {
-			if in.EntryID == entryID {
-				path = in.Location
-			}
-		}
+	path := filepath.Join(dir, entryID+".json.zst")
+	if _, serr := os.Stat(path); serr != nil {
+		path = filepath.Join(dir, entryID+".json")
 	}
 	return rec, path, err
 }
