@@ -2,7 +2,11 @@ package session
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -92,20 +96,32 @@ func (s *Store) refresh(ctx context.Context, ref bs.SessionRef) (bs.SessionRef, 
 	if ref.Key == "" {
 		return ref, nil
 	}
-	d, err := s.discover(ctx)
+	// Only the session's own sessions.json is read (not every agent's):
+	// a pass over N sessions stays O(N).
+	path := filepath.Join(filepath.Dir(ref.Path), "sessions.json")
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		ref.Status = ""
+		return ref, nil
+	}
 	if err != nil {
-		return ref, err
+		return ref, fmt.Errorf("session %s: read %s: %w", ref, path, err)
 	}
-	abs, err := filepath.Abs(ref.Path)
-	if err != nil {
-		return ref, err
+	var raw map[string]json.RawMessage
+	if err := json.Unmarshal(data, &raw); err != nil {
+		return ref, fmt.Errorf("session %s: %s is not a JSON object of session entries (the host may be writing it): %w", ref, path, bs.ErrBusy)
 	}
-	for _, r := range d.Sessions {
-		if r.Path == abs || r.Path == ref.Path {
-			return r, nil
-		}
+	var e storeEntry
+	if m, ok := raw[ref.Key]; !ok || json.Unmarshal(m, &e) != nil {
+		ref.Status = "" // the key is gone: nothing runs in this transcript under it
+		return ref, nil
 	}
-	return ref, fmt.Errorf("session %s: transcript %s is no longer listed: %w", ref, ref.Path, bs.ErrNotFound)
+	if e.SessionID != "" && ref.ID != "" && e.SessionID != ref.ID {
+		ref.Status = "" // the key moved on to another session
+		return ref, nil
+	}
+	ref.Status = e.Status
+	return ref, nil
 }
 
 // SideDir returns the side directory of a JSONL session,

@@ -321,7 +321,7 @@ func Rewrite(ctx context.Context, path string, base Stamp, transform func(dst io
 	if afterRename != nil {
 		afterRename()
 	}
-	lateErr := co.late(tmp, cur)
+	lateErr := co.late(ctx, tmp, cur)
 	if co.next > before {
 		log.Info("carried over bytes appended to the old file after the rename", "file", real, "bytes", co.next-before)
 	}
@@ -412,8 +412,10 @@ func (c *carry) copy(dst io.Writer, last func() (b byte, empty bool, err error),
 // late carries over bytes that reach the old file after the rename to the
 // new file f (the renamed temp file, switched to O_APPEND so the bytes
 // never overwrite what other appenders add to it meanwhile). old is the
-// old file's version.
-func (c *carry) late(f *os.File, old Stamp) error {
+// old file's version. When ctx is done it stops waiting for late writers
+// and carries over what has arrived (the rename is done; giving up the
+// copy would lose bytes).
+func (c *carry) late(ctx context.Context, f *os.File, old Stamp) error {
 	flags, err := unix.FcntlInt(f.Fd(), unix.F_GETFL, 0)
 	if err != nil {
 		return fmt.Errorf("fcntl: %w", err)
@@ -441,7 +443,9 @@ func (c *carry) late(f *os.File, old Stamp) error {
 				break
 			}
 			prev = -1
-			time.Sleep(latePoll / 2)
+			if !sleepCtx(ctx, latePoll/2) {
+				break
+			}
 			continue
 		}
 		fi, err := c.orig.Stat()
@@ -452,10 +456,24 @@ func (c *carry) late(f *os.File, old Stamp) error {
 			break // stable for one poll interval
 		}
 		prev = fi.Size()
-		time.Sleep(latePoll)
+		if !sleepCtx(ctx, latePoll) {
+			break
+		}
 	}
 	// Whatever is left, including an unterminated last line.
 	return c.copy(f, last, false)
+}
+
+// sleepCtx sleeps for d and reports whether ctx is still live.
+func sleepCtx(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
 }
 
 // lastByte returns the last byte of f and whether f is empty.
