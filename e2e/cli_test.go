@@ -93,7 +93,7 @@ func bs(t *testing.T, args ...string) cliResult {
 type pruneReport struct {
 	Session string `json:"session"`
 	Status  string `json:"status"`
-	Error   string `json:"error"`
+	Note    string `json:"note"`
 	Result  *struct {
 		Entries    int   `json:"entries"`
 		BytesSaved int64 `json:"bytes_saved"`
@@ -107,11 +107,13 @@ func prune(t *testing.T, agentsDir, sessionID string) (pruneReport, cliResult) {
 	if r.code != 0 {
 		t.Fatalf("prune failed: %s", r)
 	}
-	var reps []pruneReport
-	if err := json.Unmarshal([]byte(r.stdout), &reps); err != nil {
+	var out struct {
+		Sessions []pruneReport `json:"sessions"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &out); err != nil {
 		t.Fatalf("prune --json: %v\n%s", err, r)
 	}
-	for _, rep := range reps {
+	for _, rep := range out.Sessions {
 		if strings.Contains(rep.Session, sessionID) {
 			return rep, r
 		}
