@@ -2,7 +2,9 @@ package brainsurgeon
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
+	"hash/maphash"
 	"iter"
 	"time"
 )
@@ -266,13 +268,24 @@ type Edit struct {
 	Line int
 	// ID, when not empty, is the entry id the line must carry.
 	ID string
-	// Sum, when not nil, is the sha256 of the line's raw bytes as they
-	// were read. A backend that can check it per line (a database store
-	// does) refuses the whole write with ErrChanged when the line differs.
+	// Sum, when not nil, is LineSum of the line's raw bytes as they were
+	// read. A backend that can check it per line (a database store does)
+	// refuses the whole write with ErrChanged when the line differs.
 	Sum []byte
 	// Splices are applied to the line's raw bytes. They must be sorted by
 	// Start and must not overlap.
 	Splices []Splice
+}
+
+// lineSeed makes LineSum's hashes; sums are compared within one process.
+var lineSeed = maphash.MakeSeed()
+
+// LineSum returns a fast 64-bit hash of a raw line, for Edit.Sum: a store
+// compares it with the line it is about to change. It guards against
+// accidental change, not against an adversary, and is only meaningful
+// within one process.
+func LineSum(raw []byte) []byte {
+	return binary.BigEndian.AppendUint64(make([]byte, 0, 8), maphash.Bytes(lineSeed, raw))
 }
 
 // Header is the parsed session header (the first entry of type "session").
@@ -397,7 +410,8 @@ type Visitor struct {
 	// Want, when not nil, tells from a line's raw bytes whether Visit needs
 	// its full parsed view (Strings and Blocks). Lines it rejects are
 	// passed with the envelope only (type, ids, time, role), which costs
-	// much less. Nil means every line is parsed fully.
+	// much less. Nil means every line is parsed fully. A store calls Want
+	// once per line, just before Visit for that line.
 	Want func(raw []byte) bool
 	// Visit is called with every line in order. The entry and its Raw are
 	// valid only during the call. An error stops the read and is returned

@@ -3,7 +3,6 @@ package extract
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
 	"fmt"
 	"runtime"
 	"sync"
@@ -61,7 +60,8 @@ type Result struct {
 	BytesBefore int64 `json:"bytes_before"`
 	BytesAfter  int64 `json:"bytes_after"`
 	BytesSaved  int64 `json:"bytes_saved"`
-	// SideBytes is what the side files written take on disk.
+	// SideBytes is what the side records written take in the side store
+	// (compressed, on disk for the file store).
 	SideBytes int64 `json:"side_bytes"`
 	// Written is true when the transcript was rewritten.
 	Written bool `json:"written"`
@@ -131,13 +131,16 @@ func (x *Extractor) Run(ctx context.Context, ref bs.SessionRef) (*Result, error)
 	var plan []planned
 	// A line shorter than the minimum value length holds no value long
 	// enough, unless the entry forces its extraction: it is indexed only.
-	want := func(raw []byte) bool {
-		return len(raw) >= policy.MinValueLength+2 || bytes.Contains(raw, forceMark)
-	}
+	// Want runs just before Visit for the same line: its answer is kept
+	// rather than scanning the line twice.
+	wanted := false
 	visit := &bs.Visitor{
-		Want: want,
+		Want: func(raw []byte) bool {
+			wanted = len(raw) >= policy.MinValueLength+2 || bytes.Contains(raw, forceMark)
+			return wanted
+		},
 		Visit: func(e *bs.Entry) error {
-			if e.Kind != bs.KindEntry || !want(e.Raw) {
+			if e.Kind != bs.KindEntry || !wanted {
 				return nil
 			}
 			d := Decide(e, -1, policy, now)
@@ -318,8 +321,7 @@ func (x *Extractor) writeSide(ctx context.Context, tr bs.Transcript, ref bs.Sess
 			readErr = fmt.Errorf("extract %s: read line %d, expected %d: %w", name, e.Line, p.line, bs.ErrChanged)
 			break
 		}
-		sum := sha256.Sum256(e.Raw)
-		edit := bs.Edit{Line: p.line, ID: p.id, Sum: sum[:]}
+		edit := bs.Edit{Line: p.line, ID: p.id, Sum: bs.LineSum(e.Raw)}
 		for k, c := range p.cands {
 			if c.End > len(e.Raw) {
 				readErr = fmt.Errorf("extract %s: line %d is shorter than when it was read: %w", name, p.line, bs.ErrChanged)
@@ -346,6 +348,22 @@ func (x *Extractor) writeSide(ctx context.Context, tr bs.Transcript, ref bs.Sess
 	}
 	if err := x.Side.Sync(ctx, ref); err != nil {
 		return nil, 0, fmt.Errorf("extract %s: %w", name, err)
+	}
+	// What the records take in the store (compressed), when it says.
+	if infos, err := x.Side.List(ctx, ref); err == nil {
+		mine := make(map[string]bool, len(plan))
+		for i := range plan {
+			mine[plan[i].id] = true
+		}
+		var stored int64
+		for _, in := range infos {
+			if mine[in.EntryID] {
+				stored += in.Size
+			}
+		}
+		if stored > 0 {
+			sideBytes = stored
+		}
 	}
 	return edits, sideBytes, nil
 }

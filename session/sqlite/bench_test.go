@@ -3,7 +3,6 @@ package sqlite_test
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
 	"os"
 	"strconv"
 	"strings"
@@ -130,9 +129,9 @@ func BenchmarkRewrite(b *testing.B) {
 					ph, _ := jsontext.AppendQuote(nil, "[[extracted-"+e.ID+"]]")
 					sp := bs.Splice{Start: v.Start, End: v.End, With: ph}
 					next := jsonedit.Apply(e.Raw, sp)
-					s1, s2 := sha256.Sum256(e.Raw), sha256.Sum256(next)
-					there = append(there, bs.Edit{Line: e.Line, ID: e.ID, Sum: s1[:], Splices: []bs.Splice{sp}})
-					back = append(back, bs.Edit{Line: e.Line, ID: e.ID, Sum: s2[:], Splices: []bs.Splice{jsonedit.Diff(next, e.Raw)}})
+					s1, s2 := bs.LineSum(e.Raw), bs.LineSum(next)
+					there = append(there, bs.Edit{Line: e.Line, ID: e.ID, Sum: s1, Splices: []bs.Splice{sp}})
+					back = append(back, bs.Edit{Line: e.Line, ID: e.ID, Sum: s2, Splices: []bs.Splice{jsonedit.Diff(next, e.Raw)}})
 					break
 				}
 			}

@@ -3,7 +3,6 @@ package sqlite_test
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
 	"errors"
 	"fmt"
 	"os"
@@ -73,8 +72,8 @@ func Example() {
 			for _, v := range e.Strings {
 				if v.Pointer == "/message/content/0/text" {
 					ph, _ := jsontext.AppendQuote(nil, "[[extracted-"+e.ID+"]]")
-					sum := sha256.Sum256(e.Raw)
-					edit = bs.Edit{Line: e.Line, ID: e.ID, Sum: sum[:], Splices: []bs.Splice{{Start: v.Start, End: v.End, With: ph}}}
+					sum := bs.LineSum(e.Raw)
+					edit = bs.Edit{Line: e.Line, ID: e.ID, Sum: sum, Splices: []bs.Splice{{Start: v.Start, End: v.End, With: ph}}}
 				}
 			}
 			return nil

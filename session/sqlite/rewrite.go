@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
-	"crypto/sha256"
 	"database/sql"
 	"encoding/hex"
 	"errors"
@@ -192,8 +191,8 @@ func (s *Store) rewriteRow(ctx context.Context, q querier, path string, ref bs.S
 		return false, fmt.Errorf("rewrite %s: line %d (seq %d): %w", ref, e.Line, seq, err)
 	}
 	if e.Sum != nil {
-		if sum := sha256.Sum256(cur); !bytes.Equal(sum[:], e.Sum) {
-			return false, fmt.Errorf("rewrite %s: line %d (seq %d) changed since it was read (sha256 %x, expected %x): %w", ref, e.Line, seq, sum, e.Sum, bs.ErrChanged)
+		if sum := bs.LineSum(cur); !bytes.Equal(sum, e.Sum) {
+			return false, fmt.Errorf("rewrite %s: line %d (seq %d) changed since it was read (line sum %x, expected %x): %w", ref, e.Line, seq, sum, e.Sum, bs.ErrChanged)
 		}
 	}
 	entry := session.ParseLiteEntry(cur, e.Line, seq)

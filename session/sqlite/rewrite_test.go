@@ -93,8 +93,8 @@ func placeholderEdits(tb testing.TB, st *sqlite.Store, ref bs.SessionRef, max in
 			if len(edits) >= max || e.Role != "toolResult" || e.ID == "" {
 				return nil
 			}
-			sum := sha256.Sum256(e.Raw)
-			ed := bs.Edit{Line: e.Line, ID: e.ID, Sum: sum[:]}
+			sum := bs.LineSum(e.Raw)
+			ed := bs.Edit{Line: e.Line, ID: e.ID, Sum: sum}
 			for _, v := range e.Strings {
 				if toolResultText.MatchString(v.Pointer) && v.Len() > 40 {
 					ph, _ := jsontext.AppendQuote(nil, "[[extracted-"+e.ID+"]]")
@@ -161,8 +161,8 @@ func TestRewriteRoundTrip(t *testing.T) {
 			var back []bs.Edit
 			for _, e := range edits {
 				cur := mid.rows[e.Line-1]
-				sum := sha256.Sum256(cur)
-				back = append(back, bs.Edit{Line: e.Line, ID: e.ID, Sum: sum[:], Splices: []bs.Splice{jsonedit.Diff(cur, orig[e.Line])}})
+				sum := bs.LineSum(cur)
+				back = append(back, bs.Edit{Line: e.Line, ID: e.ID, Sum: sum, Splices: []bs.Splice{jsonedit.Diff(cur, orig[e.Line])}})
 			}
 			if err := st.Rewrite(ctx, ref, tr2.Version(), back); err != nil {
 				t.Fatal(err)
