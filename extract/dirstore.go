@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 
@@ -45,8 +46,20 @@ type DirStore struct {
 
 	mu      sync.Mutex
 	pending map[string]*dirState // by side dir, files written since the last Sync
-	encs    sync.Pool
-	decs    sync.Pool
+	// encs and decs keep a few (de)compressors for reuse: they hold large
+	// buffers, so they are kept rather than left to a sync.Pool, which
+	// drops them at every garbage collection.
+	once    sync.Once
+	encs    chan *zstd.Encoder
+	decList chan *zstd.Decoder
+}
+
+func (d *DirStore) pools() {
+	d.once.Do(func() {
+		n := runtime.GOMAXPROCS(0)
+		d.encs = make(chan *zstd.Encoder, n)
+		d.decList = make(chan *zstd.Decoder, n)
+	})
 }
 
 // dirState is what a DirStore knows about one side dir between Syncs.
@@ -109,19 +122,40 @@ func (d *DirStore) limit() int {
 }
 
 func (d *DirStore) encoder() *zstd.Encoder {
-	if e, ok := d.encs.Get().(*zstd.Encoder); ok {
+	d.pools()
+	select {
+	case e := <-d.encs:
 		return e
+	default:
 	}
 	e, _ := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithEncoderConcurrency(1))
 	return e
 }
 
+func (d *DirStore) putEncoder(e *zstd.Encoder) {
+	select {
+	case d.encs <- e:
+	default:
+	}
+}
+
 func (d *DirStore) decoder() *zstd.Decoder {
-	if e, ok := d.decs.Get().(*zstd.Decoder); ok {
+	d.pools()
+	select {
+	case e := <-d.decList:
 		return e
+	default:
 	}
 	e, _ := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1))
 	return e
+}
+
+func (d *DirStore) putDecoder(e *zstd.Decoder) {
+	select {
+	case d.decList <- e:
+	default:
+		e.Close()
+	}
 }
 
 // Put writes the records' files, replacing earlier files of the same
@@ -148,7 +182,7 @@ func (d *DirStore) Put(ctx context.Context, ref bs.SessionRef, recs []bs.SideRec
 		if l := d.limit(); l >= 0 && len(data) > l {
 			enc := d.encoder()
 			data = enc.EncodeAll(data, make([]byte, 0, len(data)/3))
-			d.encs.Put(enc)
+			d.putEncoder(enc)
 			name += ".zst"
 		}
 		path := filepath.Join(dir, name)
@@ -191,7 +225,7 @@ func (d *DirStore) Get(ctx context.Context, ref bs.SessionRef, entryID string) (
 	if err == nil {
 		dec := d.decoder()
 		data, err = dec.DecodeAll(data, nil)
-		d.decs.Put(dec)
+		d.putDecoder(dec)
 		if err != nil {
 			return bs.SideRecord{}, fmt.Errorf("side file %s: zstd: %v: %w", zst, err, ErrCorrupt)
 		}

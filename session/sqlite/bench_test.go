@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -181,6 +182,17 @@ func BenchmarkSQLitePass(b *testing.B) {
 	pristine := path + ".pristine"
 	if err := copyFileBench(path, pristine); err != nil {
 		b.Fatal(err)
+	}
+	// BS_BENCH_KEEP=<dir> keeps a copy of the generated state dir there,
+	// to measure the command (`brainsurgeon prune`, its peak RSS) on it.
+	if keep := os.Getenv("BS_BENCH_KEEP"); keep != "" {
+		dst := filepath.Join(keep, "agents", ref.Agent, "agent")
+		if err := os.MkdirAll(dst, 0o700); err != nil {
+			b.Fatal(err)
+		}
+		if err := copyFileBench(path, filepath.Join(dst, "openclaw-agent.sqlite")); err != nil {
+			b.Fatal(err)
+		}
 	}
 	p := extract.DefaultPolicy()
 	p.Enabled, p.AgeThreshold, p.MinSavingTokens = true, 0, 0
