@@ -84,6 +84,7 @@ func (r *Restorer) scan(ctx context.Context, ref bs.SessionRef, f scanFilter) (*
 		// copy of both.
 		c := *e
 		c.Raw = bytes.Clone(e.Raw)
+		c.Extractable = bytes.Clone(e.Extractable) // a slice of the read's buffer too
 		if c.ID != "" {
 			s.byID[c.ID] = len(s.lines)
 		}

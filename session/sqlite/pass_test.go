@@ -276,9 +276,15 @@ func TestBothBackends(t *testing.T) {
 							break
 						}
 					}
-					res, err := restore.New(f.set.Store, f.set.Side, f.set.StateDir).SetExtractable(ctx, f.ref, first, "false")
+					r := restore.New(f.set.Store, f.set.Side, f.set.StateDir)
+					res, err := r.SetExtractable(ctx, f.ref, first, "false")
 					if err != nil || !res.Applied {
 						t.Fatalf("set_extractable: %v %+v", err, res)
+					}
+					// The previous value is reported as it was written.
+					res, err = r.SetExtractable(ctx, f.ref, first, "3")
+					if err != nil || !res.Applied || res.Previous != "false" {
+						t.Fatalf("set_extractable again: %v %+v", err, res)
 					}
 				}},
 				{"PristineRestore", func(t *testing.T, f *fixture) {
