@@ -38,30 +38,35 @@ const (
 )
 
 // Trigger types, the values accepted in Config.TriggerTypes (design
-// decision 4).
+// decision 4): the root package's trigger types as strings.
 const (
 	// TriggerThinking selects assistant thinking blocks.
-	TriggerThinking = "thinking"
+	TriggerThinking = string(brainsurgeon.TriggerThinking)
 	// TriggerToolResult selects tool result text and details and bash
 	// execution output.
-	TriggerToolResult = "tool_result"
+	TriggerToolResult = string(brainsurgeon.TriggerToolResult)
 	// TriggerToolCall selects long string arguments of tool calls.
-	TriggerToolCall = "tool_call"
+	TriggerToolCall = string(brainsurgeon.TriggerToolCall)
 	// TriggerImage selects whole image blocks.
-	TriggerImage = "image"
+	TriggerImage = string(brainsurgeon.TriggerImage)
 	// TriggerAssistant selects the text of assistant messages.
-	TriggerAssistant = "assistant"
+	TriggerAssistant = string(brainsurgeon.TriggerAssistant)
 	// TriggerUser selects the text of user messages.
-	TriggerUser = "user"
+	TriggerUser = string(brainsurgeon.TriggerUser)
 	// TriggerSystem selects the text of system and custom messages.
-	TriggerSystem = "system"
+	TriggerSystem = string(brainsurgeon.TriggerSystem)
 )
 
 // TriggerTypes returns every trigger type that Config.TriggerTypes may
-// hold, in a fixed order. The caller owns the returned slice.
+// hold, in the root package's order (brainsurgeon.TriggerTypes). The
+// caller owns the returned slice.
 func TriggerTypes() []string {
-	return []string{TriggerThinking, TriggerToolResult, TriggerToolCall, TriggerImage,
-		TriggerAssistant, TriggerUser, TriggerSystem}
+	all := brainsurgeon.TriggerTypes()
+	out := make([]string, len(all))
+	for i, t := range all {
+		out[i] = string(t)
+	}
+	return out
 }
 
 // Config is the runtime configuration of smart pruning, as stored in the
