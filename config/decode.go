@@ -248,11 +248,18 @@ func (o *overlay) setTypeErr(i int, name, msg string) {
 // that case Decode still returns the decoded config, in which each field of
 // the wrong type holds its default, so that a caller can show or repair it.
 func Decode(data []byte, log brainsurgeon.Logger) (Config, []string, error) {
+	c, added, _, err := decode(data, log)
+	return c, added, err
+}
+
+// decode is Decode that also returns the unknown field names, in input
+// order.
+func decode(data []byte, log brainsurgeon.Logger) (c Config, added, unknown []string, err error) {
 	log = brainsurgeon.LoggerOrDiscard(log)
-	c := Default()
+	c = Default()
 	o, err := c.apply(data)
 	if err != nil {
-		return Config{}, nil, err
+		return Config{}, nil, nil, err
 	}
 	for _, name := range o.unknown {
 		log.Warn(fmt.Sprintf("Config has unknown field %s; it is ignored and will not be kept when the config is saved", name), "field", name)
@@ -265,7 +272,6 @@ func Decode(data []byte, log brainsurgeon.Logger) (Config, []string, error) {
 		log.Warn("Config has both keep_purge_control_calls and "+aliasPurgeControl+"; using keep_purge_control_calls",
 			"field", "keep_purge_control_calls", "old_field", aliasPurgeControl)
 	}
-	var added []string
 	for i, f := range fields {
 		if o.seen[i] {
 			continue
@@ -275,9 +281,43 @@ func Decode(data []byte, log brainsurgeon.Logger) (Config, []string, error) {
 		log.Info(fmt.Sprintf("Config upgraded: added field %s with default %s", f.name, def), "field", f.name, "default", def)
 	}
 	if err := c.problems(o.typeErrs, nil); err != nil {
-		return c, added, err
+		return c, added, o.unknown, err
 	}
-	return c, added, nil
+	return c, added, o.unknown, nil
+}
+
+// NearestField returns the field name closest to name by edit distance
+// (ignoring case), for a "did you mean" hint, or "" when no field is
+// close: at most 2 edits, or a third of name's length for a long name.
+func NearestField(name string) string {
+	best, bestD := "", max(2, len(name)/3)+1
+	for _, f := range fields {
+		if d := editDistance(strings.ToLower(name), f.name); d < bestD {
+			best, bestD = f.name, d
+		}
+	}
+	return best
+}
+
+// editDistance is the Levenshtein distance between a and b, in bytes.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
 }
 
 // Merge applies patch, a JSON object holding some of the config's fields

@@ -34,27 +34,51 @@ const MaxFileSize = 1 << 20
 // wrapping brainsurgeon.ErrInvalid and the zero Config. Load returns
 // ctx.Err() if ctx is already done.
 func Load(ctx context.Context, agentsDir string, log brainsurgeon.Logger) (Config, error) {
+	c, _, err := LoadFile(ctx, agentsDir, log)
+	return c, err
+}
+
+// FileInfo says what [LoadFile] found besides the config.
+type FileInfo struct {
+	// Path is the config file's path (see [Path]).
+	Path string
+	// Exists is false when there is no file (the defaults were used).
+	Exists bool
+	// Unknown lists the names in the file that are not fields of Config,
+	// in file order, without repeats; they are ignored. See NearestField
+	// for a hint.
+	Unknown []string
+	// Added lists the fields missing from the file, which got defaults.
+	Added []string
+}
+
+// LoadFile is [Load] that also says whether the file exists and which of
+// its names are unknown, so that a command can tell its user. The config
+// and the error are Load's.
+func LoadFile(ctx context.Context, agentsDir string, log brainsurgeon.Logger) (Config, FileInfo, error) {
 	log = brainsurgeon.LoggerOrDiscard(log)
 	if err := ctx.Err(); err != nil {
-		return Config{}, err
+		return Config{}, FileInfo{}, err
 	}
 	if agentsDir == "" {
-		return Config{}, fmt.Errorf("load config: no agents dir given: %w", brainsurgeon.ErrInvalid)
+		return Config{}, FileInfo{}, fmt.Errorf("load config: no agents dir given: %w", brainsurgeon.ErrInvalid)
 	}
-	path := Path(agentsDir)
-	data, err := readFile(path)
+	info := FileInfo{Path: Path(agentsDir)}
+	data, err := readFile(info.Path)
 	if errors.Is(err, fs.ErrNotExist) {
-		log.Debug("no config file, using the defaults", "path", path)
-		return Default(), nil
+		log.Debug("no config file, using the defaults", "path", info.Path)
+		return Default(), info, nil
 	}
+	info.Exists = true
 	if err != nil {
-		return Config{}, fmt.Errorf("load config %s: %w", path, err)
+		return Config{}, info, fmt.Errorf("load config %s: %w", info.Path, err)
 	}
-	c, _, err := Decode(data, log)
+	c, added, unknown, err := decode(data, log)
+	info.Added, info.Unknown = added, unknown
 	if err != nil {
-		return c, fmt.Errorf("load config %s: %w", path, err)
+		return c, info, fmt.Errorf("load config %s: %w", info.Path, err)
 	}
-	return c, nil
+	return c, info, nil
 }
 
 // readFile reads a regular file of at most MaxFileSize bytes.

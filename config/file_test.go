@@ -438,3 +438,40 @@ func TestLoadNoAgentsDir(t *testing.T) {
 		t.Errorf("Load(\"\") = %v, want an error wrapping brainsurgeon.ErrInvalid", err)
 	}
 }
+
+func TestLoadFileInfo(t *testing.T) {
+	ctx := context.Background()
+	agents := filepath.Join(t.TempDir(), "agents")
+	_, info, err := config.LoadFile(ctx, agents, nil)
+	if err != nil || info.Exists || info.Path != config.Path(agents) {
+		t.Fatalf("no file: info %+v, err %v", info, err)
+	}
+	if err := os.MkdirAll(filepath.Dir(config.Path(agents)), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(config.Path(agents), []byte(`{"enable": true, "keep_recnet": 2, "enabled": false, "zzz": 1}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c, info, err := config.LoadFile(ctx, agents, nil)
+	if err != nil || !info.Exists || c.Enabled {
+		t.Fatalf("file: info %+v, err %v", info, err)
+	}
+	if got := strings.Join(info.Unknown, ","); got != "enable,keep_recnet,zzz" {
+		t.Fatalf("Unknown = %q", got)
+	}
+}
+
+func TestNearestField(t *testing.T) {
+	for _, tt := range []struct{ in, want string }{
+		{"enable", "enabled"},
+		{"Enabled", "enabled"},
+		{"keep_recnet", "keep_recent"},
+		{"idle_second", "idle_seconds"},
+		{"zzz", ""},
+		{"completely_unrelated_name", ""},
+	} {
+		if got := config.NearestField(tt.in); got != tt.want {
+			t.Errorf("NearestField(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
