@@ -172,25 +172,25 @@ const (
 type SessionRef struct {
 	// Backend names the store that holds the session: BackendJSONL,
 	// BackendSQLite, or another store's name. Empty means BackendJSONL.
-	Backend string
+	Backend string `json:"backend"`
 	// Agent is the agent id ("main"). It is empty for a pi session.
-	Agent string
+	Agent string `json:"agent"`
 	// ID is the session id: the transcript's file stem for OpenClaw, the
 	// uuid after the last "_" of the file stem for pi, the session_id for
 	// the SQLite store.
-	ID string
+	ID string `json:"session_id"`
 	// Key is the OpenClaw session key ("agent:main:main"), or empty for an
 	// orphan transcript.
-	Key string
+	Key string `json:"session_key"`
 	// Label is a human label from the host's session registry, if any.
-	Label string
+	Label string `json:"label"`
 	// Status is the run status the host recorded ("running", "done", …),
 	// or empty.
-	Status string
+	Status string `json:"status"`
 	// Path is where the transcript is stored, for people and for the
 	// backend that made the ref: the JSONL file, or the SQLite database.
 	// Code outside a backend must not derive anything from it.
-	Path string
+	Path string `json:"path"`
 }
 
 // String returns "agent/id", or the id alone when there is no agent.

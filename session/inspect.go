@@ -24,17 +24,17 @@ type Report struct {
 	Blank   int `json:"blank"`
 	// EntryTypes, Roles and BlockTypes count entries by type, messages by
 	// role and content blocks by "role:type".
-	EntryTypes map[string]int `json:"entryTypes"`
+	EntryTypes map[string]int `json:"entry_types"`
 	Roles      map[string]int `json:"roles"`
-	BlockTypes map[string]int `json:"blockTypes"`
+	BlockTypes map[string]int `json:"block_types"`
 	// Leaf is the active leaf's id; ActivePath the number of entries on the
 	// active path; ContextMessages the number of messages the host builds
 	// from it (a compaction summary included); BranchPoints the number of
 	// entries with more than one child.
 	Leaf            string `json:"leaf"`
-	ActivePath      int    `json:"activePath"`
-	ContextMessages int    `json:"contextMessages"`
-	BranchPoints    int    `json:"branchPoints"`
+	ActivePath      int    `json:"active_path"`
+	ContextMessages int    `json:"context_messages"`
+	BranchPoints    int    `json:"branch_points"`
 	// Compactions lists every compaction entry.
 	Compactions []ReportCompaction `json:"compactions"`
 	// Malformed lists every malformed line.
@@ -43,8 +43,8 @@ type Report struct {
 	// over the whole file and over the active path's context.
 	Triggers map[bs.TriggerType]TriggerStat `json:"triggers"`
 	// FirstTime and LastTime bound the entries' timestamps.
-	FirstTime time.Time `json:"firstTime,omitzero"`
-	LastTime  time.Time `json:"lastTime,omitzero"`
+	FirstTime time.Time `json:"first_time,omitzero"`
+	LastTime  time.Time `json:"last_time,omitzero"`
 }
 
 // ReportHeader is the header part of a Report.
@@ -59,7 +59,7 @@ type ReportHeader struct {
 type ReportCompaction struct {
 	Line      int    `json:"line"`
 	ID        string `json:"id"`
-	FirstKept string `json:"firstKeptEntryId,omitempty"`
+	FirstKept string `json:"first_kept_entry_id,omitempty"`
 	// Active is true for the compaction the host applies (the latest one on
 	// the active path).
 	Active bool `json:"active"`
@@ -78,8 +78,8 @@ type TriggerStat struct {
 	Bytes  int64 `json:"bytes"`
 	// ContextValues and ContextBytes count only values of entries that
 	// reach the model (the context built from the active path).
-	ContextValues int   `json:"contextValues"`
-	ContextBytes  int64 `json:"contextBytes"`
+	ContextValues int   `json:"context_values"`
+	ContextBytes  int64 `json:"context_bytes"`
 }
 
 // Inspect reads the transcript once more, streaming, and builds its Report.

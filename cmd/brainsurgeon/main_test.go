@@ -70,7 +70,7 @@ func TestInspectJSON(t *testing.T) {
 	}
 	var rep struct {
 		Entries     int            `json:"entries"`
-		EntryTypes  map[string]int `json:"entryTypes"`
+		EntryTypes  map[string]int `json:"entry_types"`
 		Leaf        string         `json:"leaf"`
 		Malformed   []struct{ Line int }
 		Compactions []struct{ Active bool }
