@@ -33,7 +33,7 @@ Flags:
 type extractableCommand struct{ m *Main }
 
 func (c *extractableCommand) Run(ctx context.Context, args []string) error {
-	fs := flag.NewFlagSet("extractable", flag.ContinueOnError)
+	fs := flag.NewFlagSet("brainsurgeon extractable", flag.ContinueOnError)
 	agentsDir := fs.String("agents-dir", session.DefaultAgentsDir(), "OpenClaw agents dir (or pi sessions dir)")
 	asJSON := fs.Bool("json", false, "print the result as JSON")
 	pos, err := cli.ParseHelp(fs, args, c.m.Stdout, extractableUsage)
@@ -60,7 +60,7 @@ func (c *extractableCommand) Run(ctx context.Context, args []string) error {
 		return err
 	}
 	if *asJSON {
-		return writeJSON(c.m.Stdout, res)
+		return cli.WriteJSON(c.m.Stdout, cli.NewSetResult(res), nil)
 	}
 	printSet(c.m.Stdout, res)
 	return nil

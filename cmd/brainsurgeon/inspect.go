@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -35,7 +34,7 @@ type inspectCommand struct {
 }
 
 func (c *inspectCommand) Run(ctx context.Context, args []string) error {
-	fs := flag.NewFlagSet("inspect", flag.ContinueOnError)
+	fs := flag.NewFlagSet("brainsurgeon inspect", flag.ContinueOnError)
 	agentsDir := fs.String("agents-dir", session.DefaultAgentsDir(), "OpenClaw agents dir (or pi sessions dir) to look sessions up in")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
 	pos, err := cli.ParseHelp(fs, args, c.m.Stdout, inspectUsage)
@@ -54,9 +53,7 @@ func (c *inspectCommand) Run(ctx context.Context, args []string) error {
 		return err
 	}
 	if *asJSON {
-		enc := json.NewEncoder(c.m.Stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(rep)
+		return cli.WriteJSON(c.m.Stdout, rep, nil)
 	}
 	printReport(c.m.Stdout, rep)
 	return nil

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -10,23 +9,16 @@ import (
 	bs "github.com/brainsurgeon/brainsurgeon"
 	"github.com/brainsurgeon/brainsurgeon/backend"
 	"github.com/brainsurgeon/brainsurgeon/config"
+	"github.com/brainsurgeon/brainsurgeon/internal/cli"
 	"github.com/brainsurgeon/brainsurgeon/prune"
 	"github.com/brainsurgeon/brainsurgeon/restore"
 )
 
-// loadConfig reads the runtime config beside agentsDir. With lenient, a
-// config that fails validation is reported and its valid fields used:
-// restoring must not depend on a perfect config.
-func (m *Main) loadConfig(ctx context.Context, agentsDir string, lenient bool) (config.Config, error) {
-	cfg, err := config.Load(ctx, agentsDir, m.logger())
-	if err != nil {
-		var ve *config.ValidationError
-		if !lenient || !errors.As(err, &ve) {
-			return cfg, fmt.Errorf("config %s: %w", config.Path(agentsDir), err)
-		}
-		fmt.Fprintf(m.Stderr, "warning: %v\n", err)
-	}
-	return cfg, nil
+// loadConfig reads the runtime config beside agentsDir (see
+// cli.LoadConfig: unknown fields are warned about; with lenient, a config
+// that fails validation is reported and its valid fields used).
+func (m *Main) loadConfig(ctx context.Context, agentsDir string, lenient bool) (config.Config, config.FileInfo, error) {
+	return cli.LoadConfig(ctx, m.Stderr, agentsDir, m.logger(), lenient)
 }
 
 // open opens the installation under agentsDir with the config's settings.
@@ -42,7 +34,7 @@ func (m *Main) pass(set *backend.Set, cfg config.Config) *prune.Pass {
 // restorer returns a Restorer over the agents dir, set up from its config
 // (policy, keep_purge_control_calls, idle_seconds).
 func (m *Main) restorer(ctx context.Context, agentsDir string) (*restore.Restorer, *backend.Set, error) {
-	cfg, err := m.loadConfig(ctx, agentsDir, true)
+	cfg, _, err := m.loadConfig(ctx, agentsDir, true)
 	if err != nil {
 		return nil, nil, err
 	}

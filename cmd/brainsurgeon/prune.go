@@ -11,14 +11,13 @@ import (
 	"time"
 
 	bs "github.com/brainsurgeon/brainsurgeon"
-	"github.com/brainsurgeon/brainsurgeon/config"
 	"github.com/brainsurgeon/brainsurgeon/extract"
 	"github.com/brainsurgeon/brainsurgeon/internal/cli"
 	"github.com/brainsurgeon/brainsurgeon/prune"
 	"github.com/brainsurgeon/brainsurgeon/session"
 )
 
-const pruneUsage = `Usage: brainsurgeon prune [--agents-dir DIR] [--session S]... [--dry-run] [--force] [--json]
+const pruneUsage = `Usage: brainsurgeon prune [--session S]... [--dry-run] [--force] [--json] [--agents-dir DIR]
 
 Runs one extraction pass now: in every session (or the ones named with
 --session), large old values (by default thinking blocks and tool results of
@@ -49,7 +48,7 @@ func (f *multiFlag) String() string     { return strings.Join(*f, ",") }
 func (f *multiFlag) Set(v string) error { *f = append(*f, v); return nil }
 
 func (c *pruneCommand) Run(ctx context.Context, args []string) error {
-	fs := flag.NewFlagSet("prune", flag.ContinueOnError)
+	fs := flag.NewFlagSet("brainsurgeon prune", flag.ContinueOnError)
 	agentsDir := fs.String("agents-dir", session.DefaultAgentsDir(), "OpenClaw agents dir (or pi sessions dir)")
 	var sessions multiFlag
 	fs.Var(&sessions, "session", "a session to prune (repeatable; default: all sessions)")
@@ -63,12 +62,12 @@ func (c *pruneCommand) Run(ctx context.Context, args []string) error {
 	if len(pos) > 0 {
 		return &cli.UsageError{Msg: fmt.Sprintf("prune takes no arguments, got %q (name sessions with --session)", pos), Try: "brainsurgeon prune --help"}
 	}
-	cfg, err := c.m.loadConfig(ctx, *agentsDir, false)
+	cfg, info, err := c.m.loadConfig(ctx, *agentsDir, false)
 	if err != nil {
 		return err
 	}
 	if !cfg.Enabled && !*force && !*dry {
-		return fmt.Errorf("smart pruning is disabled (\"enabled\": false in %s); enable it there, or pass --force to run this pass anyway", config.Path(*agentsDir))
+		return cli.DisabledError(info)
 	}
 	set, err := c.m.open(ctx, *agentsDir, cfg)
 	if err != nil {
@@ -97,17 +96,14 @@ func (c *pruneCommand) Run(ctx context.Context, args []string) error {
 	if rep.WriteBackError != "" {
 		fmt.Fprintf(c.m.Stderr, "warning: pending restore write-backs: %s\n", rep.WriteBackError)
 	}
-	if *asJSON {
-		if err := writeJSON(c.m.Stdout, rep); err != nil {
-			return err
-		}
-	} else {
-		printPrune(c.m.Stdout, rep, *dry)
-	}
 	if rep.Failed > 0 {
-		return fmt.Errorf("%d of %d sessions failed", rep.Failed, len(rep.Sessions))
+		err = fmt.Errorf("%d of %d sessions failed", rep.Failed, len(rep.Sessions))
 	}
-	return nil
+	if *asJSON {
+		return cli.WriteJSON(c.m.Stdout, rep, err)
+	}
+	printPrune(c.m.Stdout, rep, *dry)
+	return err
 }
 
 func printPrune(w io.Writer, rep *prune.Report, dry bool) {
@@ -160,7 +156,12 @@ func newProgress(w io.Writer) *progress {
 	return &progress{w: w, on: on}
 }
 
-// show prints one progress line.
+// progressWidth bounds a progress line, so that it never wraps on an
+// 80-column terminal ("\r\033[K" clears only the last line).
+const progressWidth = 79
+
+// show prints one progress line: "12/80 sessions done, 35.2 MB, ETA 9s:
+// main/1d9efd24-…" (the session being worked on).
 func (p *progress) show(pr prune.Progress) {
 	if !p.on || pr.Total < 2 || pr.Done >= pr.Total {
 		return
@@ -170,14 +171,22 @@ func (p *progress) show(pr prune.Progress) {
 		left := time.Duration(float64(pr.Elapsed) / float64(pr.Done) * float64(pr.Total-pr.Done))
 		eta = ", ETA " + left.Round(time.Second).String()
 	}
-	fmt.Fprintf(p.w, "\r\033[K[%d/%d] %.1f MB%s  %s", pr.Done+1, pr.Total, float64(pr.Bytes)/1e6, eta, pr.Session)
+	p.line(fmt.Sprintf("%d/%d sessions done, %.2f MB%s: %s", pr.Done, pr.Total, float64(pr.Bytes)/1e6, eta, pr.Session))
 }
 
-// step shows "[i/n] name" (for commands that loop themselves).
+// step shows "i/n sessions done: name" (for commands that loop themselves).
 func (p *progress) step(i, n int, name string) {
 	if p.on && n > 1 {
-		fmt.Fprintf(p.w, "\r\033[K[%d/%d] %s", i+1, n, name)
+		p.line(fmt.Sprintf("%d/%d sessions done: %s", i, n, name))
 	}
+}
+
+// line replaces the progress line with s, cut to progressWidth runes.
+func (p *progress) line(s string) {
+	if r := []rune(s); len(r) > progressWidth {
+		s = string(r[:progressWidth-1]) + "…"
+	}
+	fmt.Fprint(p.w, "\r\033[K"+s)
 }
 
 func (p *progress) done() {

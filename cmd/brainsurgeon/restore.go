@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -48,7 +47,7 @@ Flags:
 type restoreCommand struct{ m *Main }
 
 func (c *restoreCommand) Run(ctx context.Context, args []string) error {
-	fs := flag.NewFlagSet("restore", flag.ContinueOnError)
+	fs := flag.NewFlagSet("brainsurgeon restore", flag.ContinueOnError)
 	agentsDir := fs.String("agents-dir", session.DefaultAgentsDir(), "OpenClaw agents dir (or pi sessions dir)")
 	keys := fs.String("keys", "", "comma-separated keys of the values to restore (default: all)")
 	all := fs.Bool("all", false, "restore every extracted value of the session")
@@ -85,37 +84,30 @@ func (c *restoreCommand) Run(ctx context.Context, args []string) error {
 			}
 			return err
 		}
-		if *asJSON {
-			if err := writeJSON(c.m.Stdout, res); err != nil {
-				return err
-			}
-		} else {
-			printRestoreAll(c.m.Stdout, res)
-		}
 		if len(res.Lost) > 0 {
-			return fmt.Errorf("%d placeholders could not be restored", len(res.Lost))
+			err = fmt.Errorf("%d placeholders could not be restored", len(res.Lost))
 		}
-		return nil
+		if *asJSON {
+			return cli.WriteJSON(c.m.Stdout, res, err)
+		}
+		printRestoreAll(c.m.Stdout, res)
+		return err
 	}
-	res, rerr := r.Restore(ctx, ref, pos[1], splitKeys(*keys), restore.RestoreOptions{})
+	res, err := r.Restore(ctx, ref, pos[1], splitKeys(*keys), restore.RestoreOptions{})
 	if res == nil {
-		return rerr
+		return err
+	}
+	if err == nil {
+		// The seeds' text stands in for a missing value, but the exit
+		// status says that not everything asked for came back.
+		err = cli.Unreturned(res)
 	}
 	if *asJSON {
-		if err := writeJSON(c.m.Stdout, res); err != nil {
-			return err
-		}
-	} else {
-		printContent(c.m.Stdout, res)
-		fmt.Fprintln(c.m.Stderr, restoreStatus(res))
+		return cli.WriteJSON(c.m.Stdout, res, err)
 	}
-	if rerr != nil {
-		return rerr
-	}
-	if !res.Restored && !res.OnlyMissing() {
-		return fmt.Errorf("entry %s: no value could be restored", res.EntryID)
-	}
-	return nil
+	printContent(c.m.Stdout, res)
+	fmt.Fprintln(c.m.Stderr, restoreStatus(res))
+	return err
 }
 
 // splitKeys splits a comma-separated list, dropping empty items.
@@ -127,13 +119,6 @@ func splitKeys(s string) []string {
 		}
 	}
 	return out
-}
-
-func writeJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	enc.SetEscapeHTML(false)
-	return enc.Encode(v)
 }
 
 // contentKeys returns the keys of a result in print order: the restored

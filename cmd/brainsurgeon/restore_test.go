@@ -345,8 +345,12 @@ func TestExtractableCommand(t *testing.T) {
 	}
 	code, out, errs = run(t, "extractable", "--json", "agent:main:main", id, "12", "--agents-dir", agents)
 	wantCode(t, code, 0, out, errs)
-	var res restore.SetResult
-	if err := json.Unmarshal([]byte(out), &res); err != nil || res.EntryID != id || res.Value != "12" || res.Previous != "false" || !res.Changed || !res.Applied {
+	var res struct {
+		restore.SetResult
+		Value    any `json:"value"`
+		Previous any `json:"previous"`
+	}
+	if err := json.Unmarshal([]byte(out), &res); err != nil || res.EntryID != id || res.Value != 12.0 || res.Previous != false || !res.Changed || !res.Applied {
 		t.Fatalf("result %+v (%v)\n%s", res, err, out)
 	}
 	if string(rawAt(t, entryLine(t, readFile(t, path), id), "/_extractable")) != "12" {
@@ -376,8 +380,13 @@ func TestVerifyCommand(t *testing.T) {
 	}
 	code, out, errs = run(t, "verify", "agent:main:main", "--agents-dir", agents)
 	wantCode(t, code, 0, out, errs)
-	if !strings.Contains(out, "Orphans") || !strings.Contains(out, "stray") || !strings.Contains(out, "1 orphans") {
+	if !strings.Contains(out, "Orphans") || strings.Contains(out, "stray") || !strings.Contains(out, "1 orphans (3 bytes)") || strings.Contains(out, "retention") {
 		t.Fatalf("stdout %q", out)
+	}
+	code, out, errs = run(t, "verify", "agent:main:main", "--verbose", "--agents-dir", agents)
+	wantCode(t, code, 0, out, errs)
+	if !strings.Contains(out, "stray") {
+		t.Fatalf("--verbose: stdout %q", out)
 	}
 	gone := details[1]
 	plain, zst := filepath.Join(dir, gone.ID+".json"), filepath.Join(dir, gone.ID+".json.zst")
@@ -519,8 +528,9 @@ func TestPruneCommand(t *testing.T) {
 }
 
 // TestRestoreMissingSideFile: a side file removed (by retention, say) gives
-// the "unavailable" text, a warning and success, as the seeds ask; a
-// corrupt one is a problem (exit 1) and the placeholder stays.
+// the seeds' "unavailable" text and a warning, and exit 1 (a requested
+// value did not come back); a corrupt one is a problem (exit 1) too, and
+// the placeholder stays.
 func TestRestoreMissingSideFile(t *testing.T) {
 	agents, path := demoCopy(t)
 	saveConfig(t, agents, noIdle)
@@ -534,7 +544,7 @@ func TestRestoreMissingSideFile(t *testing.T) {
 	os.Remove(zst)
 	before := readFile(t, path)
 	code, out, errs := run(t, "restore", "agent:main:main", details[0].ID, "--agents-dir", agents)
-	wantCode(t, code, 0, out, errs)
+	wantCode(t, code, 1, out, errs)
 	if !strings.Contains(out, restore.MissingText) || !strings.Contains(strings.ToLower(errs), "missing") {
 		t.Fatalf("missing side file: stdout %q stderr %q", out, errs)
 	}

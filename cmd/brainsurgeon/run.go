@@ -48,38 +48,64 @@ Sessions are named by path, as agent/sessionId, by session id, or by session key
 $BRAINSURGEON_AGENTS_DIR, then $AGENTS_DIR, then ~/.openclaw/agents.
 `
 
-// Run executes args and returns the exit status.
+// commands are the subcommands, for "help <command>".
+var commands = map[string]bool{"inspect": true, "prune": true, "restore": true, "extractable": true, "verify": true, "version": true}
+
+// Run executes args and returns the exit status. With --json, an error is
+// also written to stdout as JSON.
 func (m *Main) Run(ctx context.Context, args []string) int {
 	if len(args) == 0 {
 		fmt.Fprint(m.Stderr, mainUsage)
 		return cli.ExitUsage
 	}
-	var err error
-	switch cmd, rest := args[0], args[1:]; cmd {
-	case "inspect":
-		err = (&inspectCommand{m: m}).Run(ctx, rest)
-	case "prune":
-		err = (&pruneCommand{m: m}).Run(ctx, rest)
-	case "restore":
-		err = (&restoreCommand{m: m}).Run(ctx, rest)
-	case "extractable":
-		err = (&extractableCommand{m: m}).Run(ctx, rest)
-	case "verify":
-		err = (&verifyCommand{m: m}).Run(ctx, rest)
-	case "version", "--version":
-		fmt.Fprintf(m.Stdout, "brainsurgeon %s\n", version)
-	case "help", "-h", "--help":
-		if len(rest) > 0 {
-			return m.Run(ctx, []string{rest[0], "--help"})
-		}
-		fmt.Fprint(m.Stdout, mainUsage)
-	default:
-		err = &cli.UsageError{Msg: fmt.Sprintf("unknown command %q", cmd), Try: "brainsurgeon help"}
+	err := m.run(ctx, args)
+	if cli.WantsJSON(args) {
+		return cli.ExitJSON(m.Stdout, m.Stderr, err)
 	}
-	return m.exit(err)
+	return cli.Exit(m.Stderr, err)
 }
 
-func (m *Main) exit(err error) int { return cli.Exit(m.Stderr, err) }
+func (m *Main) run(ctx context.Context, args []string) error {
+	switch cmd, rest := args[0], args[1:]; cmd {
+	case "inspect":
+		return (&inspectCommand{m: m}).Run(ctx, rest)
+	case "prune":
+		return (&pruneCommand{m: m}).Run(ctx, rest)
+	case "restore":
+		return (&restoreCommand{m: m}).Run(ctx, rest)
+	case "extractable":
+		return (&extractableCommand{m: m}).Run(ctx, rest)
+	case "verify":
+		return (&verifyCommand{m: m}).Run(ctx, rest)
+	case "version", "--version":
+		fmt.Fprintf(m.Stdout, "brainsurgeon %s\n", version)
+		return nil
+	case "help", "-h", "--help", "-help":
+		// "help <command>" shows the command's help; "help help",
+		// "help --help", "-h -h" and the like show this one.
+		for _, a := range rest {
+			if commands[a] {
+				if a == "version" {
+					fmt.Fprint(m.Stdout, "Usage: brainsurgeon version\n\nPrints the version.\n")
+					return nil
+				}
+				return m.run(ctx, []string{a, "--help"})
+			}
+		}
+		if len(rest) > 0 && !isHelp(rest[0]) {
+			return &cli.UsageError{Msg: fmt.Sprintf("no help for %q: not a command", rest[0]), Try: "brainsurgeon help"}
+		}
+		fmt.Fprint(m.Stdout, mainUsage)
+		return nil
+	default:
+		return &cli.UsageError{Msg: fmt.Sprintf("unknown command %q", cmd), Try: "brainsurgeon help"}
+	}
+}
+
+// isHelp reports whether a is a word that asks for help.
+func isHelp(a string) bool {
+	return a == "help" || a == "-h" || a == "--help" || a == "-help"
+}
 
 // openSession opens a session named by a transcript path or by a name
 // that the stores under agentsDir resolve. A transcript file outside any

@@ -14,20 +14,22 @@ import (
 	"github.com/brainsurgeon/brainsurgeon/session"
 )
 
-const verifyUsage = `Usage: brainsurgeon verify [session] [--json] [--agents-dir DIR]
+const verifyUsage = `Usage: brainsurgeon verify [session] [--verbose] [--json] [--agents-dir DIR]
 
 Checks extracted values in one session, or in every session: each placeholder
 [[extracted-<id>]] (or "… [[extracted-<id>]]" with a preview) must have a side
 file holding a value at its path whose sha256 matches. Problems (missing side
 file, missing value, hash mismatch, corrupt side file) are listed with the
 session, entry, line and path. Orphans — side files and values no placeholder
-points to, such as values already restored — are listed too but are not
-problems. Reads only; never writes.
+points to, such as values already restored — are not problems: they are
+counted per session (with their bytes), and listed one by one with --verbose.
+They stay on disk. Reads only; never writes.
 
 Exit status: 0 when every placeholder has its value, 1 when there are problems.
 
 Examples:
   brainsurgeon verify
+  brainsurgeon verify agent:main:main --verbose
   brainsurgeon verify agent:main:main --json
   brainsurgeon verify --agents-dir /srv/openclaw/agents
 
@@ -44,14 +46,16 @@ type verifySummary struct {
 	Verified     int                     `json:"verified"`
 	Problems     int                     `json:"problems"`
 	Orphans      int                     `json:"orphans"`
+	OrphanBytes  int64                   `json:"orphan_bytes"`
 	SideFiles    int                     `json:"side_files"`
 	Reports      []*restore.VerifyReport `json:"reports"`
 }
 
 func (c *verifyCommand) Run(ctx context.Context, args []string) error {
-	fs := flag.NewFlagSet("verify", flag.ContinueOnError)
+	fs := flag.NewFlagSet("brainsurgeon verify", flag.ContinueOnError)
 	agentsDir := fs.String("agents-dir", session.DefaultAgentsDir(), "OpenClaw agents dir (or pi sessions dir)")
-	asJSON := fs.Bool("json", false, "print the reports as JSON")
+	asJSON := fs.Bool("json", false, "print the reports as JSON (orphans included)")
+	verbose := fs.Bool("verbose", false, "list every orphan (default: counts and bytes per session)")
 	pos, err := cli.ParseHelp(fs, args, c.m.Stdout, verifyUsage)
 	if err != nil {
 		return err
@@ -90,24 +94,24 @@ func (c *verifyCommand) Run(ctx context.Context, args []string) error {
 		sum.Verified += rep.Verified
 		sum.Problems += len(rep.Problems)
 		sum.Orphans += len(rep.Orphans)
+		for _, o := range rep.Orphans {
+			sum.OrphanBytes += o.Bytes
+		}
 		sum.SideFiles += rep.SideFiles
 	}
 	prog.done()
 	sum.OK = sum.Problems == 0
-	if *asJSON {
-		if err := writeJSON(c.m.Stdout, sum); err != nil {
-			return err
-		}
-	} else {
-		printVerify(c.m.Stdout, &sum)
-	}
 	if sum.Problems > 0 {
-		return fmt.Errorf("%d placeholders have no intact value", sum.Problems)
+		err = fmt.Errorf("%d placeholders have no intact value", sum.Problems)
 	}
-	return nil
+	if *asJSON {
+		return cli.WriteJSON(c.m.Stdout, sum, err)
+	}
+	printVerify(c.m.Stdout, &sum, *verbose)
+	return err
 }
 
-func printVerify(w io.Writer, s *verifySummary) {
+func printVerify(w io.Writer, s *verifySummary, verbose bool) {
 	if s.Problems > 0 {
 		fmt.Fprintln(w, "Problems:")
 		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
@@ -121,25 +125,43 @@ func printVerify(w io.Writer, s *verifySummary) {
 		fmt.Fprintln(w)
 	}
 	if s.Orphans > 0 {
-		fmt.Fprintln(w, "Orphans (not problems; retention removes them):")
+		fmt.Fprintln(w, "Orphans (side values no placeholder points to, such as values already restored;")
+		fmt.Fprintln(w, "not problems, and kept on disk):")
 		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "  SESSION\tENTRY\tKIND\tPATH\tBYTES\tDETAIL")
-		for _, r := range s.Reports {
-			for _, o := range r.Orphans {
-				path := o.Path
-				if path == "" {
-					path = "-"
+		if verbose {
+			fmt.Fprintln(tw, "  SESSION\tENTRY\tKIND\tPATH\tBYTES\tDETAIL")
+			for _, r := range s.Reports {
+				for _, o := range r.Orphans {
+					path := o.Path
+					if path == "" {
+						path = "-"
+					}
+					fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%d\t%s\n", o.Session, o.EntryID, o.Kind, path, o.Bytes, o.Detail)
 				}
-				fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%d\t%s\n", o.Session, o.EntryID, o.Kind, path, o.Bytes, o.Detail)
+			}
+		} else {
+			fmt.Fprintln(tw, "  SESSION\tORPHANS\tBYTES\t")
+			for _, r := range s.Reports {
+				if len(r.Orphans) == 0 {
+					continue
+				}
+				var n int64
+				for _, o := range r.Orphans {
+					n += o.Bytes
+				}
+				fmt.Fprintf(tw, "  %s\t%d\t%d\t\n", r.Session, len(r.Orphans), n)
 			}
 		}
 		tw.Flush()
+		if !verbose {
+			fmt.Fprintln(w, "  (list them with --verbose)")
+		}
 		fmt.Fprintln(w)
 	}
 	verdict := "OK"
 	if s.Problems > 0 {
 		verdict = "PROBLEMS"
 	}
-	fmt.Fprintf(w, "%s: %d sessions, %d placeholders, %d verified, %d problems, %d side files, %d orphans\n",
-		verdict, s.Sessions, s.Placeholders, s.Verified, s.Problems, s.SideFiles, s.Orphans)
+	fmt.Fprintf(w, "%s: %d sessions, %d placeholders, %d verified, %d problems, %d side files, %d orphans (%d bytes)\n",
+		verdict, s.Sessions, s.Placeholders, s.Verified, s.Problems, s.SideFiles, s.Orphans, s.OrphanBytes)
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -29,7 +28,7 @@ Flags:
 type getContextCommand struct{ m *Main }
 
 func (c *getContextCommand) Run(ctx context.Context, args []string) error {
-	fs := flag.NewFlagSet("get_context", flag.ContinueOnError)
+	fs := flag.NewFlagSet("purge_control get_context", flag.ContinueOnError)
 	var com common
 	com.register(fs)
 	pos, err := c.m.parse(fs, &com, getContextUsage, args)
@@ -48,9 +47,7 @@ func (c *getContextCommand) Run(ctx context.Context, args []string) error {
 		return err
 	}
 	if com.json {
-		enc := json.NewEncoder(c.m.Stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(cx)
+		return cli.WriteJSON(c.m.Stdout, cx, nil)
 	}
 	name := cx.Session
 	if ref.Key != "" {

@@ -18,7 +18,6 @@ import (
 
 	bs "github.com/brainsurgeon/brainsurgeon"
 	"github.com/brainsurgeon/brainsurgeon/backend"
-	"github.com/brainsurgeon/brainsurgeon/config"
 	"github.com/brainsurgeon/brainsurgeon/internal/cli"
 	"github.com/brainsurgeon/brainsurgeon/restore"
 	"github.com/brainsurgeon/brainsurgeon/session"
@@ -38,9 +37,10 @@ replaced by [[extracted-<entryId>]] (or "<preview>… [[extracted-<entryId>]]").
 Use this tool to list them, get them back, and say what may be extracted.
 
 Usage:
-  purge_control get_context --agent A --session S [--json]
-  purge_control restore <entry> [--keys a,b] --agent A --session S [--tool-call-id ID] [--json]
-  purge_control set_extractable <entry> <true|false|N> --agent A --session S [--json]
+  purge_control get_context --agent A --session S [--json] [--agents-dir DIR]
+  purge_control restore <entry> [--keys a,b] --agent A --session S [--tool-call-id ID] [--json] [--agents-dir DIR]
+  purge_control set_extractable <entry> <true|false|N> --agent A --session S [--json] [--agents-dir DIR]
+  purge_control version
 
 Examples:
   # Check context stats
@@ -77,30 +77,45 @@ func (m *Main) logger() bs.Logger {
 	return m.Logger
 }
 
-// Run executes args and returns the exit status.
+// version is set at build time with -ldflags "-X main.version=…".
+var version = "dev"
+
+// Run executes args and returns the exit status. With --json, an error is
+// also written to stdout as JSON.
 func (m *Main) Run(ctx context.Context, args []string) int {
 	if len(args) == 0 {
 		fmt.Fprint(m.Stderr, mainUsage)
 		return cli.ExitUsage
 	}
-	args = commandFirst(args)
-	var err error
+	err := m.run(ctx, commandFirst(args))
+	if cli.WantsJSON(args) {
+		return cli.ExitJSON(m.Stdout, m.Stderr, err)
+	}
+	return cli.Exit(m.Stderr, err)
+}
+
+func (m *Main) run(ctx context.Context, args []string) error {
 	switch cmd, rest := args[0], args[1:]; cmd {
 	case "get_context":
-		err = (&getContextCommand{m: m}).Run(ctx, rest)
+		return (&getContextCommand{m: m}).Run(ctx, rest)
 	case "restore":
-		err = (&restoreCommand{m: m}).Run(ctx, rest)
+		return (&restoreCommand{m: m}).Run(ctx, rest)
 	case "set_extractable":
-		err = (&setExtractableCommand{m: m}).Run(ctx, rest)
-	case "help", "-h", "--help":
+		return (&setExtractableCommand{m: m}).Run(ctx, rest)
+	case "version", "--version":
+		fmt.Fprintf(m.Stdout, "purge_control %s\n", version)
+		return nil
+	case "help", "-h", "--help", "-help":
+		// "help <command>" shows the command's help; "help help" and
+		// "help --help" show this one.
 		if len(rest) > 0 && commands[rest[0]] {
-			return m.Run(ctx, []string{rest[0], "--help"})
+			return m.run(ctx, []string{rest[0], "--help"})
 		}
 		fmt.Fprint(m.Stdout, mainUsage)
+		return nil
 	default:
-		err = &cli.UsageError{Msg: fmt.Sprintf("unknown command %q (expected get_context, restore or set_extractable)", cmd), Try: "purge_control --help"}
+		return &cli.UsageError{Msg: fmt.Sprintf("unknown command %q (expected get_context, restore, set_extractable or version)", cmd), Try: "purge_control --help"}
 	}
-	return m.exit(err)
 }
 
 var commands = map[string]bool{"get_context": true, "restore": true, "set_extractable": true}
@@ -126,8 +141,6 @@ func commandFirst(args []string) []string {
 	return args
 }
 
-func (m *Main) exit(err error) int { return cli.Exit(m.Stderr, err) }
-
 // common holds the flags every command takes.
 type common struct {
 	agent, session, agentsDir string
@@ -151,7 +164,7 @@ func (m *Main) parse(fs *flag.FlagSet, c *common, usage string, args []string) (
 		return nil, err
 	}
 	if strings.TrimSpace(c.session) == "" {
-		return nil, &cli.UsageError{Msg: "--session is required", Try: "purge_control " + fs.Name() + " --help"}
+		return nil, &cli.UsageError{Msg: "--session is required", Try: fs.Name() + " --help"}
 	}
 	return pos, nil
 }
@@ -160,13 +173,9 @@ func (m *Main) parse(fs *flag.FlagSet, c *common, usage string, args []string) (
 // set up from it, and the session. A config that fails validation is
 // reported on stderr and its valid fields are used.
 func (m *Main) setup(ctx context.Context, c *common) (*restore.Restorer, bs.SessionRef, error) {
-	cfg, err := config.Load(ctx, c.agentsDir, m.logger())
+	cfg, _, err := cli.LoadConfig(ctx, m.Stderr, c.agentsDir, m.logger(), true)
 	if err != nil {
-		var ve *config.ValidationError
-		if !errors.As(err, &ve) {
-			return nil, bs.SessionRef{}, fmt.Errorf("config %s: %w", config.Path(c.agentsDir), err)
-		}
-		fmt.Fprintf(m.Stderr, "warning: %v\n", err)
+		return nil, bs.SessionRef{}, err
 	}
 	set, err := backend.Open(ctx, c.agentsDir, backend.FromConfig(cfg, m.logger()))
 	if err != nil {

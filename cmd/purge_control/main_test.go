@@ -263,8 +263,11 @@ func TestPurgeControlSetExtractable(t *testing.T) {
 	}
 	code, out, errs = f.run(t, "set_extractable", "u2", "10", "--agent", "main", "--session", "main/"+sessionID, "--json")
 	want(t, code, 0, out, errs)
-	var res restore.SetResult
-	if err := json.Unmarshal([]byte(out), &res); err != nil || res.EntryID != "u2" || res.Value != "10" || !res.Applied || !res.Changed {
+	var res struct {
+		restore.SetResult
+		Value any `json:"value"`
+	}
+	if err := json.Unmarshal([]byte(out), &res); err != nil || res.EntryID != "u2" || res.Value != 10.0 || !res.Applied || !res.Changed {
 		t.Fatalf("%v: %s", err, out)
 	}
 	if value(t, f.line(t, "u2"), "/_extractable") != "10" {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -13,7 +12,7 @@ import (
 	"github.com/brainsurgeon/brainsurgeon/restore"
 )
 
-const restoreUsage = `Usage: purge_control restore <entry> [--keys a,b] --agent A --session S [--tool-call-id ID] [--json]
+const restoreUsage = `Usage: purge_control restore <entry> [--keys a,b] --agent A --session S [--tool-call-id ID] [--json] [--agents-dir DIR]
 
 Prints the extracted values of an entry (the <entry> of [[extracted-<entry>]])
 right away. They are written back into the session now if it is idle, or
@@ -37,7 +36,7 @@ Flags:
 type restoreCommand struct{ m *Main }
 
 func (c *restoreCommand) Run(ctx context.Context, args []string) error {
-	fs := flag.NewFlagSet("restore", flag.ContinueOnError)
+	fs := flag.NewFlagSet("purge_control restore", flag.ContinueOnError)
 	var com common
 	com.register(fs)
 	keys := fs.String("keys", "", "comma-separated keys of the values to restore (default: all)")
@@ -59,27 +58,20 @@ func (c *restoreCommand) Run(ctx context.Context, args []string) error {
 			ks = append(ks, k)
 		}
 	}
-	res, rerr := r.Restore(ctx, ref, pos[0], ks, restore.RestoreOptions{ToolCallID: *callID})
+	res, err := r.Restore(ctx, ref, pos[0], ks, restore.RestoreOptions{ToolCallID: *callID})
 	if res == nil {
-		return rerr
+		return err
+	}
+	if err == nil {
+		// The seeds' text stands in for a missing value, but the exit
+		// status says that not everything asked for came back.
+		err = cli.Unreturned(res)
 	}
 	if com.json {
-		enc := json.NewEncoder(c.m.Stdout)
-		enc.SetIndent("", "  ")
-		enc.SetEscapeHTML(false)
-		if err := enc.Encode(res); err != nil {
-			return err
-		}
-	} else {
-		printRestore(c.m.Stdout, res)
+		return cli.WriteJSON(c.m.Stdout, res, err)
 	}
-	if rerr != nil {
-		return rerr
-	}
-	if !res.Restored && !res.OnlyMissing() {
-		return fmt.Errorf("entry %s: nothing could be restored", res.EntryID)
-	}
-	return nil
+	printRestore(c.m.Stdout, res)
+	return err
 }
 
 func printRestore(w io.Writer, res *restore.Result) {

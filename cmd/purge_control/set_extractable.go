@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -11,7 +10,7 @@ import (
 	"github.com/brainsurgeon/brainsurgeon/restore"
 )
 
-const setExtractableUsage = `Usage: purge_control set_extractable <entry> <true|false|N> --agent A --session S [--json]
+const setExtractableUsage = `Usage: purge_control set_extractable <entry> <true|false|N> --agent A --session S [--json] [--agents-dir DIR]
 
 Sets the entry's "_extractable" member:
   false  never extract it (skill content, critical references)
@@ -31,7 +30,7 @@ Flags:
 type setExtractableCommand struct{ m *Main }
 
 func (c *setExtractableCommand) Run(ctx context.Context, args []string) error {
-	fs := flag.NewFlagSet("set_extractable", flag.ContinueOnError)
+	fs := flag.NewFlagSet("purge_control set_extractable", flag.ContinueOnError)
 	var com common
 	com.register(fs)
 	pos, err := c.m.parse(fs, &com, setExtractableUsage, args)
@@ -54,9 +53,7 @@ func (c *setExtractableCommand) Run(ctx context.Context, args []string) error {
 		return err
 	}
 	if com.json {
-		enc := json.NewEncoder(c.m.Stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(res)
+		return cli.WriteJSON(c.m.Stdout, cli.NewSetResult(res), nil)
 	}
 	printSet(c.m.Stdout, res)
 	return nil

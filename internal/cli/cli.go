@@ -46,7 +46,9 @@ var ErrHelp = flag.ErrHelp
 
 // Parse parses args with fs, accepting flags before, between and after
 // positional arguments ("--" ends flag parsing). It returns the positional
-// arguments in order.
+// arguments in order. A flag error is a *UsageError whose Try is
+// "<fs.Name()> --help": name the flag set with the program and the
+// command ("brainsurgeon inspect").
 func Parse(fs *flag.FlagSet, args []string) ([]string, error) {
 	fs.SetOutput(io.Discard)
 	var pos []string
