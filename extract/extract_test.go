@@ -33,7 +33,7 @@ func setup(t testing.TB, src string) (bs.SessionRef, *session.Store) {
 	t.Helper()
 	root, path := testcorpus.Copy(t, src, "s1")
 	st := session.NewStore(root)
-	st.Writer.Idle = session.NoIdleWait
+	st.Writer.Quiet = 0 // no quiet period
 	ref, err := st.Resolve(context.Background(), path)
 	if err != nil {
 		t.Fatal(err)
@@ -180,7 +180,7 @@ func TestExtractGeneratedLossless(t *testing.T) {
 			rt.Fatal(err)
 		}
 		st := session.NewStore(filepath.Dir(filepath.Dir(dir)))
-		st.Writer.Idle = session.NoIdleWait
+		st.Writer.Quiet = 0 // no quiet period
 		ref, err := st.Resolve(context.Background(), path)
 		if err != nil {
 			rt.Fatal(err)

@@ -125,7 +125,7 @@ func (p *Pass) Restorer() *restore.Restorer {
 // in the report, not returned.
 func (p *Pass) Run(ctx context.Context, refs []bs.SessionRef) (*Report, error) {
 	start := time.Now()
-	if p.Store == nil || p.Side == nil {
+	if p == nil || p.Store == nil || p.Side == nil {
 		return nil, fmt.Errorf("prune: the Pass needs a Store and a Side store (backend.Open gives both): %w", bs.ErrInvalid)
 	}
 	if !p.Config.Enabled && !p.Force && !p.DryRun {

@@ -103,6 +103,9 @@ func (r *Restorer) lock(ref bs.SessionRef) *sync.Mutex {
 }
 
 func (r *Restorer) ready() error {
+	if r == nil {
+		return fmt.Errorf("restore: no Restorer (nil; restore.New makes one from backend.Open's Set): %w", bs.ErrInvalid)
+	}
 	if r.Store == nil || r.Side == nil {
 		return fmt.Errorf("restore: the Restorer needs a Store and a Side store: %w", bs.ErrInvalid)
 	}
