@@ -78,10 +78,7 @@ func Open(ctx context.Context, root string, opts Options) (*Set, error) {
 	js.Logger = opts.Logger
 	js.Writer.Logger = opts.Logger
 	js.Writer.Clock = opts.Clock
-	js.Writer.Idle = opts.Idle
-	if opts.Idle <= 0 {
-		js.Writer.Idle = session.NoIdleWait
-	}
+	js.Writer.Quiet = max(opts.Idle, 0) // zero: no quiet period, as in Options
 	set := &Set{AgentsDir: root, StateDir: restore.StateDir(root)}
 	stores := []bs.Store{js}
 	set.Backends = append(set.Backends, js.Name())
@@ -106,16 +103,16 @@ func openOthers(ctx context.Context, root string, opts Options) ([]bs.Store, err
 	if err != nil || len(agents) == 0 {
 		return nil, nil // not an OpenClaw agents dir (a pi sessions dir), or no store
 	}
-	idle := opts.Idle
-	if idle <= 0 {
-		idle = -1 // no quiet period, as for JSONL
-	}
-	return []bs.Store{sqlite.NewStore(root, sqlite.Options{Logger: opts.Logger, Clock: opts.Clock, Idle: idle})}, nil
+	return []bs.Store{sqlite.NewStore(root, sqlite.Options{Logger: opts.Logger, Clock: opts.Clock, Quiet: max(opts.Idle, 0)})}, nil
 }
 
 // Pass returns the library-level extraction pass over the set with the
-// runtime config c.
+// runtime config c. On a nil Set (Open failed) it returns a Pass whose Run
+// fails with an error wrapping brainsurgeon.ErrInvalid.
 func (s *Set) Pass(c config.Config, log bs.Logger) *prune.Pass {
+	if s == nil {
+		return &prune.Pass{Config: c, Logger: log}
+	}
 	return &prune.Pass{Store: s.Store, Side: s.Side, StateDir: s.StateDir, Config: c, Logger: log}
 }
 
@@ -129,10 +126,22 @@ type Multi struct {
 
 var _ bs.Store = (*Multi)(nil)
 
+// errNoStores is what a Multi without stores (or nil) answers.
+var errNoStores = fmt.Errorf("backend: no stores (backend.Open makes a Multi with them): %w", bs.ErrInvalid)
+
+// stores returns the stores; none for a nil Multi.
+func (m *Multi) stores() []bs.Store {
+	if m == nil {
+		return nil
+	}
+	return m.Stores
+}
+
 // Name returns the names of the stores joined by "+".
 func (m *Multi) Name() string {
-	names := make([]string, len(m.Stores))
-	for i, s := range m.Stores {
+	stores := m.stores()
+	names := make([]string, len(stores))
+	for i, s := range stores {
 		names[i] = s.Name()
 	}
 	return strings.Join(names, "+")
@@ -146,7 +155,11 @@ func (m *Multi) pick(ref bs.SessionRef) (bs.Store, error) {
 	if b == "" {
 		b = bs.BackendJSONL
 	}
-	for _, s := range m.Stores {
+	stores := m.stores()
+	if len(stores) == 0 {
+		return nil, fmt.Errorf("session %s: %w", ref, errNoStores)
+	}
+	for _, s := range stores {
 		if s.Name() == b {
 			return s, nil
 		}
@@ -170,10 +183,14 @@ func agentsWith(s bs.Store) map[string]bool {
 // that a later store (the SQLite store) serves are left out: after
 // OpenClaw's import they are archived copies.
 func (m *Multi) Sessions(ctx context.Context) ([]bs.SessionRef, error) {
+	stores := m.stores()
+	if len(stores) == 0 {
+		return nil, errNoStores
+	}
 	var out []bs.SessionRef
 	taken := map[string]bool{}
-	for i := len(m.Stores) - 1; i >= 0; i-- {
-		refs, err := m.Stores[i].Sessions(ctx)
+	for i := len(stores) - 1; i >= 0; i-- {
+		refs, err := stores[i].Sessions(ctx)
 		if err != nil {
 			return nil, err
 		}
@@ -183,7 +200,7 @@ func (m *Multi) Sessions(ctx context.Context) ([]bs.SessionRef, error) {
 			}
 			out = append(out, r)
 		}
-		for a := range agentsWith(m.Stores[i]) {
+		for a := range agentsWith(stores[i]) {
 			taken[a] = true
 		}
 	}
@@ -200,12 +217,16 @@ func (m *Multi) Sessions(ctx context.Context) ([]bs.SessionRef, error) {
 // one store knows is ambiguous; when no store knows it, the first store's
 // error is returned (it lists the candidates).
 func (m *Multi) Resolve(ctx context.Context, name string) (bs.SessionRef, error) {
-	if len(m.Stores) == 1 {
-		return m.Stores[0].Resolve(ctx, name)
+	stores := m.stores()
+	switch len(stores) {
+	case 0:
+		return bs.SessionRef{}, errNoStores
+	case 1:
+		return stores[0].Resolve(ctx, name)
 	}
 	var found []bs.SessionRef
 	var firstErr error
-	for _, s := range m.Stores {
+	for _, s := range stores {
 		r, err := s.Resolve(ctx, name)
 		if err == nil {
 			found = append(found, r)

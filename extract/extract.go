@@ -3,6 +3,7 @@ package extract
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"runtime"
 	"sync"
@@ -48,33 +49,84 @@ type EntryResult struct {
 	BytesSaved int64 `json:"bytes_saved"`
 }
 
+// Skip says why a pass wrote nothing (Result.SkipCode).
+type Skip string
+
+// The values of Result.SkipCode.
+const (
+	// SkipDisabled: Policy.Enabled is false; the session was not read.
+	SkipDisabled Skip = "disabled"
+	// SkipBusy: the session is in use (the error wraps ErrBusy).
+	SkipBusy Skip = "busy"
+	// SkipNothing: no value qualifies.
+	SkipNothing Skip = "nothing"
+	// SkipNoIDs: values would qualify, but only in entries without ids (a
+	// v1 transcript, DESIGN decision 3), which are never extracted.
+	SkipNoIDs Skip = "no_ids"
+	// SkipBelowMinSaving: the saving is below Policy.MinSavingTokens.
+	SkipBelowMinSaving Skip = "below_min_saving"
+	// SkipDryRun: a dry run; Entries, Values and BytesSaved are what the
+	// pass would write.
+	SkipDryRun Skip = "dry_run"
+	// SkipWriteFailed: the transcript could not be rewritten (the error
+	// says why).
+	SkipWriteFailed Skip = "write_failed"
+)
+
 // Result reports one pass over one session.
 type Result struct {
 	Session string `json:"session"`
-	// Entries and Values count what was (or, in a dry run or a pass that
-	// saved too little, would have been) extracted.
+	// Entries and Values count what was extracted, or in a dry run what
+	// would be: the same numbers the real pass then writes. They are zero
+	// when nothing was (or would be) written: below MinSavingTokens, busy,
+	// or a failed write. Planned has the figures of what qualified.
 	Entries int `json:"entries"`
 	Values  int `json:"values"`
 	// BytesBefore and BytesAfter measure the transcript; BytesSaved is
-	// their difference (before any write, the planned difference).
+	// their difference (in a dry run, the planned one), zero when nothing
+	// was (or would be) written.
 	BytesBefore int64 `json:"bytes_before"`
 	BytesAfter  int64 `json:"bytes_after"`
 	BytesSaved  int64 `json:"bytes_saved"`
+	// Planned is what qualified for extraction, whether or not it was
+	// written (a pass below MinSavingTokens writes nothing).
+	Planned Planned `json:"planned"`
+	// IDLessEntries counts the entries without an id (a v1 transcript)
+	// that hold values that would otherwise qualify, and IDLessBytes those
+	// values' size: they are never extracted (DESIGN decision 3).
+	IDLessEntries int   `json:"id_less_entries"`
+	IDLessBytes   int64 `json:"id_less_bytes"`
 	// SideBytes is what the side records written take in the side store
 	// (compressed, on disk for the file store).
 	SideBytes int64 `json:"side_bytes"`
 	// Written is true when the transcript was rewritten.
 	Written bool `json:"written"`
-	// Skipped says why nothing was written, when so.
-	Skipped string        `json:"skipped,omitempty"`
-	Details []EntryResult `json:"details,omitempty"`
-	Counts  map[Code]int  `json:"decisions"`
-	Elapsed time.Duration `json:"elapsed_ns"`
+	// Skipped says why nothing was written, when so, and SkipCode is the
+	// reason's kind.
+	Skipped  string        `json:"skipped,omitempty"`
+	SkipCode Skip          `json:"skip_code,omitempty"`
+	Details  []EntryResult `json:"details,omitempty"`
+	Counts   map[Code]int  `json:"decisions"`
+	Elapsed  time.Duration `json:"elapsed_ns"`
 	// ReadTime, SideTime and WriteTime split Elapsed: deciding, writing
 	// and syncing the side files, and rewriting the transcript.
 	ReadTime  time.Duration `json:"read_ns"`
 	SideTime  time.Duration `json:"side_ns"`
 	WriteTime time.Duration `json:"write_ns"`
+}
+
+// Planned counts what qualified for extraction in a pass.
+type Planned struct {
+	Entries    int   `json:"entries"`
+	Values     int   `json:"values"`
+	BytesSaved int64 `json:"bytes_saved"`
+}
+
+// skip records why the pass writes nothing and clears the figures of what
+// it writes.
+func (r *Result) skip(code Skip, why string) {
+	r.SkipCode, r.Skipped = code, why
+	r.Entries, r.Values, r.BytesSaved, r.BytesAfter = 0, 0, 0, r.BytesBefore
 }
 
 type planned struct {
@@ -104,13 +156,18 @@ func (x *Extractor) Run(ctx context.Context, ref bs.SessionRef) (*Result, error)
 	if x.Store == nil || (x.Side == nil && !x.DryRun) {
 		return nil, fmt.Errorf("extract %s: the Extractor needs a Store and a Side store: %w", name, bs.ErrInvalid)
 	}
+	res := &Result{Session: name, Counts: map[Code]int{}}
+	if !x.Policy.Enabled {
+		res.skip(SkipDisabled, "pruning is disabled (Policy.Enabled is false): nothing was read or extracted")
+		return res, nil
+	}
 	// A session in use is left alone before any work is done.
 	if !x.DryRun {
 		if err := x.Store.CheckIdle(ctx, ref); err != nil {
-			return &Result{Session: name, Skipped: err.Error(), Counts: map[Code]int{}}, err
+			res.skip(SkipBusy, err.Error())
+			return res, err
 		}
 	}
-	res := &Result{Session: name, Counts: map[Code]int{}}
 	policy := x.Policy
 	if lim, ok := x.Store.(bs.EditLimiter); ok {
 		kept := policy.Triggers[:0:0]
@@ -128,7 +185,7 @@ func (x *Extractor) Run(ctx context.Context, ref bs.SessionRef) (*Result, error)
 	// keep window needs positions, which are known only at the end, so
 	// decisions are made as if the entry were old and re-checked then.
 	forceMark := []byte(`"_extractable"`)
-	var plan []planned
+	var plan, idless []planned
 	// A line shorter than the minimum value length holds no value long
 	// enough, unless the entry forces its extraction: it is indexed only.
 	// Want runs just before Visit for the same line: its answer is kept
@@ -144,6 +201,19 @@ func (x *Extractor) Run(ctx context.Context, ref bs.SessionRef) (*Result, error)
 				return nil
 			}
 			d := Decide(e, -1, policy, now)
+			if d.Code == CodeNoID {
+				// Would it qualify with an id? Those values are reported,
+				// never extracted.
+				withID := *e
+				withID.ID = idLessStandIn
+				if w := Decide(&withID, -1, policy, now); w.Extract {
+					p := planned{line: e.Line, trigger: w.Type, cands: w.Candidates, window: policy.KeepRecent}
+					if ext := ParseExtractable(e.Extractable); ext.Set && !ext.Force && !ext.Never {
+						p.window = ext.Window
+					}
+					idless = append(idless, p)
+				}
+			}
 			if !d.Extract {
 				res.Counts[d.Code]++
 				if d.Code != CodeNothing {
@@ -192,11 +262,27 @@ func (x *Extractor) Run(ctx context.Context, ref bs.SessionRef) (*Result, error)
 		kept = append(kept, p)
 	}
 	plan = kept
+	for _, p := range idless {
+		if pos, ok := positions[p.line]; ok && pos < p.window {
+			continue
+		}
+		res.IDLessEntries++
+		for _, c := range p.cands {
+			res.IDLessBytes += int64(c.Len())
+		}
+	}
 	res.Entries = len(plan)
 	res.BytesAfter = res.BytesBefore - res.BytesSaved
+	res.Planned = Planned{Entries: res.Entries, Values: res.Values, BytesSaved: res.BytesSaved}
 	finish := func(r *Result) *Result { r.Elapsed = time.Since(start); return r }
 	if len(plan) == 0 {
-		res.Skipped = "nothing to extract"
+		if res.IDLessEntries > 0 {
+			res.skip(SkipNoIDs, fmt.Sprintf("%d entries with %d bytes of extractable values have no ids (a v1 transcript): nothing can be extracted",
+				res.IDLessEntries, res.IDLessBytes))
+		} else {
+			res.skip(SkipNothing, "nothing to extract")
+		}
+		log.Debug("pass skipped", "session", name, "reason", res.Skipped)
 		return finish(res), nil
 	}
 	tok := x.Tokenizer
@@ -204,12 +290,13 @@ func (x *Extractor) Run(ctx context.Context, ref bs.SessionRef) (*Result, error)
 		tok = bs.CharsPer4{}
 	}
 	if tokens := bs.TokensOfBytes(tok, res.BytesSaved); tokens < int64(policy.MinSavingTokens) {
-		res.Skipped = fmt.Sprintf("saving %d tokens is below min_saving_tokens %d", tokens, policy.MinSavingTokens)
+		res.skip(SkipBelowMinSaving, fmt.Sprintf("saving %d tokens (%d entries, %d bytes) is below min_saving_tokens %d",
+			tokens, res.Planned.Entries, res.Planned.BytesSaved, policy.MinSavingTokens))
 		log.Debug("pass skipped", "session", name, "reason", res.Skipped)
 		return finish(res), nil
 	}
 	if x.DryRun {
-		res.Skipped = "dry run"
+		res.SkipCode, res.Skipped = SkipDryRun, "dry run"
 		res.Details = details(plan)
 		return finish(res), nil
 	}
@@ -226,7 +313,10 @@ func (x *Extractor) Run(ctx context.Context, ref bs.SessionRef) (*Result, error)
 	err = x.Store.Rewrite(ctx, ref, tr.Version(), edits)
 	res.WriteTime = time.Since(t0)
 	if err != nil {
-		res.Skipped = err.Error()
+		res.skip(SkipWriteFailed, err.Error())
+		if errors.Is(err, bs.ErrBusy) || errors.Is(err, bs.ErrChanged) {
+			res.SkipCode = SkipBusy
+		}
 		return finish(res), fmt.Errorf("extract %s: %w", name, err)
 	}
 	res.Written = true
@@ -234,6 +324,10 @@ func (x *Extractor) Run(ctx context.Context, ref bs.SessionRef) (*Result, error)
 	log.Info("extraction pass", "session", name, "entries", res.Entries, "values", res.Values, "bytes_saved", res.BytesSaved)
 	return finish(res), nil
 }
+
+// idLessStandIn is the id an entry without one is decided with, to tell
+// whether its values would qualify.
+const idLessStandIn = "v1-entry-without-id"
 
 // sideJob is one entry's side record to write.
 type sideJob struct {

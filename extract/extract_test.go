@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -32,7 +33,7 @@ func setup(t testing.TB, src string) (bs.SessionRef, *session.Store) {
 	t.Helper()
 	root, path := testcorpus.Copy(t, src, "s1")
 	st := session.NewStore(root)
-	st.Writer.Idle = session.NoIdleWait
+	st.Writer.Quiet = 0 // no quiet period
 	ref, err := st.Resolve(context.Background(), path)
 	if err != nil {
 		t.Fatal(err)
@@ -179,7 +180,7 @@ func TestExtractGeneratedLossless(t *testing.T) {
 			rt.Fatal(err)
 		}
 		st := session.NewStore(filepath.Dir(filepath.Dir(dir)))
-		st.Writer.Idle = session.NoIdleWait
+		st.Writer.Quiet = 0 // no quiet period
 		ref, err := st.Resolve(context.Background(), path)
 		if err != nil {
 			rt.Fatal(err)
@@ -378,5 +379,69 @@ func TestExtractPayoff(t *testing.T) {
 		x := tot[k]
 		t.Logf("TOTAL %s: transcripts %d → %d bytes, side store %d bytes, context %d → %d tokens (-%.1f%%)",
 			name, x.before, x.after, x.side, x.ctxBefore/4, x.ctxAfter/4, 100*float64(x.ctxBefore-x.ctxAfter)/float64(x.ctxBefore))
+	}
+}
+
+// TestRunSkipped checks that a pass that writes nothing says why, with
+// the matching SkipCode, and reports zero entries, values and bytes
+// written (Planned keeps what qualified).
+func TestRunSkipped(t *testing.T) {
+	var v1, v3 string
+	for _, f := range testcorpus.Transcripts(t) {
+		switch filepath.Base(f) {
+		case "session.jsonl":
+			if filepath.Base(filepath.Dir(f)) == "badlogic__pi-mono" {
+				v1 = f // a v1 pi transcript: no header version, no entry ids
+			}
+		case "1f979e30-12ad-4b66-80ac-bcbb53b985ff.jsonl":
+			v3 = f
+		}
+	}
+	if v1 == "" || v3 == "" {
+		t.Fatal("corpus transcripts badlogic__pi-mono/session.jsonl or 1f979e30-….jsonl not found")
+	}
+	below := allTypes(200, 0)
+	below.MinSavingTokens = 1 << 30
+	disabled := allTypes(200, 0)
+	disabled.Enabled = false
+	for _, tt := range []struct {
+		name    string
+		src     string
+		policy  extract.Policy
+		dryRun  bool
+		code    extract.Skip
+		say     string
+		planned bool
+		idless  bool
+	}{
+		{name: "Disabled", src: v3, policy: disabled, code: extract.SkipDisabled, say: "pruning is disabled"},
+		{name: "V1NoIDs", src: v1, policy: allTypes(200, 0), code: extract.SkipNoIDs, say: "have no ids (a v1 transcript): nothing can be extracted", idless: true},
+		{name: "BelowMinSaving", src: v3, policy: below, code: extract.SkipBelowMinSaving, say: "below min_saving_tokens", planned: true},
+		{name: "BelowMinSavingDryRun", src: v3, policy: below, dryRun: true, code: extract.SkipBelowMinSaving, say: "below min_saving_tokens", planned: true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			ref, st := setup(t, tt.src)
+			orig, _ := os.ReadFile(ref.Path)
+			x := &extract.Extractor{Policy: tt.policy, Store: st, Side: extract.NewDirStore(st), DryRun: tt.dryRun}
+			res, err := x.Run(context.Background(), ref)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.SkipCode != tt.code || !strings.Contains(res.Skipped, tt.say) {
+				t.Fatalf("skip %q %q, want %q containing %q", res.SkipCode, res.Skipped, tt.code, tt.say)
+			}
+			if res.Written || res.Entries != 0 || res.Values != 0 || res.BytesSaved != 0 {
+				t.Fatalf("a skipped pass reports %d entries, %d values, %d bytes written", res.Entries, res.Values, res.BytesSaved)
+			}
+			if got := res.Planned.Entries > 0; got != tt.planned {
+				t.Fatalf("planned %+v, want some: %v", res.Planned, tt.planned)
+			}
+			if got := res.IDLessEntries > 0 && res.IDLessBytes > 0; got != tt.idless {
+				t.Fatalf("id-less %d entries, %d bytes; want some: %v", res.IDLessEntries, res.IDLessBytes, tt.idless)
+			}
+			if now, _ := os.ReadFile(ref.Path); !bytes.Equal(orig, now) {
+				t.Fatal("a skipped pass changed the transcript")
+			}
+		})
 	}
 }

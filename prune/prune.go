@@ -28,8 +28,10 @@ const (
 	// StatusWrittenBack: queued restore write-backs were applied, and
 	// nothing was extracted.
 	StatusWrittenBack = "written_back"
-	// StatusUnchanged: nothing to do (nothing qualifies, or the saving is
-	// below min_saving_tokens; Note says which).
+	// StatusUnchanged: nothing to do (nothing qualifies, the entries that
+	// would have no ids, or the saving is below min_saving_tokens; Note
+	// says which). A dry run reports a session below min_saving_tokens as
+	// unchanged too, since the real pass would write nothing.
 	StatusUnchanged = "unchanged"
 	// StatusBusy: the host is using the session; it is tried again on the
 	// next pass.
@@ -123,7 +125,7 @@ func (p *Pass) Restorer() *restore.Restorer {
 // in the report, not returned.
 func (p *Pass) Run(ctx context.Context, refs []bs.SessionRef) (*Report, error) {
 	start := time.Now()
-	if p.Store == nil || p.Side == nil {
+	if p == nil || p.Store == nil || p.Side == nil {
 		return nil, fmt.Errorf("prune: the Pass needs a Store and a Side store (backend.Open gives both): %w", bs.ErrInvalid)
 	}
 	if !p.Config.Enabled && !p.Force && !p.DryRun {
@@ -170,7 +172,7 @@ func (p *Pass) Run(ctx context.Context, refs []bs.SessionRef) (*Report, error) {
 		switch {
 		case err == nil && res.Written:
 			sr.Status = StatusExtracted
-		case err == nil && p.DryRun && res.Skipped == "dry run":
+		case err == nil && p.DryRun && res.SkipCode == extract.SkipDryRun:
 			sr.Status = StatusWouldExtract
 		case err == nil && sr.WriteBacks > 0:
 			sr.Status, sr.Note = StatusWrittenBack, res.Skipped

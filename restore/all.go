@@ -13,8 +13,18 @@ import (
 
 // AllResult reports a RestoreAll.
 type AllResult struct {
-	Session  string `json:"session"`
-	Pristine bool   `json:"pristine"`
+	Session string `json:"session"`
+	// PristineMode is the pristine argument: bookkeeping and redactions
+	// were undone too.
+	PristineMode bool `json:"pristine_mode"`
+	// Pristine is true when nothing of BrainSurgeon's remains in the
+	// transcript after the call: no placeholder, no journaled bookkeeping
+	// member ("_restored", "_redacted", "_extractable" set by
+	// SetExtractable) and no redaction stub (Remaining is all zero). A
+	// session that was never pruned is pristine whatever the mode.
+	Pristine bool `json:"pristine"`
+	// Remaining counts what of BrainSurgeon's is left in the transcript.
+	Remaining Remaining `json:"remaining"`
 	// Entries counts the entries changed; Values the extracted values put
 	// back and Bytes their size.
 	Entries int   `json:"entries"`
@@ -24,12 +34,36 @@ type AllResult struct {
 	// bookkeeping members removed or reset (pristine only).
 	Redactions  int `json:"redactions_undone"`
 	Bookkeeping int `json:"bookkeeping_undone"`
-	// Lost lists placeholders that could not be restored
-	// ("<entry> <path>: <why>").
-	Lost []string `json:"lost,omitempty"`
+	// Lost lists the placeholders that could not be restored, one per
+	// placeholder, in file order: the same list, with the same kinds, as
+	// Verify's Problems. Never nil.
+	Lost []Problem `json:"lost"`
+	// Warnings are what else went wrong on the way (a journal that could
+	// not be undone, a member that could not be set).
+	Warnings []string `json:"warnings,omitempty"`
 	// Applied is true when the transcript was rewritten.
 	Applied bool `json:"applied"`
 }
+
+// Remaining counts what of BrainSurgeon's is left in a transcript after a
+// RestoreAll.
+type Remaining struct {
+	// Placeholders still in the transcript (len(AllResult.Lost)).
+	Placeholders int `json:"placeholders"`
+	// Bookkeeping members recorded in a journal that still differ from
+	// their state before BrainSurgeon ("_restored" marks, "_redacted",
+	// "_extractable"): a restore without pristine leaves its "_restored"
+	// marks.
+	Bookkeeping int `json:"bookkeeping"`
+	// Redactions counts redaction stubs still in place.
+	Redactions int `json:"redactions"`
+	// UnreadableRecords counts entries whose side record cannot be read
+	// (what it records is unknown).
+	UnreadableRecords int `json:"unreadable_records"`
+}
+
+// None reports whether nothing remains.
+func (r Remaining) None() bool { return r == Remaining{} }
 
 // maxUndoPasses bounds the passes of a pristine restore over one line: a
 // value can hide another (a redaction stub that was itself extracted).
@@ -51,7 +85,7 @@ func (r *Restorer) RestoreAll(ctx context.Context, ref bs.SessionRef, pristine b
 	if err := r.ready(); err != nil {
 		return nil, err
 	}
-	res := &AllResult{Session: ref.String(), Pristine: pristine}
+	res := &AllResult{Session: ref.String(), PristineMode: pristine, Lost: []Problem{}}
 	if err := r.Store.CheckIdle(ctx, ref); err != nil {
 		return nil, fmt.Errorf("restore all of %s: %w", ref, err)
 	}
@@ -69,23 +103,29 @@ func (r *Restorer) RestoreAll(ctx context.Context, ref bs.SessionRef, pristine b
 		return nil, err
 	}
 	have := make(map[string]bool, len(infos))
+	where := make(map[string]string, len(infos))
 	for _, in := range infos {
 		have[in.EntryID] = true
+		where[in.EntryID] = in.Location
 	}
+	name := ref.String()
 	var touched []string
 	for _, e := range snap.lines {
 		if e.ID == "" {
 			continue
 		}
+		file := where[e.ID]
+		if file == "" {
+			file = "side record " + e.ID
+		}
 		if !have[e.ID] {
-			for _, ptr := range placeholderPointers(e) {
-				res.Lost = append(res.Lost, fmt.Sprintf("%s %s: side file missing", e.ID, ptr))
-			}
+			res.Lost = append(res.Lost, problems(checkPlaceholders(name, e, sideRecord{err: fmt.Errorf("entry %s: %w", e.ID, bs.ErrNotFound)}))...)
 			continue
 		}
 		b, err := p.recs.get(e.ID)
 		if err != nil {
-			res.Lost = append(res.Lost, fmt.Sprintf("%s: %v", e.ID, err))
+			res.Lost = append(res.Lost, problems(checkPlaceholders(name, e, sideRecord{err: err, file: file}))...)
+			res.Remaining.UnreadableRecords++
 			if errors.Is(err, extract.ErrCorrupt) {
 				r.audit(ref, "restore_corrupt", e.ID, "side record "+e.ID, err)
 			}
@@ -104,16 +144,22 @@ func (r *Restorer) RestoreAll(ctx context.Context, ref bs.SessionRef, pristine b
 				res.Bytes += int64(n)
 			}
 		}
-		for _, ptr := range placeholderPointers(le.entry()) {
-			res.Lost = append(res.Lost, fmt.Sprintf("%s %s: no stored value", e.ID, ptr))
+		// What the line still holds after the edits.
+		for _, c := range checkPlaceholders(name, le.entry(), sideRecord{rec: b.rec, file: file}) {
+			if c.problem == nil {
+				c.problem = &Problem{Session: name, EntryID: e.ID, Line: e.Line, Path: c.ptr, Kind: ProblemNotRestored,
+					Detail: "the value is stored and intact but was not put back (see the warnings)", File: file}
+			}
+			res.Lost = append(res.Lost, *c.problem)
 		}
+		remains(le, b, &res.Remaining)
 		if le.changed() {
 			res.Entries++
 		}
 	}
-	for _, w := range p.warnings {
-		res.Lost = append(res.Lost, w)
-	}
+	res.Warnings = append(res.Warnings, p.warnings...)
+	res.Remaining.Placeholders = len(res.Lost)
+	res.Pristine = res.Remaining.None()
 	edits := p.edits()
 	if len(edits) > 0 {
 		if err := p.recs.flush(); err != nil {
@@ -140,7 +186,7 @@ func (r *Restorer) RestoreAll(ctx context.Context, ref bs.SessionRef, pristine b
 		r.dropPending(ref)
 	}
 	r.log().Info("restore all", "session", ref.String(), "pristine", pristine, "entries", res.Entries,
-		"values", res.Values, "bytes", res.Bytes, "redactions", res.Redactions, "bookkeeping", res.Bookkeeping, "lost", len(res.Lost))
+		"values", res.Values, "bytes", res.Bytes, "redactions", res.Redactions, "bookkeeping", res.Bookkeeping, "lost", len(res.Lost), "pristine_now", res.Pristine)
 	return res, nil
 }
 
@@ -215,4 +261,33 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// remains adds to rem what of BrainSurgeon's the line still holds
+// according to the entry's record: journaled members not back to their
+// previous state, and redaction stubs.
+func remains(le *lineEdit, b *book, rem *Remaining) {
+	for _, j := range b.journal {
+		obj, name, err := splitMember(j.Path)
+		if err != nil {
+			rem.Bookkeeping++
+			continue
+		}
+		_, vs, ve, present := jsonedit.Member(le.cur, obj, name)
+		if j.Absent {
+			if present {
+				rem.Bookkeeping++
+			}
+			continue
+		}
+		prev, err := journalRaw(j)
+		if err != nil || !present || string(le.cur[vs:ve]) != string(prev) {
+			rem.Bookkeeping++
+		}
+	}
+	for _, v := range b.redactions {
+		if cur, ok := le.value(v.Path); ok && holdsPlaceholder(v, cur) {
+			rem.Redactions++
+		}
+	}
 }

@@ -4,12 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	bs "github.com/brainsurgeon/brainsurgeon"
 	"github.com/brainsurgeon/brainsurgeon/extract"
-	"github.com/brainsurgeon/brainsurgeon/internal/jsonedit"
 )
 
 // Context describes a session for the agent's get_context: its size, its
@@ -35,6 +33,9 @@ type Context struct {
 	ExtractableNow          int   `json:"extractable_now"`
 	ExtractedBytes          int64 `json:"extracted_bytes"`
 	LostValues              int   `json:"lost_values"`
+	// Lost lists those placeholders (LostValues of them): the same list,
+	// with the same kinds, as Verify's Problems. Never nil.
+	Lost []Problem `json:"lost"`
 	// Pending counts the session's queued write-backs.
 	Pending int `json:"pending"`
 }
@@ -59,7 +60,8 @@ type ExtractedEntry struct {
 	ProtectedUntil *time.Time `json:"protected_until,omitempty"`
 	// Extractable is the raw "_extractable" value, if any.
 	Extractable string `json:"extractable,omitempty"`
-	// Lost lists placeholders whose value cannot be restored, with why.
+	// Lost lists placeholders whose value cannot be restored, with why
+	// ("<path>: <kind>: <detail>"; Context.Lost has them structured).
 	Lost []string `json:"lost,omitempty"`
 }
 
@@ -80,7 +82,7 @@ func (r *Restorer) GetContext(ctx context.Context, ref bs.SessionRef) (*Context,
 	ref = tr.Ref()
 	c := &Context{Session: ref.String(), Agent: ref.Agent, SessionID: ref.ID, Path: ref.Path,
 		Entries: entryCount(tr.Nodes()), ContextMessages: tr.Context().Count(), Bytes: tr.Version().Size(),
-		Extracted: []ExtractedEntry{}}
+		Extracted: []ExtractedEntry{}, Lost: []Problem{}}
 	infos, err := r.Side.List(ctx, ref)
 	if err != nil {
 		return nil, err
@@ -116,48 +118,32 @@ func (r *Restorer) GetContext(ctx context.Context, ref bs.SessionRef) (*Context,
 				x.ProtectedUntil = &until
 			}
 		}
-		var rec *extract.Record
-		why := "side file missing"
+		sr := sideRecord{err: fmt.Errorf("entry %s: %w", e.ID, bs.ErrNotFound)}
 		if have[e.ID] {
-			rec, err = extract.LoadRecord(ctx, r.Side, ref, e.ID)
-			if err != nil {
-				why, rec = fmt.Sprintf("side file: %v", err), nil
+			sr = sideRecord{file: "side record " + e.ID}
+			sr.rec, sr.err = extract.LoadRecord(ctx, r.Side, ref, e.ID)
+			if sr.err == nil {
+				_, sr.err = readBook(sr.rec) // restore's members must decode too
 			}
 		}
-		covered := map[string]bool{}
-		cover := func(path string) {
-			for _, h := range holders {
-				if h == path || strings.HasPrefix(h, path+"/") {
-					covered[h] = true
-				}
-			}
-		}
-		if rec != nil {
-			if len(rec.Values) == 0 && len(holders) == 0 {
+		if sr.err == nil {
+			if len(sr.rec.Values) == 0 && len(holders) == 0 {
 				continue // a record of bookkeeping only
 			}
-			why = "no stored value"
-			x.Type, x.ExtractedAt = rec.TriggerType, rec.ExtractedAt
-			for _, v := range rec.Values {
+			x.Type, x.ExtractedAt = sr.rec.TriggerType, sr.rec.ExtractedAt
+			for _, v := range sr.rec.Values {
 				x.Keys = append(x.Keys, v.Path)
 				x.SizesBytes[v.Path] = v.Size
-				s, en, ok := jsonedit.Find(e.Raw, v.Path)
-				if !ok || !holdsPlaceholder(v, e.Raw[s:en]) {
-					continue
-				}
-				cover(v.Path)
-				if _, err := v.Bytes(); err != nil {
-					x.Lost = append(x.Lost, fmt.Sprintf("%s: %v", v.Path, err))
-					continue
-				}
-				x.Placeholders++
-				c.ExtractedBytes += int64(v.Size)
 			}
 		}
-		for _, h := range holders {
-			if !covered[h] {
-				x.Lost = append(x.Lost, h+": "+why)
+		for _, pc := range checkPlaceholders(c.Session, e, sr) {
+			if pc.problem != nil {
+				c.Lost = append(c.Lost, *pc.problem)
+				x.Lost = append(x.Lost, pc.problem.Path+": "+pc.problem.Kind+": "+pc.problem.Detail)
+				continue
 			}
+			x.Placeholders++
+			c.ExtractedBytes += int64(pc.value.Size)
 		}
 		if len(holders) > 0 {
 			c.EntriesWithPlaceholders++

@@ -119,6 +119,9 @@ func (r *Restorer) enqueue(ref bs.SessionRef, req *PendingRequest) error {
 // Pending lists the queued write-backs, oldest first. Files that cannot be
 // read are skipped (ApplyPending sets them aside).
 func (r *Restorer) Pending() ([]*PendingRequest, error) {
+	if r == nil {
+		return nil, r.ready()
+	}
 	reqs, _, err := r.readQueue(r.queueDir())
 	return reqs, err
 }

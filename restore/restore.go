@@ -103,6 +103,9 @@ func (r *Restorer) lock(ref bs.SessionRef) *sync.Mutex {
 }
 
 func (r *Restorer) ready() error {
+	if r == nil {
+		return fmt.Errorf("restore: no Restorer (nil; restore.New makes one from backend.Open's Set): %w", bs.ErrInvalid)
+	}
 	if r.Store == nil || r.Side == nil {
 		return fmt.Errorf("restore: the Restorer needs a Store and a Side store: %w", bs.ErrInvalid)
 	}
@@ -403,11 +406,13 @@ func reason(err error) string {
 }
 
 // placeholderPointers returns the pointers of the entry's string values
-// that hold its placeholder.
+// that are its placeholder: exactly "[[extracted-<id>]]", or a preview
+// ending with "… " and it (a string merely quoting it does not count).
 func placeholderPointers(e *bs.Entry) []string {
 	var out []string
 	for _, v := range e.Strings {
-		if extract.IsPlaceholderValue(e.Raw[v.Start:v.End], e.ID) {
+		raw := e.Raw[v.Start:v.End]
+		if extract.IsPlaceholderValue(raw, e.ID) && isPlaceholderText(stringText(raw), e.ID) {
 			out = append(out, v.Pointer)
 		}
 	}

@@ -62,21 +62,6 @@ type VerifyReport struct {
 // OK reports whether every placeholder has its value.
 func (r *VerifyReport) OK() bool { return len(r.Problems) == 0 }
 
-// VerifyProblem is a placeholder whose value cannot be restored.
-type VerifyProblem struct {
-	Session string `json:"session"`
-	EntryID string `json:"entry_id"`
-	// Line is the transcript line holding the placeholder; Path its JSON
-	// Pointer in the entry.
-	Line int    `json:"line"`
-	Path string `json:"path"`
-	// Kind is one of the Problem constants; Detail says more.
-	Kind   string `json:"kind"`
-	Detail string `json:"detail"`
-	// File is the side file concerned, when there is one.
-	File string `json:"file,omitempty"`
-}
-
 // VerifyOrphan is a side file or a stored value that no placeholder points
 // to.
 type VerifyOrphan struct {
@@ -89,12 +74,6 @@ type VerifyOrphan struct {
 	File   string `json:"file"`
 	Bytes  int64  `json:"bytes"`
 	Detail string `json:"detail"`
-}
-
-// placeholderAt is one placeholder found in the transcript.
-type placeholderAt struct {
-	line int
-	ptr  string
 }
 
 // Verify checks a session's extracted values (DESIGN decisions 8 and 9):
@@ -111,32 +90,22 @@ type placeholderAt struct {
 func Verify(ctx context.Context, store bs.Opener, side bs.SideStore, ref bs.SessionRef) (*VerifyReport, error) {
 	name := ref.String()
 
-	// One read: the placeholders of each entry, and the ids present.
-	holders := map[string][]placeholderAt{}
-	var order []string
+	// One read: the entries holding placeholders, and the ids present.
+	var held []*bs.Entry
 	present := map[string]bool{}
 	mark := []byte(extract.PlaceholderPrefix)
-	count := 0
 	visit := &bs.Visitor{Want: func(raw []byte) bool { return bytes.Contains(raw, mark) }, Visit: func(e *bs.Entry) error {
 		if e.Kind != bs.KindEntry || e.ID == "" {
 			return nil
 		}
 		present[e.ID] = true
-		if !bytes.Contains(e.Raw, mark) {
+		if !bytes.Contains(e.Raw, mark) || len(placeholderPointers(e)) == 0 {
 			return nil
 		}
-		own := []byte(extract.Placeholder(e.ID))
-		for _, v := range e.Strings {
-			raw := e.Raw[v.Start:v.End]
-			if !bytes.Contains(raw, own) || !isPlaceholderText(stringText(raw), e.ID) {
-				continue
-			}
-			if _, ok := holders[e.ID]; !ok {
-				order = append(order, e.ID)
-			}
-			holders[e.ID] = append(holders[e.ID], placeholderAt{line: e.Line, ptr: v.Pointer})
-			count++
-		}
+		c := *e
+		c.Raw = bytes.Clone(e.Raw) // e.Raw belongs to the read
+		c.Extractable = bytes.Clone(e.Extractable)
+		held = append(held, &c)
 		return nil
 	}}
 	tr, err := store.Open(ctx, ref, visit)
@@ -146,7 +115,7 @@ func Verify(ctx context.Context, store bs.Opener, side bs.SideStore, ref bs.Sess
 	ref = tr.Ref()
 	name = ref.String()
 	rep := &VerifyReport{Session: name, Backend: ref.Backend, Path: ref.Path, Problems: []VerifyProblem{}, Orphans: []VerifyOrphan{},
-		Placeholders: count, Entries: len(order)}
+		Entries: len(held)}
 	infos, err := side.List(ctx, ref)
 	if err != nil {
 		return nil, fmt.Errorf("verify %s: %w", name, err)
@@ -169,6 +138,9 @@ func Verify(ctx context.Context, store bs.Opener, side bs.SideStore, ref bs.Sess
 			return l
 		}
 		rec, err := extract.LoadRecord(ctx, side, ref, id)
+		if err == nil {
+			_, err = readBook(rec) // restore's members must decode too
+		}
 		path := where[id]
 		if path == "" {
 			path = "side record " + id
@@ -180,34 +152,26 @@ func Verify(ctx context.Context, store bs.Opener, side bs.SideStore, ref bs.Sess
 
 	// Each placeholder must have an intact value.
 	used := map[string]map[string]bool{} // entry id → value paths pointed to
-	for _, id := range order {
-		problem := func(h placeholderAt, kind, file, format string, args ...any) {
-			rep.Problems = append(rep.Problems, VerifyProblem{Session: name, EntryID: id, Line: h.line, Path: h.ptr,
-				Kind: kind, Detail: fmt.Sprintf(format, args...), File: file})
+	holders := map[string]bool{}
+	for _, e := range held {
+		holders[e.ID] = true
+		sr := sideRecord{err: fmt.Errorf("entry %s: %w", e.ID, bs.ErrNotFound)}
+		if _, ok := files[e.ID]; ok {
+			l := load(e.ID)
+			sr = sideRecord{rec: l.rec, err: l.err, file: l.path}
 		}
-		if _, ok := files[id]; !ok {
-			for _, h := range holders[id] {
-				problem(h, ProblemMissingFile, "", "no side record for entry %s", id)
-			}
-			continue
+		if used[e.ID] == nil && sr.err == nil {
+			used[e.ID] = map[string]bool{}
 		}
-		l := load(id)
-		if l.err != nil {
-			for _, h := range holders[id] {
-				problem(h, ProblemCorruptFile, l.path, "%v", l.err)
+		for _, c := range checkPlaceholders(name, e, sr) {
+			rep.Placeholders++
+			if sr.err == nil {
+				if v, ok := valueFor(sr.rec, c.ptr); ok {
+					used[e.ID][v.Path] = true
+				}
 			}
-			continue
-		}
-		used[id] = map[string]bool{}
-		for _, h := range holders[id] {
-			v, ok := valueFor(l.rec, h.ptr)
-			if !ok {
-				problem(h, ProblemMissingValue, l.path, "the side file holds no value at %s (it has %s)", h.ptr, valuePaths(l.rec))
-				continue
-			}
-			used[id][v.Path] = true
-			if _, err := v.Bytes(); err != nil {
-				problem(h, ProblemHashMismatch, l.path, "%v", err)
+			if c.problem != nil {
+				rep.Problems = append(rep.Problems, *c.problem)
 				continue
 			}
 			rep.Verified++
@@ -218,7 +182,7 @@ func Verify(ctx context.Context, store bs.Opener, side bs.SideStore, ref bs.Sess
 	for _, id := range sortedKeys(files) {
 		l := load(id)
 		if l.err != nil {
-			if _, ok := holders[id]; !ok {
+			if !holders[id] {
 				rep.Orphans = append(rep.Orphans, VerifyOrphan{Session: name, EntryID: id, Kind: OrphanSideFile,
 					File: l.path, Bytes: files[id], Detail: fmt.Sprintf("unreadable, and no placeholder points to it: %v", l.err)})
 			}

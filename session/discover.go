@@ -120,7 +120,7 @@ func DiscoverWith(ctx context.Context, root string, opts DiscoverOptions) (*Disc
 	fi, err := os.Stat(abs)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return nil, errorf(fs.ErrNotExist, "agents dir %s does not exist", shown)
+		return nil, errorf(errors.Join(brainsurgeon.ErrNotFound, fs.ErrNotExist), "agents dir %s does not exist", shown)
 	case err != nil:
 		return nil, fmt.Errorf("agents dir %s: %w", shown, err)
 	case !fi.IsDir():

@@ -22,6 +22,15 @@ type Report struct {
 	// Entries counts entry lines; Blank blank lines.
 	Entries int `json:"entries"`
 	Blank   int `json:"blank"`
+	// IDLessEntries counts the entries without an id (a v1 transcript)
+	// that hold extractable values, and IDLessBytes those values' size
+	// (Triggers includes them): they can never be extracted (DESIGN
+	// decision 3).
+	IDLessEntries int   `json:"id_less_entries"`
+	IDLessBytes   int64 `json:"id_less_bytes"`
+	// MalformedTotal counts the malformed lines; Malformed lists only the
+	// first MaxMalformed of them.
+	MalformedTotal int `json:"malformed_total"`
 	// EntryTypes, Roles and BlockTypes count entries by type, messages by
 	// role and content blocks by "role:type".
 	EntryTypes map[string]int `json:"entry_types"`
@@ -37,7 +46,7 @@ type Report struct {
 	BranchPoints    int    `json:"branch_points"`
 	// Compactions lists every compaction entry.
 	Compactions []ReportCompaction `json:"compactions"`
-	// Malformed lists every malformed line.
+	// Malformed lists the first MaxMalformed malformed lines.
 	Malformed []ReportMalformed `json:"malformed"`
 	// Triggers counts extractable values and their bytes by trigger type,
 	// over the whole file and over the active path's context.
@@ -76,14 +85,28 @@ type ReportMalformed struct {
 type TriggerStat struct {
 	Values int   `json:"values"`
 	Bytes  int64 `json:"bytes"`
+	// IDLessValues and IDLessBytes count the values (among Values and
+	// Bytes) of entries without an id, which can never be extracted.
+	IDLessValues int   `json:"id_less_values"`
+	IDLessBytes  int64 `json:"id_less_bytes"`
 	// ContextValues and ContextBytes count only values of entries that
 	// reach the model (the context built from the active path).
 	ContextValues int   `json:"context_values"`
 	ContextBytes  int64 `json:"context_bytes"`
 }
 
+// MaxMalformed is the number of malformed lines a Report lists.
+const MaxMalformed = 10
+
+// ErrNotTranscript means a file holds no session header and no entry: no
+// line is a transcript line (only blank or malformed ones). It wraps
+// brainsurgeon.ErrInvalid.
+var ErrNotTranscript = fmt.Errorf("not a transcript: %w", bs.ErrInvalid)
+
 // Inspect reads the transcript once more, streaming, and builds its Report.
-// It works on a transcript of any backend.
+// It works on a transcript of any backend. A file in which no line is a
+// header or an entry gives an error wrapping ErrNotTranscript (and no
+// Report).
 func Inspect(ctx context.Context, t bs.Transcript) (*Report, error) {
 	h := t.Header()
 	nodes := t.Nodes()
@@ -129,7 +152,10 @@ func Inspect(ctx context.Context, t bs.Transcript) (*Report, error) {
 					msg = le.Err.Error()
 				}
 			}
-			r.Malformed = append(r.Malformed, ReportMalformed{Line: n.Line, Bytes: n.Len, Error: msg})
+			r.MalformedTotal++
+			if len(r.Malformed) < MaxMalformed {
+				r.Malformed = append(r.Malformed, ReportMalformed{Line: n.Line, Bytes: n.Len, Error: msg})
+			}
 		case bs.KindEntry:
 			r.Entries++
 			r.EntryTypes[n.Type]++
@@ -153,19 +179,43 @@ func Inspect(ctx context.Context, t bs.Transcript) (*Report, error) {
 			}
 		}
 	}
+	if r.Entries == 0 && h.Line == 0 {
+		what := "it is empty"
+		if len(r.Malformed) > 0 {
+			m := r.Malformed[0]
+			what = fmt.Sprintf("%d of its %d lines are malformed (line %d: %s)", r.MalformedTotal, r.Lines, m.Line, m.Error)
+		} else if r.Blank > 0 {
+			what = fmt.Sprintf("its %d lines are blank", r.Blank)
+		}
+		name := t.Ref().Path
+		if name == "" {
+			name = t.Ref().String()
+		}
+		return nil, fmt.Errorf("%s: no line is a session header or an entry, %s: %w", name, what, ErrNotTranscript)
+	}
 	for e, err := range t.Entries(ctx) {
 		if err != nil {
 			return nil, fmt.Errorf("inspect %s: %w", t.Ref(), err)
 		}
+		idless := false
 		for _, cand := range Classify(e) {
 			s := r.Triggers[cand.Trigger]
 			s.Values++
 			s.Bytes += int64(cand.Len())
+			if e.ID == "" {
+				s.IDLessValues++
+				s.IDLessBytes += int64(cand.Len())
+				r.IDLessBytes += int64(cand.Len())
+				idless = true
+			}
 			if inContext[e.Line] {
 				s.ContextValues++
 				s.ContextBytes += int64(cand.Len())
 			}
 			r.Triggers[cand.Trigger] = s
+		}
+		if idless {
+			r.IDLessEntries++
 		}
 	}
 	return r, nil

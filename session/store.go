@@ -22,8 +22,9 @@ import (
 type Store struct {
 	// Root is the agents dir, a ~/.openclaw dir or a pi sessions dir.
 	Root string
-	// Writer performs every write. NewStore sets its Refresh hook to
-	// re-read the session's status from sessions.json under the lock.
+	// Writer performs every write. NewStore sets its Quiet period to
+	// DefaultQuiet and its Refresh hook to re-read the session's status
+	// from sessions.json under the lock.
 	Writer Writer
 	// Logger receives discovery warnings; nil discards.
 	Logger bs.Logger
@@ -33,12 +34,18 @@ var _ bs.Store = (*Store)(nil)
 
 // NewStore returns a Store over root with default write settings.
 func NewStore(root string) *Store {
-	s := &Store{Root: root}
+	s := &Store{Root: root, Writer: Writer{Quiet: DefaultQuiet}}
 	s.Writer.Refresh = s.refresh
 	return s
 }
 
+// errNoStore is what the methods of a nil Store return.
+var errNoStore = fmt.Errorf("session: no Store (nil; session.NewStore or backend.Open makes one): %w", bs.ErrInvalid)
+
 func (s *Store) discover(ctx context.Context) (*Discovery, error) {
+	if s == nil {
+		return nil, errNoStore
+	}
 	return DiscoverWith(ctx, s.Root, DiscoverOptions{Logger: s.Logger})
 }
 
@@ -72,17 +79,26 @@ func (s *Store) Open(ctx context.Context, ref bs.SessionRef, v *bs.Visitor) (bs.
 // Rewrite applies edits to the session's transcript read at base, under
 // the full write protocol (see Writer.Rewrite).
 func (s *Store) Rewrite(ctx context.Context, ref bs.SessionRef, base bs.Version, edits []bs.Edit) error {
+	if s == nil {
+		return errNoStore
+	}
 	return s.Writer.Rewrite(ctx, ref, base, edits)
 }
 
 // Append adds entries at the end of the session's transcript (see
 // Writer.Append).
 func (s *Store) Append(ctx context.Context, ref bs.SessionRef, entries [][]byte) error {
+	if s == nil {
+		return errNoStore
+	}
 	return s.Writer.Append(ctx, ref, entries)
 }
 
 // CheckIdle tells whether the session is idle now (see Writer.CheckIdle).
 func (s *Store) CheckIdle(ctx context.Context, ref bs.SessionRef) error {
+	if s == nil {
+		return errNoStore
+	}
 	return s.Writer.CheckIdle(ctx, ref)
 }
 

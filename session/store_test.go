@@ -62,7 +62,7 @@ func TestStoreRewriteRoundTrip(t *testing.T) {
 			root, path := copyToAgents(t, f)
 			orig := fileSHA(t, path)
 			st := session.NewStore(root)
-			st.Writer.Idle = session.NoIdleWait
+			st.Writer.Quiet = 0 // no quiet period
 			ref, err := st.Resolve(ctx, "main/s1")
 			if err != nil {
 				t.Fatal(err)
@@ -164,7 +164,7 @@ func TestStoreErrors(t *testing.T) {
 	stale := tr.Version()
 	root, path := copyToAgents(t, refs[0].Path)
 	st2 := session.NewStore(root)
-	st2.Writer.Idle = session.NoIdleWait
+	st2.Writer.Quiet = 0 // no quiet period
 	ref, err := st2.Resolve(ctx, "main/s1")
 	if err != nil {
 		t.Fatal(err)
@@ -174,7 +174,7 @@ func TestStoreErrors(t *testing.T) {
 		t.Fatalf("stale base: %v", err)
 	}
 	// A session modified just now is busy under the default idle gate.
-	st2.Writer.Idle = 0
+	st2.Writer.Quiet = session.DefaultQuiet
 	tr2, _ := session.Open(ctx, path, ref, nil)
 	if err := st2.Rewrite(ctx, ref, tr2.Version(), noop); !errors.Is(err, bs.ErrBusy) {
 		t.Fatalf("fresh file under the default idle gate: %v", err)

@@ -16,15 +16,11 @@ import (
 	"github.com/brainsurgeon/brainsurgeon/internal/hostfile"
 )
 
-// DefaultIdle is the quiet period the idle gate requires by default: a
+// DefaultQuiet is the quiet period NewWriter and NewStore set: a
 // transcript modified less than this long ago is not rewritten (DESIGN
 // decisions 6 and 15: idle_seconds 300, longer than the usual prompt-cache
 // lifetime).
-const DefaultIdle = 300 * time.Second
-
-// NoIdleWait, set as [Writer.Idle], turns the quiet-period part of the idle
-// gate off. The run status and the host lock are still checked.
-const NoIdleWait time.Duration = -1
+const DefaultQuiet = 300 * time.Second
 
 // editBufferSize is the size of ApplyEdits' read and write buffers. Lines
 // longer than it are streamed in pieces unless they are edited.
@@ -39,13 +35,15 @@ const editBufferSize = 256 << 10
 // appends without honouring the lock while this happens are carried over,
 // never lost.
 //
-// The zero value is ready to use with the defaults. A Writer is safe for
-// concurrent use; writes to one directory are serialised.
+// The zero value is ready to use, with no quiet period (Quiet 0: only the
+// run status and the host lock make a session busy); NewWriter sets the
+// DefaultQuiet of 300 s a writer next to a live host wants. A Writer is
+// safe for concurrent use; writes to one directory are serialised.
 type Writer struct {
-	// Idle is how long the transcript must have been left unmodified
-	// before it is written. Zero means DefaultIdle; NoIdleWait (any
-	// negative value) turns this check off.
-	Idle time.Duration
+	// Quiet is how long the transcript must have been left unmodified
+	// before it is written. Zero (or negative) means no quiet period, as
+	// idle_seconds 0 does in the config; NewWriter sets DefaultQuiet.
+	Quiet time.Duration
 	// LockTimeout bounds how long a write waits for the host lock and for
 	// another BrainSurgeon writer. Zero means 10 s; a negative value means
 	// a single attempt.
@@ -67,12 +65,9 @@ type Writer struct {
 
 var _ bs.Editor = (*Writer)(nil)
 
-func (w *Writer) idle() time.Duration {
-	if w.Idle == 0 {
-		return DefaultIdle
-	}
-	return w.Idle
-}
+// NewWriter returns a Writer with the defaults for a live host: a quiet
+// period of DefaultQuiet.
+func NewWriter() *Writer { return &Writer{Quiet: DefaultQuiet} }
 
 func (w *Writer) lockOptions() hostfile.LockOptions {
 	return hostfile.LockOptions{Timeout: w.LockTimeout, StaleAfter: w.StaleAfter, Clock: w.Clock, Logger: w.Logger}
@@ -88,7 +83,7 @@ func refName(ref bs.SessionRef) string {
 // CheckIdle is the idle gate. It returns an error wrapping
 // brainsurgeon.ErrBusy when the session is in use: its sessions.json
 // status is "running" (a run is in flight), a live process holds its host
-// lock by OpenClaw's rules, or the transcript was modified less than Idle
+// lock by OpenClaw's rules, or the transcript was modified less than Quiet
 // ago (the error says how long ago and how long to wait). It returns an
 // error wrapping ErrNotFound when the transcript does not exist.
 func (w *Writer) CheckIdle(ctx context.Context, ref bs.SessionRef) error {
@@ -122,7 +117,7 @@ func checkStatus(ref bs.SessionRef, when string) error {
 	return nil
 }
 
-// checkQuiet refuses a transcript modified less than Idle ago.
+// checkQuiet refuses a transcript modified less than Quiet ago.
 func (w *Writer) checkQuiet(ref bs.SessionRef) error {
 	fi, err := os.Stat(ref.Path)
 	if err != nil {
@@ -131,8 +126,8 @@ func (w *Writer) checkQuiet(ref bs.SessionRef) error {
 		}
 		return fmt.Errorf("session %s: %w", refName(ref), err)
 	}
-	idle := w.idle()
-	if idle < 0 {
+	idle := w.Quiet
+	if idle <= 0 {
 		return nil
 	}
 	age := bs.Now(w.Clock).Sub(fi.ModTime())

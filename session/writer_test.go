@@ -347,15 +347,19 @@ func TestWriterCheckIdle(t *testing.T) {
 			fi, _ := os.Stat(ref.Path)
 			w.Clock = wtClock{fi.ModTime().Add(10 * time.Second)}
 		}, bs.ErrBusy, "modified 10s ago; it must be idle for 5m0s, try again in 4m50s"},
-		{"CustomIdle", func(t *testing.T, ref *bs.SessionRef, w *session.Writer) {
+		{"CustomQuiet", func(t *testing.T, ref *bs.SessionRef, w *session.Writer) {
 			fi, _ := os.Stat(ref.Path)
 			w.Clock = wtClock{fi.ModTime().Add(10 * time.Second)}
-			w.Idle = 5 * time.Second
+			w.Quiet = 5 * time.Second
 		}, nil, ""},
-		{"NoIdleWait", func(t *testing.T, ref *bs.SessionRef, w *session.Writer) {
+		{"NoQuietPeriod", func(t *testing.T, ref *bs.SessionRef, w *session.Writer) {
 			fi, _ := os.Stat(ref.Path)
 			w.Clock = wtClock{fi.ModTime()}
-			w.Idle = session.NoIdleWait
+			w.Quiet = 0
+		}, nil, ""},
+		{"ZeroValueHasNoQuietPeriod", func(t *testing.T, ref *bs.SessionRef, w *session.Writer) {
+			fi, _ := os.Stat(ref.Path)
+			*w = session.Writer{Clock: wtClock{fi.ModTime()}}
 		}, nil, ""},
 		{"ModifiedInTheFuture", func(t *testing.T, ref *bs.SessionRef, w *session.Writer) {
 			fi, _ := os.Stat(ref.Path)
@@ -366,7 +370,7 @@ func TestWriterCheckIdle(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ref := wtTranscript(t, "{\"type\":\"session\"}\n")
-			w := &session.Writer{}
+			w := session.NewWriter()
 			tc.setup(t, &ref, w)
 			err := w.CheckIdle(context.Background(), ref)
 			if tc.err == nil {
@@ -455,7 +459,7 @@ func TestWriterRewrite(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ref := wtTranscript(t, wtSample)
-			w := &session.Writer{LockTimeout: 100 * time.Millisecond}
+			w := &session.Writer{Quiet: session.DefaultQuiet, LockTimeout: 100 * time.Millisecond}
 			base := wtVersion(t, ref.Path)
 			if tc.setup != nil {
 				base = tc.setup(t, &ref, w)
@@ -618,7 +622,7 @@ func TestWriterConcurrentAppender(t *testing.T) {
 
 	ref := bs.SessionRef{Agent: "main", ID: "c1", Path: path}
 	log := &wtCountLogger{}
-	w := &session.Writer{Idle: session.NoIdleWait, Logger: log}
+	w := &session.Writer{Logger: log}
 	expect := make([]int, baseLines+1) // counter value per base line
 
 	cmd := wtHelper("append", "BS_FILE="+path, "BS_COUNT="+strconv.Itoa(appends))

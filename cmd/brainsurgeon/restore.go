@@ -200,7 +200,7 @@ func restoreStatus(res *restore.Result) string {
 func printRestoreAll(w io.Writer, res *restore.AllResult) {
 	fmt.Fprintf(w, "Session     %s\n", res.Session)
 	fmt.Fprintf(w, "Restored    %d values (%d bytes) in %d entries\n", res.Values, res.Bytes, res.Entries)
-	if res.Pristine {
+	if res.PristineMode {
 		fmt.Fprintf(w, "Undone      %d redactions, %d bookkeeping members\n", res.Redactions, res.Bookkeeping)
 	}
 	if res.Applied {

@@ -43,7 +43,7 @@ func WriteRecord(dir string, rec *extract.Record, compressAbove int) error {
 // Store returns a JSONL store over root with no quiet period.
 func Store(root string) *session.Store {
 	st := session.NewStore(root)
-	st.Writer.Idle = session.NoIdleWait
+	st.Writer.Quiet = 0 // no quiet period
 	return st
 }
 

@@ -87,7 +87,7 @@ func benchStore(b *testing.B, size int64) (*sqlite.Store, bs.SessionRef, int64) 
 	}
 	mustExec(b, db, "PRAGMA wal_checkpoint(TRUNCATE)")
 	db.Close()
-	st := sqlite.NewStore(state, sqlite.Options{Idle: -1})
+	st := sqlite.NewStore(state, sqlite.Options{})
 	return st, bs.SessionRef{Backend: bs.BackendSQLite, Agent: src.agent, ID: id}, total
 }
 

@@ -53,7 +53,7 @@ func Example() {
 	agents, _ := sqlite.Detect(state)
 	fmt.Println("agents with a SQLite store:", agents)
 
-	st := sqlite.NewStore(state, sqlite.Options{Idle: -1})
+	st := sqlite.NewStore(state, sqlite.Options{})
 	ref, err := st.Resolve(ctx, "agent:main:main")
 	if err != nil {
 		fmt.Println(err)

@@ -33,7 +33,7 @@ const StateLockFile = "gateway.state.lock"
 //     node's entry_json carries a lifecycleRunId (a run in flight);
 //   - the session or its key has queued session_pending_inputs;
 //   - the session has a cold archive row (OpenClaw moved it out);
-//   - the session changed less than Options.Idle ago: the newest of
+//   - the session changed less than Options.Quiet ago: the newest of
 //     session_windows.transcript_updated_at, session_windows.updated_at
 //     and session_nodes.updated_at.
 //
@@ -89,7 +89,7 @@ func (s *Store) checkIdleIn(ctx context.Context, q querier, path string, ref bs.
 	case cold > 0:
 		return fmt.Errorf("session %s: in cold storage (session_transcript_cold_archives has its row%s); skipped: %w", ref, when, bs.ErrBusy)
 	}
-	if s.opts.Idle < 0 {
+	if s.opts.Quiet <= 0 {
 		return nil
 	}
 	var last int64
@@ -108,11 +108,11 @@ func (s *Store) checkIdleIn(ctx context.Context, q querier, path string, ref bs.
 	age := bs.Now(s.opts.Clock).Sub(time.UnixMilli(last))
 	if age < 0 {
 		return fmt.Errorf("session %s: %s is %s in the future (clock skew?); wait until it has been idle for %s%s: %w",
-			ref, what, (-age).Round(time.Second), s.opts.Idle, when, bs.ErrBusy)
+			ref, what, (-age).Round(time.Second), s.opts.Quiet, when, bs.ErrBusy)
 	}
-	if age < s.opts.Idle {
+	if age < s.opts.Quiet {
 		return fmt.Errorf("session %s: changed %s ago (%s); it must be idle for %s, try again in %s%s: %w",
-			ref, age.Round(time.Second), what, s.opts.Idle, (s.opts.Idle - age).Round(time.Second), when, bs.ErrBusy)
+			ref, age.Round(time.Second), what, s.opts.Quiet, (s.opts.Quiet - age).Round(time.Second), when, bs.ErrBusy)
 	}
 	return nil
 }

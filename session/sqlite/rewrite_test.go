@@ -42,7 +42,7 @@ type snapshot struct {
 
 func snap(tb testing.TB, path, id string) snapshot {
 	tb.Helper()
-	st := sqlite.NewStore(filepath.Dir(filepath.Dir(filepath.Dir(filepath.Dir(path)))), sqlite.Options{Idle: -1})
+	st := sqlite.NewStore(filepath.Dir(filepath.Dir(filepath.Dir(filepath.Dir(path)))), sqlite.Options{})
 	tr, err := st.Open(context.Background(), bs.SessionRef{Agent: filepath.Base(filepath.Dir(filepath.Dir(path))), ID: id}, nil)
 	if err != nil {
 		tb.Fatal(err)
@@ -118,7 +118,7 @@ func TestRewriteRoundTrip(t *testing.T) {
 	cs := musk(t)
 	state, path := copyStore(t, cs.path, cs.agent)
 	clock := &fixedClock{t: time.Now()}
-	st := sqlite.NewStore(state, sqlite.Options{Idle: -1, Clock: clock})
+	st := sqlite.NewStore(state, sqlite.Options{Clock: clock})
 	refs, err := st.Sessions(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -270,7 +270,7 @@ func TestRewriteChanged(t *testing.T) {
 		}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			st, path, ref, tr, edits := setup(t, sqlite.Options{Idle: -1})
+			st, path, ref, tr, edits := setup(t, sqlite.Options{})
 			tt.change(t, path, ref.ID, tr.Nodes()[edits[0].Line-1].Offset)
 			before := snap(t, path, ref.ID)
 			err := st.Rewrite(context.Background(), ref, tr.Version(), edits)
@@ -288,7 +288,7 @@ func TestRewriteChanged(t *testing.T) {
 
 func TestRewriteBusy(t *testing.T) {
 	const timeout = 300 * time.Millisecond
-	st, path, ref, tr, edits := setup(t, sqlite.Options{Idle: -1, BusyTimeout: timeout})
+	st, path, ref, tr, edits := setup(t, sqlite.Options{BusyTimeout: timeout})
 	before := snap(t, path, ref.ID)
 	sumBefore := fileSum(t, path)
 	db := rawDB(t, path)
@@ -365,7 +365,7 @@ func TestIdleRules(t *testing.T) {
 		}, ""},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			st, path, ref, tr, edits := setup(t, sqlite.Options{Idle: tt.idle, Clock: &fixedClock{t: now}})
+			st, path, ref, tr, edits := setup(t, sqlite.Options{Quiet: tt.idle, Clock: &fixedClock{t: now}})
 			state := filepath.Dir(filepath.Dir(filepath.Dir(filepath.Dir(path))))
 			if tt.setup != nil {
 				tt.setup(t, state, path, ref)
@@ -412,7 +412,7 @@ func writeStateLock(t *testing.T, state string, pid int, role string) {
 
 func TestRewriteProjectionGuard(t *testing.T) {
 	ctx := context.Background()
-	st, path, ref, _, _ := setup(t, sqlite.Options{Idle: -1})
+	st, path, ref, _, _ := setup(t, sqlite.Options{})
 	var edit bs.Edit
 	tr, err := st.Open(ctx, ref, &bs.Visitor{Visit: func(e *bs.Entry) error {
 		if edit.Line != 0 || e.Role != "user" {

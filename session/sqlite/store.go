@@ -16,10 +16,11 @@ import (
 	"github.com/brainsurgeon/brainsurgeon/session"
 )
 
-// DefaultIdle is the quiet period CheckIdle requires by default: a session
-// whose transcript or window changed less than this long ago is not written
-// (DESIGN decisions 6 and 15). It equals session.DefaultIdle.
-const DefaultIdle = session.DefaultIdle
+// DefaultQuiet is the quiet period a Store next to a live host wants: a
+// session whose transcript or window changed less than this long ago is
+// not written (DESIGN decisions 6 and 15). It equals session.DefaultQuiet;
+// set it as Options.Quiet.
+const DefaultQuiet = session.DefaultQuiet
 
 // DefaultBusyTimeout is how long a write waits for another connection's
 // write transaction by default, the same as OpenClaw's own busy_timeout.
@@ -28,18 +29,19 @@ const DefaultBusyTimeout = 5 * time.Second
 // StoreFile is the store's path under an agent dir.
 const StoreFile = "agent/openclaw-agent.sqlite"
 
-// Options configure a Store. Zero fields get the defaults noted.
+// Options configure a Store. Zero fields get the defaults noted; a zero
+// Quiet is no quiet period.
 type Options struct {
 	// Logger receives the store's log records; nil discards.
 	Logger bs.Logger
 	// Clock tells the time for the idle rules and the fences a write sets;
 	// nil means the system clock.
 	Clock bs.Clock
-	// Idle is the quiet period the idle rules require. Zero means
-	// DefaultIdle; a negative value turns the quiet-period check off (the
-	// run status, queued inputs, cold archives and the state lock are still
-	// checked), as session.NoIdleWait does for JSONL.
-	Idle time.Duration
+	// Quiet is the quiet period the idle rules require. Zero (or
+	// negative) means none: the run status, queued inputs, cold archives
+	// and the state lock are still checked. DefaultQuiet is the usual
+	// value next to a live host.
+	Quiet time.Duration
 	// BusyTimeout bounds how long a write waits for another connection's
 	// write transaction before it gives up with ErrBusy. Zero means
 	// DefaultBusyTimeout.
@@ -74,9 +76,6 @@ var _ bs.Store = (*Store)(nil)
 func NewStore(root string, opts Options) *Store {
 	if opts.BusyTimeout <= 0 {
 		opts.BusyTimeout = DefaultBusyTimeout
-	}
-	if opts.Idle == 0 {
-		opts.Idle = DefaultIdle
 	}
 	return &Store{root: root, opts: opts, log: bs.LoggerOrDiscard(opts.Logger)}
 }

@@ -113,7 +113,7 @@ func TestUnsupportedVersion(t *testing.T) {
 	mustExec(t, db, "PRAGMA wal_checkpoint(TRUNCATE)")
 	db.Close()
 	sum := fileSum(t, path)
-	st := sqlite.NewStore(state, sqlite.Options{Idle: -1})
+	st := sqlite.NewStore(state, sqlite.Options{})
 	ctx := context.Background()
 	ref := bs.SessionRef{Backend: bs.BackendSQLite, Agent: cs.agent, ID: "d27ecd5a-45f9-41a3-bad1-ddef6a3c79fc"}
 	_, errSessions := st.Sessions(ctx)
@@ -157,7 +157,7 @@ func TestCorruptStore(t *testing.T) {
 				t.Fatal(err)
 			}
 			sum, names := fileSum(t, path), listDir(t, filepath.Dir(path))
-			st := sqlite.NewStore(state, sqlite.Options{Idle: -1})
+			st := sqlite.NewStore(state, sqlite.Options{})
 			ctx := context.Background()
 			ref := bs.SessionRef{Backend: bs.BackendSQLite, Agent: cs.agent, ID: "d27ecd5a-45f9-41a3-bad1-ddef6a3c79fc"}
 			var errs []error
