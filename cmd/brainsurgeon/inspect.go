@@ -115,13 +115,19 @@ func printReport(w io.Writer, r *session.Report) {
 		}
 	}
 	fmt.Fprintf(tw, "Compactions\t%d%s\n", len(r.Compactions), active)
-	if len(r.Malformed) == 0 {
+	if r.MalformedTotal == 0 {
 		fmt.Fprintf(tw, "Malformed\tnone\n")
 	} else {
-		fmt.Fprintf(tw, "Malformed\t%d lines (kept as they are)\n", len(r.Malformed))
+		fmt.Fprintf(tw, "Malformed\t%d lines (kept as they are)\n", r.MalformedTotal)
 		for _, m := range r.Malformed {
 			fmt.Fprintf(tw, "\tline %d (%d bytes): %s\n", m.Line, m.Bytes, m.Error)
 		}
+		if more := r.MalformedTotal - len(r.Malformed); more > 0 {
+			fmt.Fprintf(tw, "\t… and %d more\n", more)
+		}
+	}
+	if r.IDLessEntries > 0 {
+		fmt.Fprintf(tw, "Without ids\t%d entries (%d bytes of extractable values) have no id (a v1 transcript): they cannot be extracted\n", r.IDLessEntries, r.IDLessBytes)
 	}
 	if r.Blank > 0 {
 		fmt.Fprintf(tw, "Blank lines\t%d\n", r.Blank)

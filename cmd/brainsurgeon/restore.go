@@ -208,15 +208,33 @@ func printRestoreAll(w io.Writer, res *restore.AllResult) {
 	} else {
 		fmt.Fprintln(w, "Written     no (nothing to change)")
 	}
-	switch {
-	case len(res.Lost) > 0:
-		fmt.Fprintf(w, "Pristine    no: %d placeholders could not be restored\n", len(res.Lost))
-		for _, l := range res.Lost {
-			fmt.Fprintf(w, "  lost      %s\n", l)
+	if res.Pristine {
+		fmt.Fprintln(w, "Pristine    yes: nothing of BrainSurgeon's is left in the transcript")
+	} else {
+		var why []string
+		r := res.Remaining
+		if r.Placeholders > 0 {
+			why = append(why, fmt.Sprintf("%d placeholders could not be restored", r.Placeholders))
 		}
-	case res.Pristine:
-		fmt.Fprintln(w, "Pristine    yes: the transcript is as it was before BrainSurgeon touched it")
-	default:
-		fmt.Fprintln(w, "Pristine    no: every value is back, but _restored marks and redactions remain (use --pristine)")
+		if r.Bookkeeping > 0 {
+			why = append(why, fmt.Sprintf("%d bookkeeping members (_restored, _extractable, _redacted) remain", r.Bookkeeping))
+		}
+		if r.Redactions > 0 {
+			why = append(why, fmt.Sprintf("%d redaction stubs remain", r.Redactions))
+		}
+		if r.UnreadableRecords > 0 {
+			why = append(why, fmt.Sprintf("%d side records cannot be read", r.UnreadableRecords))
+		}
+		hint := ""
+		if !res.PristineMode && r.Placeholders == 0 && r.UnreadableRecords == 0 {
+			hint = " (--pristine undoes them)"
+		}
+		fmt.Fprintf(w, "Pristine    no: %s%s\n", strings.Join(why, "; "), hint)
+	}
+	for _, l := range res.Lost {
+		fmt.Fprintf(w, "  lost      %s\n", l)
+	}
+	for _, x := range res.Warnings {
+		fmt.Fprintf(w, "  warning   %s\n", x)
 	}
 }
