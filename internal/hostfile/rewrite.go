@@ -41,6 +41,10 @@ const (
 	lateWriterWait = 2 * time.Second
 	latePoll       = 5 * time.Millisecond
 	lateStableRuns = 3
+	// leasePollMin and leasePollMax bound the exponential polls while
+	// a lease probe shows a writer that still has the old file open.
+	leasePollMin = 50 * time.Microsecond
+	leasePollMax = 5 * time.Millisecond
 )
 
 // WriteOptions configures Rewrite and Append. The zero value means the
@@ -156,9 +160,15 @@ func lockDir(ctx context.Context, dir string, timeout time.Duration) (*flock.Flo
 //     temp file over it and fsync the directory;
 //  6. carry over late appends: bytes that still reach the old file (an
 //     appender that opened it before the rename) are appended to the new
-//     file with O_APPEND and fsynced. Where /proc can be read, Rewrite waits (up to 2 s)
-//     until no process has the old file open for writing; it also waits
-//     until the old file's size has been stable for 5 ms.
+//     file with O_APPEND and fsynced. Rewrite waits (up to 2 s) until no
+//     process has the old file open for writing. On Linux it asks the
+//     kernel through a read lease probe (two fcntl calls, microseconds,
+//     whatever the number of processes; see writersGone), polling with
+//     exponential backoff (50 µs to 5 ms) only while a writer is still
+//     open. Where the probe cannot answer (leases disabled, a file we
+//     neither own nor hold CAP_LEASE for, a file system without leases)
+//     it scans /proc for writers and then waits until the old file's size
+//     has been stable for 5 ms; without /proc (macOS) only the latter.
 //
 // The new file keeps the original's modification time (DESIGN decision
 // 16): just before the rename the temp file gets the original's current
@@ -350,6 +360,9 @@ func describe(v Stamp) string {
 // afterRename is a test hook called right after the rename.
 var afterRename func()
 
+// probeWriters is writersGone; tests replace it to force the fallback.
+var probeWriters = writersGone
+
 // carry copies bytes appended to the original after base.
 type carry struct {
 	orig *os.File
@@ -415,6 +428,20 @@ func (c *carry) copy(dst io.Writer, last func() (b byte, empty bool, err error),
 // old file's version. When ctx is done it stops waiting for late writers
 // and carries over what has arrived (the rename is done; giving up the
 // copy would lose bytes).
+//
+// What is guaranteed, and the window that remains: when the lease probe
+// says no descriptor is open for writing on the old inode, nothing can
+// add bytes to it any more, because the rename took its only name, so
+// the final copy is complete; a writer that opened it before the rename
+// and writes late keeps the probe failing, and its bytes are carried over
+// as long as it closes its descriptor within lateWriterWait (2 s). Bytes
+// are lost only (1) when a writer keeps the old file open longer than
+// that and writes after we stop (logged as a warning, as before), or (2)
+// when the old inode is reachable by another name (a hard link) or is
+// reopened for writing through /proc/<pid>/fd after the probe: no
+// appender of a transcript does either. The /proc fallback has the same
+// window (1) and, like any scan, can miss a writer that opens and writes
+// between two scans only through such a second name.
 func (c *carry) late(ctx context.Context, f *os.File, old Stamp) error {
 	flags, err := unix.FcntlInt(f.Fd(), unix.F_GETFL, 0)
 	if err != nil {
@@ -432,9 +459,36 @@ func (c *carry) late(ctx context.Context, f *os.File, old Stamp) error {
 	last := func() (byte, bool, error) { return '\n', false, nil }
 	deadline := time.Now().Add(lateWriterWait)
 	prev := int64(-1)
+	wait := leasePollMin
+	useLease := true
 	for {
 		if err := c.copy(f, last, true); err != nil {
 			return err
+		}
+		if useLease {
+			// The fast path: one kernel question, independent of the
+			// number of processes (see writersGone).
+			gone, ok := probeWriters(c.orig)
+			switch {
+			case ok && gone:
+				// Nobody can write to the old inode any more: it has
+				// no name left and no writer. Copy what is there.
+				return c.copy(f, last, false)
+			case ok:
+				// A writer still has the old file open (it may write
+				// late). Poll with exponential backoff.
+				if !time.Now().Before(deadline) {
+					c.log.Warn("a process still has the replaced transcript open for writing; later bytes it writes there are not carried over",
+						"file", f.Name())
+					return c.copy(f, last, false)
+				}
+				if !sleepCtx(ctx, wait) {
+					return c.copy(f, last, false)
+				}
+				wait = min(2*wait, leasePollMax)
+				continue
+			}
+			useLease = false // unknown here: fall back to /proc
 		}
 		if writers, ok := foreignWriters(old.Dev, old.Inode); ok && writers > 0 {
 			if !time.Now().Before(deadline) {

@@ -270,6 +270,16 @@ func TestRewriteCarryOver(t *testing.T) {
 // descriptor opened before it, the worst case for an appender ignoring the
 // lock.
 func TestRewriteLateAppend(t *testing.T) {
+	t.Run("Lease", testRewriteLateAppend)
+	// Without the lease probe: the /proc scan and the settle wait.
+	t.Run("Fallback", func(t *testing.T) {
+		probeWriters = func(*os.File) (bool, bool) { return false, false }
+		defer func() { probeWriters = writersGone }()
+		testRewriteLateAppend(t)
+	})
+}
+
+func testRewriteLateAppend(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
 		delay time.Duration // the late writer closes its descriptor after delay
