@@ -15,13 +15,25 @@ import (
 	"github.com/brainsurgeon/brainsurgeon/session"
 )
 
-var benchSrc string
+// benchDensities are the generated inputs of the pass benchmarks, each
+// run as a sub-benchmark named density=<name>: "today", tool results and
+// thinking of 5–50 KB (about 6,700 extracted entries per 100 MB), and
+// "real", the corpus's 500–5,000-byte values (about 20,000 per 100 MB).
+var benchDensities = []struct {
+	name string
+	opts synth.Options
+}{
+	{"today", synth.Options{Size: 100 << 20, MinResult: 5000, MaxResult: 50000, MinThinking: 5000, MaxThinking: 50000, ImageEvery: 20}},
+	{"real", synth.Options{Size: 100 << 20, Density: synth.DensityReal}},
+}
 
-// benchSource generates, once, a 100 MB OpenClaw-shaped transcript whose
-// tool results and thinking blocks are 5–50 KB.
-func benchSource(b *testing.B) string {
-	if benchSrc != "" {
-		return benchSrc
+var benchSrc = map[string]string{}
+
+// benchSource generates, once per density, a 100 MB OpenClaw-shaped
+// transcript.
+func benchSource(b *testing.B, name string, o synth.Options) string {
+	if p := benchSrc[name]; p != "" {
+		return p
 	}
 	dir, err := os.MkdirTemp("", "bs-xbench-")
 	if err != nil {
@@ -32,14 +44,21 @@ func benchSource(b *testing.B) string {
 	if err != nil {
 		b.Fatal(err)
 	}
-	st, err := synth.Generate(f, synth.Options{Size: 100 << 20, MinResult: 5000, MaxResult: 50000, MinThinking: 5000, MaxThinking: 50000, ImageEvery: 20})
+	st, err := synth.Generate(f, o)
 	if err != nil {
 		b.Fatal(err)
 	}
 	f.Close()
-	b.Logf("generated %d bytes, %d lines, %d turns", st.Bytes, st.Lines, st.Turns)
-	benchSrc = p
+	b.Logf("generated %d bytes, %d lines, %d turns (density=%s)", st.Bytes, st.Lines, st.Turns, name)
+	benchSrc[name] = p
 	return p
+}
+
+// benchDensity runs fn as one sub-benchmark per density.
+func benchDensity(b *testing.B, fn func(b *testing.B, src string)) {
+	for _, d := range benchDensities {
+		b.Run("density="+d.name, func(b *testing.B) { fn(b, benchSource(b, d.name, d.opts)) })
+	}
 }
 
 func copyFile(b *testing.B, src, dst string) {
@@ -95,8 +114,7 @@ func startSampler() *sampler {
 
 func (s *sampler) stop() uint64 { close(s.done); return s.max.Load() }
 
-func benchPass(b *testing.B, p extract.Policy, wantWrite bool) {
-	src := benchSource(b)
+func benchPass(b *testing.B, src string, p extract.Policy, wantWrite bool) {
 	fi, _ := os.Stat(src)
 	b.SetBytes(fi.Size())
 	var peak uint64
@@ -138,12 +156,12 @@ func benchPass(b *testing.B, p extract.Policy, wantWrite bool) {
 }
 
 // BenchmarkExtractPass is one extraction pass over a generated 100 MB
-// transcript (5–50 KB tool results and thinking), side files and their
+// transcript at each density (see benchDensities), side files and their
 // fsync included. Targets: ≥ 150 MB/s, peak heap ≤ 64 MB.
 func BenchmarkExtractPass(b *testing.B) {
 	p := extract.DefaultPolicy()
 	p.AgeThreshold = 0
-	benchPass(b, p, true)
+	benchDensity(b, func(b *testing.B, src string) { benchPass(b, src, p, true) })
 }
 
 // BenchmarkExtractNothing is a pass over the same transcript in which
@@ -151,5 +169,5 @@ func BenchmarkExtractPass(b *testing.B) {
 func BenchmarkExtractNothing(b *testing.B) {
 	p := extract.DefaultPolicy()
 	p.MinValueLength = 1 << 30
-	benchPass(b, p, false)
+	benchDensity(b, func(b *testing.B, src string) { benchPass(b, src, p, false) })
 }

@@ -34,6 +34,84 @@ type Options struct {
 	// Start is the time of the first entry (default 2026-03-01T00:00:00Z);
 	// entries are one minute apart.
 	Start time.Time
+	// Density selects how tool results and thinking are sized:
+	// DensityToday (the zero value) draws them uniformly from the bounds
+	// above; DensityReal follows the corpus and ignores those bounds.
+	Density Density
+}
+
+// Density selects the value-size distribution of a generated transcript.
+type Density int
+
+const (
+	// DensityToday draws tool results and thinking uniformly between
+	// Options' bounds; one of each per turn. With the 5–50 KB bounds of
+	// the extract benchmarks, a pass extracts about 6,700 entries per
+	// 100 MB.
+	DensityToday Density = iota
+	// DensityReal draws tool results and thinking of 500–5,000 bytes in
+	// the proportions measured on the OpenClaw corpus
+	// (shared/corpus/openclaw, 18 transcripts, 16.9 MB): tool results
+	// 38% 500–1,000 bytes, 38% 1–2 KB, 14% 2–3 KB, 10% 3–5 KB; thinking
+	// 53%, 34%, 10%, 3%. Not every turn thinks (the corpus has one
+	// thinking value of 500 bytes or more per eleven tool results: 10% of
+	// turns here) and some tool results are short (10% under 500 bytes),
+	// so a pass with the default policy extracts about 20,000 entries per
+	// 100 MB, the anuo transcript's density (582 from 2.8 MB).
+	DensityReal
+)
+
+// sizeBucket is a range of value sizes and its weight in a distribution.
+type sizeBucket struct{ lo, hi, weight int }
+
+var (
+	realResults  = []sizeBucket{{500, 999, 38}, {1000, 1999, 38}, {2000, 2999, 14}, {3000, 5000, 10}}
+	realThinking = []sizeBucket{{500, 999, 53}, {1000, 1999, 34}, {2000, 2999, 10}, {3000, 5000, 3}}
+)
+
+// realThinkingPercent is the share of DensityReal turns with a thinking
+// block of 500 bytes or more (the others think in fewer), and
+// realShortResultPercent the share of tool results under 500 bytes.
+const (
+	realThinkingPercent    = 10
+	realShortResultPercent = 10
+)
+
+// draw picks a size from a distribution.
+func (g *gen) draw(d []sizeBucket) int {
+	total := 0
+	for _, b := range d {
+		total += b.weight
+	}
+	r := g.rng.IntN(total)
+	for _, b := range d {
+		if r < b.weight {
+			return g.between(b.lo, b.hi)
+		}
+		r -= b.weight
+	}
+	return d[len(d)-1].hi
+}
+
+// resultSize and thinkingSize return the next value sizes.
+func (g *gen) resultSize() int {
+	if g.o.Density == DensityReal {
+		if g.rng.IntN(100) < realShortResultPercent {
+			return g.between(40, 400)
+		}
+		return g.draw(realResults)
+	}
+	return g.between(g.o.MinResult, g.o.MaxResult)
+}
+
+func (g *gen) thinkingSize() int {
+	if g.o.Density == DensityReal {
+		if g.rng.IntN(100) >= realThinkingPercent {
+			return g.between(40, 400)
+		}
+		return g.draw(realThinking)
+	}
+	return g.between(g.o.MinThinking, g.o.MaxThinking)
 }
 
 // Stats reports what was generated.
@@ -170,13 +248,13 @@ func (g *gen) turn() {
 	g.entry("message", fmt.Sprintf(`"message":{"role":"user","content":[{"type":"text","text":%s}],"timestamp":%d}`, g.text(g.between(20, 400)), ms))
 	callID := fmt.Sprintf("toolu_%012d", g.n)
 	g.entry("message", fmt.Sprintf(`"message":{"role":"assistant","content":[{"type":"thinking","thinking":%s,"thinkingSignature":"%s"},{"type":"toolCall","id":%q,"name":"exec","arguments":{"command":%s}}],"api":"anthropic-messages","provider":"anthropic","model":"claude-sonnet-4-6","usage":{"input":1200,"output":40,"cacheRead":0,"cacheWrite":1100,"totalTokens":2340,"cost":{"input":0.0036,"output":0.0006,"cacheRead":0,"cacheWrite":0.004125,"total":0.008325}},"stopReason":"toolUse","timestamp":%d}`,
-		g.text(g.between(g.o.MinThinking, g.o.MaxThinking)), base64.StdEncoding.EncodeToString([]byte(strings.Repeat("sig", 40))), callID, g.text(g.between(10, 200)), ms))
+		g.text(g.thinkingSize()), base64.StdEncoding.EncodeToString([]byte(strings.Repeat("sig", 40))), callID, g.text(g.between(10, 200)), ms))
 	img := ""
 	if g.o.ImageEvery > 0 && g.st.Turns%int64(g.o.ImageEvery) == 0 {
 		img = fmt.Sprintf(`,{"type":"image","data":"%s","mimeType":"image/png"}`, base64.StdEncoding.EncodeToString(make([]byte, g.between(3000, 30000))))
 	}
 	g.entry("message", fmt.Sprintf(`"message":{"role":"toolResult","toolCallId":%q,"toolName":"exec","content":[{"type":"text","text":%s}%s],"details":{"exitCode":0},"isError":false,"timestamp":%d}`,
-		callID, g.text(g.between(g.o.MinResult, g.o.MaxResult)), img, ms))
+		callID, g.text(g.resultSize()), img, ms))
 	g.entry("message", fmt.Sprintf(`"message":{"role":"assistant","content":[{"type":"text","text":%s}],"api":"anthropic-messages","provider":"anthropic","model":"claude-sonnet-4-6","usage":{"input":1300,"output":80,"cacheRead":1100,"cacheWrite":0,"totalTokens":2480,"cost":{"input":0.0039,"output":0.0012,"cacheRead":0.00033,"cacheWrite":0,"total":0.00543}},"stopReason":"stop","timestamp":%d}`,
 		g.text(g.between(50, 1500)), ms))
 }
@@ -185,9 +263,9 @@ func (g *gen) flatTurn() {
 	for _, typ := range []string{"thinking", "tool_result"} {
 		id := fmt.Sprintf("ent_%06d", g.n)
 		g.n++
-		field, size := "thinking", g.between(g.o.MinThinking, g.o.MaxThinking)
+		field, size := "thinking", g.thinkingSize()
 		if typ == "tool_result" {
-			field, size = "output", g.between(g.o.MinResult, g.o.MaxResult)
+			field, size = "output", g.resultSize()
 		}
 		g.line(fmt.Sprintf(`{"__id":%q,"type":%q,"timestamp":%q,%q:%s}`, id, typ, g.ts(), field, g.text(size)))
 	}
