@@ -19,6 +19,10 @@ import (
 // flight on it has returned, so when the lease is granted every byte
 // written so far is visible in f's size.
 //
+// EAGAIN also comes from another process's write lease on the inode
+// (which needs a writer of its own): it is reported as a writer, so the
+// caller waits as for one, at most lateWriterWait.
+//
 // ok is false when the answer is unknown: leases disabled
 // (/proc/sys/fs/leases-enable), a file we do not own without CAP_LEASE
 // (EACCES), or a file system without lease support (EINVAL, for example
