@@ -507,8 +507,9 @@ func TestPruneCommand(t *testing.T) {
 		t.Fatal("prune --force did not extract")
 	}
 	files, _ := os.ReadDir(filepath.Join(side, demoID))
-	if len(files) != reps[0].Result.Entries {
-		t.Fatalf("%d side files, %d entries extracted", len(files), reps[0].Result.Entries)
+	infos, err := extract.NewDirStore(extract.FixedDir(filepath.Join(side, demoID))).List(context.Background(), bs.SessionRef{})
+	if len(files) != 1 || err != nil || len(infos) != reps[0].Result.Entries {
+		t.Fatalf("%d side files (want one pack), %d records, %d entries extracted (%v)", len(files), len(infos), reps[0].Result.Entries, err)
 	}
 	if code, out, errs := run(t, "verify", "--agents-dir", agents); code != 0 {
 		wantCode(t, code, 0, out, errs)
