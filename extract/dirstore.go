@@ -509,11 +509,19 @@ func (d *DirStore) Get(ctx context.Context, ref bs.SessionRef, entryID string) (
 	var data []byte
 	switch {
 	case best.pending != nil:
-		data, err = d.readFrame(best.pending.f, best.pending.tmp, entryID, best.entry, &best.pending.mu)
+		w := best.pending
+		w.mu.Lock()
+		if w.done {
+			// Synced meanwhile: the record is in a pack now.
+			w.mu.Unlock()
+			return d.Get(ctx, ref, entryID)
+		}
+		data, err = d.readFrame(w.f, w.tmp, entryID, best.entry)
+		w.mu.Unlock()
 	case best.pack != "":
 		var f *os.File
 		if f, err = os.Open(best.pack); err == nil {
-			data, err = d.readFrame(f, best.pack, entryID, best.entry, nil)
+			data, err = d.readFrame(f, best.pack, entryID, best.entry)
 			f.Close()
 		}
 	default:
@@ -526,16 +534,9 @@ func (d *DirStore) Get(ctx context.Context, ref bs.SessionRef, entryID string) (
 }
 
 // readFrame reads and checks the record of entryID at e in the pack f.
-func (d *DirStore) readFrame(f *os.File, path, entryID string, e packEntry, mu *sync.Mutex) ([]byte, error) {
+func (d *DirStore) readFrame(f *os.File, path, entryID string, e packEntry) ([]byte, error) {
 	buf := make([]byte, e.Length)
-	if mu != nil {
-		mu.Lock()
-	}
-	_, err := f.ReadAt(buf, e.Offset)
-	if mu != nil {
-		mu.Unlock()
-	}
-	if err != nil {
+	if _, err := f.ReadAt(buf, e.Offset); err != nil {
 		return nil, fmt.Errorf("pack %s: entry %s: read frame at %d: %v: %w", path, entryID, e.Offset, err, ErrCorrupt)
 	}
 	dec := d.decoder()

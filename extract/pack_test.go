@@ -251,3 +251,46 @@ func TestPackBadInput(t *testing.T) {
 		})
 	}
 }
+
+// TestPackPending: records Put from several goroutines are readable before
+// Sync and land in one pack at Sync; records Put after it go to the next.
+func TestPackPending(t *testing.T) {
+	dir := t.TempDir()
+	side := extract.NewDirStore(extract.FixedDir(dir))
+	ctx := context.Background()
+	errs := make(chan error, 8)
+	for g := range 8 {
+		go func() {
+			var err error
+			for i := range 20 {
+				id := fmt.Sprintf("g%d-%d", g, i)
+				if err = side.Put(ctx, bs.SessionRef{}, []bs.SideRecord{{EntryID: id, Data: record(id, id)}}); err != nil {
+					break
+				}
+			}
+			errs <- err
+		}()
+	}
+	for range 8 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got, err := get(side, "g3-7"); err != nil || !bytes.Equal(got, record("g3-7", "g3-7")) {
+		t.Fatalf("pending record: %q %v", got, err)
+	}
+	if len(packs(t, dir)) != 0 {
+		t.Fatal("a pack before Sync")
+	}
+	if err := side.Sync(ctx, bs.SessionRef{}); err != nil {
+		t.Fatal(err)
+	}
+	infos, err := extract.NewDirStore(extract.FixedDir(dir)).List(ctx, bs.SessionRef{})
+	if err != nil || len(infos) != 160 || len(packs(t, dir)) != 1 {
+		t.Fatalf("%d records, %d packs, %v", len(infos), len(packs(t, dir)), err)
+	}
+	put(t, side, bs.SideRecord{EntryID: "g3-7", Data: record("g3-7", "again")})
+	if got, err := get(extract.NewDirStore(extract.FixedDir(dir)), "g3-7"); err != nil || !bytes.Equal(got, record("g3-7", "again")) || len(packs(t, dir)) != 2 {
+		t.Fatalf("newest record: %q %v", got, err)
+	}
+}
