@@ -119,20 +119,12 @@ func TestCrossCheckLost(t *testing.T) {
 		}
 	}
 
-	_, file, err := sidetest.ReadRecord(dir, deleted.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Remove(file); err != nil {
+	if err := sidetest.RemoveRecord(dir, deleted.ID); err != nil {
 		t.Fatal(err)
 	}
 	expect(deleted, restore.ProblemMissingFile, deleted.Keys...)
 	for _, d := range corrupt {
-		_, file, err := sidetest.ReadRecord(dir, d.ID)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(file, []byte("{not json"), 0o600); err != nil {
+		if _, err := sidetest.CorruptRecord(dir, d.ID); err != nil {
 			t.Fatal(err)
 		}
 		expect(d, restore.ProblemCorruptFile, d.Keys...)

@@ -3,6 +3,7 @@ package extract
 import (
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -10,8 +11,10 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/klauspost/compress/zstd"
 
@@ -28,24 +31,30 @@ type SideDirer interface {
 	SideDir(ref bs.SessionRef) (string, error)
 }
 
-// DirStore is the brainsurgeon.SideStore on a local file system: one file
-// per entry, "<entryId>.json", or "<entryId>.json.zst" (one zstd frame,
-// readable with `zstd -dc`) when the record is larger than CompressAbove.
-// It also reads the files of the first BrainSurgeon. Directories are
-// created 0700 and files 0600. A file is written to a temp file and
-// renamed, not fsynced one by one: Sync makes a session's files durable in
-// one go (DESIGN decision 8).
+// DirStore is the brainsurgeon.SideStore on a local file system. The
+// records Put for a session between two Syncs go into one pack file in the
+// session's side directory (see PackFormat): Sync writes the pack's index,
+// fsyncs it, renames it to "pack-<UTC time>-<random>.bszst" and fsyncs the
+// directory (DESIGN decision 8). It also reads the per-entry files of
+// earlier versions, "<entryId>.json" and "<entryId>.json.zst", and those of
+// the first BrainSurgeon. The newest record of an entry wins: packs by the
+// time in their name, a per-entry file by its modification time. A Delete
+// removes per-entry files and, when a pack holds the entry, writes a small
+// pack whose index marks the entry deleted. Directories are created 0700
+// and files 0600.
 //
 // A DirStore is safe for concurrent use.
 type DirStore struct {
 	// Dirs locates each session's side directory.
 	Dirs SideDirer
-	// CompressAbove compresses records larger than this many bytes
-	// (0 means 4096; negative never compresses).
+	// CompressAbove is ignored: every record of a pack is a zstd frame.
+	// It is kept for callers that set it.
 	CompressAbove int
 
 	mu      sync.Mutex
-	pending map[string]*dirState // by side dir, files written since the last Sync
+	pending map[string]*packWriter // by side dir: the pack being written
+	indexes map[string]cachedIndex // by pack path
+	lists   map[string]dirList     // by side dir
 	// encs and decs keep a few (de)compressors for reuse: they hold large
 	// buffers, so they are kept rather than left to a sync.Pool, which
 	// drops them at every garbage collection.
@@ -54,23 +63,41 @@ type DirStore struct {
 	decList chan *zstd.Decoder
 }
 
+type cachedIndex struct {
+	key statKey
+	ix  *packIndex
+	err error
+}
+
+// dirList is a cached listing of a side dir's packs, newest first; it is
+// used while the dir's mtime is unchanged and was at least listSlack older
+// than the listing (a change in the same clock tick is then impossible).
+type dirList struct {
+	mtime time.Time
+	packs []string
+}
+
+const listSlack = 2 * time.Second
+
+// packWriter is the pack being written into one side dir.
+type packWriter struct {
+	mu      sync.Mutex
+	dir     string
+	tmp     string
+	f       *os.File
+	off     int64
+	ix      packIndex
+	created bool // the dir was created for it
+	done    bool // Sync took it
+	err     error
+}
+
 func (d *DirStore) pools() {
 	d.once.Do(func() {
 		n := runtime.GOMAXPROCS(0)
 		d.encs = make(chan *zstd.Encoder, n)
 		d.decList = make(chan *zstd.Decoder, n)
 	})
-}
-
-// dirState is what a DirStore knows about one side dir between Syncs.
-type dirState struct {
-	// names maps an entry id to the name its file had when the dir was
-	// listed (or was last written), so the other name can be removed
-	// without a probe.
-	names map[string]string
-	// written are the files written since the last Sync.
-	written []string
-	created bool
 }
 
 var _ bs.SideStore = (*DirStore)(nil)
@@ -83,42 +110,6 @@ func (d *DirStore) dir(ref bs.SessionRef) (string, error) {
 		return "", fmt.Errorf("side store: no directory locator: %w", bs.ErrInvalid)
 	}
 	return d.Dirs.SideDir(ref)
-}
-
-// state returns the state of dir, listing it on first use since the last
-// Sync. The caller holds d.mu.
-func (d *DirStore) state(dir string) (*dirState, error) {
-	if d.pending == nil {
-		d.pending = map[string]*dirState{}
-	}
-	if st, ok := d.pending[dir]; ok {
-		return st, nil
-	}
-	st := &dirState{names: map[string]string{}}
-	ents, err := os.ReadDir(dir)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		if err := os.MkdirAll(dir, 0o700); err != nil {
-			return nil, fmt.Errorf("create side dir: %w", err)
-		}
-		st.created = true
-	case err != nil:
-		return nil, fmt.Errorf("side dir %s: %w", dir, err)
-	}
-	for _, e := range ents {
-		if id, ok := sideFileID(e.Name()); ok {
-			st.names[id] = e.Name()
-		}
-	}
-	d.pending[dir] = st
-	return st, nil
-}
-
-func (d *DirStore) limit() int {
-	if d.CompressAbove == 0 {
-		return 4096
-	}
-	return d.CompressAbove
 }
 
 func (d *DirStore) encoder() *zstd.Encoder {
@@ -158,100 +149,213 @@ func (d *DirStore) putDecoder(e *zstd.Decoder) {
 	}
 }
 
-// Put writes the records' files, replacing earlier files of the same
-// entries (compressed or not). It may be called from several goroutines.
+// newPackFile creates dir when missing, removes temp files older than a
+// minute (left by a crash) and creates a pack's temp file.
+func newPackFile(dir string) (f *os.File, created bool, err error) {
+	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return nil, false, fmt.Errorf("create side dir: %w", err)
+		}
+		created = true
+	} else if err == nil {
+		cleanTemps(dir)
+	}
+	f, err = os.OpenFile(filepath.Join(dir, packTemp+randHex()+".tmp"), os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return nil, false, fmt.Errorf("create pack in %s: %w", dir, err)
+	}
+	return f, created, nil
+}
+
+// tempMaxAge is the age above which a temp file is left by a crash.
+var tempMaxAge = time.Minute
+
+// cleanTemps removes the temp files of packs (and of the per-entry files
+// of earlier versions) older than tempMaxAge.
+func cleanTemps(dir string) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	old := time.Now().Add(-tempMaxAge)
+	for _, e := range ents {
+		n := e.Name()
+		if !strings.HasPrefix(n, packTemp) && !strings.HasPrefix(n, ".tmp-") {
+			continue
+		}
+		if fi, err := e.Info(); err == nil && fi.Mode().IsRegular() && fi.ModTime().Before(old) {
+			os.Remove(filepath.Join(dir, n))
+		}
+	}
+}
+
+// writer returns the pack being written into dir, creating it.
+func (d *DirStore) writer(dir string) (*packWriter, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if w := d.pending[dir]; w != nil {
+		return w, nil
+	}
+	f, created, err := newPackFile(dir)
+	if err != nil {
+		return nil, err
+	}
+	w := &packWriter{dir: dir, tmp: f.Name(), f: f, created: created,
+		ix: packIndex{Format: PackFormat, Entries: map[string]packEntry{}}}
+	if d.pending == nil {
+		d.pending = map[string]*packWriter{}
+	}
+	d.pending[dir] = w
+	return w, nil
+}
+
+// Put appends the records to the session's pending pack, replacing earlier
+// records of the same entries once the pack is synced. It may be called
+// from several goroutines: records are compressed concurrently and
+// appended under a lock.
 func (d *DirStore) Put(ctx context.Context, ref bs.SessionRef, recs []bs.SideRecord) error {
 	dir, err := d.dir(ref)
 	if err != nil {
 		return err
 	}
-	d.mu.Lock()
-	st, err := d.state(dir)
-	d.mu.Unlock()
-	if err != nil {
-		return err
+	type frame struct {
+		id    string
+		data  []byte
+		size  int64
+		sum   string
+		entry packEntry
 	}
+	frames := make([]frame, 0, len(recs))
+	enc := d.encoder()
 	for _, r := range recs {
 		if err := ctx.Err(); err != nil {
+			d.putEncoder(enc)
 			return err
 		}
 		if err := ValidID(r.EntryID); err != nil {
+			d.putEncoder(enc)
 			return err
 		}
-		data, name := r.Data, r.EntryID+".json"
-		if l := d.limit(); l >= 0 && len(data) > l {
-			enc := d.encoder()
-			data = enc.EncodeAll(data, make([]byte, 0, len(data)/3))
-			d.putEncoder(enc)
-			name += ".zst"
+		sum := sha256.Sum256(r.Data)
+		frames = append(frames, frame{id: r.EntryID, data: enc.EncodeAll(r.Data, make([]byte, 0, len(r.Data)/3+64)),
+			size: int64(len(r.Data)), sum: hex.EncodeToString(sum[:])})
+	}
+	d.putEncoder(enc)
+	if len(frames) == 0 {
+		return nil
+	}
+	for {
+		w, err := d.writer(dir)
+		if err != nil {
+			return err
 		}
-		path := filepath.Join(dir, name)
-		tmp := filepath.Join(dir, ".tmp-"+r.EntryID+"-"+randHex())
-		if err := os.WriteFile(tmp, data, 0o600); err != nil {
-			os.Remove(tmp)
-			return fmt.Errorf("write side file of entry %s: %w", r.EntryID, err)
+		w.mu.Lock()
+		if w.done {
+			w.mu.Unlock()
+			continue // synced meanwhile: the records go into the next pack
 		}
-		if err := os.Rename(tmp, path); err != nil {
-			os.Remove(tmp)
-			return fmt.Errorf("rename side file of entry %s: %w", r.EntryID, err)
+		if w.err != nil {
+			w.mu.Unlock()
+			return w.err
 		}
-		d.mu.Lock()
-		old := st.names[r.EntryID]
-		st.names[r.EntryID] = name
-		st.written = append(st.written, path)
-		d.mu.Unlock()
-		if old != "" && old != name {
-			if err := os.Remove(filepath.Join(dir, old)); err != nil && !errors.Is(err, fs.ErrNotExist) {
-				return fmt.Errorf("remove old side file %s: %w", old, err)
+		now := time.Now().UTC()
+		for _, fr := range frames {
+			if _, err := w.f.Write(fr.data); err != nil {
+				w.err = fmt.Errorf("write pack %s: %w", w.tmp, err)
+				w.mu.Unlock()
+				return w.err
 			}
+			w.ix.Entries[fr.id] = packEntry{Offset: w.off, Length: int64(len(fr.data)), Size: fr.size, SHA256: fr.sum, Time: now}
+			w.off += int64(len(fr.data))
+		}
+		w.mu.Unlock()
+		return nil
+	}
+}
+
+// Sync writes the session's pending pack's index, fsyncs the pack,
+// renames it to its final name and fsyncs the side directory (and, when
+// the pass created it, its parents).
+func (d *DirStore) Sync(ctx context.Context, ref bs.SessionRef) error {
+	dir, err := d.dir(ref)
+	if err != nil {
+		return err
+	}
+	d.mu.Lock()
+	w := d.pending[dir]
+	delete(d.pending, dir)
+	d.mu.Unlock()
+	if w == nil {
+		return nil
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.done = true
+	if w.err != nil {
+		w.f.Close()
+		os.Remove(w.tmp)
+		return fmt.Errorf("sync side records of %s: %w", ref, w.err)
+	}
+	if len(w.ix.Entries) == 0 && len(w.ix.Deleted) == 0 {
+		w.f.Close()
+		os.Remove(w.tmp)
+	} else if err := d.finish(w.f, w.tmp, w.off, &w.ix); err != nil {
+		return fmt.Errorf("sync side records of %s: %w", ref, err)
+	}
+	dirs := []string{dir}
+	if w.created {
+		dirs = append(dirs, filepath.Dir(dir), filepath.Dir(filepath.Dir(dir)))
+	}
+	for _, p := range dirs {
+		if err := atomicfile.SyncDir(p); err != nil {
+			return fmt.Errorf("sync side dir %s: %w", p, err)
 		}
 	}
 	return nil
 }
 
-// Get reads the record of one entry, decompressed. A missing file is an
-// error wrapping brainsurgeon.ErrNotFound; an undecodable one wraps
-// ErrCorrupt.
-func (d *DirStore) Get(ctx context.Context, ref bs.SessionRef, entryID string) (bs.SideRecord, error) {
-	if err := ValidID(entryID); err != nil {
-		return bs.SideRecord{}, err
-	}
-	dir, err := d.dir(ref)
-	if err != nil {
-		return bs.SideRecord{}, err
-	}
-	zst := filepath.Join(dir, entryID+".json.zst")
-	data, err := os.ReadFile(zst)
+// finish appends the index and the trailer to a pack's temp file, fsyncs
+// and closes it and renames it to its final name. The caller fsyncs the
+// directory.
+func (d *DirStore) finish(f *os.File, tmp string, off int64, ix *packIndex) error {
+	ix.PassTime = time.Now().UTC()
+	tail, err := packTail(ix, off)
 	if err == nil {
-		dec := d.decoder()
-		data, err = dec.DecodeAll(data, nil)
-		d.putDecoder(dec)
-		if err != nil {
-			return bs.SideRecord{}, fmt.Errorf("side file %s: zstd: %v: %w", zst, err, ErrCorrupt)
-		}
-		return bs.SideRecord{EntryID: entryID, Data: data}, nil
+		_, err = f.Write(tail)
 	}
-	if !errors.Is(err, fs.ErrNotExist) {
-		return bs.SideRecord{}, fmt.Errorf("side file %s: %w", zst, err)
+	if err == nil {
+		err = f.Sync()
 	}
-	plain := filepath.Join(dir, entryID+".json")
-	data, err = os.ReadFile(plain)
-	if errors.Is(err, fs.ErrNotExist) {
-		return bs.SideRecord{}, fmt.Errorf("side file for entry %s in %s: %w", entryID, dir, bs.ErrNotFound)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, filepath.Join(filepath.Dir(tmp), packName(ix.PassTime)))
 	}
 	if err != nil {
-		return bs.SideRecord{}, fmt.Errorf("side file %s: %w", plain, err)
+		os.Remove(tmp)
+		return fmt.Errorf("write pack in %s: %w", filepath.Dir(tmp), err)
 	}
-	return bs.SideRecord{EntryID: entryID, Data: data}, nil
+	d.mu.Lock()
+	delete(d.lists, filepath.Dir(tmp))
+	d.mu.Unlock()
+	return nil
 }
 
-// List returns the side files of a session (compressed or not; temp and
-// other dot files excluded) with their sizes on disk. A missing directory
-// has none.
-func (d *DirStore) List(ctx context.Context, ref bs.SessionRef) ([]bs.SideInfo, error) {
-	dir, err := d.dir(ref)
+// packs returns the names of dir's packs, newest first.
+func (d *DirStore) packs(dir string) ([]string, error) {
+	fi, err := os.Stat(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("side dir %s: %w", dir, err)
+	}
+	d.mu.Lock()
+	l, ok := d.lists[dir]
+	d.mu.Unlock()
+	if ok && l.mtime.Equal(fi.ModTime()) {
+		return l.packs, nil
 	}
 	ents, err := os.ReadDir(dir)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -260,22 +364,315 @@ func (d *DirStore) List(ctx context.Context, ref bs.SessionRef) ([]bs.SideInfo, 
 	if err != nil {
 		return nil, fmt.Errorf("side dir %s: %w", dir, err)
 	}
-	out := make([]bs.SideInfo, 0, len(ents))
+	return d.listed(dir, fi.ModTime(), ents), nil
+}
+
+// listed caches and returns the packs of a listing of dir taken when dir's
+// mtime was mtime.
+func (d *DirStore) listed(dir string, mtime time.Time, ents []fs.DirEntry) []string {
+	var packs []string
 	for _, e := range ents {
-		id, ok := sideFileID(e.Name())
-		if !ok || !e.Type().IsRegular() {
+		if isPackName(e.Name()) && e.Type().IsRegular() {
+			packs = append(packs, e.Name())
+		}
+	}
+	sort.Sort(sort.Reverse(sort.StringSlice(packs)))
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if time.Since(mtime) > listSlack {
+		if d.lists == nil {
+			d.lists = map[string]dirList{}
+		}
+		d.lists[dir] = dirList{mtime: mtime, packs: packs}
+	} else {
+		delete(d.lists, dir)
+	}
+	return packs
+}
+
+// index returns the index of a pack, cached by (path, size, mtime).
+func (d *DirStore) index(path string) (*packIndex, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return &packIndex{}, nil // removed meanwhile
+		}
+		return nil, fmt.Errorf("pack %s: %w", path, err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("pack %s: %w", path, err)
+	}
+	k := keyOf(fi)
+	d.mu.Lock()
+	c, ok := d.indexes[path]
+	d.mu.Unlock()
+	if ok && c.key == k {
+		return c.ix, c.err
+	}
+	ix, err := readPackIndex(f, fi.Size(), path)
+	d.mu.Lock()
+	if d.indexes == nil {
+		d.indexes = map[string]cachedIndex{}
+	}
+	d.indexes[path] = cachedIndex{key: k, ix: ix, err: err}
+	d.mu.Unlock()
+	return ix, err
+}
+
+// found is where the newest record of an entry is.
+type found struct {
+	pack    string // the pack's path, "" for a per-entry file or the pending pack
+	file    string // the per-entry file's path
+	pending *packWriter
+	entry   packEntry
+	time    time.Time
+	deleted bool
+	size    int64
+}
+
+// resolve finds the newest record of entryID in dir. bad lists the packs
+// whose index cannot be read.
+func (d *DirStore) resolve(dir, entryID string, packs []string, files map[string]os.FileInfo) (best found, ok bool, bad []error) {
+	d.mu.Lock()
+	w := d.pending[dir]
+	d.mu.Unlock()
+	if w != nil {
+		w.mu.Lock()
+		e, in := w.ix.Entries[entryID]
+		w.mu.Unlock()
+		if in {
+			return found{pending: w, entry: e, size: e.Length}, true, nil
+		}
+	}
+	for _, name := range packs {
+		path := filepath.Join(dir, name)
+		ix, err := d.index(path)
+		if err != nil {
+			bad = append(bad, err)
 			continue
 		}
-		info := bs.SideInfo{EntryID: id, Location: filepath.Join(dir, e.Name())}
-		if fi, err := e.Info(); err == nil {
-			info.Size, info.ModTime = fi.Size(), fi.ModTime()
+		if e, in := ix.Entries[entryID]; in {
+			best, ok = found{pack: path, entry: e, time: ix.PassTime, size: e.Length}, true
+			break
 		}
-		out = append(out, info)
+		if t, in := ix.Deleted[entryID]; in {
+			best, ok = found{pack: path, time: t, deleted: true}, true
+			break
+		}
 	}
+	for _, n := range []string{entryID + ".json.zst", entryID + ".json"} {
+		var fi os.FileInfo
+		if files != nil {
+			fi = files[n]
+		} else if st, err := os.Stat(filepath.Join(dir, n)); err == nil {
+			fi = st
+		}
+		if fi == nil || !fi.Mode().IsRegular() {
+			continue
+		}
+		if !ok || fi.ModTime().After(best.time) {
+			best, ok = found{file: filepath.Join(dir, n), time: fi.ModTime(), size: fi.Size()}, true
+		}
+		break
+	}
+	if ok && best.deleted {
+		ok = false
+	}
+	return best, ok, bad
+}
+
+// Get reads the record of one entry, decompressed: the newest of the
+// packs and the per-entry files. A missing record is an error wrapping
+// brainsurgeon.ErrNotFound; an undecodable one, or a missing one while a
+// pack's index cannot be read, wraps ErrCorrupt and names the pack.
+func (d *DirStore) Get(ctx context.Context, ref bs.SessionRef, entryID string) (bs.SideRecord, error) {
+	if err := ValidID(entryID); err != nil {
+		return bs.SideRecord{}, err
+	}
+	dir, err := d.dir(ref)
+	if err != nil {
+		return bs.SideRecord{}, err
+	}
+	packs, err := d.packs(dir)
+	if err != nil {
+		return bs.SideRecord{}, err
+	}
+	best, ok, bad := d.resolve(dir, entryID, packs, nil)
+	if !ok {
+		if len(bad) > 0 {
+			return bs.SideRecord{}, fmt.Errorf("side record of entry %s in %s: not in any readable pack or file: %w", entryID, dir, errors.Join(bad...))
+		}
+		return bs.SideRecord{}, fmt.Errorf("side file for entry %s in %s: %w", entryID, dir, bs.ErrNotFound)
+	}
+	var data []byte
+	switch {
+	case best.pending != nil:
+		w := best.pending
+		w.mu.Lock()
+		if w.done {
+			// Synced meanwhile: the record is in a pack now.
+			w.mu.Unlock()
+			return d.Get(ctx, ref, entryID)
+		}
+		data, err = d.readFrame(w.f, w.tmp, entryID, best.entry)
+		w.mu.Unlock()
+	case best.pack != "":
+		var f *os.File
+		if f, err = os.Open(best.pack); err == nil {
+			data, err = d.readFrame(f, best.pack, entryID, best.entry)
+			f.Close()
+		}
+	default:
+		data, err = d.readFile(best.file)
+	}
+	if err != nil {
+		return bs.SideRecord{}, err
+	}
+	return bs.SideRecord{EntryID: entryID, Data: data}, nil
+}
+
+// readFrame reads and checks the record of entryID at e in the pack f.
+func (d *DirStore) readFrame(f *os.File, path, entryID string, e packEntry) ([]byte, error) {
+	buf := make([]byte, e.Length)
+	if _, err := f.ReadAt(buf, e.Offset); err != nil {
+		return nil, fmt.Errorf("pack %s: entry %s: read frame at %d: %v: %w", path, entryID, e.Offset, err, ErrCorrupt)
+	}
+	dec := d.decoder()
+	data, err := dec.DecodeAll(buf, make([]byte, 0, e.Size))
+	d.putDecoder(dec)
+	if err != nil {
+		return nil, fmt.Errorf("pack %s: entry %s: zstd: %v: %w", path, entryID, err, ErrCorrupt)
+	}
+	if err := checkRecord(data, e); err != nil {
+		return nil, fmt.Errorf("pack %s: entry %s: %v: %w", path, entryID, err, ErrCorrupt)
+	}
+	return data, nil
+}
+
+// readFile reads a per-entry file, decompressing a ".zst" one.
+func (d *DirStore) readFile(path string) ([]byte, error) {
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("side file %s: %w", path, bs.ErrNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("side file %s: %w", path, err)
+	}
+	if strings.HasSuffix(path, ".zst") {
+		dec := d.decoder()
+		data, err = dec.DecodeAll(data, nil)
+		d.putDecoder(dec)
+		if err != nil {
+			return nil, fmt.Errorf("side file %s: zstd: %v: %w", path, err, ErrCorrupt)
+		}
+	}
+	return data, nil
+}
+
+// List returns the newest record of each entry of a session: Location is
+// its pack or per-entry file, Size its stored (compressed) size. Packs
+// whose index cannot be read are left out (Get names them). A missing
+// directory has none.
+func (d *DirStore) List(ctx context.Context, ref bs.SessionRef) ([]bs.SideInfo, error) {
+	dir, err := d.dir(ref)
+	if err != nil {
+		return nil, err
+	}
+	fi, err := os.Stat(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("side dir %s: %w", dir, err)
+	}
+	ents, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("side dir %s: %w", dir, err)
+	}
+	packs := d.listed(dir, fi.ModTime(), ents)
+	files := map[string]os.FileInfo{}
+	ids := map[string]bool{}
+	for _, e := range ents {
+		if id, ok := sideFileID(e.Name()); ok {
+			if info, err := e.Info(); err == nil {
+				files[e.Name()] = info
+				ids[id] = true
+			}
+		}
+	}
+	for _, name := range packs {
+		if ix, err := d.index(filepath.Join(dir, name)); err == nil {
+			for id := range ix.Entries {
+				ids[id] = true
+			}
+		}
+	}
+	d.mu.Lock()
+	w := d.pending[dir]
+	d.mu.Unlock()
+	if w != nil {
+		w.mu.Lock()
+		for id := range w.ix.Entries {
+			ids[id] = true
+		}
+		w.mu.Unlock()
+	}
+	out := make([]bs.SideInfo, 0, len(ids))
+	for id := range ids {
+		best, ok, _ := d.resolve(dir, id, packs, files)
+		if !ok {
+			continue
+		}
+		out = append(out, best.info(id))
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].EntryID < out[j].EntryID })
 	return out, nil
 }
 
-// Delete removes the side file of one entry, under either name.
+// Locate returns where the newest record of one entry is, as List would
+// describe it, or an error wrapping brainsurgeon.ErrNotFound.
+func (d *DirStore) Locate(ctx context.Context, ref bs.SessionRef, entryID string) (bs.SideInfo, error) {
+	if err := ValidID(entryID); err != nil {
+		return bs.SideInfo{}, err
+	}
+	dir, err := d.dir(ref)
+	if err != nil {
+		return bs.SideInfo{}, err
+	}
+	packs, err := d.packs(dir)
+	if err != nil {
+		return bs.SideInfo{}, err
+	}
+	best, ok, bad := d.resolve(dir, entryID, packs, nil)
+	if !ok {
+		if len(bad) > 0 {
+			return bs.SideInfo{}, errors.Join(bad...)
+		}
+		return bs.SideInfo{}, fmt.Errorf("side record of entry %s in %s: %w", entryID, dir, bs.ErrNotFound)
+	}
+	return best.info(entryID), nil
+}
+
+// info describes a found record.
+func (f found) info(entryID string) bs.SideInfo {
+	info := bs.SideInfo{EntryID: entryID, Size: f.size, ModTime: f.time, Location: f.file}
+	switch {
+	case f.pending != nil:
+		info.Location, info.ModTime = f.pending.tmp, f.entry.Time
+	case f.pack != "":
+		info.Location = f.pack
+	}
+	return info
+}
+
+// Delete removes the record of one entry: its per-entry files, its record
+// in the pending pack and, when a pack holds it, it is marked deleted in a
+// new pack (packs are never edited), durable when Delete returns.
 func (d *DirStore) Delete(ctx context.Context, ref bs.SessionRef, entryID string) error {
 	if err := ValidID(entryID); err != nil {
 		return err
@@ -290,57 +687,29 @@ func (d *DirStore) Delete(ctx context.Context, ref bs.SessionRef, entryID string
 		}
 	}
 	d.mu.Lock()
-	if st, ok := d.pending[dir]; ok {
-		delete(st.names, entryID)
+	if w := d.pending[dir]; w != nil {
+		w.mu.Lock()
+		delete(w.ix.Entries, entryID)
+		w.mu.Unlock()
 	}
 	d.mu.Unlock()
-	return nil
-}
-
-// Sync makes the files Put for the session since the last Sync durable:
-// their data (one syncfs on Linux, an fsync per file elsewhere), the side
-// directory and, when it was created, its parent.
-func (d *DirStore) Sync(ctx context.Context, ref bs.SessionRef) error {
-	dir, err := d.dir(ref)
+	packs, err := d.packs(dir)
 	if err != nil {
 		return err
 	}
-	d.mu.Lock()
-	st := d.pending[dir]
-	delete(d.pending, dir)
-	d.mu.Unlock()
-	if st == nil || (len(st.written) == 0 && !st.created) {
+	if best, ok, _ := d.resolve(dir, entryID, packs, nil); !ok || best.pack == "" {
 		return nil
 	}
-	if err := syncFiles(dir, st.written); err != nil {
-		return fmt.Errorf("sync side files of %s: %w", ref, err)
+	f, _, err := newPackFile(dir)
+	if err != nil {
+		return err
 	}
-	dirs := []string{dir}
-	if st.created {
-		dirs = append(dirs, filepath.Dir(dir), filepath.Dir(filepath.Dir(dir)))
+	ix := &packIndex{Format: PackFormat, Entries: map[string]packEntry{}, Deleted: map[string]time.Time{entryID: time.Now().UTC()}}
+	if err := d.finish(f, f.Name(), 0, ix); err != nil {
+		return fmt.Errorf("delete side record of entry %s: %w", entryID, err)
 	}
-	for _, p := range dirs {
-		if err := atomicfile.SyncDir(p); err != nil {
-			return fmt.Errorf("sync side dir %s: %w", p, err)
-		}
-	}
-	return nil
-}
-
-func syncEach(files []string) error {
-	for _, p := range files {
-		f, err := os.Open(p)
-		if err != nil {
-			if errors.Is(err, fs.ErrNotExist) {
-				continue // replaced by a later write of the same entry
-			}
-			return err
-		}
-		err = f.Sync()
-		f.Close()
-		if err != nil {
-			return err
-		}
+	if err := atomicfile.SyncDir(dir); err != nil {
+		return fmt.Errorf("sync side dir %s: %w", dir, err)
 	}
 	return nil
 }

@@ -688,8 +688,8 @@ func TestMissingSideFile(t *testing.T) {
 	data, _ := basic()
 	dir, ref := extracted(t, data)
 	side := sidetest.Dir(ref.Path, ref.ID)
-	for _, name := range []string{"r1.json", "r1.json.zst"} {
-		os.Remove(filepath.Join(side, name))
+	if err := sidetest.RemoveRecord(side, "r1"); err != nil {
+		t.Fatal(err)
 	}
 	before := read(t, ref.Path)
 	var logs bytes.Buffer
@@ -723,21 +723,26 @@ func TestMissingSideFile(t *testing.T) {
 func TestCorruptSideFile(t *testing.T) {
 	tests := []struct {
 		name    string
-		corrupt func(t *testing.T, path string)
+		corrupt func(t *testing.T, side string)
 	}{
-		{"FlippedByteInValue", func(t *testing.T, path string) {
-			b := read(t, path)
+		{"FlippedByteInValue", func(t *testing.T, side string) {
+			rec, _, err := sidetest.ReadRecord(side, "r1")
+			if err != nil {
+				t.Fatal(err)
+			}
+			b := []byte(rec.Values[0].Raw)
 			i := bytes.Index(b, []byte("output output"))
 			if i < 0 {
-				t.Fatalf("value not found in %s", path)
+				t.Fatalf("value not found in %s", rec.Values[0].Raw)
 			}
 			b[i+5] = 'X' // still valid JSON, wrong hash
-			if err := os.WriteFile(path, b, 0o600); err != nil {
+			rec.Values[0].Raw = b
+			if err := sidetest.WriteRecord(side, rec, 0); err != nil {
 				t.Fatal(err)
 			}
 		}},
-		{"NotJSON", func(t *testing.T, path string) {
-			if err := os.WriteFile(path, []byte("{not json"), 0o600); err != nil {
+		{"NotJSON", func(t *testing.T, side string) {
+			if _, err := sidetest.CorruptRecord(side, "r1"); err != nil {
 				t.Fatal(err)
 			}
 		}},
@@ -747,7 +752,7 @@ func TestCorruptSideFile(t *testing.T) {
 			data, big := basic()
 			dir, ref := extracted(t, data)
 			side := sidetest.Dir(ref.Path, ref.ID)
-			tt.corrupt(t, filepath.Join(side, "r1.json"))
+			tt.corrupt(t, side)
 			before := read(t, ref.Path)
 			r := newRestorer(dir)
 			res, err := r.Restore(ctx(), ref, "r1", nil, restore.RestoreOptions{})

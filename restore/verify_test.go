@@ -118,8 +118,7 @@ func problemsOf(rep *restore.VerifyReport, id string) []restore.VerifyProblem {
 
 func TestVerifyMissingSideFile(t *testing.T) {
 	ref, dir, one, _ := damaged(t)
-	plain, _ := filepath.Join(dir, one.ID+".json"), filepath.Join(dir, one.ID+".json.zst")
-	if err := os.Remove(plain); err != nil {
+	if err := sidetest.RemoveRecord(dir, one.ID); err != nil {
 		t.Fatal(err)
 	}
 	rep := mustVerify(t, ref)
@@ -170,8 +169,7 @@ func TestVerifyCorruptFileAndMissingValue(t *testing.T) {
 	if len(multi.Keys) < 2 || multi.ID == one.ID {
 		t.Fatalf("fixture: no entry with several values besides %s", one.ID)
 	}
-	plain, _ := filepath.Join(dir, one.ID+".json"), filepath.Join(dir, one.ID+".json.zst")
-	if err := os.WriteFile(plain, []byte("{not json"), 0o600); err != nil {
+	if _, err := sidetest.CorruptRecord(dir, one.ID); err != nil {
 		t.Fatal(err)
 	}
 	rec, _, err := sidetest.ReadRecord(dir, multi.ID)

@@ -389,9 +389,9 @@ func TestVerifyCommand(t *testing.T) {
 		t.Fatalf("--verbose: stdout %q", out)
 	}
 	gone := details[1]
-	plain, zst := filepath.Join(dir, gone.ID+".json"), filepath.Join(dir, gone.ID+".json.zst")
-	os.Remove(plain)
-	os.Remove(zst)
+	if err := sidetest.RemoveRecord(dir, gone.ID); err != nil {
+		t.Fatal(err)
+	}
 	code, out, errs = run(t, "verify", "--agents-dir", agents)
 	wantCode(t, code, 1, out, errs)
 	if !strings.Contains(out, "main/"+demoID) || !strings.Contains(out, gone.ID) || !strings.Contains(out, gone.Keys[0]) ||
@@ -507,8 +507,9 @@ func TestPruneCommand(t *testing.T) {
 		t.Fatal("prune --force did not extract")
 	}
 	files, _ := os.ReadDir(filepath.Join(side, demoID))
-	if len(files) != reps[0].Result.Entries {
-		t.Fatalf("%d side files, %d entries extracted", len(files), reps[0].Result.Entries)
+	infos, err := extract.NewDirStore(extract.FixedDir(filepath.Join(side, demoID))).List(context.Background(), bs.SessionRef{})
+	if len(files) != 1 || err != nil || len(infos) != reps[0].Result.Entries {
+		t.Fatalf("%d side files (want one pack), %d records, %d entries extracted (%v)", len(files), len(infos), reps[0].Result.Entries, err)
 	}
 	if code, out, errs := run(t, "verify", "--agents-dir", agents); code != 0 {
 		wantCode(t, code, 0, out, errs)
@@ -539,9 +540,9 @@ func TestRestoreMissingSideFile(t *testing.T) {
 		t.Fatalf("want at least two extracted entries, got %d", len(details))
 	}
 	dir := sidetest.Dir(path, "7f3e2a10-5b6c-4d8e-9f01-23456789abcd")
-	plain, zst := filepath.Join(dir, details[0].ID+".json"), filepath.Join(dir, details[0].ID+".json.zst")
-	os.Remove(plain)
-	os.Remove(zst)
+	if err := sidetest.RemoveRecord(dir, details[0].ID); err != nil {
+		t.Fatal(err)
+	}
 	before := readFile(t, path)
 	code, out, errs := run(t, "restore", "agent:main:main", details[0].ID, "--agents-dir", agents)
 	wantCode(t, code, 1, out, errs)
@@ -555,7 +556,6 @@ func TestRestoreMissingSideFile(t *testing.T) {
 	// Corrupt the other entry's side file: no stored hash matches. (With
 	// only some values corrupt, the others are restored: exit 0 and a
 	// warning.)
-	plain, zst = filepath.Join(dir, details[1].ID+".json"), filepath.Join(dir, details[1].ID+".json.zst")
 	rec, _, err := sidetest.ReadRecord(dir, details[1].ID)
 	if err != nil {
 		t.Fatal(err)
@@ -563,8 +563,6 @@ func TestRestoreMissingSideFile(t *testing.T) {
 	for i := range rec.Values {
 		rec.Values[i].SHA256 = strings.Repeat("0", 64)
 	}
-	os.Remove(plain)
-	os.Remove(zst)
 	if err := sidetest.WriteRecord(dir, rec, 0); err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,9 @@ import (
 	"strings"
 
 	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/brainsurgeon/brainsurgeon/extract"
+	"github.com/brainsurgeon/brainsurgeon/internal/sidetest"
 )
 
 // Config is the config the fixture writes beside $AGENTS: pruning enabled,
@@ -22,11 +25,12 @@ const Config = `{"enabled": true, "idle_seconds": 0, "age_threshold_hours": 0}` 
 // script starts with $WORK/agents, a copy of demoAgents, and
 // $WORK/.brainsurgeon/config.json (Config); $AGENTS and
 // BRAINSURGEON_AGENTS_DIR name the agents dir. cmds are added to the
-// JSON commands (jsonkeys, jsonvalue).
+// JSON commands (jsonkeys, jsonvalue) and side.
 func Params(dir, demoAgents string, cmds map[string]func(ts *testscript.TestScript, neg bool, args []string)) testscript.Params {
 	all := map[string]func(ts *testscript.TestScript, neg bool, args []string){
 		"jsonkeys":  JSONKeys,
 		"jsonvalue": JSONValue,
+		"side":      Side,
 	}
 	for k, v := range cmds {
 		all[k] = v
@@ -129,4 +133,51 @@ func JSONValue(ts *testscript.TestScript, neg bool, args []string) {
 	if same := string(g) == string(w); same == neg {
 		ts.Fatalf("%s is %s; want %s%s", args[0], g, map[bool]string{true: "not ", false: ""}[neg], w)
 	}
+}
+
+// Side works on the side record of an entry in a side dir, whatever its
+// storage (pack or per-entry file):
+//
+//	side has DIR ID          the entry has a record (! : it has none)
+//	side rm DIR ID           delete the record
+//	side corrupt DIR ID      damage the stored record
+//	side save DIR ID FILE    copy the record's JSON to FILE
+//	side load DIR FILE       store the record in FILE
+func Side(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) < 3 {
+		ts.Fatalf("usage: side has|rm|corrupt|save|load DIR ...")
+	}
+	dir := ts.MkAbs(args[1])
+	if args[0] == "has" {
+		if has := sidetest.Location(dir, args[2]) != ""; has == neg {
+			ts.Fatalf("entry %s has a record: %v", args[2], has)
+		}
+		return
+	}
+	if neg {
+		ts.Fatalf("side %s does not support !", args[0])
+	}
+	var err error
+	switch {
+	case args[0] == "rm":
+		err = sidetest.RemoveRecord(dir, args[2])
+	case args[0] == "corrupt":
+		_, err = sidetest.CorruptRecord(dir, args[2])
+	case args[0] == "save" && len(args) == 4:
+		var rec *extract.Record
+		if rec, _, err = sidetest.ReadRecord(dir, args[2]); err == nil {
+			var data []byte
+			if data, err = extract.EncodeRecord(rec); err == nil {
+				err = os.WriteFile(ts.MkAbs(args[3]), data, 0o600)
+			}
+		}
+	case args[0] == "load":
+		var rec *extract.Record
+		if rec, err = extract.DecodeRecord([]byte(ts.ReadFile(args[2]))); err == nil {
+			err = sidetest.WriteRecord(dir, rec, 0)
+		}
+	default:
+		ts.Fatalf("usage: side has|rm|corrupt|save|load DIR ...")
+	}
+	ts.Check(err)
 }

@@ -3,9 +3,15 @@
 package sidetest
 
 import (
+	"bytes"
 	"context"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
+	"sync"
 
 	bs "github.com/brainsurgeon/brainsurgeon"
 	"github.com/brainsurgeon/brainsurgeon/extract"
@@ -18,26 +24,94 @@ func Dir(transcript, sessionID string) string {
 	return filepath.Join(filepath.Dir(transcript), "extracted", sessionID)
 }
 
-// ReadRecord reads the record of an entry from dir and returns it with
-// the file's path.
-func ReadRecord(dir, entryID string) (*extract.Record, string, error) {
-	side := extract.NewDirStore(extract.FixedDir(dir))
-	rec, err := extract.LoadRecord(context.Background(), side, bs.SessionRef{}, entryID)
-	path := filepath.Join(dir, entryID+".json.zst")
-	if _, serr := os.Stat(path); serr != nil {
-		path = filepath.Join(dir, entryID+".json")
-	}
-	return rec, path, err
+// stores keeps one DirStore per side dir, so that reading many records
+// does not re-read pack indexes (a DirStore notices changed packs).
+var stores sync.Map
+
+func dirStore(dir string) *extract.DirStore {
+	s, _ := stores.LoadOrStore(dir, extract.NewDirStore(extract.FixedDir(dir)))
+	return s.(*extract.DirStore)
 }
 
-// WriteRecord writes rec into dir, compressed above compressAbove bytes
-// (0: the default, negative: never), and syncs it.
+// ReadRecord reads the record of an entry from dir and returns it with
+// where it is stored (its pack or per-entry file).
+func ReadRecord(dir, entryID string) (*extract.Record, string, error) {
+	rec, err := extract.LoadRecord(context.Background(), dirStore(dir), bs.SessionRef{}, entryID)
+	return rec, Location(dir, entryID), err
+}
+
+// Location returns where the newest record of an entry is stored in dir,
+// or "".
+func Location(dir, entryID string) string {
+	in, err := dirStore(dir).Locate(context.Background(), bs.SessionRef{}, entryID)
+	if err != nil {
+		return ""
+	}
+	return in.Location
+}
+
+// WriteRecord writes rec into dir as a pack of one record and syncs it
+// (compressAbove is ignored: pack records are always compressed).
 func WriteRecord(dir string, rec *extract.Record, compressAbove int) error {
 	side := &extract.DirStore{Dirs: extract.FixedDir(dir), CompressAbove: compressAbove}
 	if _, err := extract.SaveRecord(context.Background(), side, bs.SessionRef{}, rec); err != nil {
 		return err
 	}
 	return side.Sync(context.Background(), bs.SessionRef{})
+}
+
+// RemoveRecord deletes the record of an entry from dir.
+func RemoveRecord(dir, entryID string) error {
+	return extract.NewDirStore(extract.FixedDir(dir)).Delete(context.Background(), bs.SessionRef{}, entryID)
+}
+
+// CorruptRecord damages the stored record of an entry in dir: in a pack,
+// its zstd frame is overwritten with garbage of the same length (the
+// pack's other records stay intact); a per-entry file is replaced by
+// invalid JSON. It returns where the record is.
+func CorruptRecord(dir, entryID string) (string, error) {
+	loc := Location(dir, entryID)
+	if loc == "" {
+		return "", fmt.Errorf("no record of entry %s in %s", entryID, dir)
+	}
+	if !strings.HasSuffix(loc, ".bszst") {
+		return loc, os.WriteFile(loc, []byte("{not json"), 0o600)
+	}
+	off, n, err := PackFrame(loc, entryID)
+	if err != nil {
+		return loc, err
+	}
+	f, err := os.OpenFile(loc, os.O_WRONLY, 0)
+	if err != nil {
+		return loc, err
+	}
+	defer f.Close()
+	_, err = f.WriteAt(bytes.Repeat([]byte{0xA5}, int(n)), off)
+	return loc, err
+}
+
+// PackFrame returns the offset and length of an entry's frame in a pack,
+// read from the pack's index as a reader of the format would.
+func PackFrame(pack, entryID string) (int64, int64, error) {
+	data, err := os.ReadFile(pack)
+	if err != nil {
+		return 0, 0, err
+	}
+	if len(data) < 32 {
+		return 0, 0, fmt.Errorf("pack %s too short", pack)
+	}
+	off := binary.LittleEndian.Uint64(data[len(data)-16:])
+	var ix struct {
+		Entries map[string]struct{ Offset, Length int64 } `json:"entries"`
+	}
+	if err := json.Unmarshal(data[off+8:len(data)-24], &ix); err != nil {
+		return 0, 0, fmt.Errorf("pack %s index: %w", pack, err)
+	}
+	e, ok := ix.Entries[entryID]
+	if !ok {
+		return 0, 0, fmt.Errorf("pack %s has no entry %s", pack, entryID)
+	}
+	return e.Offset, e.Length, nil
 }
 
 // Store returns a JSONL store over root with no quiet period.

@@ -1,0 +1,152 @@
+package extract
+
+import (
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+)
+
+// A pack holds the records of one pass over one session (DESIGN decision
+// 8): one zstd frame per record (the record's JSON, exactly what
+// EncodeRecord returns), then a zstd skippable frame with the index
+// (magic 0x184D2A50, little-endian uint32 length, packIndex as JSON), then
+// a 24-byte trailer, another skippable frame (magic 0x184D2A5F, length 16,
+// the index frame's offset as a little-endian uint64, then "bspack/1").
+// Decoders skip skippable frames, so `zstd -dc <pack>` prints every record
+// as a JSON line. A pack is written once under a temp name, fsynced and
+// renamed; it is never edited.
+const (
+	// PackFormat names the index's format.
+	PackFormat = "brainsurgeon.pack/1"
+	packPrefix = "pack-"
+	packSuffix = ".bszst"
+	// packTemp starts the name of a pack being written.
+	packTemp     = ".pack-"
+	indexMagic   = 0x184D2A50
+	trailerMagic = 0x184D2A5F
+	trailerSize  = 24
+	trailerTag   = "bspack/1"
+	packTimeFmt  = "20060102T150405.000000000Z"
+)
+
+// packIndex is the index of a pack.
+type packIndex struct {
+	Format string `json:"format"`
+	// PassTime is when the pack was written; its name carries it too.
+	PassTime time.Time `json:"pass_time"`
+	// Entries maps an entry id to its record's frame.
+	Entries map[string]packEntry `json:"entries"`
+	// Deleted maps the entries deleted by this pack to the deletion time:
+	// older records of them are gone.
+	Deleted map[string]time.Time `json:"deleted,omitempty"`
+}
+
+// packEntry locates one record in a pack.
+type packEntry struct {
+	// Offset and Length are the zstd frame's place in the pack.
+	Offset int64 `json:"offset"`
+	Length int64 `json:"length"`
+	// Size is the record's length, SHA256 the hex sha256 of its bytes.
+	Size   int64     `json:"size"`
+	SHA256 string    `json:"sha256"`
+	Time   time.Time `json:"time"`
+}
+
+// isPackName tells whether name is a finished pack's.
+func isPackName(name string) bool {
+	return strings.HasPrefix(name, packPrefix) && strings.HasSuffix(name, packSuffix)
+}
+
+// packName returns the name of a pack written at t: names sort by time.
+func packName(t time.Time) string {
+	return packPrefix + t.UTC().Format(packTimeFmt) + "-" + randHex() + packSuffix
+}
+
+// skippable returns a skippable frame's header.
+func skippable(magic uint32, n int) []byte {
+	var h [8]byte
+	binary.LittleEndian.PutUint32(h[:4], magic)
+	binary.LittleEndian.PutUint32(h[4:], uint32(n))
+	return h[:]
+}
+
+// packTail returns the index frame and the trailer of a pack whose index
+// frame starts at off.
+func packTail(ix *packIndex, off int64) ([]byte, error) {
+	js, err := json.Marshal(ix)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]byte, 0, 8+len(js)+trailerSize)
+	out = append(out, skippable(indexMagic, len(js))...)
+	out = append(out, js...)
+	out = append(out, skippable(trailerMagic, 16)...)
+	out = binary.LittleEndian.AppendUint64(out, uint64(off))
+	out = append(out, trailerTag...)
+	return out, nil
+}
+
+// readPackIndex reads the index of the pack f of the given size. Errors
+// wrap ErrCorrupt.
+func readPackIndex(f io.ReaderAt, size int64, path string) (*packIndex, error) {
+	bad := func(why string, args ...any) error {
+		return fmt.Errorf("pack %s: %s: %w", path, fmt.Sprintf(why, args...), ErrCorrupt)
+	}
+	if size < trailerSize+8 {
+		return nil, bad("truncated (%d bytes)", size)
+	}
+	var tr [trailerSize]byte
+	if _, err := f.ReadAt(tr[:], size-trailerSize); err != nil {
+		return nil, bad("read trailer: %v", err)
+	}
+	if binary.LittleEndian.Uint32(tr[:4]) != trailerMagic || binary.LittleEndian.Uint32(tr[4:8]) != 16 || string(tr[16:]) != trailerTag {
+		return nil, bad("no index trailer (truncated?)")
+	}
+	off := int64(binary.LittleEndian.Uint64(tr[8:16]))
+	if off < 0 || off > size-trailerSize-8 {
+		return nil, bad("index offset %d out of range", off)
+	}
+	buf := make([]byte, size-trailerSize-off)
+	if _, err := f.ReadAt(buf, off); err != nil {
+		return nil, bad("read index: %v", err)
+	}
+	if binary.LittleEndian.Uint32(buf[:4]) != indexMagic || int64(binary.LittleEndian.Uint32(buf[4:8])) != int64(len(buf)-8) {
+		return nil, bad("no index frame at offset %d", off)
+	}
+	ix := &packIndex{}
+	if err := json.Unmarshal(buf[8:], ix); err != nil {
+		return nil, bad("index: %v", err)
+	}
+	if ix.Format != PackFormat {
+		return nil, bad("index format %q, want %q", ix.Format, PackFormat)
+	}
+	for id, e := range ix.Entries {
+		if e.Offset < 0 || e.Length <= 0 || e.Offset+e.Length > off {
+			return nil, bad("entry %s: frame %d+%d out of range", id, e.Offset, e.Length)
+		}
+	}
+	return ix, nil
+}
+
+// checkRecord checks a record read from a pack against its index entry.
+func checkRecord(data []byte, e packEntry) error {
+	sum := sha256.Sum256(data)
+	if hex.EncodeToString(sum[:]) != e.SHA256 || int64(len(data)) != e.Size {
+		return fmt.Errorf("sha256 of the record does not match the index")
+	}
+	return nil
+}
+
+// statKey identifies a version of a file for the index cache.
+type statKey struct {
+	size  int64
+	mtime time.Time
+}
+
+func keyOf(fi os.FileInfo) statKey { return statKey{fi.Size(), fi.ModTime()} }
