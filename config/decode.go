@@ -13,6 +13,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/brainsurgeon/brainsurgeon"
+	"github.com/brainsurgeon/brainsurgeon/internal/jsonedit"
 )
 
 // aliasPurgeControl is the first design's name of keep_purge_control_calls.
@@ -168,7 +169,7 @@ func (c *Config) apply(data []byte) (overlay, error) {
 	case err != nil:
 		return o, fmt.Errorf("config is not valid JSON: %w: %w", err, brainsurgeon.ErrInvalid)
 	case tok.Kind() != '{':
-		return o, fmt.Errorf("config must be a JSON object, got %s: %w", kindName(tok.Kind()), brainsurgeon.ErrInvalid)
+		return o, fmt.Errorf("config must be a JSON object, got %s: %w", jsonedit.KindName(tok.Kind()), brainsurgeon.ErrInvalid)
 	}
 	var alias jsontext.Value
 	for dec.PeekKind() != '}' {
@@ -494,25 +495,6 @@ func describe(v jsontext.Value) string {
 		}
 		return s
 	default:
-		return kindName(k)
+		return jsonedit.KindName(k)
 	}
-}
-
-// kindName names the kind of a JSON value.
-func kindName(k jsontext.Kind) string {
-	switch k {
-	case '{':
-		return "an object"
-	case '[':
-		return "an array"
-	case '"':
-		return "a string"
-	case '0':
-		return "a number"
-	case 't', 'f':
-		return "a boolean"
-	case 'n':
-		return "null"
-	}
-	return "something else"
 }

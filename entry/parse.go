@@ -12,13 +12,13 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/go-json-experiment/json/jsontext"
 
 	bs "github.com/brainsurgeon/brainsurgeon"
+	"github.com/brainsurgeon/brainsurgeon/internal/jsonedit"
 )
 
 // decodeOptions make the decoder as lenient as the host: real lines carry
@@ -167,7 +167,7 @@ func (p *parser) parse(e *bs.Entry) error {
 		if _, err := dec.ReadValue(); err != nil {
 			return err
 		}
-		return fmt.Errorf("expected a JSON object, found %s", kindName(k))
+		return fmt.Errorf("expected a JSON object, found %s", jsonedit.KindName(k))
 	}
 	if _, err := dec.ReadToken(); err != nil {
 		return err
@@ -376,22 +376,4 @@ func parseTime(val []byte, kind jsontext.Kind) (time.Time, bool) {
 		}
 	}
 	return time.Time{}, false
-}
-
-func kindName(k jsontext.Kind) string {
-	switch k {
-	case '"':
-		return "a string"
-	case '0':
-		return "a number"
-	case 't', 'f':
-		return "a boolean"
-	case 'n':
-		return "null"
-	case '[':
-		return "an array"
-	case 0:
-		return "invalid JSON"
-	}
-	return strings.TrimSpace(k.String())
 }

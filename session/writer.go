@@ -179,7 +179,7 @@ func (w *Writer) writeOptions(ctx context.Context, ref bs.SessionRef) hostfile.W
 // line no longer holds its entry id); in both cases nothing was written.
 // With no edits it does nothing.
 func (w *Writer) Rewrite(ctx context.Context, ref bs.SessionRef, base bs.Version, edits []bs.Edit) error {
-	if _, err := sortEdits(edits); err != nil {
+	if _, err := SortEdits(edits); err != nil {
 		return fmt.Errorf("rewrite %s: %w", ref.Path, err)
 	}
 	if len(edits) == 0 {
@@ -233,7 +233,7 @@ func (w *Writer) Append(ctx context.Context, ref bs.SessionRef, entries [][]byte
 //
 // On error dst may hold part of the output; the caller discards it.
 func ApplyEdits(dst io.Writer, src io.Reader, edits []bs.Edit) error {
-	sorted, err := sortEdits(edits)
+	sorted, err := SortEdits(edits)
 	if err != nil {
 		return err
 	}
@@ -283,8 +283,11 @@ func pastEOF(e bs.Edit, lines int) error {
 	return fmt.Errorf("edit of line %d: the transcript has only %d lines: %w", e.Line, lines, bs.ErrChanged)
 }
 
-// sortEdits checks edits and returns them sorted by line.
-func sortEdits(edits []bs.Edit) ([]bs.Edit, error) {
+// SortEdits checks edits (line numbers from 1, splices sorted, in range
+// order and not overlapping, one edit per line) and returns them sorted by
+// line; bad edits give an error wrapping brainsurgeon.ErrInvalid. Every
+// backend checks its edits with it.
+func SortEdits(edits []bs.Edit) ([]bs.Edit, error) {
 	for _, e := range edits {
 		if e.Line < 1 {
 			return nil, fmt.Errorf("edit of line %d: line numbers start at 1: %w", e.Line, bs.ErrInvalid)

@@ -392,3 +392,23 @@ func Diff(old, new []byte) bs.Splice {
 	}
 	return bs.Splice{Start: p, End: len(old) - s, With: bytes.Clone(new[p : len(new)-s])}
 }
+
+// KindName names the kind of a JSON value for messages: "an object", "an
+// array", "a string", "a number", "a boolean", "null", or "invalid JSON".
+func KindName(k jsontext.Kind) string {
+	switch k {
+	case '{':
+		return "an object"
+	case '[':
+		return "an array"
+	case '"':
+		return "a string"
+	case '0':
+		return "a number"
+	case 't', 'f':
+		return "a boolean"
+	case 'n':
+		return "null"
+	}
+	return "invalid JSON"
+}

@@ -201,7 +201,7 @@ func filter(n *jnode, skip func(string) bool) ([]string, []*jnode) {
 // exact requires o and n to be equal token by token.
 func exact(o, n *jnode, ptr string) error {
 	if o.kind != n.kind {
-		return refuse(ptr, "value changed from %s to %s", kindName(o.kind), kindName(n.kind))
+		return refuse(ptr, "value changed from %s to %s", jsonedit.KindName(o.kind), jsonedit.KindName(n.kind))
 	}
 	switch o.kind {
 	case '{':
@@ -235,7 +235,7 @@ func stringsOnly(o, n *jnode, ptr string) error {
 		return nil
 	}
 	if o.kind != n.kind {
-		return refuse(ptr, "value changed from %s to %s", kindName(o.kind), kindName(n.kind))
+		return refuse(ptr, "value changed from %s to %s", jsonedit.KindName(o.kind), jsonedit.KindName(n.kind))
 	}
 	switch o.kind {
 	case '{':
@@ -252,24 +252,6 @@ func stringsOnly(o, n *jnode, ptr string) error {
 		return nil
 	}
 	return exact(o, n, ptr)
-}
-
-func kindName(k jsontext.Kind) string {
-	switch k {
-	case '{':
-		return "an object"
-	case '[':
-		return "an array"
-	case '"':
-		return "a string"
-	case '0':
-		return "a number"
-	case 't', 'f':
-		return "a boolean"
-	case 'n':
-		return "null"
-	}
-	return "an invalid value"
 }
 
 // message compares the "message" member of a message entry.

@@ -8,7 +8,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
@@ -40,7 +39,7 @@ import (
 // switched to another journal mode. Edits that change nothing leave the
 // store as it is. On any error the transaction is rolled back.
 func (s *Store) Rewrite(ctx context.Context, ref bs.SessionRef, base bs.Version, edits []bs.Edit) error {
-	sorted, err := checkEdits(edits)
+	sorted, err := session.SortEdits(edits)
 	if err != nil {
 		return fmt.Errorf("rewrite %s: %w", ref, err)
 	}
@@ -237,35 +236,6 @@ func newGeneration() string {
 	var b [16]byte
 	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails (Go 1.24+)
 	return hex.EncodeToString(b[:])
-}
-
-// checkEdits checks edits and returns them sorted by line, as
-// session.ApplyEdits does.
-func checkEdits(edits []bs.Edit) ([]bs.Edit, error) {
-	for _, e := range edits {
-		if e.Line < 1 {
-			return nil, fmt.Errorf("edit of line %d: line numbers start at 1: %w", e.Line, bs.ErrInvalid)
-		}
-		end := 0
-		for i, sp := range e.Splices {
-			switch {
-			case sp.Start < 0 || sp.End < sp.Start:
-				return nil, fmt.Errorf("edit of line %d: splice %d has bad range [%d,%d): %w", e.Line, i, sp.Start, sp.End, bs.ErrInvalid)
-			case sp.Start < end:
-				return nil, fmt.Errorf("edit of line %d: splice %d [%d,%d) overlaps or precedes the one before (ending at %d): %w",
-					e.Line, i, sp.Start, sp.End, end, bs.ErrInvalid)
-			}
-			end = sp.End
-		}
-	}
-	sorted := slices.Clone(edits)
-	slices.SortStableFunc(sorted, func(a, b bs.Edit) int { return a.Line - b.Line })
-	for i := 1; i < len(sorted); i++ {
-		if sorted[i].Line == sorted[i-1].Line {
-			return nil, fmt.Errorf("two edits of line %d: %w", sorted[i].Line, bs.ErrInvalid)
-		}
-	}
-	return sorted, nil
 }
 
 // splice applies e's splices to raw.
