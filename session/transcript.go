@@ -586,20 +586,13 @@ func (t *Transcript) Entry(ctx context.Context, line int) (*bs.Entry, error) {
 	if line < 1 || line > len(t.nodes) {
 		return nil, fmt.Errorf("read %s: line %d of %d: %w", t.ref.Path, line, len(t.nodes), bs.ErrNotFound)
 	}
-	if err := ctx.Err(); err != nil {
-		return nil, err
+	for e, err := range t.Lines(ctx, []int{line}) {
+		if err != nil {
+			return nil, err
+		}
+		return ParseEntry(e.Raw, line, e.Offset), nil
 	}
-	f, err := t.reopen()
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	n := &t.nodes[line-1]
-	raw := make([]byte, n.Len)
-	if _, err := f.ReadAt(raw, n.Offset); err != nil && !(errors.Is(err, io.EOF) && n.Len == 0) {
-		return nil, fmt.Errorf("read %s: line %d: %w", t.ref.Path, line, err)
-	}
-	return ParseEntry(raw, line, n.Offset), nil
+	return nil, fmt.Errorf("read %s: line %d: nothing read: %w", t.ref.Path, line, bs.ErrChanged)
 }
 
 // Lines reads the given lines (1-based, ascending) again from disk with
