@@ -66,7 +66,7 @@ func TestExtractCrash(t *testing.T) {
 		}
 	}
 	if src == "" {
-		t.Skip("no corpus transcript of 100–400 KB")
+		t.Fatal("no corpus transcript of 100–400 KB (the shared corpus must sit beside the repo)")
 	}
 	// The extracted version, from a pass over another copy.
 	ref0, st0 := setup(t, src)

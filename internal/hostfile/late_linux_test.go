@@ -18,6 +18,9 @@ func TestWritersGone(t *testing.T) {
 	}
 	defer r.Close()
 	if gone, ok := writersGone(r); !ok {
+		if os.Getenv("CI") != "" {
+			t.Fatal("CI: file leases are not available here; the late-writer check would fall back to the /proc scan")
+		}
 		t.Skip("leases are not available here")
 	} else if !gone {
 		t.Fatal("no writer open, but the probe sees one")

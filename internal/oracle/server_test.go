@@ -24,7 +24,7 @@ func runScript(t *testing.T, v any, mode string, files ...string) {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(script); err != nil {
-		t.Skipf("reference script missing: %v", err)
+		t.Fatalf("reference script missing (the shared dir must sit beside the repo): %v", err)
 	}
 	e, err := resolve()
 	if err != nil {
