@@ -1,6 +1,9 @@
 package brainsurgeon
 
-import "log/slog"
+import (
+	"context"
+	"log/slog"
+)
 
 // Logger receives the library's log records. A *slog.Logger satisfies it.
 // Implementations must be safe for concurrent use. A nil Logger means
@@ -32,4 +35,20 @@ func LoggerOrDiscard(l Logger) Logger {
 		return discard{}
 	}
 	return l
+}
+
+// DebugEnabled reports whether l may record debug messages, so that a
+// caller can skip building them: false for a discarding Logger and for a
+// Logger with an Enabled method (a *slog.Logger) that says debug is off,
+// true otherwise.
+func DebugEnabled(l Logger) bool {
+	switch v := LoggerOrDiscard(l).(type) {
+	case discard:
+		return false
+	case interface {
+		Enabled(context.Context, slog.Level) bool
+	}:
+		return v.Enabled(context.Background(), slog.LevelDebug)
+	}
+	return true
 }

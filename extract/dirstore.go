@@ -1,6 +1,7 @@
 package extract
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
@@ -61,6 +62,16 @@ type DirStore struct {
 	once    sync.Once
 	encs    chan *zstd.Encoder
 	decList chan *zstd.Decoder
+	bufs    chan []byte // frame buffers
+	frame   frameCache  // the last frame decoded
+}
+
+// frameCache is a decoded frame of a finished pack.
+type frameCache struct {
+	path        string
+	key         statKey
+	off, length int64
+	data        []byte
 }
 
 type cachedIndex struct {
@@ -79,9 +90,12 @@ type dirList struct {
 
 const listSlack = 2 * time.Second
 
-// packWriter is the pack being written into one side dir.
+// packWriter is the pack being written into one side dir. Records are
+// gathered into an open frame; a full frame is compressed outside the lock
+// by the goroutine that filled it and then appended to the file.
 type packWriter struct {
 	mu      sync.Mutex
+	idle    sync.Cond // signalled when a frame in flight is written
 	dir     string
 	tmp     string
 	f       *os.File
@@ -90,6 +104,31 @@ type packWriter struct {
 	created bool // the dir was created for it
 	done    bool // Sync took it
 	err     error
+
+	group    []byte            // the open frame's records
+	members  []member          // their places in it
+	inflight int               // frames being compressed outside the lock
+	seq      uint64            // the last Put's sequence number
+	newest   map[string]uint64 // by entry id: the sequence number of its newest record here
+	// unwritten holds, by entry id, records put but not yet in a written
+	// frame, so Get finds them meanwhile.
+	unwritten map[string]member
+}
+
+// member is one record put into a pack writer.
+type member struct {
+	id    string
+	seq   uint64
+	start int64
+	data  []byte // the record; valid until its frame is written
+	sum   string
+	time  time.Time
+}
+
+// frameJob is a closed frame to compress and append.
+type frameJob struct {
+	data    []byte
+	members []member
 }
 
 func (d *DirStore) pools() {
@@ -97,6 +136,7 @@ func (d *DirStore) pools() {
 		n := runtime.GOMAXPROCS(0)
 		d.encs = make(chan *zstd.Encoder, n)
 		d.decList = make(chan *zstd.Decoder, n)
+		d.bufs = make(chan []byte, 4*n)
 	})
 }
 
@@ -119,7 +159,11 @@ func (d *DirStore) encoder() *zstd.Encoder {
 		return e
 	default:
 	}
-	e, _ := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithEncoderConcurrency(1))
+	// Frames hold at most frameTarget bytes of small records, or one
+	// larger record: a 256 KB window loses little and keeps each
+	// encoder's history at about 0.5 MB instead of 8 MB.
+	e, _ := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithEncoderConcurrency(1),
+		zstd.WithWindowSize(256<<10), zstd.WithLowerEncoderMem(true))
 	return e
 }
 
@@ -137,7 +181,7 @@ func (d *DirStore) decoder() *zstd.Decoder {
 		return e
 	default:
 	}
-	e, _ := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1))
+	e, _ := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderLowmem(true))
 	return e
 }
 
@@ -201,7 +245,9 @@ func (d *DirStore) writer(dir string) (*packWriter, error) {
 		return nil, err
 	}
 	w := &packWriter{dir: dir, tmp: f.Name(), f: f, created: created,
-		ix: packIndex{Format: PackFormat, Entries: map[string]packEntry{}}}
+		ix:     packIndex{Format: PackFormat, Entries: map[string]packEntry{}},
+		newest: map[string]uint64{}, unwritten: map[string]member{}}
+	w.idle.L = &w.mu
 	if d.pending == nil {
 		d.pending = map[string]*packWriter{}
 	}
@@ -209,39 +255,27 @@ func (d *DirStore) writer(dir string) (*packWriter, error) {
 	return w, nil
 }
 
-// Put appends the records to the session's pending pack, replacing earlier
+// Put adds the records to the session's pending pack, replacing earlier
 // records of the same entries once the pack is synced. It may be called
-// from several goroutines: records are compressed concurrently and
-// appended under a lock.
+// from several goroutines: a frame filled by one call is compressed by
+// that call, outside the pack's lock, so frames compress concurrently.
 func (d *DirStore) Put(ctx context.Context, ref bs.SessionRef, recs []bs.SideRecord) error {
 	dir, err := d.dir(ref)
 	if err != nil {
 		return err
 	}
-	type frame struct {
-		id    string
-		data  []byte
-		size  int64
-		sum   string
-		entry packEntry
-	}
-	frames := make([]frame, 0, len(recs))
-	enc := d.encoder()
-	for _, r := range recs {
+	sums := make([]string, len(recs))
+	for i, r := range recs {
 		if err := ctx.Err(); err != nil {
-			d.putEncoder(enc)
 			return err
 		}
 		if err := ValidID(r.EntryID); err != nil {
-			d.putEncoder(enc)
 			return err
 		}
 		sum := sha256.Sum256(r.Data)
-		frames = append(frames, frame{id: r.EntryID, data: enc.EncodeAll(r.Data, make([]byte, 0, len(r.Data)/3+64)),
-			size: int64(len(r.Data)), sum: hex.EncodeToString(sum[:])})
+		sums[i] = hex.EncodeToString(sum[:])
 	}
-	d.putEncoder(enc)
-	if len(frames) == 0 {
+	if len(recs) == 0 {
 		return nil
 	}
 	for {
@@ -255,21 +289,107 @@ func (d *DirStore) Put(ctx context.Context, ref bs.SessionRef, recs []bs.SideRec
 			continue // synced meanwhile: the records go into the next pack
 		}
 		if w.err != nil {
+			err := w.err
 			w.mu.Unlock()
-			return w.err
+			return err
 		}
 		now := time.Now().UTC()
-		for _, fr := range frames {
-			if _, err := w.f.Write(fr.data); err != nil {
-				w.err = fmt.Errorf("write pack %s: %w", w.tmp, err)
-				w.mu.Unlock()
-				return w.err
+		var jobs []frameJob
+		for i, r := range recs {
+			w.seq++
+			m := member{id: r.EntryID, seq: w.seq, sum: sums[i], time: now}
+			w.newest[r.EntryID] = m.seq
+			if len(r.Data) >= frameTarget {
+				m.data = r.Data
+				jobs = append(jobs, frameJob{data: r.Data, members: []member{m}})
+			} else {
+				if w.group == nil {
+					w.group = d.buffer()
+				}
+				m.start = int64(len(w.group))
+				w.group = append(w.group, r.Data...)
+				m.data = w.group[m.start:len(w.group):len(w.group)]
+				w.members = append(w.members, m)
+				if len(w.group) >= frameTarget {
+					jobs = append(jobs, frameJob{data: w.group, members: w.members})
+					w.group, w.members = nil, nil
+				}
 			}
-			w.ix.Entries[fr.id] = packEntry{Offset: w.off, Length: int64(len(fr.data)), Size: fr.size, SHA256: fr.sum, Time: now}
-			w.off += int64(len(fr.data))
+			w.unwritten[r.EntryID] = m
 		}
+		w.inflight += len(jobs)
 		w.mu.Unlock()
-		return nil
+		var firstErr error
+		for _, j := range jobs {
+			if err := d.writeFrame(w, j, true); err != nil && firstErr == nil {
+				firstErr = err
+			}
+		}
+		return firstErr
+	}
+}
+
+// writeFrame compresses a frame of records and appends it to w's file,
+// indexing each record unless a newer one of its entry was put since.
+// inflight tells that the frame was counted in w.inflight and the lock is
+// not held (compression then runs outside it); otherwise the caller holds
+// w.mu.
+func (d *DirStore) writeFrame(w *packWriter, j frameJob, inflight bool) error {
+	enc := d.encoder()
+	data := enc.EncodeAll(j.data, d.buffer())
+	d.putEncoder(enc)
+	defer d.putBuffer(data)
+	if inflight {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		defer w.idle.Broadcast()
+		w.inflight--
+	}
+	if w.err != nil {
+		return w.err
+	}
+	if _, err := w.f.Write(data); err != nil {
+		w.err = fmt.Errorf("write pack %s: %w", w.tmp, err)
+		return w.err
+	}
+	for _, m := range j.members {
+		if w.newest[m.id] != m.seq {
+			continue // replaced or deleted meanwhile
+		}
+		w.ix.Entries[m.id] = packEntry{Offset: w.off, Length: int64(len(data)), Start: m.start,
+			Size: int64(len(m.data)), SHA256: m.sum, Time: m.time}
+		if u, ok := w.unwritten[m.id]; ok && u.seq == m.seq {
+			delete(w.unwritten, m.id)
+		}
+	}
+	w.off += int64(len(data))
+	if len(j.members) > 1 || len(j.data) < frameTarget {
+		d.putBuffer(j.data) // a group's buffer: nothing refers to it now
+	}
+	return nil
+}
+
+// buffer returns an empty buffer that holds a frame of small records
+// without growing (they are below frameTarget, and a frame is closed once
+// it reaches frameTarget).
+func (d *DirStore) buffer() []byte {
+	d.pools()
+	select {
+	case b := <-d.bufs:
+		return b[:0]
+	default:
+		return make([]byte, 0, 2*frameTarget)
+	}
+}
+
+// putBuffer keeps b for reuse when it is a frame buffer.
+func (d *DirStore) putBuffer(b []byte) {
+	if cap(b) != 2*frameTarget {
+		return
+	}
+	select {
+	case d.bufs <- b:
+	default:
 	}
 }
 
@@ -291,6 +411,14 @@ func (d *DirStore) Sync(ctx context.Context, ref bs.SessionRef) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.done = true
+	for w.inflight > 0 {
+		w.idle.Wait()
+	}
+	if len(w.members) > 0 {
+		j := frameJob{data: w.group, members: w.members}
+		w.group, w.members = nil, nil
+		_ = d.writeFrame(w, j, false) // an error is in w.err
+	}
 	if w.err != nil {
 		w.f.Close()
 		os.Remove(w.tmp)
@@ -329,8 +457,9 @@ func (d *DirStore) finish(f *os.File, tmp string, off int64, ix *packIndex) erro
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
+	final := filepath.Join(filepath.Dir(tmp), packName(ix.PassTime))
 	if err == nil {
-		err = os.Rename(tmp, filepath.Join(filepath.Dir(tmp), packName(ix.PassTime)))
+		err = os.Rename(tmp, final)
 	}
 	if err != nil {
 		os.Remove(tmp)
@@ -338,6 +467,15 @@ func (d *DirStore) finish(f *os.File, tmp string, off int64, ix *packIndex) erro
 	}
 	d.mu.Lock()
 	delete(d.lists, filepath.Dir(tmp))
+	// The index just written is the pack's: reading it back would cost a
+	// parse of the whole index.
+	if fi, err := os.Stat(final); err == nil {
+		if d.indexes == nil {
+			d.indexes = map[string]cachedIndex{}
+		}
+		ix.sumFrames()
+		d.indexes[final] = cachedIndex{key: keyOf(fi), ix: ix}
+	}
 	d.mu.Unlock()
 	return nil
 }
@@ -426,6 +564,7 @@ type found struct {
 	pack    string // the pack's path, "" for a per-entry file or the pending pack
 	file    string // the per-entry file's path
 	pending *packWriter
+	data    []byte // a pending record not yet in a written frame
 	entry   packEntry
 	time    time.Time
 	deleted bool
@@ -434,27 +573,38 @@ type found struct {
 
 // resolve finds the newest record of entryID in dir. bad lists the packs
 // whose index cannot be read.
-func (d *DirStore) resolve(dir, entryID string, packs []string, files map[string]os.FileInfo) (best found, ok bool, bad []error) {
+func (d *DirStore) resolve(dir, entryID string, packs []string, files map[string]os.FileInfo, ixs map[string]*packIndex) (best found, ok bool, bad []error) {
 	d.mu.Lock()
 	w := d.pending[dir]
 	d.mu.Unlock()
 	if w != nil {
 		w.mu.Lock()
+		u, unwritten := w.unwritten[entryID]
 		e, in := w.ix.Entries[entryID]
+		if unwritten {
+			u.data = bytes.Clone(u.data)
+		}
 		w.mu.Unlock()
+		if unwritten {
+			// Copied under the lock: the frame's buffer is reused once written.
+			return found{pending: w, data: u.data, entry: packEntry{Size: int64(len(u.data)), SHA256: u.sum, Time: u.time}, size: int64(len(u.data))}, true, nil
+		}
 		if in {
 			return found{pending: w, entry: e, size: e.Length}, true, nil
 		}
 	}
 	for _, name := range packs {
 		path := filepath.Join(dir, name)
-		ix, err := d.index(path)
+		ix, err := ixs[path], error(nil)
+		if ix == nil {
+			ix, err = d.index(path)
+		}
 		if err != nil {
 			bad = append(bad, err)
 			continue
 		}
 		if e, in := ix.Entries[entryID]; in {
-			best, ok = found{pack: path, entry: e, time: ix.PassTime, size: e.Length}, true
+			best, ok = found{pack: path, entry: e, time: ix.PassTime, size: ix.stored(e)}, true
 			break
 		}
 		if t, in := ix.Deleted[entryID]; in {
@@ -499,7 +649,7 @@ func (d *DirStore) Get(ctx context.Context, ref bs.SessionRef, entryID string) (
 	if err != nil {
 		return bs.SideRecord{}, err
 	}
-	best, ok, bad := d.resolve(dir, entryID, packs, nil)
+	best, ok, bad := d.resolve(dir, entryID, packs, nil, nil)
 	if !ok {
 		if len(bad) > 0 {
 			return bs.SideRecord{}, fmt.Errorf("side record of entry %s in %s: not in any readable pack or file: %w", entryID, dir, errors.Join(bad...))
@@ -508,6 +658,8 @@ func (d *DirStore) Get(ctx context.Context, ref bs.SessionRef, entryID string) (
 	}
 	var data []byte
 	switch {
+	case best.data != nil:
+		data = best.data
 	case best.pending != nil:
 		w := best.pending
 		w.mu.Lock()
@@ -534,17 +686,41 @@ func (d *DirStore) Get(ctx context.Context, ref bs.SessionRef, entryID string) (
 }
 
 // readFrame reads and checks the record of entryID at e in the pack f.
+// The last frame decoded is kept, so reading the records of one frame in
+// turn (verify, restore --all) decodes it once.
 func (d *DirStore) readFrame(f *os.File, path, entryID string, e packEntry) ([]byte, error) {
-	buf := make([]byte, e.Length)
-	if _, err := f.ReadAt(buf, e.Offset); err != nil {
-		return nil, fmt.Errorf("pack %s: entry %s: read frame at %d: %v: %w", path, entryID, e.Offset, err, ErrCorrupt)
+	var key statKey
+	if fi, err := f.Stat(); err == nil {
+		key = keyOf(fi)
 	}
-	dec := d.decoder()
-	data, err := dec.DecodeAll(buf, make([]byte, 0, e.Size))
-	d.putDecoder(dec)
-	if err != nil {
-		return nil, fmt.Errorf("pack %s: entry %s: zstd: %v: %w", path, entryID, err, ErrCorrupt)
+	d.mu.Lock()
+	c := d.frame
+	d.mu.Unlock()
+	var frame []byte
+	if c.path == path && c.key == key && c.off == e.Offset && c.length == e.Length && c.data != nil {
+		frame = c.data
+	} else {
+		buf := make([]byte, e.Length)
+		if _, err := f.ReadAt(buf, e.Offset); err != nil {
+			return nil, fmt.Errorf("pack %s: entry %s: read frame at %d: %v: %w", path, entryID, e.Offset, err, ErrCorrupt)
+		}
+		dec := d.decoder()
+		var err error
+		frame, err = dec.DecodeAll(buf, make([]byte, 0, max(e.Start+e.Size, e.Length*2)))
+		d.putDecoder(dec)
+		if err != nil {
+			return nil, fmt.Errorf("pack %s: entry %s: zstd frame at %d: %v: %w", path, entryID, e.Offset, err, ErrCorrupt)
+		}
+		if !strings.HasPrefix(filepath.Base(path), packTemp) {
+			d.mu.Lock()
+			d.frame = frameCache{path: path, key: key, off: e.Offset, length: e.Length, data: frame}
+			d.mu.Unlock()
+		}
 	}
+	if e.Start+e.Size > int64(len(frame)) {
+		return nil, fmt.Errorf("pack %s: entry %s: record at %d+%d is past the frame's %d bytes: %w", path, entryID, e.Start, e.Size, len(frame), ErrCorrupt)
+	}
+	data := bytes.Clone(frame[e.Start : e.Start+e.Size])
 	if err := checkRecord(data, e); err != nil {
 		return nil, fmt.Errorf("pack %s: entry %s: %v: %w", path, entryID, err, ErrCorrupt)
 	}
@@ -605,8 +781,11 @@ func (d *DirStore) List(ctx context.Context, ref bs.SessionRef) ([]bs.SideInfo, 
 			}
 		}
 	}
+	ixs := make(map[string]*packIndex, len(packs))
 	for _, name := range packs {
-		if ix, err := d.index(filepath.Join(dir, name)); err == nil {
+		path := filepath.Join(dir, name)
+		if ix, err := d.index(path); err == nil {
+			ixs[path] = ix
 			for id := range ix.Entries {
 				ids[id] = true
 			}
@@ -620,11 +799,14 @@ func (d *DirStore) List(ctx context.Context, ref bs.SessionRef) ([]bs.SideInfo, 
 		for id := range w.ix.Entries {
 			ids[id] = true
 		}
+		for id := range w.unwritten {
+			ids[id] = true
+		}
 		w.mu.Unlock()
 	}
 	out := make([]bs.SideInfo, 0, len(ids))
 	for id := range ids {
-		best, ok, _ := d.resolve(dir, id, packs, files)
+		best, ok, _ := d.resolve(dir, id, packs, files, ixs)
 		if !ok {
 			continue
 		}
@@ -648,7 +830,7 @@ func (d *DirStore) Locate(ctx context.Context, ref bs.SessionRef, entryID string
 	if err != nil {
 		return bs.SideInfo{}, err
 	}
-	best, ok, bad := d.resolve(dir, entryID, packs, nil)
+	best, ok, bad := d.resolve(dir, entryID, packs, nil, nil)
 	if !ok {
 		if len(bad) > 0 {
 			return bs.SideInfo{}, errors.Join(bad...)
@@ -690,6 +872,9 @@ func (d *DirStore) Delete(ctx context.Context, ref bs.SessionRef, entryID string
 	if w := d.pending[dir]; w != nil {
 		w.mu.Lock()
 		delete(w.ix.Entries, entryID)
+		delete(w.unwritten, entryID)
+		w.seq++
+		w.newest[entryID] = w.seq // a frame in flight does not index it
 		w.mu.Unlock()
 	}
 	d.mu.Unlock()
@@ -697,7 +882,7 @@ func (d *DirStore) Delete(ctx context.Context, ref bs.SessionRef, entryID string
 	if err != nil {
 		return err
 	}
-	if best, ok, _ := d.resolve(dir, entryID, packs, nil); !ok || best.pack == "" {
+	if best, ok, _ := d.resolve(dir, entryID, packs, nil, nil); !ok || best.pack == "" {
 		return nil
 	}
 	f, _, err := newPackFile(dir)

@@ -108,10 +108,14 @@ type Result struct {
 	Details  []EntryResult `json:"details,omitempty"`
 	Counts   map[Code]int  `json:"decisions"`
 	Elapsed  time.Duration `json:"elapsed_ns"`
-	// ReadTime, SideTime and WriteTime split Elapsed: deciding, writing
-	// and syncing the side files, and rewriting the transcript.
+	// ReadTime, SideTime and WriteTime split Elapsed: reading and
+	// deciding, encoding, compressing, writing and syncing the side
+	// records, and rewriting the transcript. SyncTime is the part of
+	// SideTime spent making the side records durable (for a pack: its
+	// index, fsync, rename and the directory's fsync).
 	ReadTime  time.Duration `json:"read_ns"`
 	SideTime  time.Duration `json:"side_ns"`
+	SyncTime  time.Duration `json:"sync_ns"`
 	WriteTime time.Duration `json:"write_ns"`
 }
 
@@ -185,6 +189,7 @@ func (x *Extractor) Run(ctx context.Context, ref bs.SessionRef) (*Result, error)
 	// keep window needs positions, which are known only at the end, so
 	// decisions are made as if the entry were old and re-checked then.
 	forceMark := []byte(`"_extractable"`)
+	debug := bs.DebugEnabled(log)
 	var plan, idless []planned
 	// A line shorter than the minimum value length holds no value long
 	// enough, unless the entry forces its extraction: it is indexed only.
@@ -222,9 +227,12 @@ func (x *Extractor) Run(ctx context.Context, ref bs.SessionRef) (*Result, error)
 				return nil
 			}
 			p := planned{line: e.Line, id: e.ID, trigger: d.Type, cands: d.Candidates,
-				reason: d.Reason, code: d.Code, window: policy.KeepRecent, agedByPosition: e.Timestamp.IsZero() && policy.AgeThreshold > 0}
+				code: d.Code, window: policy.KeepRecent, agedByPosition: e.Timestamp.IsZero() && policy.AgeThreshold > 0}
 			if ext := ParseExtractable(e.Extractable); ext.Set && !ext.Force && !ext.Never {
 				p.window = ext.Window
+			}
+			if debug {
+				p.reason = d.Reason // kept only to be logged: 20,000 of them are 2 MB
 			}
 			for _, c := range d.Candidates {
 				p.repl = append(p.repl, replacement(e.Raw, c, e.ID, policy.PreviewChars))
@@ -254,7 +262,9 @@ func (x *Extractor) Run(ctx context.Context, ref bs.SessionRef) (*Result, error)
 			continue
 		}
 		res.Counts[p.code]++
-		log.Debug(p.reason, "session", name)
+		if debug {
+			log.Debug(p.reason, "session", name)
+		}
 		for i, c := range p.cands {
 			res.BytesSaved += int64(c.Len() - len(p.repl[i]))
 		}
@@ -303,7 +313,7 @@ func (x *Extractor) Run(ctx context.Context, ref bs.SessionRef) (*Result, error)
 
 	// Side records first, made durable before the transcript changes.
 	t0 := time.Now()
-	edits, sideBytes, err := x.writeSide(ctx, tr, ref, name, plan, now, log)
+	edits, sideBytes, err := x.writeSide(ctx, tr, ref, name, plan, now, log, res)
 	if err != nil {
 		return nil, err
 	}
@@ -339,7 +349,7 @@ type sideJob struct {
 // encoding and compression spread over the CPUs (lines are read in order
 // and at most a few are held at once), makes them durable and returns the
 // transcript edits.
-func (x *Extractor) writeSide(ctx context.Context, tr bs.Transcript, ref bs.SessionRef, name string, plan []planned, now time.Time, log bs.Logger) ([]bs.Edit, int64, error) {
+func (x *Extractor) writeSide(ctx context.Context, tr bs.Transcript, ref bs.SessionRef, name string, plan []planned, now time.Time, log bs.Logger, res *Result) ([]bs.Edit, int64, error) {
 	// Earlier records of these entries (a value extracted by an earlier
 	// pass, or an orphan of a pass whose rewrite failed) are merged; list
 	// them once instead of probing for each entry.
@@ -440,9 +450,11 @@ func (x *Extractor) writeSide(ctx context.Context, tr bs.Transcript, ref bs.Sess
 	if firstErr != nil {
 		return nil, 0, firstErr
 	}
+	t0 := time.Now()
 	if err := x.Side.Sync(ctx, ref); err != nil {
 		return nil, 0, fmt.Errorf("extract %s: %w", name, err)
 	}
+	res.SyncTime = time.Since(t0)
 	// What the records take in the store (compressed), when it says.
 	if infos, err := x.Side.List(ctx, ref); err == nil {
 		mine := make(map[string]bool, len(plan))

@@ -1,11 +1,18 @@
 package extract_test
 
 import (
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/brainsurgeon/brainsurgeon/internal/oracle"
 )
 
-// TestMain stops the pi oracle process after the tests and names the oracle
-// tests that were skipped.
-func TestMain(m *testing.M) { oracle.Main(m) }
+// TestMain stops the pi oracle process after the tests, names the oracle
+// tests that were skipped and removes the benchmarks' generated inputs.
+func TestMain(m *testing.M) {
+	oracle.Main(m)
+	for _, p := range benchSrc {
+		os.RemoveAll(filepath.Dir(p))
+	}
+}

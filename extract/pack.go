@@ -13,8 +13,9 @@ import (
 )
 
 // A pack holds the records of one pass over one session (DESIGN decision
-// 8): one zstd frame per record (the record's JSON, exactly what
-// EncodeRecord returns), then a zstd skippable frame with the index
+// 8): zstd frames of records (each record is the JSON line EncodeRecord
+// returns; small records share a frame of up to frameTarget bytes, a
+// larger one has a frame of its own), then a zstd skippable frame with the index
 // (magic 0x184D2A50, little-endian uint32 length, packIndex as JSON), then
 // a 24-byte trailer, another skippable frame (magic 0x184D2A5F, length 16,
 // the index frame's offset as a little-endian uint64, then "bspack/1").
@@ -33,6 +34,13 @@ const (
 	trailerSize  = 24
 	trailerTag   = "bspack/1"
 	packTimeFmt  = "20060102T150405.000000000Z"
+	// frameTarget is the uncompressed size at which a frame of records is
+	// closed. One frame per small record costs four times the CPU and
+	// three times the space (zstd's tables are built per frame): measured
+	// on real-density transcripts, 3.5 KB records compress at 131 MB/s
+	// with ratio 2.8 one by one, at 578 MB/s with ratio 9.4 in 64 KB
+	// frames. A restore still reads one frame.
+	frameTarget = 64 << 10
 )
 
 // packIndex is the index of a pack.
@@ -45,6 +53,28 @@ type packIndex struct {
 	// Deleted maps the entries deleted by this pack to the deletion time:
 	// older records of them are gone.
 	Deleted map[string]time.Time `json:"deleted,omitempty"`
+
+	// frameRaw is, by frame offset, the uncompressed bytes of the records
+	// indexed in the frame: an entry's share of a frame's stored bytes is
+	// its part of them.
+	frameRaw map[int64]int64
+}
+
+// sumFrames fills frameRaw; it is called before the index is shared.
+func (ix *packIndex) sumFrames() {
+	ix.frameRaw = make(map[int64]int64)
+	for _, x := range ix.Entries {
+		ix.frameRaw[x.Offset] += x.Size
+	}
+}
+
+// stored returns the bytes that e's record takes in the pack: its share
+// of its frame.
+func (ix *packIndex) stored(e packEntry) int64 {
+	if raw := ix.frameRaw[e.Offset]; raw > e.Size && raw > 0 {
+		return max(1, e.Length*e.Size/raw)
+	}
+	return e.Length
 }
 
 // packEntry locates one record in a pack.
@@ -52,6 +82,10 @@ type packEntry struct {
 	// Offset and Length are the zstd frame's place in the pack.
 	Offset int64 `json:"offset"`
 	Length int64 `json:"length"`
+	// Start is where the record starts in the frame's decompressed bytes
+	// (0 when the frame holds only this record, as in every pack of the
+	// first pack version).
+	Start int64 `json:"start,omitempty"`
 	// Size is the record's length, SHA256 the hex sha256 of its bytes.
 	Size   int64     `json:"size"`
 	SHA256 string    `json:"sha256"`
@@ -127,10 +161,11 @@ func readPackIndex(f io.ReaderAt, size int64, path string) (*packIndex, error) {
 		return nil, bad("index format %q, want %q", ix.Format, PackFormat)
 	}
 	for id, e := range ix.Entries {
-		if e.Offset < 0 || e.Length <= 0 || e.Offset+e.Length > off {
-			return nil, bad("entry %s: frame %d+%d out of range", id, e.Offset, e.Length)
+		if e.Offset < 0 || e.Length <= 0 || e.Offset+e.Length > off || e.Start < 0 || e.Size < 0 {
+			return nil, bad("entry %s: frame %d+%d (record at %d, %d bytes) out of range", id, e.Offset, e.Length, e.Start, e.Size)
 		}
 	}
+	ix.sumFrames()
 	return ix, nil
 }
 

@@ -183,9 +183,10 @@ func ps(t *testing.T, dir string) []string {
 	return out
 }
 
-// TestPackBadInput: a truncated pack, a pack with a corrupt index and a
-// frame whose content does not match its sha256 fail for their own entries
-// only, with an error naming the pack and wrapping ErrCorrupt.
+// TestPackBadInput: a truncated pack, a pack with a corrupt index, a
+// record whose content does not match its sha256 and a garbled frame fail
+// for the entries they hold only, with an error naming the pack and
+// wrapping ErrCorrupt.
 func TestPackBadInput(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
@@ -215,11 +216,26 @@ func TestPackBadInput(t *testing.T) {
 				t.Fatal(err)
 			}
 		}, []string{"b2"}},
-		{"FrameGarbage", func(t *testing.T, pack string) {
+		{"RecordGarbage", func(t *testing.T, pack string) {
 			if _, err := sidetest.CorruptRecord(filepath.Dir(pack), "b2"); err != nil {
 				t.Fatal(err)
 			}
 		}, []string{"b2"}},
+		{"FrameGarbage", func(t *testing.T, pack string) {
+			// b1 and b2 share a frame: both fail, nothing else does.
+			off, n, err := sidetest.PackFrame(pack, "b2")
+			if err != nil {
+				t.Fatal(err)
+			}
+			f, err := os.OpenFile(pack, os.O_WRONLY, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			if _, err := f.WriteAt(bytes.Repeat([]byte{0xA5}, int(n)), off); err != nil {
+				t.Fatal(err)
+			}
+		}, []string{"b1", "b2"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()

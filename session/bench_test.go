@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/metrics"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -54,7 +55,8 @@ func peakHeap(fn func()) (peak uint64) {
 	var max atomic.Uint64
 	done := make(chan struct{})
 	go func() {
-		var m runtime.MemStats
+		// runtime/metrics does not stop the world, as ReadMemStats does.
+		m := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
 		t := time.NewTicker(2 * time.Millisecond)
 		defer t.Stop()
 		for {
@@ -62,9 +64,9 @@ func peakHeap(fn func()) (peak uint64) {
 			case <-done:
 				return
 			case <-t.C:
-				runtime.ReadMemStats(&m)
-				if m.HeapAlloc > max.Load() {
-					max.Store(m.HeapAlloc)
+				metrics.Read(m)
+				if v := m[0].Value.Uint64(); v > max.Load() {
+					max.Store(v)
 				}
 			}
 		}

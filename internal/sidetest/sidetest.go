@@ -10,8 +10,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"sync"
+
+	"github.com/klauspost/compress/zstd"
 
 	bs "github.com/brainsurgeon/brainsurgeon"
 	"github.com/brainsurgeon/brainsurgeon/extract"
@@ -66,9 +69,11 @@ func RemoveRecord(dir, entryID string) error {
 }
 
 // CorruptRecord damages the stored record of an entry in dir: in a pack,
-// its zstd frame is overwritten with garbage of the same length (the
-// pack's other records stay intact); a per-entry file is replaced by
-// invalid JSON. It returns where the record is.
+// the record's bytes inside its frame are overwritten with garbage of the
+// same length and the pack is rewritten with every frame recompressed, so
+// the record no longer matches its sha256 while the records sharing its
+// frame stay intact; a per-entry file is replaced by invalid JSON. It
+// returns where the record is.
 func CorruptRecord(dir, entryID string) (string, error) {
 	loc := Location(dir, entryID)
 	if loc == "" {
@@ -77,17 +82,94 @@ func CorruptRecord(dir, entryID string) (string, error) {
 	if !strings.HasSuffix(loc, ".bszst") {
 		return loc, os.WriteFile(loc, []byte("{not json"), 0o600)
 	}
-	off, n, err := PackFrame(loc, entryID)
+	return loc, rewritePack(loc, entryID)
+}
+
+// rewritePack rewrites a pack with the record of entryID garbled, as a
+// reader of the format would see it: frames, then the index frame, then
+// the trailer.
+func rewritePack(pack, entryID string) error {
+	data, err := os.ReadFile(pack)
 	if err != nil {
-		return loc, err
+		return err
 	}
-	f, err := os.OpenFile(loc, os.O_WRONLY, 0)
+	if len(data) < 32 {
+		return fmt.Errorf("pack %s too short", pack)
+	}
+	off := binary.LittleEndian.Uint64(data[len(data)-16:])
+	var ix map[string]json.RawMessage
+	if err := json.Unmarshal(data[off+8:len(data)-24], &ix); err != nil {
+		return fmt.Errorf("pack %s index: %w", pack, err)
+	}
+	type entry = map[string]any
+	var entries map[string]entry
+	if err := json.Unmarshal(ix["entries"], &entries); err != nil {
+		return fmt.Errorf("pack %s entries: %w", pack, err)
+	}
+	num := func(e entry, k string) int64 { f, _ := e[k].(float64); return int64(f) }
+	target, ok := entries[entryID]
+	if !ok {
+		return fmt.Errorf("pack %s has no entry %s", pack, entryID)
+	}
+	dec, _ := zstd.NewReader(nil)
+	defer dec.Close()
+	enc, _ := zstd.NewWriter(nil)
+	defer enc.Close()
+	// Frames in pack order; each is rewritten, the target's garbled.
+	var starts []int64
+	seen := map[int64]bool{}
+	for _, e := range entries {
+		if o := num(e, "offset"); !seen[o] {
+			seen[o] = true
+			starts = append(starts, o)
+		}
+	}
+	sort.Slice(starts, func(i, j int) bool { return starts[i] < starts[j] })
+	var out []byte
+	moved := map[int64][2]int64{} // old offset → new offset, new length
+	for _, o := range starts {
+		var length int64
+		for _, e := range entries {
+			if num(e, "offset") == o {
+				length = num(e, "length")
+				break
+			}
+		}
+		frame, err := dec.DecodeAll(data[o:o+length], nil)
+		if err != nil {
+			return fmt.Errorf("pack %s frame at %d: %w", pack, o, err)
+		}
+		if o == num(target, "offset") {
+			s, n := num(target, "start"), num(target, "size")
+			copy(frame[s:s+n], bytes.Repeat([]byte{'#'}, int(n)))
+		}
+		z := enc.EncodeAll(frame, nil)
+		moved[o] = [2]int64{int64(len(out)), int64(len(z))}
+		out = append(out, z...)
+	}
+	for _, e := range entries {
+		m := moved[num(e, "offset")]
+		e["offset"], e["length"] = m[0], m[1]
+	}
+	if ix["entries"], err = json.Marshal(entries); err != nil {
+		return err
+	}
+	js, err := json.Marshal(ix)
 	if err != nil {
-		return loc, err
+		return err
 	}
-	defer f.Close()
-	_, err = f.WriteAt(bytes.Repeat([]byte{0xA5}, int(n)), off)
-	return loc, err
+	at := len(out)
+	out = binary.LittleEndian.AppendUint32(out, 0x184D2A50)
+	out = binary.LittleEndian.AppendUint32(out, uint32(len(js)))
+	out = append(out, js...)
+	out = append(out, data[len(data)-24:len(data)-16]...)
+	out = binary.LittleEndian.AppendUint64(out, uint64(at))
+	out = append(out, data[len(data)-8:]...)
+	tmp := pack + ".corrupt"
+	if err := os.WriteFile(tmp, out, 0o600); err != nil {
+		return err
+	}
+	return os.Rename(tmp, pack)
 }
 
 // PackFrame returns the offset and length of an entry's frame in a pack,
