@@ -154,6 +154,9 @@ type Entry struct {
 	Extractable []byte
 	// Restored is the "_restored" time, or the zero time.
 	Restored time.Time
+	// AppendMode is the top-level "appendMode" member ("side" for entries
+	// that do not move the active leaf), or "".
+	AppendMode string
 }
 
 // Backend names of the two stores this module ships.

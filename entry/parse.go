@@ -265,6 +265,8 @@ func (p *parser) parse(e *bs.Entry) error {
 				e.CustomType = rawString(val)
 			case nameIs(n, "_extractable"):
 				e.Extractable = val
+			case nameIs(n, "appendMode") && kind == '"':
+				e.AppendMode = rawString(val)
 			case nameIs(n, "_restored") && kind == '"':
 				e.Restored, _ = parseTime(val, kind)
 			case nameIs(n, "timestamp"):

@@ -1,7 +1,6 @@
 package extract
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -10,6 +9,7 @@ import (
 	"time"
 
 	bs "github.com/brainsurgeon/brainsurgeon"
+	"github.com/brainsurgeon/brainsurgeon/entry"
 )
 
 // Extractor runs extraction passes over sessions. A pass reads a session
@@ -188,22 +188,28 @@ func (x *Extractor) Run(ctx context.Context, ref bs.SessionRef) (*Result, error)
 	// One read: the index (for message positions) and the decisions. The
 	// keep window needs positions, which are known only at the end, so
 	// decisions are made as if the entry were old and re-checked then.
-	forceMark := []byte(`"_extractable"`)
 	debug := bs.DebugEnabled(log)
 	var plan, idless []planned
 	// A line shorter than the minimum value length holds no value long
-	// enough, unless the entry forces its extraction: it is indexed only.
-	// Want runs just before Visit for the same line: its answer is kept
-	// rather than scanning the line twice.
+	// enough, unless the entry forces its extraction (`_extractable`, a
+	// top-level member that the envelope parse sees): it is indexed only,
+	// and a forced one is parsed fully here. Want runs just before Visit
+	// for the same line: its answer is kept.
 	wanted := false
 	visit := &bs.Visitor{
 		Want: func(raw []byte) bool {
-			wanted = len(raw) >= policy.MinValueLength+2 || bytes.Contains(raw, forceMark)
+			wanted = len(raw) >= policy.MinValueLength+2
 			return wanted
 		},
 		Visit: func(e *bs.Entry) error {
-			if e.Kind != bs.KindEntry || !wanted {
+			if e.Kind != bs.KindEntry {
 				return nil
+			}
+			if !wanted {
+				if len(e.Extractable) == 0 {
+					return nil
+				}
+				e = entry.Parse(e.Raw, e.Line, e.Offset)
 			}
 			d := Decide(e, -1, policy, now)
 			if d.Code == CodeNoID {

@@ -1,7 +1,6 @@
 package session
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -233,7 +232,7 @@ func (ix *Indexer) Add(e *bs.Entry, terminated bool) {
 	if e.Kind == bs.KindMalformed && ix.path != "" {
 		n.Err = lineError(ix.path, e)
 	}
-	needExtras := e.Kind == bs.KindHeader || e.Type == "compaction" || e.Type == "leaf" || containsAppendMode(e.Raw)
+	needExtras := e.Kind == bs.KindHeader || e.Type == "compaction" || e.Type == "leaf" || e.AppendMode != ""
 	if needExtras && e.Kind != bs.KindMalformed {
 		var x extras
 		if err := json.Unmarshal(e.Raw, &x); err == nil {
@@ -272,10 +271,6 @@ func (ix *Indexer) Index() *Index {
 	t.index()
 	ix.t = nil
 	return t
-}
-
-func containsAppendMode(raw []byte) bool {
-	return bytes.Contains(raw, []byte(`"appendMode"`))
 }
 
 // index builds the id map, the active leaf and the active path.
