@@ -420,6 +420,12 @@ type Visitor struct {
 	// valid only during the call. An error stops the read and is returned
 	// by Open.
 	Visit func(e *Entry) error
+	// Concurrent, when true, lets a store parse lines on several
+	// goroutines ahead of Visit: Want must then be safe for concurrent use
+	// and depend on raw alone, and Visit gets a full view exactly for the
+	// lines Want accepted. Visit is still called in order, on one
+	// goroutine at a time.
+	Concurrent bool
 }
 
 // Lister lists the sessions of a store.

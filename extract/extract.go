@@ -193,19 +193,18 @@ func (x *Extractor) Run(ctx context.Context, ref bs.SessionRef) (*Result, error)
 	// A line shorter than the minimum value length holds no value long
 	// enough, unless the entry forces its extraction (`_extractable`, a
 	// top-level member that the envelope parse sees): it is indexed only,
-	// and a forced one is parsed fully here. Want runs just before Visit
-	// for the same line: its answer is kept.
-	wanted := false
+	// and a forced one is parsed fully here.
+	want := func(raw []byte) bool { return len(raw) >= policy.MinValueLength+2 }
 	visit := &bs.Visitor{
-		Want: func(raw []byte) bool {
-			wanted = len(raw) >= policy.MinValueLength+2
-			return wanted
-		},
+		Want: want,
+		// Want depends on the raw bytes alone: lines may be parsed ahead,
+		// on several goroutines.
+		Concurrent: true,
 		Visit: func(e *bs.Entry) error {
 			if e.Kind != bs.KindEntry {
 				return nil
 			}
-			if !wanted {
+			if !want(e.Raw) {
 				if len(e.Extractable) == 0 {
 					return nil
 				}

@@ -10,6 +10,7 @@ import (
 	"iter"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strings"
 
@@ -77,7 +78,12 @@ func Open(ctx context.Context, path string, ref bs.SessionRef, v *bs.Visitor) (*
 	if ref.Backend == "" {
 		ref.Backend = bs.BackendJSONL
 	}
-	ix, err := read(ctx, io.NewSectionReader(f, 0, st.Size), path, v)
+	var ix *Index
+	if st.Size >= parallelMin && runtime.GOMAXPROCS(0) > 1 && (v == nil || v.Visit == nil || v.Concurrent) {
+		ix, err = readParallel(ctx, io.NewSectionReader(f, 0, st.Size), path, v)
+	} else {
+		ix, err = read(ctx, io.NewSectionReader(f, 0, st.Size), path, v)
+	}
 	if err != nil {
 		return nil, err
 	}
