@@ -63,8 +63,8 @@ import (
 
 // Stats is what a run did.
 type Stats struct {
-	// Cleaned counts the side files deleted (packs, per-entry files) and
-	// the expired trash items removed.
+	// Cleaned counts the files deleted: side files (packs, per-entry
+	// files) and the files of expired trash items.
 	Cleaned int `json:"cleaned"`
 	// Bytes counts the bytes freed.
 	Bytes int64 `json:"bytes"`
@@ -76,15 +76,15 @@ type Stats struct {
 	// packs; Kept the records they hold.
 	Repacked int `json:"repacked"`
 	Kept     int `json:"kept"`
-	// TrashCleaned counts the expired trash items removed (also counted
-	// in Cleaned).
+	// TrashCleaned counts the files of expired trash items removed (also
+	// counted in Cleaned).
 	TrashCleaned int `json:"trash_cleaned"`
 }
 
 // TrashCleaner removes expired trash. *trash.Trash implements it.
 type TrashCleaner interface {
 	// CleanExpired removes the trash items whose expiry has passed and
-	// returns how many and their size. It goes on after a failure and
+	// returns how many files they held and their bytes. It goes on after a failure and
 	// returns the failures joined.
 	CleanExpired(ctx context.Context) (items int, bytes int64, err error)
 }
