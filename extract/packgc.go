@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -329,6 +330,26 @@ func (d *DirStore) forget(dir string, units []*gcUnit) {
 		delete(d.indexes, u.path)
 	}
 	delete(d.lists, dir)
+}
+
+// forgetPath drops the cached index of a removed unit and the listing of
+// its dir.
+func (d *DirStore) forgetPath(dir, path string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	delete(d.indexes, path)
+	delete(d.lists, dir)
+}
+
+// packsChanged reports whether dir's packs differ from packs, a listing
+// taken earlier (a PruneSide replaced some meanwhile), reading the dir
+// afresh.
+func (d *DirStore) packsChanged(dir string, packs []string) bool {
+	d.mu.Lock()
+	delete(d.lists, dir)
+	d.mu.Unlock()
+	now, err := d.packs(dir)
+	return err == nil && !slices.Equal(now, packs)
 }
 
 // repack writes one pack holding the newest records of kept and the

@@ -3,6 +3,7 @@ package extract_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -205,5 +206,56 @@ func TestPruneSideUnknownUnit(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, names["pack1"])); err != nil {
 		t.Errorf("pack 1 removed although the call failed: %v", err)
+	}
+}
+
+// TestPruneSideConcurrentGet: readers never fail while retention repacks
+// and deletes the units they read from.
+func TestPruneSideConcurrentGet(t *testing.T) {
+	ctx := context.Background()
+	for round := range 10 {
+		_, side, names := gcDir(t)
+		want := map[string][]byte{}
+		for _, id := range []string{"a", "b", "c", "d"} {
+			data, err := get(side, id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want[id] = data
+		}
+		done, stop := make(chan struct{}), make(chan struct{})
+		errs := make(chan error, 1)
+		go func() {
+			defer close(done)
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					if i > 0 {
+						return
+					}
+				default:
+				}
+				for id, w := range want {
+					data, err := get(side, id)
+					if err != nil || string(data) != string(w) {
+						select {
+						case errs <- fmt.Errorf("round %d: entry %s: %q, %v", round, id, data, err):
+						default:
+						}
+						return
+					}
+				}
+			}
+		}()
+		if _, err := side.PruneSide(ctx, bs.SessionRef{}, []string{names["pack1"], names["pack2"], "a.json", "b.json"}, []string{"a", "b", "c", "d"}); err != nil {
+			t.Fatal(err)
+		}
+		close(stop)
+		<-done
+		select {
+		case err := <-errs:
+			t.Fatal(err)
+		default:
+		}
 	}
 }
