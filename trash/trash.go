@@ -24,11 +24,11 @@
 // Each operation is one call, for the CLI and the HTTP API alike:
 //
 //	bin := trash.New(set)                      // set from backend.Open
-//	item, err := bin.Delete(ctx, "main/abc123") // DELETE /api/sessions/main/abc123
-//	items, err := bin.List(ctx)                 // GET /api/trash
-//	item, err := bin.Restore(ctx, item.ID)      // POST /api/trash/{id}/restore
-//	item, err := bin.Purge(ctx, item.ID)        // DELETE /api/trash/{id}
-//	n, bytes, err := bin.CleanExpired(ctx)      // retention (retention.Options.Trash)
+//	item, err := bin.Delete(ctx, "main", "abc123") // DELETE /api/sessions/main/abc123
+//	items, err := bin.List(ctx)                    // GET /api/trash
+//	item, err := bin.Restore(ctx, item.ID)         // POST /api/trash/{id}/restore
+//	item, err := bin.Purge(ctx, item.ID)           // DELETE /api/trash/{id}
+//	n, bytes, err := bin.CleanExpired(ctx)         // retention (retention.Options.Trash)
 //
 // Delete refuses a busy session (the store's IdleChecker; an error
 // wrapping brainsurgeon.ErrBusy) and a session of the SQLite store (an
@@ -223,17 +223,37 @@ func ValidID(id string) error {
 	return nil
 }
 
-// Delete moves the session name ("agent/sessionId", or any name the
-// store's Resolve accepts) and its children to the trash.
-func (t *Trash) Delete(ctx context.Context, name string) (*Item, error) {
+// Delete moves the session agentID/sessionID and its children to the
+// trash. Both ids must name the session exactly (no prefix or key
+// matching: a deletion never guesses); an unknown session is an error
+// wrapping brainsurgeon.ErrNotFound, a malformed id one wrapping
+// brainsurgeon.ErrInvalid.
+func (t *Trash) Delete(ctx context.Context, agentID, sessionID string) (*Item, error) {
 	if err := t.ready(); err != nil {
 		return nil, err
 	}
+	for _, seg := range []struct{ what, v string }{{"agent", agentID}, {"session", sessionID}} {
+		if err := segment(seg.what, seg.v); err != nil {
+			return nil, err
+		}
+	}
+	name := agentID + "/" + sessionID
 	ref, err := t.Store.Resolve(ctx, name)
+	if err == nil && (ref.Agent != agentID || ref.ID != sessionID) {
+		err = fmt.Errorf("no session %s (the nearest is %s): %w", name, ref, bs.ErrNotFound)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("trash %s: %w", name, err)
 	}
 	return t.DeleteRef(ctx, ref)
+}
+
+// segment checks an id that becomes a path segment.
+func segment(what, v string) error {
+	if v == "" || v == "." || v == ".." || len(v) > 255 || strings.ContainsAny(v, "/\\\x00") {
+		return fmt.Errorf("%s id %q: expected a non-empty name without path separators or NUL: %w", what, v, bs.ErrInvalid)
+	}
+	return nil
 }
 
 // DeleteRef is Delete for a resolved session.
@@ -585,6 +605,9 @@ func (t *Trash) Restore(ctx context.Context, id string) (*Item, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := t.inside(item); err != nil {
+		return nil, fmt.Errorf("trash restore %s: %w", id, err)
+	}
 	idir := filepath.Join(t.dir(), id)
 	type mv struct{ from, to string }
 	var moves []mv
@@ -658,6 +681,30 @@ func (t *Trash) Restore(ctx context.Context, id string) (*Item, error) {
 		t.log().Info("session restored from the trash", "session", s.Agent+"/"+s.SessionID, "trash_id", id, "actor", t.Actor)
 	}
 	return item, nil
+}
+
+// inside checks that every place an item names is in the agents dir (a
+// meta.json edited by hand must not make Restore write elsewhere).
+func (t *Trash) inside(item *Item) error {
+	root, err := filepath.Abs(t.AgentsDir)
+	if err != nil {
+		return err
+	}
+	for _, s := range item.Sessions {
+		if err := segment("session", s.SessionID); err != nil {
+			return err
+		}
+		for _, p := range []string{s.OriginalPath, s.SideDir, s.SessionsJSON} {
+			if p == "" {
+				continue
+			}
+			rel, err := filepath.Rel(root, filepath.Clean(p))
+			if err != nil || !filepath.IsAbs(p) || rel == "." || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+				return fmt.Errorf("meta.json names %q, expected a path inside the agents dir %s: %w", p, root, bs.ErrInvalid)
+			}
+		}
+	}
+	return nil
 }
 
 // Purge removes an item for good.

@@ -184,7 +184,7 @@ func auditLines(t *testing.T, set *backend.Set) []restore.AuditEvent {
 func TestDeleteAndRestore(t *testing.T) {
 	ctx := context.Background()
 	f := newFixture(t, "done")
-	item, err := f.bin.Delete(ctx, "main/p1")
+	item, err := f.bin.Delete(ctx, "main", "p1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -282,7 +282,7 @@ func TestRestoreOccupied(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			f := newFixture(t, "done")
-			item, err := f.bin.Delete(ctx, "main/p1")
+			item, err := f.bin.Delete(ctx, "main", "p1")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -306,7 +306,7 @@ func TestDeleteRefused(t *testing.T) {
 	ctx := context.Background()
 	t.Run("Busy", func(t *testing.T) {
 		f := newFixture(t, "running")
-		_, err := f.bin.Delete(ctx, "main/p1")
+		_, err := f.bin.Delete(ctx, "main", "p1")
 		if !errors.Is(err, bs.ErrBusy) {
 			t.Fatalf("err %v, want ErrBusy", err)
 		}
@@ -332,13 +332,48 @@ func TestDeleteRefused(t *testing.T) {
 		if _, err := f.bin.Restore(ctx, "main_nope_20260101T000000Z-abcdef"); !errors.Is(err, bs.ErrNotFound) {
 			t.Errorf("restore unknown: %v, want ErrNotFound", err)
 		}
+		for _, tt := range []struct {
+			agent, id string
+			want      error
+		}{
+			{"main", "p", bs.ErrNotFound}, // a prefix never matches
+			{"main", "agent:main:main", bs.ErrNotFound},
+			{"other", "p1", bs.ErrNotFound},
+			{"main", "../p1", bs.ErrInvalid},
+			{"..", "p1", bs.ErrInvalid},
+			{"main", "p1\x00", bs.ErrInvalid},
+			{"main", "", bs.ErrInvalid},
+		} {
+			if _, err := f.bin.Delete(ctx, tt.agent, tt.id); !errors.Is(err, tt.want) {
+				t.Errorf("delete %q/%q: %v, want %v", tt.agent, tt.id, err, tt.want)
+			}
+		}
+		f.sameAsBefore(t, "after refused deletes")
+	})
+	t.Run("TamperedMeta", func(t *testing.T) {
+		f := newFixture(t, "done")
+		item, err := f.bin.Delete(ctx, "main", "c1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		meta := filepath.Join(f.set.StateDir, "trash", item.ID, "meta.json")
+		data, _ := os.ReadFile(meta)
+		outside := filepath.Join(filepath.Dir(f.root), "elsewhere.jsonl")
+		data = bytes.Replace(data, []byte(item.Sessions[0].OriginalPath), []byte(outside), 1)
+		os.WriteFile(meta, data, 0o600)
+		if _, err := f.bin.Restore(ctx, item.ID); !errors.Is(err, bs.ErrInvalid) {
+			t.Fatalf("restore of a meta.json naming %s: %v, want ErrInvalid", outside, err)
+		}
+		if _, err := os.Stat(outside); err == nil {
+			t.Errorf("restore wrote outside the agents dir")
+		}
 	})
 }
 
 func TestPurgeAndExpire(t *testing.T) {
 	ctx := context.Background()
 	f := newFixture(t, "done")
-	item, err := f.bin.Delete(ctx, "main/c2") // c2 and its child g1
+	item, err := f.bin.Delete(ctx, "main", "c2") // c2 and its child g1
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -363,29 +398,33 @@ func TestPurgeAndExpire(t *testing.T) {
 	}
 
 	// Expired trash goes with retention, fresh trash stays.
-	item, err = f.bin.Delete(ctx, "main/p1")
+	fresh, err := f.bin.Delete(ctx, "main", "p1")
 	if err != nil {
 		t.Fatal(err)
 	}
 	f.bin.Clock = fixedClock(time.Now().Add(-20 * 24 * time.Hour))
-	young, err := f.bin.Delete(ctx, "main/u1")
-	if err != nil {
+	if _, err := f.bin.Delete(ctx, "main", "u1"); err != nil {
 		t.Fatal(err)
 	}
-	_ = young
-	f.bin.Clock = fixedClock(item.ExpiresAt.Add(time.Minute))
-	// u1 was trashed "20 days ago" and expires first; p1 expires now too.
+	f.bin.Clock = nil
 	cfg := config.Default()
-	st, err := retention.Run(ctx, retention.Options{Store: f.set.Store, Side: f.set.Side, StateDir: f.set.StateDir, Config: cfg,
-		Trash: f.bin, Clock: fixedClock(time.Now())})
+	st, err := retention.Run(ctx, retention.Options{Store: f.set.Store, Side: f.set.Side, StateDir: f.set.StateDir, Config: cfg, Trash: f.bin})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if st.TrashCleaned == 0 || st.Cleaned < st.TrashCleaned || st.Bytes == 0 {
 		t.Errorf("retention stats %+v, want expired trash cleaned", st)
 	}
-	if items, _ := f.bin.List(ctx); len(items) != 0 {
-		t.Errorf("trash after expiry: %+v", items)
+	items, _ := f.bin.List(ctx)
+	if len(items) != 1 || items[0].ID != fresh.ID {
+		t.Errorf("trash after expiry: %+v, want only the fresh item %s", items, fresh.ID)
+	}
+	var expired bool
+	for _, ev := range auditLines(t, f.set) {
+		expired = expired || (ev.Action == "trash_expire" && ev.SessionID == "u1")
+	}
+	if !expired {
+		t.Errorf("no trash_expire audit line for u1")
 	}
 }
 
@@ -401,7 +440,7 @@ func TestDeleteFailsMidway(t *testing.T) {
 				return nil
 			})
 			defer trash.SetFailpoint(nil)
-			if _, err := f.bin.Delete(ctx, "main/p1"); err == nil || !strings.Contains(err.Error(), "disk full") {
+			if _, err := f.bin.Delete(ctx, "main", "p1"); err == nil || !strings.Contains(err.Error(), "disk full") {
 				t.Fatalf("err %v, want the failure", err)
 			}
 			f.sameAsBefore(t, "after a failed delete")
@@ -417,7 +456,7 @@ func TestDeleteFailsMidway(t *testing.T) {
 				}
 				return nil
 			})
-			_, err := f.bin.Delete(ctx, "main/p1")
+			_, err := f.bin.Delete(ctx, "main", "p1")
 			trash.SetFailpoint(nil)
 			if !errors.Is(err, trash.ErrCrash) {
 				t.Fatalf("err %v, want the crash", err)
