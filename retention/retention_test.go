@@ -17,8 +17,10 @@ import (
 	"github.com/brainsurgeon/brainsurgeon/backend"
 	"github.com/brainsurgeon/brainsurgeon/config"
 	"github.com/brainsurgeon/brainsurgeon/extract"
+	"github.com/brainsurgeon/brainsurgeon/internal/oracle"
 	"github.com/brainsurgeon/brainsurgeon/restore"
 	"github.com/brainsurgeon/brainsurgeon/retention"
+	"github.com/brainsurgeon/brainsurgeon/session/sqlite"
 )
 
 type fixedClock time.Time
@@ -379,6 +381,79 @@ func TestHumanBytes(t *testing.T) {
 	}{{0, "0 B"}, {512, "512 B"}, {2048, "2.0 KB"}, {1258291, "1.2 MB"}, {3 << 30, "3.0 GB"}} {
 		if got := retention.HumanBytes(tt.n); got != tt.want {
 			t.Errorf("HumanBytes(%d) = %q, want %q", tt.n, got, tt.want)
+		}
+	}
+}
+
+// TestRunSQLite: retention works through the root interfaces on the
+// SQLite store too: "orphans" keeps every value a placeholder points to,
+// "all" expires them.
+func TestRunSQLite(t *testing.T) {
+	ctx := context.Background()
+	shared, err := oracle.SharedDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(shared, "corpus", "openclaw-sqlite", "openclawlaw-cpu__OpenClawLog", "agents", "main", sqlite.StoreFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := filepath.Join(t.TempDir(), "agents")
+	db := filepath.Join(root, "main", sqlite.StoreFile)
+	if err := os.MkdirAll(filepath.Dir(db), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(db, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	set, err := backend.Open(ctx, root, backend.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := passConfig()
+	c.TriggerTypes = []string{"tool_result", "thinking"}
+	rep, err := set.Pass(c, nil).Run(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var refs []bs.SessionRef
+	for _, s := range rep.Sessions {
+		if s.Status == "extracted" {
+			ref, err := set.Store.Resolve(ctx, s.Session)
+			if err != nil {
+				t.Fatal(err)
+			}
+			refs = append(refs, ref)
+		}
+	}
+	if len(refs) == 0 {
+		t.Fatalf("the pass extracted nothing from the SQLite store: %+v", rep)
+	}
+	run := func(scope string) retention.Stats {
+		cfg := config.Default()
+		cfg.Retention, cfg.RetentionScope = "1h", scope
+		st, err := retention.Run(ctx, retention.Options{Store: set.Store, Side: set.Side, StateDir: set.StateDir, Config: cfg,
+			Clock: fixedClock(time.Now().Add(2 * time.Hour))})
+		if err != nil || st.Errors != 0 {
+			t.Fatalf("retention %s: %+v, %v", scope, st, err)
+		}
+		return st
+	}
+	if st := run(config.ScopeOrphans); st.Cleaned != 0 {
+		t.Errorf("orphans scope deleted %d files although every value is referenced", st.Cleaned)
+	}
+	for _, ref := range refs {
+		v, err := restore.Verify(ctx, set.Store, set.Side, ref)
+		if err != nil || !v.OK() || v.Verified == 0 {
+			t.Errorf("verify %s after orphans retention: %+v, %v", ref, v, err)
+		}
+	}
+	if st := run(config.ScopeAll); st.Cleaned == 0 || st.Bytes == 0 {
+		t.Errorf("all scope: %+v, want the expired packs deleted", st)
+	}
+	for _, ref := range refs {
+		if infos, err := set.Side.List(ctx, ref); err != nil || len(infos) != 0 {
+			t.Errorf("%s keeps %d side records after all-scope retention (%v)", ref, len(infos), err)
 		}
 	}
 }

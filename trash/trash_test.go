@@ -16,8 +16,10 @@ import (
 	bs "github.com/brainsurgeon/brainsurgeon"
 	"github.com/brainsurgeon/brainsurgeon/backend"
 	"github.com/brainsurgeon/brainsurgeon/config"
+	"github.com/brainsurgeon/brainsurgeon/internal/oracle"
 	"github.com/brainsurgeon/brainsurgeon/restore"
 	"github.com/brainsurgeon/brainsurgeon/retention"
+	"github.com/brainsurgeon/brainsurgeon/session/sqlite"
 	"github.com/brainsurgeon/brainsurgeon/trash"
 )
 
@@ -470,5 +472,56 @@ func TestDeleteFailsMidway(t *testing.T) {
 			}
 			f.sameAsBefore(t, "after a crash and a restore")
 		})
+	}
+}
+
+// sqliteAgents copies a store of the shared corpus into a fresh agents
+// dir (the corpus is read, never written).
+func sqliteAgents(t *testing.T) string {
+	t.Helper()
+	shared, err := oracle.SharedDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(shared, "corpus", "openclaw-sqlite", "openclawlaw-cpu__OpenClawLog", "agents", "main", sqlite.StoreFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := filepath.Join(t.TempDir(), "agents")
+	db := filepath.Join(root, "main", sqlite.StoreFile)
+	if err := os.MkdirAll(filepath.Dir(db), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(db, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return root
+}
+
+func TestDeleteSQLiteStore(t *testing.T) {
+	ctx := context.Background()
+	root := sqliteAgents(t)
+	set, err := backend.Open(ctx, root, backend.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	refs, err := set.Store.Sessions(ctx)
+	if err != nil || len(refs) == 0 {
+		t.Fatalf("sessions: %v, %v", refs, err)
+	}
+	before := snapshot(t, root)
+	ref := refs[0]
+	if ref.Backend != bs.BackendSQLite {
+		t.Fatalf("first session %+v is not in the SQLite store", ref)
+	}
+	_, err = trash.New(set).Delete(ctx, ref.Agent, ref.ID)
+	if !errors.Is(err, trash.ErrRefused) || !errors.Is(err, bs.ErrUnsupported) || !strings.Contains(err.Error(), "never deletes rows") {
+		t.Fatalf("err %v, want ErrRefused and ErrUnsupported with the reason", err)
+	}
+	after := snapshot(t, root)
+	for p, b := range before {
+		if !bytes.Equal(after[p], b) {
+			t.Errorf("%s changed", p)
+		}
 	}
 }
