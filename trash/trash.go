@@ -56,6 +56,16 @@
 // (files_removed, bytes_removed) per session, as seed 000 writes them, then
 // "trash_restore", "trash_purge" and "trash_expire".
 //
+// Items move by rename, so the state dir must be on the agents dir's file
+// system (it is, as its sibling, unless a mount point sits between them);
+// otherwise Delete fails and moves nothing.
+//
+// Errors callers map (an HTTP handler, the CLI): brainsurgeon.ErrInvalid
+// (a malformed id: 400), brainsurgeon.ErrNotFound (404),
+// brainsurgeon.ErrBusy and ErrOccupied (409), ErrRefused (also
+// brainsurgeon.ErrUnsupported: 409 or 422 with the message, which gives
+// the reason).
+//
 // A Trash is safe for concurrent use; its operations are serialised.
 package trash
 
