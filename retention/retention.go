@@ -304,12 +304,18 @@ func pendingRef(q *restore.PendingRequest) bs.SessionRef {
 
 // referenced returns the entry ids of every placeholder in the current
 // transcript. Any "[[extracted-<id>]]" counts, even one quoted in another
-// entry's text: keeping a value too many is harmless, one too few is not.
+// entry's text (keeping a value too many is harmless, one too few is
+// not), and so does the first BrainSurgeon's bare "[[extracted]]", which
+// names the entry that holds it.
 func referenced(ctx context.Context, store bs.Opener, ref bs.SessionRef) (map[string]bool, error) {
 	ids := map[string]bool{}
 	mark := []byte(extract.PlaceholderPrefix)
+	bare := []byte("[[extracted]]")
 	v := &bs.Visitor{Want: func([]byte) bool { return false }, Visit: func(e *bs.Entry) error {
 		raw := e.Raw
+		if e.ID != "" && bytes.Contains(raw, bare) {
+			ids[e.ID] = true // the first BrainSurgeon's bare placeholder names its own entry
+		}
 		for {
 			i := bytes.Index(raw, mark)
 			if i < 0 {

@@ -88,6 +88,8 @@ func newFixture(t *testing.T) *fx {
 	s1 := transcript("s1", "r1", "r2", "r3", "r4", "r5", "r6")
 	// An entry of the first BrainSurgeon's flat shape, extracted by it.
 	s1 = append(s1, `{"__id":"L1","type":"tool_result","timestamp":"2026-01-01T00:09:00.000Z","output":"[[extracted-L1]]"}`+"\n"...)
+	// And one with its older bare placeholder.
+	s1 = append(s1, `{"__id":"L3","type":"tool_result","timestamp":"2026-01-01T00:09:30.000Z","output":"[[extracted]]"}`+"\n"...)
 	write(t, f.s1, s1, old)
 	write(t, f.s2, transcript("s2", "q1", "q2", "q3"), old)
 	set, err := backend.Open(ctx, root, backend.Options{})
@@ -125,6 +127,7 @@ func newFixture(t *testing.T) *fx {
 	// Per-entry files, old: the first BrainSurgeon's and ours.
 	side1 := filepath.Join(dir, "extracted", "s1")
 	write(t, filepath.Join(side1, "L1.json"), []byte(`{"output":"legacy value","__meta":{"extracted_at":"2025-01-01T00:00:00Z","trigger_type":"tool_result"}}`), old)
+	write(t, filepath.Join(side1, "L3.json"), []byte(`{"output":"older legacy value","__meta":{"extracted_at":"2025-01-01T00:00:00Z","trigger_type":"tool_result"}}`), old)
 	write(t, filepath.Join(side1, "legacy2.json"), []byte(`{"output":"nobody's","__meta":{"extracted_at":"2025-01-01T00:00:00Z","trigger_type":"tool_result"}}`), old)
 	write(t, filepath.Join(side1, "o1.json"), []byte(`{"format":"`+extract.Format+`","entry_id":"o1","values":[]}`+"\n"), old)
 
@@ -180,7 +183,7 @@ func (f *fx) has(t *testing.T, session string, ids ...string) map[string]bool {
 	return out
 }
 
-var allIDs1 = []string{"ghost", "r1", "r2", "r3", "r4", "r5", "r6", "r7", "L1", "legacy2", "o1"}
+var allIDs1 = []string{"ghost", "r1", "r2", "r3", "r4", "r5", "r6", "r7", "L1", "L3", "legacy2", "o1"}
 
 func set(ids ...string) map[string]bool {
 	m := map[string]bool{}
@@ -203,13 +206,13 @@ func TestRun(t *testing.T) {
 		{name: "AllEverythingExpired", scope: config.ScopeAll,
 			want1: set("r2"), want2: set("q1"), repacked: 1},
 		{name: "OrphansEverythingExpired", scope: config.ScopeOrphans,
-			want1:    set("r1", "r2", "r3", "r4", "r5", "r6", "r7", "L1"),
+			want1:    set("r1", "r2", "r3", "r4", "r5", "r6", "r7", "L1", "L3"),
 			want2:    set("q1", "q2", "q3"),
 			repacked: 1, restoreR1: true},
 		{name: "AllMixedAges", scope: config.ScopeAll, mixed: true,
 			want1: set("r2", "r7"), want2: set("q1"), repacked: 1},
 		{name: "OrphansMixedAges", scope: config.ScopeOrphans, mixed: true,
-			want1:    set("r1", "r2", "r3", "r4", "r5", "r6", "r7", "L1"),
+			want1:    set("r1", "r2", "r3", "r4", "r5", "r6", "r7", "L1", "L3"),
 			want2:    set("q1", "q2", "q3"),
 			repacked: 1, restoreR1: true},
 	} {
