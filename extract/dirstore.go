@@ -650,6 +650,9 @@ func (d *DirStore) Get(ctx context.Context, ref bs.SessionRef, entryID string) (
 		return bs.SideRecord{}, err
 	}
 	best, ok, bad := d.resolve(dir, entryID, packs, nil, nil)
+	if !ok && d.packsChanged(dir, packs) {
+		return d.Get(ctx, ref, entryID) // PruneSide replaced packs meanwhile: look again
+	}
 	if !ok {
 		if len(bad) > 0 {
 			return bs.SideRecord{}, fmt.Errorf("side record of entry %s in %s: not in any readable pack or file: %w", entryID, dir, errors.Join(bad...))
@@ -678,6 +681,12 @@ func (d *DirStore) Get(ctx context.Context, ref bs.SessionRef, entryID string) (
 		}
 	default:
 		data, err = d.readFile(best.file)
+	}
+	if err != nil && best.pending == nil && (errors.Is(err, fs.ErrNotExist) || (best.file != "" && errors.Is(err, bs.ErrNotFound))) {
+		// Removed meanwhile by PruneSide, which made the records it keeps
+		// durable in a new pack first: look again.
+		d.forgetPath(dir, best.pack+best.file)
+		return d.Get(ctx, ref, entryID)
 	}
 	if err != nil {
 		return bs.SideRecord{}, err

@@ -10,7 +10,9 @@ import (
 	bs "github.com/brainsurgeon/brainsurgeon"
 )
 
-// AuditEvent is one line of the audit log.
+// AuditEvent is one line of the audit log. The first six members are in
+// every line; the others only where they apply (seed 000 SP-08's delete
+// and delete_extracted lines, the trash's steps).
 type AuditEvent struct {
 	Time    time.Time `json:"time"`
 	Action  string    `json:"action"`
@@ -18,6 +20,20 @@ type AuditEvent struct {
 	Entry   string    `json:"entry"`
 	Path    string    `json:"path"`
 	Error   string    `json:"error"`
+	// Agent and SessionID name the session on their own.
+	Agent     string `json:"agent,omitempty"`
+	SessionID string `json:"session_id,omitempty"`
+	// MovedToTrash says whether a deletion went to the trash (true) or
+	// removed the files for good (false); TrashID names the trash item.
+	MovedToTrash *bool  `json:"moved_to_trash,omitempty"`
+	TrashID      string `json:"trash_id,omitempty"`
+	// FilesRemoved and BytesRemoved count the files (and their bytes) a
+	// step moved or removed.
+	FilesRemoved *int   `json:"files_removed,omitempty"`
+	BytesRemoved *int64 `json:"bytes_removed,omitempty"`
+	// Actor is who asked, when known (an API key's label, "cli",
+	// "retention").
+	Actor string `json:"actor,omitempty"`
 }
 
 // Audit appends ev as one JSON line to the audit log at path, creating it

@@ -1,0 +1,495 @@
+package extract
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	bs "github.com/brainsurgeon/brainsurgeon"
+	"github.com/brainsurgeon/brainsurgeon/internal/atomicfile"
+)
+
+var _ bs.SidePruner = (*DirStore)(nil)
+
+// pruneLocks serialises PruneSide per side directory.
+var pruneLocks sync.Map // dir → *sync.Mutex
+
+func pruneLock(dir string) *sync.Mutex {
+	m, _ := pruneLocks.LoadOrStore(dir, &sync.Mutex{})
+	return m.(*sync.Mutex)
+}
+
+// repackHook, when set (by tests), runs after a repack's new pack is
+// written and fsynced and before it is renamed to its final name; an
+// error aborts the repack there.
+var repackHook func(tmp string) error
+
+// gcUnit is one unit of a side dir as surveyed.
+type gcUnit struct {
+	bs.SideUnit
+	path string
+	ix   *packIndex // packs only; nil when unreadable
+}
+
+// gcSurvey is what a side dir holds: its units and, per entry, where its
+// newest state is.
+type gcSurvey struct {
+	dir    string
+	units  []*gcUnit // oldest first
+	byName map[string]*gcUnit
+	// newest maps an entry to the unit holding its newest record; tomb to
+	// the unit whose deletion is its newest state (and tombTime its time).
+	newest   map[string]*gcUnit
+	tomb     map[string]*gcUnit
+	tombTime map[string]time.Time
+	// holders maps an entry to every unit holding a record of it.
+	holders map[string][]*gcUnit
+}
+
+// parsePackTime reads the pass time from a pack's name.
+func parsePackTime(name string) time.Time {
+	s := strings.TrimPrefix(name, packPrefix)
+	if i := strings.LastIndexByte(s, '-'); i > 0 {
+		s = s[:i]
+	}
+	t, _ := time.Parse(packTimeFmt, s)
+	return t
+}
+
+// survey reads a side dir's packs and per-entry files and decides, as
+// Get does, which unit holds the newest state of each entry.
+func (d *DirStore) survey(dir string) (*gcSurvey, error) {
+	s := &gcSurvey{dir: dir, byName: map[string]*gcUnit{}, newest: map[string]*gcUnit{}, tomb: map[string]*gcUnit{},
+		tombTime: map[string]time.Time{}, holders: map[string][]*gcUnit{}}
+	ents, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return s, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("side dir %s: %w", dir, err)
+	}
+	var packs []*gcUnit
+	files := map[string]*gcUnit{} // by file name
+	for _, e := range ents {
+		name := e.Name()
+		if !e.Type().IsRegular() {
+			continue
+		}
+		info, err := e.Info()
+		if err != nil {
+			continue // removed meanwhile
+		}
+		u := &gcUnit{path: filepath.Join(dir, name)}
+		u.Name, u.Size = name, info.Size()
+		switch {
+		case isPackName(name):
+			u.Kind = bs.SideUnitPack
+			ix, err := d.index(u.path)
+			if err != nil {
+				u.Err, u.Time = err.Error(), parsePackTime(name)
+			} else {
+				u.ix, u.Time = ix, ix.PassTime
+				if u.Time.IsZero() {
+					u.Time = parsePackTime(name)
+				}
+			}
+			packs = append(packs, u)
+		default:
+			id, ok := sideFileID(name)
+			if !ok {
+				continue
+			}
+			u.Kind, u.Time = bs.SideUnitFile, info.ModTime()
+			files[name] = u
+			s.holders[id] = append(s.holders[id], u)
+		}
+		s.units = append(s.units, u)
+		s.byName[name] = u
+	}
+	// Packs newest first, as Get reads them: the first pack naming an
+	// entry holds its newest pack state.
+	sort.Slice(packs, func(i, j int) bool { return packs[i].Name > packs[j].Name })
+	type state struct {
+		u       *gcUnit
+		t       time.Time
+		deleted bool
+	}
+	best := map[string]state{}
+	for _, u := range packs {
+		if u.ix == nil {
+			continue
+		}
+		for id := range u.ix.Entries {
+			s.holders[id] = append(s.holders[id], u)
+			if _, ok := best[id]; !ok {
+				best[id] = state{u: u, t: u.Time}
+			}
+		}
+		for id, t := range u.ix.Deleted {
+			if _, ok := best[id]; !ok {
+				best[id] = state{u: u, t: t, deleted: true}
+			}
+		}
+	}
+	// A per-entry file wins when it is newer (".json.zst" before ".json",
+	// as Get looks).
+	ids := map[string]bool{}
+	for id := range best {
+		ids[id] = true
+	}
+	for name := range files {
+		id, _ := sideFileID(name)
+		ids[id] = true
+	}
+	for id := range ids {
+		b, ok := best[id]
+		for _, n := range []string{id + ".json.zst", id + ".json"} {
+			f := files[n]
+			if f == nil {
+				continue
+			}
+			if !ok || f.Time.After(b.t) {
+				b, ok = state{u: f, t: f.Time}, true
+			}
+			break
+		}
+		if !ok {
+			continue
+		}
+		if b.deleted {
+			s.tomb[id], s.tombTime[id] = b.u, b.t
+		} else {
+			s.newest[id] = b.u
+		}
+	}
+	for _, u := range s.units {
+		if u.Err != "" {
+			continue
+		}
+		if u.Kind == bs.SideUnitFile {
+			id, _ := sideFileID(u.Name)
+			if s.newest[id] == u {
+				u.Live = []string{id}
+			} else {
+				u.Stale = 1
+			}
+			continue
+		}
+		for id := range u.ix.Entries {
+			if s.newest[id] == u {
+				u.Live = append(u.Live, id)
+			} else {
+				u.Stale++
+			}
+		}
+		for id := range u.ix.Deleted {
+			if s.tomb[id] == u && len(s.holders[id]) > 0 {
+				u.Masks++
+			}
+		}
+		sort.Strings(u.Live)
+	}
+	sort.SliceStable(s.units, func(i, j int) bool {
+		if !s.units[i].Time.Equal(s.units[j].Time) {
+			return s.units[i].Time.Before(s.units[j].Time)
+		}
+		return s.units[i].Name < s.units[j].Name
+	})
+	return s, nil
+}
+
+// SideUnits lists the session's side units, oldest first: each pack (its
+// age is its pass time) and each per-entry file (ours and the first
+// BrainSurgeon's, a unit of one), with the entries whose newest record it
+// holds. A pack whose index cannot be read is listed with Err set and the
+// pass time of its name. Records still in the pending pack (not yet
+// synced) are not listed.
+func (d *DirStore) SideUnits(ctx context.Context, ref bs.SessionRef) ([]bs.SideUnit, error) {
+	dir, err := d.dir(ref)
+	if err != nil {
+		return nil, err
+	}
+	s, err := d.survey(dir)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]bs.SideUnit, len(s.units))
+	for i, u := range s.units {
+		out[i] = u.SideUnit
+	}
+	return out, nil
+}
+
+// PruneSide removes the named units of a session, first copying the live
+// records of the entries in keep that they hold, and the deletions that
+// still hide older records elsewhere, into one new pack: written under a
+// temp name, fsynced, renamed, directory fsynced, and only then the old
+// units removed (and the directory fsynced again). A crash leaves the old
+// units or the new pack (or both, holding the same records), never
+// neither. The new pack carries the newest pass time of the units, so its
+// records keep their age. The store's caches forget the removed units.
+func (d *DirStore) PruneSide(ctx context.Context, ref bs.SessionRef, units []string, keep []string) (bs.SidePruneResult, error) {
+	var res bs.SidePruneResult
+	dir, err := d.dir(ref)
+	if err != nil {
+		return res, err
+	}
+	mu := pruneLock(dir)
+	mu.Lock()
+	defer mu.Unlock()
+	s, err := d.survey(dir)
+	if err != nil {
+		return res, err
+	}
+	in := map[*gcUnit]bool{}
+	var doomed []*gcUnit
+	var passTime time.Time
+	for _, n := range units {
+		u := s.byName[n]
+		if u == nil {
+			return res, fmt.Errorf("prune side data of %s: no unit %q in %s: %w", ref, n, dir, bs.ErrNotFound)
+		}
+		if in[u] {
+			continue
+		}
+		in[u] = true
+		doomed = append(doomed, u)
+		if u.Time.After(passTime) {
+			passTime = u.Time
+		}
+	}
+	if len(doomed) == 0 {
+		return res, nil
+	}
+	kept := map[string]bool{}
+	for _, id := range keep {
+		if u := s.newest[id]; u != nil && in[u] {
+			kept[id] = true
+		}
+	}
+	for u := range in {
+		for _, id := range u.Live {
+			if !kept[id] {
+				res.Dropped++
+			}
+		}
+	}
+	tombs := map[string]time.Time{}
+	for id, u := range s.tomb {
+		if !in[u] {
+			continue
+		}
+		for _, h := range s.holders[id] {
+			if !in[h] {
+				tombs[id] = s.tombTime[id]
+				break
+			}
+		}
+	}
+	if len(kept) > 0 || len(tombs) > 0 {
+		name, size, err := d.repack(ctx, s, kept, tombs, passTime)
+		if err != nil {
+			return res, fmt.Errorf("repack side data of %s: %w", ref, err)
+		}
+		res.Pack, res.Kept, res.Freed = name, len(kept), -size
+	}
+	var errs []error
+	for _, u := range doomed {
+		if err := os.Remove(u.path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			errs = append(errs, fmt.Errorf("remove %s: %w", u.path, err))
+			continue
+		}
+		res.Removed++
+		res.Freed += u.Size
+	}
+	d.forget(dir, doomed)
+	if err := atomicfile.SyncDir(dir); err != nil {
+		errs = append(errs, fmt.Errorf("sync side dir %s: %w", dir, err))
+	}
+	if len(errs) > 0 {
+		return res, fmt.Errorf("prune side data of %s: %w", ref, errors.Join(errs...))
+	}
+	return res, nil
+}
+
+// forget drops the cached indexes of removed units and the dir's listing.
+func (d *DirStore) forget(dir string, units []*gcUnit) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for _, u := range units {
+		delete(d.indexes, u.path)
+	}
+	delete(d.lists, dir)
+}
+
+// forgetPath drops the cached index of a removed unit and the listing of
+// its dir.
+func (d *DirStore) forgetPath(dir, path string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	delete(d.indexes, path)
+	delete(d.lists, dir)
+}
+
+// packsChanged reports whether dir's packs differ from packs, a listing
+// taken earlier (a PruneSide replaced some meanwhile), reading the dir
+// afresh.
+func (d *DirStore) packsChanged(dir string, packs []string) bool {
+	d.mu.Lock()
+	delete(d.lists, dir)
+	d.mu.Unlock()
+	now, err := d.packs(dir)
+	return err == nil && !slices.Equal(now, packs)
+}
+
+// repack writes one pack holding the newest records of kept and the
+// deletions tombs, with the given pass time, and returns its name and
+// size once it is durable under its final name.
+func (d *DirStore) repack(ctx context.Context, s *gcSurvey, kept map[string]bool, tombs map[string]time.Time, passTime time.Time) (string, int64, error) {
+	ids := make([]string, 0, len(kept))
+	for id := range kept {
+		ids = append(ids, id)
+	}
+	// In the order of their frames, so that each frame is decoded once.
+	sort.Slice(ids, func(i, j int) bool {
+		ui, uj := s.newest[ids[i]], s.newest[ids[j]]
+		if ui.path != uj.path {
+			return ui.path < uj.path
+		}
+		if ui.Kind != bs.SideUnitFile && uj.Kind != bs.SideUnitFile {
+			ei, ej := ui.ix.Entries[ids[i]], uj.ix.Entries[ids[j]]
+			if ei.Offset != ej.Offset {
+				return ei.Offset < ej.Offset
+			}
+			if ei.Start != ej.Start {
+				return ei.Start < ej.Start
+			}
+		}
+		return ids[i] < ids[j]
+	})
+	f, _, err := newPackFile(s.dir)
+	if err != nil {
+		return "", 0, err
+	}
+	tmp := f.Name()
+	fail := func(err error) (string, int64, error) {
+		f.Close()
+		os.Remove(tmp)
+		return "", 0, err
+	}
+	ix := &packIndex{Format: PackFormat, PassTime: passTime.UTC(), Entries: map[string]packEntry{}}
+	if len(tombs) > 0 {
+		ix.Deleted = tombs
+	}
+	enc := d.encoder()
+	defer d.putEncoder(enc)
+	var off int64
+	// Records are gathered into frames of about frameTarget bytes, as Put
+	// does.
+	var group []byte
+	var members []packEntry
+	var memberIDs []string
+	flush := func() error {
+		if len(members) == 0 {
+			return nil
+		}
+		frame := enc.EncodeAll(group, make([]byte, 0, len(group)/4+64))
+		if _, err := f.Write(frame); err != nil {
+			return fmt.Errorf("write pack %s: %w", tmp, err)
+		}
+		for k, e := range members {
+			e.Offset, e.Length = off, int64(len(frame))
+			ix.Entries[memberIDs[k]] = e
+		}
+		off += int64(len(frame))
+		group, members, memberIDs = group[:0], members[:0], memberIDs[:0]
+		return nil
+	}
+	for _, id := range ids {
+		if err := ctx.Err(); err != nil {
+			return fail(err)
+		}
+		u := s.newest[id]
+		data, t, err := d.readUnitRecord(u, id)
+		if err != nil {
+			return fail(err)
+		}
+		sum := sha256.Sum256(data)
+		members = append(members, packEntry{Start: int64(len(group)), Size: int64(len(data)), SHA256: hex.EncodeToString(sum[:]), Time: t})
+		memberIDs = append(memberIDs, id)
+		group = append(group, data...)
+		if len(group) >= frameTarget {
+			if err := flush(); err != nil {
+				return fail(err)
+			}
+		}
+	}
+	if err := flush(); err != nil {
+		return fail(err)
+	}
+	tail, err := packTail(ix, off)
+	if err != nil {
+		return fail(err)
+	}
+	if _, err := f.Write(tail); err != nil {
+		return fail(fmt.Errorf("write pack %s: %w", tmp, err))
+	}
+	if err := f.Sync(); err != nil {
+		return fail(fmt.Errorf("sync pack %s: %w", tmp, err))
+	}
+	if err := f.Close(); err != nil {
+		os.Remove(tmp)
+		return "", 0, fmt.Errorf("close pack %s: %w", tmp, err)
+	}
+	size := off + int64(len(tail))
+	if repackHook != nil {
+		if err := repackHook(tmp); err != nil {
+			os.Remove(tmp)
+			return "", 0, err
+		}
+	}
+	name := packName(passTime)
+	if err := os.Rename(tmp, filepath.Join(s.dir, name)); err != nil {
+		os.Remove(tmp)
+		return "", 0, fmt.Errorf("rename pack %s: %w", tmp, err)
+	}
+	if err := atomicfile.SyncDir(s.dir); err != nil {
+		// The new pack may not survive a crash: keep the old units.
+		return "", 0, fmt.Errorf("sync side dir %s: %w", s.dir, err)
+	}
+	d.mu.Lock()
+	delete(d.lists, s.dir)
+	d.mu.Unlock()
+	return name, size, nil
+}
+
+// readUnitRecord reads the record of id from a unit, checked, with the
+// time it was written.
+func (d *DirStore) readUnitRecord(u *gcUnit, id string) ([]byte, time.Time, error) {
+	if u.Kind == bs.SideUnitFile {
+		data, err := d.readFile(u.path)
+		return data, u.Time, err
+	}
+	e := u.ix.Entries[id]
+	f, err := os.Open(u.path)
+	if err != nil {
+		return nil, time.Time{}, fmt.Errorf("pack %s: %w", u.path, err)
+	}
+	defer f.Close()
+	data, err := d.readFrame(f, u.path, id, e)
+	t := e.Time
+	if t.IsZero() {
+		t = u.Time
+	}
+	return data, t, err
+}

@@ -1,0 +1,356 @@
+// Package retention deletes old extracted values (DESIGN decision 9, seed
+// 000 SP-07): side data older than the config's "retention" ("24h" by
+// default) goes, on "retention_cron" and once at start-up; the
+// placeholders stay, and a restore of a value that is gone answers
+// restore.MissingText.
+//
+// # What is deleted
+//
+// Side data is deleted in units (brainsurgeon.SideUnit): a pack, whose age
+// is its pass time, goes as a whole, and so does a per-entry file
+// ("<entryId>.json", "<entryId>.json.zst", or the first BrainSurgeon's
+// "__meta" file). A unit is expired when it was written more than
+// "retention" before now.
+//
+// Some records of an expired unit are kept whatever the scope:
+//
+//   - the records of entries that a queued restore write-back or
+//     set_extractable still names (restore's pending queue): the agent was
+//     promised that value;
+//   - records carrying another package's bookkeeping (restore's journal and
+//     redactions, Record.Extra): without them `restore --all --pristine`
+//     could not give back the host's bytes (DESIGN decision 2).
+//
+// With "retention_scope": "orphans", the records of entries whose
+// placeholder "[[extracted-<id>]]" is still in the current transcript are
+// kept as well; with "all" (the default) they expire with their unit.
+// An expired unit that holds only records to keep stays as it is; one that
+// holds both kinds is repacked atomically into a new pack of the records
+// to keep (the side store's [brainsurgeon.SidePruner]; the new pack keeps
+// the old pass time); the others are deleted. Transcripts are read through
+// the root Store, side data through the SideStore, so retention works the
+// same on every backend and never touches a file path. Expired trash
+// (package trash) is cleaned first when Options.Trash is set: the values
+// of deleted sessions go first.
+//
+// # Use
+//
+// One call runs retention over every session (the daemon on
+// "retention_cron", `POST /api/retention/run`, the CLI):
+//
+//	stats, err := retention.Run(ctx, retention.Options{Store: set.Store, Side: set.Side,
+//		StateDir: set.StateDir, Config: cfg, Trash: bin, Logger: log})
+//
+// It logs "[RETENTION] Deleted 15 extracted files (1.2 MB)" at info level
+// and returns Stats, {"cleaned":15,"bytes":1258291,"errors":0}. A deletion
+// that fails is logged and counted in Errors, and the run goes on; the
+// error returned joins them. The caller records last_retention_run_at.
+package retention
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"time"
+
+	bs "github.com/brainsurgeon/brainsurgeon"
+	"github.com/brainsurgeon/brainsurgeon/config"
+	"github.com/brainsurgeon/brainsurgeon/extract"
+	"github.com/brainsurgeon/brainsurgeon/restore"
+)
+
+// Stats is what a run did.
+type Stats struct {
+	// Cleaned counts the files deleted: side files (packs, per-entry
+	// files) and the files of expired trash items.
+	Cleaned int `json:"cleaned"`
+	// Bytes counts the bytes freed.
+	Bytes int64 `json:"bytes"`
+	// Errors counts the deletions (and sessions) that failed.
+	Errors int `json:"errors"`
+	// Sessions counts the sessions whose side data was examined.
+	Sessions int `json:"sessions"`
+	// Repacked counts the new packs written to keep records of expired
+	// packs; Kept the records they hold.
+	Repacked int `json:"repacked"`
+	Kept     int `json:"kept"`
+	// TrashCleaned counts the files of expired trash items removed (also
+	// counted in Cleaned).
+	TrashCleaned int `json:"trash_cleaned"`
+}
+
+// TrashCleaner removes expired trash. *trash.Trash implements it.
+type TrashCleaner interface {
+	// CleanExpired removes the trash items whose expiry has passed and
+	// returns how many files they held and their bytes. It goes on after a failure and
+	// returns the failures joined.
+	CleanExpired(ctx context.Context) (items int, bytes int64, err error)
+}
+
+// Options configure Run. Store, Side and Config are required.
+type Options struct {
+	// Store lists the sessions and reads their transcripts.
+	Store interface {
+		bs.Lister
+		bs.Opener
+	}
+	// Side holds the extracted values; it must implement
+	// brainsurgeon.SidePruner (extract.DirStore does) for anything to be
+	// deleted.
+	Side bs.SideStore
+	// StateDir is BrainSurgeon's state dir; its restore queue names the
+	// values queued write-backs still need. Empty: no queue.
+	StateDir string
+	// Config gives "retention" and "retention_scope".
+	Config config.Config
+	// MaxAge, when positive, replaces Config.Retention (for tests and
+	// tools).
+	MaxAge time.Duration
+	// Trash, when not nil, has its expired items removed first.
+	Trash TrashCleaner
+	// Logger receives the run's records; nil discards.
+	Logger bs.Logger
+	// Clock tells the time; nil is the system clock.
+	Clock bs.Clock
+}
+
+// Run deletes the expired side data of every session (see the package
+// documentation). It returns an error wrapping brainsurgeon.ErrInvalid for
+// bad options (nothing is deleted then) and, after a complete run, the
+// failures joined; Stats counts what was done in any case.
+func Run(ctx context.Context, o Options) (Stats, error) {
+	var st Stats
+	if o.Store == nil || o.Side == nil {
+		return st, fmt.Errorf("retention: the Options need a Store and a Side store (backend.Open gives both): %w", bs.ErrInvalid)
+	}
+	maxAge := o.MaxAge
+	if maxAge <= 0 {
+		d, err := o.Config.RetentionDuration()
+		if err != nil {
+			return st, fmt.Errorf("retention: %w", err)
+		}
+		maxAge = d
+	}
+	scope := o.Config.RetentionScope
+	switch scope {
+	case "":
+		scope = config.ScopeAll
+	case config.ScopeAll, config.ScopeOrphans:
+	default:
+		return st, fmt.Errorf("retention: retention_scope: must be %q or %q, got %q: %w", config.ScopeAll, config.ScopeOrphans, scope, bs.ErrInvalid)
+	}
+	pruner, ok := o.Side.(bs.SidePruner)
+	if !ok {
+		return st, fmt.Errorf("retention: the side store %T cannot delete side data in units: %w", o.Side, bs.ErrUnsupported)
+	}
+	log := bs.LoggerOrDiscard(o.Logger)
+	now := bs.Now(o.Clock)
+	cutoff := now.Add(-maxAge)
+	var errs []error
+
+	if o.Trash != nil {
+		n, b, err := o.Trash.CleanExpired(ctx)
+		st.Cleaned += n
+		st.TrashCleaned += n
+		st.Bytes += b
+		if err != nil {
+			st.Errors++
+			errs = append(errs, err)
+			log.Error("[RETENTION] expired trash not fully removed", "error", err)
+		}
+	}
+
+	refs, err := o.Store.Sessions(ctx)
+	if err != nil {
+		return st, fmt.Errorf("retention: list sessions: %w", err)
+	}
+	pending, err := (&restore.Restorer{StateDir: o.StateDir}).Pending()
+	if err != nil {
+		// Without the queue we cannot tell what a write-back needs: keep
+		// everything rather than guess.
+		return st, fmt.Errorf("retention: read the restore queue: %w", err)
+	}
+	r := &run{o: o, pruner: pruner, log: log, cutoff: cutoff, scope: scope, pending: pending}
+	for _, ref := range refs {
+		if err := ctx.Err(); err != nil {
+			errs = append(errs, err)
+			break
+		}
+		if err := r.session(ctx, ref, &st); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	log.Info(fmt.Sprintf("[RETENTION] Deleted %d extracted files (%s)", st.Cleaned, HumanBytes(st.Bytes)),
+		"cleaned", st.Cleaned, "bytes", st.Bytes, "errors", st.Errors, "repacked", st.Repacked, "kept", st.Kept,
+		"sessions", st.Sessions, "scope", scope, "retention", maxAge.String())
+	return st, errors.Join(errs...)
+}
+
+// run is one retention run.
+type run struct {
+	o       Options
+	pruner  bs.SidePruner
+	log     bs.Logger
+	cutoff  time.Time
+	scope   string
+	pending []*restore.PendingRequest
+}
+
+// session applies retention to one session's side data.
+func (r *run) session(ctx context.Context, ref bs.SessionRef, st *Stats) error {
+	units, err := r.pruner.SideUnits(ctx, ref)
+	if err != nil {
+		if errors.Is(err, bs.ErrUnsupported) || errors.Is(err, bs.ErrInvalid) {
+			return nil // a session that cannot have side data
+		}
+		st.Errors++
+		r.log.Error("[RETENTION] cannot list side data", "session", ref.String(), "error", err)
+		return fmt.Errorf("retention %s: %w", ref, err)
+	}
+	var expired []bs.SideUnit
+	for _, u := range units {
+		if u.Time.Before(r.cutoff) {
+			expired = append(expired, u)
+		}
+	}
+	if len(units) > 0 {
+		st.Sessions++
+	}
+	if len(expired) == 0 {
+		return nil
+	}
+
+	keep := map[string]bool{}
+	for _, q := range r.pending {
+		if pendingRef(q).Same(ref) {
+			keep[q.EntryID] = true
+		}
+	}
+	if r.scope == config.ScopeOrphans {
+		refd, err := referenced(ctx, r.o.Store, ref)
+		if err != nil {
+			st.Errors++
+			r.log.Error("[RETENTION] transcript unreadable, its side data is kept", "session", ref.String(), "error", err)
+			return fmt.Errorf("retention %s: %w", ref, err)
+		}
+		for id := range refd {
+			keep[id] = true
+		}
+	}
+	// Records holding restore's journal or redactions are kept in every
+	// scope: they are the only way back to the host's bytes.
+	for _, u := range expired {
+		for _, id := range u.Live {
+			if keep[id] {
+				continue
+			}
+			rec, err := extract.LoadRecord(ctx, r.o.Side, ref, id)
+			if err == nil && len(rec.Extra) > 0 {
+				keep[id] = true
+			}
+		}
+	}
+
+	var doomed, kept []string
+	for _, u := range expired {
+		if u.Err != "" && r.scope == config.ScopeOrphans {
+			r.log.Warn("[RETENTION] unreadable pack kept: its entries are unknown", "session", ref.String(), "unit", u.Name, "error", u.Err)
+			continue
+		}
+		var mine []string
+		for _, id := range u.Live {
+			if keep[id] {
+				mine = append(mine, id)
+			}
+		}
+		if len(mine) > 0 && len(mine) == len(u.Live) && u.Stale == 0 && u.Masks == 0 {
+			continue // everything in it is still needed: leave it as it is
+		}
+		doomed = append(doomed, u.Name)
+		kept = append(kept, mine...)
+	}
+	if len(doomed) == 0 {
+		return nil
+	}
+	sort.Strings(kept)
+	res, err := r.pruner.PruneSide(ctx, ref, doomed, kept)
+	st.Cleaned += res.Removed
+	st.Bytes += res.Freed
+	st.Kept += res.Kept
+	if res.Pack != "" {
+		st.Repacked++
+	}
+	if err != nil {
+		failed := len(doomed) - res.Removed
+		st.Errors += max(failed, 1)
+		r.log.Error("[RETENTION] deletion failed", "session", ref.String(), "units", len(doomed), "removed", res.Removed, "error", err)
+		return fmt.Errorf("retention %s: %w", ref, err)
+	}
+	r.log.Debug("[RETENTION] session cleaned", "session", ref.String(), "removed", res.Removed, "bytes", res.Freed,
+		"kept", res.Kept, "dropped", res.Dropped, "repack", res.Pack)
+	return nil
+}
+
+// pendingRef returns the session a queued request names.
+func pendingRef(q *restore.PendingRequest) bs.SessionRef {
+	b := q.Backend
+	if b == "" {
+		b = bs.BackendJSONL
+	}
+	return bs.SessionRef{Backend: b, Agent: q.Agent, ID: q.SessionID}
+}
+
+// referenced returns the entry ids of every placeholder in the current
+// transcript. Any "[[extracted-<id>]]" counts, even one quoted in another
+// entry's text (keeping a value too many is harmless, one too few is
+// not), and so does the first BrainSurgeon's bare "[[extracted]]", which
+// names the entry that holds it.
+func referenced(ctx context.Context, store bs.Opener, ref bs.SessionRef) (map[string]bool, error) {
+	ids := map[string]bool{}
+	mark := []byte(extract.PlaceholderPrefix)
+	bare := []byte("[[extracted]]")
+	v := &bs.Visitor{Want: func([]byte) bool { return false }, Visit: func(e *bs.Entry) error {
+		raw := e.Raw
+		if e.ID != "" && bytes.Contains(raw, bare) {
+			ids[e.ID] = true // the first BrainSurgeon's bare placeholder names its own entry
+		}
+		for {
+			i := bytes.Index(raw, mark)
+			if i < 0 {
+				return nil
+			}
+			raw = raw[i+len(mark):]
+			j := bytes.Index(raw, []byte("]]"))
+			if j < 0 {
+				return nil
+			}
+			if id := string(raw[:j]); extract.ValidID(id) == nil {
+				ids[id] = true
+			}
+			raw = raw[j:]
+		}
+	}}
+	if _, err := store.Open(ctx, ref, v); err != nil {
+		return nil, err
+	}
+	return ids, nil
+}
+
+// HumanBytes formats a size as the retention log line does: "1.2 MB",
+// "512 B" (units of 1024 bytes, as seed 000's example: 1258291 bytes is
+// "1.2 MB").
+func HumanBytes(n int64) string {
+	if n < 1024 {
+		return fmt.Sprintf("%d B", n)
+	}
+	f := float64(n)
+	for _, unit := range []string{"KB", "MB", "GB", "TB"} {
+		f /= 1024
+		if f < 1024 || unit == "TB" {
+			return fmt.Sprintf("%.1f %s", f, unit)
+		}
+	}
+	return fmt.Sprintf("%d B", n)
+}

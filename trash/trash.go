@@ -1,0 +1,956 @@
+// Package trash deletes sessions into a trash they can be restored from
+// (seed 000 SP-08): the transcript, its extracted dir as a whole, and the
+// session's sessions.json entry, with its child sessions.
+//
+// # Layout
+//
+// Each deletion is one item, a directory under "<state dir>/trash/" (the
+// state dir is ".brainsurgeon", the sibling of "agents"):
+//
+//	<state dir>/trash/<agent>_<sessionId>_<UTC time>-<random>/
+//	    meta.json                 the Item below
+//	    <sessionId>.jsonl         the transcript, moved (mtime kept)
+//	    extracted/<sessionId>/    its side dir, moved as a whole
+//	    …                         the same for every child session
+//
+// meta.json holds, per session, the original transcript path and side
+// dir, its sessions.json path and entries (key → the entry's raw JSON),
+// file counts and sizes, and for the item trashed_at and expires_at
+// (trashed_at + Trash.Keep, 14 days by default). Directories are 0700,
+// files 0600.
+//
+// # Operations
+//
+// Each operation is one call, for the CLI and the HTTP API alike:
+//
+//	bin := trash.New(set)                      // set from backend.Open
+//	item, err := bin.Delete(ctx, "main", "abc123") // DELETE /api/sessions/main/abc123
+//	items, err := bin.List(ctx)                    // GET /api/trash
+//	item, err := bin.Restore(ctx, item.ID)         // POST /api/trash/{id}/restore
+//	item, err := bin.Purge(ctx, item.ID)           // DELETE /api/trash/{id}
+//	n, bytes, err := bin.CleanExpired(ctx)         // retention (retention.Options.Trash)
+//
+// Delete refuses a busy session (the store's IdleChecker; an error
+// wrapping brainsurgeon.ErrBusy) and a session of the SQLite store (an
+// error wrapping ErrRefused and brainsurgeon.ErrUnsupported: BrainSurgeon
+// never deletes rows, DESIGN decision 6). It takes the host lock of every
+// transcript it moves. Child sessions go along: those whose header
+// "parentSession" names the session, or whose sessions.json entry has
+// "spawnedBy", "parentSessionKey", "parentSessionId" or "parentSession"
+// naming one of its keys or its id (recursively). A missing extracted dir
+// is no error.
+//
+// A deletion writes meta.json first ("state": "trashing"), then moves the
+// side dirs and transcripts, then removes the sessions.json keys in one
+// atomic rewrite of the file (temp, fsync, rename: bytes of other entries
+// unchanged), then marks the item "trashed". When a step fails, what was
+// moved is moved back; after a crash the item stays "trashing" and
+// Restore puts back whatever was moved. Restore refuses with an error
+// wrapping ErrOccupied when a transcript, a non-empty side dir or a
+// sessions.json key now occupies an original place; nothing is moved
+// then. An unknown or malformed item id is an error wrapping
+// brainsurgeon.ErrNotFound or brainsurgeon.ErrInvalid.
+//
+// Every step appends to the audit log "<state dir>/audit.jsonl" (see
+// restore.Audit): "delete" (moved_to_trash) and "delete_extracted"
+// (files_removed, bytes_removed) per session, as seed 000 writes them, then
+// "trash_restore", "trash_purge" and "trash_expire".
+//
+// Items move by rename, so the state dir must be on the agents dir's file
+// system (it is, as its sibling, unless a mount point sits between them);
+// otherwise Delete fails and moves nothing.
+//
+// Errors callers map (an HTTP handler, the CLI): brainsurgeon.ErrInvalid
+// (a malformed id: 400), brainsurgeon.ErrNotFound (404),
+// brainsurgeon.ErrBusy and ErrOccupied (409), ErrRefused (also
+// brainsurgeon.ErrUnsupported: 409 or 422 with the message, which gives
+// the reason).
+//
+// A Trash is safe for concurrent use; its operations are serialised.
+package trash
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	bs "github.com/brainsurgeon/brainsurgeon"
+	"github.com/brainsurgeon/brainsurgeon/backend"
+	"github.com/brainsurgeon/brainsurgeon/internal/atomicfile"
+	"github.com/brainsurgeon/brainsurgeon/internal/hostfile"
+	"github.com/brainsurgeon/brainsurgeon/internal/jsonedit"
+	"github.com/brainsurgeon/brainsurgeon/restore"
+	"github.com/brainsurgeon/brainsurgeon/session"
+)
+
+// Format identifies a trash item's meta.json.
+const Format = "brainsurgeon.trash/1"
+
+// DefaultKeep is how long an item stays in the trash when Trash.Keep is
+// zero: 14 days, as the first BrainSurgeon's trash.
+const DefaultKeep = 14 * 24 * time.Hour
+
+// The states of an item.
+const (
+	// StateTrashing: the deletion started and did not finish (a crash);
+	// Restore puts back what was moved.
+	StateTrashing = "trashing"
+	// StateTrashed: everything is in the trash.
+	StateTrashed = "trashed"
+)
+
+var (
+	// ErrRefused means the trash cannot take the session: it is kept by a
+	// store whose sessions BrainSurgeon never deletes (the SQLite store).
+	ErrRefused = errors.New("the trash cannot take sessions of this store")
+	// ErrOccupied means Restore found something in a place it must put
+	// back into.
+	ErrOccupied = errors.New("the original place is occupied")
+)
+
+// errCrash stops an operation where it is, without rolling back, as a
+// killed process would (tests inject it through failpoint).
+var errCrash = errors.New("simulated crash")
+
+// failpoint, when set (by tests), is called after each step of a
+// deletion; an error fails the deletion there.
+var failpoint func(step string) error
+
+// Item is one deletion in the trash, as stored in its meta.json.
+type Item struct {
+	// Format is Format.
+	Format string `json:"format"`
+	// ID names the item: its directory's name.
+	ID string `json:"id"`
+	// Agent and SessionID name the session deleted (the first of
+	// Sessions; the others are its children).
+	Agent     string `json:"agent"`
+	SessionID string `json:"session_id"`
+	// State is StateTrashing or StateTrashed.
+	State string `json:"state"`
+	// TrashedAt is when the deletion was made; ExpiresAt when the item
+	// may be removed for good.
+	TrashedAt time.Time `json:"trashed_at"`
+	ExpiresAt time.Time `json:"expires_at"`
+	// Sessions are the session and its children.
+	Sessions []Session `json:"sessions"`
+	// Files and Bytes count every file of the item (meta.json aside).
+	Files int   `json:"files"`
+	Bytes int64 `json:"bytes"`
+}
+
+// Session is one session of an item.
+type Session struct {
+	// Agent and SessionID name it; Parent is the session id of its
+	// parent when it went along as a child.
+	Agent     string `json:"agent"`
+	SessionID string `json:"session_id"`
+	Parent    string `json:"parent,omitempty"`
+	// OriginalPath is where the transcript was; SideDir its extracted
+	// dir.
+	OriginalPath string `json:"original_path"`
+	SideDir      string `json:"side_dir"`
+	// SessionsJSON is the sessions.json that listed it, and Entries its
+	// entries there: key → the entry's JSON text exactly as it was in the
+	// file (a string, so that no encoder re-indents it), empty for an
+	// orphan transcript.
+	SessionsJSON string            `json:"sessions_json,omitempty"`
+	Entries      map[string]string `json:"sessions_json_entries,omitempty"`
+	// TranscriptBytes is the transcript's size; ExtractedFiles and
+	// ExtractedBytes count the files of its side dir.
+	TranscriptBytes int64 `json:"transcript_bytes"`
+	ExtractedFiles  int   `json:"extracted_files"`
+	ExtractedBytes  int64 `json:"extracted_bytes"`
+}
+
+// Trash deletes sessions into "<StateDir>/trash" and brings them back.
+// Store, AgentsDir and StateDir are required; New fills them.
+type Trash struct {
+	// Store resolves names and tells whether a session is idle.
+	Store bs.Store
+	// AgentsDir is the agents dir, for sessions.json.
+	AgentsDir string
+	// StateDir is BrainSurgeon's state dir (".brainsurgeon").
+	StateDir string
+	// Keep is how long items stay; zero means DefaultKeep.
+	Keep time.Duration
+	// Actor is written into the audit log when known.
+	Actor string
+	// Logger receives info records of every step; nil discards.
+	Logger bs.Logger
+	// Clock tells the time; nil is the system clock.
+	Clock bs.Clock
+
+	mu sync.Mutex
+}
+
+// New returns the Trash of an opened installation.
+func New(set *backend.Set) *Trash {
+	if set == nil {
+		return &Trash{}
+	}
+	return &Trash{Store: set.Store, AgentsDir: set.AgentsDir, StateDir: set.StateDir}
+}
+
+func (t *Trash) ready() error {
+	if t == nil || t.Store == nil || t.AgentsDir == "" || t.StateDir == "" {
+		return fmt.Errorf("trash: needs a Store, an AgentsDir and a StateDir (trash.New(set) fills them): %w", bs.ErrInvalid)
+	}
+	return nil
+}
+
+func (t *Trash) dir() string { return filepath.Join(t.StateDir, "trash") }
+
+func (t *Trash) log() bs.Logger { return bs.LoggerOrDiscard(t.Logger) }
+
+// ValidID checks an item id from outside: 1 to 255 letters, digits, "-",
+// "_", "." and ":", not starting with ".".
+func ValidID(id string) error {
+	if id == "" || len(id) > 255 || strings.HasPrefix(id, ".") {
+		return fmt.Errorf("trash id %q: expected 1 to 255 characters not starting with '.': %w", id, bs.ErrInvalid)
+	}
+	for _, r := range id {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '-', r == '_', r == '.', r == ':':
+		default:
+			return fmt.Errorf("trash id %q: character %q not allowed (expected letters, digits, '-', '_', '.', ':'): %w", id, r, bs.ErrInvalid)
+		}
+	}
+	return nil
+}
+
+// Delete moves the session agentID/sessionID and its children to the
+// trash. Both ids must name the session exactly (no prefix or key
+// matching: a deletion never guesses); an unknown session is an error
+// wrapping brainsurgeon.ErrNotFound, a malformed id one wrapping
+// brainsurgeon.ErrInvalid.
+func (t *Trash) Delete(ctx context.Context, agentID, sessionID string) (*Item, error) {
+	if err := t.ready(); err != nil {
+		return nil, err
+	}
+	for _, seg := range []struct{ what, v string }{{"agent", agentID}, {"session", sessionID}} {
+		if err := segment(seg.what, seg.v); err != nil {
+			return nil, err
+		}
+	}
+	name := agentID + "/" + sessionID
+	ref, err := t.Store.Resolve(ctx, name)
+	if err == nil && (ref.Agent != agentID || ref.ID != sessionID) {
+		err = fmt.Errorf("no session %s (the nearest is %s): %w", name, ref, bs.ErrNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("trash %s: %w", name, err)
+	}
+	return t.DeleteRef(ctx, ref)
+}
+
+// segment checks an id that becomes a path segment.
+func segment(what, v string) error {
+	if v == "" || v == "." || v == ".." || len(v) > 255 || strings.ContainsAny(v, "/\\\x00") {
+		return fmt.Errorf("%s id %q: expected a non-empty name without path separators or NUL: %w", what, v, bs.ErrInvalid)
+	}
+	return nil
+}
+
+// DeleteRef is Delete for a resolved session.
+func (t *Trash) DeleteRef(ctx context.Context, ref bs.SessionRef) (*Item, error) {
+	if err := t.ready(); err != nil {
+		return nil, err
+	}
+	if b := ref.Backend; b != "" && b != bs.BackendJSONL {
+		return nil, fmt.Errorf("trash %s: the %s store keeps sessions as rows and BrainSurgeon never deletes rows (DESIGN decision 6); delete it in the host: %w: %w",
+			ref, b, ErrRefused, bs.ErrUnsupported)
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	sessions, err := t.family(ctx, ref)
+	if err != nil {
+		return nil, err
+	}
+	for _, s := range sessions {
+		if err := t.Store.CheckIdle(ctx, s.ref); err != nil {
+			return nil, fmt.Errorf("trash %s: session %s: %w", ref, s.ref, err)
+		}
+	}
+	now := bs.Now(t.Clock).UTC()
+	keep := t.Keep
+	if keep <= 0 {
+		keep = DefaultKeep
+	}
+	item := &Item{Format: Format, ID: itemID(ref, now), Agent: ref.Agent, SessionID: ref.ID, State: StateTrashing,
+		TrashedAt: now, ExpiresAt: now.Add(keep)}
+	for _, s := range sessions {
+		item.Sessions = append(item.Sessions, s.Session)
+	}
+	// Host locks: nobody writes a transcript while it moves.
+	var locks []*hostfile.Lock
+	defer func() {
+		for _, l := range locks {
+			_ = l.Release()
+		}
+	}()
+	for _, s := range sessions {
+		l, err := hostfile.Acquire(ctx, s.OriginalPath, hostfile.LockOptions{Timeout: -1, Clock: t.Clock, Logger: t.Logger})
+		if err != nil {
+			return nil, fmt.Errorf("trash %s: %w", ref, err)
+		}
+		locks = append(locks, l)
+	}
+	idir := filepath.Join(t.dir(), item.ID)
+	if err := os.MkdirAll(idir, 0o700); err != nil {
+		return nil, fmt.Errorf("trash %s: %w", ref, err)
+	}
+	if err := t.writeMeta(item); err != nil {
+		os.RemoveAll(idir)
+		return nil, fmt.Errorf("trash %s: %w", ref, err)
+	}
+	var undo []func() error
+	fail := func(err error) (*Item, error) {
+		if errors.Is(err, errCrash) {
+			return nil, err
+		}
+		var uerrs []error
+		for i := len(undo) - 1; i >= 0; i-- {
+			if uerr := undo[i](); uerr != nil {
+				uerrs = append(uerrs, uerr)
+			}
+		}
+		if len(uerrs) > 0 {
+			t.log().Error("trash: deletion failed and could not be fully undone; restore the item to put everything back",
+				"session", ref.String(), "trash_id", item.ID, "error", err, "undo_error", errors.Join(uerrs...))
+			return nil, fmt.Errorf("trash %s: %w (undo failed, item %s kept: %v)", ref, err, item.ID, errors.Join(uerrs...))
+		}
+		os.RemoveAll(idir)
+		return nil, fmt.Errorf("trash %s: %w", ref, err)
+	}
+	step := func(name string) error {
+		if failpoint != nil {
+			return failpoint(name)
+		}
+		return nil
+	}
+	if err := step("meta"); err != nil {
+		return fail(err)
+	}
+	for _, s := range sessions {
+		sideFrom, sideTo := s.SideDir, filepath.Join(idir, "extracted", s.SessionID)
+		if sideFrom != "" {
+			if _, err := os.Stat(sideFrom); err == nil {
+				if err := move(sideFrom, sideTo); err != nil {
+					return fail(err)
+				}
+				undo = append(undo, func() error { return move(sideTo, sideFrom) })
+			}
+		}
+		if err := step("side:" + s.SessionID); err != nil {
+			return fail(err)
+		}
+		trFrom, trTo := s.OriginalPath, filepath.Join(idir, s.SessionID+".jsonl")
+		if err := move(trFrom, trTo); err != nil {
+			return fail(err)
+		}
+		undo = append(undo, func() error { return move(trTo, trFrom) })
+		if err := step("transcript:" + s.SessionID); err != nil {
+			return fail(err)
+		}
+	}
+	// The sessions.json keys, one rewrite per file.
+	byFile := map[string][]int{}
+	for i, s := range item.Sessions {
+		if s.SessionsJSON != "" && len(s.Entries) > 0 {
+			byFile[s.SessionsJSON] = append(byFile[s.SessionsJSON], i)
+		}
+	}
+	for _, file := range slices.Sorted(maps.Keys(byFile)) {
+		var keys []string
+		for _, i := range byFile[file] {
+			keys = append(keys, slices.Sorted(maps.Keys(item.Sessions[i].Entries))...)
+		}
+		removed, err := removeKeys(file, keys)
+		if err != nil {
+			return fail(err)
+		}
+		// Keep the entries as they were just before their removal.
+		for _, i := range byFile[file] {
+			for k := range item.Sessions[i].Entries {
+				if raw, ok := removed[k]; ok {
+					item.Sessions[i].Entries[k] = string(raw)
+				}
+			}
+		}
+		undo = append(undo, func() error { return addKeys(file, removed) })
+		if err := step("sessions_json"); err != nil {
+			return fail(err)
+		}
+	}
+	item.State = StateTrashed
+	item.Files, item.Bytes = countFiles(idir)
+	if err := t.writeMeta(item); err != nil {
+		return fail(err)
+	}
+	yes := true
+	for _, s := range item.Sessions {
+		files, b := s.ExtractedFiles, s.ExtractedBytes
+		t.audit(restore.AuditEvent{Action: "delete", Path: s.OriginalPath, Agent: s.Agent, SessionID: s.SessionID, MovedToTrash: &yes, TrashID: item.ID})
+		t.audit(restore.AuditEvent{Action: "delete_extracted", Path: s.SideDir, Agent: s.Agent, SessionID: s.SessionID, MovedToTrash: &yes,
+			TrashID: item.ID, FilesRemoved: &files, BytesRemoved: &b})
+		t.log().Info("session moved to the trash", "session", s.Agent+"/"+s.SessionID, "trash_id", item.ID,
+			"extracted_files", files, "extracted_bytes", b, "actor", t.Actor)
+	}
+	return item, nil
+}
+
+// member is one session found for a deletion.
+type member struct {
+	Session
+	ref bs.SessionRef
+}
+
+// storeEntry holds the sessions.json fields that link sessions.
+type storeEntry struct {
+	SessionID        string `json:"sessionId"`
+	SpawnedBy        string `json:"spawnedBy"`
+	ParentSessionKey string `json:"parentSessionKey"`
+	ParentSessionID  string `json:"parentSessionId"`
+	ParentSession    string `json:"parentSession"`
+}
+
+// family returns the session and its children (recursively), the session
+// first.
+func (t *Trash) family(ctx context.Context, ref bs.SessionRef) ([]member, error) {
+	d, err := session.DiscoverWith(ctx, t.AgentsDir, session.DiscoverOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("trash %s: %w", ref, err)
+	}
+	stores := map[string]map[string]json.RawMessage{} // sessions.json path → entries
+	load := func(p string) map[string]json.RawMessage {
+		if m, ok := stores[p]; ok {
+			return m
+		}
+		var m map[string]json.RawMessage
+		if data, err := os.ReadFile(p); err == nil {
+			_ = json.Unmarshal(data, &m)
+		}
+		stores[p] = m
+		return m
+	}
+	mk := func(r bs.SessionRef, parent string) (member, error) {
+		if r.Path == "" {
+			return member{}, fmt.Errorf("trash %s: no transcript path: %w", r, bs.ErrInvalid)
+		}
+		m := member{ref: r, Session: Session{Agent: r.Agent, SessionID: r.ID, Parent: parent, OriginalPath: r.Path}}
+		if fi, err := os.Stat(r.Path); err == nil {
+			m.TranscriptBytes = fi.Size()
+		} else {
+			return member{}, fmt.Errorf("trash %s: %w", r, err)
+		}
+		if sd, err := session.SideDir(r); err == nil {
+			m.SideDir = sd
+			m.ExtractedFiles, m.ExtractedBytes = countFiles(sd)
+		}
+		if keys := d.Keys(r); len(keys) > 0 {
+			m.SessionsJSON = filepath.Join(filepath.Dir(r.Path), "sessions.json")
+			all := load(m.SessionsJSON)
+			m.Entries = map[string]string{}
+			for _, k := range keys {
+				if raw, ok := all[k]; ok {
+					m.Entries[k] = string(raw)
+				}
+			}
+		}
+		return m, nil
+	}
+	root, err := mk(ref, "")
+	if err != nil {
+		return nil, err
+	}
+	out := []member{root}
+	taken := map[string]bool{ref.Path: true}
+	for i := 0; i < len(out); i++ {
+		p := out[i]
+		for _, c := range d.Sessions {
+			if taken[c.Path] || (c.Backend != "" && c.Backend != bs.BackendJSONL) || c.Agent != p.Agent {
+				continue
+			}
+			if !t.isChild(c, p, d.Keys(c), load) {
+				continue
+			}
+			m, err := mk(c, p.SessionID)
+			if err != nil {
+				return nil, err
+			}
+			taken[c.Path] = true
+			out = append(out, m)
+		}
+	}
+	return out, nil
+}
+
+// isChild reports whether c was forked or spawned from p.
+func (t *Trash) isChild(c bs.SessionRef, p member, cKeys []string, load func(string) map[string]json.RawMessage) bool {
+	names := func(s string) bool {
+		if s == "" {
+			return false
+		}
+		if s == p.SessionID || slices.Contains(slices.Collect(maps.Keys(p.Entries)), s) {
+			return true
+		}
+		if filepath.Clean(s) == filepath.Clean(p.OriginalPath) {
+			return true
+		}
+		base := s
+		if i := strings.LastIndexAny(base, `/\`); i >= 0 {
+			base = base[i+1:]
+		}
+		return strings.TrimSuffix(base, ".jsonl") == p.SessionID
+	}
+	if names(headerParent(c.Path)) {
+		return true
+	}
+	if len(cKeys) == 0 {
+		return false
+	}
+	all := load(filepath.Join(filepath.Dir(c.Path), "sessions.json"))
+	for _, k := range cKeys {
+		var e storeEntry
+		if json.Unmarshal(all[k], &e) != nil {
+			continue
+		}
+		if names(e.SpawnedBy) || names(e.ParentSessionKey) || names(e.ParentSessionID) || names(e.ParentSession) {
+			return true
+		}
+	}
+	return false
+}
+
+// headerParent returns the "parentSession" of a transcript's header line.
+func headerParent(path string) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	line, err := bufio.NewReaderSize(f, 64<<10).ReadSlice('\n')
+	if err != nil && len(line) == 0 {
+		return ""
+	}
+	var h struct {
+		Type          string `json:"type"`
+		ParentSession string `json:"parentSession"`
+	}
+	if json.Unmarshal(bytes.TrimSpace(line), &h) != nil || h.Type != "session" {
+		return ""
+	}
+	return h.ParentSession
+}
+
+// List returns the items in the trash, newest first. Items whose meta.json
+// cannot be read are left out with a warning.
+func (t *Trash) List(ctx context.Context) ([]Item, error) {
+	if err := t.ready(); err != nil {
+		return nil, err
+	}
+	ents, err := os.ReadDir(t.dir())
+	if errors.Is(err, fs.ErrNotExist) {
+		return []Item{}, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("trash: %w", err)
+	}
+	out := []Item{}
+	for _, e := range ents {
+		if !e.IsDir() || ValidID(e.Name()) != nil {
+			continue
+		}
+		it, err := t.readMeta(e.Name())
+		if err != nil {
+			t.log().Warn("trash item unreadable, left out", "trash_id", e.Name(), "error", err)
+			continue
+		}
+		out = append(out, *it)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if !out[i].TrashedAt.Equal(out[j].TrashedAt) {
+			return out[i].TrashedAt.After(out[j].TrashedAt)
+		}
+		return out[i].ID > out[j].ID
+	})
+	return out, nil
+}
+
+// Get returns one item.
+func (t *Trash) Get(ctx context.Context, id string) (*Item, error) {
+	if err := t.ready(); err != nil {
+		return nil, err
+	}
+	return t.readMeta(id)
+}
+
+// Restore puts an item back: transcripts, side dirs and sessions.json
+// entries, then removes the item. It refuses with an error wrapping
+// ErrOccupied, and moves nothing, when something now occupies one of the
+// original places. It also finishes the recovery of an item left
+// "trashing" by a crash: what was not moved yet is already in place.
+func (t *Trash) Restore(ctx context.Context, id string) (*Item, error) {
+	if err := t.ready(); err != nil {
+		return nil, err
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	item, err := t.readMeta(id)
+	if err != nil {
+		return nil, err
+	}
+	if err := t.inside(item); err != nil {
+		return nil, fmt.Errorf("trash restore %s: %w", id, err)
+	}
+	idir := filepath.Join(t.dir(), id)
+	type mv struct{ from, to string }
+	var moves []mv
+	var busy []string
+	for _, s := range item.Sessions {
+		tr := filepath.Join(idir, s.SessionID+".jsonl")
+		if exists(tr) {
+			if exists(s.OriginalPath) {
+				busy = append(busy, "transcript "+s.OriginalPath)
+			}
+			moves = append(moves, mv{tr, s.OriginalPath})
+		} else if !exists(s.OriginalPath) {
+			return nil, fmt.Errorf("trash restore %s: the transcript of %s/%s is neither in the trash nor at %s: %w",
+				id, s.Agent, s.SessionID, s.OriginalPath, bs.ErrNotFound)
+		}
+		sd := filepath.Join(idir, "extracted", s.SessionID)
+		if s.SideDir != "" && exists(sd) {
+			if !emptyOrMissing(s.SideDir) {
+				busy = append(busy, "extracted dir "+s.SideDir)
+			}
+			moves = append(moves, mv{sd, s.SideDir})
+		}
+	}
+	adds := map[string]map[string]json.RawMessage{}
+	for _, s := range item.Sessions {
+		if s.SessionsJSON == "" || len(s.Entries) == 0 {
+			continue
+		}
+		cur := map[string]json.RawMessage{}
+		if data, err := os.ReadFile(s.SessionsJSON); err == nil {
+			_ = json.Unmarshal(data, &cur)
+		}
+		for k, raw := range s.Entries {
+			if have, ok := cur[k]; ok {
+				if !bytes.Equal(bytes.TrimSpace(have), bytes.TrimSpace([]byte(raw))) {
+					busy = append(busy, fmt.Sprintf("sessions.json key %q in %s", k, s.SessionsJSON))
+				}
+				continue // still there: a crash before the keys were removed
+			}
+			if adds[s.SessionsJSON] == nil {
+				adds[s.SessionsJSON] = map[string]json.RawMessage{}
+			}
+			adds[s.SessionsJSON][k] = json.RawMessage(raw)
+		}
+	}
+	if len(busy) > 0 {
+		return nil, fmt.Errorf("trash restore %s: %s: %w", id, strings.Join(busy, ", "), ErrOccupied)
+	}
+	for _, m := range moves {
+		if err := os.MkdirAll(filepath.Dir(m.to), 0o700); err != nil {
+			return nil, fmt.Errorf("trash restore %s: %w", id, err)
+		}
+		if emptyOrMissing(m.to) {
+			_ = os.Remove(m.to) // an empty side dir made meanwhile
+		}
+		if err := move(m.from, m.to); err != nil {
+			return nil, fmt.Errorf("trash restore %s: %w (restore again to finish)", id, err)
+		}
+	}
+	for _, file := range slices.Sorted(maps.Keys(adds)) {
+		if err := addKeys(file, adds[file]); err != nil {
+			return nil, fmt.Errorf("trash restore %s: %w (restore again to finish)", id, err)
+		}
+	}
+	if err := os.RemoveAll(idir); err != nil {
+		return nil, fmt.Errorf("trash restore %s: everything is back, but the item could not be removed: %w", id, err)
+	}
+	_ = atomicfile.SyncDir(t.dir())
+	for _, s := range item.Sessions {
+		t.audit(restore.AuditEvent{Action: "trash_restore", Path: s.OriginalPath, Agent: s.Agent, SessionID: s.SessionID, TrashID: id})
+		t.log().Info("session restored from the trash", "session", s.Agent+"/"+s.SessionID, "trash_id", id, "actor", t.Actor)
+	}
+	return item, nil
+}
+
+// inside checks that every place an item names is in the agents dir (a
+// meta.json edited by hand must not make Restore write elsewhere).
+func (t *Trash) inside(item *Item) error {
+	root, err := filepath.Abs(t.AgentsDir)
+	if err != nil {
+		return err
+	}
+	for _, s := range item.Sessions {
+		if err := segment("session", s.SessionID); err != nil {
+			return err
+		}
+		for _, p := range []string{s.OriginalPath, s.SideDir, s.SessionsJSON} {
+			if p == "" {
+				continue
+			}
+			rel, err := filepath.Rel(root, filepath.Clean(p))
+			if err != nil || !filepath.IsAbs(p) || rel == "." || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+				return fmt.Errorf("meta.json names %q, expected a path inside the agents dir %s: %w", p, root, bs.ErrInvalid)
+			}
+		}
+	}
+	return nil
+}
+
+// Purge removes an item for good.
+func (t *Trash) Purge(ctx context.Context, id string) (*Item, error) {
+	if err := t.ready(); err != nil {
+		return nil, err
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.purge(id, "trash_purge")
+}
+
+func (t *Trash) purge(id, action string) (*Item, error) {
+	item, err := t.readMeta(id)
+	if err != nil {
+		return nil, err
+	}
+	idir := filepath.Join(t.dir(), id)
+	type count struct {
+		files int
+		bytes int64
+	}
+	counts := make([]count, len(item.Sessions))
+	for i, s := range item.Sessions {
+		counts[i].files, counts[i].bytes = countFiles(filepath.Join(idir, "extracted", s.SessionID))
+	}
+	if err := os.RemoveAll(idir); err != nil {
+		return nil, fmt.Errorf("trash purge %s: %w", id, err)
+	}
+	_ = atomicfile.SyncDir(t.dir())
+	no := false
+	for i, s := range item.Sessions {
+		t.audit(restore.AuditEvent{Action: action, Path: s.OriginalPath, Agent: s.Agent, SessionID: s.SessionID, MovedToTrash: &no, TrashID: id})
+		t.audit(restore.AuditEvent{Action: "delete_extracted", Path: s.SideDir, Agent: s.Agent, SessionID: s.SessionID, MovedToTrash: &no,
+			TrashID: id, FilesRemoved: &counts[i].files, BytesRemoved: &counts[i].bytes})
+		t.log().Info("trashed session removed for good", "session", s.Agent+"/"+s.SessionID, "trash_id", id, "action", action, "actor", t.Actor)
+	}
+	return item, nil
+}
+
+// CleanExpired removes the items whose expires_at has passed, and returns
+// how many files they held (transcripts and side files) and their bytes. Items left "trashing" by a crash are
+// kept (their sessions.json keys may still be in place) and logged. A
+// failure is logged and the others go on; the failures are returned
+// joined. It implements retention.TrashCleaner.
+func (t *Trash) CleanExpired(ctx context.Context) (int, int64, error) {
+	items, err := t.List(ctx)
+	if err != nil {
+		return 0, 0, err
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	now := bs.Now(t.Clock)
+	var n int
+	var freed int64
+	var errs []error
+	for _, it := range items {
+		if !it.ExpiresAt.Before(now) {
+			continue
+		}
+		if it.State != StateTrashed {
+			t.log().Warn("expired trash item left: its deletion did not finish; restore or purge it", "trash_id", it.ID)
+			continue
+		}
+		files, b := countFiles(filepath.Join(t.dir(), it.ID))
+		if _, err := t.purge(it.ID, "trash_expire"); err != nil {
+			t.log().Error("expired trash item not removed", "trash_id", it.ID, "error", err)
+			errs = append(errs, err)
+			continue
+		}
+		n += files
+		freed += b
+	}
+	return n, freed, errors.Join(errs...)
+}
+
+func (t *Trash) readMeta(id string) (*Item, error) {
+	if err := ValidID(id); err != nil {
+		return nil, err
+	}
+	data, err := os.ReadFile(filepath.Join(t.dir(), id, "meta.json"))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("trash item %q: %w", id, bs.ErrNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("trash item %q: %w", id, err)
+	}
+	var it Item
+	if err := json.Unmarshal(data, &it); err != nil || it.Format != Format {
+		return nil, fmt.Errorf("trash item %q: meta.json is not a %s file: %v: %w", id, Format, err, bs.ErrInvalid)
+	}
+	it.ID = id
+	return &it, nil
+}
+
+func (t *Trash) writeMeta(it *Item) error {
+	data, err := json.MarshalIndent(it, "", "  ")
+	if err != nil {
+		return err
+	}
+	return atomicfile.WriteFile(filepath.Join(t.dir(), it.ID, "meta.json"), append(data, '\n'), 0o600)
+}
+
+func (t *Trash) audit(ev restore.AuditEvent) {
+	ev.Time = bs.Now(t.Clock).UTC()
+	ev.Session = ev.Agent + "/" + ev.SessionID
+	ev.Actor = t.Actor
+	if err := restore.Audit(filepath.Join(t.StateDir, "audit.jsonl"), ev); err != nil {
+		t.log().Warn("audit event not written", "action", ev.Action, "error", err)
+	}
+}
+
+// itemID names a new item: "<agent>_<sessionId>_<UTC time>-<random>".
+func itemID(ref bs.SessionRef, now time.Time) string {
+	clean := func(s string) string {
+		return strings.Map(func(r rune) rune {
+			if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '.' {
+				return r
+			}
+			return '-'
+		}, s)
+	}
+	var rnd [3]byte
+	_, _ = rand.Read(rnd[:])
+	agent := ref.Agent
+	if agent == "" {
+		agent = "session"
+	}
+	return clean(agent) + "_" + clean(ref.ID) + "_" + now.Format("20060102T150405Z") + "-" + hex.EncodeToString(rnd[:])
+}
+
+// move renames from to to, making to's parent, and syncs both parents.
+func move(from, to string) error {
+	if err := os.MkdirAll(filepath.Dir(to), 0o700); err != nil {
+		return err
+	}
+	if err := os.Rename(from, to); err != nil {
+		return fmt.Errorf("move %s: %w", from, err)
+	}
+	if err := atomicfile.SyncDir(filepath.Dir(to)); err != nil {
+		return err
+	}
+	return atomicfile.SyncDir(filepath.Dir(from))
+}
+
+func exists(p string) bool { _, err := os.Lstat(p); return err == nil }
+
+func emptyOrMissing(dir string) bool {
+	ents, err := os.ReadDir(dir)
+	return errors.Is(err, fs.ErrNotExist) || (err == nil && len(ents) == 0)
+}
+
+// countFiles counts the regular files under dir and their bytes; a
+// missing dir has none.
+func countFiles(dir string) (int, int64) {
+	var n int
+	var b int64
+	_ = filepath.WalkDir(dir, func(p string, e fs.DirEntry, err error) error {
+		if err != nil {
+			return nil
+		}
+		if e.Type().IsRegular() && !(filepath.Dir(p) == dir && e.Name() == "meta.json") {
+			if fi, err := e.Info(); err == nil {
+				n++
+				b += fi.Size()
+			}
+		}
+		return nil
+	})
+	return n, b
+}
+
+// removeKeys removes keys from a sessions.json in one atomic rewrite and
+// returns the removed entries' raw JSON. The other bytes are unchanged.
+func removeKeys(path string, keys []string) (map[string]json.RawMessage, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("sessions.json: %w", err)
+	}
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil, fmt.Errorf("sessions.json: %w", err)
+	}
+	removed := map[string]json.RawMessage{}
+	for _, k := range keys {
+		_, vs, ve, ok := jsonedit.Member(data, "", k)
+		if !ok {
+			continue
+		}
+		removed[k] = json.RawMessage(bytes.Clone(data[vs:ve]))
+		sp, err := jsonedit.Remove(data, "", k)
+		if err != nil {
+			return nil, fmt.Errorf("sessions.json %s: key %q: %w", path, k, err)
+		}
+		data = jsonedit.Apply(data, sp)
+	}
+	if len(removed) == 0 {
+		return removed, nil
+	}
+	if err := atomicfile.WriteFile(path, data, fi.Mode().Perm()); err != nil {
+		return nil, fmt.Errorf("sessions.json %s: %w", path, err)
+	}
+	return removed, nil
+}
+
+// addKeys inserts entries into a sessions.json (created when missing) in
+// one atomic rewrite. A key already there is an error wrapping
+// ErrOccupied.
+func addKeys(path string, entries map[string]json.RawMessage) error {
+	if len(entries) == 0 {
+		return nil
+	}
+	perm := os.FileMode(0o600)
+	data, err := os.ReadFile(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist) || (err == nil && len(bytes.TrimSpace(data)) == 0):
+		data = []byte("{}")
+	case err != nil:
+		return fmt.Errorf("sessions.json: %w", err)
+	default:
+		if fi, err := os.Stat(path); err == nil {
+			perm = fi.Mode().Perm()
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(entries)) {
+		if _, _, _, ok := jsonedit.Member(data, "", k); ok {
+			return fmt.Errorf("sessions.json %s: key %q: %w", path, k, ErrOccupied)
+		}
+		sp, err := jsonedit.Insert(data, "", k, entries[k])
+		if err != nil {
+			return fmt.Errorf("sessions.json %s: key %q: %w", path, k, err)
+		}
+		data = jsonedit.Apply(data, sp)
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return err
+	}
+	return atomicfile.WriteFile(path, data, perm)
+}
