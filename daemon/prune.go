@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"runtime"
+	"sync"
 	"time"
 
 	bs "github.com/brainsurgeon/brainsurgeon"
@@ -95,24 +97,20 @@ func (d *Daemon) runPrune(ctx context.Context, manual bool) (*PruneResult, error
 		return res, fmt.Errorf("prune: list sessions: %w", err)
 	}
 	res.Sessions = len(refs)
-	stater, _ := set.Store.(bs.Stater)
+	stats := statAll(ctx, set.Store, refs)
 	debug := enabled(d.log, slog.LevelDebug)
 	live := make(map[string]bool, len(refs))
 	for _, ref := range refs {
 		live[ref.Identity()] = true
 	}
-	for _, ref := range refs {
+	for i, ref := range refs {
 		if ctx.Err() != nil {
 			res.Stopped = true
 			break
 		}
-		var st bs.SessionStat
-		if stater != nil {
-			if st, err = stater.Stat(ctx, ref); errors.Is(err, bs.ErrNotFound) {
-				continue // gone since the listing
-			} else if err != nil {
-				st = bs.SessionStat{}
-			}
+		st, err := stats[i].st, stats[i].err
+		if errors.Is(err, bs.ErrNotFound) {
+			continue // gone since the listing
 		}
 		now := time.Now()
 		if !manual {
@@ -143,6 +141,37 @@ func (d *Daemon) runPrune(ctx context.Context, manual bool) (*PruneResult, error
 		d.log.Debug(msg, args...)
 	}
 	return res, nil
+}
+
+type statResult struct {
+	st  bs.SessionStat
+	err error
+}
+
+// statAll asks the store for the state of every session, on a few
+// goroutines (a stat is a system call; 10,000 of them are most of a
+// tick). A store that is not a Stater gives zero states: every session is
+// then read.
+func statAll(ctx context.Context, store bs.Store, refs []bs.SessionRef) []statResult {
+	out := make([]statResult, len(refs))
+	stater, ok := store.(bs.Stater)
+	if !ok {
+		return out
+	}
+	workers := min(max(runtime.GOMAXPROCS(0), 2), 8, max(len(refs)/256, 1))
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Go(func() {
+			for i := w; i < len(refs); i += workers {
+				if ctx.Err() != nil {
+					return
+				}
+				out[i].st, out[i].err = stater.Stat(ctx, refs[i])
+			}
+		})
+	}
+	wg.Wait()
+	return out
 }
 
 // processOne runs the pass over one session and records the outcome.

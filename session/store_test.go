@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	bs "github.com/brainsurgeon/brainsurgeon"
 	"github.com/brainsurgeon/brainsurgeon/internal/oracle"
@@ -184,5 +185,61 @@ func TestStoreErrors(t *testing.T) {
 	}
 	if _, err := st.Open(ctx, bs.SessionRef{}, nil); !errors.Is(err, bs.ErrInvalid) {
 		t.Fatalf("empty ref: %v", err)
+	}
+}
+
+// TestSessionsJSONCache checks that discovery sees a changed sessions.json
+// although it caches the parse of an unchanged one.
+func TestSessionsJSONCache(t *testing.T) {
+	root := t.TempDir()
+	dir := filepath.Join(root, "agents", "main", "sessions")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{"s1", "s2"} {
+		line := `{"type":"session","version":3,"id":"` + id + `","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/w"}` + "\n"
+		if err := os.WriteFile(filepath.Join(dir, id+".jsonl"), []byte(line), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sj := filepath.Join(dir, "sessions.json")
+	old := time.Now().Add(-time.Hour)
+	write := func(key, id string) {
+		t.Helper()
+		data := `{"` + key + `":{"sessionId":"` + id + `","status":"done"}}`
+		if err := os.WriteFile(sj, []byte(data), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chtimes(sj, old, old); err != nil {
+			t.Fatal(err)
+		}
+		old = old.Add(time.Second)
+	}
+	keyOf := func(id string) string {
+		t.Helper()
+		refs, err := session.NewStore(filepath.Join(root, "agents")).Sessions(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range refs {
+			if r.ID == id {
+				return r.Key
+			}
+		}
+		return ""
+	}
+	write("agent:main:aa", "s1")
+	if k := keyOf("s1"); k != "agent:main:aa" {
+		t.Fatalf("key of s1 = %q", k)
+	}
+	if k := keyOf("s1"); k != "agent:main:aa" { // from the cache
+		t.Fatalf("key of s1 (cached) = %q", k)
+	}
+	write("agent:main:bb", "s2") // same size, newer mtime
+	if k := keyOf("s2"); k != "agent:main:bb" {
+		t.Fatalf("key of s2 after the change = %q", k)
+	}
+	if k := keyOf("s1"); k != "" {
+		t.Fatalf("s1 still has key %q", k)
 	}
 }
