@@ -74,6 +74,13 @@ func setup(t *testing.T, opts daemon.Options) (*daemon.Daemon, []demo.Session, *
 		t.Fatal(err)
 	}
 	if !opts.ReadOnly {
+		// Open creates the config file with the defaults (SP-01).
+		if c, err := config.Load(t.Context(), agents, nil); err != nil || c.Enabled {
+			t.Fatalf("config after Open = %+v, %v; want the defaults", c, err)
+		}
+		if _, err := os.Stat(d.Config().Path()); err != nil {
+			t.Fatalf("Open did not create the config file: %v", err)
+		}
 		if _, err := d.Config().Set(t.Context(), []byte(`{"enabled": true}`)); err != nil {
 			t.Fatal(err)
 		}
