@@ -28,6 +28,10 @@ type mark struct {
 	recheckAt time.Time // zero: only a change of the transcript matters
 }
 
+// recheckCap is the longest an unchanged session with values kept only by
+// a time-based protection waits before it is read again.
+const recheckCap = time.Hour
+
 func newChanges() *changes { return &changes{seen: map[string]mark{}} }
 
 // unchanged reports whether ref may be skipped, and since when it is
@@ -64,11 +68,14 @@ func (c *changes) done(ref bs.SessionRef, st bs.SessionStat, now time.Time, res 
 	}
 	m := mark{v: st.Version, checkedAt: now}
 	if res != nil {
+		// The result does not say when the youngest kept value comes of
+		// age; it is at most the protection's length away. Read again
+		// then, or within recheckCap, whichever is sooner.
 		if res.Counts[extract.CodeTooYoung] > 0 && cfg.AgeThreshold() > 0 {
-			m.recheckAt = now.Add(cfg.AgeThreshold())
+			m.recheckAt = now.Add(min(cfg.AgeThreshold(), recheckCap))
 		}
 		if res.Counts[extract.CodeRestoreProtected] > 0 && cfg.KeepAfterRestore() > 0 {
-			if t := now.Add(cfg.KeepAfterRestore()); m.recheckAt.IsZero() || t.Before(m.recheckAt) {
+			if t := now.Add(min(cfg.KeepAfterRestore(), recheckCap)); m.recheckAt.IsZero() || t.Before(m.recheckAt) {
 				m.recheckAt = t
 			}
 		}

@@ -49,8 +49,9 @@
 // after a restart, a session last changed before the previous run's
 // last_run_at by more than every time-based protection (idle_seconds,
 // age_threshold_hours, keep_after_restore_seconds) counts as unchanged too.
-// A session whose values were kept only by a time-based protection is read
-// again once it may have expired. A config change that alters what is
+// A session whose values were kept by a time-based protection is read
+// again once it may have expired (after the protection's length, at most
+// an hour). A config change that alters what is
 // extracted makes every session worth reading again.
 //
 // The others go through prune.Pass one at a time (info when values were
