@@ -109,31 +109,36 @@ func (s *ConfigService) Replace(ctx context.Context, c config.Config) (config.Co
 }
 
 // Subscribe registers fn, called after every saved change with the old and
-// the new config, in the order of the changes. fn must not call Set or
-// Replace.
+// the new config. Calls for changes made at the same time may come in any
+// order, so fn should act on Get's current config rather than on new
+// alone. fn must not call Set or Replace.
 func (s *ConfigService) Subscribe(fn func(old, new config.Config)) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.subs = append(s.subs, fn)
 }
 
-// update changes the config under the lock, saves it and notifies.
+// update changes the config under the lock and saves it, then tells the
+// subscribers (outside the lock: they may call Get).
 func (s *ConfigService) update(ctx context.Context, change func(*config.Config) error) (config.Config, error) {
 	if s.readOnly {
 		return s.Get(), ErrReadOnly
 	}
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	old := s.cur
 	n := old
 	n.TriggerTypes = slices.Clone(old.TriggerTypes)
 	if err := change(&n); err != nil {
-		return s.cur, err
+		s.mu.Unlock()
+		return s.Get(), err
 	}
 	if err := config.Save(s.agentsDir, n); err != nil {
-		return s.cur, err
+		s.mu.Unlock()
+		return s.Get(), err
 	}
 	s.cur = n
+	subs := slices.Clone(s.subs)
+	s.mu.Unlock()
 	if changed := changedFields(old, n); len(changed) > 0 && !onlyRunTimes(changed) {
 		args := []any{"fields", changed, "path", s.Path()}
 		if a := logging.ActorFrom(ctx); a != "" {
@@ -141,7 +146,7 @@ func (s *ConfigService) update(ctx context.Context, change func(*config.Config) 
 		}
 		s.log.Info("Config changed", args...)
 	}
-	for _, fn := range s.subs {
+	for _, fn := range subs {
 		fn(old, n)
 	}
 	c := n

@@ -109,14 +109,11 @@ func (d *Daemon) Start(ctx context.Context) error {
 		d.log.Info("Read-only mode: no scheduled runs, nothing is written")
 		return nil
 	}
-	c := d.cfg.Get()
-	if err := d.scheduleLocked(JobPrune, c.AutoCron); err != nil {
-		return err
+	d.reconcileLocked()
+	if _, ok := d.cron.Next(JobPrune); !ok {
+		return fmt.Errorf("daemon: the prune job could not be scheduled (see the log)")
 	}
 	if d.opts.Retention != nil {
-		if err := d.scheduleLocked(JobRetention, c.RetentionCron); err != nil {
-			return err
-		}
 		d.wg.Add(1)
 		go func() {
 			defer d.wg.Done()
@@ -160,17 +157,30 @@ func (d *Daemon) onConfig(old, n config.Config) {
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	d.reconcileLocked()
+}
+
+// reconcileLocked puts each job on the expression of the current config,
+// when it is not already (lock order: d.mu, then the config's).
+func (d *Daemon) reconcileLocked() {
 	if d.cron == nil || d.opts.ReadOnly {
 		return
 	}
-	if old.AutoCron != n.AutoCron {
-		if err := d.scheduleLocked(JobPrune, n.AutoCron); err != nil {
-			d.log.Error("reschedule failed, the old schedule stays", "job", JobPrune, "error", err)
-		}
+	c := d.cfg.Get()
+	want := map[string]string{JobPrune: c.AutoCron}
+	if d.opts.Retention != nil {
+		want[JobRetention] = c.RetentionCron
 	}
-	if old.RetentionCron != n.RetentionCron && d.opts.Retention != nil {
-		if err := d.scheduleLocked(JobRetention, n.RetentionCron); err != nil {
-			d.log.Error("reschedule failed, the old schedule stays", "job", JobRetention, "error", err)
+	for _, name := range []string{JobPrune, JobRetention} {
+		spec, ok := want[name]
+		if !ok {
+			continue
+		}
+		if cur, ok := d.cron.Spec(name); ok && cur == spec {
+			continue
+		}
+		if err := d.scheduleLocked(name, spec); err != nil {
+			d.log.Error("scheduling failed, the old schedule stays", "job", name, "cron", spec, "error", err)
 		}
 	}
 }
@@ -236,6 +246,7 @@ func (d *Daemon) RunRetentionNow(ctx context.Context) (any, error) {
 
 // runRetention runs the retention pass and saves last_retention_run_at.
 func (d *Daemon) runRetention(ctx context.Context, manual bool) (any, error) {
+	d.trace(ctx, "runRetention: start", "manual", manual)
 	cfg := d.cfg.Get()
 	if !cfg.Enabled && !manual {
 		d.log.Debug("retention: smart pruning is disabled, nothing to do")
@@ -367,6 +378,13 @@ func (j *jobState) status(cron *Cron, spec string, last *time.Time) JobStatus {
 		s.LastFinishedAt = &t
 	}
 	return s
+}
+
+// trace logs at logging.LevelTrace when the logger is a *slog.Logger.
+func (d *Daemon) trace(ctx context.Context, msg string, args ...any) {
+	if l, ok := d.log.(*slog.Logger); ok {
+		l.Log(ctx, logging.LevelTrace, msg, args...)
+	}
 }
 
 // enabled reports whether log writes records of level l (true for a

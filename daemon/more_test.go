@@ -13,6 +13,8 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/adhocore/gronx"
+
 	bs "github.com/brainsurgeon/brainsurgeon"
 	"github.com/brainsurgeon/brainsurgeon/backend"
 	"github.com/brainsurgeon/brainsurgeon/config"
@@ -258,4 +260,49 @@ func TestRecheckAfterAgeThreshold(t *testing.T) {
 			t.Fatalf("placeholders after the threshold passed: %d, was %d", n, first)
 		}
 	})
+}
+
+// TestConcurrentConfigChanges changes the cron expression from many
+// goroutines while reading the status: the schedule ends on the config's
+// final expression (and nothing deadlocks).
+func TestConcurrentConfigChanges(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		d, _, _ := setup(t, daemon.Options{Retention: func(ctx context.Context, set *backend.Set, c config.Config) (any, error) { return nil, nil }})
+		ctx, cancel := context.WithCancel(t.Context())
+		defer func() { cancel(); d.Close() }()
+		var wg sync.WaitGroup
+		wg.Go(func() {
+			if err := d.Start(ctx); err != nil {
+				t.Error(err)
+			}
+		})
+		for i := range 20 {
+			wg.Go(func() {
+				body := fmt.Sprintf(`{"auto_cron": "*/%d * * * *", "retention_cron": "%d * * * *"}`, i%7+1, i)
+				if _, err := d.Config().Set(ctx, []byte(body)); err != nil {
+					t.Error(err)
+				}
+				_ = d.Status()
+			})
+		}
+		wg.Wait()
+		c := d.Config().Get()
+		for _, tt := range []struct{ name, spec string }{{daemon.JobPrune, c.AutoCron}, {daemon.JobRetention, c.RetentionCron}} {
+			if got := d.Status(); (tt.name == daemon.JobPrune && got.Prune.Cron != tt.spec) || (tt.name == daemon.JobRetention && got.Retention.Cron != tt.spec) {
+				t.Errorf("%s status cron differs from the config %q", tt.name, tt.spec)
+			}
+		}
+		st := d.Status()
+		next, err := gronxNext(c.AutoCron)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Prune.NextRunAt == nil || !st.Prune.NextRunAt.Equal(next) {
+			t.Errorf("prune next_run_at = %v, want %v (config %q)", st.Prune.NextRunAt, next, c.AutoCron)
+		}
+	})
+}
+
+func gronxNext(spec string) (time.Time, error) {
+	return gronx.NextTickAfter(spec, time.Now().UTC(), false)
 }

@@ -65,6 +65,7 @@ func (r *PruneResult) addError(msg string) {
 // run stops between sessions when ctx is cancelled; the session being
 // written is finished under a context that is not cancelled.
 func (d *Daemon) runPrune(ctx context.Context, manual bool) (*PruneResult, error) {
+	d.trace(ctx, "runPrune: start", "manual", manual)
 	start := time.Now()
 	cfg := d.cfg.Get()
 	res := &PruneResult{StartedAt: start.UTC(), Manual: manual, Errors: nil}
@@ -199,8 +200,12 @@ func (d *Daemon) processOne(ctx context.Context, pass *prune.Pass, ref bs.Sessio
 		res.Extracted++
 		res.Values += sr.Result.Values
 		res.BytesSaved += sr.Result.BytesSaved
+		args := []any{"session", ref.String(), "job", JobPrune}
+		if a := logging.ActorFrom(ctx); a != "" {
+			args = append(args, logging.KeyActor, a)
+		}
 		d.log.Info(fmt.Sprintf("Processing session %s, %d entries to check: %d values of %d entries extracted, %d bytes saved",
-			ref, checked, sr.Result.Values, sr.Result.Entries, sr.Result.BytesSaved), "session", ref.String(), "job", JobPrune)
+			ref, checked, sr.Result.Values, sr.Result.Entries, sr.Result.BytesSaved), args...)
 		// The rewrite changed the transcript: remember its new state.
 		if s, ok := pass.Store.(bs.Stater); ok {
 			if st2, err := s.Stat(ctx, ref); err == nil {
