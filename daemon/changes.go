@@ -34,13 +34,12 @@ const recheckCap = time.Hour
 
 func newChanges() *changes { return &changes{seen: map[string]mark{}} }
 
-// unchanged reports whether ref may be skipped, and since when it is
+// unchanged reports whether the session whose Identity is id may be skipped, and since when it is
 // unchanged. Without a mark (the daemon just started), a transcript last
 // changed before the previous complete run started, by more than every
 // time-based protection, counts as unchanged: that run saw it idle with
 // nothing left protected by time.
-func (c *changes) unchanged(ref bs.SessionRef, st bs.SessionStat, now time.Time, cfg config.Config) (bool, time.Time) {
-	id := ref.Identity()
+func (c *changes) unchanged(id string, st bs.SessionStat, now time.Time, cfg config.Config) (bool, time.Time) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if m, ok := c.seen[id]; ok {

@@ -101,8 +101,10 @@ func (d *Daemon) runPrune(ctx context.Context, manual bool) (*PruneResult, error
 	stats := statAll(ctx, set.Store, refs)
 	debug := enabled(d.log, slog.LevelDebug)
 	live := make(map[string]bool, len(refs))
-	for _, ref := range refs {
-		live[ref.Identity()] = true
+	ids := make([]string, len(refs))
+	for i, ref := range refs {
+		ids[i] = ref.Identity()
+		live[ids[i]] = true
 	}
 	for i, ref := range refs {
 		if ctx.Err() != nil {
@@ -115,7 +117,7 @@ func (d *Daemon) runPrune(ctx context.Context, manual bool) (*PruneResult, error
 		}
 		now := time.Now()
 		if !manual {
-			if ok, since := d.changes.unchanged(ref, st, now, cfg); ok {
+			if ok, since := d.changes.unchanged(ids[i], st, now, cfg); ok {
 				res.Unchanged++
 				if debug {
 					d.log.Debug(fmt.Sprintf("Session %s unchanged since %s, skipping", ref, since.UTC().Format(time.RFC3339)))
