@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -9,6 +10,7 @@ import (
 	"github.com/adhocore/gronx"
 
 	bs "github.com/brainsurgeon/brainsurgeon"
+	"github.com/brainsurgeon/brainsurgeon/config"
 )
 
 // Cron is a brainsurgeon.Scheduler on cron expressions (gronx syntax: five
@@ -51,11 +53,18 @@ func NewCron(ctx context.Context, log bs.Logger) *Cron {
 	return &Cron{ctx: ctx, cancel: cancel, log: bs.LoggerOrDiscard(log), jobs: map[string]*cronJob{}}
 }
 
-// ValidSpec returns nil when gronx accepts spec, else an error wrapping
-// brainsurgeon.ErrInvalid that shows it.
+// ValidSpec returns nil when spec is a cron expression that fires, else an
+// error wrapping brainsurgeon.ErrInvalid that shows it. It checks as the
+// config's validation does (each item of a list on its own, so the answer
+// does not depend on the time of day).
 func ValidSpec(spec string) error {
-	if !gronx.IsValid(spec) {
-		return fmt.Errorf("%q is not a cron expression (expected five to seven fields such as \"*/2 * * * *\", or a tag such as \"@daily\"): %w", spec, bs.ErrInvalid)
+	c := config.Default()
+	c.AutoCron = spec
+	var ve *config.ValidationError
+	if err := c.Validate(); errors.As(err, &ve) {
+		if msg, bad := ve.Field("auto_cron"); bad {
+			return fmt.Errorf("cron expression: %s: %w", msg, bs.ErrInvalid)
+		}
 	}
 	if _, err := gronx.NextTickAfter(spec, time.Now(), false); err != nil {
 		return fmt.Errorf("cron expression %q never fires (%v): %w", spec, err, bs.ErrInvalid)

@@ -43,8 +43,10 @@ func TestCron(t *testing.T) {
 		}
 		get := func(name string) int { mu.Lock(); defer mu.Unlock(); return runs[name] }
 
-		if err := c.Schedule("a", "61 * * * *", count("a")); !errors.Is(err, bs.ErrInvalid) {
-			t.Fatalf("Schedule with a bad expression = %v, want ErrInvalid", err)
+		for _, bad := range []string{"61 * * * *", "0,99 * * * *", "", "every minute"} {
+			if err := c.Schedule("a", bad, count("a")); !errors.Is(err, bs.ErrInvalid) {
+				t.Fatalf("Schedule(%q) = %v, want ErrInvalid", bad, err)
+			}
 		}
 		if err := c.Schedule("a", "*/2 * * * *", count("a")); err != nil {
 			t.Fatal(err)
