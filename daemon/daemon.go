@@ -123,9 +123,10 @@ func (d *Daemon) Start(ctx context.Context) error {
 	return nil
 }
 
-// Close stops the schedules and waits for the runs in progress (which see
-// a cancelled context and stop between sessions; a write in progress
-// finishes). A Daemon that was never started closes at once.
+// Close stops the schedules and waits for the runs in progress, scheduled
+// or manual (a scheduled run sees a cancelled context and stops between
+// sessions; a write in progress finishes; a manual run stops when its own
+// context is cancelled). A Daemon that was never started closes at once.
 func (d *Daemon) Close() {
 	d.mu.Lock()
 	c := d.cron
@@ -134,6 +135,8 @@ func (d *Daemon) Close() {
 		c.Close()
 	}
 	d.wg.Wait()
+	d.prune.wait()
+	d.retention.wait()
 }
 
 func (d *Daemon) scheduleLocked(name, spec string) error {
@@ -286,6 +289,7 @@ type jobState struct {
 	name string
 
 	mu       sync.Mutex
+	idle     *sync.Cond // signalled when a run ends
 	running  bool
 	started  time.Time
 	finished time.Time
@@ -296,6 +300,9 @@ type jobState struct {
 func (j *jobState) begin() bool {
 	j.mu.Lock()
 	defer j.mu.Unlock()
+	if j.idle == nil {
+		j.idle = sync.NewCond(&j.mu)
+	}
 	if j.running {
 		return false
 	}
@@ -309,6 +316,16 @@ func (j *jobState) end(res any, err error) {
 	j.running, j.finished, j.last, j.lastErr = false, time.Now(), res, ""
 	if err != nil {
 		j.lastErr = err.Error()
+	}
+	j.idle.Broadcast()
+}
+
+// wait returns when no run of the job is going.
+func (j *jobState) wait() {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	for j.running {
+		j.idle.Wait()
 	}
 }
 

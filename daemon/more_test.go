@@ -146,10 +146,20 @@ func TestRunTimeKeepsConfigChange(t *testing.T) {
 		if _, err := d.Config().Set(t.Context(), []byte(`{"keep_recent": 7, "min_value_length": 800}`)); err != nil {
 			t.Fatal(err)
 		}
+		// Close waits for the manual run too.
+		closed := make(chan struct{})
+		go func() { d.Close(); close(closed) }()
+		synctest.Wait()
+		select {
+		case <-closed:
+			t.Fatal("Close returned during a manual run")
+		default:
+		}
 		close(release)
 		if err := <-done; err != nil {
 			t.Fatal(err)
 		}
+		<-closed
 		c, err := config.Load(t.Context(), d.AgentsDir(), nil)
 		if err != nil {
 			t.Fatal(err)

@@ -190,7 +190,10 @@ func (c *serveCommand) Run(ctx context.Context, args []string) error {
 		ln.Close()
 		return err
 	}
-	srv := &http.Server{Handler: serveHandler(d, env), ReadHeaderTimeout: 10 * time.Second}
+	// Requests see ctx: on SIGINT a manual run asked through the API stops
+	// between sessions too.
+	srv := &http.Server{Handler: serveHandler(d, env), ReadHeaderTimeout: 10 * time.Second,
+		BaseContext: func(net.Listener) context.Context { return ctx }}
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 	fmt.Fprintf(c.m.Stdout, "BrainSurgeon is serving %s on http://%s/\n", *agentsDir, ln.Addr())
