@@ -243,3 +243,39 @@ func TestSessionsJSONCache(t *testing.T) {
 		t.Fatalf("s1 still has key %q", k)
 	}
 }
+
+// TestStoreStat checks the JSONL store's stat-level change check: stable
+// while the file is untouched, different after an append (even with the
+// modification time put back), not found when the file is gone.
+func TestStoreStat(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "s1.jsonl")
+	if err := os.WriteFile(path, []byte(`{"type":"session","version":3,"id":"s1","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/w"}`+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	old := time.Now().Add(-time.Hour).Truncate(time.Second)
+	os.Chtimes(path, old, old)
+	st := session.NewStore(filepath.Dir(path))
+	ref := bs.SessionRef{ID: "s1", Path: path}
+	a, err := st.Stat(ctx, ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !a.ModTime.Equal(old) {
+		t.Errorf("ModTime = %v, want %v", a.ModTime, old)
+	}
+	if b, _ := st.Stat(ctx, ref); !b.Version.Equal(a.Version) {
+		t.Error("two stats of an untouched file differ")
+	}
+	f, _ := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	f.WriteString("{}\n")
+	f.Close()
+	os.Chtimes(path, old, old)
+	if b, _ := st.Stat(ctx, ref); b.Version.Equal(a.Version) {
+		t.Error("an append did not change the stat")
+	}
+	os.Remove(path)
+	if _, err := st.Stat(ctx, ref); !errors.Is(err, bs.ErrNotFound) {
+		t.Errorf("Stat of a removed file = %v, want ErrNotFound", err)
+	}
+}
