@@ -77,8 +77,7 @@ func parseStore(path string) (*parsedStore, error) {
 		return nil, err
 	}
 	p = &parsedStore{stamp: st}
-	if st2, err := hostfile.Fingerprint(path); err != nil || st2 != st || int64(len(data)) != st.Size ||
-		time.Since(time.Unix(0, st.ModTime)).Abs() < racyWindow {
+	if st2, err := hostfile.Fingerprint(path); err != nil || st2 != st || int64(len(data)) != st.Size || racy(st) {
 		// Changed while read, or written so recently that a rewrite of
 		// the same size could keep the modification time (file times are
 		// coarse): do not cache.
@@ -124,6 +123,7 @@ func (s *scanner) readStore(agent, dir string) {
 		s.warn(fmt.Errorf("read session store %s: %w", path, err))
 		return
 	}
+	s.depStamp(path, p.stamp)
 	if p.err != nil {
 		s.warn(p.err)
 		return

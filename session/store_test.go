@@ -279,3 +279,55 @@ func TestStoreStat(t *testing.T) {
 		t.Errorf("Stat of a removed file = %v, want ErrNotFound", err)
 	}
 }
+
+// TestDiscoveryCache checks that a discovery reused from the cache (its
+// dirs and sessions.json unchanged) is a copy, and that adding a
+// transcript or replacing sessions.json is seen at once.
+func TestDiscoveryCache(t *testing.T) {
+	ctx := context.Background()
+	agents := filepath.Join(t.TempDir(), "agents")
+	dir := filepath.Join(agents, "main", "sessions")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	header := func(id string) []byte {
+		return []byte(`{"type":"session","version":3,"id":"` + id + `","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/w"}` + "\n")
+	}
+	os.WriteFile(filepath.Join(dir, "s1.jsonl"), header("s1"), 0o600)
+	os.WriteFile(filepath.Join(dir, "sessions.json"), []byte(`{"agent:main:main":{"sessionId":"s1","status":"done"}}`), 0o600)
+	old := time.Now().Add(-time.Hour)
+	for _, p := range []string{filepath.Join(dir, "sessions.json"), dir, filepath.Join(agents, "main"), agents} {
+		os.Chtimes(p, old, old)
+	}
+	list := func() []bs.SessionRef {
+		t.Helper()
+		refs, err := session.NewStore(agents).Sessions(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return refs
+	}
+	a := list()
+	if len(a) != 1 || a[0].Status != "done" {
+		t.Fatalf("first listing = %+v", a)
+	}
+	a[0].ID = "changed by the caller"
+	if b := list(); len(b) != 1 || b[0].ID != "s1" {
+		t.Fatalf("cached listing = %+v, want s1 (a copy)", b)
+	}
+	os.WriteFile(filepath.Join(dir, "s2.jsonl"), header("s2"), 0o600)
+	if b := list(); len(b) != 2 {
+		t.Fatalf("listing after adding s2 = %+v, want 2 sessions", b)
+	}
+	os.Chtimes(dir, old.Add(time.Second), old.Add(time.Second))
+	if b := list(); len(b) != 2 { // cached again
+		t.Fatalf("listing = %+v, want 2 sessions", b)
+	}
+	// sessions.json rewritten in place, its directory untouched.
+	sj := filepath.Join(dir, "sessions.json")
+	os.WriteFile(sj, []byte(`{"agent:main:main":{"sessionId":"s1","status":"running"}}`), 0o600)
+	os.Chtimes(sj, old.Add(2*time.Second), old.Add(2*time.Second))
+	if b := list(); b[0].Status != "running" {
+		t.Fatalf("status after sessions.json changed = %q, want running", b[0].Status)
+	}
+}
