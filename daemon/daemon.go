@@ -111,7 +111,7 @@ func (d *Daemon) Start(ctx context.Context) error {
 	}
 	d.reconcileLocked()
 	if _, ok := d.cron.Next(JobPrune); !ok {
-		return fmt.Errorf("daemon: the prune job could not be scheduled (see the log)")
+		return fmt.Errorf("daemon: the prune job could not be scheduled on %q (see the log): %w", d.cfg.Get().AutoCron, bs.ErrInvalid)
 	}
 	if d.opts.Retention != nil {
 		d.wg.Add(1)
