@@ -289,6 +289,21 @@ func (m *Multi) CheckIdle(ctx context.Context, ref bs.SessionRef) error {
 	return s.CheckIdle(ctx, ref)
 }
 
+// Stat asks the session's store for its state without reading it (see
+// brainsurgeon.Stater); a store that cannot tell gives an error wrapping
+// brainsurgeon.ErrUnsupported.
+func (m *Multi) Stat(ctx context.Context, ref bs.SessionRef) (bs.SessionStat, error) {
+	s, err := m.pick(ref)
+	if err != nil {
+		return bs.SessionStat{}, err
+	}
+	st, ok := s.(bs.Stater)
+	if !ok {
+		return bs.SessionStat{}, fmt.Errorf("session %s: the %s store cannot stat a session: %w", ref, s.Name(), bs.ErrUnsupported)
+	}
+	return st.Stat(ctx, ref)
+}
+
 // Editable reports whether values of trigger type t may be replaced in
 // the session ref (see brainsurgeon.EditLimiter): its store decides.
 func (m *Multi) Editable(ref bs.SessionRef, t bs.TriggerType) bool {

@@ -60,6 +60,10 @@ type Pass struct {
 	// DryRun decides and reports, and writes nothing (queued write-backs
 	// included).
 	DryRun bool
+	// SkipPending leaves the queued restore write-backs alone: for a
+	// caller that applies them itself once (Restorer().ApplyPending) and
+	// then runs the pass session by session, as the daemon does.
+	SkipPending bool
 	// Tokenizer counts the tokens a pass would save; nil is chars/4.
 	Tokenizer bs.Tokenizer
 	// Logger receives the pass's records; nil discards.
@@ -134,7 +138,7 @@ func (p *Pass) Run(ctx context.Context, refs []bs.SessionRef) (*Report, error) {
 	log := bs.LoggerOrDiscard(p.Logger)
 	rep := &Report{Sessions: []SessionReport{}}
 	applied := map[string]int{}
-	if !p.DryRun {
+	if !p.DryRun && !p.SkipPending {
 		n, done, err := p.applyPending(ctx)
 		rep.WriteBacks = n
 		if err != nil {

@@ -126,6 +126,9 @@ func DiscoverWith(ctx context.Context, root string, opts DiscoverOptions) (*Disc
 	case !fi.IsDir():
 		return nil, errorf(brainsurgeon.ErrInvalid, "agents dir %s is a file, not a directory: %s", shown, expectedLayouts)
 	}
+	if d := cachedDiscover(abs); d != nil {
+		return d, nil
+	}
 	s := &scanner{
 		ctx:    ctx,
 		log:    brainsurgeon.LoggerOrDiscard(opts.Logger),
@@ -159,6 +162,7 @@ func DiscoverWith(ctx context.Context, root string, opts DiscoverOptions) (*Disc
 	slices.SortFunc(d.Sessions, func(a, b brainsurgeon.SessionRef) int {
 		return cmp.Or(cmp.Compare(a.Agent, b.Agent), cmp.Compare(a.ID, b.ID), cmp.Compare(a.Path, b.Path))
 	})
+	s.keepDiscovery(abs, d)
 	return d, nil
 }
 
@@ -184,6 +188,10 @@ type scanner struct {
 	log      brainsurgeon.Logger
 	warnings []error
 	byPath   map[string]*pending
+	// deps are the stamps of what the scan read, for the discovery
+	// cache; noCache is set when the result must not be cached.
+	deps    []dep
+	noCache bool
 }
 
 // pending is a session being assembled.
@@ -200,12 +208,16 @@ func (s *scanner) warn(err error) {
 // transcripts returns the paths of the live transcripts in dir, in name
 // order, and whether dir holds a sessions.json file.
 func (s *scanner) transcripts(dir string) (paths []string, store bool, err error) {
+	s.dep(dir)
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return nil, false, err
 	}
 	for _, e := range entries {
 		name := e.Name()
+		if e.Type()&fs.ModeSymlink != 0 {
+			s.noCache = true
+		}
 		p := filepath.Join(dir, name)
 		switch {
 		case name == "sessions.json":
@@ -255,6 +267,7 @@ func (s *scanner) scanOpenClaw(root string, entries []fs.DirEntry) error {
 		if strings.HasPrefix(agent, ".") || !isDir(filepath.Join(root, agent), e) {
 			continue
 		}
+		s.dep(filepath.Join(root, agent)) // a sessions dir may appear in it
 		dir := filepath.Join(root, agent, "sessions")
 		if !statDir(dir) {
 			continue

@@ -38,6 +38,7 @@ func (l Layout) String() string {
 // detect tells the layout of dir, descending into an "agents" subdirectory
 // once. It returns the directory to scan and its entries.
 func (s *scanner) detect(dir, shown string) (Layout, string, []fs.DirEntry, error) {
+	s.dep(dir)
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return 0, "", nil, fmt.Errorf("read agents dir %s: %w", shown, err)
@@ -49,7 +50,13 @@ func (s *scanner) detect(dir, shown string) (Layout, string, []fs.DirEntry, erro
 		if strings.HasPrefix(name, ".") {
 			continue
 		}
+		if e.Type()&fs.ModeSymlink != 0 {
+			s.noCache = true
+		}
 		dirEntry := isDir(filepath.Join(dir, name), e)
+		if dirEntry {
+			s.dep(filepath.Join(dir, name)) // the layout depends on its sessions/ or agent/
+		}
 		if dirEntry {
 			visible = append(visible, name+"/")
 		} else {
@@ -70,6 +77,7 @@ func (s *scanner) detect(dir, shown string) (Layout, string, []fs.DirEntry, erro
 		return LayoutOpenClaw, dir, entries, nil
 	case hasAgents:
 		sub := filepath.Join(dir, "agents")
+		s.dep(sub)
 		subEntries, err := os.ReadDir(sub)
 		if err != nil {
 			return 0, "", nil, fmt.Errorf("read agents dir %s: %w", sub, err)

@@ -10,8 +10,11 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/brainsurgeon/brainsurgeon"
+	"github.com/brainsurgeon/brainsurgeon/internal/hostfile"
 )
 
 // storeKey is one sessions.json entry naming a transcript.
@@ -30,41 +33,114 @@ type storeEntry struct {
 	DisplayName string `json:"displayName"`
 }
 
+// parsedStore is a sessions.json file parsed: its entries in key order and
+// the warnings about entries that could not be read.
+type parsedStore struct {
+	stamp    hostfile.Stamp
+	keys     []storeKey
+	warnings []error
+	err      error // the file is not a JSON object
+}
+
+// storeCache keeps the last parse of each sessions.json, keyed by path and
+// valid while the file's stamp (device, inode, size, modification time)
+// is the same: a daemon tick over thousands of sessions then costs one
+// stat per sessions.json instead of a parse (issue 9's tick target). The
+// host replaces the file by rename, which changes the inode.
+var storeCache = struct {
+	sync.Mutex
+	m map[string]*parsedStore
+}{m: map[string]*parsedStore{}}
+
+// racyWindow is how old a sessions.json must be for its parse to be
+// cached (as git treats "racily clean" index entries).
+const racyWindow = 2 * time.Second
+
+// maxStoreCache bounds storeCache; past it the cache starts afresh.
+const maxStoreCache = 4096
+
+// parseStore returns the parsed sessions.json at path, from the cache when
+// the file did not change.
+func parseStore(path string) (*parsedStore, error) {
+	st, err := hostfile.Fingerprint(path)
+	if err != nil {
+		return nil, err
+	}
+	storeCache.Lock()
+	p, ok := storeCache.m[path]
+	storeCache.Unlock()
+	if ok && p.stamp == st {
+		return p, nil
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	p = &parsedStore{stamp: st}
+	if st2, err := hostfile.Fingerprint(path); err != nil || st2 != st || int64(len(data)) != st.Size || racy(st) {
+		// Changed while read, or written so recently that a rewrite of
+		// the same size could keep the modification time (file times are
+		// coarse): do not cache.
+		p.stamp = hostfile.Stamp{}
+	}
+	var raw map[string]json.RawMessage
+	if err := json.Unmarshal(data, &raw); err != nil {
+		p.err = fmt.Errorf("session store %s is not a JSON object of session entries, keys ignored: %w", path, err)
+	} else {
+		for _, key := range slices.Sorted(maps.Keys(raw)) {
+			var e storeEntry
+			if err := json.Unmarshal(raw[key], &e); err != nil {
+				var te *json.UnmarshalTypeError
+				if errors.As(err, &te) {
+					if te.Field != "" {
+						err = fmt.Errorf("field %q is a JSON %s, not a %s", te.Field, te.Value, te.Type)
+					} else {
+						err = fmt.Errorf("the entry is a JSON %s, not an object", te.Value)
+					}
+				}
+				p.warnings = append(p.warnings, fmt.Errorf("session store %s: entry %q ignored: %w", path, key, err))
+				continue
+			}
+			p.keys = append(p.keys, storeKey{name: key, entry: e})
+		}
+	}
+	if p.stamp != (hostfile.Stamp{}) {
+		storeCache.Lock()
+		if len(storeCache.m) >= maxStoreCache {
+			storeCache.m = map[string]*parsedStore{}
+		}
+		storeCache.m[path] = p
+		storeCache.Unlock()
+	}
+	return p, nil
+}
+
 // readStore matches the keys of dir/sessions.json to transcripts.
 func (s *scanner) readStore(agent, dir string) {
 	path := filepath.Join(dir, "sessions.json")
-	data, err := os.ReadFile(path)
+	p, err := parseStore(path)
 	if err != nil {
 		s.warn(fmt.Errorf("read session store %s: %w", path, err))
 		return
 	}
-	var raw map[string]json.RawMessage
-	if err := json.Unmarshal(data, &raw); err != nil {
-		s.warn(fmt.Errorf("session store %s is not a JSON object of session entries, keys ignored: %w", path, err))
+	s.depStamp(path, p.stamp)
+	if p.err != nil {
+		s.warn(p.err)
 		return
 	}
-	for _, key := range slices.Sorted(maps.Keys(raw)) {
-		var e storeEntry
-		if err := json.Unmarshal(raw[key], &e); err != nil {
-			var te *json.UnmarshalTypeError
-			if errors.As(err, &te) {
-				if te.Field != "" {
-					err = fmt.Errorf("field %q is a JSON %s, not a %s", te.Field, te.Value, te.Type)
-				} else {
-					err = fmt.Errorf("the entry is a JSON %s, not an object", te.Value)
-				}
-			}
-			s.warn(fmt.Errorf("session store %s: entry %q ignored: %w", path, key, err))
-			continue
-		}
+	for _, w := range p.warnings {
+		s.warn(w)
+	}
+	for _, k := range p.keys {
+		e := k.entry
 		p := s.storeFile(dir, e)
 		if p == "" {
-			s.log.Debug("session key has no transcript", "agent", agent, "key", key,
+			s.log.Debug("session key has no transcript", "agent", agent, "key", k.name,
 				"sessionId", e.SessionID, "sessionFile", e.SessionFile)
 			continue
 		}
 		b := s.byPath[p]
-		b.keys = append(b.keys, storeKey{name: key, entry: e})
+		b.keys = append(b.keys, storeKey{name: k.name, entry: e})
 	}
 }
 

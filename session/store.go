@@ -9,8 +9,10 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	bs "github.com/brainsurgeon/brainsurgeon"
+	"github.com/brainsurgeon/brainsurgeon/internal/hostfile"
 )
 
 // Store is the JSONL backend of brainsurgeon.Store over an OpenClaw agents
@@ -104,6 +106,22 @@ func (s *Store) CheckIdle(ctx context.Context, ref bs.SessionRef) error {
 
 // Name returns brainsurgeon.BackendJSONL.
 func (s *Store) Name() string { return bs.BackendJSONL }
+
+var _ bs.Stater = (*Store)(nil)
+
+// Stat returns the transcript file's version (device, inode, size and
+// modification time, as Open records it) and modification time, with one
+// stat and no read. A missing file gives an error wrapping ErrNotFound.
+func (s *Store) Stat(ctx context.Context, ref bs.SessionRef) (bs.SessionStat, error) {
+	if ref.Path == "" {
+		return bs.SessionStat{}, fmt.Errorf("stat session %s: the ref has no transcript path: %w", ref, bs.ErrInvalid)
+	}
+	st, err := hostfile.Fingerprint(ref.Path)
+	if err != nil {
+		return bs.SessionStat{}, fmt.Errorf("stat session %s: %w", ref, err)
+	}
+	return bs.SessionStat{Version: st.Version(), ModTime: time.Unix(0, st.ModTime)}, nil
+}
 
 // refresh re-reads a session's sessions.json status. A ref that does not
 // come from a sessions.json entry (no key: an orphan transcript, or a file

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	bs "github.com/brainsurgeon/brainsurgeon"
 	"github.com/brainsurgeon/brainsurgeon/internal/oracle"
@@ -184,5 +185,149 @@ func TestStoreErrors(t *testing.T) {
 	}
 	if _, err := st.Open(ctx, bs.SessionRef{}, nil); !errors.Is(err, bs.ErrInvalid) {
 		t.Fatalf("empty ref: %v", err)
+	}
+}
+
+// TestSessionsJSONCache checks that discovery sees a changed sessions.json
+// although it caches the parse of an unchanged one.
+func TestSessionsJSONCache(t *testing.T) {
+	root := t.TempDir()
+	dir := filepath.Join(root, "agents", "main", "sessions")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{"s1", "s2"} {
+		line := `{"type":"session","version":3,"id":"` + id + `","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/w"}` + "\n"
+		if err := os.WriteFile(filepath.Join(dir, id+".jsonl"), []byte(line), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sj := filepath.Join(dir, "sessions.json")
+	old := time.Now().Add(-time.Hour)
+	write := func(key, id string) {
+		t.Helper()
+		data := `{"` + key + `":{"sessionId":"` + id + `","status":"done"}}`
+		if err := os.WriteFile(sj, []byte(data), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chtimes(sj, old, old); err != nil {
+			t.Fatal(err)
+		}
+		old = old.Add(time.Second)
+	}
+	keyOf := func(id string) string {
+		t.Helper()
+		refs, err := session.NewStore(filepath.Join(root, "agents")).Sessions(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range refs {
+			if r.ID == id {
+				return r.Key
+			}
+		}
+		return ""
+	}
+	write("agent:main:aa", "s1")
+	if k := keyOf("s1"); k != "agent:main:aa" {
+		t.Fatalf("key of s1 = %q", k)
+	}
+	if k := keyOf("s1"); k != "agent:main:aa" { // from the cache
+		t.Fatalf("key of s1 (cached) = %q", k)
+	}
+	write("agent:main:bb", "s2") // same size, newer mtime
+	if k := keyOf("s2"); k != "agent:main:bb" {
+		t.Fatalf("key of s2 after the change = %q", k)
+	}
+	if k := keyOf("s1"); k != "" {
+		t.Fatalf("s1 still has key %q", k)
+	}
+}
+
+// TestStoreStat checks the JSONL store's stat-level change check: stable
+// while the file is untouched, different after an append (even with the
+// modification time put back), not found when the file is gone.
+func TestStoreStat(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "s1.jsonl")
+	if err := os.WriteFile(path, []byte(`{"type":"session","version":3,"id":"s1","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/w"}`+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	old := time.Now().Add(-time.Hour).Truncate(time.Second)
+	os.Chtimes(path, old, old)
+	st := session.NewStore(filepath.Dir(path))
+	ref := bs.SessionRef{ID: "s1", Path: path}
+	a, err := st.Stat(ctx, ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !a.ModTime.Equal(old) {
+		t.Errorf("ModTime = %v, want %v", a.ModTime, old)
+	}
+	if b, _ := st.Stat(ctx, ref); !b.Version.Equal(a.Version) {
+		t.Error("two stats of an untouched file differ")
+	}
+	f, _ := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	f.WriteString("{}\n")
+	f.Close()
+	os.Chtimes(path, old, old)
+	if b, _ := st.Stat(ctx, ref); b.Version.Equal(a.Version) {
+		t.Error("an append did not change the stat")
+	}
+	os.Remove(path)
+	if _, err := st.Stat(ctx, ref); !errors.Is(err, bs.ErrNotFound) {
+		t.Errorf("Stat of a removed file = %v, want ErrNotFound", err)
+	}
+}
+
+// TestDiscoveryCache checks that a discovery reused from the cache (its
+// dirs and sessions.json unchanged) is a copy, and that adding a
+// transcript or replacing sessions.json is seen at once.
+func TestDiscoveryCache(t *testing.T) {
+	ctx := context.Background()
+	agents := filepath.Join(t.TempDir(), "agents")
+	dir := filepath.Join(agents, "main", "sessions")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	header := func(id string) []byte {
+		return []byte(`{"type":"session","version":3,"id":"` + id + `","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/w"}` + "\n")
+	}
+	os.WriteFile(filepath.Join(dir, "s1.jsonl"), header("s1"), 0o600)
+	os.WriteFile(filepath.Join(dir, "sessions.json"), []byte(`{"agent:main:main":{"sessionId":"s1","status":"done"}}`), 0o600)
+	old := time.Now().Add(-time.Hour)
+	for _, p := range []string{filepath.Join(dir, "sessions.json"), dir, filepath.Join(agents, "main"), agents} {
+		os.Chtimes(p, old, old)
+	}
+	list := func() []bs.SessionRef {
+		t.Helper()
+		refs, err := session.NewStore(agents).Sessions(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return refs
+	}
+	a := list()
+	if len(a) != 1 || a[0].Status != "done" {
+		t.Fatalf("first listing = %+v", a)
+	}
+	a[0].ID = "changed by the caller"
+	if b := list(); len(b) != 1 || b[0].ID != "s1" {
+		t.Fatalf("cached listing = %+v, want s1 (a copy)", b)
+	}
+	os.WriteFile(filepath.Join(dir, "s2.jsonl"), header("s2"), 0o600)
+	if b := list(); len(b) != 2 {
+		t.Fatalf("listing after adding s2 = %+v, want 2 sessions", b)
+	}
+	os.Chtimes(dir, old.Add(time.Second), old.Add(time.Second))
+	if b := list(); len(b) != 2 { // cached again
+		t.Fatalf("listing = %+v, want 2 sessions", b)
+	}
+	// sessions.json rewritten in place, its directory untouched.
+	sj := filepath.Join(dir, "sessions.json")
+	os.WriteFile(sj, []byte(`{"agent:main:main":{"sessionId":"s1","status":"running"}}`), 0o600)
+	os.Chtimes(sj, old.Add(2*time.Second), old.Add(2*time.Second))
+	if b := list(); b[0].Status != "running" {
+		t.Fatalf("status after sessions.json changed = %q, want running", b[0].Status)
 	}
 }

@@ -40,6 +40,7 @@ Commands:
   restore   bring extracted values back (one entry, or --all [--pristine])
   extractable  set an entry's _extractable (true, false or N messages)
   verify    check that every placeholder has its side value (lists orphans)
+  serve     run the daemon: scheduled pruning and retention, REST API and web UI
   version   print the version
   help      show this help, or a command's help: brainsurgeon help inspect
 
@@ -49,7 +50,7 @@ $BRAINSURGEON_AGENTS_DIR, then $AGENTS_DIR, then ~/.openclaw/agents.
 `
 
 // commands are the subcommands, for "help <command>".
-var commands = map[string]bool{"inspect": true, "prune": true, "restore": true, "extractable": true, "verify": true, "version": true}
+var commands = map[string]bool{"inspect": true, "prune": true, "restore": true, "extractable": true, "verify": true, "serve": true, "version": true}
 
 // Run executes args and returns the exit status. With --json, an error is
 // also written to stdout as JSON.
@@ -77,6 +78,8 @@ func (m *Main) run(ctx context.Context, args []string) error {
 		return (&extractableCommand{m: m}).Run(ctx, rest)
 	case "verify":
 		return (&verifyCommand{m: m}).Run(ctx, rest)
+	case "serve":
+		return (&serveCommand{m: m}).Run(ctx, rest)
 	case "version", "--version":
 		fmt.Fprintf(m.Stdout, "brainsurgeon %s\n", version)
 		return nil

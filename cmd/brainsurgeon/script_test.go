@@ -1,6 +1,13 @@
 package main
 
 import (
+	"io"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
 	"testing"
 
 	"github.com/brainsurgeon/brainsurgeon/internal/clitest"
@@ -17,5 +24,45 @@ func TestMain(m *testing.M) {
 // path and --help, bad input, exit statuses and the JSON shape of every
 // --json output, on a copy of testdata/demo/agents.
 func TestScripts(t *testing.T) {
-	testscript.Run(t, clitest.Params("testdata/script", "../../testdata/demo/agents", nil))
+	testscript.Run(t, clitest.Params("testdata/script", "../../testdata/demo/agents", map[string]func(ts *testscript.TestScript, neg bool, args []string){
+		"freeport": freeport,
+		"httpwait": httpwait,
+	}))
+}
+
+// freeport VAR sets VAR to a free TCP port on 127.0.0.1.
+func freeport(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: freeport VAR")
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	ts.Check(err)
+	port := ln.Addr().(*net.TCPAddr).Port
+	ts.Check(ln.Close())
+	ts.Setenv(args[0], strconv.Itoa(port))
+}
+
+// httpwait URL SUBSTRING polls URL (for up to 30 s) until a GET answers
+// 200 with a body containing SUBSTRING.
+func httpwait(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: httpwait URL SUBSTRING")
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	var last string
+	for time.Now().Before(deadline) {
+		resp, err := http.Get(args[0])
+		if err == nil {
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK && strings.Contains(string(body), args[1]) {
+				return
+			}
+			last = resp.Status + " " + string(body)
+		} else {
+			last = err.Error()
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	ts.Fatalf("%s did not answer %q within 30 s; last: %s", args[0], args[1], last)
 }

@@ -3,6 +3,7 @@ package hostfile
 import (
 	"fmt"
 	"os"
+	"strconv"
 	"syscall"
 
 	bs "github.com/brainsurgeon/brainsurgeon"
@@ -19,7 +20,16 @@ type Stamp struct {
 
 // String returns "dev:inode:size:mtime", the token of a JSONL version.
 func (s Stamp) String() string {
-	return fmt.Sprintf("%d:%d:%d:%d", s.Dev, s.Inode, s.Size, s.ModTime)
+	// strconv, not fmt: the daemon makes one per session on every tick.
+	b := make([]byte, 0, 64)
+	b = strconv.AppendUint(b, s.Dev, 10)
+	b = append(b, ':')
+	b = strconv.AppendUint(b, s.Inode, 10)
+	b = append(b, ':')
+	b = strconv.AppendInt(b, s.Size, 10)
+	b = append(b, ':')
+	b = strconv.AppendInt(b, s.ModTime, 10)
+	return string(b)
 }
 
 // Version returns the stamp as a brainsurgeon.Version of the JSONL backend.

@@ -1,0 +1,416 @@
+package daemon
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	bs "github.com/brainsurgeon/brainsurgeon"
+	"github.com/brainsurgeon/brainsurgeon/backend"
+	"github.com/brainsurgeon/brainsurgeon/config"
+	"github.com/brainsurgeon/brainsurgeon/internal/logging"
+)
+
+// The names of the daemon's two jobs, as the scheduler and Status know
+// them.
+const (
+	// JobPrune is the extraction job, on auto_cron.
+	JobPrune = "prune"
+	// JobRetention is the retention job, on retention_cron.
+	JobRetention = "retention"
+)
+
+// RetentionFunc runs one retention pass (DESIGN decision 9) over set with
+// the runtime config c and returns its stats (package retention's
+// {cleaned, bytes, errors}), which Status shows as they are (they should
+// marshal to JSON). It must stop early, between deletions, when ctx is
+// cancelled.
+type RetentionFunc func(ctx context.Context, set *backend.Set, c config.Config) (any, error)
+
+// Options tune Open.
+type Options struct {
+	// AgentsDir is the agents dir (or a ~/.openclaw dir); required.
+	AgentsDir string
+	// ReadOnly writes nothing anywhere: no config file, no schedules, no
+	// manual runs (DESIGN decisions 10 and 13).
+	ReadOnly bool
+	// Logger receives the daemon's records; nil discards. A *slog.Logger
+	// made by internal/logging gives SP-09's levels and file.
+	Logger bs.Logger
+	// Retention is the retention pass; nil means the daemon schedules no
+	// retention and RunRetentionNow fails with ErrUnsupported.
+	Retention RetentionFunc
+	// Location is the time zone of the cron expressions; nil is
+	// time.Local.
+	Location *time.Location
+}
+
+// Daemon runs scheduled extraction and retention over an agents dir and
+// holds the runtime config. Open it, Start it with a context whose
+// cancellation stops the schedules, and Close it to wait for a run in
+// progress. All methods are safe for concurrent use.
+type Daemon struct {
+	opts    Options
+	log     bs.Logger
+	cfg     *ConfigService
+	changes *changes
+
+	prune, retention jobState
+
+	mu   sync.Mutex
+	cron *Cron
+	wg   sync.WaitGroup
+}
+
+// Open loads the runtime config (see OpenConfig: unless read-only, it is
+// created or upgraded on disk) and returns a Daemon that does nothing
+// until Start.
+func Open(ctx context.Context, opts Options) (*Daemon, error) {
+	if opts.AgentsDir == "" {
+		return nil, fmt.Errorf("daemon: no agents dir given: %w", bs.ErrInvalid)
+	}
+	log := bs.LoggerOrDiscard(opts.Logger)
+	if _, err := backend.Open(ctx, opts.AgentsDir, backend.Options{}); err != nil {
+		return nil, err
+	}
+	cfg, err := OpenConfig(ctx, opts.AgentsDir, opts.ReadOnly, log)
+	if err != nil {
+		return nil, err
+	}
+	d := &Daemon{opts: opts, log: log, cfg: cfg, changes: newChanges()}
+	d.prune.name, d.retention.name = JobPrune, JobRetention
+	cfg.Subscribe(d.onConfig)
+	return d, nil
+}
+
+// Config returns the config service: Get and Set for the API.
+func (d *Daemon) Config() *ConfigService { return d.cfg }
+
+// AgentsDir returns the agents dir the daemon works on.
+func (d *Daemon) AgentsDir() string { return d.opts.AgentsDir }
+
+// Start schedules extraction on auto_cron and retention on retention_cron
+// and runs retention once now, in the background (DESIGN decision 9).
+// Cancelling ctx stops the schedules; a run in progress stops between
+// sessions, and a write in progress finishes. In read-only mode nothing
+// is scheduled. Start may be called once.
+func (d *Daemon) Start(ctx context.Context) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.cron != nil {
+		return fmt.Errorf("daemon: already started: %w", bs.ErrInvalid)
+	}
+	d.cron = NewCron(ctx, d.log)
+	d.cron.Location = d.opts.Location
+	if d.opts.ReadOnly {
+		d.log.Info("Read-only mode: no scheduled runs, nothing is written")
+		return nil
+	}
+	d.reconcileLocked()
+	if _, ok := d.cron.Next(JobPrune); !ok {
+		return fmt.Errorf("daemon: the prune job could not be scheduled on %q (see the log): %w", d.cfg.Get().AutoCron, bs.ErrInvalid)
+	}
+	if d.opts.Retention != nil {
+		d.wg.Add(1)
+		go func() {
+			defer d.wg.Done()
+			_ = d.tick(d.cron.ctx, JobRetention)
+		}()
+	}
+	return nil
+}
+
+// Close stops the schedules and waits for the runs in progress, scheduled
+// or manual (a scheduled run sees a cancelled context and stops between
+// sessions; a write in progress finishes; a manual run stops when its own
+// context is cancelled). A Daemon that was never started closes at once.
+func (d *Daemon) Close() {
+	d.mu.Lock()
+	c := d.cron
+	d.mu.Unlock()
+	if c != nil {
+		c.Close()
+	}
+	d.wg.Wait()
+	d.prune.wait()
+	d.retention.wait()
+}
+
+func (d *Daemon) scheduleLocked(name, spec string) error {
+	err := d.cron.Schedule(name, spec, func(ctx context.Context) error { return d.tick(ctx, name) })
+	if err != nil {
+		return err
+	}
+	next, _ := d.cron.Next(name)
+	d.log.Info(fmt.Sprintf("Scheduled %s on %q, next run %s", name, spec, next.Format(time.RFC3339)), "job", name, "cron", spec)
+	return nil
+}
+
+// onConfig reschedules at once when a cron expression changed, and makes
+// every session worth reading again when what is extracted changed.
+func (d *Daemon) onConfig(old, n config.Config) {
+	for _, f := range changedFields(old, n) {
+		if extractionFields[f] {
+			d.changes.reset()
+			break
+		}
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.reconcileLocked()
+}
+
+// reconcileLocked puts each job on the expression of the current config,
+// when it is not already (lock order: d.mu, then the config's).
+func (d *Daemon) reconcileLocked() {
+	if d.cron == nil || d.opts.ReadOnly {
+		return
+	}
+	c := d.cfg.Get()
+	want := map[string]string{JobPrune: c.AutoCron}
+	if d.opts.Retention != nil {
+		want[JobRetention] = c.RetentionCron
+	}
+	for _, name := range []string{JobPrune, JobRetention} {
+		spec, ok := want[name]
+		if !ok {
+			continue
+		}
+		if cur, ok := d.cron.Spec(name); ok && cur == spec {
+			continue
+		}
+		if err := d.scheduleLocked(name, spec); err != nil {
+			d.log.Error("scheduling failed, the old schedule stays", "job", name, "cron", spec, "error", err)
+		}
+	}
+}
+
+// tick is a scheduled run: skipped (and logged) while a run of the same
+// job is going.
+func (d *Daemon) tick(ctx context.Context, name string) error {
+	ctx = logging.WithActor(ctx, "scheduler")
+	var err error
+	switch name {
+	case JobPrune:
+		_, err = d.run(ctx, &d.prune, func(ctx context.Context) (any, error) { return d.runPrune(ctx, false) })
+	case JobRetention:
+		_, err = d.run(ctx, &d.retention, func(ctx context.Context) (any, error) { return d.runRetention(ctx, false) })
+	}
+	if errors.Is(err, errRunning) {
+		d.log.Info(fmt.Sprintf("%s: tick skipped, the previous run is still going", name), "job", name)
+		return nil
+	}
+	return err
+}
+
+var errRunning = fmt.Errorf("a run is already in progress: %w", bs.ErrBusy)
+
+// run runs fn as the job's one run at a time and records its outcome.
+func (d *Daemon) run(ctx context.Context, j *jobState, fn func(context.Context) (any, error)) (any, error) {
+	if !j.begin() {
+		return nil, fmt.Errorf("%s: %w", j.name, errRunning)
+	}
+	res, err := fn(ctx)
+	j.end(res, err)
+	return res, err
+}
+
+// RunPruneNow runs an extraction pass now over every session (unchanged
+// ones included, and even when pruning is disabled: the caller asked),
+// and returns its result. It fails with ErrReadOnly in read-only mode
+// and with an error wrapping brainsurgeon.ErrBusy while a run is going.
+// Cancelling ctx stops the run between sessions.
+func (d *Daemon) RunPruneNow(ctx context.Context) (*PruneResult, error) {
+	if d.opts.ReadOnly {
+		return nil, ErrReadOnly
+	}
+	res, err := d.run(ctx, &d.prune, func(ctx context.Context) (any, error) { return d.runPrune(ctx, true) })
+	r, _ := res.(*PruneResult)
+	return r, err
+}
+
+// RunRetentionNow runs a retention pass now, even when pruning is
+// disabled, and returns its stats. It fails with ErrReadOnly in read-only
+// mode, with an error wrapping brainsurgeon.ErrUnsupported when the daemon
+// has no RetentionFunc, and with one wrapping brainsurgeon.ErrBusy while a
+// run is going.
+func (d *Daemon) RunRetentionNow(ctx context.Context) (any, error) {
+	if d.opts.ReadOnly {
+		return nil, ErrReadOnly
+	}
+	if d.opts.Retention == nil {
+		return nil, fmt.Errorf("retention: this daemon has no retention pass: %w", bs.ErrUnsupported)
+	}
+	return d.run(ctx, &d.retention, func(ctx context.Context) (any, error) { return d.runRetention(ctx, true) })
+}
+
+// runRetention runs the retention pass and saves last_retention_run_at.
+func (d *Daemon) runRetention(ctx context.Context, manual bool) (any, error) {
+	d.trace(ctx, "runRetention: start", "manual", manual)
+	cfg := d.cfg.Get()
+	if !cfg.Enabled && !manual {
+		d.log.Debug("retention: smart pruning is disabled, nothing to do")
+		return RetentionSkipped{Disabled: true}, nil
+	}
+	start := time.Now()
+	set, err := backend.Open(ctx, d.opts.AgentsDir, backend.Options{Idle: cfg.Idle(), Logger: d.log})
+	if err != nil {
+		return nil, err
+	}
+	res, err := d.opts.Retention(ctx, set, cfg)
+	if err != nil {
+		return res, fmt.Errorf("retention: %w", err)
+	}
+	if ctx.Err() == nil {
+		d.saveRunTime(ctx, func(c *config.Config) { t := start.UTC(); c.LastRetentionRunAt = &t })
+	}
+	return res, nil
+}
+
+// RetentionSkipped is the result of a scheduled retention run that did
+// nothing because smart pruning is disabled.
+type RetentionSkipped struct {
+	Disabled bool `json:"disabled"`
+}
+
+// saveRunTime records a run's time in the config file, changing only
+// that field of the current config (a change made meanwhile is kept).
+func (d *Daemon) saveRunTime(ctx context.Context, set func(*config.Config)) {
+	if _, err := d.cfg.update(ctx, func(c *config.Config) error { set(c); return nil }); err != nil {
+		d.log.Error("saving the run time in the config failed", "error", err)
+	}
+}
+
+// jobState is one job's run state, for Status.
+type jobState struct {
+	name string
+
+	mu       sync.Mutex
+	idle     *sync.Cond // signalled when a run ends
+	running  bool
+	started  time.Time
+	finished time.Time
+	last     any
+	lastErr  string
+}
+
+func (j *jobState) begin() bool {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.idle == nil {
+		j.idle = sync.NewCond(&j.mu)
+	}
+	if j.running {
+		return false
+	}
+	j.running, j.started = true, time.Now()
+	return true
+}
+
+func (j *jobState) end(res any, err error) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	j.running, j.finished, j.last, j.lastErr = false, time.Now(), res, ""
+	if err != nil {
+		j.lastErr = err.Error()
+	}
+	j.idle.Broadcast()
+}
+
+// wait returns when no run of the job is going.
+func (j *jobState) wait() {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	for j.running {
+		j.idle.Wait()
+	}
+}
+
+// JobStatus is the state of one job, as GET /api/scheduler shows it.
+type JobStatus struct {
+	// Name is JobPrune or JobRetention.
+	Name string `json:"name"`
+	// Cron is the job's expression in the config.
+	Cron string `json:"cron"`
+	// Scheduled is true when the job is on the schedule (false before
+	// Start, in read-only mode, and for retention without a pass).
+	Scheduled bool `json:"scheduled"`
+	// NextRunAt is the next scheduled run, or null.
+	NextRunAt *time.Time `json:"next_run_at"`
+	// LastRunAt is when the last complete run started (the config's
+	// last_run_at or last_retention_run_at), or null.
+	LastRunAt *time.Time `json:"last_run_at"`
+	// Running is true while a run is going; RunningSince says since when.
+	Running      bool       `json:"running"`
+	RunningSince *time.Time `json:"running_since,omitempty"`
+	// LastFinishedAt is when this process's last run ended, or null.
+	LastFinishedAt *time.Time `json:"last_finished_at"`
+	// LastResult is that run's result (a *PruneResult for JobPrune, the
+	// retention stats for JobRetention), or null; LastError its error.
+	LastResult any    `json:"last_result"`
+	LastError  string `json:"last_error,omitempty"`
+}
+
+// Status is a snapshot of the daemon's state.
+type Status struct {
+	// Enabled is the config's enabled switch; ReadOnly the read-only mode.
+	Enabled  bool `json:"enabled"`
+	ReadOnly bool `json:"read_only"`
+	// Prune and Retention are the two jobs.
+	Prune     JobStatus `json:"prune"`
+	Retention JobStatus `json:"retention"`
+}
+
+// Status returns a snapshot of both jobs. It does no I/O.
+func (d *Daemon) Status() Status {
+	c := d.cfg.Get()
+	d.mu.Lock()
+	cron := d.cron
+	d.mu.Unlock()
+	s := Status{Enabled: c.Enabled, ReadOnly: d.opts.ReadOnly,
+		Prune:     d.prune.status(cron, c.AutoCron, c.LastRunAt),
+		Retention: d.retention.status(cron, c.RetentionCron, c.LastRetentionRunAt)}
+	return s
+}
+
+func (j *jobState) status(cron *Cron, spec string, last *time.Time) JobStatus {
+	s := JobStatus{Name: j.name, Cron: spec, LastRunAt: last}
+	if cron != nil {
+		if next, ok := cron.Next(j.name); ok && !next.IsZero() {
+			s.Scheduled, s.NextRunAt = true, &next
+		}
+	}
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	s.Running, s.LastResult, s.LastError = j.running, j.last, j.lastErr
+	if j.running {
+		t := j.started
+		s.RunningSince = &t
+	}
+	if !j.finished.IsZero() {
+		t := j.finished
+		s.LastFinishedAt = &t
+	}
+	return s
+}
+
+// trace logs at logging.LevelTrace when the logger is a *slog.Logger.
+func (d *Daemon) trace(ctx context.Context, msg string, args ...any) {
+	if l, ok := d.log.(*slog.Logger); ok {
+		l.Log(ctx, logging.LevelTrace, msg, args...)
+	}
+}
+
+// enabled reports whether log writes records of level l (true for a
+// logger that cannot tell).
+func enabled(log bs.Logger, l slog.Level) bool {
+	if e, ok := log.(interface {
+		Enabled(context.Context, slog.Level) bool
+	}); ok {
+		return e.Enabled(context.Background(), l)
+	}
+	return log != bs.DiscardLogger()
+}

@@ -1,0 +1,67 @@
+// Package daemon is the core of `brainsurgeon serve` (issue 9, seed 000
+// SP-01, SP-03, SP-04): scheduled extraction and retention over an agents
+// dir, and the runtime config service. It never prints, exits or handles
+// signals: the command does, and cancels the context given to Start.
+//
+// # Use
+//
+//	d, err := daemon.Open(ctx, daemon.Options{AgentsDir: dir, Logger: log, Retention: retentionPass})
+//	if err := d.Start(ctx); err != nil { … }
+//	defer d.Close() // waits for a run in progress
+//
+// # What the API needs
+//
+//   - [Daemon.Config] returns the [ConfigService]: Get returns the runtime
+//     config; Set applies a partial JSON object (the body of POST
+//     /api/config), validates every field and saves atomically. Its error
+//     is a *config.ValidationError naming each bad field (wrapping
+//     brainsurgeon.ErrInvalid: answer 400), or [ErrReadOnly] (403). On error
+//     nothing is saved and the schedules keep their old expressions.
+//   - [Daemon.Status] is the scheduler snapshot: for both jobs next_run_at,
+//     last_run_at, running and the last result ([Status], [JobStatus]).
+//   - [Daemon.RunPruneNow] and [Daemon.RunRetentionNow] run a job now and
+//     return its result. They fail with ErrReadOnly in read-only mode, and
+//     with an error wrapping brainsurgeon.ErrBusy (409) while the same job
+//     is running.
+//
+// # Scheduling
+//
+// [Cron] implements brainsurgeon.Scheduler with adhocore/gronx: one
+// goroutine and one timer per job; a job never overlaps itself, and a tick
+// that passes while a run is going is skipped and logged. The daemon
+// schedules [JobPrune] on auto_cron and [JobRetention] on retention_cron,
+// runs retention once at Start (DESIGN decision 9), and reschedules at once
+// when a Set changes an expression. A manual run and a scheduled one never
+// overlap either.
+//
+// With "enabled": false the scheduled runs do no pruning and no retention;
+// the prune tick still applies queued restore write-backs (DESIGN decision
+// 7: the restore was asked for, and is finished once the session is idle).
+// In read-only mode nothing is scheduled and nothing is written.
+//
+// # One run
+//
+// A run first applies the queued restore write-backs of idle sessions,
+// then lists the sessions and asks the store for each one's state with
+// a stat (brainsurgeon.Stater: a file's stat, the SQLite store's fences).
+// A session whose state did not change since the daemon last processed it
+// is skipped (debug: "Session main/abc123 unchanged since …, skipping");
+// after a restart, a session last changed before the previous run's
+// last_run_at by more than every time-based protection (idle_seconds,
+// age_threshold_hours, keep_after_restore_seconds) counts as unchanged too.
+// A session whose values were kept by a time-based protection is read
+// again once it may have expired (after the protection's length, at most
+// an hour). A config change that alters what is
+// extracted makes every session worth reading again.
+//
+// The others go through prune.Pass one at a time (info when values were
+// extracted: "Processing session main/abc123, 15 entries to check: …").
+// A session that fails or is busy is reported and tried again next time;
+// it never stops the others. last_run_at (the start of the last complete
+// run) is saved after the run, changing only that field of the current
+// config.
+//
+// Shutdown: cancelling Start's context stops a run between sessions; the
+// session being written is finished under a context that is not
+// cancelled, and Close waits for it.
+package daemon

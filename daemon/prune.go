@@ -1,0 +1,242 @@
+package daemon
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"runtime"
+	"sync"
+	"time"
+
+	bs "github.com/brainsurgeon/brainsurgeon"
+	"github.com/brainsurgeon/brainsurgeon/backend"
+	"github.com/brainsurgeon/brainsurgeon/config"
+	"github.com/brainsurgeon/brainsurgeon/internal/logging"
+	"github.com/brainsurgeon/brainsurgeon/prune"
+)
+
+// maxErrors caps PruneResult.Errors.
+const maxErrors = 20
+
+// PruneResult is the outcome of one extraction run of the daemon.
+type PruneResult struct {
+	// StartedAt is when the run started; Elapsed how long it took.
+	StartedAt time.Time     `json:"started_at"`
+	Elapsed   time.Duration `json:"elapsed_ns"`
+	// Manual is true for RunPruneNow.
+	Manual bool `json:"manual"`
+	// Disabled is true when pruning is disabled: the run only applied the
+	// queued restore write-backs.
+	Disabled bool `json:"disabled"`
+	// Stopped is true when shutdown stopped the run between sessions.
+	Stopped bool `json:"stopped"`
+	// Sessions counts the sessions listed; Unchanged those skipped
+	// because they did not change since they were last processed;
+	// Processed those read.
+	Sessions  int `json:"sessions"`
+	Unchanged int `json:"unchanged"`
+	Processed int `json:"processed"`
+	// Extracted counts the sessions rewritten, Busy those in use (tried
+	// again next time), Failed those in error.
+	Extracted int `json:"extracted"`
+	Busy      int `json:"busy"`
+	Failed    int `json:"failed"`
+	// Values counts the values extracted, BytesSaved what the transcripts
+	// shrank by.
+	Values     int   `json:"values"`
+	BytesSaved int64 `json:"bytes_saved"`
+	// WriteBacks counts the queued restore write-backs applied.
+	WriteBacks int `json:"write_backs"`
+	// Errors holds the first error messages (sessions in error, a failed
+	// write-back), at most 20.
+	Errors []string `json:"errors,omitempty"`
+}
+
+func (r *PruneResult) addError(msg string) {
+	if len(r.Errors) < maxErrors {
+		r.Errors = append(r.Errors, msg)
+	}
+}
+
+// runPrune is one extraction run: the queued write-backs of idle
+// sessions, then, when pruning is enabled (or the run is manual), every
+// session that changed since it was last processed, one at a time. The
+// run stops between sessions when ctx is cancelled; the session being
+// written is finished under a context that is not cancelled.
+func (d *Daemon) runPrune(ctx context.Context, manual bool) (*PruneResult, error) {
+	d.trace(ctx, "runPrune: start", "manual", manual)
+	start := time.Now()
+	cfg := d.cfg.Get()
+	res := &PruneResult{StartedAt: start.UTC(), Manual: manual, Errors: nil}
+	defer func() { res.Elapsed = time.Since(start) }()
+	set, err := backend.Open(ctx, d.opts.AgentsDir, backend.Options{Idle: cfg.Idle(), Logger: d.log})
+	if err != nil {
+		return res, err
+	}
+	pass := set.Pass(cfg, d.log)
+	pass.Force, pass.SkipPending = true, true
+	work := context.WithoutCancel(ctx)
+
+	n, written, err := pass.Restorer().ApplyPending(work)
+	res.WriteBacks = n
+	if err != nil {
+		d.log.Warn("applying queued restore write-backs failed", "error", err)
+		res.addError(err.Error())
+	}
+	for _, ref := range written {
+		d.changes.forget(ref)
+	}
+	if !cfg.Enabled && !manual {
+		res.Disabled = true
+		d.log.Debug("prune: smart pruning is disabled, only queued write-backs were applied", "write_backs", n)
+		return res, nil
+	}
+
+	refs, err := set.Store.Sessions(ctx)
+	if err != nil {
+		return res, fmt.Errorf("prune: list sessions: %w", err)
+	}
+	res.Sessions = len(refs)
+	stats := statAll(ctx, set.Store, refs)
+	debug := enabled(d.log, slog.LevelDebug)
+	live := make(map[string]bool, len(refs))
+	ids := make([]string, len(refs))
+	for i, ref := range refs {
+		ids[i] = ref.Identity()
+		live[ids[i]] = true
+	}
+	for i, ref := range refs {
+		if ctx.Err() != nil {
+			res.Stopped = true
+			break
+		}
+		st, err := stats[i].st, stats[i].err
+		if errors.Is(err, bs.ErrNotFound) {
+			continue // gone since the listing
+		}
+		now := time.Now()
+		if !manual {
+			if ok, since := d.changes.unchanged(ids[i], st, now, cfg); ok {
+				res.Unchanged++
+				if debug {
+					d.log.Debug(fmt.Sprintf("Session %s unchanged since %s, skipping", ref, since.UTC().Format(time.RFC3339)))
+				}
+				continue
+			}
+		}
+		res.Processed++
+		d.processOne(work, pass, ref, st, now, cfg, res)
+	}
+	if !res.Stopped {
+		d.changes.complete(live)
+		d.saveRunTime(ctx, func(c *config.Config) { t := start.UTC(); c.LastRunAt = &t })
+	}
+	msg := fmt.Sprintf("Prune run: %d sessions, %d processed, %d unchanged, %d extracted (%d values, %d bytes saved), %d busy, %d failed, %d write-backs",
+		res.Sessions, res.Processed, res.Unchanged, res.Extracted, res.Values, res.BytesSaved, res.Busy, res.Failed, res.WriteBacks)
+	args := []any{"job", JobPrune}
+	if a := logging.ActorFrom(ctx); a != "" {
+		args = append(args, logging.KeyActor, a)
+	}
+	if res.Processed > 0 || res.WriteBacks > 0 || manual {
+		d.log.Info(msg, args...)
+	} else {
+		d.log.Debug(msg, args...)
+	}
+	return res, nil
+}
+
+type statResult struct {
+	st  bs.SessionStat
+	err error
+}
+
+// statAll asks the store for the state of every session, on a few
+// goroutines (a stat is a system call; 10,000 of them are most of a
+// tick). A store that is not a Stater gives zero states: every session is
+// then read.
+func statAll(ctx context.Context, store bs.Store, refs []bs.SessionRef) []statResult {
+	out := make([]statResult, len(refs))
+	stater, ok := store.(bs.Stater)
+	if !ok {
+		return out
+	}
+	workers := min(max(runtime.GOMAXPROCS(0), 2), 8, max(len(refs)/256, 1))
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Go(func() {
+			for i := w; i < len(refs); i += workers {
+				if ctx.Err() != nil {
+					return
+				}
+				out[i].st, out[i].err = stater.Stat(ctx, refs[i])
+			}
+		})
+	}
+	wg.Wait()
+	return out
+}
+
+// processOne runs the pass over one session and records the outcome.
+func (d *Daemon) processOne(ctx context.Context, pass *prune.Pass, ref bs.SessionRef, st bs.SessionStat, now time.Time, cfg config.Config, res *PruneResult) {
+	rep, err := pass.Run(ctx, []bs.SessionRef{ref})
+	if err == nil && len(rep.Sessions) != 1 {
+		err = fmt.Errorf("the pass reported %d sessions for one", len(rep.Sessions))
+	}
+	if err != nil {
+		res.Failed++
+		res.addError(fmt.Sprintf("%s: %v", ref, err))
+		d.log.Error("prune: session failed", "session", ref.String(), "error", err)
+		d.changes.forget(ref)
+		return
+	}
+	sr := rep.Sessions[0]
+	checked := 0
+	if sr.Result != nil {
+		for _, n := range sr.Result.Counts {
+			checked += n
+		}
+	}
+	switch sr.Status {
+	case prune.StatusExtracted:
+		res.Extracted++
+		res.Values += sr.Result.Values
+		res.BytesSaved += sr.Result.BytesSaved
+		args := []any{"session", ref.String(), "job", JobPrune}
+		if a := logging.ActorFrom(ctx); a != "" {
+			args = append(args, logging.KeyActor, a)
+		}
+		d.log.Info(fmt.Sprintf("Processing session %s, %d entries to check: %d values of %d entries extracted, %d bytes saved",
+			ref, checked, sr.Result.Values, sr.Result.Entries, sr.Result.BytesSaved), args...)
+		// The rewrite changed the transcript: remember its new state.
+		if s, ok := pass.Store.(bs.Stater); ok {
+			if st2, err := s.Stat(ctx, ref); err == nil {
+				d.changes.done(ref, st2, now, sr.Result, cfg)
+				return
+			}
+		}
+		d.changes.forget(ref)
+	case prune.StatusUnchanged, prune.StatusWrittenBack:
+		d.log.Debug(fmt.Sprintf("Processing session %s, %d entries to check: %s", ref, checked, orDefault(sr.Note, "nothing to extract")))
+		if sr.WriteBacks > 0 {
+			d.changes.forget(ref)
+			return
+		}
+		d.changes.done(ref, st, now, sr.Result, cfg)
+	case prune.StatusBusy:
+		res.Busy++
+		d.log.Debug(fmt.Sprintf("Session %s busy, tried again next time: %s", ref, sr.Note))
+		d.changes.forget(ref)
+	default:
+		res.Failed++
+		res.addError(ref.String() + ": " + sr.Note)
+		d.changes.forget(ref)
+	}
+}
+
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
