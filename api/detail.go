@@ -13,6 +13,7 @@ import (
 	bs "github.com/brainsurgeon/brainsurgeon"
 	"github.com/brainsurgeon/brainsurgeon/extract"
 	"github.com/brainsurgeon/brainsurgeon/restore"
+	"github.com/brainsurgeon/brainsurgeon/session"
 )
 
 // Paging of the session detail.
@@ -100,7 +101,9 @@ func (s *server) detail(w http.ResponseWriter, r *http.Request) {
 			s.fail(w, r, err)
 			return
 		}
-		views = append(views, viewOf(e))
+		// Lines gives the raw bytes only: parse them (a copy: the
+		// view outlives the iteration).
+		views = append(views, viewOf(session.ParseEntry(bytes.Clone(e.Raw), e.Line, e.Offset)))
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"session": info, "total": total, "offset": offset,
 		"limit": limit, "entries": views})

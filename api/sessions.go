@@ -35,8 +35,9 @@ type SessionInfo struct {
 	Messages  int `json:"messages"`
 	ToolCalls int `json:"tool_calls"`
 	// Tokens is the context size the model reported last: the latest
-	// assistant message's recorded usage (totalTokens, else input + output
-	// + cacheRead + cacheWrite); 0 when no usage is recorded.
+	// assistant message's recorded usage that is not zero (totalTokens,
+	// else input + output + cacheRead + cacheWrite); 0 when none is
+	// recorded.
 	Tokens int64 `json:"tokens"`
 	// Updated is the latest entry timestamp, else the transcript's
 	// modification time.
@@ -215,10 +216,14 @@ func (s *server) readInfo(ctx context.Context, ref bs.SessionRef) SessionInfo {
 			if (e.Role == "assistant" || e.Type == "assistant") && bytes.Contains(e.Raw, usageKey) {
 				var ul usageLine
 				if json.Unmarshal(e.Raw, &ul) == nil {
-					if u := ul.Message.Usage; u != nil {
+					u := ul.Message.Usage
+					if u == nil {
+						u = ul.Usage
+					}
+					// A zero usage is a turn the provider did not
+					// report (an error, a mock): the last real one stands.
+					if u != nil && u.total() > 0 {
 						info.Tokens = u.total()
-					} else if ul.Usage != nil {
-						info.Tokens = ul.Usage.total()
 					}
 				}
 			}
