@@ -256,6 +256,18 @@ func (s *server) routeTable() []route {
 	}
 }
 
+// Routes returns the pattern of every endpoint ("METHOD /path/{param}"),
+// in the order the package documentation lists them.
+func Routes() []string {
+	var s server
+	rt := s.routeTable()
+	out := make([]string, len(rt))
+	for i, r := range rt {
+		out[i] = r.pattern
+	}
+	return out
+}
+
 func (s *server) routes() {
 	s.mux = http.NewServeMux()
 	for _, rt := range s.routeTable() {
@@ -364,7 +376,13 @@ func (s *server) checkPath(r *http.Request) error {
 			continue
 		}
 		if v == "" && i == len(segs)-1 {
-			continue // a trailing slash: the router answers 404
+			// A trailing slash: an empty parameter when a route has
+			// one there, else the router answers 404.
+			c := r.Clone(r.Context())
+			c.URL = &url.URL{Path: "/" + strings.Join(append(slices.Clone(segs[:i]), "x"), "/")}
+			if _, pattern := s.mux.Handler(c); patternParams(pattern)[i] == "" {
+				continue
+			}
 		}
 		if err := checkSegment(v); err != nil {
 			bad[i] = err
