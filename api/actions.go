@@ -69,7 +69,7 @@ func (s *server) postConfig(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, c)
 }
 
-func (s *server) context(w http.ResponseWriter, r *http.Request) {
+func (s *server) getContext(w http.ResponseWriter, r *http.Request) {
 	ref, err := s.findSession(r)
 	if err != nil {
 		s.fail(w, r, err)
@@ -100,10 +100,10 @@ type restoreResponse struct {
 	WriteBackError string `json:"write_back_error,omitempty"`
 }
 
-// restore answers POST /api/sessions/{agent}/{id}/entries/{entryId}/restore:
+// restoreEntry answers POST /api/sessions/{agent}/{id}/entries/{entryId}/restore:
 // the content at once; the write-back now when the session is idle, else
 // queued (DESIGN decision 7).
-func (s *server) restore(w http.ResponseWriter, r *http.Request) {
+func (s *server) restoreEntry(w http.ResponseWriter, r *http.Request) {
 	ref, err := s.findSession(r)
 	if err != nil {
 		s.fail(w, r, err)

@@ -16,8 +16,9 @@
 //     write in read-only mode, or a CORS preflight from an origin not
 //     listed;
 //   - 404: no such session, entry, extracted value or endpoint;
-//   - 409: the session is busy or changed underneath us (try later), or a
-//     name is ambiguous;
+//   - 405: a known path with another method (Allow lists the methods);
+//   - 409: the session is busy or changed underneath us (try later), a
+//     name is ambiguous, or pruning is disabled (prune.ErrDisabled);
 //   - 413: request body larger than Options.MaxBodyBytes;
 //   - 422: the operation is not supported by the session's backend
 //     (errors wrapping brainsurgeon.ErrUnsupported, such as trash on the
@@ -79,6 +80,7 @@ import (
 	bs "github.com/brainsurgeon/brainsurgeon"
 	"github.com/brainsurgeon/brainsurgeon/backend"
 	"github.com/brainsurgeon/brainsurgeon/config"
+	"github.com/brainsurgeon/brainsurgeon/prune"
 	"github.com/brainsurgeon/brainsurgeon/restore"
 )
 
@@ -239,10 +241,10 @@ func (s *server) routeTable() []route {
 		{"GET /api/agents/{agent}/sessions", false, s.sessions},
 		{"GET /api/sessions/{agent}/{id}", false, s.detail},
 		{"DELETE /api/sessions/{agent}/{id}", false, s.deleteSession},
-		{"GET /api/sessions/{agent}/{id}/context", false, s.context},
+		{"GET /api/sessions/{agent}/{id}/context", false, s.getContext},
 		{"POST /api/sessions/{agent}/{id}/restore", false, s.restoreAll},
 		{"GET /api/sessions/{agent}/{id}/entries/{entryId}/extracted", false, s.extracted},
-		{"POST /api/sessions/{agent}/{id}/entries/{entryId}/restore", false, s.restore},
+		{"POST /api/sessions/{agent}/{id}/entries/{entryId}/restore", false, s.restoreEntry},
 		{"PUT /api/sessions/{agent}/{id}/entries/{entryId}/meta", false, s.setExtractable},
 		{"POST /api/sessions/{agent}/{id}/entries/{entryId}/extractable", false, s.setExtractable},
 		{"POST /api/prune/run", false, s.runPrune},
@@ -272,6 +274,28 @@ func (s *server) routes() {
 	s.mux = http.NewServeMux()
 	for _, rt := range s.routeTable() {
 		s.mux.Handle(rt.pattern, s.guard(rt))
+	}
+	// A known path with another method: 405 in JSON, with Allow.
+	allow := map[string][]string{}
+	var paths []string
+	for _, rt := range s.routeTable() {
+		method, path, _ := strings.Cut(rt.pattern, " ")
+		if allow[path] == nil {
+			paths = append(paths, path)
+		}
+		allow[path] = append(allow[path], method)
+	}
+	for _, path := range paths {
+		methods := strings.Join(allow[path], ", ")
+		s.mux.HandleFunc(path, func(w http.ResponseWriter, r *http.Request) {
+			if r.Method == http.MethodOptions {
+				w.Header().Set("Allow", methods+", OPTIONS")
+				w.WriteHeader(http.StatusNoContent)
+				return
+			}
+			w.Header().Set("Allow", methods)
+			writeError(w, http.StatusMethodNotAllowed, fmt.Sprintf("%s %s: method not allowed (allowed: %s)", r.Method, r.URL.Path, methods))
+		})
 	}
 	s.mux.HandleFunc("/api/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, fmt.Sprintf("no endpoint %s %s", r.Method, r.URL.Path))
@@ -474,7 +498,8 @@ func statusOf(err error) int {
 		return http.StatusNotFound
 	case errors.Is(err, bs.ErrUnsupported):
 		return http.StatusUnprocessableEntity
-	case errors.Is(err, bs.ErrBusy), errors.Is(err, bs.ErrChanged), errors.Is(err, bs.ErrAmbiguous):
+	case errors.Is(err, bs.ErrBusy), errors.Is(err, bs.ErrChanged), errors.Is(err, bs.ErrAmbiguous),
+		errors.Is(err, prune.ErrDisabled):
 		return http.StatusConflict
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		return http.StatusServiceUnavailable

@@ -154,6 +154,10 @@ func TestSessionsAndDetailBothBackends(t *testing.T) {
 	if code != 400 || !strings.Contains(string(b), "limit") {
 		t.Errorf("bad limit: %d %s", code, b)
 	}
+	code, b, hdr := c.do("PATCH", "/api/sessions/alpha/"+f.synthIDs[0], "")
+	if code != http.StatusMethodNotAllowed || hdr.Get("Allow") != "GET, DELETE" || !strings.Contains(string(b), `"error"`) {
+		t.Errorf("PATCH a session: %d %q %s", code, hdr.Get("Allow"), b)
+	}
 	code, b, _ = c.do("GET", "/api/nothing", "")
 	if code != 404 || !strings.Contains(string(b), `"error"`) {
 		t.Errorf("unknown endpoint: %d %s", code, b)
@@ -384,6 +388,12 @@ func TestConfigJobsTrash(t *testing.T) {
 	c.json("GET", "/api/cron/status", "", 200, &st)
 	if st["jobs"] == nil {
 		t.Errorf("status: %v", st)
+	}
+
+	// Pruning disabled: the pass refuses, 409 with the reason.
+	c.json("POST", "/api/config", `{"enabled":false}`, 200, nil)
+	if code, b, _ := c.do("POST", "/api/prune/run", ""); code != http.StatusConflict || !strings.Contains(string(b), "disabled") {
+		t.Errorf("prune run while disabled: %d %s", code, b)
 	}
 
 	// Trash: delete, list, restore, delete again and purge.

@@ -69,7 +69,7 @@ func (s *server) detail(w http.ResponseWriter, r *http.Request) {
 	if limit == 0 {
 		limit = DefaultPageSize
 	}
-	info := s.cache.list(r.Context(), s, []bs.SessionRef{ref})[0]
+	info := s.cache.list(r.Context(), s, []bs.SessionRef{ref}, false)[0]
 	if info.Error != "" {
 		s.fail(w, r, errors.New(info.Error))
 		return

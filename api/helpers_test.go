@@ -439,3 +439,10 @@ func treeSum(tb testing.TB, dir string) string {
 func newRestorer(f *fixture) *restore.Restorer {
 	return restore.New(f.set.Store, f.set.Side, f.set.StateDir)
 }
+
+// newLoopback starts a handler on loopback for a benchmark or test.
+func newLoopback(tb testing.TB, h http.Handler) *httptest.Server {
+	srv := httptest.NewServer(h)
+	tb.Cleanup(srv.Close)
+	return srv
+}

@@ -121,8 +121,9 @@ func statFile(path string) fileStamp {
 }
 
 // list returns the infos of refs, reading the sessions whose stamp
-// changed, in parallel.
-func (c *statsCache) list(ctx context.Context, s *server, refs []bs.SessionRef) []SessionInfo {
+// changed, in parallel. When all is true refs are every session the store
+// lists, and the entries of the others are dropped.
+func (c *statsCache) list(ctx context.Context, s *server, refs []bs.SessionRef, all bool) []SessionInfo {
 	out := make([]SessionInfo, len(refs))
 	stamps := make([]stamp, len(refs))
 	stamped := make([]bool, len(refs))
@@ -156,10 +157,15 @@ func (c *statsCache) list(ctx context.Context, s *server, refs []bs.SessionRef) 
 		wg.Wait()
 	}
 	c.mu.Lock()
-	next := make(map[string]cached, len(refs))
+	next := c.m
+	if all {
+		next = make(map[string]cached, len(refs))
+	}
 	for i, ref := range refs {
 		if stamped[i] && out[i].Error == "" {
 			next[ref.Identity()] = cached{stamp: stamps[i], info: out[i]}
+		} else {
+			delete(next, ref.Identity())
 		}
 	}
 	c.m = next
@@ -403,7 +409,7 @@ func (s *server) sessions(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	infos := s.cache.list(r.Context(), s, refs)
+	infos := s.cache.list(r.Context(), s, refs, agent == "")
 	sort.SliceStable(infos, func(i, j int) bool {
 		if infos[i].Agent != infos[j].Agent {
 			return infos[i].Agent < infos[j].Agent
