@@ -70,6 +70,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/url"
 	"slices"
@@ -356,10 +357,10 @@ func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	api := strings.HasPrefix(r.URL.Path, "/api/") || r.URL.Path == "/api" || r.URL.Path == "/auth-info"
 	if origin := r.Header.Get("Origin"); origin != "" && api {
 		allowed := s.originAllowed(origin)
+		w.Header().Add("Vary", "Origin")
 		if allowed {
 			h := w.Header()
 			h.Set("Access-Control-Allow-Origin", origin)
-			h.Add("Vary", "Origin")
 			h.Set("Access-Control-Allow-Headers", "Content-Type, X-API-Key")
 			h.Set("Access-Control-Allow-Methods", "GET, POST, PUT, DELETE, OPTIONS")
 			h.Set("Access-Control-Max-Age", "600")
@@ -425,22 +426,12 @@ func (s *server) checkPath(r *http.Request) error {
 	c.URL = &url.URL{Path: "/" + strings.Join(clean, "/")}
 	_, pattern := s.mux.Handler(c)
 	names := patternParams(pattern)
-	first := slices.Min(slices.Collect(mapKeys(bad)))
+	first := slices.Min(slices.Collect(maps.Keys(bad)))
 	name := fmt.Sprintf("path segment %d", first+1)
 	if n, ok := names[first]; ok {
 		name = paramName(n)
 	}
 	return fmt.Errorf("invalid %s: %v", name, bad[first])
-}
-
-func mapKeys(m map[int]error) func(func(int) bool) {
-	return func(yield func(int) bool) {
-		for k := range m {
-			if !yield(k) {
-				return
-			}
-		}
-	}
 }
 
 // patternParams maps segment positions of a ServeMux pattern to its
@@ -572,6 +563,9 @@ func decodeBody(r *http.Request, v any) error {
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
 		return fmt.Errorf("request body: expected a JSON object of the documented members: %v: %w", err, bs.ErrInvalid)
+	}
+	if rest := bytes.TrimSpace(data[dec.InputOffset():]); len(rest) > 0 {
+		return fmt.Errorf("request body: %d bytes after the JSON object, expected one object: %w", len(rest), bs.ErrInvalid)
 	}
 	return nil
 }

@@ -230,6 +230,10 @@ func TestExtractedContentAndRestore(t *testing.T) {
 	if !bytes.Contains(now, raw) {
 		t.Errorf("the restored transcript does not hold the value's original bytes")
 	}
+	code, b, _ = c.do("POST", base+"/entries/"+e.ID+"/restore", `{"keys":[]} {}`)
+	if code != 400 || !strings.Contains(string(b), "after the JSON object") {
+		t.Errorf("two objects: %d %s", code, b)
+	}
 	code, b, _ = c.do("POST", base+"/entries/"+e.ID+"/restore", `{"bogus":1}`)
 	if code != 400 || !strings.Contains(string(b), "bogus") {
 		t.Errorf("unknown member: %d %s", code, b)

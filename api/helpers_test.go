@@ -168,6 +168,18 @@ func newControl(set *backend.Set) *memControl {
 	return &memControl{set: set, cfg: pruneConfig(), now: time.Now}
 }
 
+func (c *memControl) setNow(now func() time.Time) {
+	c.mu.Lock()
+	c.now = now
+	c.mu.Unlock()
+}
+
+func (c *memControl) clock() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now()
+}
+
 func (c *memControl) Config(context.Context) (config.Config, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -191,7 +203,7 @@ func (c *memControl) RunPrune(ctx context.Context) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	now := c.now()
+	now := c.clock()
 	c.mu.Lock()
 	c.lastPrune = &now
 	c.mu.Unlock()
@@ -215,7 +227,7 @@ func (c *memControl) RunRetention(ctx context.Context) (any, error) {
 		return nil, err
 	}
 	var st retentionStats
-	cutoff := c.now().Add(-keep)
+	cutoff := c.clock().Add(-keep)
 	for _, ref := range refs {
 		infos, err := c.set.Side.List(ctx, ref)
 		if err != nil {
@@ -233,7 +245,7 @@ func (c *memControl) RunRetention(ctx context.Context) (any, error) {
 			}
 		}
 	}
-	now := c.now()
+	now := c.clock()
 	c.mu.Lock()
 	c.lastRetention = &now
 	c.mu.Unlock()
@@ -445,4 +457,9 @@ func newLoopback(tb testing.TB, h http.Handler) *httptest.Server {
 	srv := httptest.NewServer(h)
 	tb.Cleanup(srv.Close)
 	return srv
+}
+
+// syntheticThinking is a session with large thinking blocks.
+func syntheticThinking() synth.Options {
+	return synth.Options{Size: 60 << 10, Seed: 99, MinResult: 600, MaxResult: 1500, MinThinking: 2000, MaxThinking: 4000}
 }

@@ -379,7 +379,8 @@ func contains(ss []string, s string) bool {
 
 // sessions lists sessions with their counts: GET /api/sessions?agent=A or
 // GET /api/agents/{agent}/sessions, paged by ?offset=&limit= (no limit by
-// default), sorted by agent then most recently updated first.
+// default), sorted by agent then most recently updated first. ?status=S
+// keeps the sessions whose OpenClaw status is S ("none" for no status).
 func (s *server) sessions(w http.ResponseWriter, r *http.Request) {
 	agent := r.URL.Query().Get("agent")
 	if r.PathValue("agent") != "" {
@@ -410,6 +411,22 @@ func (s *server) sessions(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	infos := s.cache.list(r.Context(), s, refs, agent == "")
+	if st := r.URL.Query().Get("status"); st != "" {
+		if len(st) > 64 {
+			s.fail(w, r, fmt.Errorf("query parameter status: expected at most 64 bytes: %w", bs.ErrInvalid))
+			return
+		}
+		if st == "none" {
+			st = ""
+		}
+		kept := infos[:0]
+		for _, in := range infos {
+			if in.Status == st {
+				kept = append(kept, in)
+			}
+		}
+		infos = kept
+	}
 	sort.SliceStable(infos, func(i, j int) bool {
 		if infos[i].Agent != infos[j].Agent {
 			return infos[i].Agent < infos[j].Agent
