@@ -75,7 +75,7 @@ func (s *server) getContext(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	c, err := s.restorer.GetContext(r.Context(), ref)
+	c, err := s.restorerFor().GetContext(r.Context(), ref)
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -119,7 +119,7 @@ func (s *server) restoreEntry(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	res, err := s.restorer.Restore(r.Context(), ref, entryID, req.Keys, restore.RestoreOptions{ToolCallID: req.ToolCallID})
+	res, err := s.restorerFor().Restore(r.Context(), ref, entryID, req.Keys, restore.RestoreOptions{ToolCallID: req.ToolCallID})
 	if res == nil {
 		s.fail(w, r, err)
 		return
@@ -149,7 +149,7 @@ func (s *server) restoreAll(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	res, err := s.restorer.RestoreAll(r.Context(), ref, req.Pristine)
+	res, err := s.restorerFor().RestoreAll(r.Context(), ref, req.Pristine)
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -192,7 +192,7 @@ func (s *server) setExtractable(w http.ResponseWriter, r *http.Request) {
 	if u, err := strconv.Unquote(v); err == nil {
 		v = u // "true", "5" as strings, as the CLI takes them
 	}
-	res, err := s.restorer.SetExtractable(r.Context(), ref, entryID, v)
+	res, err := s.restorerFor().SetExtractable(r.Context(), ref, entryID, v)
 	if err != nil {
 		s.fail(w, r, err)
 		return

@@ -136,15 +136,26 @@ type Trash interface {
 	PermanentDelete(ctx context.Context, agent, sessionID string) (any, error)
 }
 
+// RestorerSource is implemented by a Control that keeps a Restorer in step
+// with the runtime config (extraction policy, keep_purge_control_calls).
+// When Options.Restorer is nil and the Control is a RestorerSource, each
+// restore, set_extractable and get_context uses the Restorer it returns.
+// It should return the same Restorer while the config is unchanged: a
+// Restorer's per-session locks serialise write-backs within a process.
+type RestorerSource interface {
+	Restorer() *restore.Restorer
+}
+
 // Options configure the API. Set is required.
 type Options struct {
 	// Set is the opened installation (backend.Open): its Store lists,
 	// opens and writes sessions, its Side holds extracted values.
 	Set *backend.Set
 	// Restorer restores values, sets "_extractable" and answers
-	// get_context. Nil makes one over Set with the default policy; a
-	// daemon passes its own so that write-backs of one session are
-	// serialised with its passes.
+	// get_context. When nil, a Control that is a RestorerSource gives it;
+	// else one is made over Set with the default policy. A daemon passes
+	// its own (or implements RestorerSource) so that write-backs of one
+	// session are serialised with its passes and follow the config.
 	Restorer *restore.Restorer
 	// Control is the config service and the jobs; nil answers 501 on
 	// their endpoints.
@@ -340,6 +351,18 @@ func (s *server) guard(rt route) http.Handler {
 		r.Body = http.MaxBytesReader(w, r.Body, s.maxBody)
 		rt.h(w, r)
 	})
+}
+
+// restorerFor returns the Restorer of a request (see Options.Restorer).
+func (s *server) restorerFor() *restore.Restorer {
+	if s.opts.Restorer == nil {
+		if src, ok := s.opts.Control.(RestorerSource); ok {
+			if r := src.Restorer(); r != nil {
+				return r
+			}
+		}
+	}
+	return s.restorer
 }
 
 // keyOK compares key with every configured key in constant time.

@@ -180,6 +180,12 @@ func (c *memControl) clock() time.Time {
 	return c.now()
 }
 
+// Restorer follows the config, as api.RestorerSource asks.
+func (c *memControl) Restorer() *restore.Restorer {
+	cfg, _ := c.Config(context.Background())
+	return c.set.Pass(cfg, nil).Restorer()
+}
+
 func (c *memControl) Config(context.Context) (config.Config, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
