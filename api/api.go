@@ -1,0 +1,594 @@
+// Package api is BrainSurgeon's REST API as an http.Handler that another Go
+// program can mount (issue 9, item 5). It reaches sessions and extracted
+// values only through the library: the stores of a backend.Set, a
+// restore.Restorer and session.Inspect-style reads. The daemon's config
+// service, jobs and trash are reached through the small interfaces Control
+// and Trash; when one is not given, its endpoints answer 501 with the
+// reason.
+//
+// Every answer is JSON with snake_case names, like the CLI's --json; an
+// error is {"error": "…"} with its status:
+//
+//   - 400: a bad path parameter, query parameter or body (the message
+//     names the parameter or config field); config validation errors also
+//     list every field under "fields";
+//   - 401: X-API-Key missing while keys are set; 403: wrong key, or a
+//     write in read-only mode, or a CORS preflight from an origin not
+//     listed;
+//   - 404: no such session, entry, extracted value or endpoint;
+//   - 405: a known path with another method (Allow lists the methods);
+//   - 409: the session is busy or changed underneath us (try later), a
+//     name is ambiguous, or pruning is disabled (prune.ErrDisabled);
+//   - 413: request body larger than Options.MaxBodyBytes;
+//   - 422: the operation is not supported by the session's backend
+//     (errors wrapping brainsurgeon.ErrUnsupported, such as trash on the
+//     SQLite store, DESIGN decision 6): the request is well formed but
+//     this backend cannot process it, which is why 422 and not 409 (kept
+//     for conditions that pass);
+//   - 501: the endpoint needs a Control or Trash that was not given.
+//
+// Routes (the first BrainSurgeon's paths kept where it had them):
+//
+//	GET    /api/health
+//	GET    /api/auth-info                       (public)
+//	GET    /api/config                          (public, like the seed's SP-01)
+//	POST   /api/config
+//	GET    /api/config/env                      (public)
+//	GET    /api/agents
+//	GET    /api/sessions?agent=&offset=&limit=
+//	GET    /api/agents/{agent}/sessions
+//	GET    /api/sessions/{agent}/{id}?offset=&limit=&backend=
+//	DELETE /api/sessions/{agent}/{id}
+//	GET    /api/sessions/{agent}/{id}/context
+//	POST   /api/sessions/{agent}/{id}/restore   (whole session: {"pristine":true})
+//	GET    /api/sessions/{agent}/{id}/entries/{entryId}/extracted?preview=200&key=&raw=
+//	POST   /api/sessions/{agent}/{id}/entries/{entryId}/restore
+//	PUT    /api/sessions/{agent}/{id}/entries/{entryId}/meta
+//	POST   /api/sessions/{agent}/{id}/entries/{entryId}/extractable
+//	POST   /api/prune/run, /api/retention/run, /api/cron/jobs/{name}/run
+//	GET    /api/cron/status, /api/scheduler/status
+//	GET    /api/trash
+//	POST   /api/trash/{agent}/{id}/restore
+//	DELETE /api/trash/{agent}/{id}
+//
+// Security (DESIGN decision 13): X-API-Key is compared in constant time
+// with every configured key; CORS headers are sent only to listed origins
+// (preflights too); read-only mode refuses every write; every path
+// parameter is checked before routing ("..", "%2e%2e", absolute paths, NUL
+// bytes, unicode slashes and any character outside letters, digits, "-",
+// "_", "." and ":" are a 400 naming the parameter), and sessions are only
+// ever found among the ones the store lists, so no path is built from a
+// request; request bodies are capped.
+package api
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	bs "github.com/brainsurgeon/brainsurgeon"
+	"github.com/brainsurgeon/brainsurgeon/backend"
+	"github.com/brainsurgeon/brainsurgeon/config"
+	"github.com/brainsurgeon/brainsurgeon/prune"
+	"github.com/brainsurgeon/brainsurgeon/restore"
+)
+
+// DefaultMaxBodyBytes caps request bodies when Options.MaxBodyBytes is 0.
+const DefaultMaxBodyBytes = 1 << 20
+
+// Control is what the API needs from the daemon core: the runtime config
+// service, the jobs it runs now, and the scheduler's status.
+type Control interface {
+	ConfigService
+	Jobs
+}
+
+// ConfigService reads and changes the runtime config
+// (".brainsurgeon/config.json", DESIGN decision 10).
+type ConfigService interface {
+	// Config returns the current config.
+	Config(ctx context.Context) (config.Config, error)
+	// UpdateConfig merges a partial config (a JSON object) into the
+	// current one, validates every field, saves it and applies it (a cron
+	// change reschedules at once). A bad field is an error holding a
+	// *config.ValidationError, and nothing is saved.
+	UpdateConfig(ctx context.Context, patch []byte) (config.Config, error)
+}
+
+// Jobs runs the daemon's jobs now and reports the scheduler's state. The
+// values returned are sent as JSON and should use snake_case names.
+type Jobs interface {
+	// RunPrune runs an extraction pass over every session now and returns
+	// its report (a *prune.Report fits).
+	RunPrune(ctx context.Context) (any, error)
+	// RunRetention runs retention now and returns its stats
+	// ({cleaned, bytes, errors}).
+	RunRetention(ctx context.Context) (any, error)
+	// Status describes the scheduled jobs (names, specs, last and next
+	// runs, whether one is running).
+	Status(ctx context.Context) (any, error)
+}
+
+// Trash is the session trash (seed SP-08). A backend that cannot trash a
+// session (SQLite: rows are never deleted, DESIGN decision 6) returns an
+// error wrapping brainsurgeon.ErrUnsupported, answered 422.
+type Trash interface {
+	// List returns the trashed sessions.
+	List(ctx context.Context) (any, error)
+	// Delete moves a live session (with its extracted values and child
+	// sessions) to the trash.
+	Delete(ctx context.Context, ref bs.SessionRef) (any, error)
+	// Restore puts a trashed session back.
+	Restore(ctx context.Context, agent, sessionID string) (any, error)
+	// PermanentDelete removes a trashed session for good.
+	PermanentDelete(ctx context.Context, agent, sessionID string) (any, error)
+}
+
+// RestorerSource is implemented by a Control that keeps a Restorer in step
+// with the runtime config (extraction policy, keep_purge_control_calls).
+// When Options.Restorer is nil and the Control is a RestorerSource, each
+// restore, set_extractable and get_context uses the Restorer it returns.
+// It should return the same Restorer while the config is unchanged: a
+// Restorer's per-session locks serialise write-backs within a process.
+type RestorerSource interface {
+	Restorer() *restore.Restorer
+}
+
+// Options configure the API. Set is required.
+type Options struct {
+	// Set is the opened installation (backend.Open): its Store lists,
+	// opens and writes sessions, its Side holds extracted values.
+	Set *backend.Set
+	// Restorer restores values, sets "_extractable" and answers
+	// get_context. When nil, a Control that is a RestorerSource gives it;
+	// else one is made over Set with the default policy. A daemon passes
+	// its own (or implements RestorerSource) so that write-backs of one
+	// session are serialised with its passes and follow the config.
+	Restorer *restore.Restorer
+	// Control is the config service and the jobs; nil answers 501 on
+	// their endpoints.
+	Control Control
+	// Trash is the session trash; nil answers 501 on its endpoints.
+	Trash Trash
+	// APIKeys are the accepted X-API-Key values; none means open access.
+	// The caller reads them from the environment (DESIGN decision 10).
+	APIKeys []string
+	// CORSOrigins are the origins that get CORS headers ("*" allows any).
+	CORSOrigins []string
+	// ReadOnly refuses every write with 403.
+	ReadOnly bool
+	// AutoRefreshMS is echoed by /api/config/env for the UI (default
+	// 10000).
+	AutoRefreshMS int
+	// MaxBodyBytes caps request bodies (default DefaultMaxBodyBytes).
+	MaxBodyBytes int64
+	// Version is reported by /api/health.
+	Version string
+	// UI, when not nil, serves every path outside /api/ (the web UI).
+	UI http.Handler
+	// Logger receives a record per failed request; nil discards.
+	Logger bs.Logger
+}
+
+// server is the API's handler.
+type server struct {
+	opts     Options
+	set      *backend.Set
+	restorer *restore.Restorer
+	mux      *http.ServeMux
+	keys     [][32]byte
+	log      bs.Logger
+	cache    *statsCache
+	maxBody  int64
+	started  time.Time
+}
+
+// New returns the API handler. It checks the options: a nil Set, an empty
+// API key or an origin that is not a URL origin is an error wrapping
+// brainsurgeon.ErrInvalid.
+func New(opts Options) (http.Handler, error) {
+	if opts.Set == nil || opts.Set.Store == nil || opts.Set.Side == nil {
+		return nil, fmt.Errorf("api: Options.Set must be an opened backend.Set (backend.Open) with a Store and a Side store: %w", bs.ErrInvalid)
+	}
+	s := &server{opts: opts, set: opts.Set, restorer: opts.Restorer, log: bs.LoggerOrDiscard(opts.Logger),
+		cache: newStatsCache(), maxBody: opts.MaxBodyBytes, started: time.Now()}
+	if s.maxBody <= 0 {
+		s.maxBody = DefaultMaxBodyBytes
+	}
+	if s.restorer == nil {
+		s.restorer = restore.New(opts.Set.Store, opts.Set.Side, opts.Set.StateDir)
+		s.restorer.Logger = opts.Logger
+	}
+	for i, k := range opts.APIKeys {
+		if strings.TrimSpace(k) == "" {
+			return nil, fmt.Errorf("api: API key %d is empty (expected a non-empty key; give no keys for open access): %w", i+1, bs.ErrInvalid)
+		}
+		// Keys are compared as sha256 digests: equal lengths, so the
+		// comparison time says nothing about a key's length either.
+		s.keys = append(s.keys, sha256.Sum256([]byte(k)))
+	}
+	for _, o := range opts.CORSOrigins {
+		if o == "*" {
+			continue
+		}
+		u, err := url.Parse(o)
+		if err != nil || u.Scheme == "" || u.Host == "" || (u.Path != "" && u.Path != "/") || u.RawQuery != "" {
+			return nil, fmt.Errorf("api: CORS origin %q: expected scheme://host[:port], such as http://localhost:3000: %w", o, bs.ErrInvalid)
+		}
+	}
+	s.routes()
+	return s, nil
+}
+
+// route is one endpoint: its pattern and whether it is public (no key
+// needed) or a write (refused in read-only mode).
+type route struct {
+	pattern string
+	public  bool
+	h       http.HandlerFunc
+}
+
+func (s *server) routeTable() []route {
+	return []route{
+		{"GET /api/health", true, s.health},
+		{"GET /api/auth-info", true, s.authInfo},
+		{"GET /auth-info", true, s.authInfo},
+		{"GET /api/config", true, s.getConfig},
+		{"POST /api/config", false, s.postConfig},
+		{"GET /api/config/env", true, s.configEnv},
+		{"GET /api/agents", false, s.agents},
+		{"GET /api/sessions", false, s.sessions},
+		{"GET /api/agents/{agent}/sessions", false, s.sessions},
+		{"GET /api/sessions/{agent}/{id}", false, s.detail},
+		{"DELETE /api/sessions/{agent}/{id}", false, s.deleteSession},
+		{"GET /api/sessions/{agent}/{id}/context", false, s.getContext},
+		{"POST /api/sessions/{agent}/{id}/restore", false, s.restoreAll},
+		{"GET /api/sessions/{agent}/{id}/entries/{entryId}/extracted", false, s.extracted},
+		{"POST /api/sessions/{agent}/{id}/entries/{entryId}/restore", false, s.restoreEntry},
+		{"PUT /api/sessions/{agent}/{id}/entries/{entryId}/meta", false, s.setExtractable},
+		{"POST /api/sessions/{agent}/{id}/entries/{entryId}/extractable", false, s.setExtractable},
+		{"POST /api/prune/run", false, s.runPrune},
+		{"POST /api/retention/run", false, s.runRetention},
+		{"POST /api/cron/jobs/{name}/run", false, s.runJob},
+		{"GET /api/cron/status", false, s.status},
+		{"GET /api/scheduler/status", false, s.status},
+		{"GET /api/trash", false, s.trashList},
+		{"POST /api/trash/{agent}/{id}/restore", false, s.trashRestore},
+		{"DELETE /api/trash/{agent}/{id}", false, s.trashDelete},
+	}
+}
+
+// Routes returns the pattern of every endpoint ("METHOD /path/{param}"),
+// in the order the package documentation lists them.
+func Routes() []string {
+	var s server
+	rt := s.routeTable()
+	out := make([]string, len(rt))
+	for i, r := range rt {
+		out[i] = r.pattern
+	}
+	return out
+}
+
+func (s *server) routes() {
+	s.mux = http.NewServeMux()
+	for _, rt := range s.routeTable() {
+		s.mux.Handle(rt.pattern, s.guard(rt))
+	}
+	// A known path with another method: 405 in JSON, with Allow.
+	allow := map[string][]string{}
+	var paths []string
+	for _, rt := range s.routeTable() {
+		method, path, _ := strings.Cut(rt.pattern, " ")
+		if allow[path] == nil {
+			paths = append(paths, path)
+		}
+		allow[path] = append(allow[path], method)
+	}
+	for _, path := range paths {
+		methods := strings.Join(allow[path], ", ")
+		s.mux.HandleFunc(path, func(w http.ResponseWriter, r *http.Request) {
+			if r.Method == http.MethodOptions {
+				w.Header().Set("Allow", methods+", OPTIONS")
+				w.WriteHeader(http.StatusNoContent)
+				return
+			}
+			w.Header().Set("Allow", methods)
+			writeError(w, http.StatusMethodNotAllowed, fmt.Sprintf("%s %s: method not allowed (allowed: %s)", r.Method, r.URL.Path, methods))
+		})
+	}
+	s.mux.HandleFunc("/api/", func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, http.StatusNotFound, fmt.Sprintf("no endpoint %s %s", r.Method, r.URL.Path))
+	})
+	if s.opts.UI != nil {
+		s.mux.Handle("/", s.opts.UI)
+	}
+}
+
+// isWrite reports whether a method changes something.
+func isWrite(method string) bool {
+	switch method {
+	case http.MethodGet, http.MethodHead, http.MethodOptions:
+		return false
+	}
+	return true
+}
+
+// guard wraps a route's handler with auth, read-only mode and the body cap.
+func (s *server) guard(rt route) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !rt.public && len(s.keys) > 0 {
+			key := r.Header.Get("X-API-Key")
+			if key == "" {
+				writeError(w, http.StatusUnauthorized, "API key required: pass it in the X-API-Key header")
+				return
+			}
+			if !s.keyOK(key) {
+				writeError(w, http.StatusForbidden, "invalid API key")
+				return
+			}
+		}
+		if s.opts.ReadOnly && isWrite(r.Method) {
+			writeJSON(w, http.StatusForbidden, map[string]any{"error": "the server is in read-only mode: " + r.Method + " " + r.URL.Path + " would write", "readonly": true})
+			return
+		}
+		if r.ContentLength > s.maxBody {
+			writeError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body of %d bytes is larger than the limit of %d bytes", r.ContentLength, s.maxBody))
+			return
+		}
+		r.Body = http.MaxBytesReader(w, r.Body, s.maxBody)
+		rt.h(w, r)
+	})
+}
+
+// restorerFor returns the Restorer of a request (see Options.Restorer).
+func (s *server) restorerFor() *restore.Restorer {
+	if s.opts.Restorer == nil {
+		if src, ok := s.opts.Control.(RestorerSource); ok {
+			if r := src.Restorer(); r != nil {
+				return r
+			}
+		}
+	}
+	return s.restorer
+}
+
+// keyOK compares key with every configured key in constant time.
+func (s *server) keyOK(key string) bool {
+	sum := sha256.Sum256([]byte(key))
+	ok := 0
+	for i := range s.keys {
+		ok |= subtle.ConstantTimeCompare(sum[:], s.keys[i][:])
+	}
+	return ok == 1
+}
+
+// ServeHTTP applies CORS, checks the path parameters and routes.
+func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	api := strings.HasPrefix(r.URL.Path, "/api/") || r.URL.Path == "/api" || r.URL.Path == "/auth-info"
+	if origin := r.Header.Get("Origin"); origin != "" && api {
+		allowed := s.originAllowed(origin)
+		w.Header().Add("Vary", "Origin")
+		if allowed {
+			h := w.Header()
+			h.Set("Access-Control-Allow-Origin", origin)
+			h.Set("Access-Control-Allow-Headers", "Content-Type, X-API-Key")
+			h.Set("Access-Control-Allow-Methods", "GET, POST, PUT, DELETE, OPTIONS")
+			h.Set("Access-Control-Max-Age", "600")
+		}
+		if r.Method == http.MethodOptions && r.Header.Get("Access-Control-Request-Method") != "" {
+			if !allowed {
+				writeError(w, http.StatusForbidden, fmt.Sprintf("origin %q is not allowed (BRAINSURGEON_CORS_ORIGINS)", origin))
+				return
+			}
+			w.WriteHeader(http.StatusNoContent)
+			return
+		}
+	}
+	if api {
+		if err := s.checkPath(r); err != nil {
+			writeError(w, http.StatusBadRequest, err.Error())
+			return
+		}
+	}
+	s.mux.ServeHTTP(w, r)
+}
+
+func (s *server) originAllowed(origin string) bool {
+	return slices.Contains(s.opts.CORSOrigins, origin) || slices.Contains(s.opts.CORSOrigins, "*")
+}
+
+// checkPath validates every segment of an /api path before routing, so
+// that "..", encoded separators and the like never reach the router (which
+// would redirect a path it cleans) nor a handler. The error names the
+// route's parameter at the bad segment when a route matches.
+func (s *server) checkPath(r *http.Request) error {
+	segs := strings.Split(strings.TrimPrefix(r.URL.EscapedPath(), "/"), "/")
+	bad := map[int]error{}
+	for i, seg := range segs {
+		v, err := url.PathUnescape(seg)
+		if err != nil {
+			bad[i] = fmt.Errorf("%q is not a valid escaped path segment: %v", seg, err)
+			continue
+		}
+		if v == "" && i == len(segs)-1 {
+			// A trailing slash: an empty parameter when a route has
+			// one there, else the router answers 404.
+			c := r.Clone(r.Context())
+			c.URL = &url.URL{Path: "/" + strings.Join(append(slices.Clone(segs[:i]), "x"), "/")}
+			if _, pattern := s.mux.Handler(c); patternParams(pattern)[i] == "" {
+				continue
+			}
+		}
+		if err := checkSegment(v); err != nil {
+			bad[i] = err
+		}
+	}
+	if len(bad) == 0 {
+		return nil
+	}
+	// Find the parameter's name: route a copy whose bad segments are
+	// replaced by a harmless one.
+	clean := slices.Clone(segs)
+	for i := range bad {
+		clean[i] = "x"
+	}
+	c := r.Clone(r.Context())
+	c.URL = &url.URL{Path: "/" + strings.Join(clean, "/")}
+	_, pattern := s.mux.Handler(c)
+	names := patternParams(pattern)
+	first := slices.Min(slices.Collect(maps.Keys(bad)))
+	name := fmt.Sprintf("path segment %d", first+1)
+	if n, ok := names[first]; ok {
+		name = paramName(n)
+	}
+	return fmt.Errorf("invalid %s: %v", name, bad[first])
+}
+
+// patternParams maps segment positions of a ServeMux pattern to its
+// wildcard names.
+func patternParams(pattern string) map[int]string {
+	if i := strings.IndexByte(pattern, ' '); i >= 0 {
+		pattern = pattern[i+1:]
+	}
+	out := map[int]string{}
+	for i, seg := range strings.Split(strings.TrimPrefix(pattern, "/"), "/") {
+		if strings.HasPrefix(seg, "{") && strings.HasSuffix(seg, "}") {
+			out[i] = strings.TrimSuffix(strings.TrimPrefix(seg, "{"), "}")
+		}
+	}
+	return out
+}
+
+// paramName returns the user-facing (snake_case) name of a wildcard.
+func paramName(wildcard string) string {
+	switch wildcard {
+	case "id":
+		return "session_id"
+	case "entryId":
+		return "entry_id"
+	}
+	return wildcard
+}
+
+// writeJSON sends v as JSON with a status.
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(status)
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(v) // the client may be gone; nothing to do about it
+}
+
+// writeError sends {"error": msg}.
+func writeError(w http.ResponseWriter, status int, msg string) {
+	writeJSON(w, status, map[string]string{"error": msg})
+}
+
+// statusOf maps a library error to an HTTP status (see the package
+// documentation).
+func statusOf(err error) int {
+	var mbe *http.MaxBytesError
+	var ve *config.ValidationError
+	switch {
+	case errors.As(err, &mbe):
+		return http.StatusRequestEntityTooLarge
+	case errors.As(err, &ve), errors.Is(err, bs.ErrInvalid):
+		return http.StatusBadRequest
+	case errors.Is(err, bs.ErrNotFound):
+		return http.StatusNotFound
+	case errors.Is(err, bs.ErrUnsupported):
+		return http.StatusUnprocessableEntity
+	case errors.Is(err, bs.ErrBusy), errors.Is(err, bs.ErrChanged), errors.Is(err, bs.ErrAmbiguous),
+		errors.Is(err, prune.ErrDisabled):
+		return http.StatusConflict
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		return http.StatusServiceUnavailable
+	}
+	return http.StatusInternalServerError
+}
+
+// fail answers an error from the library.
+func (s *server) fail(w http.ResponseWriter, r *http.Request, err error) {
+	status := statusOf(err)
+	if status >= 500 {
+		s.log.Error("api request failed", "method", r.Method, "path", r.URL.Path, "error", err)
+	} else {
+		s.log.Debug("api request refused", "method", r.Method, "path", r.URL.Path, "status", status, "error", err)
+	}
+	var ve *config.ValidationError
+	if errors.As(err, &ve) {
+		fields := map[string]string{}
+		for _, fe := range ve.Errors {
+			fields[fe.Field] = fe.Message
+		}
+		writeJSON(w, status, map[string]any{"error": err.Error(), "fields": fields})
+		return
+	}
+	var mbe *http.MaxBytesError
+	if errors.As(err, &mbe) {
+		writeError(w, status, fmt.Sprintf("request body is larger than the limit of %d bytes", mbe.Limit))
+		return
+	}
+	writeError(w, status, err.Error())
+}
+
+// notWired answers 501 for an endpoint whose service is not given.
+func notWired(w http.ResponseWriter, what, option string) {
+	writeError(w, http.StatusNotImplemented, fmt.Sprintf("%s is not available: this server was started without a %s (api.Options.%s)", what, strings.ToLower(option), option))
+}
+
+// queryInt reads a non-negative integer query parameter.
+func queryInt(r *http.Request, name string, def, max int) (int, error) {
+	v := r.URL.Query().Get(name)
+	if v == "" {
+		return def, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 0 {
+		return 0, fmt.Errorf("query parameter %s: expected a non-negative integer, got %q: %w", name, v, bs.ErrInvalid)
+	}
+	if max > 0 && n > max {
+		return 0, fmt.Errorf("query parameter %s: expected at most %d, got %d: %w", name, max, n, bs.ErrInvalid)
+	}
+	return n, nil
+}
+
+// readBody reads a request body (capped by guard).
+func readBody(r *http.Request) ([]byte, error) {
+	return io.ReadAll(r.Body)
+}
+
+// decodeBody decodes an optional JSON object body into v; unknown members
+// are an error naming them.
+func decodeBody(r *http.Request, v any) error {
+	data, err := readBody(r)
+	if err != nil {
+		return err
+	}
+	if len(bytes.TrimSpace(data)) == 0 {
+		return nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return fmt.Errorf("request body: expected a JSON object of the documented members: %v: %w", err, bs.ErrInvalid)
+	}
+	if rest := bytes.TrimSpace(data[dec.InputOffset():]); len(rest) > 0 {
+		return fmt.Errorf("request body: %d bytes after the JSON object, expected one object: %w", len(rest), bs.ErrInvalid)
+	}
+	return nil
+}

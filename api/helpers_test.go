@@ -1,0 +1,471 @@
+package api_test
+
+import (
+	"bufio"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	bs "github.com/brainsurgeon/brainsurgeon"
+	"github.com/brainsurgeon/brainsurgeon/api"
+	"github.com/brainsurgeon/brainsurgeon/backend"
+	"github.com/brainsurgeon/brainsurgeon/config"
+	"github.com/brainsurgeon/brainsurgeon/duration"
+	"github.com/brainsurgeon/brainsurgeon/internal/oracle"
+	"github.com/brainsurgeon/brainsurgeon/internal/synth"
+	"github.com/brainsurgeon/brainsurgeon/prune"
+	"github.com/brainsurgeon/brainsurgeon/restore"
+)
+
+// fixture is a temp agents dir with synthetic JSONL sessions (agent
+// "alpha"), a copy of a corpus transcript (agent "corpus") and, when
+// withSQLite, a copy of a corpus SQLite store (agent "main").
+type fixture struct {
+	root      string // the parent of agents (the OpenClaw state dir)
+	agents    string
+	set       *backend.Set
+	originals map[string][]byte // JSONL path → bytes before any pass
+	synthIDs  []string
+	corpusID  string
+}
+
+const corpusTranscript = "ReinforcementSleeping__openclaw-backup/agents/main/sessions/ea774ff3-e94f-41d2-aba0-a6a1c80697e4.jsonl"
+const corpusStore = "ReinforcementSleeping__openclaw-backup/agents/main/agent/openclaw-agent.sqlite"
+
+func sharedDir(tb testing.TB) string {
+	tb.Helper()
+	d, err := oracle.SharedDir()
+	if err != nil {
+		tb.Fatalf("shared dir: %v", err)
+	}
+	return d
+}
+
+func writeSynth(tb testing.TB, dir, id string, o synth.Options) {
+	tb.Helper()
+	f, err := os.OpenFile(filepath.Join(dir, id+".jsonl"), os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if _, err := synth.Generate(f, o); err != nil {
+		tb.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		tb.Fatal(err)
+	}
+}
+
+func writeSessionsJSON(tb testing.TB, dir, agent string, ids []string) {
+	tb.Helper()
+	m := map[string]any{}
+	for _, id := range ids {
+		m["agent:"+agent+":"+id[len(id)-4:]] = map[string]any{"sessionId": id, "updatedAt": 1767225600000, "status": "done"}
+	}
+	b, _ := json.Marshal(m)
+	if err := os.WriteFile(filepath.Join(dir, "sessions.json"), b, 0o600); err != nil {
+		tb.Fatal(err)
+	}
+}
+
+func copyFile(tb testing.TB, src, dst string) {
+	tb.Helper()
+	b, err := os.ReadFile(src)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Dir(dst), 0o700); err != nil {
+		tb.Fatal(err)
+	}
+	if err := os.WriteFile(dst, b, 0o600); err != nil {
+		tb.Fatal(err)
+	}
+}
+
+// newFixture builds the agents dir and runs a first extraction pass over
+// it, so that sessions have placeholders and side values.
+func newFixture(tb testing.TB, withSQLite bool) *fixture {
+	tb.Helper()
+	root := tb.TempDir()
+	f := &fixture{root: root, agents: filepath.Join(root, "agents"), originals: map[string][]byte{}}
+	alpha := filepath.Join(f.agents, "alpha", "sessions")
+	if err := os.MkdirAll(alpha, 0o700); err != nil {
+		tb.Fatal(err)
+	}
+	for i := range 3 {
+		id := fmt.Sprintf("00000000-0000-4000-8000-%012d", i+1)
+		writeSynth(tb, alpha, id, synth.Options{Size: 120 << 10, Seed: uint64(i + 1), MinResult: 1000, MaxResult: 4000})
+		f.synthIDs = append(f.synthIDs, id)
+	}
+	writeSessionsJSON(tb, alpha, "alpha", f.synthIDs)
+	shared := sharedDir(tb)
+	f.corpusID = strings.TrimSuffix(filepath.Base(corpusTranscript), ".jsonl")
+	copyFile(tb, filepath.Join(shared, "corpus", "openclaw", corpusTranscript),
+		filepath.Join(f.agents, "corpus", "sessions", f.corpusID+".jsonl"))
+	if withSQLite {
+		copyFile(tb, filepath.Join(shared, "corpus", "openclaw-sqlite", corpusStore),
+			filepath.Join(f.agents, "main", "agent", "openclaw-agent.sqlite"))
+	}
+	_ = filepath.WalkDir(f.agents, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && strings.HasSuffix(p, ".jsonl") {
+			b, _ := os.ReadFile(p)
+			f.originals[p] = b
+		}
+		return nil
+	})
+	set, err := backend.Open(context.Background(), f.agents, backend.Options{Idle: 0})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	f.set = set
+	rep, err := set.Pass(pruneConfig(), nil).Run(context.Background(), nil)
+	if err != nil {
+		tb.Fatalf("first pass: %v", err)
+	}
+	for _, s := range rep.Sessions {
+		if s.Status == prune.StatusError {
+			tb.Fatalf("first pass: %s: %s", s.Session, s.Note)
+		}
+	}
+	return f
+}
+
+// pruneConfig extracts everything it may, at once.
+func pruneConfig() config.Config {
+	c := config.Default()
+	c.Enabled, c.IdleSeconds, c.AgeThresholdHours, c.MinSavingTokens = true, 0, 0, 0
+	return c
+}
+
+// memControl is a real, small Control: the config held in memory and
+// validated by the config package, passes run by prune.Pass, retention
+// deleting side values older than the config's retention.
+type memControl struct {
+	set *backend.Set
+	now func() time.Time
+
+	mu            sync.Mutex
+	cfg           config.Config
+	lastPrune     *time.Time
+	lastRetention *time.Time
+}
+
+func newControl(set *backend.Set) *memControl {
+	return &memControl{set: set, cfg: pruneConfig(), now: time.Now}
+}
+
+func (c *memControl) setNow(now func() time.Time) {
+	c.mu.Lock()
+	c.now = now
+	c.mu.Unlock()
+}
+
+func (c *memControl) clock() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now()
+}
+
+// Restorer follows the config, as api.RestorerSource asks.
+func (c *memControl) Restorer() *restore.Restorer {
+	cfg, _ := c.Config(context.Background())
+	return c.set.Pass(cfg, nil).Restorer()
+}
+
+func (c *memControl) Config(context.Context) (config.Config, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.cfg, nil
+}
+
+func (c *memControl) UpdateConfig(_ context.Context, patch []byte) (config.Config, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := c.cfg
+	if err := n.Merge(patch); err != nil {
+		return config.Config{}, err
+	}
+	c.cfg = n
+	return n, nil
+}
+
+func (c *memControl) RunPrune(ctx context.Context) (any, error) {
+	cfg, _ := c.Config(ctx)
+	rep, err := c.set.Pass(cfg, nil).Run(ctx, nil)
+	if err != nil {
+		return nil, err
+	}
+	now := c.clock()
+	c.mu.Lock()
+	c.lastPrune = &now
+	c.mu.Unlock()
+	return rep, nil
+}
+
+type retentionStats struct {
+	Cleaned int   `json:"cleaned"`
+	Bytes   int64 `json:"bytes"`
+	Errors  int   `json:"errors"`
+}
+
+func (c *memControl) RunRetention(ctx context.Context) (any, error) {
+	cfg, _ := c.Config(ctx)
+	keep, err := duration.Parse(cfg.Retention)
+	if err != nil {
+		return nil, err
+	}
+	refs, err := c.set.Store.Sessions(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var st retentionStats
+	cutoff := c.clock().Add(-keep)
+	for _, ref := range refs {
+		infos, err := c.set.Side.List(ctx, ref)
+		if err != nil {
+			st.Errors++
+			continue
+		}
+		for _, in := range infos {
+			if in.ModTime.Before(cutoff) {
+				if err := c.set.Side.Delete(ctx, ref, in.EntryID); err != nil {
+					st.Errors++
+					continue
+				}
+				st.Cleaned++
+				st.Bytes += in.Size
+			}
+		}
+	}
+	now := c.clock()
+	c.mu.Lock()
+	c.lastRetention = &now
+	c.mu.Unlock()
+	return st, nil
+}
+
+func (c *memControl) Status(context.Context) (any, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return map[string]any{"active": c.cfg.Enabled, "jobs": []map[string]any{
+		{"name": "auto-trigger", "expression": c.cfg.AutoCron, "last_run": c.lastPrune},
+		{"name": "retention-cleanup", "expression": c.cfg.RetentionCron, "last_run": c.lastRetention},
+	}}, nil
+}
+
+// dirTrash is a real, small Trash for JSONL sessions: the transcript and
+// its extracted dir move under <state>/trash/<agent>/<id>/. SQLite
+// sessions are refused, as the real trash does.
+type dirTrash struct {
+	agents, dir string
+}
+
+func newTrash(f *fixture) *dirTrash {
+	return &dirTrash{agents: f.agents, dir: filepath.Join(f.set.StateDir, "trash")}
+}
+
+type trashItem struct {
+	Agent     string `json:"agent"`
+	SessionID string `json:"session_id"`
+}
+
+func (t *dirTrash) List(context.Context) (any, error) {
+	items := []trashItem{}
+	agents, _ := os.ReadDir(t.dir)
+	for _, a := range agents {
+		ids, _ := os.ReadDir(filepath.Join(t.dir, a.Name()))
+		for _, id := range ids {
+			items = append(items, trashItem{a.Name(), id.Name()})
+		}
+	}
+	return map[string]any{"sessions": items}, nil
+}
+
+func (t *dirTrash) Delete(_ context.Context, ref bs.SessionRef) (any, error) {
+	if ref.Backend == bs.BackendSQLite {
+		return nil, fmt.Errorf("trash %s: the SQLite store's rows are never deleted (DESIGN decision 6): %w", ref, bs.ErrUnsupported)
+	}
+	dst := filepath.Join(t.dir, ref.Agent, ref.ID)
+	if err := os.MkdirAll(dst, 0o700); err != nil {
+		return nil, err
+	}
+	if err := os.Rename(ref.Path, filepath.Join(dst, "transcript.jsonl")); err != nil {
+		return nil, err
+	}
+	side := filepath.Join(filepath.Dir(ref.Path), "extracted", ref.ID)
+	if err := os.Rename(side, filepath.Join(dst, "extracted")); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, err
+	}
+	return map[string]any{"deleted": true, "agent": ref.Agent, "session_id": ref.ID, "moved_to_trash": true}, nil
+}
+
+func (t *dirTrash) Restore(_ context.Context, agent, id string) (any, error) {
+	src := filepath.Join(t.dir, agent, id)
+	if _, err := os.Stat(src); err != nil {
+		return nil, fmt.Errorf("trashed session %s/%s: %w", agent, id, bs.ErrNotFound)
+	}
+	sessions := filepath.Join(t.agents, agent, "sessions")
+	if err := os.Rename(filepath.Join(src, "transcript.jsonl"), filepath.Join(sessions, id+".jsonl")); err != nil {
+		return nil, err
+	}
+	if err := os.Rename(filepath.Join(src, "extracted"), filepath.Join(sessions, "extracted", id)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, err
+	}
+	return map[string]any{"restored": true, "agent": agent, "session_id": id}, os.RemoveAll(src)
+}
+
+func (t *dirTrash) PermanentDelete(_ context.Context, agent, id string) (any, error) {
+	src := filepath.Join(t.dir, agent, id)
+	if _, err := os.Stat(src); err != nil {
+		return nil, fmt.Errorf("trashed session %s/%s: %w", agent, id, bs.ErrNotFound)
+	}
+	return map[string]any{"deleted": true, "agent": agent, "session_id": id}, os.RemoveAll(src)
+}
+
+// serve starts the API on loopback.
+func serve(tb testing.TB, opts api.Options) *httptest.Server {
+	tb.Helper()
+	h, err := api.New(opts)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	srv := httptest.NewServer(h)
+	tb.Cleanup(srv.Close)
+	return srv
+}
+
+// client makes requests to a test server and decodes JSON answers.
+type client struct {
+	tb  testing.TB
+	srv *httptest.Server
+	key string
+}
+
+func (c *client) do(method, path string, body string, hdr ...string) (int, []byte, http.Header) {
+	c.tb.Helper()
+	var r io.Reader
+	if body != "" {
+		r = strings.NewReader(body)
+	}
+	req, err := http.NewRequest(method, c.srv.URL+path, r)
+	if err != nil {
+		c.tb.Fatal(err)
+	}
+	if c.key != "" {
+		req.Header.Set("X-API-Key", c.key)
+	}
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	for i := 0; i+1 < len(hdr); i += 2 {
+		req.Header.Set(hdr[i], hdr[i+1])
+	}
+	resp, err := c.srv.Client().Do(req)
+	if err != nil {
+		c.tb.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		c.tb.Fatal(err)
+	}
+	return resp.StatusCode, b, resp.Header
+}
+
+// json makes a request, checks its status and decodes the answer into v.
+func (c *client) json(method, path, body string, want int, v any) {
+	c.tb.Helper()
+	code, b, _ := c.do(method, path, body)
+	if code != want {
+		c.tb.Fatalf("%s %s: status %d, want %d: %s", method, path, code, want, b)
+	}
+	if v != nil {
+		if err := json.Unmarshal(b, v); err != nil {
+			c.tb.Fatalf("%s %s: decode %s: %v", method, path, b, err)
+		}
+	}
+}
+
+// rawRequest sends a request line exactly as given (no client-side
+// cleaning or escaping) and returns the status and body.
+func rawRequest(tb testing.TB, srv *httptest.Server, method, target string, hdr ...string) (int, string) {
+	tb.Helper()
+	conn, err := net.Dial("tcp", srv.Listener.Addr().String())
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer conn.Close()
+	req := method + " " + target + " HTTP/1.1\r\nHost: test\r\nConnection: close\r\nContent-Length: 0\r\n"
+	for i := 0; i+1 < len(hdr); i += 2 {
+		req += hdr[i] + ": " + hdr[i+1] + "\r\n"
+	}
+	if _, err := io.WriteString(conn, req+"\r\n"); err != nil {
+		tb.Fatal(err)
+	}
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		tb.Fatalf("%s %s: %v", method, target, err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+// treeSum hashes every file (path, size, content) under dir, so a test
+// can tell that nothing changed.
+func treeSum(tb testing.TB, dir string) string {
+	tb.Helper()
+	var lines []string
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			lines = append(lines, p+"/")
+			return nil
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		sum := sha256.Sum256(b)
+		lines = append(lines, p+" "+hex.EncodeToString(sum[:]))
+		return nil
+	})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	sort.Strings(lines)
+	sum := sha256.Sum256([]byte(strings.Join(lines, "\n")))
+	return hex.EncodeToString(sum[:])
+}
+
+func newRestorer(f *fixture) *restore.Restorer {
+	return restore.New(f.set.Store, f.set.Side, f.set.StateDir)
+}
+
+// newLoopback starts a handler on loopback for a benchmark or test.
+func newLoopback(tb testing.TB, h http.Handler) *httptest.Server {
+	srv := httptest.NewServer(h)
+	tb.Cleanup(srv.Close)
+	return srv
+}
+
+// syntheticThinking is a session with large thinking blocks.
+func syntheticThinking() synth.Options {
+	return synth.Options{Size: 60 << 10, Seed: 99, MinResult: 600, MaxResult: 1500, MinThinking: 2000, MaxThinking: 4000}
+}

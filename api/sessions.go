@@ -1,0 +1,451 @@
+package api
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"runtime"
+	"sort"
+	"sync"
+	"time"
+
+	bs "github.com/brainsurgeon/brainsurgeon"
+)
+
+// SessionInfo is one session in the sessions list.
+type SessionInfo struct {
+	Agent     string `json:"agent"`
+	SessionID string `json:"session_id"`
+	Key       string `json:"session_key,omitempty"`
+	Label     string `json:"label,omitempty"`
+	// Backend is "jsonl" or "sqlite".
+	Backend string `json:"backend"`
+	// Status is OpenClaw's status of the session in sessions.json
+	// ("running", "done", …), "" when it has none.
+	Status string `json:"status"`
+	// Size is the transcript's size in bytes (for SQLite, the size of its
+	// rows' JSON).
+	Size int64 `json:"size"`
+	// Entries counts entry lines, Messages the message entries, ToolCalls
+	// the tool calls (toolCall blocks, flat tool_call entries).
+	Entries   int `json:"entries"`
+	Messages  int `json:"messages"`
+	ToolCalls int `json:"tool_calls"`
+	// Tokens is the context size the model reported last: the latest
+	// assistant message's recorded usage that is not zero (totalTokens,
+	// else input + output + cacheRead + cacheWrite); 0 when none is
+	// recorded.
+	Tokens int64 `json:"tokens"`
+	// Updated is the latest entry timestamp, else the transcript's
+	// modification time.
+	Updated time.Time `json:"updated,omitzero"`
+	// Extracted counts the entries holding at least one placeholder of
+	// their own id now.
+	Extracted int `json:"extracted"`
+	// Malformed counts malformed lines.
+	Malformed int `json:"malformed"`
+	// Error says why the session could not be read (the other counts are
+	// then zero).
+	Error string `json:"error,omitempty"`
+}
+
+// agentName is the agent a ref belongs to in the API: its Agent, or for a
+// pi session (no agent) its Label (the project dir).
+func agentName(ref bs.SessionRef) string {
+	if ref.Agent != "" {
+		return ref.Agent
+	}
+	return ref.Label
+}
+
+// statsCache keeps each session's counts, keyed by a stamp of the files
+// its store's Version is made from (see stampOf). The list endpoint
+// re-reads a transcript only when its stamp changed, so listing 10,000
+// unchanged sessions costs a discovery and a stat per session, not 10,000
+// parses. Entries of sessions no longer listed are dropped on each list.
+type statsCache struct {
+	mu sync.Mutex
+	m  map[string]cached
+}
+
+type cached struct {
+	stamp stamp
+	info  SessionInfo
+}
+
+func newStatsCache() *statsCache { return &statsCache{m: map[string]cached{}} }
+
+// stamp identifies a state of a session's files: the transcript (or
+// database) and, for SQLite, its write-ahead log. A JSONL rewrite keeps
+// the modification time (DESIGN decision 16) but always changes the
+// inode and the change time, so both are part of the stamp.
+type stamp struct {
+	main, wal fileStamp
+}
+
+type fileStamp struct {
+	size        int64
+	mtime       int64
+	ctime       int64
+	ino, dev    uint64
+	present, ok bool
+}
+
+// stampOf stats a ref's files; ok is false when the ref has no path to
+// stat (the session is then read on every list).
+func stampOf(ref bs.SessionRef) (stamp, bool) {
+	if ref.Path == "" {
+		return stamp{}, false
+	}
+	st := stamp{main: statFile(ref.Path)}
+	if !st.main.present {
+		return stamp{}, false
+	}
+	if ref.Backend == bs.BackendSQLite {
+		st.wal = statFile(ref.Path + "-wal")
+	}
+	return st, true
+}
+
+func statFile(path string) fileStamp {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return fileStamp{}
+	}
+	fs := fileStamp{size: fi.Size(), mtime: fi.ModTime().UnixNano(), present: true}
+	sysStamp(fi, &fs)
+	return fs
+}
+
+// list returns the infos of refs, reading the sessions whose stamp
+// changed, in parallel. When all is true refs are every session the store
+// lists, and the entries of the others are dropped.
+func (c *statsCache) list(ctx context.Context, s *server, refs []bs.SessionRef, all bool) []SessionInfo {
+	out := make([]SessionInfo, len(refs))
+	stamps := make([]stamp, len(refs))
+	stamped := make([]bool, len(refs))
+	var todo []int
+	c.mu.Lock()
+	for i, ref := range refs {
+		stamps[i], stamped[i] = stampOf(ref)
+		if e, ok := c.m[ref.Identity()]; ok && stamped[i] && e.stamp == stamps[i] {
+			out[i] = e.info
+			continue
+		}
+		todo = append(todo, i)
+	}
+	c.mu.Unlock()
+	if len(todo) > 0 {
+		work := make(chan int)
+		var wg sync.WaitGroup
+		for range min(runtime.GOMAXPROCS(0), len(todo), 8) {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := range work {
+					out[i] = s.readInfo(ctx, refs[i])
+				}
+			}()
+		}
+		for _, i := range todo {
+			work <- i
+		}
+		close(work)
+		wg.Wait()
+	}
+	c.mu.Lock()
+	next := c.m
+	if all {
+		next = make(map[string]cached, len(refs))
+	}
+	for i, ref := range refs {
+		if stamped[i] && out[i].Error == "" {
+			next[ref.Identity()] = cached{stamp: stamps[i], info: out[i]}
+		} else {
+			delete(next, ref.Identity())
+		}
+	}
+	c.m = next
+	c.mu.Unlock()
+	// The status comes from the fresh discovery, never from the cache.
+	for i, ref := range refs {
+		out[i].Status = ref.Status
+		out[i].Key, out[i].Label = ref.Key, ref.Label
+	}
+	return out
+}
+
+// usageLine is the part of an assistant message line that holds its
+// recorded usage (pi/OpenClaw shape and the flat shape).
+type usageLine struct {
+	Message struct {
+		Usage *usage `json:"usage"`
+	} `json:"message"`
+	Usage *usage `json:"usage"`
+}
+
+type usage struct {
+	Input       int64 `json:"input"`
+	Output      int64 `json:"output"`
+	CacheRead   int64 `json:"cacheRead"`
+	CacheWrite  int64 `json:"cacheWrite"`
+	TotalTokens int64 `json:"totalTokens"`
+}
+
+func (u *usage) total() int64 {
+	if u.TotalTokens > 0 {
+		return u.TotalTokens
+	}
+	return u.Input + u.Output + u.CacheRead + u.CacheWrite
+}
+
+var usageKey = []byte(`"usage"`)
+
+// readInfo reads one session in one pass over its lines.
+func (s *server) readInfo(ctx context.Context, ref bs.SessionRef) SessionInfo {
+	info := SessionInfo{Agent: agentName(ref), SessionID: ref.ID, Backend: backendOf(ref)}
+	v := &bs.Visitor{
+		Want: func([]byte) bool { return false }, // the envelope is enough
+		Visit: func(e *bs.Entry) error {
+			if e.Kind != bs.KindEntry {
+				return nil
+			}
+			if e.ID != "" && bytes.Contains(e.Raw, []byte("[[extracted-"+e.ID+"]]")) {
+				info.Extracted++
+			}
+			if e.Type == "tool_call" {
+				info.ToolCalls++
+			}
+			if (e.Role == "assistant" || e.Type == "assistant") && bytes.Contains(e.Raw, usageKey) {
+				var ul usageLine
+				if json.Unmarshal(e.Raw, &ul) == nil {
+					u := ul.Message.Usage
+					if u == nil {
+						u = ul.Usage
+					}
+					// A zero usage is a turn the provider did not
+					// report (an error, a mock): the last real one stands.
+					if u != nil && u.total() > 0 {
+						info.Tokens = u.total()
+					}
+				}
+			}
+			return nil
+		},
+	}
+	tr, err := s.set.Store.Open(ctx, ref, v)
+	if err != nil {
+		info.Error = err.Error()
+		return info
+	}
+	info.Size = tr.Version().Size()
+	for _, n := range tr.Nodes() {
+		switch n.Kind {
+		case bs.KindMalformed:
+			info.Malformed++
+		case bs.KindEntry:
+			info.Entries++
+			if n.Type == "message" {
+				info.Messages++
+			}
+			for _, b := range n.BlockTypes {
+				if b == "toolCall" {
+					info.ToolCalls++
+				}
+			}
+			if n.Timestamp.After(info.Updated) {
+				info.Updated = n.Timestamp
+			}
+		}
+	}
+	if info.Updated.IsZero() && ref.Backend != bs.BackendSQLite {
+		if fi, err := os.Stat(ref.Path); err == nil {
+			info.Updated = fi.ModTime()
+		}
+	}
+	return info
+}
+
+func backendOf(ref bs.SessionRef) string {
+	if ref.Backend == "" {
+		return bs.BackendJSONL
+	}
+	return ref.Backend
+}
+
+// listRefs lists every session, optionally of one agent.
+func (s *server) listRefs(ctx context.Context, agent string) ([]bs.SessionRef, error) {
+	refs, err := s.set.Store.Sessions(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if agent == "" {
+		return refs, nil
+	}
+	out := refs[:0:0]
+	for _, r := range refs {
+		if agentName(r) == agent {
+			out = append(out, r)
+		}
+	}
+	return out, nil
+}
+
+// findSession finds the session named by the request's {agent} and {id}
+// among the sessions the store lists (no path is built from the request).
+// ?backend= chooses when both backends have it.
+func (s *server) findSession(r *http.Request) (bs.SessionRef, error) {
+	agent, err := param(r, "agent")
+	if err != nil {
+		return bs.SessionRef{}, err
+	}
+	id, err := param(r, "id")
+	if err != nil {
+		return bs.SessionRef{}, err
+	}
+	backend := r.URL.Query().Get("backend")
+	if backend != "" && backend != bs.BackendJSONL && backend != bs.BackendSQLite {
+		return bs.SessionRef{}, fmt.Errorf("query parameter backend: expected %q or %q, got %q: %w", bs.BackendJSONL, bs.BackendSQLite, backend, bs.ErrInvalid)
+	}
+	refs, err := s.listRefs(r.Context(), agent)
+	if err != nil {
+		return bs.SessionRef{}, err
+	}
+	var found []bs.SessionRef
+	for _, ref := range refs {
+		if ref.ID == id && (backend == "" || backendOf(ref) == backend) {
+			found = append(found, ref)
+		}
+	}
+	switch len(found) {
+	case 0:
+		if len(refs) == 0 {
+			return bs.SessionRef{}, fmt.Errorf("session %s/%s: agent %q has no sessions: %w", agent, id, agent, bs.ErrNotFound)
+		}
+		return bs.SessionRef{}, fmt.Errorf("session %s/%s: agent %q has %d sessions, none with this id: %w", agent, id, agent, len(refs), bs.ErrNotFound)
+	case 1:
+		return found[0], nil
+	}
+	return bs.SessionRef{}, fmt.Errorf("session %s/%s is in both stores; add ?backend=jsonl or ?backend=sqlite: %w", agent, id, bs.ErrAmbiguous)
+}
+
+// AgentInfo is one agent in the agents list.
+type AgentInfo struct {
+	Agent    string   `json:"agent"`
+	Sessions int      `json:"sessions"`
+	Backends []string `json:"backends"`
+}
+
+func (s *server) agents(w http.ResponseWriter, r *http.Request) {
+	refs, err := s.listRefs(r.Context(), "")
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	by := map[string]*AgentInfo{}
+	var names []string
+	for _, ref := range refs {
+		a := agentName(ref)
+		ai := by[a]
+		if ai == nil {
+			ai = &AgentInfo{Agent: a, Backends: []string{}}
+			by[a] = ai
+			names = append(names, a)
+		}
+		ai.Sessions++
+		if b := backendOf(ref); !contains(ai.Backends, b) {
+			ai.Backends = append(ai.Backends, b)
+		}
+	}
+	sort.Strings(names)
+	out := make([]AgentInfo, 0, len(names))
+	for _, n := range names {
+		out = append(out, *by[n])
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"agents": out})
+}
+
+func contains(ss []string, s string) bool {
+	for _, x := range ss {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// sessions lists sessions with their counts: GET /api/sessions?agent=A or
+// GET /api/agents/{agent}/sessions, paged by ?offset=&limit= (no limit by
+// default), sorted by agent then most recently updated first. ?status=S
+// keeps the sessions whose OpenClaw status is S ("none" for no status).
+func (s *server) sessions(w http.ResponseWriter, r *http.Request) {
+	agent := r.URL.Query().Get("agent")
+	if r.PathValue("agent") != "" {
+		var err error
+		if agent, err = param(r, "agent"); err != nil {
+			s.fail(w, r, err)
+			return
+		}
+	} else if agent != "" {
+		if err := checkSegment(agent); err != nil {
+			s.fail(w, r, fmt.Errorf("invalid agent: %v: %w", err, bs.ErrInvalid))
+			return
+		}
+	}
+	offset, err := queryInt(r, "offset", 0, 0)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	limit, err := queryInt(r, "limit", 0, 0)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	refs, err := s.listRefs(r.Context(), agent)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	infos := s.cache.list(r.Context(), s, refs, agent == "")
+	if st := r.URL.Query().Get("status"); st != "" {
+		if len(st) > 64 {
+			s.fail(w, r, fmt.Errorf("query parameter status: expected at most 64 bytes: %w", bs.ErrInvalid))
+			return
+		}
+		if st == "none" {
+			st = ""
+		}
+		kept := infos[:0]
+		for _, in := range infos {
+			if in.Status == st {
+				kept = append(kept, in)
+			}
+		}
+		infos = kept
+	}
+	sort.SliceStable(infos, func(i, j int) bool {
+		if infos[i].Agent != infos[j].Agent {
+			return infos[i].Agent < infos[j].Agent
+		}
+		return infos[i].Updated.After(infos[j].Updated)
+	})
+	var total int64
+	agents := []string{}
+	for _, in := range infos {
+		total += in.Size
+		if !contains(agents, in.Agent) {
+			agents = append(agents, in.Agent)
+		}
+	}
+	n := len(infos)
+	page := infos[min(offset, n):]
+	if limit > 0 && limit < len(page) {
+		page = page[:limit]
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"sessions": page, "agents": agents, "total": n,
+		"total_size": total, "offset": offset, "limit": limit})
+}
