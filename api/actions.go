@@ -14,12 +14,12 @@ import (
 
 func (s *server) health(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]any{"status": "ok", "version": s.opts.Version,
-		"backends": s.set.Backends, "readonly": s.opts.ReadOnly,
+		"backends": s.set.Backends, "read_only": s.opts.ReadOnly,
 		"uptime_seconds": int64(time.Since(s.started).Seconds())})
 }
 
 func (s *server) authInfo(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusOK, map[string]any{"auth_required": len(s.keys) > 0, "readonly": s.opts.ReadOnly})
+	writeJSON(w, http.StatusOK, map[string]any{"auth_required": len(s.keys) > 0, "read_only": s.opts.ReadOnly})
 }
 
 func (s *server) configEnv(w http.ResponseWriter, r *http.Request) {
@@ -27,7 +27,7 @@ func (s *server) configEnv(w http.ResponseWriter, r *http.Request) {
 	if ms <= 0 {
 		ms = 10000
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"auto_refresh_interval_ms": ms, "readonly_mode": s.opts.ReadOnly,
+	writeJSON(w, http.StatusOK, map[string]any{"auto_refresh_interval_ms": ms, "read_only": s.opts.ReadOnly,
 		"auth_required": len(s.keys) > 0})
 }
 

@@ -341,7 +341,7 @@ func (s *server) guard(rt route) http.Handler {
 			}
 		}
 		if s.opts.ReadOnly && isWrite(r.Method) {
-			writeJSON(w, http.StatusForbidden, map[string]any{"error": "the server is in read-only mode: " + r.Method + " " + r.URL.Path + " would write", "readonly": true})
+			writeJSON(w, http.StatusForbidden, map[string]any{"error": "the server is in read-only mode: " + r.Method + " " + r.URL.Path + " would write", "read_only": true})
 			return
 		}
 		if r.ContentLength > s.maxBody {

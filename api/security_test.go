@@ -194,7 +194,7 @@ func TestReadOnly(t *testing.T) {
 	c.json("GET", "/api/sessions/alpha/"+f.synthIDs[0]+"/entries/"+e.ID+"/extracted?preview=200", "", 200, nil)
 	var ai map[string]any
 	c.json("GET", "/api/auth-info", "", 200, &ai)
-	if ai["readonly"] != true {
+	if ai["read_only"] != true {
 		t.Errorf("auth-info: %v", ai)
 	}
 	if after := treeSum(t, f.root); after != before {

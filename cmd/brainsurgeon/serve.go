@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -14,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/brainsurgeon/brainsurgeon/api"
 	"github.com/brainsurgeon/brainsurgeon/daemon"
 	"github.com/brainsurgeon/brainsurgeon/internal/cli"
 	"github.com/brainsurgeon/brainsurgeon/internal/demo"
@@ -105,25 +105,12 @@ func splitList(s string) []string {
 	return out
 }
 
-// serveHandler returns the HTTP handler that serve mounts.
-//
-// SEAM (issue 9): package api is written on another branch. Until it is
-// merged this is a placeholder that answers /api/health only; the lead
-// replaces the body with api.New(...) built from d and env.
-func serveHandler(d *daemon.Daemon, env serveEnv) http.Handler {
-	mux := http.NewServeMux()
-	mux.HandleFunc("GET /api/health", func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(w).Encode(map[string]string{"status": "ok"})
-	})
-	return mux
+// serveHandler returns the REST API and web UI over d, with the
+// security settings of the environment.
+func serveHandler(ctx context.Context, d *daemon.Daemon, env serveEnv) (http.Handler, error) {
+	return d.Handler(ctx, api.Options{APIKeys: env.APIKeys, CORSOrigins: env.CORSOrigins, ReadOnly: env.ReadOnly,
+		AutoRefreshMS: env.AutoRefreshMS, Version: version})
 }
-
-// serveRetention is the retention pass the daemon schedules.
-//
-// SEAM (issue 9): package retention is written on another branch; the
-// lead sets this to a function that calls it. Nil schedules no retention.
-var serveRetention daemon.RetentionFunc
 
 type serveCommand struct{ m *Main }
 
@@ -168,7 +155,7 @@ func (c *serveCommand) Run(ctx context.Context, args []string) error {
 	}
 	defer closer.Close()
 
-	d, err := daemon.Open(ctx, daemon.Options{AgentsDir: *agentsDir, ReadOnly: env.ReadOnly, Logger: log, Retention: serveRetention})
+	d, err := daemon.Open(ctx, daemon.Options{AgentsDir: *agentsDir, ReadOnly: env.ReadOnly, Logger: log, Retention: daemon.Retention(log, nil)})
 	if err != nil {
 		return err
 	}
@@ -192,7 +179,13 @@ func (c *serveCommand) Run(ctx context.Context, args []string) error {
 	}
 	// Requests see ctx: on SIGINT a manual run asked through the API stops
 	// between sessions too.
-	srv := &http.Server{Handler: serveHandler(d, env), ReadHeaderTimeout: 10 * time.Second,
+	h, err := serveHandler(ctx, d, env)
+	if err != nil {
+		ln.Close()
+		d.Close()
+		return err
+	}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute,
 		BaseContext: func(net.Listener) context.Context { return ctx }}
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()

@@ -1,0 +1,129 @@
+package daemon
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"sort"
+
+	bs "github.com/brainsurgeon/brainsurgeon"
+	"github.com/brainsurgeon/brainsurgeon/api"
+	"github.com/brainsurgeon/brainsurgeon/backend"
+	"github.com/brainsurgeon/brainsurgeon/config"
+	"github.com/brainsurgeon/brainsurgeon/retention"
+	"github.com/brainsurgeon/brainsurgeon/trash"
+)
+
+// Retention returns the RetentionFunc that runs package retention over a
+// set, with the trash's expired items removed first. clock tells the
+// time (nil: the system clock).
+func Retention(log bs.Logger, clock bs.Clock) RetentionFunc {
+	return func(ctx context.Context, set *backend.Set, c config.Config) (any, error) {
+		t := trash.New(set)
+		t.Logger, t.Clock = log, clock
+		return retention.Run(ctx, retention.Options{Store: set.Store, Side: set.Side, StateDir: set.StateDir,
+			Config: c, Trash: t, Logger: log, Clock: clock})
+	}
+}
+
+// Handler returns the REST API (and the web UI given in opts.UI) over the
+// daemon: api.New with the daemon as its Control (config, run now,
+// status) and a trash over the daemon's agents dir. opts.Set, Control and
+// Trash are filled when empty; the rest (keys, CORS, read-only, refresh
+// period) comes from the caller, which reads the environment.
+func (d *Daemon) Handler(ctx context.Context, opts api.Options) (http.Handler, error) {
+	if opts.Set == nil {
+		c := d.cfg.Get()
+		set, err := backend.Open(ctx, d.opts.AgentsDir, backend.Options{Idle: c.Idle(), Logger: d.log})
+		if err != nil {
+			return nil, err
+		}
+		opts.Set = set
+	}
+	if opts.Control == nil {
+		opts.Control = control{d}
+	}
+	if opts.Trash == nil {
+		t := trash.New(opts.Set)
+		t.Logger = d.log
+		opts.Trash = trashAPI{t}
+	}
+	if opts.Logger == nil {
+		opts.Logger = d.log
+	}
+	opts.ReadOnly = opts.ReadOnly || d.opts.ReadOnly
+	return api.New(opts)
+}
+
+// control is the daemon as the API's Control.
+type control struct{ d *Daemon }
+
+func (c control) Config(context.Context) (config.Config, error) { return c.d.cfg.Get(), nil }
+
+func (c control) UpdateConfig(ctx context.Context, patch []byte) (config.Config, error) {
+	return c.d.cfg.Set(ctx, patch)
+}
+
+func (c control) RunPrune(ctx context.Context) (any, error) {
+	r, err := c.d.RunPruneNow(ctx)
+	if r == nil {
+		return nil, err
+	}
+	return r, err
+}
+
+func (c control) RunRetention(ctx context.Context) (any, error) { return c.d.RunRetentionNow(ctx) }
+
+func (c control) Status(context.Context) (any, error) { return c.d.Status(), nil }
+
+// trashAPI is a trash.Trash as the API's Trash. The API names a trashed
+// session by agent and id: the item's own id, or the id of the session it
+// holds (the newest item when it was trashed more than once).
+type trashAPI struct{ t *trash.Trash }
+
+func (a trashAPI) List(ctx context.Context) (any, error) {
+	items, err := a.t.List(ctx)
+	if items == nil {
+		items = []trash.Item{}
+	}
+	return items, err
+}
+
+func (a trashAPI) Delete(ctx context.Context, ref bs.SessionRef) (any, error) {
+	return a.t.DeleteRef(ctx, ref)
+}
+
+func (a trashAPI) find(ctx context.Context, agent, id string) (string, error) {
+	items, err := a.t.List(ctx)
+	if err != nil {
+		return "", err
+	}
+	sort.Slice(items, func(i, j int) bool { return items[i].TrashedAt.After(items[j].TrashedAt) })
+	for _, it := range items {
+		if it.ID == id {
+			return it.ID, nil
+		}
+	}
+	for _, it := range items {
+		if it.Agent == agent && it.SessionID == id {
+			return it.ID, nil
+		}
+	}
+	return "", fmt.Errorf("trash: no trashed session %s/%s (expected an agent and a session id, or a trash item id, from GET /api/trash): %w", agent, id, bs.ErrNotFound)
+}
+
+func (a trashAPI) Restore(ctx context.Context, agent, id string) (any, error) {
+	item, err := a.find(ctx, agent, id)
+	if err != nil {
+		return nil, err
+	}
+	return a.t.Restore(ctx, item)
+}
+
+func (a trashAPI) PermanentDelete(ctx context.Context, agent, id string) (any, error) {
+	item, err := a.find(ctx, agent, id)
+	if err != nil {
+		return nil, err
+	}
+	return a.t.Purge(ctx, item)
+}
