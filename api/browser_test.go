@@ -94,9 +94,9 @@ func demoFixture(t *testing.T) *fixture {
 }
 
 // browser starts a headless Chromium with the flags that work on a
-// closed network (machine notes) and a fresh profile, and collects the
-// page's uncaught exceptions and console errors.
-func browser(t *testing.T) (context.Context, func() []string) {
+// closed network (machine notes) and a fresh profile. Its context is the
+// parent of the tabs (newTab).
+func browser(t *testing.T) context.Context {
 	t.Helper()
 	path := chromiumPath(t)
 	opts := append(chromedp.DefaultExecAllocatorOptions[:],
@@ -117,6 +117,19 @@ func browser(t *testing.T) (context.Context, func() []string) {
 	t.Cleanup(func() { cancelTimeout(); cancelCtx(); cancelAlloc() })
 	if err := chromedp.Do(ctx); err != nil {
 		t.Fatalf("start %s: %v", path, err)
+	}
+	return ctx
+}
+
+// newTab opens a tab of the browser for one subtest. The tab collects the
+// page's uncaught exceptions and console errors; the returned function
+// lists them.
+func newTab(t *testing.T, browserCtx context.Context) (context.Context, func() []string) {
+	t.Helper()
+	ctx, cancel := chromedp.NewContext(browserCtx)
+	t.Cleanup(cancel)
+	if err := chromedp.Do(ctx); err != nil {
+		t.Fatalf("open a tab: %v", err)
 	}
 	var mu sync.Mutex
 	var problems []string
@@ -220,18 +233,26 @@ type extractedValue struct {
 	Truncated bool   `json:"truncated"`
 }
 
-// TestUIInBrowser drives the web UI in a real headless Chromium against a
-// real server on loopback (issue 9, item 7): it opens an extracted badge
-// and sees the value (preview, then all of it), restores the entry and
-// checks that the bytes are back in the transcript, changes a setting and
-// sees it saved, triggers a validation error and sees the field's
-// message, and saves screenshots.
+// TestUIInBrowser drives the web UI in a real headless Chromium against
+// real servers on loopback (issue 9, item 7), one tab per subtest.
 func TestUIInBrowser(t *testing.T) {
+	b := browser(t)
+	t.Run("ValueRestoreSettings", func(t *testing.T) { testValueRestoreSettings(t, b) })
+	t.Run("KeyExtractableRefreshTrash", func(t *testing.T) { testKeyExtractableRefreshTrash(t, b) })
+	t.Run("Errors", func(t *testing.T) { testErrors(t, b) })
+}
+
+// testValueRestoreSettings opens an extracted badge and sees the value
+// (preview, then all of it), restores the entry and checks that the bytes
+// are back in the transcript, changes a setting and sees it saved,
+// triggers a validation error and sees the field's message, and saves
+// screenshots.
+func testValueRestoreSettings(t *testing.T, browserCtx context.Context) {
 	f := demoFixture(t)
 	ctl := newControl(f.set)
 	srv := serve(t, api.Options{Set: f.set, Control: ctl, Trash: newTrash(f), UI: ui.Handler(), AutoRefreshMS: 1000, Version: "test"})
 	c := &client{tb: t, srv: srv}
-	ctx, problems := browser(t)
+	ctx, problems := newTab(t, browserCtx)
 	id := f.synthIDs[0] // the session with large thinking blocks
 
 	// The sessions list shows both sessions with their size and tokens.
@@ -364,4 +385,125 @@ func TestUIInBrowser(t *testing.T) {
 	if p := problems(); len(p) > 0 {
 		t.Errorf("the page reported errors:\n%s", strings.Join(p, "\n"))
 	}
+}
+
+// testKeyExtractableRefreshTrash covers the API key dialog (a wrong key
+// is refused with the server's message, the right one is kept in
+// sessionStorage and sent), the extractable setting, the auto-refresh
+// picking up a change made through the API, and the trash (delete,
+// restore, delete forever).
+func testKeyExtractableRefreshTrash(t *testing.T, browserCtx context.Context) {
+	f := demoFixture(t)
+	const key = "s3cret-key"
+	srv := serve(t, api.Options{Set: f.set, Control: newControl(f.set), Trash: newTrash(f), UI: ui.Handler(),
+		APIKeys: []string{key}, AutoRefreshMS: 1000})
+	c := &client{tb: t, srv: srv, key: key}
+	ctx, problems := newTab(t, browserCtx)
+	id := f.synthIDs[1]
+	transcript := filepath.Join(f.agents, "alpha", "sessions", id+".jsonl")
+
+	// The key dialog: a wrong key, then the right one.
+	do(t, ctx, "open the UI", chromedp.Navigate(srv.URL+"/"))
+	waitFor(t, ctx, "the key dialog", `document.getElementById('key-dialog').open`)
+	do(t, ctx, "enter a wrong key", chromedp.SendKeys(`#key-input`, "wrong"), chromedp.Click(`#key-form button[type=submit]`))
+	waitFor(t, ctx, "the refusal", `document.getElementById('key-error').textContent.includes('invalid API key')`)
+	do(t, ctx, "enter the key", chromedp.SetValue(`#key-input`, key), chromedp.Click(`#key-form button[type=submit]`))
+	waitFor(t, ctx, "the dialog to close", `!document.getElementById('key-dialog').open`)
+	do(t, ctx, "see the sessions", chromedp.WaitVisible(`tr[data-session="`+id+`"] a.session-link`))
+	if got := eval[string](t, ctx, `sessionStorage.getItem('brainsurgeon_api_key')`); got != key {
+		t.Errorf("sessionStorage key = %q", got)
+	}
+
+	// Extractable: "never" is written into the entry.
+	do(t, ctx, "open the session", chromedp.Click(`tr[data-session="`+id+`"] a.session-link`),
+		chromedp.WaitVisible(`select.extractable`))
+	entry := eval[string](t, ctx, `(() => {
+		const li = [...document.querySelectorAll('li.entry')].find((li) => li.querySelector('select.extractable') && !li.querySelector('button.badge-extracted'));
+		const sel = li.querySelector('select.extractable');
+		sel.value = 'false';
+		sel.dispatchEvent(new Event('change'));
+		return li.dataset.entryId;
+	})()`)
+	entrySel := `li.entry[data-entry-id=` + jsString(entry) + `]`
+	waitFor(t, ctx, "the extractable note", `document.querySelector(`+jsString(entrySel+` .note`)+`)`)
+	b, err := os.ReadFile(transcript)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if line := lineOf(b, entry); !strings.Contains(line, `"_extractable":false`) {
+		t.Errorf("entry %s after choosing never: %.200s…, want \"_extractable\":false", entry, line)
+	}
+	if v := eval[string](t, ctx, `document.querySelector(`+jsString(entrySel+` select.extractable`)+`).value`); v != "false" {
+		t.Errorf("the select shows %q after the refresh, want false", v)
+	}
+
+	// Auto-refresh: a restore made through the API shows without a reload.
+	badgeEntry := eval[string](t, ctx, `document.querySelector('button.badge-extracted').closest('li.entry').dataset.entryId`)
+	c.json("POST", "/api/sessions/alpha/"+id+"/entries/"+badgeEntry+"/restore", "{}", 200, nil)
+	waitFor(t, ctx, "the refresh to drop the restored badge",
+		`!document.querySelector(`+jsString(`li.entry[data-entry-id=`+jsString(badgeEntry)+`] button.badge-extracted`)+`)`)
+
+	// Trash: delete from the session view, restore, delete forever.
+	do(t, ctx, "move the session to the trash", chromedp.Click(`.view-head button.danger`))
+	waitFor(t, ctx, "the confirm dialog", `document.getElementById('confirm-dialog').open`)
+	do(t, ctx, "confirm", chromedp.Click(`#confirm-ok`))
+	waitFor(t, ctx, "the trash view", `location.hash === '#/trash' && document.querySelector('tr[data-session="`+id+`"]')`)
+	if _, err := os.Stat(transcript); !os.IsNotExist(err) {
+		t.Fatalf("transcript after the delete: %v, want it gone", err)
+	}
+	screenshot(t, ctx, "ui-trash.png", false)
+	do(t, ctx, "restore from the trash", chromedp.Click(`tr[data-session="`+id+`"] button.primary`))
+	waitFor(t, ctx, "the empty trash", `!document.querySelector('tr[data-session="`+id+`"]')`)
+	if _, err := os.Stat(transcript); err != nil {
+		t.Fatalf("transcript after the restore from the trash: %v", err)
+	}
+	c.json("DELETE", "/api/sessions/alpha/"+id, "", 200, nil)
+	waitFor(t, ctx, "the refresh to show it again", `document.querySelector('tr[data-session="`+id+`"]')`)
+	do(t, ctx, "delete forever", chromedp.Click(`tr[data-session="`+id+`"] button.danger`))
+	waitFor(t, ctx, "the confirm dialog", `document.getElementById('confirm-dialog').open`)
+	do(t, ctx, "confirm", chromedp.Click(`#confirm-ok`))
+	waitFor(t, ctx, "the row to go", `!document.querySelector('tr[data-session="`+id+`"]')`)
+	var trash struct {
+		Sessions []trashItem `json:"sessions"`
+	}
+	c.json("GET", "/api/trash", "", 200, &trash)
+	if len(trash.Sessions) != 0 {
+		t.Errorf("trash after delete forever: %+v", trash.Sessions)
+	}
+
+	if p := problems(); len(p) > 0 {
+		t.Errorf("the page reported errors:\n%s", strings.Join(p, "\n"))
+	}
+}
+
+// testErrors checks that the API's error messages reach the page: a
+// server without Control or Trash answers 501, which the settings and
+// trash views show with the server's reason; a missing session is a 404.
+func testErrors(t *testing.T, browserCtx context.Context) {
+	f := demoFixture(t)
+	srv := serve(t, api.Options{Set: f.set, UI: ui.Handler(), AutoRefreshMS: 1000})
+	ctx, problems := newTab(t, browserCtx)
+	do(t, ctx, "open the settings", chromedp.Navigate(srv.URL+"/#/settings"))
+	waitFor(t, ctx, "the config error", `document.querySelector('.error-box') && document.querySelector('.error-box').textContent.includes('api.Options.Control')`)
+	msg := eval[string](t, ctx, `document.querySelector('.error-box').textContent`)
+	if !strings.Contains(msg, "HTTP 501") || !strings.Contains(msg, "Could not load the config") {
+		t.Errorf("settings error %q: want what failed, the server's reason and HTTP 501", msg)
+	}
+	do(t, ctx, "open the trash", chromedp.Evaluate[chromedp.Void](`location.hash = '#/trash'`))
+	waitFor(t, ctx, "the trash error", `document.querySelector('.error-box') && document.querySelector('.error-box').textContent.includes('api.Options.Trash')`)
+	do(t, ctx, "open a missing session", chromedp.Evaluate[chromedp.Void](`location.hash = '#/session/alpha/nope'`))
+	waitFor(t, ctx, "the 404", `document.querySelector('.error-box') && document.querySelector('.error-box').textContent.includes('HTTP 404')`)
+	if p := problems(); len(p) > 0 {
+		t.Errorf("the page reported errors:\n%s", strings.Join(p, "\n"))
+	}
+}
+
+// lineOf returns the transcript line of an entry id.
+func lineOf(b []byte, id string) string {
+	for _, l := range strings.Split(string(b), "\n") {
+		if strings.Contains(l, `"id":"`+id+`"`) {
+			return l
+		}
+	}
+	return ""
 }

@@ -29,6 +29,7 @@ export function sessionsView(query) {
 
   let last = '';
   async function refresh(force) {
+    loadAgents();
     let data;
     try {
       data = await api('GET', '/api/sessions' + (agent ? `?agent=${seg(agent)}` : ''));
@@ -43,9 +44,13 @@ export function sessionsView(query) {
     render(data);
   }
 
+  let lastAgents = '';
   async function loadAgents() {
     try {
       const data = await api('GET', '/api/agents');
+      const sig = JSON.stringify(data);
+      if (sig === lastAgents) return;
+      lastAgents = sig;
       filter.replaceChildren(h('option', { value: '' }, 'All agents'),
         ...data.agents.map((a) => h('option', { value: a.agent, selected: a.agent === agent }, `${a.agent} (${a.sessions})`)));
       if (agent && !data.agents.some((a) => a.agent === agent)) {
@@ -124,7 +129,6 @@ export function sessionsView(query) {
       }, { 'aria-label': `Move session ${s.session_id} to the trash` })));
   }
 
-  loadAgents();
   return { el, refresh, title: 'Sessions' };
 }
 

@@ -19,6 +19,8 @@ export function errorText(err) {
 // showError shows an error as a toast until it is dismissed: what was
 // being done, then the server's message. The same message is not stacked.
 export function showError(what, err) {
+  // A missing or wrong key opens the key dialog, which shows the message.
+  if (err && (err.status === 401 || (err.status === 403 && !(err.body && err.body.readonly)))) return;
   const box = document.getElementById('errors');
   const msg = `${what}: ${errorText(err)}`;
   for (const t of box.querySelectorAll('.toast')) {
