@@ -240,6 +240,7 @@ func TestUIInBrowser(t *testing.T) {
 	t.Run("ValueRestoreSettings", func(t *testing.T) { testValueRestoreSettings(t, b) })
 	t.Run("KeyExtractableRefreshTrash", func(t *testing.T) { testKeyExtractableRefreshTrash(t, b) })
 	t.Run("Errors", func(t *testing.T) { testErrors(t, b) })
+	t.Run("ReadOnly", func(t *testing.T) { testReadOnly(t, b) })
 }
 
 // testValueRestoreSettings opens an extracted badge and sees the value
@@ -493,6 +494,33 @@ func testErrors(t *testing.T, browserCtx context.Context) {
 	waitFor(t, ctx, "the trash error", `document.querySelector('.error-box') && document.querySelector('.error-box').textContent.includes('api.Options.Trash')`)
 	do(t, ctx, "open a missing session", chromedp.Evaluate[chromedp.Void](`location.hash = '#/session/alpha/nope'`))
 	waitFor(t, ctx, "the 404", `document.querySelector('.error-box') && document.querySelector('.error-box').textContent.includes('HTTP 404')`)
+	if p := problems(); len(p) > 0 {
+		t.Errorf("the page reported errors:\n%s", strings.Join(p, "\n"))
+	}
+}
+
+// testReadOnly checks that a read-only server's UI says so and offers no
+// write: every write button and the settings' save are disabled.
+func testReadOnly(t *testing.T, browserCtx context.Context) {
+	f := demoFixture(t)
+	srv := serve(t, api.Options{Set: f.set, Control: newControl(f.set), Trash: newTrash(f), UI: ui.Handler(), ReadOnly: true})
+	ctx, problems := newTab(t, browserCtx)
+	id := f.synthIDs[0]
+	do(t, ctx, "open the session", chromedp.Navigate(srv.URL+"/#/session/alpha/"+id), chromedp.WaitVisible(`button.badge-extracted`))
+	if banner := eval[string](t, ctx, `document.getElementById('banner').hidden ? '' : document.getElementById('banner').textContent`); !strings.Contains(banner, "Read-only") {
+		t.Errorf("banner %q, want the read-only notice", banner)
+	}
+	enabled := eval[[]string](t, ctx, `[...document.querySelectorAll('button.restore, .view-head button, select.extractable')].filter((b) => !b.disabled).map((b) => b.textContent)`)
+	if len(enabled) > 0 {
+		t.Errorf("write controls enabled in read-only mode: %q", enabled)
+	}
+	if n := eval[int](t, ctx, `document.querySelectorAll('button.restore').length`); n == 0 {
+		t.Error("no restore button shown (disabled) in read-only mode")
+	}
+	do(t, ctx, "open the settings", chromedp.Evaluate[chromedp.Void](`location.hash = '#/settings'`), chromedp.WaitVisible(`#cfg-keep_recent`))
+	if !eval[bool](t, ctx, `document.querySelector('#settings-form button[type=submit]').disabled`) {
+		t.Error("settings can be saved in read-only mode")
+	}
 	if p := problems(); len(p) > 0 {
 		t.Errorf("the page reported errors:\n%s", strings.Join(p, "\n"))
 	}

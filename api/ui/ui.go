@@ -23,6 +23,7 @@ import (
 	"embed"
 	"io/fs"
 	"net/http"
+	"path"
 	"strings"
 )
 
@@ -50,7 +51,9 @@ const ContentSecurityPolicy = "default-src 'none'; script-src 'self'; style-src 
 // the other files by name. Only GET and HEAD are answered (405 otherwise,
 // with Allow); an unknown path is a 404. Every answer carries
 // ContentSecurityPolicy, X-Content-Type-Options: nosniff, no referrer, and
-// Cache-Control: no-cache, so that a new binary's UI is used at once.
+// Cache-Control: no-cache, so that a new binary's UI is used at once; the
+// content type of each file comes from its extension, not from the
+// system's MIME tables.
 func Handler() http.Handler {
 	files := http.FileServerFS(FS())
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -70,6 +73,20 @@ func Handler() http.Handler {
 			http.NotFound(w, r)
 			return
 		}
+		// The types are set here, not looked up in the system's MIME
+		// tables, which differ between machines (a module script needs
+		// a JavaScript type).
+		if ct, ok := contentTypes[path.Ext(r.URL.Path)]; ok {
+			h.Set("Content-Type", ct)
+		}
 		files.ServeHTTP(w, r)
 	})
+}
+
+// contentTypes are the types of the UI's files by extension.
+var contentTypes = map[string]string{
+	".html": "text/html; charset=utf-8",
+	".js":   "text/javascript; charset=utf-8",
+	".css":  "text/css; charset=utf-8",
+	".svg":  "image/svg+xml",
 }

@@ -98,7 +98,7 @@ export function sessionsView(query) {
         h('th', { scope: 'col', class: 'num' }, 'Size'), h('th', { scope: 'col', class: 'num' }, 'Tokens'),
         h('th', { scope: 'col', class: 'num' }, 'Entries'), h('th', { scope: 'col', class: 'num' }, 'Tool calls'),
         h('th', { scope: 'col', class: 'num' }, 'Extracted'), h('th', { scope: 'col' }, 'Backend'),
-        h('th', { scope: 'col' }, h('span', { class: 'skip' }, 'Actions')))),
+        h('th', { scope: 'col' }, h('span', { class: 'sr-only' }, 'Actions')))),
       h('tbody', {}, rows.map(row)));
   }
 

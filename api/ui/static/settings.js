@@ -149,7 +149,7 @@ export function settingsView() {
         const opts = [...f.options, ...(Array.isArray(value) ? value.filter((v) => !f.options.includes(v)) : [])];
         const boxes = opts.map((o) => h('input', { type: 'checkbox', name: f.name, value: o, id: `${id}-${o}`, checked: Array.isArray(value) && value.includes(o) }));
         input = h('fieldset', { class: 'checks', id, 'aria-describedby': `${helpID} ${errID}` },
-          h('legend', { class: 'skip' }, f.label),
+          h('legend', { class: 'sr-only' }, f.label),
           boxes.map((b) => h('label', { for: b.id }, b, b.value)));
         control = input;
         get = () => boxes.filter((b) => b.checked).map((b) => b.value);

@@ -35,7 +35,7 @@ export function trashView() {
       h('thead', {}, h('tr', {},
         h('th', { scope: 'col' }, 'Session'), h('th', { scope: 'col' }, 'Trashed'), h('th', { scope: 'col' }, 'Expires'),
         h('th', { scope: 'col', class: 'num' }, 'Size'), h('th', { scope: 'col' }, 'Details'),
-        h('th', { scope: 'col' }, h('span', { class: 'skip' }, 'Actions')))),
+        h('th', { scope: 'col' }, h('span', { class: 'sr-only' }, 'Actions')))),
       h('tbody', {}, items.map(row))))));
   }
 
