@@ -336,6 +336,9 @@ func testValueRestoreSettings(t *testing.T, browserCtx context.Context) {
 		t.Errorf("restore note %q: want Restored", note)
 	}
 	waitFor(t, ctx, "the badge to go", `!document.querySelector(`+jsString(badgeSel)+`)`)
+	do(t, ctx, "scroll to the restored entry", chromedp.ScrollIntoView(entrySel),
+		chromedp.Evaluate[chromedp.Void](`window.scrollBy(0, -120)`))
+	screenshot(t, ctx, "ui-restored.png", false)
 	after, err := os.ReadFile(transcript)
 	if err != nil {
 		t.Fatal(err)
@@ -408,6 +411,7 @@ func testKeyExtractableRefreshTrash(t *testing.T, browserCtx context.Context) {
 	waitFor(t, ctx, "the key dialog", `document.getElementById('key-dialog').open`)
 	do(t, ctx, "enter a wrong key", chromedp.SendKeys(`#key-input`, "wrong"), chromedp.Click(`#key-form button[type=submit]`))
 	waitFor(t, ctx, "the refusal", `document.getElementById('key-error').textContent.includes('invalid API key')`)
+	screenshot(t, ctx, "ui-key.png", false)
 	do(t, ctx, "enter the key", chromedp.SetValue(`#key-input`, key), chromedp.Click(`#key-form button[type=submit]`))
 	waitFor(t, ctx, "the dialog to close", `!document.getElementById('key-dialog').open`)
 	do(t, ctx, "see the sessions", chromedp.WaitVisible(`tr[data-session="`+id+`"] a.session-link`))

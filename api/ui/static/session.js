@@ -117,6 +117,8 @@ export function sessionView(agent, id, query) {
       ev.custom_type ? h('span', { class: 'pill' }, ev.custom_type) : null,
       toolName ? h('span', { class: 'pill' }, toolName) : null,
       ev.extracted ? h('span', { class: 'pill count' }, `${ev.extracted_paths ? ev.extracted_paths.length : 1} extracted`) : null,
+      entry && entry._restored ? h('span', { class: 'pill ok', title: `Restored at ${entry._restored}` }, 'restored') : null,
+      entry && entry._redacted ? h('span', { class: 'pill', title: 'A restore call, redacted after it was answered' }, 'redacted') : null,
       h('span', { class: 'spacer' }),
       ev.timestamp ? time(ev.timestamp) : null,
       h('span', { class: 'muted' }, fmtBytes(ev.size)),
