@@ -241,6 +241,7 @@ func TestUIInBrowser(t *testing.T) {
 	t.Run("KeyExtractableRefreshTrash", func(t *testing.T) { testKeyExtractableRefreshTrash(t, b) })
 	t.Run("Errors", func(t *testing.T) { testErrors(t, b) })
 	t.Run("ReadOnly", func(t *testing.T) { testReadOnly(t, b) })
+	t.Run("LostValues", func(t *testing.T) { testLostValues(t, b) })
 }
 
 // testValueRestoreSettings opens an extracted badge and sees the value
@@ -524,6 +525,40 @@ func testReadOnly(t *testing.T, browserCtx context.Context) {
 	do(t, ctx, "open the settings", chromedp.Evaluate[chromedp.Void](`location.hash = '#/settings'`), chromedp.WaitVisible(`#cfg-keep_recent`))
 	if !eval[bool](t, ctx, `document.querySelector('#settings-form button[type=submit]').disabled`) {
 		t.Error("settings can be saved in read-only mode")
+	}
+	if p := problems(); len(p) > 0 {
+		t.Errorf("the page reported errors:\n%s", strings.Join(p, "\n"))
+	}
+}
+
+// testLostValues runs retention past every value's age: the session view
+// says how many values are lost, and opening a badge shows the API's 404
+// with its reason instead of a value.
+func testLostValues(t *testing.T, browserCtx context.Context) {
+	f := demoFixture(t)
+	ctl := newControl(f.set)
+	srv := serve(t, api.Options{Set: f.set, Control: ctl, UI: ui.Handler()})
+	c := &client{tb: t, srv: srv}
+	ctl.setNow(func() time.Time { return time.Now().Add(72 * time.Hour) })
+	var ret struct {
+		Report retentionStats `json:"report"`
+	}
+	c.json("POST", "/api/retention/run", "", 200, &ret)
+	if ret.Report.Cleaned == 0 {
+		t.Fatalf("retention deleted nothing: %+v", ret.Report)
+	}
+	ctx, problems := newTab(t, browserCtx)
+	id := f.synthIDs[0]
+	do(t, ctx, "open the session", chromedp.Navigate(srv.URL+"/#/session/alpha/"+id), chromedp.WaitVisible(`button.badge-extracted`))
+	waitFor(t, ctx, "the lost count", `document.querySelector('.side-line .pill.err')`)
+	if got := eval[string](t, ctx, `document.querySelector('.side-line .pill.err').textContent`); !strings.Contains(got, "lost") {
+		t.Errorf("lost pill %q", got)
+	}
+	do(t, ctx, "open a badge", chromedp.Click(`button.badge-extracted`))
+	waitFor(t, ctx, "the panel's error", `document.querySelector('.value-panel .error-box')`)
+	msg := eval[string](t, ctx, `document.querySelector('.value-panel .error-box').textContent`)
+	if !strings.Contains(msg, "HTTP 404") || !strings.Contains(msg, "retention") {
+		t.Errorf("panel error %q: want the API's 404 and its reason", msg)
 	}
 	if p := problems(); len(p) > 0 {
 		t.Errorf("the page reported errors:\n%s", strings.Join(p, "\n"))

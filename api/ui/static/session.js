@@ -23,9 +23,10 @@ export function sessionView(agent, id, query) {
   const notes = new Map();
 
   const head = h('div', {}, h('p', { class: 'muted loading' }, 'Loading session…'));
+  const side = h('div', { class: 'side-summary', 'aria-live': 'polite' });
   const bar = h('div', { class: 'entries-bar' });
   const list = h('ol', { class: 'entries', 'aria-label': 'Entries' });
-  const el = h('section', { class: 'view' }, head, bar, list);
+  const el = h('section', { class: 'view' }, head, side, bar, list);
   let last = '';
   let data = null;
 
@@ -45,6 +46,30 @@ export function sessionView(agent, id, query) {
     last = sig;
     data = d;
     render();
+    loadContext();
+  }
+
+  // loadContext shows what the side store holds for the session: values
+  // out of the transcript, values lost (retention, damage) and queued
+  // write-backs (GET …/context).
+  async function loadContext() {
+    let c;
+    try {
+      c = await api('GET', withB(`${base}/context`));
+    } catch (e) {
+      side.replaceChildren(errorBox('Could not read the session\'s extracted values', e));
+      return;
+    }
+    const lost = c.lost_values || 0;
+    const items = [
+      h('span', {}, h('b', {}, fmtInt(c.entries_with_placeholders)), ' entries hold placeholders'),
+      h('span', {}, h('b', {}, fmtBytes(c.extracted_bytes)), ' out of the transcript'),
+      h('span', {}, h('b', {}, fmtInt(c.context_messages)), ' messages in the model\'s context'),
+      c.pending ? h('span', { class: 'pill running' }, `${fmtInt(c.pending)} write-back${c.pending === 1 ? '' : 's'} queued until idle`) : null,
+      lost ? h('span', { class: 'pill err', title: (c.lost || []).map((p) => `${p.entry_id} ${p.path}: ${p.kind} ${p.detail}`).join('\n') },
+        `${fmtInt(lost)} value${lost === 1 ? '' : 's'} lost`) : h('span', { class: 'pill ok' }, 'every value restorable'),
+    ];
+    side.replaceChildren(h('p', { class: 'side-line' }, items));
   }
 
   function crumbs() {
