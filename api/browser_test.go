@@ -266,6 +266,12 @@ func testValueRestoreSettings(t *testing.T, browserCtx context.Context) {
 	}
 
 	screenshot(t, ctx, "ui-sessions.png", false)
+	// Find: only the matching session stays.
+	do(t, ctx, "filter the sessions", chromedp.SendKeys(`#session-filter`, id[len(id)-4:]))
+	waitFor(t, ctx, "one row", `document.querySelectorAll('tr[data-session]').length === 1`)
+	do(t, ctx, "clear the filter", chromedp.Evaluate[chromedp.Void](
+		`(() => { const i = document.getElementById('session-filter'); i.value = ''; i.dispatchEvent(new Event('input')); })()`))
+	waitFor(t, ctx, "both rows", `document.querySelectorAll('tr[data-session]').length === 2`)
 
 	// The session view shows extracted badges.
 	do(t, ctx, "open the session", chromedp.Click(`tr[data-session="`+id+`"] a.session-link`),

@@ -11,12 +11,18 @@ export function sessionsView(query) {
   filter.addEventListener('change', () => {
     location.hash = filter.value ? `#/?agent=${seg(filter.value)}` : '#/';
   });
+  const search = h('input', { type: 'search', id: 'session-filter', placeholder: 'id, key or label', autocomplete: 'off', spellcheck: 'false' });
+  search.addEventListener('input', () => { if (lastData) render(lastData); });
   const runNote = h('div', { 'aria-live': 'polite' });
+  // Agents whose whole list is shown (else the first ROWS sessions).
+  const expanded = new Set();
+  let lastData = null;
   const el = h('section', { class: 'view' },
     h('div', { class: 'view-head' },
       h('div', {}, h('h1', {}, 'Sessions'),
         h('p', { class: 'muted small' }, 'Every agent\'s transcripts, their size and the tokens of their last recorded turn.')),
       h('div', { class: 'toolbar' },
+        h('label', { for: 'session-filter' }, 'Find'), search,
         h('label', { for: 'agent-filter' }, 'Agent'), filter,
         writeButton('Run pruning now', 'primary', async () => {
           try {
@@ -60,18 +66,23 @@ export function sessionsView(query) {
   }
 
   function render(data) {
-    const sessions = data.sessions || [];
+    lastData = data;
+    const needle = search.value.trim().toLowerCase();
+    const all = data.sessions || [];
+    const sessions = needle ? all.filter((s) => [s.session_id, s.session_key, s.label, s.agent]
+      .some((v) => v && String(v).toLowerCase().includes(needle))) : all;
     let tokens = 0;
     let extracted = 0;
     for (const s of sessions) { tokens += s.tokens || 0; extracted += s.extracted || 0; }
     cards.replaceChildren(
-      card('Sessions', fmtInt(data.total ?? sessions.length)),
-      card('Total size', fmtBytes(data.total_size)),
+      card('Sessions', needle ? `${fmtInt(sessions.length)} of ${fmtInt(all.length)}` : fmtInt(data.total ?? all.length)),
+      card('Total size', fmtBytes(needle ? sessions.reduce((n, s) => n + (s.size || 0), 0) : data.total_size)),
       card('Context tokens', fmtTokens(tokens), 'Sum over sessions of the last recorded usage'),
       card('Entries with extracted values', fmtInt(extracted)));
     if (sessions.length === 0) {
       list.replaceChildren(h('div', { class: 'panel' }, h('p', { class: 'empty' },
-        agent ? `Agent ${agent} has no sessions.` : 'No sessions found in the agents directory.')));
+        needle ? `No session matches "${search.value.trim()}".`
+          : agent ? `Agent ${agent} has no sessions.` : 'No sessions found in the agents directory.')));
       return;
     }
     const byAgent = new Map();
@@ -86,7 +97,10 @@ export function sessionsView(query) {
         h('div', { class: 'panel-head' },
           h('h2', { id: `agent-${name}` }, name),
           h('span', { class: 'muted small' }, `${rows.length} session${rows.length === 1 ? '' : 's'} · ${fmtBytes(size)}`)),
-        h('div', { class: 'table-wrap' }, table(rows))));
+        h('div', { class: 'table-wrap' }, table(expanded.has(name) ? rows : rows.slice(0, ROWS))),
+        rows.length > ROWS && !expanded.has(name) ? h('div', { class: 'panel-body' },
+          h('button', { type: 'button', onclick: () => { expanded.add(name); render(lastData); } },
+            `Show all ${fmtInt(rows.length)} sessions of ${name}`)) : null));
     }
     list.replaceChildren(...panels);
   }
@@ -131,6 +145,9 @@ export function sessionsView(query) {
 
   return { el, refresh, title: 'Sessions' };
 }
+
+// ROWS is how many sessions of an agent are listed before "Show all".
+const ROWS = 100;
 
 function card(label, value, title) {
   return h('div', { class: 'card', title }, h('div', { class: 'label' }, label), h('div', { class: 'value' }, value));
