@@ -176,7 +176,8 @@ type Options struct {
 	MaxBodyBytes int64
 	// Version is reported by /api/health.
 	Version string
-	// UI, when not nil, serves every path outside /api/ (the web UI).
+	// UI, when not nil, serves every path outside /api/ (the web UI:
+	// ui.Handler() of package api/ui).
 	UI http.Handler
 	// Logger receives a record per failed request; nil discards.
 	Logger bs.Logger

@@ -408,14 +408,12 @@ func TestConfigJobsTrash(t *testing.T) {
 	if list.Total != 2 {
 		t.Errorf("after delete: %d sessions, want 2", list.Total)
 	}
-	var trash struct {
-		Sessions []struct {
-			Agent     string `json:"agent"`
-			SessionID string `json:"session_id"`
-		} `json:"sessions"`
+	var trash []struct {
+		Agent     string `json:"agent"`
+		SessionID string `json:"session_id"`
 	}
 	c.json("GET", "/api/trash", "", 200, &trash)
-	if len(trash.Sessions) != 1 || trash.Sessions[0].SessionID != id {
+	if len(trash) != 1 || trash[0].SessionID != id {
 		t.Errorf("trash: %+v", trash)
 	}
 	c.json("POST", "/api/trash/alpha/"+id+"/restore", "", 200, nil)
@@ -426,7 +424,7 @@ func TestConfigJobsTrash(t *testing.T) {
 	c.json("DELETE", "/api/sessions/alpha/"+id, "", 200, nil)
 	c.json("DELETE", "/api/trash/alpha/"+id, "", 200, nil)
 	c.json("GET", "/api/trash", "", 200, &trash)
-	if len(trash.Sessions) != 0 {
+	if len(trash) != 0 {
 		t.Errorf("trash after purge: %+v", trash)
 	}
 	if code, _, _ := c.do("DELETE", "/api/trash/alpha/"+id, ""); code != 404 {

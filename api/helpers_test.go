@@ -292,7 +292,7 @@ func (t *dirTrash) List(context.Context) (any, error) {
 			items = append(items, trashItem{a.Name(), id.Name()})
 		}
 	}
-	return map[string]any{"sessions": items}, nil
+	return items, nil // an array, as package trash lists its items
 }
 
 func (t *dirTrash) Delete(_ context.Context, ref bs.SessionRef) (any, error) {

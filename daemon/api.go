@@ -8,6 +8,7 @@ import (
 
 	bs "github.com/brainsurgeon/brainsurgeon"
 	"github.com/brainsurgeon/brainsurgeon/api"
+	"github.com/brainsurgeon/brainsurgeon/api/ui"
 	"github.com/brainsurgeon/brainsurgeon/backend"
 	"github.com/brainsurgeon/brainsurgeon/config"
 	"github.com/brainsurgeon/brainsurgeon/retention"
@@ -26,8 +27,8 @@ func Retention(log bs.Logger, clock bs.Clock) RetentionFunc {
 	}
 }
 
-// Handler returns the REST API (and the web UI given in opts.UI) over the
-// daemon: api.New with the daemon as its Control (config, run now,
+// Handler returns the REST API and the web UI (package api/ui unless
+// opts.UI says otherwise) over the daemon: api.New with the daemon as its Control (config, run now,
 // status) and a trash over the daemon's agents dir. opts.Set, Control and
 // Trash are filled when empty; the rest (keys, CORS, read-only, refresh
 // period) comes from the caller, which reads the environment.
@@ -50,6 +51,9 @@ func (d *Daemon) Handler(ctx context.Context, opts api.Options) (http.Handler, e
 	}
 	if opts.Logger == nil {
 		opts.Logger = d.log
+	}
+	if opts.UI == nil {
+		opts.UI = ui.Handler()
 	}
 	opts.ReadOnly = opts.ReadOnly || d.opts.ReadOnly
 	return api.New(opts)

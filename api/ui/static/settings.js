@@ -1,0 +1,267 @@
+// The settings panel: the runtime config (GET/POST /api/config) with the
+// validation message of each field, and the scheduler's jobs.
+import { api } from './api.js';
+import { h, time, fmtBytes, fmtInt } from './dom.js';
+import { errorBox, showError, showOK, writeButton, state } from './ui.js';
+import { pruneSummary } from './sessions.js';
+
+const TRIGGERS = ['thinking', 'tool_result', 'tool_call', 'image', 'assistant', 'user', 'system'];
+
+// GROUPS lists the fields the panel knows, with their help. A field the
+// server sends that is not listed here is shown under "Other" as JSON.
+const GROUPS = [
+  ['Automatic pruning', [
+    { name: 'enabled', type: 'bool', label: 'Enabled', help: 'Master switch. While off, nothing rewrites your sessions.' },
+    { name: 'auto_cron', type: 'text', label: 'Schedule (cron)', help: 'When passes run, e.g. */2 * * * * (every two minutes).' },
+    { name: 'scan_interval_seconds', type: 'int', label: 'Scan interval (seconds)', help: 'How often the daemon looks for changed sessions.' },
+    { name: 'idle_seconds', type: 'int', label: 'Idle before editing (seconds)', help: 'A session is edited only after being left alone this long (the prompt-cache lifetime).' },
+    { name: 'min_saving_tokens', type: 'int', label: 'Minimum saving (tokens)', help: 'A pass that would save less leaves the session alone.' },
+  ]],
+  ['What to extract', [
+    { name: 'trigger_types', type: 'set', options: TRIGGERS, label: 'Value types', help: 'Kinds of values that may move to the side store.' },
+    { name: 'min_value_length', type: 'int', label: 'Minimum value length (characters)', help: 'Shorter values stay in the transcript.' },
+    { name: 'keep_recent', type: 'int', label: 'Keep recent messages', help: 'The last N messages are never extracted.' },
+    { name: 'age_threshold_hours', type: 'float', label: 'Age threshold (hours)', help: 'Entries younger than this stay; 0 means no protection by age.' },
+    { name: 'preview_chars', type: 'int', label: 'Preview before placeholder (characters)', help: 'Characters kept in front of each placeholder; 0 keeps none.' },
+  ]],
+  ['Restore', [
+    { name: 'keep_after_restore_seconds', type: 'int', label: 'Protect after restore (seconds)', help: 'A restored entry is not extracted again for this long.' },
+    { name: 'keep_purge_control_calls', type: 'bool', label: 'Keep restore calls', help: 'Keep the agent\'s purge_control calls verbatim instead of redacting them.' },
+  ]],
+  ['Retention', [
+    { name: 'retention', type: 'text', label: 'Keep extracted values for', help: 'A duration from 30m to 52w, such as 24h, 7d or 1d12h.' },
+    { name: 'retention_scope', type: 'select', options: [['all', 'all expired values'], ['orphans', 'only values no placeholder points to']], label: 'Retention deletes', help: '"orphans" never deletes a value a live placeholder still needs.' },
+    { name: 'retention_cron', type: 'text', label: 'Retention schedule (cron)', help: 'When retention runs, e.g. 0 */6 * * *.' },
+  ]],
+];
+const READONLY_FIELDS = new Set(['last_run_at', 'last_retention_run_at']);
+const KNOWN = new Set(GROUPS.flatMap(([, fs]) => fs.map((f) => f.name)));
+
+export function settingsView() {
+  const formBox = h('div', {}, h('p', { class: 'muted loading' }, 'Loading the config…'));
+  const jobsBox = h('div', { class: 'panel-body jobs' }, h('p', { class: 'muted' }, 'Loading…'));
+  const runNote = h('div', { 'aria-live': 'polite' });
+  const el = h('section', { class: 'view' },
+    h('div', { class: 'view-head' }, h('div', {}, h('h1', {}, 'Settings'),
+      h('p', { class: 'muted small' }, 'The runtime config, saved in .brainsurgeon/config.json. Changes apply at once.'))),
+    h('div', { class: 'settings-grid' }, formBox,
+      h('aside', {},
+        h('section', { class: 'panel', 'aria-labelledby': 'jobs-title' },
+          h('div', { class: 'panel-head' }, h('h2', { id: 'jobs-title' }, 'Scheduled jobs')),
+          jobsBox,
+          h('div', { class: 'panel-body toolbar' },
+            writeButton('Run pruning now', 'primary', async () => {
+              try {
+                const res = await api('POST', '/api/prune/run');
+                runNote.replaceChildren(h('p', { class: 'note' }, pruneSummary(res.report)));
+                refresh(true);
+              } catch (e) { showError('Could not run a pruning pass', e); }
+            }),
+            writeButton('Run retention now', '', async () => {
+              try {
+                const res = await api('POST', '/api/retention/run');
+                const r = res.report || {};
+                runNote.replaceChildren(h('p', { class: r.errors ? 'note warn' : 'note' },
+                  `Retention done: ${fmtInt(r.cleaned)} values deleted (${fmtBytes(r.bytes)}), ${fmtInt(r.errors)} errors.`));
+                refresh(true);
+              } catch (e) { showError('Could not run retention', e); }
+            })),
+          h('div', { class: 'panel-body' }, runNote)))));
+
+  let cfg = null;        // the config the form shows
+  let dirty = false;
+  let lastCfg = '';
+  const inputs = new Map(); // field → {get(), set(v), input, err}
+
+  async function refresh(force) {
+    loadJobs();
+    let c;
+    try {
+      c = await api('GET', '/api/config');
+    } catch (e) {
+      lastCfg = '';
+      formBox.replaceChildren(errorBox('Could not load the config', e));
+      return;
+    }
+    const sig = JSON.stringify(c);
+    if (sig === lastCfg && !force) return;
+    lastCfg = sig;
+    if (dirty && cfg) { updateLastRuns(c); return; } // never overwrite what the user is typing
+    cfg = c;
+    renderForm();
+  }
+
+  async function loadJobs() {
+    try {
+      jobsBox.replaceChildren(...renderJobs(await api('GET', '/api/scheduler/status')));
+    } catch (e) {
+      jobsBox.replaceChildren(errorBox('Could not load the scheduler status', e));
+    }
+  }
+
+  function renderForm() {
+    inputs.clear();
+    dirty = false;
+    const status = h('p', { id: 'settings-status', class: 'muted', 'aria-live': 'polite' });
+    const form = h('form', { id: 'settings-form', novalidate: true });
+    for (const [title, fields] of GROUPS) {
+      const fs = h('fieldset', {}, h('legend', {}, title));
+      for (const f of fields) if (Object.hasOwn(cfg, f.name)) fs.append(field(f, cfg[f.name]));
+      form.append(fs);
+    }
+    const extra = Object.keys(cfg).filter((k) => !KNOWN.has(k) && !READONLY_FIELDS.has(k));
+    if (extra.length) {
+      const fs = h('fieldset', {}, h('legend', {}, 'Other'));
+      for (const k of extra) fs.append(field({ name: k, type: 'json', label: k, help: 'JSON value.' }, cfg[k]));
+      form.append(fs);
+    }
+    form.append(h('fieldset', {}, h('legend', {}, 'Last runs'), h('dl', { class: 'kv', id: 'last-runs' }, lastRuns(cfg))));
+    const save = h('button', { type: 'submit', class: 'primary', disabled: state.readonly, title: state.readonly ? 'The server is in read-only mode' : null }, 'Save settings');
+    const reset = h('button', { type: 'button', class: 'ghost', onclick: () => { cfg && renderForm(); } }, 'Discard changes');
+    form.append(h('div', { class: 'form-actions' }, save, reset, status));
+    form.addEventListener('input', () => { dirty = true; status.textContent = 'Unsaved changes.'; });
+    form.addEventListener('change', () => { dirty = true; status.textContent = 'Unsaved changes.'; });
+    form.addEventListener('submit', (e) => { e.preventDefault(); submit(save, status); });
+    formBox.replaceChildren(form);
+  }
+
+  function updateLastRuns(c) {
+    const dl = formBox.querySelector('#last-runs');
+    if (dl) dl.replaceChildren(...lastRuns(c));
+  }
+
+  function field(f, value) {
+    const id = `cfg-${f.name}`;
+    const errID = `err-${f.name}`;
+    const helpID = `help-${f.name}`;
+    const err = h('p', { class: 'field-error', id: errID, 'aria-live': 'polite' });
+    let control;
+    let get;
+    let input;
+    switch (f.type) {
+      case 'bool':
+        input = h('input', { type: 'checkbox', id, name: f.name, checked: value === true, 'aria-describedby': `${helpID} ${errID}` });
+        control = h('label', { class: 'switch-label' }, input, value ? 'on' : 'off');
+        input.addEventListener('change', () => { control.lastChild.textContent = input.checked ? 'on' : 'off'; });
+        get = () => input.checked;
+        break;
+      case 'set': {
+        const opts = [...f.options, ...(Array.isArray(value) ? value.filter((v) => !f.options.includes(v)) : [])];
+        const boxes = opts.map((o) => h('input', { type: 'checkbox', name: f.name, value: o, id: `${id}-${o}`, checked: Array.isArray(value) && value.includes(o) }));
+        input = h('fieldset', { class: 'checks', id, 'aria-describedby': `${helpID} ${errID}` },
+          h('legend', { class: 'sr-only' }, f.label),
+          boxes.map((b) => h('label', { for: b.id }, b, b.value)));
+        control = input;
+        get = () => boxes.filter((b) => b.checked).map((b) => b.value);
+        break;
+      }
+      case 'select':
+        input = h('select', { id, name: f.name, 'aria-describedby': `${helpID} ${errID}` },
+          f.options.map(([v, t]) => h('option', { value: v, selected: v === value }, t)),
+          f.options.some(([v]) => v === value) ? null : h('option', { value, selected: true }, String(value)));
+        control = input;
+        get = () => input.value;
+        break;
+      case 'int':
+      case 'float':
+        input = h('input', { type: 'text', inputmode: f.type === 'int' ? 'numeric' : 'decimal', id, name: f.name, value: String(value), autocomplete: 'off', 'aria-describedby': `${helpID} ${errID}` });
+        control = input;
+        // A number is sent as a number; anything else as typed, so that
+        // the server's message says what is wrong with it.
+        get = () => {
+          const t = input.value.trim();
+          return /^-?\d+(\.\d+)?([eE][-+]?\d+)?$/.test(t) ? Number(t) : t;
+        };
+        break;
+      case 'json':
+        input = h('input', { type: 'text', id, name: f.name, value: JSON.stringify(value), autocomplete: 'off', 'aria-describedby': `${helpID} ${errID}` });
+        control = input;
+        get = () => { try { return JSON.parse(input.value); } catch { return input.value; } };
+        break;
+      default:
+        input = h('input', { type: 'text', id, name: f.name, value: value == null ? '' : String(value), autocomplete: 'off', spellcheck: 'false', 'aria-describedby': `${helpID} ${errID}` });
+        control = input;
+        get = () => input.value;
+    }
+    inputs.set(f.name, { get, input, err, initial: JSON.stringify(value) });
+    const labelEl = f.type === 'set' ? h('span', { class: 'label', id: `${id}-label` }, f.label) : h('label', { for: id }, f.label);
+    if (f.type === 'set') input.setAttribute('aria-labelledby', `${id}-label`);
+    return h('div', { class: 'field', dataset: { field: f.name } },
+      labelEl,
+      h('p', { class: 'help', id: helpID }, f.help),
+      h('div', { class: 'control' }, control, err));
+  }
+
+  async function submit(save, status) {
+    const patch = {};
+    for (const [name, x] of inputs) {
+      const v = x.get();
+      if (JSON.stringify(v) !== x.initial) patch[name] = v;
+    }
+    for (const x of inputs.values()) { x.err.textContent = ''; x.input.removeAttribute('aria-invalid'); }
+    if (Object.keys(patch).length === 0) { status.textContent = 'Nothing changed.'; return; }
+    save.disabled = true;
+    status.textContent = 'Saving…';
+    try {
+      const c = await api('POST', '/api/config', patch);
+      cfg = c;
+      lastCfg = JSON.stringify(c);
+      renderForm();
+      const st = formBox.querySelector('#settings-status');
+      st.textContent = `Saved ${Object.keys(patch).join(', ')} at ${new Date().toLocaleTimeString()}.`;
+      st.className = 'saved';
+      showOK('Settings saved.');
+    } catch (e) {
+      save.disabled = false;
+      const fields = e.body && e.body.fields && typeof e.body.fields === 'object' ? e.body.fields : null;
+      let first = null;
+      const unplaced = [];
+      if (fields) {
+        for (const [name, msg] of Object.entries(fields)) {
+          const x = inputs.get(name);
+          if (!x) { unplaced.push(`${name}: ${msg}`); continue; }
+          x.err.textContent = msg;
+          x.input.setAttribute('aria-invalid', 'true');
+          first = first || x.input;
+        }
+      }
+      status.replaceChildren(fields
+        ? h('span', { class: 'field-error', role: 'alert' }, `Not saved: ${Object.keys(fields).length} field${Object.keys(fields).length === 1 ? '' : 's'} need${Object.keys(fields).length === 1 ? 's' : ''} attention.` + (unplaced.length ? ' ' + unplaced.join('; ') : ''))
+        : h('span', { class: 'field-error', role: 'alert' }, `Not saved: ${e.message}${e.status ? ` (HTTP ${e.status})` : ''}`));
+      if (first) first.focus();
+      if (!fields) showError('Could not save the settings', e);
+    }
+  }
+
+  return { el, refresh, title: 'Settings' };
+}
+
+function lastRuns(c) {
+  return [
+    h('dt', {}, 'Last pruning run'), h('dd', {}, c.last_run_at ? time(c.last_run_at) : 'none yet'),
+    h('dt', {}, 'Last retention run'), h('dd', {}, c.last_retention_run_at ? time(c.last_retention_run_at) : 'none yet'),
+  ];
+}
+
+// renderJobs shows the scheduler's status: a list of jobs when it has
+// one, else its JSON.
+function renderJobs(st) {
+  const jobs = st && Array.isArray(st.jobs) ? st.jobs : null;
+  if (!jobs) return [h('pre', { class: 'text' }, JSON.stringify(st, null, 2))];
+  const out = [];
+  if (typeof st.active === 'boolean') {
+    out.push(h('p', {}, h('span', { class: st.active ? 'pill ok' : 'pill' }, st.active ? 'active' : 'inactive')));
+  }
+  for (const j of jobs) {
+    const kv = [];
+    for (const [k, v] of Object.entries(j)) {
+      if (k === 'name') continue;
+      kv.push(h('dt', {}, k.replaceAll('_', ' ')));
+      const isTime = typeof v === 'string' && /^\d{4}-\d\d-\d\dT/.test(v);
+      kv.push(h('dd', {}, v == null ? '–' : isTime ? time(v) : typeof v === 'object' ? JSON.stringify(v) : String(v)));
+    }
+    out.push(h('div', { class: 'job' }, h('h3', {}, j.name || 'job'), h('dl', { class: 'kv' }, kv)));
+  }
+  if (jobs.length === 0) out.push(h('p', { class: 'muted' }, 'No scheduled jobs.'));
+  return out;
+}
