@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http/httptest"
 	"net/url"
 	"os"
 	"os/exec"
@@ -20,6 +21,8 @@ import (
 	"github.com/brainsurgeon/brainsurgeon/api"
 	"github.com/brainsurgeon/brainsurgeon/api/ui"
 	"github.com/brainsurgeon/brainsurgeon/backend"
+	"github.com/brainsurgeon/brainsurgeon/daemon"
+	"github.com/brainsurgeon/brainsurgeon/internal/demo"
 	"github.com/brainsurgeon/brainsurgeon/internal/synth"
 	"github.com/brainsurgeon/brainsurgeon/prune"
 )
@@ -242,6 +245,7 @@ func TestUIInBrowser(t *testing.T) {
 	t.Run("Errors", func(t *testing.T) { testErrors(t, b) })
 	t.Run("ReadOnly", func(t *testing.T) { testReadOnly(t, b) })
 	t.Run("LostValues", func(t *testing.T) { testLostValues(t, b) })
+	t.Run("DemoDaemon", func(t *testing.T) { testDemoDaemon(t, b) })
 }
 
 // testValueRestoreSettings opens an extracted badge and sees the value
@@ -577,4 +581,96 @@ func lineOf(b []byte, id string) string {
 		}
 	}
 	return ""
+}
+
+// testDemoDaemon drives the UI served the way `brainsurgeon serve --demo`
+// serves it: the demo agents dir (internal/demo), the real daemon with
+// pruning enabled and a first pass, and its handler (real config service,
+// trash and retention). It opens an extracted badge and sees the content,
+// restores it, changes a setting and sees it saved, and moves a session
+// to the trash and back.
+func testDemoDaemon(t *testing.T, browserCtx context.Context) {
+	ctx := context.Background()
+	agents, sessions, err := demo.Write(t.TempDir(), demo.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := daemon.Open(ctx, daemon.Options{AgentsDir: agents, Retention: daemon.Retention(nil, nil)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	if _, err := d.Config().Set(ctx, []byte(`{"enabled": true}`)); err != nil {
+		t.Fatal(err)
+	}
+	if r, err := d.RunPruneNow(ctx); err != nil || r.Values == 0 {
+		t.Fatalf("demo: first pass: %+v, %v", r, err)
+	}
+	h, err := d.Handler(ctx, api.Options{AutoRefreshMS: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	c := &client{tb: t, srv: srv}
+	tab, problems := newTab(t, browserCtx)
+	s := sessions[0]
+
+	do(t, tab, "open the sessions list", chromedp.Navigate(srv.URL+"/"),
+		chromedp.WaitVisible(`tr[data-session="`+s.ID+`"] a.session-link`))
+	do(t, tab, "open the session", chromedp.Click(`tr[data-session="`+s.ID+`"] a.session-link`),
+		chromedp.WaitVisible(`button.badge-extracted`))
+	entry := eval[string](t, tab, `document.querySelector('button.badge-extracted').closest('li.entry').dataset.entryId`)
+	path := eval[string](t, tab, `document.querySelector('button.badge-extracted').dataset.path`)
+	entrySel := `li.entry[data-entry-id=` + jsString(entry) + `]`
+	badgeSel := entrySel + ` button.badge-extracted[data-path=` + jsString(path) + `]`
+	panel := `document.getElementById(document.querySelector(` + jsString(badgeSel) + `).getAttribute('aria-controls'))`
+	var preview struct {
+		Values []extractedValue `json:"values"`
+	}
+	c.json("GET", "/api/sessions/"+s.Agent+"/"+s.ID+"/entries/"+entry+"/extracted?preview=200&key="+url.QueryEscape(path), "", 200, &preview)
+	do(t, tab, "open the badge", chromedp.Click(badgeSel))
+	waitFor(t, tab, "the value's preview", panel+`.querySelector('.value-text')`)
+	if got := eval[string](t, tab, panel+`.querySelector('.value-text').textContent`); len(preview.Values) != 1 || got != preview.Values[0].Content {
+		t.Errorf("preview shown %q, want the API's %+v", got, preview.Values)
+	}
+	screenshot(t, tab, "ui-demo-value.png", false)
+
+	before, _ := os.ReadFile(s.Path)
+	placeholder := []byte("[[extracted-" + entry + "]]")
+	if !bytes.Contains(before, placeholder) {
+		t.Fatalf("the demo transcript has no placeholder of %s", entry)
+	}
+	do(t, tab, "restore the entry", chromedp.Click(entrySel+` button.restore`))
+	waitFor(t, tab, "the badge to go", `!document.querySelector(`+jsString(badgeSel)+`)`)
+	if after, _ := os.ReadFile(s.Path); bytes.Contains(after, placeholder) {
+		t.Errorf("the transcript still holds %s after the restore", placeholder)
+	}
+
+	do(t, tab, "open the settings", chromedp.Evaluate[chromedp.Void](`location.hash = '#/settings'`),
+		chromedp.WaitVisible(`#cfg-keep_recent`))
+	do(t, tab, "change keep_recent", chromedp.SetValue(`#cfg-keep_recent`, "5"), chromedp.Click(`#settings-form button[type=submit]`))
+	waitFor(t, tab, "the saved message", `document.querySelector('#settings-status.saved')`)
+	if got := d.Config().Get().KeepRecent; got != 5 {
+		t.Errorf("the daemon's config has keep_recent %d after saving 5 in the UI", got)
+	}
+
+	do(t, tab, "back to the session", chromedp.Evaluate[chromedp.Void](`history.back()`),
+		chromedp.WaitVisible(`.view-head button.danger`))
+	do(t, tab, "move the session to the trash", chromedp.Click(`.view-head button.danger`))
+	waitFor(t, tab, "the confirm dialog", `document.getElementById('confirm-dialog').open`)
+	do(t, tab, "confirm", chromedp.Click(`#confirm-ok`))
+	waitFor(t, tab, "the trash view", `location.hash === '#/trash' && document.querySelector('tr[data-session="`+s.ID+`"]')`)
+	if _, err := os.Stat(s.Path); !os.IsNotExist(err) {
+		t.Fatalf("transcript after the delete: %v, want it gone", err)
+	}
+	screenshot(t, tab, "ui-demo-trash.png", false)
+	do(t, tab, "restore from the trash", chromedp.Click(`tr[data-session="`+s.ID+`"] button.primary`))
+	waitFor(t, tab, "the empty trash", `!document.querySelector('tr[data-session="`+s.ID+`"]')`)
+	if _, err := os.Stat(s.Path); err != nil {
+		t.Fatalf("transcript after the restore from the trash: %v", err)
+	}
+	if p := problems(); len(p) > 0 {
+		t.Errorf("the page reported errors:\n%s", strings.Join(p, "\n"))
+	}
 }

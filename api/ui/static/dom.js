@@ -73,7 +73,7 @@ export function relTime(d) {
   if (abs < 45) t = 'seconds';
   else if (abs < 3600) t = `${Math.round(abs / 60)} min`;
   else if (abs < 86400) t = `${Math.round(abs / 3600)} h`;
-  else if (abs < 86400 * 60) t = `${Math.round(abs / 86400)} days`;
+  else if (abs < 86400 * 60) { const n = Math.round(abs / 86400); t = n === 1 ? '1 day' : `${n} days`; }
   else return d.toLocaleDateString();
   return fut ? `in ${t}` : `${t} ago`;
 }
