@@ -313,27 +313,81 @@ type Node struct {
 	Line   int
 	Offset int64
 	Len    int
-	// Kind tells what the line holds; Err why it is malformed.
-	Kind LineKind
-	Err  error
-	// Type, ID, ParentID, Role, CustomType and Timestamp are copied from the
-	// parsed entry.
-	Type       string
-	ID         string
-	ParentID   string
-	Role       string
-	CustomType string
-	Timestamp  time.Time
+	// Type, ID, ParentID, Role and Timestamp are copied from the parsed
+	// entry.
+	Type      string
+	ID        string
+	ParentID  string
+	Role      string
+	Timestamp time.Time
 	// BlockTypes are the types of the message's content blocks, in order.
+	// Nodes may share the slice: it must not be modified.
 	BlockTypes []string
+	// Extra holds what only a few lines have (an error, a custom type,
+	// compaction and leaf fields); nil for most lines. Read it through the
+	// methods below, which are safe when it is nil.
+	Extra *NodeExtra
+	// Kind tells what the line holds.
+	Kind LineKind
+	// Side is true for entries appended with appendMode "side", which do
+	// not move the active leaf.
+	Side bool
+}
+
+// NodeExtra is the part of a Node that only a few lines have. An index
+// holds one Node per line (100,000 in a 100 MB transcript), so these
+// fields are kept out of line.
+type NodeExtra struct {
+	// Err tells why a malformed line is malformed.
+	Err error
+	// CustomType is the "customType" member of custom entries.
+	CustomType string
 	// FirstKept is a compaction's firstKeptEntryId; FirstKeptIndex a v1
 	// compaction's firstKeptEntryIndex (-1 when absent).
 	FirstKept      string
 	FirstKeptIndex int
-	// Target is a leaf control line's targetId; Side is true for entries
-	// appended with appendMode "side", which do not move the active leaf.
+	// Target is a leaf control line's targetId.
 	Target string
-	Side   bool
+}
+
+// Err returns why a malformed line is malformed, or nil.
+func (n *Node) Err() error {
+	if n.Extra == nil {
+		return nil
+	}
+	return n.Extra.Err
+}
+
+// CustomType returns the "customType" member of a custom entry, or "".
+func (n *Node) CustomType() string {
+	if n.Extra == nil {
+		return ""
+	}
+	return n.Extra.CustomType
+}
+
+// FirstKept returns a compaction's firstKeptEntryId, or "".
+func (n *Node) FirstKept() string {
+	if n.Extra == nil {
+		return ""
+	}
+	return n.Extra.FirstKept
+}
+
+// FirstKeptIndex returns a v1 compaction's firstKeptEntryIndex, or -1.
+func (n *Node) FirstKeptIndex() int {
+	if n.Extra == nil {
+		return -1
+	}
+	return n.Extra.FirstKeptIndex
+}
+
+// Target returns a leaf control line's targetId, or "".
+func (n *Node) Target() string {
+	if n.Extra == nil {
+		return ""
+	}
+	return n.Extra.Target
 }
 
 // IsMessage reports whether the node's entry reaches the model as a message

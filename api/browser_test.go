@@ -498,8 +498,11 @@ func testErrors(t *testing.T, browserCtx context.Context) {
 	srv := serve(t, api.Options{Set: f.set, UI: ui.Handler(), AutoRefreshMS: 1000})
 	ctx, problems := newTab(t, browserCtx)
 	do(t, ctx, "open the settings", chromedp.Navigate(srv.URL+"/#/settings"))
-	waitFor(t, ctx, "the config error", `document.querySelector('.error-box') && document.querySelector('.error-box').textContent.includes('api.Options.Control')`)
-	msg := eval[string](t, ctx, `document.querySelector('.error-box').textContent`)
+	// The config and the scheduler status both fail; either box may come
+	// first.
+	configBox := `[...document.querySelectorAll('.error-box')].find((b) => b.textContent.includes('Could not load the config'))`
+	waitFor(t, ctx, "the config error", `(`+configBox+`)?.textContent.includes('api.Options.Control')`)
+	msg := eval[string](t, ctx, `(`+configBox+`).textContent`)
 	if !strings.Contains(msg, "HTTP 501") || !strings.Contains(msg, "Could not load the config") {
 		t.Errorf("settings error %q: want what failed, the server's reason and HTTP 501", msg)
 	}

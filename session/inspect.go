@@ -136,7 +136,7 @@ func Inspect(ctx context.Context, t bs.Transcript) (*Report, error) {
 	}
 	for _, i := range Compactions(nodes) {
 		n := &nodes[i]
-		r.Compactions = append(r.Compactions, ReportCompaction{Line: n.Line, ID: n.ID, FirstKept: n.FirstKept, Active: i == c.Compaction})
+		r.Compactions = append(r.Compactions, ReportCompaction{Line: n.Line, ID: n.ID, FirstKept: n.FirstKept(), Active: i == c.Compaction})
 	}
 	for i := range nodes {
 		n := &nodes[i]
@@ -145,10 +145,10 @@ func Inspect(ctx context.Context, t bs.Transcript) (*Report, error) {
 			r.Blank++
 		case bs.KindMalformed:
 			msg := ""
-			if n.Err != nil {
-				msg = n.Err.Error()
+			if n.Err() != nil {
+				msg = n.Err().Error()
 				var le *bs.LineError
-				if errors.As(n.Err, &le) {
+				if errors.As(n.Err(), &le) {
 					msg = le.Err.Error()
 				}
 			}

@@ -212,6 +212,52 @@ type Indexer struct {
 	t        *Index
 	path     string
 	sawEntry bool
+	// strs and blocks intern the few distinct types, roles and lists of
+	// block types: one copy each instead of one per line.
+	strs   map[string]string
+	blocks map[string][]string
+	key    []byte
+}
+
+// intern returns the shared copy of s (types and roles repeat on every
+// line); unusual long values are not kept.
+func (ix *Indexer) intern(s string) string {
+	if s == "" || len(s) > 32 {
+		return s
+	}
+	if v, ok := ix.strs[s]; ok {
+		return v
+	}
+	if ix.strs == nil {
+		ix.strs = map[string]string{}
+	}
+	if len(ix.strs) < 256 {
+		ix.strs[s] = s
+	}
+	return s
+}
+
+// blockTypes returns the shared list of the blocks' types.
+func (ix *Indexer) blockTypes(blocks []bs.Block) []string {
+	ix.key = ix.key[:0]
+	for _, b := range blocks {
+		ix.key = append(ix.key, b.Type...)
+		ix.key = append(ix.key, 0)
+	}
+	if v, ok := ix.blocks[string(ix.key)]; ok {
+		return v
+	}
+	out := make([]string, len(blocks))
+	for i, b := range blocks {
+		out[i] = ix.intern(b.Type)
+	}
+	if ix.blocks == nil {
+		ix.blocks = map[string][]string{}
+	}
+	if len(ix.blocks) < 1024 {
+		ix.blocks[string(ix.key)] = out
+	}
+	return out
 }
 
 // NewIndexer returns an Indexer; name (a path, or a store and session) is
@@ -226,30 +272,39 @@ func NewIndexer(name string) *Indexer {
 // plus one.
 func (ix *Indexer) Add(e *bs.Entry, terminated bool) {
 	t := ix.t
-	n := Node{Line: e.Line, Offset: e.Offset, Len: len(e.Raw), Kind: e.Kind, Err: e.Err,
-		Type: e.Type, ID: e.ID, ParentID: e.ParentID, Role: e.Role, CustomType: e.CustomType,
-		Timestamp: e.Timestamp, FirstKeptIndex: -1}
+	n := Node{Line: e.Line, Offset: e.Offset, Len: len(e.Raw), Kind: e.Kind,
+		Type: ix.intern(e.Type), ID: e.ID, ParentID: e.ParentID, Role: ix.intern(e.Role),
+		Timestamp: e.Timestamp}
 	if len(e.Blocks) > 0 {
-		n.BlockTypes = make([]string, len(e.Blocks))
-		for i, b := range e.Blocks {
-			n.BlockTypes[i] = b.Type
+		n.BlockTypes = ix.blockTypes(e.Blocks)
+	}
+	extra := func() *bs.NodeExtra {
+		if n.Extra == nil {
+			n.Extra = &bs.NodeExtra{FirstKeptIndex: -1}
 		}
+		return n.Extra
+	}
+	if e.Err != nil {
+		extra().Err = e.Err
+	}
+	if e.CustomType != "" {
+		extra().CustomType = e.CustomType
 	}
 	if e.Kind == bs.KindMalformed && ix.path != "" {
-		n.Err = lineError(ix.path, e)
+		extra().Err = lineError(ix.path, e)
 	}
 	needExtras := e.Kind == bs.KindHeader || e.Type == "compaction" || e.Type == "leaf" || e.AppendMode != ""
 	if needExtras && e.Kind != bs.KindMalformed {
 		var x extras
 		if err := json.Unmarshal(e.Raw, &x); err == nil {
 			if x.FirstKeptEntryID != nil {
-				n.FirstKept = *x.FirstKeptEntryID
+				extra().FirstKept = *x.FirstKeptEntryID
 			}
 			if x.FirstKeptEntryIndex != nil {
-				n.FirstKeptIndex = *x.FirstKeptEntryIndex
+				extra().FirstKeptIndex = *x.FirstKeptEntryIndex
 			}
 			if x.TargetID != nil {
-				n.Target = *x.TargetID
+				extra().Target = *x.TargetID
 			}
 			n.Side = x.AppendMode == "side"
 			if e.Kind == bs.KindHeader && t.header.Line == 0 && !ix.sawEntry {
@@ -295,10 +350,10 @@ func (t *Index) index() {
 		}
 		switch {
 		case n.Type == "leaf" && !linear:
-			if n.Target == "" {
+			if n.Target() == "" {
 				continue
 			}
-			if j, ok := t.byID[n.Target]; ok {
+			if j, ok := t.byID[n.Target()]; ok {
 				t.leaf = j
 			}
 		case n.Side && !linear:
@@ -400,10 +455,10 @@ func (t *Index) Malformed() []*bs.LineError {
 			continue
 		}
 		var le *bs.LineError
-		if errors.As(n.Err, &le) {
+		if errors.As(n.Err(), &le) {
 			out = append(out, le)
 		} else {
-			out = append(out, &bs.LineError{Path: t.name, Line: n.Line, Err: n.Err})
+			out = append(out, &bs.LineError{Path: t.name, Line: n.Line, Err: n.Err()})
 		}
 	}
 	return out
@@ -494,9 +549,9 @@ func (t *Index) Context() Context {
 		n := &t.nodes[i]
 		if !found {
 			if t.header.Version < 2 {
-				found = cn.FirstKeptIndex >= 0 && v1Index[i] >= cn.FirstKeptIndex
+				found = cn.FirstKeptIndex() >= 0 && v1Index[i] >= cn.FirstKeptIndex()
 			} else {
-				found = n.ID != "" && n.ID == cn.FirstKept
+				found = n.ID != "" && n.ID == cn.FirstKept()
 			}
 			if found {
 				c.FirstKept = i
