@@ -560,7 +560,8 @@ type SideRecord struct {
 // record, never a placeholder without its value.
 type SideStore interface {
 	// Put stores records of one session, replacing earlier records of the
-	// same entries.
+	// same entries. It must not keep the records' Data once it returns
+	// (callers reuse the buffers).
 	Put(ctx context.Context, ref SessionRef, recs []SideRecord) error
 	// Get returns the record of one entry, or an error wrapping ErrNotFound.
 	Get(ctx context.Context, ref SessionRef, entryID string) (SideRecord, error)

@@ -950,11 +950,18 @@ func LoadRecord(ctx context.Context, side bs.SideStore, ref bs.SessionRef, entry
 // SaveRecord encodes rec and puts it into a side store (not yet durable:
 // call Sync).
 func SaveRecord(ctx context.Context, side bs.SideStore, ref bs.SessionRef, rec *Record) (int, error) {
-	data, err := EncodeRecord(rec)
+	_, n, err := saveRecord(ctx, side, ref, rec, nil)
+	return n, err
+}
+
+// saveRecord is SaveRecord encoding into buf, which it returns for reuse
+// (a SideStore keeps no Data once Put returns).
+func saveRecord(ctx context.Context, side bs.SideStore, ref bs.SessionRef, rec *Record, buf []byte) ([]byte, int, error) {
+	data, err := appendRecord(buf, rec)
 	if err != nil {
-		return 0, fmt.Errorf("encode side record of entry %s: %w", rec.EntryID, err)
+		return buf, 0, fmt.Errorf("encode side record of entry %s: %w", rec.EntryID, err)
 	}
-	return len(data), side.Put(ctx, ref, []bs.SideRecord{{EntryID: rec.EntryID, Data: data}})
+	return data, len(data), side.Put(ctx, ref, []bs.SideRecord{{EntryID: rec.EntryID, Data: data}})
 }
 
 // FixedDir is a SideDirer that places the side files of every session in

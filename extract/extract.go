@@ -388,6 +388,7 @@ func (x *Extractor) writeSide(ctx context.Context, tr bs.Transcript, ref bs.Sess
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			var buf []byte // the record's encoding, reused
 			for j := range jobs {
 				p := j.p
 				rec := &Record{Session: name, EntryID: p.id}
@@ -398,9 +399,12 @@ func (x *Extractor) writeSide(ctx context.Context, tr bs.Transcript, ref bs.Sess
 				}
 				rec.TriggerType, rec.ExtractedAt = string(p.trigger), now.UTC()
 				for i, c := range p.cands {
-					rec.Put(NewStoredValue(c.Pointer, c.Trigger, c.Block, j.raw[c.Start:c.End], p.repl[i], now))
+					// The line was read for this record alone: no copy.
+					rec.Put(newStoredValue(c.Pointer, c.Trigger, c.Block, j.raw[c.Start:c.End], p.repl[i], now))
 				}
-				n, err := SaveRecord(ctx, x.Side, ref, rec)
+				var n int
+				var err error
+				buf, n, err = saveRecord(ctx, x.Side, ref, rec, buf)
 				if err != nil {
 					fail(fmt.Errorf("extract %s: entry %s: %w", name, p.id, err))
 					continue

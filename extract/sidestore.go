@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -75,13 +76,22 @@ type StoredValue struct {
 
 // NewStoredValue records raw (copied) as extracted at path.
 func NewStoredValue(path string, trigger bs.TriggerType, block bool, raw, placeholder []byte, at time.Time) StoredValue {
+	v := newStoredValue(path, trigger, block, raw, placeholder, at)
+	if v.Raw != nil {
+		v.Raw = bytes.Clone(raw)
+	}
+	return v
+}
+
+// newStoredValue is NewStoredValue without the copy: Raw refers to raw.
+func newStoredValue(path string, trigger bs.TriggerType, block bool, raw, placeholder []byte, at time.Time) StoredValue {
 	sum := sha256.Sum256(raw)
 	v := StoredValue{Path: path, Trigger: string(trigger), Block: block, SHA256: hex.EncodeToString(sum[:]),
 		Size: len(raw), Placeholder: string(placeholder), ExtractedAt: at.UTC()}
 	if utf8.Valid(raw) && len(raw) > 0 {
 		// The raw JSON value is stored as it is (not as a string holding
 		// it): byte-exact, no escaping cost, and readable with jq.
-		v.Raw = bytes.Clone(raw)
+		v.Raw = raw
 	} else {
 		v.RawBase64 = base64.StdEncoding.EncodeToString(raw)
 	}
@@ -224,7 +234,10 @@ func escapePointer(s string) string {
 // which hold nearly all the bytes, are written by hand so that their raw
 // JSON goes out verbatim; encoding/json would scan and re-check every byte
 // of them. Extra members follow the known ones, sorted by name.
-func EncodeRecord(rec *Record) ([]byte, error) {
+func EncodeRecord(rec *Record) ([]byte, error) { return appendRecord(nil, rec) }
+
+// appendRecord appends the encoding of rec to dst (see EncodeRecord).
+func appendRecord(dst []byte, rec *Record) ([]byte, error) {
 	if err := ValidID(rec.EntryID); err != nil {
 		return nil, err
 	}
@@ -264,7 +277,7 @@ func EncodeRecord(rec *Record) ([]byte, error) {
 	for _, v := range rec.Values {
 		size += len(v.Raw) + len(v.RawBase64) + len(v.Placeholder) + len(v.Path) + 200
 	}
-	out := make([]byte, 0, size)
+	out := slices.Grow(dst[:0], size)
 	out = append(out, head[:i]...)
 	out = append(out, `"values":[`...)
 	for k, v := range rec.Values {
