@@ -1,7 +1,9 @@
 package daemon
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"sort"
@@ -11,6 +13,7 @@ import (
 	"github.com/brainsurgeon/brainsurgeon/api/ui"
 	"github.com/brainsurgeon/brainsurgeon/backend"
 	"github.com/brainsurgeon/brainsurgeon/config"
+	"github.com/brainsurgeon/brainsurgeon/restore"
 	"github.com/brainsurgeon/brainsurgeon/retention"
 	"github.com/brainsurgeon/brainsurgeon/trash"
 )
@@ -79,6 +82,29 @@ func (c control) RunPrune(ctx context.Context) (any, error) {
 func (c control) RunRetention(ctx context.Context) (any, error) { return c.d.RunRetentionNow(ctx) }
 
 func (c control) Status(context.Context) (any, error) { return c.d.Status(), nil }
+
+// Restorer returns a Restorer that follows the runtime config (its
+// extraction policy, keep_purge_control_calls and idle_seconds), the same
+// one while the config is unchanged, so that write-backs of one session
+// are serialised in the process. It returns nil (the API then uses its
+// own) when the agents dir cannot be opened.
+func (c control) Restorer() *restore.Restorer {
+	cfg := c.d.cfg.Get()
+	cfg.LastRunAt, cfg.LastRetentionRunAt = nil, nil // not part of the policy
+	key, _ := json.Marshal(cfg)
+	c.d.restMu.Lock()
+	defer c.d.restMu.Unlock()
+	if c.d.rest != nil && bytes.Equal(c.d.restKey, key) {
+		return c.d.rest
+	}
+	set, err := backend.Open(context.Background(), c.d.opts.AgentsDir, backend.Options{Idle: cfg.Idle(), Logger: c.d.log})
+	if err != nil {
+		c.d.log.Warn("restore: cannot open the agents dir with the current config", "error", err)
+		return nil
+	}
+	c.d.rest, c.d.restKey = set.Pass(cfg, c.d.log).Restorer(), key
+	return c.d.rest
+}
 
 // trashAPI is a trash.Trash as the API's Trash. The API names a trashed
 // session by agent and id: the item's own id, or the id of the session it

@@ -12,6 +12,7 @@ import (
 	"github.com/brainsurgeon/brainsurgeon/backend"
 	"github.com/brainsurgeon/brainsurgeon/config"
 	"github.com/brainsurgeon/brainsurgeon/internal/logging"
+	"github.com/brainsurgeon/brainsurgeon/restore"
 )
 
 // The names of the daemon's two jobs, as the scheduler and Status know
@@ -63,6 +64,11 @@ type Daemon struct {
 	mu   sync.Mutex
 	cron *Cron
 	wg   sync.WaitGroup
+
+	// rest is the API's Restorer for the config encoded in restKey.
+	restMu  sync.Mutex
+	rest    *restore.Restorer
+	restKey []byte
 }
 
 // Open loads the runtime config (see OpenConfig: unless read-only, it is
