@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"iter"
 	"runtime"
 	"sync"
 	"time"
@@ -317,15 +318,30 @@ func (x *Extractor) Run(ctx context.Context, ref bs.SessionRef) (*Result, error)
 	}
 
 	// Side records first, made durable before the transcript changes.
+	// The planned lines are read again; when the transcript can hand out a
+	// reader of them alone, its index (most of a pass's memory) is let go
+	// here.
 	t0 := time.Now()
-	edits, sideBytes, err := x.writeSide(ctx, tr, ref, name, plan, now, log, res)
+	lines := make([]int, len(plan))
+	for i := range plan {
+		lines[i] = plan[i].line
+	}
+	version := tr.Version()
+	var reader bs.LineReader = transcriptLines{tr, lines}
+	if lp, ok := tr.(bs.LinePlanner); ok {
+		if reader, err = lp.PlanLines(lines); err != nil {
+			return nil, fmt.Errorf("extract %s: %w", name, err)
+		}
+	}
+	tr, positions = nil, nil
+	edits, sideBytes, err := x.writeSide(ctx, reader, ref, name, plan, now, log, res)
 	if err != nil {
 		return nil, err
 	}
 	res.SideBytes = sideBytes
 	res.SideTime = time.Since(t0)
 	t0 = time.Now()
-	err = x.Store.Rewrite(ctx, ref, tr.Version(), edits)
+	err = x.Store.Rewrite(ctx, ref, version, edits)
 	res.WriteTime = time.Since(t0)
 	if err != nil {
 		res.skip(SkipWriteFailed, err.Error())
@@ -354,7 +370,18 @@ type sideJob struct {
 // encoding and compression spread over the CPUs (lines are read in order
 // and at most a few are held at once), makes them durable and returns the
 // transcript edits.
-func (x *Extractor) writeSide(ctx context.Context, tr bs.Transcript, ref bs.SessionRef, name string, plan []planned, now time.Time, log bs.Logger, res *Result) ([]bs.Edit, int64, error) {
+// transcriptLines reads chosen lines of a transcript that is not a
+// LinePlanner.
+type transcriptLines struct {
+	tr    bs.Transcript
+	lines []int
+}
+
+func (t transcriptLines) Lines(ctx context.Context) iter.Seq2[*bs.Entry, error] {
+	return t.tr.Lines(ctx, t.lines)
+}
+
+func (x *Extractor) writeSide(ctx context.Context, reader bs.LineReader, ref bs.SessionRef, name string, plan []planned, now time.Time, log bs.Logger, res *Result) ([]bs.Edit, int64, error) {
 	// Earlier records of these entries (a value extracted by an earlier
 	// pass, or an orphan of a pass whose rewrite failed) are merged; list
 	// them once instead of probing for each entry.
@@ -416,14 +443,10 @@ func (x *Extractor) writeSide(ctx context.Context, tr bs.Transcript, ref bs.Sess
 			}
 		}()
 	}
-	lines := make([]int, len(plan))
-	for i := range plan {
-		lines[i] = plan[i].line
-	}
 	edits := make([]bs.Edit, 0, len(plan))
 	var readErr error
 	i := 0
-	for e, err := range tr.Lines(ctx, lines) {
+	for e, err := range reader.Lines(ctx) {
 		if err != nil {
 			readErr = fmt.Errorf("extract %s: %w", name, err)
 			break

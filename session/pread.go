@@ -71,7 +71,7 @@ func (b *block) parse(want func([]byte) bool, full bool) {
 
 // readParallel indexes r as read does, with the lines parsed on up to
 // GOMAXPROCS goroutines. v, when not nil, must be Concurrent.
-func readParallel(ctx context.Context, r io.Reader, path string, v *bs.Visitor) (*Index, error) {
+func readParallel(ctx context.Context, r io.Reader, path string, v *bs.Visitor, size int64) (*Index, error) {
 	workers := runtime.GOMAXPROCS(0)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -165,6 +165,7 @@ func readParallel(ctx context.Context, r io.Reader, path string, v *bs.Visitor) 
 		}
 	}()
 	ix := NewIndexer(path)
+	ix.SizeHint(size)
 	var err error
 	for b := range ordered {
 		if err != nil {

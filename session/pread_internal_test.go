@@ -48,9 +48,9 @@ func readBoth(t *testing.T, name string, data []byte, block int) {
 			}
 			var err error
 			if parallel {
-				ix[k], err = readParallel(context.Background(), bytes.NewReader(data), name, v)
+				ix[k], err = readParallel(context.Background(), bytes.NewReader(data), name, v, int64(len(data)))
 			} else {
-				ix[k], err = read(context.Background(), bytes.NewReader(data), name, v)
+				ix[k], err = read(context.Background(), bytes.NewReader(data), name, v, 0)
 			}
 			if err != nil {
 				t.Fatalf("%s (block %d, %s, parallel %v): %v", name, block, mode, parallel, err)
@@ -122,7 +122,7 @@ func TestParallelReadStops(t *testing.T) {
 		}
 		return nil
 	}}
-	if _, err := readParallel(context.Background(), bytes.NewReader(gen.Bytes()), "x", v); !errors.Is(err, stop) {
+	if _, err := readParallel(context.Background(), bytes.NewReader(gen.Bytes()), "x", v, 0); !errors.Is(err, stop) {
 		t.Fatalf("visit error: got %v", err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -133,10 +133,10 @@ func TestParallelReadStops(t *testing.T) {
 		}
 		return nil
 	}
-	if _, err := readParallel(ctx, bytes.NewReader(gen.Bytes()), "x", v); !errors.Is(err, context.Canceled) {
+	if _, err := readParallel(ctx, bytes.NewReader(gen.Bytes()), "x", v, 0); !errors.Is(err, context.Canceled) {
 		t.Fatalf("cancel: got %v", err)
 	}
-	if _, err := readParallel(context.Background(), iotestErr{}, "x", nil); err == nil || !strings.Contains(err.Error(), "disk on fire") {
+	if _, err := readParallel(context.Background(), iotestErr{}, "x", nil, 0); err == nil || !strings.Contains(err.Error(), "disk on fire") {
 		t.Fatalf("read error: got %v", err)
 	}
 }

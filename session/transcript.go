@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 
@@ -80,9 +81,9 @@ func Open(ctx context.Context, path string, ref bs.SessionRef, v *bs.Visitor) (*
 	}
 	var ix *Index
 	if st.Size >= parallelMin && runtime.GOMAXPROCS(0) > 1 && (v == nil || v.Visit == nil || v.Concurrent) {
-		ix, err = readParallel(ctx, io.NewSectionReader(f, 0, st.Size), path, v)
+		ix, err = readParallel(ctx, io.NewSectionReader(f, 0, st.Size), path, v, st.Size)
 	} else {
-		ix, err = read(ctx, io.NewSectionReader(f, 0, st.Size), path, v)
+		ix, err = read(ctx, io.NewSectionReader(f, 0, st.Size), path, v, st.Size)
 	}
 	if err != nil {
 		return nil, err
@@ -93,7 +94,7 @@ func Open(ctx context.Context, path string, ref bs.SessionRef, v *bs.Visitor) (*
 // ReadIndex indexes a transcript read from r, for a caller that has the
 // bytes but no store. name is used in malformed-line errors.
 func ReadIndex(ctx context.Context, r io.Reader, name string) (*Index, error) {
-	return read(ctx, r, name, nil)
+	return read(ctx, r, name, nil, 0)
 }
 
 func openTranscriptFile(path string) (*os.File, error) {
@@ -172,8 +173,9 @@ type extras struct {
 	AppendMode          string  `json:"appendMode"`
 }
 
-func read(ctx context.Context, r io.Reader, path string, v *bs.Visitor) (*Index, error) {
+func read(ctx context.Context, r io.Reader, path string, v *bs.Visitor, size int64) (*Index, error) {
 	ix := NewIndexer(path)
+	ix.SizeHint(size)
 	rd := NewReader(r)
 	for rd.Next() {
 		if rd.Line()%1024 == 0 {
@@ -217,6 +219,7 @@ type Indexer struct {
 	strs   map[string]string
 	blocks map[string][]string
 	key    []byte
+	total  int64 // the input's size when known (SizeHint)
 }
 
 // intern returns the shared copy of s (types and roles repeat on every
@@ -322,8 +325,22 @@ func (ix *Indexer) Add(e *bs.Entry, terminated bool) {
 		ix.sawEntry = true
 	}
 	t.terminated = terminated
+	if len(t.nodes) == cap(t.nodes) && ix.total > 0 && len(t.nodes) >= 256 {
+		// Grow once to the expected count (lines so far scaled by the
+		// bytes still to come) rather than by a quarter at a time: each
+		// growth copies the whole array and holds both copies.
+		read := e.Offset + int64(len(e.Raw)) + 1
+		if want := int(int64(len(t.nodes))*ix.total/max(read, 1)) + len(t.nodes)/16 + 64; want > cap(t.nodes) {
+			t.nodes = slices.Grow(t.nodes, want-len(t.nodes))
+		}
+	}
 	t.nodes = append(t.nodes, n)
 }
+
+// SizeHint tells the Indexer the input's size in bytes, so that it can
+// allocate for the expected number of lines instead of growing step by
+// step.
+func (ix *Indexer) SizeHint(bytes int64) { ix.total = bytes }
 
 // Index finishes and returns the Index. The Indexer must not be used
 // afterwards.
@@ -654,33 +671,66 @@ func (t *Transcript) Entry(ctx context.Context, line int) (*bs.Entry, error) {
 // Lines reads the given lines (1-based, ascending) again from disk with
 // one open of the file. The entries carry Line, Offset and Raw only.
 func (t *Transcript) Lines(ctx context.Context, lines []int) iter.Seq2[*bs.Entry, error] {
+	r, err := t.PlanLines(lines)
+	if err != nil {
+		return func(yield func(*bs.Entry, error) bool) { yield(nil, err) }
+	}
+	return r.Lines(ctx)
+}
+
+// PlanLines returns a reader of the given lines (1-based, ascending) that
+// holds their places in the file, not the transcript's index.
+func (t *Transcript) PlanLines(lines []int) (bs.LineReader, error) {
+	r := &lineReader{t: &Transcript{ref: t.ref, version: t.version, stamp: t.stamp}, locs: make([]lineLoc, len(lines))}
+	prev := 0
+	for k, line := range lines {
+		if line <= prev || line > len(t.nodes) {
+			return nil, fmt.Errorf("read %s: line %d (of %d, after %d): lines must be ascending and exist: %w", t.ref.Path, line, len(t.nodes), prev, bs.ErrInvalid)
+		}
+		prev = line
+		n := &t.nodes[line-1]
+		r.locs[k] = lineLoc{line: line, offset: n.Offset, len: n.Len}
+	}
+	return r, nil
+}
+
+// lineReader reads lines at places taken from an index (see PlanLines);
+// t has no index, only what reopen needs.
+type lineReader struct {
+	t    *Transcript
+	locs []lineLoc
+}
+
+type lineLoc struct {
+	line   int
+	offset int64
+	len    int
+}
+
+// Lines streams the planned lines from disk with one open of the file.
+// It yields an error wrapping brainsurgeon.ErrChanged when the file is no
+// longer the version that was indexed.
+func (r *lineReader) Lines(ctx context.Context) iter.Seq2[*bs.Entry, error] {
 	return func(yield func(*bs.Entry, error) bool) {
-		f, err := t.reopen()
+		f, err := r.t.reopen()
 		if err != nil {
 			yield(nil, err)
 			return
 		}
 		defer f.Close()
-		prev := 0
-		for k, line := range lines {
-			if line <= prev || line > len(t.nodes) {
-				yield(nil, fmt.Errorf("read %s: line %d (of %d, after %d): lines must be ascending and exist: %w", t.ref.Path, line, len(t.nodes), prev, bs.ErrInvalid))
-				return
-			}
-			prev = line
+		for k, l := range r.locs {
 			if k%256 == 0 {
 				if err := ctx.Err(); err != nil {
 					yield(nil, err)
 					return
 				}
 			}
-			n := &t.nodes[line-1]
-			raw := make([]byte, n.Len)
-			if _, err := f.ReadAt(raw, n.Offset); err != nil && !(errors.Is(err, io.EOF) && n.Len == 0) {
-				yield(nil, fmt.Errorf("read %s: line %d: %w", t.ref.Path, line, err))
+			raw := make([]byte, l.len)
+			if _, err := f.ReadAt(raw, l.offset); err != nil && !(errors.Is(err, io.EOF) && l.len == 0) {
+				yield(nil, fmt.Errorf("read %s: line %d: %w", r.t.ref.Path, l.line, err))
 				return
 			}
-			if !yield(&bs.Entry{Line: line, Offset: n.Offset, Raw: raw}, nil) {
+			if !yield(&bs.Entry{Line: l.line, Offset: l.offset, Raw: raw}, nil) {
 				return
 			}
 		}

@@ -81,6 +81,7 @@ func (c *pruneCommand) Run(ctx context.Context, args []string) error {
 		}
 		refs = append(refs, ref)
 	}
+	limitMemory(ctx, set.Store, refs)
 	p := c.m.pass(set, cfg)
 	p.Force, p.DryRun = *force, *dry
 	prog := newProgress(c.m.Stderr)
