@@ -10,6 +10,7 @@ import (
 	"github.com/brainsurgeon/brainsurgeon/api"
 	"github.com/brainsurgeon/brainsurgeon/backend"
 	"github.com/brainsurgeon/brainsurgeon/config"
+	"github.com/brainsurgeon/brainsurgeon/restore"
 	"github.com/brainsurgeon/brainsurgeon/retention"
 	"github.com/brainsurgeon/brainsurgeon/trash"
 )
@@ -75,6 +76,30 @@ func (c control) RunPrune(ctx context.Context) (any, error) {
 func (c control) RunRetention(ctx context.Context) (any, error) { return c.d.RunRetentionNow(ctx) }
 
 func (c control) Status(context.Context) (any, error) { return c.d.Status(), nil }
+
+// Restorer makes control an api.RestorerSource: the API's restores,
+// set_extractable and get_context follow the runtime config, not the one
+// the handler was made with: idle_seconds is their idle gate (a restore
+// into a session used less than idle_seconds ago is queued), and the
+// extraction policy and keep_purge_control_calls are the config's. The
+// same Restorer is returned until the config changes. Nil (the API then
+// uses its own) when the agents dir cannot be opened.
+func (c control) Restorer() *restore.Restorer {
+	d := c.d
+	d.restorerMu.Lock()
+	defer d.restorerMu.Unlock()
+	if d.restorer != nil {
+		return d.restorer
+	}
+	cfg := d.cfg.Get()
+	set, err := backend.Open(context.Background(), d.opts.AgentsDir, backend.Options{Idle: cfg.Idle(), Logger: d.log})
+	if err != nil {
+		d.log.Warn("api: no restorer for the current config, the API's own is used", "error", err)
+		return nil
+	}
+	d.restorer = set.Pass(cfg, d.log).Restorer()
+	return d.restorer
+}
 
 // trashAPI is a trash.Trash as the API's Trash. The API names a trashed
 // session by agent and id: the item's own id, or the id of the session it

@@ -12,6 +12,7 @@ import (
 	"github.com/brainsurgeon/brainsurgeon/backend"
 	"github.com/brainsurgeon/brainsurgeon/config"
 	"github.com/brainsurgeon/brainsurgeon/internal/logging"
+	"github.com/brainsurgeon/brainsurgeon/restore"
 )
 
 // The names of the daemon's two jobs, as the scheduler and Status know
@@ -63,6 +64,11 @@ type Daemon struct {
 	mu   sync.Mutex
 	cron *Cron
 	wg   sync.WaitGroup
+
+	// restorer is the API's Restorer for the current config (nil: made
+	// again on the next request), see control.Restorer.
+	restorerMu sync.Mutex
+	restorer   *restore.Restorer
 }
 
 // Open loads the runtime config (see OpenConfig: unless read-only, it is
@@ -149,10 +155,17 @@ func (d *Daemon) scheduleLocked(name, spec string) error {
 	return nil
 }
 
-// onConfig reschedules at once when a cron expression changed, and makes
-// every session worth reading again when what is extracted changed.
+// onConfig reschedules at once when a cron expression changed, makes
+// every session worth reading again when what is extracted changed, and
+// drops the API's Restorer, made for the old config.
 func (d *Daemon) onConfig(old, n config.Config) {
-	for _, f := range changedFields(old, n) {
+	fields := changedFields(old, n)
+	if !onlyRunTimes(fields) {
+		d.restorerMu.Lock()
+		d.restorer = nil
+		d.restorerMu.Unlock()
+	}
+	for _, f := range fields {
 		if extractionFields[f] {
 			d.changes.reset()
 			break
