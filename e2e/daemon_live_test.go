@@ -267,6 +267,12 @@ func TestDaemonLive(t *testing.T) {
 	if n, ok := sums[0].LLMCount(); !ok || n == 0 {
 		t.Errorf("d: pi builds no LLM context from the transcript: %s", sums[0].LLMMessageCount)
 	}
+	// The host never saw its transcript change under a run.
+	for _, line := range strings.Split(h.Gateway.LogTail(8<<20), "\n") {
+		if hostTrouble.MatchString(line) {
+			t.Errorf("d: the gateway logs a conflict: %.300s", line)
+		}
+	}
 	// The restored value stays in place (keep_after_restore_seconds protects it from the next runs).
 	watchRuns(t, srv, 2)
 	if placeholderIn(t, transcript, restored) {
