@@ -1,9 +1,7 @@
 package daemon
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"sort"
@@ -83,27 +81,28 @@ func (c control) RunRetention(ctx context.Context) (any, error) { return c.d.Run
 
 func (c control) Status(context.Context) (any, error) { return c.d.Status(), nil }
 
-// Restorer returns a Restorer that follows the runtime config (its
-// extraction policy, keep_purge_control_calls and idle_seconds), the same
-// one while the config is unchanged, so that write-backs of one session
-// are serialised in the process. It returns nil (the API then uses its
-// own) when the agents dir cannot be opened.
+// Restorer makes control an api.RestorerSource: the API's restores,
+// set_extractable and get_context follow the runtime config, not the one
+// the handler was made with: idle_seconds is their idle gate (a restore
+// into a session used less than idle_seconds ago is queued), and the
+// extraction policy and keep_purge_control_calls are the config's. The
+// same Restorer is returned until the config changes. Nil (the API then
+// uses its own) when the agents dir cannot be opened.
 func (c control) Restorer() *restore.Restorer {
-	cfg := c.d.cfg.Get()
-	cfg.LastRunAt, cfg.LastRetentionRunAt = nil, nil // not part of the policy
-	key, _ := json.Marshal(cfg)
-	c.d.restMu.Lock()
-	defer c.d.restMu.Unlock()
-	if c.d.rest != nil && bytes.Equal(c.d.restKey, key) {
-		return c.d.rest
+	d := c.d
+	d.restorerMu.Lock()
+	defer d.restorerMu.Unlock()
+	if d.restorer != nil {
+		return d.restorer
 	}
-	set, err := backend.Open(context.Background(), c.d.opts.AgentsDir, backend.Options{Idle: cfg.Idle(), Logger: c.d.log})
+	cfg := d.cfg.Get()
+	set, err := backend.Open(context.Background(), d.opts.AgentsDir, backend.Options{Idle: cfg.Idle(), Logger: d.log})
 	if err != nil {
-		c.d.log.Warn("restore: cannot open the agents dir with the current config", "error", err)
+		d.log.Warn("api: no restorer for the current config, the API's own is used", "error", err)
 		return nil
 	}
-	c.d.rest, c.d.restKey = set.Pass(cfg, c.d.log).Restorer(), key
-	return c.d.rest
+	d.restorer = set.Pass(cfg, d.log).Restorer()
+	return d.restorer
 }
 
 // trashAPI is a trash.Trash as the API's Trash. The API names a trashed

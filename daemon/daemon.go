@@ -65,10 +65,10 @@ type Daemon struct {
 	cron *Cron
 	wg   sync.WaitGroup
 
-	// rest is the API's Restorer for the config encoded in restKey.
-	restMu  sync.Mutex
-	rest    *restore.Restorer
-	restKey []byte
+	// restorer is the API's Restorer for the current config (nil: made
+	// again on the next request), see control.Restorer.
+	restorerMu sync.Mutex
+	restorer   *restore.Restorer
 }
 
 // Open loads the runtime config (see OpenConfig: unless read-only, it is
@@ -155,10 +155,17 @@ func (d *Daemon) scheduleLocked(name, spec string) error {
 	return nil
 }
 
-// onConfig reschedules at once when a cron expression changed, and makes
-// every session worth reading again when what is extracted changed.
+// onConfig reschedules at once when a cron expression changed, makes
+// every session worth reading again when what is extracted changed, and
+// drops the API's Restorer, made for the old config.
 func (d *Daemon) onConfig(old, n config.Config) {
-	for _, f := range changedFields(old, n) {
+	fields := changedFields(old, n)
+	if !onlyRunTimes(fields) {
+		d.restorerMu.Lock()
+		d.restorer = nil
+		d.restorerMu.Unlock()
+	}
+	for _, f := range fields {
 		if extractionFields[f] {
 			d.changes.reset()
 			break
