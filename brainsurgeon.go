@@ -157,6 +157,8 @@ type Entry struct {
 	// AppendMode is the top-level "appendMode" member ("side" for entries
 	// that do not move the active leaf), or "".
 	AppendMode string
+	// Prepared is what Visitor.Prepare returned for the line, or nil.
+	Prepared any
 }
 
 // Backend names of the two stores this module ships.
@@ -496,6 +498,14 @@ type Visitor struct {
 	// lines Want accepted. Visit is still called in order, on one
 	// goroutine at a time.
 	Concurrent bool
+	// Prepare, when not nil with Concurrent, is called on the parsing
+	// goroutine for every line Want accepted (every line when Want is
+	// nil), right after it is parsed;
+	// what it returns is in the entry's Prepared when Visit sees it. It
+	// must be safe for concurrent use and depend on the entry alone. A
+	// store that reads in order leaves Prepared nil: Visit must then do
+	// the work itself.
+	Prepare func(e *Entry) any
 }
 
 // Lister lists the sessions of a store.

@@ -36,6 +36,10 @@ type Policy struct {
 	// MinSavingTokens is the minimum saving (in tokens, bytes / 4) for a
 	// pass to write anything.
 	MinSavingTokens int
+	// NoReasons leaves Decision.Reason empty: building the sentence is a
+	// third of Decide's cost, and a pass whose debug log is off never
+	// shows it.
+	NoReasons bool
 }
 
 // DefaultPolicy returns the defaults of DESIGN decisions 4, 5 and 15 with
@@ -134,13 +138,17 @@ func ParseExtractable(raw []byte) Extractable {
 // too); shorter than MinValueLength (ignored when forced).
 func Decide(e *bs.Entry, position int, p Policy, now time.Time) Decision {
 	d := Decision{}
-	label := fmt.Sprintf("Entry %s", e.ID)
-	if e.ID == "" {
-		label = fmt.Sprintf("Entry at line %d", e.Line)
+	label := func() string {
+		if e.ID == "" {
+			return fmt.Sprintf("Entry at line %d", e.Line)
+		}
+		return "Entry " + e.ID
 	}
 	no := func(c Code, why string) Decision {
 		d.Code = c
-		d.Reason = fmt.Sprintf("%s: %s → KEEP (%s)", label, describe(d.Type, e, now), why)
+		if !p.NoReasons {
+			d.Reason = fmt.Sprintf("%s: %s → KEEP (%s)", label(), describe(d.Type, e, now), why)
+		}
 		return d
 	}
 	if e.Kind != bs.KindEntry {
@@ -230,7 +238,9 @@ func Decide(e *bs.Entry, position int, p Policy, now time.Time) Decision {
 	if ext.Force {
 		d.Code, verdict = CodeForced, "EXTRACT (forced by _extractable: true)"
 	}
-	d.Reason = fmt.Sprintf("%s: %s → %s", label, describe(d.Type, e, now), verdict)
+	if !p.NoReasons {
+		d.Reason = fmt.Sprintf("%s: %s → %s", label(), describe(d.Type, e, now), verdict)
+	}
 	return d
 }
 

@@ -190,40 +190,66 @@ func (x *Extractor) Run(ctx context.Context, ref bs.SessionRef) (*Result, error)
 	// keep window needs positions, which are known only at the end, so
 	// decisions are made as if the entry were old and re-checked then.
 	debug := bs.DebugEnabled(log)
+	policy.NoReasons = policy.NoReasons || !debug
 	var plan, idless []planned
 	// A line shorter than the minimum value length holds no value long
 	// enough, unless the entry forces its extraction (`_extractable`, a
 	// top-level member that the envelope parse sees): it is indexed only,
 	// and a forced one is parsed fully here.
 	want := func(raw []byte) bool { return len(raw) >= policy.MinValueLength+2 }
+	// decide is the part of a line's handling that depends on the line
+	// alone: a store that parses on several goroutines runs it there
+	// (Visitor.Prepare).
+	decide := func(e *bs.Entry) *decided {
+		if e.Kind != bs.KindEntry {
+			return nil
+		}
+		out := &decided{d: Decide(e, -1, policy, now)}
+		if out.d.Code == CodeNoID {
+			// Would it qualify with an id? Those values are reported,
+			// never extracted.
+			withID := *e
+			withID.ID = idLessStandIn
+			if w := Decide(&withID, -1, policy, now); w.Extract {
+				out.idless = &w
+			}
+		}
+		if out.d.Extract {
+			out.repl = make([][]byte, len(out.d.Candidates))
+			for i, c := range out.d.Candidates {
+				out.repl[i] = replacement(e.Raw, c, e.ID, policy.PreviewChars)
+			}
+		}
+		return out
+	}
 	visit := &bs.Visitor{
 		Want: want,
-		// Want depends on the raw bytes alone: lines may be parsed ahead,
-		// on several goroutines.
+		// Want depends on the raw bytes alone, Prepare on the entry
+		// alone: lines may be parsed and decided ahead, on several
+		// goroutines.
 		Concurrent: true,
+		Prepare:    func(e *bs.Entry) any { return decide(e) },
 		Visit: func(e *bs.Entry) error {
 			if e.Kind != bs.KindEntry {
 				return nil
 			}
-			if !want(e.Raw) {
-				if len(e.Extractable) == 0 {
-					return nil
-				}
-				e = entry.Parse(e.Raw, e.Line, e.Offset)
-			}
-			d := Decide(e, -1, policy, now)
-			if d.Code == CodeNoID {
-				// Would it qualify with an id? Those values are reported,
-				// never extracted.
-				withID := *e
-				withID.ID = idLessStandIn
-				if w := Decide(&withID, -1, policy, now); w.Extract {
-					p := planned{line: e.Line, trigger: w.Type, cands: w.Candidates, window: policy.KeepRecent}
-					if ext := ParseExtractable(e.Extractable); ext.Set && !ext.Force && !ext.Never {
-						p.window = ext.Window
+			dd, _ := e.Prepared.(*decided)
+			if dd == nil {
+				if !want(e.Raw) {
+					if len(e.Extractable) == 0 {
+						return nil
 					}
-					idless = append(idless, p)
+					e = entry.Parse(e.Raw, e.Line, e.Offset)
 				}
+				dd = decide(e)
+			}
+			d := dd.d
+			window := policy.KeepRecent
+			if ext := ParseExtractable(e.Extractable); ext.Set && !ext.Force && !ext.Never {
+				window = ext.Window
+			}
+			if w := dd.idless; w != nil {
+				idless = append(idless, planned{line: e.Line, trigger: w.Type, cands: w.Candidates, window: window})
 			}
 			if !d.Extract {
 				res.Counts[d.Code]++
@@ -232,16 +258,10 @@ func (x *Extractor) Run(ctx context.Context, ref bs.SessionRef) (*Result, error)
 				}
 				return nil
 			}
-			p := planned{line: e.Line, id: e.ID, trigger: d.Type, cands: d.Candidates,
-				code: d.Code, window: policy.KeepRecent, agedByPosition: e.Timestamp.IsZero() && policy.AgeThreshold > 0}
-			if ext := ParseExtractable(e.Extractable); ext.Set && !ext.Force && !ext.Never {
-				p.window = ext.Window
-			}
+			p := planned{line: e.Line, id: e.ID, trigger: d.Type, cands: d.Candidates, repl: dd.repl,
+				code: d.Code, window: window, agedByPosition: e.Timestamp.IsZero() && policy.AgeThreshold > 0}
 			if debug {
 				p.reason = d.Reason // kept only to be logged: 20,000 of them are 2 MB
-			}
-			for _, c := range d.Candidates {
-				p.repl = append(p.repl, replacement(e.Raw, c, e.ID, policy.PreviewChars))
 			}
 			plan = append(plan, p)
 			return nil
@@ -354,6 +374,13 @@ func (x *Extractor) Run(ctx context.Context, ref bs.SessionRef) (*Result, error)
 	res.Details = details(plan)
 	log.Info("extraction pass", "session", name, "entries", res.Entries, "values", res.Values, "bytes_saved", res.BytesSaved)
 	return finish(res), nil
+}
+
+// decided is what the extractor decides for one line from the line alone.
+type decided struct {
+	d      Decision
+	idless *Decision // for an entry without id: what it would be with one
+	repl   [][]byte  // the placeholders of d's candidates
 }
 
 // idLessStandIn is the id an entry without one is decided with, to tell

@@ -40,7 +40,7 @@ type block struct {
 
 // parse splits b into lines and parses each, fully when want says so (or
 // when want is nil and full is set).
-func (b *block) parse(want func([]byte) bool, full bool) {
+func (b *block) parse(want func([]byte) bool, full bool, prepare func(*bs.Entry) any) {
 	defer close(b.parsed)
 	data := b.data
 	line, off := b.line0, b.offset0
@@ -58,6 +58,9 @@ func (b *block) parse(want func([]byte) bool, full bool) {
 		var e *bs.Entry
 		if full || (want != nil && want(raw)) {
 			e = entry.Parse(raw, line, off)
+			if prepare != nil {
+				e.Prepared = prepare(e)
+			}
 		} else {
 			e = entry.ParseLite(raw, line, off)
 		}
@@ -76,12 +79,13 @@ func readParallel(ctx context.Context, r io.Reader, path string, v *bs.Visitor, 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var (
-		want  func([]byte) bool
-		full  bool
-		visit func(*bs.Entry) error
+		want    func([]byte) bool
+		full    bool
+		visit   func(*bs.Entry) error
+		prepare func(*bs.Entry) any
 	)
 	if v != nil && v.Visit != nil {
-		visit, want, full = v.Visit, v.Want, v.Want == nil
+		visit, want, full, prepare = v.Visit, v.Want, v.Want == nil, v.Prepare
 	}
 	work := make(chan *block, workers)
 	ordered := make(chan *block, 2*workers)
@@ -93,7 +97,7 @@ func readParallel(ctx context.Context, r io.Reader, path string, v *bs.Visitor, 
 		go func() {
 			defer wg.Done()
 			for b := range work {
-				b.parse(want, full)
+				b.parse(want, full, prepare)
 			}
 		}()
 	}

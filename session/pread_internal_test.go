@@ -38,8 +38,13 @@ func readBoth(t *testing.T, name string, data []byte, block int) {
 		for k, parallel := range []bool{false, true} {
 			v := &bs.Visitor{Concurrent: true, Visit: func(e *bs.Entry) error {
 				got[k] = append(got[k], seen{e.Line, e.Offset, string(e.Raw), e.Strings != nil})
+				// Prepare ran for exactly the lines Want accepted (parallel
+				// reads only).
+				if want := parallel && (mode == "all" || mode == "want" && pureWant(e.Raw)); (e.Prepared == e.Line) != want {
+					t.Errorf("%s line %d: Prepared %v, want it set: %v", name, e.Line, e.Prepared, want)
+				}
 				return nil
-			}}
+			}, Prepare: func(e *bs.Entry) any { return e.Line }}
 			switch mode {
 			case "index":
 				v = nil
