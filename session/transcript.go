@@ -718,21 +718,43 @@ func (r *lineReader) Lines(ctx context.Context) iter.Seq2[*bs.Entry, error] {
 			return
 		}
 		defer f.Close()
-		for k, l := range r.locs {
-			if k%256 == 0 {
-				if err := ctx.Err(); err != nil {
-					yield(nil, err)
+		// Lines close to each other are read with one call: at the
+		// corpus's density a pass reads a line in four, and 20,000 small
+		// reads cost more than reading the gaps.
+		for i := 0; i < len(r.locs); {
+			if err := ctx.Err(); err != nil {
+				yield(nil, err)
+				return
+			}
+			start, end := r.locs[i].offset, r.locs[i].offset+int64(r.locs[i].len)
+			j := i + 1
+			for ; j < len(r.locs); j++ {
+				l := r.locs[j]
+				if l.offset-end > readGap || l.offset+int64(l.len)-start > readChunk {
+					break
+				}
+				end = max(end, l.offset+int64(l.len))
+			}
+			buf := make([]byte, end-start)
+			if _, err := f.ReadAt(buf, start); err != nil && !(errors.Is(err, io.EOF) && end == start) {
+				yield(nil, fmt.Errorf("read %s: lines %d to %d: %w", r.t.ref.Path, r.locs[i].line, r.locs[j-1].line, err))
+				return
+			}
+			for _, l := range r.locs[i:j] {
+				from := l.offset - start
+				raw := buf[from : from+int64(l.len) : from+int64(l.len)]
+				if !yield(&bs.Entry{Line: l.line, Offset: l.offset, Raw: raw}, nil) {
 					return
 				}
 			}
-			raw := make([]byte, l.len)
-			if _, err := f.ReadAt(raw, l.offset); err != nil && !(errors.Is(err, io.EOF) && l.len == 0) {
-				yield(nil, fmt.Errorf("read %s: line %d: %w", r.t.ref.Path, l.line, err))
-				return
-			}
-			if !yield(&bs.Entry{Line: l.line, Offset: l.offset, Raw: raw}, nil) {
-				return
-			}
+			i = j
 		}
 	}
 }
+
+// Planned lines are read in chunks of at most readChunk bytes, joining
+// lines whose gap is at most readGap.
+const (
+	readGap   = 64 << 10
+	readChunk = 4 << 20
+)
