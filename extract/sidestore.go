@@ -242,15 +242,35 @@ func appendRecord(dst []byte, rec *Record) ([]byte, error) {
 		return nil, err
 	}
 	rec.Format = Format
-	meta := *rec
-	meta.Values = nil
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(&meta); err != nil {
-		return nil, err
+	var head []byte
+	if plain(rec.Session) && plain(rec.EntryID) && plain(rec.TriggerType) {
+		// The common case, written by hand: encoding/json's reflection was
+		// a fifth of the side phase at 20,000 records a pass. The bytes are
+		// the same as encoding/json's for these plain strings.
+		head = make([]byte, 0, 160+len(rec.Session)+len(rec.EntryID))
+		head = append(head, `{"format":"`+Format+`","session":"`...)
+		head = append(head, rec.Session...)
+		head = append(head, `","entry_id":"`...)
+		head = append(head, rec.EntryID...)
+		head = append(head, `","trigger_type":"`...)
+		head = append(head, rec.TriggerType...)
+		head = append(head, `","extracted_at":`...)
+		var err error
+		if head, err = rec.ExtractedAt.AppendText(append(head, '"')); err != nil {
+			return nil, err
+		}
+		head = append(head, `","values":null}`...)
+	} else {
+		meta := *rec
+		meta.Values = nil
+		var buf bytes.Buffer
+		enc := json.NewEncoder(&buf)
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(&meta); err != nil {
+			return nil, err
+		}
+		head = bytes.TrimRight(buf.Bytes(), "\n")
 	}
-	head := bytes.TrimRight(buf.Bytes(), "\n")
 	if len(rec.Extra) > 0 {
 		keys := make([]string, 0, len(rec.Extra))
 		for k := range rec.Extra {
@@ -289,6 +309,17 @@ func appendRecord(dst []byte, rec *Record) ([]byte, error) {
 	out = append(out, ']')
 	out = append(out, head[i+len(marker):]...)
 	return append(out, '\n'), nil
+}
+
+// plain reports whether s is printable ASCII without a quote or a
+// backslash: JSON writes it as it is.
+func plain(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' {
+			return false
+		}
+	}
+	return true
 }
 
 func appendString(b []byte, s string) []byte {
