@@ -756,5 +756,5 @@ func (r *lineReader) Lines(ctx context.Context) iter.Seq2[*bs.Entry, error] {
 // lines whose gap is at most readGap.
 const (
 	readGap   = 64 << 10
-	readChunk = 4 << 20
+	readChunk = 1 << 20
 )
