@@ -51,11 +51,18 @@ type DirStore struct {
 	// CompressAbove is ignored: every record of a pack is a zstd frame.
 	// It is kept for callers that set it.
 	CompressAbove int
+	// IndexCacheEntries bounds the pack indexes kept in memory, in entries
+	// (about 200 bytes each; 0 means DefaultIndexCacheEntries): a daemon
+	// reads the packs of thousands of sessions over its life. The least
+	// recently used indexes are dropped first.
+	IndexCacheEntries int
 
 	mu      sync.Mutex
 	pending map[string]*packWriter // by side dir: the pack being written
 	indexes map[string]cachedIndex // by pack path
-	lists   map[string]dirList     // by side dir
+	cached  int                    // entries in indexes
+	tick    uint64
+	lists   map[string]dirList // by side dir
 	// encs and decs keep a few (de)compressors for reuse: they hold large
 	// buffers, so they are kept rather than left to a sync.Pool, which
 	// drops them at every garbage collection.
@@ -75,9 +82,54 @@ type frameCache struct {
 }
 
 type cachedIndex struct {
-	key statKey
-	ix  *packIndex
-	err error
+	key  statKey
+	ix   *packIndex
+	err  error
+	used uint64 // d.tick when last used
+}
+
+// DefaultIndexCacheEntries is the default of DirStore.IndexCacheEntries.
+const DefaultIndexCacheEntries = 200_000
+
+// cacheIndex keeps c as the index of path, dropping the least recently
+// used others while the cache holds more entries than allowed. d.mu is
+// held.
+func (d *DirStore) cacheIndex(path string, c cachedIndex) {
+	if d.indexes == nil {
+		d.indexes = map[string]cachedIndex{}
+	}
+	d.tick++
+	c.used = d.tick
+	if old, ok := d.indexes[path]; ok && old.ix != nil {
+		d.cached -= len(old.ix.Entries)
+	}
+	d.indexes[path] = c
+	if c.ix != nil {
+		d.cached += len(c.ix.Entries)
+	}
+	limit := d.IndexCacheEntries
+	if limit <= 0 {
+		limit = DefaultIndexCacheEntries
+	}
+	for d.cached > limit && len(d.indexes) > 1 {
+		victim, oldest := "", uint64(0)
+		for p, x := range d.indexes {
+			if p != path && (victim == "" || x.used < oldest) {
+				victim, oldest = p, x.used
+			}
+		}
+		d.forgetIndex(victim)
+	}
+}
+
+// forgetIndex drops the cached index of path. d.mu is held.
+func (d *DirStore) forgetIndex(path string) {
+	if x, ok := d.indexes[path]; ok {
+		if x.ix != nil {
+			d.cached -= len(x.ix.Entries)
+		}
+		delete(d.indexes, path)
+	}
 }
 
 // dirList is a cached listing of a side dir's packs, newest first; it is
@@ -470,11 +522,8 @@ func (d *DirStore) finish(f *os.File, tmp string, off int64, ix *packIndex) erro
 	// The index just written is the pack's: reading it back would cost a
 	// parse of the whole index.
 	if fi, err := os.Stat(final); err == nil {
-		if d.indexes == nil {
-			d.indexes = map[string]cachedIndex{}
-		}
 		ix.sumFrames()
-		d.indexes[final] = cachedIndex{key: keyOf(fi), ix: ix}
+		d.cacheIndex(final, cachedIndex{key: keyOf(fi), ix: ix})
 	}
 	d.mu.Unlock()
 	return nil
@@ -545,16 +594,17 @@ func (d *DirStore) index(path string) (*packIndex, error) {
 	k := keyOf(fi)
 	d.mu.Lock()
 	c, ok := d.indexes[path]
-	d.mu.Unlock()
 	if ok && c.key == k {
+		d.tick++
+		c.used = d.tick
+		d.indexes[path] = c
+		d.mu.Unlock()
 		return c.ix, c.err
 	}
+	d.mu.Unlock()
 	ix, err := readPackIndex(f, fi.Size(), path)
 	d.mu.Lock()
-	if d.indexes == nil {
-		d.indexes = map[string]cachedIndex{}
-	}
-	d.indexes[path] = cachedIndex{key: k, ix: ix, err: err}
+	d.cacheIndex(path, cachedIndex{key: k, ix: ix, err: err})
 	d.mu.Unlock()
 	return ix, err
 }

@@ -327,7 +327,7 @@ func (d *DirStore) forget(dir string, units []*gcUnit) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	for _, u := range units {
-		delete(d.indexes, u.path)
+		d.forgetIndex(u.path)
 	}
 	delete(d.lists, dir)
 }
@@ -337,7 +337,7 @@ func (d *DirStore) forget(dir string, units []*gcUnit) {
 func (d *DirStore) forgetPath(dir, path string) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	delete(d.indexes, path)
+	d.forgetIndex(path)
 	delete(d.lists, dir)
 }
 

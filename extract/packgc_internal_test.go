@@ -3,6 +3,7 @@ package extract
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -81,4 +82,43 @@ func TestRepackCrash(t *testing.T) {
 		t.Errorf("removed %d, want 2", res.Removed)
 	}
 	check("after the next prune")
+}
+
+// TestIndexCacheBounded: the pack-index cache keeps at most
+// IndexCacheEntries entries, dropping the least recently used packs, and
+// a dropped index is read again when needed.
+func TestIndexCacheBounded(t *testing.T) {
+	ctx := context.Background()
+	root := t.TempDir()
+	d := &DirStore{Dirs: FixedDir(root), IndexCacheEntries: 25}
+	var refs []string
+	for p := 0; p < 6; p++ {
+		dir := filepath.Join(root, fmt.Sprint(p))
+		s := &DirStore{Dirs: FixedDir(dir)}
+		for i := 0; i < 10; i++ {
+			id := fmt.Sprintf("e%d-%d", p, i)
+			if err := s.Put(ctx, bs.SessionRef{}, []bs.SideRecord{{EntryID: id, Data: []byte(`{"entry_id":"` + id + `"}` + "\n")}}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := s.Sync(ctx, bs.SessionRef{}); err != nil {
+			t.Fatal(err)
+		}
+		refs = append(refs, dir)
+	}
+	for round := 0; round < 2; round++ {
+		for p, dir := range refs {
+			d.Dirs = FixedDir(dir)
+			got, err := d.Get(ctx, bs.SessionRef{}, fmt.Sprintf("e%d-%d", p, 3))
+			if err != nil || !strings.Contains(string(got.Data), fmt.Sprintf("e%d-3", p)) {
+				t.Fatalf("pack %d: %q %v", p, got.Data, err)
+			}
+			d.mu.Lock()
+			cached, n := d.cached, len(d.indexes)
+			d.mu.Unlock()
+			if cached > 25 || n > 3 {
+				t.Fatalf("after pack %d: %d entries in %d cached indexes, want at most 25", p, cached, n)
+			}
+		}
+	}
 }
