@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"slices"
 	"strconv"
 
 	bs "github.com/brainsurgeon/brainsurgeon"
@@ -364,19 +365,46 @@ func (t *Transcript) Entry(ctx context.Context, line int) (*bs.Entry, error) {
 // the fences. The entries carry Line, Offset (the seq) and Raw only; Raw
 // is the caller's to keep.
 func (t *Transcript) Lines(ctx context.Context, lines []int) iter.Seq2[*bs.Entry, error] {
-	return func(yield func(*bs.Entry, error) bool) {
-		nodes := t.Nodes()
-		prev := 0
-		for _, l := range lines {
-			if l <= prev || l > len(nodes) {
-				yield(nil, fmt.Errorf("session %s in %s: line %d (of %d, after %d): lines must be ascending and exist: %w", t.ref, t.path, l, len(nodes), prev, bs.ErrInvalid))
-				return
-			}
-			prev = l
+	r, err := t.PlanLines(lines)
+	if err != nil {
+		return func(yield func(*bs.Entry, error) bool) { yield(nil, err) }
+	}
+	return r.Lines(ctx)
+}
+
+// PlanLines returns a reader of the given lines (1-based, ascending) that
+// holds their row numbers, not the transcript's index.
+func (t *Transcript) PlanLines(lines []int) (bs.LineReader, error) {
+	nodes := t.Nodes()
+	r := &lineReader{t: &Transcript{store: t.store, path: t.path, ref: t.ref, version: t.version, fences: t.fences, size: t.size},
+		lines: slices.Clone(lines), seqs: make([]int64, len(lines))}
+	prev := 0
+	for k, l := range lines {
+		if l <= prev || l > len(nodes) {
+			return nil, fmt.Errorf("session %s in %s: line %d (of %d, after %d): lines must be ascending and exist: %w", t.ref, t.path, l, len(nodes), prev, bs.ErrInvalid)
 		}
-		for start := 0; start < len(lines); start += entriesChunkRows {
-			chunk := lines[start:min(start+entriesChunkRows, len(lines))]
-			out := make([]*bs.Entry, 0, len(chunk))
+		prev = l
+		r.seqs[k] = nodes[l-1].Offset
+	}
+	return r, nil
+}
+
+// lineReader reads rows chosen in advance (see PlanLines); t has no index,
+// only what the reads and the fence checks need.
+type lineReader struct {
+	t     *Transcript
+	lines []int
+	seqs  []int64
+}
+
+// Lines reads the planned rows in short read transactions of at most a
+// few hundred rows, each of which first checks the fences.
+func (r *lineReader) Lines(ctx context.Context) iter.Seq2[*bs.Entry, error] {
+	t := r.t
+	return func(yield func(*bs.Entry, error) bool) {
+		for start := 0; start < len(r.lines); start += entriesChunkRows {
+			end := min(start+entriesChunkRows, len(r.lines))
+			out := make([]*bs.Entry, 0, end-start)
 			err := t.store.readTx(ctx, t.path, func(tx *sql.Tx) error {
 				out = out[:0]
 				if err := t.checkFences(ctx, tx); err != nil {
@@ -387,8 +415,8 @@ func (t *Transcript) Lines(ctx context.Context, lines []int) iter.Seq2[*bs.Entry
 					return storeError(t.path, "read rows", err)
 				}
 				defer stmt.Close()
-				for _, l := range chunk {
-					seq := nodes[l-1].Offset
+				for k := start; k < end; k++ {
+					l, seq := r.lines[k], r.seqs[k]
 					rows, err := stmt.QueryContext(ctx, t.ref.ID, seq-1)
 					if err != nil {
 						return storeError(t.path, "read row", err)
