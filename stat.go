@@ -29,3 +29,18 @@ type Stater interface {
 	// wrapping ErrNotFound when the transcript is gone.
 	Stat(ctx context.Context, ref SessionRef) (SessionStat, error)
 }
+
+// StatResult is the state of one session, or why it could not be had.
+type StatResult struct {
+	Stat SessionStat
+	Err  error
+}
+
+// BatchStater is implemented by stores that can tell the state of many
+// sessions at once more cheaply than one Stat each (the JSONL store opens
+// each sessions directory once and stats the transcripts relative to it).
+type BatchStater interface {
+	// StatMany returns the state of each session, in the order of refs;
+	// a transcript that is gone gives an error wrapping ErrNotFound.
+	StatMany(ctx context.Context, refs []SessionRef) []StatResult
+}

@@ -304,6 +304,43 @@ func (m *Multi) Stat(ctx context.Context, ref bs.SessionRef) (bs.SessionStat, er
 	return st.Stat(ctx, ref)
 }
 
+// StatMany returns the state of each session, in the order of refs,
+// asking each store for its sessions at once when it is a BatchStater
+// and one Stat each otherwise (see brainsurgeon.BatchStater).
+func (m *Multi) StatMany(ctx context.Context, refs []bs.SessionRef) []bs.StatResult {
+	out := make([]bs.StatResult, len(refs))
+	byStore := map[bs.Store][]int{}
+	var order []bs.Store
+	for i, ref := range refs {
+		s, err := m.pick(ref)
+		if err != nil {
+			out[i].Err = err
+			continue
+		}
+		if _, ok := byStore[s]; !ok {
+			order = append(order, s)
+		}
+		byStore[s] = append(byStore[s], i)
+	}
+	for _, s := range order {
+		idx := byStore[s]
+		if b, ok := s.(bs.BatchStater); ok {
+			sub := make([]bs.SessionRef, len(idx))
+			for k, i := range idx {
+				sub[k] = refs[i]
+			}
+			for k, r := range b.StatMany(ctx, sub) {
+				out[idx[k]] = r
+			}
+			continue
+		}
+		for _, i := range idx {
+			out[i].Stat, out[i].Err = m.Stat(ctx, refs[i])
+		}
+	}
+	return out
+}
+
 // Editable reports whether values of trigger type t may be replaced in
 // the session ref (see brainsurgeon.EditLimiter): its store decides.
 func (m *Multi) Editable(ref bs.SessionRef, t bs.TriggerType) bool {

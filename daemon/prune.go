@@ -157,12 +157,27 @@ type statResult struct {
 // then read.
 func statAll(ctx context.Context, store bs.Store, refs []bs.SessionRef) []statResult {
 	out := make([]statResult, len(refs))
+	workers := min(max(runtime.GOMAXPROCS(0), 2), 8, max(len(refs)/256, 1))
+	var wg sync.WaitGroup
+	if b, ok := store.(bs.BatchStater); ok {
+		// Contiguous runs, so that each sessions directory is opened
+		// once per run.
+		per := (len(refs) + workers - 1) / workers
+		for start := 0; start < len(refs); start += per {
+			end := min(start+per, len(refs))
+			wg.Go(func() {
+				for k, r := range b.StatMany(ctx, refs[start:end]) {
+					out[start+k].st, out[start+k].err = r.Stat, r.Err
+				}
+			})
+		}
+		wg.Wait()
+		return out
+	}
 	stater, ok := store.(bs.Stater)
 	if !ok {
 		return out
 	}
-	workers := min(max(runtime.GOMAXPROCS(0), 2), 8, max(len(refs)/256, 1))
-	var wg sync.WaitGroup
 	for w := range workers {
 		wg.Go(func() {
 			for i := w; i < len(refs); i += workers {

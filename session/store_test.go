@@ -4,8 +4,10 @@ import (
 	"context"
 	"crypto/sha256"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -329,5 +331,47 @@ func TestDiscoveryCache(t *testing.T) {
 	os.Chtimes(sj, old.Add(2*time.Second), old.Add(2*time.Second))
 	if b := list(); b[0].Status != "running" {
 		t.Fatalf("status after sessions.json changed = %q, want running", b[0].Status)
+	}
+}
+
+// TestStatMany: the batched stat gives, in order, what Stat gives for each
+// session, and ErrNotFound for a transcript that is gone.
+func TestStatMany(t *testing.T) {
+	ctx := context.Background()
+	root := filepath.Join(t.TempDir(), "agents")
+	var refs []bs.SessionRef
+	for _, agent := range []string{"main", "other"} {
+		dir := filepath.Join(root, agent, "sessions")
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		for i := 0; i < 3; i++ {
+			p := filepath.Join(dir, fmt.Sprintf("s%d.jsonl", i))
+			if err := os.WriteFile(p, []byte(strings.Repeat("x", i+1)), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			refs = append(refs, bs.SessionRef{Agent: agent, ID: fmt.Sprintf("s%d", i), Path: p})
+		}
+	}
+	gone := refs[4].Path
+	if err := os.Remove(gone); err != nil {
+		t.Fatal(err)
+	}
+	refs = append(refs, bs.SessionRef{Agent: "main", ID: "nodir", Path: filepath.Join(root, "nope", "sessions", "x.jsonl")})
+	st := session.NewStore(root)
+	got := st.StatMany(ctx, refs)
+	if len(got) != len(refs) {
+		t.Fatalf("%d results for %d refs", len(got), len(refs))
+	}
+	for i, ref := range refs {
+		want, werr := st.Stat(ctx, ref)
+		switch {
+		case werr != nil:
+			if !errors.Is(got[i].Err, bs.ErrNotFound) || !errors.Is(werr, bs.ErrNotFound) {
+				t.Errorf("%s: StatMany err %v, Stat err %v; want both ErrNotFound", ref.Path, got[i].Err, werr)
+			}
+		case got[i].Err != nil || !got[i].Stat.Version.Equal(want.Version) || !got[i].Stat.ModTime.Equal(want.ModTime):
+			t.Errorf("%s: StatMany %+v %v, Stat %+v", ref.Path, got[i].Stat, got[i].Err, want)
+		}
 	}
 }
