@@ -12,7 +12,9 @@ type Dir struct{ path string }
 func OpenDir(path string) (*Dir, error) { return &Dir{path: path}, nil }
 
 // Fingerprint returns the stamp of the file name in d.
-func (d *Dir) Fingerprint(name string) (Stamp, error) { return Fingerprint(filepath.Join(d.path, name)) }
+func (d *Dir) Fingerprint(name string) (Stamp, error) {
+	return Fingerprint(filepath.Join(d.path, name))
+}
 
 // Close does nothing.
 func (d *Dir) Close() error { return nil }
