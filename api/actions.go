@@ -12,75 +12,81 @@ import (
 	"github.com/brainsurgeon/brainsurgeon/restore"
 )
 
-func (s *server) health(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusOK, map[string]any{"status": "ok", "version": s.opts.Version,
+// The handlers below return their answer; answer sends it (see answer).
+
+func (s *server) health(r *http.Request) (any, error) {
+	return map[string]any{"status": "ok", "version": s.opts.Version,
 		"backends": s.set.Backends, "read_only": s.opts.ReadOnly,
-		"uptime_seconds": int64(time.Since(s.started).Seconds())})
+		"uptime_seconds": int64(time.Since(s.started).Seconds())}, nil
 }
 
-func (s *server) authInfo(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusOK, map[string]any{"auth_required": len(s.keys) > 0, "read_only": s.opts.ReadOnly})
+func (s *server) authInfo(r *http.Request) (any, error) {
+	return map[string]any{"auth_required": len(s.keys) > 0, "read_only": s.opts.ReadOnly}, nil
 }
 
-func (s *server) configEnv(w http.ResponseWriter, r *http.Request) {
+func (s *server) configEnv(r *http.Request) (any, error) {
 	ms := s.opts.AutoRefreshMS
 	if ms <= 0 {
 		ms = 10000
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"auto_refresh_interval_ms": ms, "read_only": s.opts.ReadOnly,
-		"auth_required": len(s.keys) > 0})
+	return map[string]any{"auto_refresh_interval_ms": ms, "read_only": s.opts.ReadOnly,
+		"auth_required": len(s.keys) > 0}, nil
 }
 
-func (s *server) getConfig(w http.ResponseWriter, r *http.Request) {
+// control returns the Control, or an error answered 501 naming what
+// needed it.
+func (s *server) control(what string) (Control, error) {
 	if s.opts.Control == nil {
-		notWired(w, "the config service", "Control")
-		return
+		return nil, notWired{what, "Control"}
 	}
-	c, err := s.opts.Control.Config(r.Context())
+	return s.opts.Control, nil
+}
+
+// trash returns the Trash, or an error answered 501 naming what needed
+// it.
+func (s *server) trash(what string) (Trash, error) {
+	if s.opts.Trash == nil {
+		return nil, notWired{what, "Trash"}
+	}
+	return s.opts.Trash, nil
+}
+
+func (s *server) getConfig(r *http.Request) (any, error) {
+	c, err := s.control("the config service")
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return nil, err
 	}
-	writeJSON(w, http.StatusOK, c)
+	return c.Config(r.Context())
 }
 
 // postConfig merges a partial config; every field is validated by the
 // config service, a bad one is a 400 whose "fields" name each bad field.
-func (s *server) postConfig(w http.ResponseWriter, r *http.Request) {
-	if s.opts.Control == nil {
-		notWired(w, "the config service", "Control")
-		return
+func (s *server) postConfig(r *http.Request) (any, error) {
+	c, err := s.control("the config service")
+	if err != nil {
+		return nil, err
 	}
 	body, err := readBody(r)
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return nil, err
 	}
-	if !json.Valid(body) || len(strings.TrimSpace(string(body))) == 0 || strings.TrimSpace(string(body))[0] != '{' {
-		s.fail(w, r, fmt.Errorf("request body: expected a JSON object of config fields, such as {\"enabled\":true}: %w", bs.ErrInvalid))
-		return
+	if trimmed := strings.TrimSpace(string(body)); !json.Valid(body) || trimmed == "" || trimmed[0] != '{' {
+		return nil, fmt.Errorf("request body: expected a JSON object of config fields, such as {\"enabled\":true}: %w", bs.ErrInvalid)
 	}
-	c, err := s.opts.Control.UpdateConfig(r.Context(), body)
+	cfg, err := c.UpdateConfig(r.Context(), body)
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return nil, err
 	}
 	s.log.Info("config updated through the API", "remote", r.RemoteAddr)
-	writeJSON(w, http.StatusOK, c)
+	return cfg, nil
 }
 
-func (s *server) getContext(w http.ResponseWriter, r *http.Request) {
+func (s *server) getContext(r *http.Request) (any, error) {
 	ref, err := s.findSession(r)
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return nil, err
 	}
-	c, err := s.restorerFor().GetContext(r.Context(), ref)
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, c)
+	return s.restorerFor().GetContext(r.Context(), ref)
 }
 
 // restoreRequest is the body of an entry restore.
@@ -100,29 +106,31 @@ type restoreResponse struct {
 	WriteBackError string `json:"write_back_error,omitempty"`
 }
 
+// entryTarget returns the session and the entry id a request names.
+func (s *server) entryTarget(r *http.Request) (bs.SessionRef, string, error) {
+	ref, err := s.findSession(r)
+	if err != nil {
+		return ref, "", err
+	}
+	entryID, err := param(r, "entryId")
+	return ref, entryID, err
+}
+
 // restoreEntry answers POST /api/sessions/{agent}/{id}/entries/{entryId}/restore:
 // the content at once; the write-back now when the session is idle, else
 // queued (DESIGN decision 7).
-func (s *server) restoreEntry(w http.ResponseWriter, r *http.Request) {
-	ref, err := s.findSession(r)
+func (s *server) restoreEntry(r *http.Request) (any, error) {
+	ref, entryID, err := s.entryTarget(r)
 	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	entryID, err := param(r, "entryId")
-	if err != nil {
-		s.fail(w, r, err)
-		return
+		return nil, err
 	}
 	var req restoreRequest
 	if err := decodeBody(r, &req); err != nil {
-		s.fail(w, r, err)
-		return
+		return nil, err
 	}
 	res, err := s.restorerFor().Restore(r.Context(), ref, entryID, req.Keys, restore.RestoreOptions{ToolCallID: req.ToolCallID})
 	if res == nil {
-		s.fail(w, r, err)
-		return
+		return nil, err
 	}
 	out := restoreResponse{Result: res, Agent: agentName(ref), SessionID: ref.ID}
 	if err != nil {
@@ -130,63 +138,52 @@ func (s *server) restoreEntry(w http.ResponseWriter, r *http.Request) {
 		s.log.Warn("restore: content returned, write-back failed", "session", ref.String(), "entry", entryID, "error", err)
 	}
 	s.log.Info("restore through the API", "session", ref.String(), "entry", entryID, "applied", res.Applied, "queued", res.Queued, "remote", r.RemoteAddr)
-	writeJSON(w, http.StatusOK, out)
+	return out, nil
 }
 
 // restoreAll answers POST /api/sessions/{agent}/{id}/restore: every value
 // put back; {"pristine": true} also removes BrainSurgeon's own keys, giving
 // back the original transcript byte for byte (DESIGN decision 2).
-func (s *server) restoreAll(w http.ResponseWriter, r *http.Request) {
+func (s *server) restoreAll(r *http.Request) (any, error) {
 	ref, err := s.findSession(r)
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return nil, err
 	}
 	var req struct {
 		Pristine bool `json:"pristine"`
 	}
 	if err := decodeBody(r, &req); err != nil {
-		s.fail(w, r, err)
-		return
+		return nil, err
 	}
 	res, err := s.restorerFor().RestoreAll(r.Context(), ref, req.Pristine)
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return nil, err
 	}
 	s.log.Info("restore of a whole session through the API", "session", ref.String(), "pristine", req.Pristine, "remote", r.RemoteAddr)
-	writeJSON(w, http.StatusOK, res)
+	return res, nil
 }
 
 // setExtractable answers PUT …/entries/{entryId}/meta with
 // {"_extractable": true|false|N} (the first BrainSurgeon's body) and POST
 // …/entries/{entryId}/extractable with {"value": true|false|N}.
-func (s *server) setExtractable(w http.ResponseWriter, r *http.Request) {
-	ref, err := s.findSession(r)
+func (s *server) setExtractable(r *http.Request) (any, error) {
+	ref, entryID, err := s.entryTarget(r)
 	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	entryID, err := param(r, "entryId")
-	if err != nil {
-		s.fail(w, r, err)
-		return
+		return nil, err
 	}
 	var req struct {
 		Extractable json.RawMessage `json:"_extractable"`
 		Value       json.RawMessage `json:"value"`
 	}
 	if err := decodeBody(r, &req); err != nil {
-		s.fail(w, r, err)
-		return
+		return nil, err
 	}
 	raw := req.Extractable
 	if raw == nil {
 		raw = req.Value
 	}
 	if raw == nil {
-		s.fail(w, r, fmt.Errorf("request body: expected {\"_extractable\": true, false or a number of messages} (or {\"value\": …}): %w", bs.ErrInvalid))
-		return
+		return nil, fmt.Errorf("request body: expected {\"_extractable\": true, false or a number of messages} (or {\"value\": …}): %w", bs.ErrInvalid)
 	}
 	v := strings.TrimSpace(string(raw))
 	if u, err := strconv.Unquote(v); err == nil {
@@ -194,149 +191,121 @@ func (s *server) setExtractable(w http.ResponseWriter, r *http.Request) {
 	}
 	res, err := s.restorerFor().SetExtractable(r.Context(), ref, entryID, v)
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return nil, err
 	}
 	s.log.Info("set _extractable through the API", "session", ref.String(), "entry", entryID, "value", res.Value, "remote", r.RemoteAddr)
-	writeJSON(w, http.StatusOK, res)
+	return res, nil
 }
 
-func (s *server) runPrune(w http.ResponseWriter, r *http.Request) {
-	if s.opts.Control == nil {
-		notWired(w, "running a pruning pass", "Control")
-		return
-	}
-	rep, err := s.opts.Control.RunPrune(r.Context())
+func (s *server) runPrune(r *http.Request) (any, error) {
+	c, err := s.control("running a pruning pass")
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return nil, err
+	}
+	rep, err := c.RunPrune(r.Context())
+	if err != nil {
+		return nil, err
 	}
 	s.log.Info("pruning pass run through the API", "remote", r.RemoteAddr)
-	writeJSON(w, http.StatusOK, map[string]any{"job": "auto-trigger", "report": rep})
+	return map[string]any{"job": "auto-trigger", "report": rep}, nil
 }
 
-func (s *server) runRetention(w http.ResponseWriter, r *http.Request) {
-	if s.opts.Control == nil {
-		notWired(w, "running retention", "Control")
-		return
-	}
-	st, err := s.opts.Control.RunRetention(r.Context())
+func (s *server) runRetention(r *http.Request) (any, error) {
+	c, err := s.control("running retention")
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return nil, err
+	}
+	st, err := c.RunRetention(r.Context())
+	if err != nil {
+		return nil, err
 	}
 	s.log.Info("retention run through the API", "remote", r.RemoteAddr)
-	writeJSON(w, http.StatusOK, map[string]any{"job": "retention-cleanup", "report": st})
+	return map[string]any{"job": "retention-cleanup", "report": st}, nil
 }
 
 // runJob answers POST /api/cron/jobs/{name}/run, the first BrainSurgeon's
 // path: "auto-trigger" (or "prune") and "retention-cleanup" (or
 // "retention").
-func (s *server) runJob(w http.ResponseWriter, r *http.Request) {
+func (s *server) runJob(r *http.Request) (any, error) {
 	name, err := param(r, "name")
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return nil, err
 	}
 	switch name {
 	case "auto-trigger", "prune":
-		s.runPrune(w, r)
+		return s.runPrune(r)
 	case "retention-cleanup", "retention":
-		s.runRetention(w, r)
-	default:
-		s.fail(w, r, fmt.Errorf("job %q: expected auto-trigger or retention-cleanup: %w", name, bs.ErrNotFound))
+		return s.runRetention(r)
 	}
+	return nil, fmt.Errorf("job %q: expected auto-trigger or retention-cleanup: %w", name, bs.ErrNotFound)
 }
 
-func (s *server) status(w http.ResponseWriter, r *http.Request) {
-	if s.opts.Control == nil {
-		notWired(w, "the scheduler status", "Control")
-		return
-	}
-	st, err := s.opts.Control.Status(r.Context())
+func (s *server) status(r *http.Request) (any, error) {
+	c, err := s.control("the scheduler status")
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return nil, err
 	}
-	writeJSON(w, http.StatusOK, st)
+	return c.Status(r.Context())
 }
 
-func (s *server) trashList(w http.ResponseWriter, r *http.Request) {
-	if s.opts.Trash == nil {
-		notWired(w, "the trash", "Trash")
-		return
-	}
-	l, err := s.opts.Trash.List(r.Context())
+func (s *server) trashList(r *http.Request) (any, error) {
+	t, err := s.trash("the trash")
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return nil, err
 	}
-	writeJSON(w, http.StatusOK, l)
+	return t.List(r.Context())
 }
 
 // deleteSession answers DELETE /api/sessions/{agent}/{id}: the session
 // goes to the trash.
-func (s *server) deleteSession(w http.ResponseWriter, r *http.Request) {
-	if s.opts.Trash == nil {
-		notWired(w, "deleting a session (the trash)", "Trash")
-		return
+func (s *server) deleteSession(r *http.Request) (any, error) {
+	t, err := s.trash("deleting a session (the trash)")
+	if err != nil {
+		return nil, err
 	}
 	ref, err := s.findSession(r)
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return nil, err
 	}
-	res, err := s.opts.Trash.Delete(r.Context(), ref)
+	res, err := t.Delete(r.Context(), ref)
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return nil, err
 	}
 	s.log.Info("session moved to the trash through the API", "session", ref.String(), "remote", r.RemoteAddr)
-	writeJSON(w, http.StatusOK, res)
+	return res, nil
 }
 
-func (s *server) trashTarget(r *http.Request) (agent, id string, err error) {
-	if agent, err = param(r, "agent"); err != nil {
-		return "", "", err
+// trashItem runs op on the trashed session a request names (agent and
+// id) and logs done.
+func (s *server) trashItem(r *http.Request, done string, op func(t Trash, agent, id string) (any, error)) (any, error) {
+	t, err := s.trash("the trash")
+	if err != nil {
+		return nil, err
 	}
-	id, err = param(r, "id")
-	return agent, id, err
+	agent, err := param(r, "agent")
+	if err != nil {
+		return nil, err
+	}
+	id, err := param(r, "id")
+	if err != nil {
+		return nil, err
+	}
+	res, err := op(t, agent, id)
+	if err != nil {
+		return nil, err
+	}
+	s.log.Info(done, "session", agent+"/"+id, "remote", r.RemoteAddr)
+	return res, nil
 }
 
-func (s *server) trashRestore(w http.ResponseWriter, r *http.Request) {
-	if s.opts.Trash == nil {
-		notWired(w, "the trash", "Trash")
-		return
-	}
-	agent, id, err := s.trashTarget(r)
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	res, err := s.opts.Trash.Restore(r.Context(), agent, id)
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	s.log.Info("session restored from the trash through the API", "session", agent+"/"+id, "remote", r.RemoteAddr)
-	writeJSON(w, http.StatusOK, res)
+func (s *server) trashRestore(r *http.Request) (any, error) {
+	return s.trashItem(r, "session restored from the trash through the API", func(t Trash, agent, id string) (any, error) {
+		return t.Restore(r.Context(), agent, id)
+	})
 }
 
-func (s *server) trashDelete(w http.ResponseWriter, r *http.Request) {
-	if s.opts.Trash == nil {
-		notWired(w, "the trash", "Trash")
-		return
-	}
-	agent, id, err := s.trashTarget(r)
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	res, err := s.opts.Trash.PermanentDelete(r.Context(), agent, id)
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	s.log.Info("session deleted from the trash for good through the API", "session", agent+"/"+id, "remote", r.RemoteAddr)
-	writeJSON(w, http.StatusOK, res)
+func (s *server) trashDelete(r *http.Request) (any, error) {
+	return s.trashItem(r, "session deleted from the trash for good through the API", func(t Trash, agent, id string) (any, error) {
+		return t.PermanentDelete(r.Context(), agent, id)
+	})
 }

@@ -243,31 +243,31 @@ type route struct {
 
 func (s *server) routeTable() []route {
 	return []route{
-		{"GET /api/health", true, s.health},
-		{"GET /api/auth-info", true, s.authInfo},
-		{"GET /auth-info", true, s.authInfo},
-		{"GET /api/config", true, s.getConfig},
-		{"POST /api/config", false, s.postConfig},
-		{"GET /api/config/env", true, s.configEnv},
-		{"GET /api/agents", false, s.agents},
-		{"GET /api/sessions", false, s.sessions},
-		{"GET /api/agents/{agent}/sessions", false, s.sessions},
-		{"GET /api/sessions/{agent}/{id}", false, s.detail},
-		{"DELETE /api/sessions/{agent}/{id}", false, s.deleteSession},
-		{"GET /api/sessions/{agent}/{id}/context", false, s.getContext},
-		{"POST /api/sessions/{agent}/{id}/restore", false, s.restoreAll},
+		{"GET /api/health", true, s.answer(s.health)},
+		{"GET /api/auth-info", true, s.answer(s.authInfo)},
+		{"GET /auth-info", true, s.answer(s.authInfo)},
+		{"GET /api/config", true, s.answer(s.getConfig)},
+		{"POST /api/config", false, s.answer(s.postConfig)},
+		{"GET /api/config/env", true, s.answer(s.configEnv)},
+		{"GET /api/agents", false, s.answer(s.agents)},
+		{"GET /api/sessions", false, s.answer(s.sessions)},
+		{"GET /api/agents/{agent}/sessions", false, s.answer(s.sessions)},
+		{"GET /api/sessions/{agent}/{id}", false, s.answer(s.detail)},
+		{"DELETE /api/sessions/{agent}/{id}", false, s.answer(s.deleteSession)},
+		{"GET /api/sessions/{agent}/{id}/context", false, s.answer(s.getContext)},
+		{"POST /api/sessions/{agent}/{id}/restore", false, s.answer(s.restoreAll)},
 		{"GET /api/sessions/{agent}/{id}/entries/{entryId}/extracted", false, s.extracted},
-		{"POST /api/sessions/{agent}/{id}/entries/{entryId}/restore", false, s.restoreEntry},
-		{"PUT /api/sessions/{agent}/{id}/entries/{entryId}/meta", false, s.setExtractable},
-		{"POST /api/sessions/{agent}/{id}/entries/{entryId}/extractable", false, s.setExtractable},
-		{"POST /api/prune/run", false, s.runPrune},
-		{"POST /api/retention/run", false, s.runRetention},
-		{"POST /api/cron/jobs/{name}/run", false, s.runJob},
-		{"GET /api/cron/status", false, s.status},
-		{"GET /api/scheduler/status", false, s.status},
-		{"GET /api/trash", false, s.trashList},
-		{"POST /api/trash/{agent}/{id}/restore", false, s.trashRestore},
-		{"DELETE /api/trash/{agent}/{id}", false, s.trashDelete},
+		{"POST /api/sessions/{agent}/{id}/entries/{entryId}/restore", false, s.answer(s.restoreEntry)},
+		{"PUT /api/sessions/{agent}/{id}/entries/{entryId}/meta", false, s.answer(s.setExtractable)},
+		{"POST /api/sessions/{agent}/{id}/entries/{entryId}/extractable", false, s.answer(s.setExtractable)},
+		{"POST /api/prune/run", false, s.answer(s.runPrune)},
+		{"POST /api/retention/run", false, s.answer(s.runRetention)},
+		{"POST /api/cron/jobs/{name}/run", false, s.answer(s.runJob)},
+		{"GET /api/cron/status", false, s.answer(s.status)},
+		{"GET /api/scheduler/status", false, s.answer(s.status)},
+		{"GET /api/trash", false, s.answer(s.trashList)},
+		{"POST /api/trash/{agent}/{id}/restore", false, s.answer(s.trashRestore)},
+		{"DELETE /api/trash/{agent}/{id}", false, s.answer(s.trashDelete)},
 	}
 }
 
@@ -504,7 +504,10 @@ func writeError(w http.ResponseWriter, status int, msg string) {
 func statusOf(err error) int {
 	var mbe *http.MaxBytesError
 	var ve *config.ValidationError
+	var nw notWired
 	switch {
+	case errors.As(err, &nw):
+		return http.StatusNotImplemented
 	case errors.As(err, &mbe):
 		return http.StatusRequestEntityTooLarge
 	case errors.As(err, &ve), errors.Is(err, bs.ErrInvalid):
@@ -525,7 +528,7 @@ func statusOf(err error) int {
 // fail answers an error from the library.
 func (s *server) fail(w http.ResponseWriter, r *http.Request, err error) {
 	status := statusOf(err)
-	if status >= 500 {
+	if status >= 500 && status != http.StatusNotImplemented {
 		s.log.Error("api request failed", "method", r.Method, "path", r.URL.Path, "error", err)
 	} else {
 		s.log.Debug("api request refused", "method", r.Method, "path", r.URL.Path, "status", status, "error", err)
@@ -547,9 +550,25 @@ func (s *server) fail(w http.ResponseWriter, r *http.Request, err error) {
 	writeError(w, status, err.Error())
 }
 
-// notWired answers 501 for an endpoint whose service is not given.
-func notWired(w http.ResponseWriter, what, option string) {
-	writeError(w, http.StatusNotImplemented, fmt.Sprintf("%s is not available: this server was started without a %s (api.Options.%s)", what, strings.ToLower(option), option))
+// notWired is the error of an endpoint whose service was not given
+// (answered 501).
+type notWired struct{ what, option string }
+
+func (e notWired) Error() string {
+	return fmt.Sprintf("%s is not available: this server was started without a %s (api.Options.%s)", e.what, strings.ToLower(e.option), e.option)
+}
+
+// answer adapts a handler that returns its answer: an error is answered
+// by fail, a value is sent as JSON with 200.
+func (s *server) answer(h func(*http.Request) (any, error)) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		v, err := h(r)
+		if err != nil {
+			s.fail(w, r, err)
+			return
+		}
+		writeJSON(w, http.StatusOK, v)
+	}
 }
 
 // queryInt reads a non-negative integer query parameter.

@@ -50,34 +50,29 @@ type EntryView struct {
 // session's counts and one page of its lines (blank lines left out),
 // each entry with its extracted marker. Only the page's lines are read in
 // full.
-func (s *server) detail(w http.ResponseWriter, r *http.Request) {
+func (s *server) detail(r *http.Request) (any, error) {
 	ref, err := s.findSession(r)
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return nil, err
 	}
 	offset, err := queryInt(r, "offset", 0, 0)
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return nil, err
 	}
 	limit, err := queryInt(r, "limit", DefaultPageSize, MaxPageSize)
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return nil, err
 	}
 	if limit == 0 {
 		limit = DefaultPageSize
 	}
 	info := s.cache.list(r.Context(), s, []bs.SessionRef{ref}, false)[0]
 	if info.Error != "" {
-		s.fail(w, r, errors.New(info.Error))
-		return
+		return nil, errors.New(info.Error)
 	}
-	tr, err := s.set.Store.Open(r.Context(), ref, &bs.Visitor{Want: func([]byte) bool { return false }, Visit: func(*bs.Entry) error { return nil }})
+	tr, err := s.set.Store.Open(r.Context(), ref, nil) // the index only
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return nil, err
 	}
 	nodes := tr.Nodes()
 	var shown []int // indexes of non-blank nodes
@@ -98,15 +93,14 @@ func (s *server) detail(w http.ResponseWriter, r *http.Request) {
 	views := make([]EntryView, 0, len(page))
 	for e, err := range tr.Lines(r.Context(), lines) {
 		if err != nil {
-			s.fail(w, r, err)
-			return
+			return nil, err
 		}
-		// Lines gives the raw bytes only: parse them (a copy: the
-		// view outlives the iteration).
+		// Lines gives the raw bytes only: parse them (a copy, so that the
+		// views do not hold on to the buffer the lines were read into).
 		views = append(views, viewOf(session.ParseEntry(bytes.Clone(e.Raw), e.Line, e.Offset)))
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"session": info, "total": total, "offset": offset,
-		"limit": limit, "entries": views})
+	return map[string]any{"session": info, "total": total, "offset": offset,
+		"limit": limit, "entries": views}, nil
 }
 
 func viewOf(e *bs.Entry) EntryView {

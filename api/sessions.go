@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"runtime"
+	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -339,11 +340,10 @@ type AgentInfo struct {
 	Backends []string `json:"backends"`
 }
 
-func (s *server) agents(w http.ResponseWriter, r *http.Request) {
+func (s *server) agents(r *http.Request) (any, error) {
 	refs, err := s.listRefs(r.Context(), "")
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return nil, err
 	}
 	by := map[string]*AgentInfo{}
 	var names []string
@@ -356,7 +356,7 @@ func (s *server) agents(w http.ResponseWriter, r *http.Request) {
 			names = append(names, a)
 		}
 		ai.Sessions++
-		if b := backendOf(ref); !contains(ai.Backends, b) {
+		if b := backendOf(ref); !slices.Contains(ai.Backends, b) {
 			ai.Backends = append(ai.Backends, b)
 		}
 	}
@@ -365,56 +365,42 @@ func (s *server) agents(w http.ResponseWriter, r *http.Request) {
 	for _, n := range names {
 		out = append(out, *by[n])
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"agents": out})
+	return map[string]any{"agents": out}, nil
 }
 
-func contains(ss []string, s string) bool {
-	for _, x := range ss {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}
 
 // sessions lists sessions with their counts: GET /api/sessions?agent=A or
 // GET /api/agents/{agent}/sessions, paged by ?offset=&limit= (no limit by
 // default), sorted by agent then most recently updated first. ?status=S
 // keeps the sessions whose OpenClaw status is S ("none" for no status).
-func (s *server) sessions(w http.ResponseWriter, r *http.Request) {
+func (s *server) sessions(r *http.Request) (any, error) {
 	agent := r.URL.Query().Get("agent")
 	if r.PathValue("agent") != "" {
 		var err error
 		if agent, err = param(r, "agent"); err != nil {
-			s.fail(w, r, err)
-			return
+			return nil, err
 		}
 	} else if agent != "" {
 		if err := checkSegment(agent); err != nil {
-			s.fail(w, r, fmt.Errorf("invalid agent: %v: %w", err, bs.ErrInvalid))
-			return
+			return nil, fmt.Errorf("invalid agent: %v: %w", err, bs.ErrInvalid)
 		}
 	}
 	offset, err := queryInt(r, "offset", 0, 0)
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return nil, err
 	}
 	limit, err := queryInt(r, "limit", 0, 0)
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return nil, err
 	}
 	refs, err := s.listRefs(r.Context(), agent)
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return nil, err
 	}
 	infos := s.cache.list(r.Context(), s, refs, agent == "")
 	if st := r.URL.Query().Get("status"); st != "" {
 		if len(st) > 64 {
-			s.fail(w, r, fmt.Errorf("query parameter status: expected at most 64 bytes: %w", bs.ErrInvalid))
-			return
+			return nil, fmt.Errorf("query parameter status: expected at most 64 bytes: %w", bs.ErrInvalid)
 		}
 		if st == "none" {
 			st = ""
@@ -437,7 +423,7 @@ func (s *server) sessions(w http.ResponseWriter, r *http.Request) {
 	agents := []string{}
 	for _, in := range infos {
 		total += in.Size
-		if !contains(agents, in.Agent) {
+		if !slices.Contains(agents, in.Agent) {
 			agents = append(agents, in.Agent)
 		}
 	}
@@ -446,6 +432,6 @@ func (s *server) sessions(w http.ResponseWriter, r *http.Request) {
 	if limit > 0 && limit < len(page) {
 		page = page[:limit]
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"sessions": page, "agents": agents, "total": n,
-		"total_size": total, "offset": offset, "limit": limit})
+	return map[string]any{"sessions": page, "agents": agents, "total": n,
+		"total_size": total, "offset": offset, "limit": limit}, nil
 }
