@@ -368,7 +368,6 @@ func (s *server) agents(r *http.Request) (any, error) {
 	return map[string]any{"agents": out}, nil
 }
 
-
 // sessions lists sessions with their counts: GET /api/sessions?agent=A or
 // GET /api/agents/{agent}/sessions, paged by ?offset=&limit= (no limit by
 // default), sorted by agent then most recently updated first. ?status=S
