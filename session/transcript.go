@@ -681,30 +681,41 @@ func (t *Transcript) Lines(ctx context.Context, lines []int) iter.Seq2[*bs.Entry
 // PlanLines returns a reader of the given lines (1-based, ascending) that
 // holds their places in the file, not the transcript's index.
 func (t *Transcript) PlanLines(lines []int) (bs.LineReader, error) {
-	r := &lineReader{t: &Transcript{ref: t.ref, version: t.version, stamp: t.stamp}, locs: make([]lineLoc, len(lines))}
+	locs, err := t.Locate(lines)
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", t.ref.Path, err)
+	}
+	return &lineReader{t: &Transcript{ref: t.ref, version: t.version, stamp: t.stamp}, locs: locs}, nil
+}
+
+// LineLoc is where a line is: its Offset and Len (see Node).
+type LineLoc struct {
+	Line   int
+	Offset int64
+	Len    int
+}
+
+// Locate returns the place of each given line (1-based, ascending); a
+// line out of order or past the end is an error wrapping ErrInvalid.
+func (t *Index) Locate(lines []int) ([]LineLoc, error) {
+	out := make([]LineLoc, len(lines))
 	prev := 0
 	for k, line := range lines {
 		if line <= prev || line > len(t.nodes) {
-			return nil, fmt.Errorf("read %s: line %d (of %d, after %d): lines must be ascending and exist: %w", t.ref.Path, line, len(t.nodes), prev, bs.ErrInvalid)
+			return nil, fmt.Errorf("line %d (of %d, after %d): lines must be ascending and exist: %w", line, len(t.nodes), prev, bs.ErrInvalid)
 		}
 		prev = line
 		n := &t.nodes[line-1]
-		r.locs[k] = lineLoc{line: line, offset: n.Offset, len: n.Len}
+		out[k] = LineLoc{Line: line, Offset: n.Offset, Len: n.Len}
 	}
-	return r, nil
+	return out, nil
 }
 
 // lineReader reads lines at places taken from an index (see PlanLines);
 // t has no index, only what reopen needs.
 type lineReader struct {
 	t    *Transcript
-	locs []lineLoc
-}
-
-type lineLoc struct {
-	line   int
-	offset int64
-	len    int
+	locs []LineLoc
 }
 
 // Lines streams the planned lines from disk with one open of the file.
@@ -726,24 +737,24 @@ func (r *lineReader) Lines(ctx context.Context) iter.Seq2[*bs.Entry, error] {
 				yield(nil, err)
 				return
 			}
-			start, end := r.locs[i].offset, r.locs[i].offset+int64(r.locs[i].len)
+			start, end := r.locs[i].Offset, r.locs[i].Offset+int64(r.locs[i].Len)
 			j := i + 1
 			for ; j < len(r.locs); j++ {
 				l := r.locs[j]
-				if l.offset-end > readGap || l.offset+int64(l.len)-start > readChunk {
+				if l.Offset-end > readGap || l.Offset+int64(l.Len)-start > readChunk {
 					break
 				}
-				end = max(end, l.offset+int64(l.len))
+				end = max(end, l.Offset+int64(l.Len))
 			}
 			buf := make([]byte, end-start)
 			if _, err := f.ReadAt(buf, start); err != nil && !(errors.Is(err, io.EOF) && end == start) {
-				yield(nil, fmt.Errorf("read %s: lines %d to %d: %w", r.t.ref.Path, r.locs[i].line, r.locs[j-1].line, err))
+				yield(nil, fmt.Errorf("read %s: lines %d to %d: %w", r.t.ref.Path, r.locs[i].Line, r.locs[j-1].Line, err))
 				return
 			}
 			for _, l := range r.locs[i:j] {
-				from := l.offset - start
-				raw := buf[from : from+int64(l.len) : from+int64(l.len)]
-				if !yield(&bs.Entry{Line: l.line, Offset: l.offset, Raw: raw}, nil) {
+				from := l.Offset - start
+				raw := buf[from : from+int64(l.Len) : from+int64(l.Len)]
+				if !yield(&bs.Entry{Line: l.Line, Offset: l.Offset, Raw: raw}, nil) {
 					return
 				}
 			}

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"iter"
-	"slices"
 	"strconv"
 
 	bs "github.com/brainsurgeon/brainsurgeon"
@@ -375,26 +374,19 @@ func (t *Transcript) Lines(ctx context.Context, lines []int) iter.Seq2[*bs.Entry
 // PlanLines returns a reader of the given lines (1-based, ascending) that
 // holds their row numbers, not the transcript's index.
 func (t *Transcript) PlanLines(lines []int) (bs.LineReader, error) {
-	nodes := t.Nodes()
-	r := &lineReader{t: &Transcript{store: t.store, path: t.path, ref: t.ref, version: t.version, fences: t.fences, size: t.size},
-		lines: slices.Clone(lines), seqs: make([]int64, len(lines))}
-	prev := 0
-	for k, l := range lines {
-		if l <= prev || l > len(nodes) {
-			return nil, fmt.Errorf("session %s in %s: line %d (of %d, after %d): lines must be ascending and exist: %w", t.ref, t.path, l, len(nodes), prev, bs.ErrInvalid)
-		}
-		prev = l
-		r.seqs[k] = nodes[l-1].Offset
+	locs, err := t.Locate(lines) // a row's Offset is its seq
+	if err != nil {
+		return nil, fmt.Errorf("session %s in %s: %w", t.ref, t.path, err)
 	}
-	return r, nil
+	return &lineReader{t: &Transcript{store: t.store, path: t.path, ref: t.ref, version: t.version, fences: t.fences, size: t.size},
+		locs: locs}, nil
 }
 
 // lineReader reads rows chosen in advance (see PlanLines); t has no index,
 // only what the reads and the fence checks need.
 type lineReader struct {
-	t     *Transcript
-	lines []int
-	seqs  []int64
+	t    *Transcript
+	locs []session.LineLoc
 }
 
 // Lines reads the planned rows in short read transactions of at most a
@@ -402,8 +394,8 @@ type lineReader struct {
 func (r *lineReader) Lines(ctx context.Context) iter.Seq2[*bs.Entry, error] {
 	t := r.t
 	return func(yield func(*bs.Entry, error) bool) {
-		for start := 0; start < len(r.lines); start += entriesChunkRows {
-			end := min(start+entriesChunkRows, len(r.lines))
+		for start := 0; start < len(r.locs); start += entriesChunkRows {
+			end := min(start+entriesChunkRows, len(r.locs))
 			out := make([]*bs.Entry, 0, end-start)
 			err := t.store.readTx(ctx, t.path, func(tx *sql.Tx) error {
 				out = out[:0]
@@ -416,7 +408,7 @@ func (r *lineReader) Lines(ctx context.Context) iter.Seq2[*bs.Entry, error] {
 				}
 				defer stmt.Close()
 				for k := start; k < end; k++ {
-					l, seq := r.lines[k], r.seqs[k]
+					l, seq := r.locs[k].Line, r.locs[k].Offset
 					rows, err := stmt.QueryContext(ctx, t.ref.ID, seq-1)
 					if err != nil {
 						return storeError(t.path, "read row", err)
