@@ -3,8 +3,6 @@ package api_test
 import (
 	"bufio"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -15,7 +13,6 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -423,35 +420,6 @@ func rawRequest(tb testing.TB, srv *httptest.Server, method, target string, hdr 
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
 	return resp.StatusCode, string(b)
-}
-
-// treeSum hashes every file (path, size, content) under dir, so a test
-// can tell that nothing changed.
-func treeSum(tb testing.TB, dir string) string {
-	tb.Helper()
-	var lines []string
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() {
-			lines = append(lines, p+"/")
-			return nil
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		sum := sha256.Sum256(b)
-		lines = append(lines, p+" "+hex.EncodeToString(sum[:]))
-		return nil
-	})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	sort.Strings(lines)
-	sum := sha256.Sum256([]byte(strings.Join(lines, "\n")))
-	return hex.EncodeToString(sum[:])
 }
 
 func newRestorer(f *fixture) *restore.Restorer {

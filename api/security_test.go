@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/brainsurgeon/brainsurgeon/api"
+	"github.com/brainsurgeon/brainsurgeon/internal/testtree"
 )
 
 // badSegments are path parameter values (as sent on the request line)
@@ -79,7 +80,7 @@ func TestPathParametersEveryRoute(t *testing.T) {
 	if err := os.WriteFile(secret, []byte("do not touch"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	before := treeSum(t, f.root)
+	before := testtree.Snapshot(t, f.root)
 	srv := serve(t, api.Options{Set: f.set, Control: newControl(f.set), Trash: newTrash(f)})
 	valid := map[string]string{"agent": "alpha", "id": f.synthIDs[0], "entryId": "e1", "name": "prune"}
 	routes := 0
@@ -118,9 +119,7 @@ func TestPathParametersEveryRoute(t *testing.T) {
 			t.Errorf("?agent=%s: %d %s", q, code, body)
 		}
 	}
-	if after := treeSum(t, f.root); after != before {
-		t.Errorf("the requests changed files under %s", f.root)
-	}
+	testtree.Unchanged(t, f.root, before) // the requests changed nothing
 }
 
 func TestAuth(t *testing.T) {
@@ -163,7 +162,7 @@ func TestAuth(t *testing.T) {
 
 func TestReadOnly(t *testing.T) {
 	f := newFixture(t, false)
-	before := treeSum(t, f.root)
+	before := testtree.Snapshot(t, f.root)
 	srv := serve(t, api.Options{Set: f.set, Control: newControl(f.set), Trash: newTrash(f), ReadOnly: true})
 	c := &client{tb: t, srv: srv}
 	e := firstExtracted(t, c, "alpha", f.synthIDs[0])
@@ -197,9 +196,7 @@ func TestReadOnly(t *testing.T) {
 	if ai["read_only"] != true {
 		t.Errorf("auth-info: %v", ai)
 	}
-	if after := treeSum(t, f.root); after != before {
-		t.Errorf("read-only server changed files")
-	}
+	testtree.Unchanged(t, f.root, before) // the read-only server changed nothing
 }
 
 func TestCORS(t *testing.T) {

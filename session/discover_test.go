@@ -2,7 +2,6 @@ package session_test
 
 import (
 	"context"
-	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -14,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/brainsurgeon/brainsurgeon"
+	"github.com/brainsurgeon/brainsurgeon/internal/testtree"
 	"github.com/brainsurgeon/brainsurgeon/session"
 )
 
@@ -702,7 +702,7 @@ func TestDiscoverReadOnly(t *testing.T) {
 	}
 	before := make([]map[string]string, len(roots))
 	for i, r := range roots {
-		before[i] = discoverSnapshot(t, r)
+		before[i] = testtree.Snapshot(t, r)
 	}
 	for _, r := range roots {
 		d, err := session.DiscoverWith(context.Background(), r, session.DiscoverOptions{})
@@ -716,34 +716,8 @@ func TestDiscoverReadOnly(t *testing.T) {
 		}
 	}
 	for i, r := range roots {
-		dreq.Equal(t, before[i], discoverSnapshot(t, r), "tree %s changed", r)
+		dreq.Equal(t, before[i], testtree.Snapshot(t, r), "tree %s changed", r)
 	}
-}
-
-func discoverSnapshot(t *testing.T, root string) map[string]string {
-	t.Helper()
-	snap := map[string]string{}
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		fi, err := d.Info()
-		if err != nil {
-			return err
-		}
-		state := fmt.Sprintf("%v %d %d", fi.Mode(), fi.Size(), fi.ModTime().UnixNano())
-		if fi.Mode().IsRegular() {
-			data, err := os.ReadFile(p)
-			if err != nil {
-				return err
-			}
-			state += fmt.Sprintf(" %x", sha256.Sum256(data))
-		}
-		snap[p] = state
-		return nil
-	})
-	dreq.NoError(t, err)
-	return snap
 }
 
 func TestDefaultAgentsDir(t *testing.T) {
