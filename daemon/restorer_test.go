@@ -9,6 +9,7 @@ import (
 
 	"github.com/brainsurgeon/brainsurgeon/api"
 	"github.com/brainsurgeon/brainsurgeon/daemon"
+	"github.com/brainsurgeon/brainsurgeon/internal/apitest"
 	"github.com/brainsurgeon/brainsurgeon/internal/demo"
 )
 
@@ -68,7 +69,7 @@ func TestAPIRestoreFollowsConfig(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			call(t, srv, "POST", "/api/config", tt.config, 200, nil)
+			apitest.Call(t, srv, "POST", "/api/config", tt.config, 200, nil)
 			now := time.Now()
 			if err := os.Chtimes(s.Path, now, now); err != nil { // the host just wrote
 				t.Fatal(err)
@@ -78,7 +79,7 @@ func TestAPIRestoreFollowsConfig(t *testing.T) {
 				Applied  bool `json:"applied"`
 				Queued   bool `json:"queued"`
 			}
-			call(t, srv, "POST", "/api/sessions/main/"+s.ID+"/entries/"+tt.entry+"/restore", "", 200, &res)
+			apitest.Call(t, srv, "POST", "/api/sessions/main/"+s.ID+"/entries/"+tt.entry+"/restore", "", 200, &res)
 			if !res.Restored || res.Applied != tt.applied || res.Queued == tt.applied {
 				t.Fatalf("restore after %s = %+v, want applied %v", tt.config, res, tt.applied)
 			}

@@ -3,48 +3,17 @@ package daemon_test
 import (
 	"bytes"
 	"context"
-	"encoding/json"
-	"io"
-	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/brainsurgeon/brainsurgeon/api"
 	"github.com/brainsurgeon/brainsurgeon/daemon"
+	"github.com/brainsurgeon/brainsurgeon/internal/apitest"
 	"github.com/brainsurgeon/brainsurgeon/internal/demo"
 )
-
-// call does one request to the server and decodes a JSON answer into out
-// (when not nil); it fails the test unless the status is want.
-func call(t *testing.T, srv *httptest.Server, method, path, body string, want int, out any) []byte {
-	t.Helper()
-	req, err := http.NewRequest(method, srv.URL+path, strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if body != "" {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	resp, err := srv.Client().Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode != want {
-		t.Fatalf("%s %s: status %d, want %d: %s", method, path, resp.StatusCode, want, b)
-	}
-	if out != nil {
-		if err := json.Unmarshal(b, out); err != nil {
-			t.Fatalf("%s %s: %v: %s", method, path, err, b)
-		}
-	}
-	return b
-}
 
 // TestSeedVerificationPath is seed 000's "Verification Path for
 // Indispensable", end to end against the real daemon and API on loopback:
@@ -82,12 +51,12 @@ func TestSeedVerificationPath(t *testing.T) {
 
 	// 1. The config is reachable without a key when none is set.
 	var cfg map[string]any
-	call(t, srv, "GET", "/api/config", "", 200, &cfg)
+	apitest.Call(t, srv, "GET", "/api/config", "", 200, &cfg)
 	if cfg["enabled"] != false {
 		t.Fatalf("a new config has pruning enabled: %v", cfg["enabled"])
 	}
 	// 2. Enable pruning, every second.
-	call(t, srv, "POST", "/api/config", `{"enabled":true,"auto_cron":"* * * * * *","age_threshold_hours":0,"idle_seconds":0}`, 200, nil)
+	apitest.Call(t, srv, "POST", "/api/config", `{"enabled":true,"auto_cron":"* * * * * *","age_threshold_hours":0,"idle_seconds":0}`, 200, nil)
 
 	// 3–4. The session has thinking blocks; the scheduled run happens.
 	before, _ := os.ReadFile(s.Path)
@@ -101,12 +70,12 @@ func TestSeedVerificationPath(t *testing.T) {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("no scheduled run extracted the thinking blocks in 30 s; status: %s", call(t, srv, "GET", "/api/scheduler/status", "", 200, nil))
+			t.Fatalf("no scheduled run extracted the thinking blocks in 30 s; status: %s", apitest.Call(t, srv, "GET", "/api/scheduler/status", "", 200, nil))
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
 	var status daemon.Status
-	call(t, srv, "GET", "/api/scheduler/status", "", 200, &status)
+	apitest.Call(t, srv, "GET", "/api/scheduler/status", "", 200, &status)
 	if status.Prune.Cron != "* * * * * *" || !status.Prune.Scheduled {
 		t.Errorf("scheduler status %+v", status.Prune)
 	}
@@ -117,7 +86,7 @@ func TestSeedVerificationPath(t *testing.T) {
 		t.Fatalf("extracted dir %s: %v", side, err)
 	}
 	// Stop the schedule so the files stay as they are from here on.
-	call(t, srv, "POST", "/api/config", `{"enabled":false}`, 200, nil)
+	apitest.Call(t, srv, "POST", "/api/config", `{"enabled":false}`, 200, nil)
 	for i := 0; i < 50 && d.Status().Prune.Running; i++ {
 		time.Sleep(20 * time.Millisecond)
 	}
@@ -127,7 +96,7 @@ func TestSeedVerificationPath(t *testing.T) {
 	var detail struct {
 		Entries []api.EntryView `json:"entries"`
 	}
-	call(t, srv, "GET", "/api/sessions/main/"+s.ID+"?limit=2000", "", 200, &detail)
+	apitest.Call(t, srv, "GET", "/api/sessions/main/"+s.ID+"?limit=2000", "", 200, &detail)
 	var extracted api.EntryView
 	for _, e := range detail.Entries {
 		if e.Extracted {
@@ -138,37 +107,37 @@ func TestSeedVerificationPath(t *testing.T) {
 	if extracted.ID == "" {
 		t.Fatalf("no entry marked extracted among %d", len(detail.Entries))
 	}
-	call(t, srv, "GET", "/api/sessions/main/"+s.ID+"/entries/"+extracted.ID+"/extracted?preview=200", "", 200, nil)
+	apitest.Call(t, srv, "GET", "/api/sessions/main/"+s.ID+"/entries/"+extracted.ID+"/extracted?preview=200", "", 200, nil)
 
 	// 7. Delete → trash; restore → back, byte for byte.
 	pruned, _ := os.ReadFile(s.Path)
-	call(t, srv, "DELETE", "/api/sessions/main/"+s.ID, "", 200, nil)
+	apitest.Call(t, srv, "DELETE", "/api/sessions/main/"+s.ID, "", 200, nil)
 	if _, err := os.Stat(s.Path); !os.IsNotExist(err) {
 		t.Fatalf("transcript still there after delete: %v", err)
 	}
 	var items []map[string]any
-	call(t, srv, "GET", "/api/trash", "", 200, &items)
+	apitest.Call(t, srv, "GET", "/api/trash", "", 200, &items)
 	if len(items) != 1 || items[0]["session_id"] != s.ID {
 		t.Fatalf("trash: %v", items)
 	}
-	call(t, srv, "POST", "/api/trash/main/"+s.ID+"/restore", "", 200, nil)
+	apitest.Call(t, srv, "POST", "/api/trash/main/"+s.ID+"/restore", "", 200, nil)
 	if back, _ := os.ReadFile(s.Path); !bytes.Equal(back, pruned) {
 		t.Fatal("the restored transcript differs from the one deleted")
 	}
-	call(t, srv, "GET", "/api/sessions/main/"+s.ID+"/entries/"+extracted.ID+"/extracted", "", 200, nil)
+	apitest.Call(t, srv, "GET", "/api/sessions/main/"+s.ID+"/entries/"+extracted.ID+"/extracted", "", 200, nil)
 
 	// 8. Retention deletes old side values.
-	call(t, srv, "POST", "/api/config", `{"retention":"30m","retention_scope":"all"}`, 200, nil)
+	apitest.Call(t, srv, "POST", "/api/config", `{"retention":"30m","retention_scope":"all"}`, 200, nil)
 	var run struct {
 		Report struct {
 			Cleaned int `json:"cleaned"`
 		} `json:"report"`
 	}
-	call(t, srv, "POST", "/api/retention/run", "", 200, &run)
+	apitest.Call(t, srv, "POST", "/api/retention/run", "", 200, &run)
 	if run.Report.Cleaned == 0 {
 		t.Fatal("retention cleaned nothing")
 	}
-	call(t, srv, "GET", "/api/sessions/main/"+s.ID+"/entries/"+extracted.ID+"/extracted", "", 404, nil)
+	apitest.Call(t, srv, "GET", "/api/sessions/main/"+s.ID+"/entries/"+extracted.ID+"/extracted", "", 404, nil)
 }
 
 type clockFunc func() time.Time

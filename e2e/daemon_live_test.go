@@ -8,7 +8,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -23,6 +22,7 @@ import (
 
 	"github.com/brainsurgeon/brainsurgeon/api"
 	"github.com/brainsurgeon/brainsurgeon/daemon"
+	"github.com/brainsurgeon/brainsurgeon/internal/apitest"
 	"github.com/brainsurgeon/brainsurgeon/internal/openclaw"
 	"github.com/brainsurgeon/brainsurgeon/internal/oracle"
 )
@@ -162,7 +162,7 @@ func TestDaemonLive(t *testing.T) {
 		Content      map[string]string `json:"content"`
 		Warning      string            `json:"warning"`
 	}
-	apiCall(t, srv, "POST", "/api/sessions/main/"+seedSessionID+"/entries/"+restored+"/restore", "{}", http.StatusOK, &rr)
+	apitest.Call(t, srv, "POST", "/api/sessions/main/"+seedSessionID+"/entries/"+restored+"/restore", "{}", http.StatusOK, &rr)
 	took := time.Since(start)
 	if !rr.Restored || rr.Applied || !rr.Queued || len(rr.KeysRestored) == 0 {
 		t.Fatalf("c: restore during a run: restored %v, applied %v, queued %v, keys %v (want restored, queued, not applied): %s",
@@ -348,7 +348,7 @@ func watchRuns(t *testing.T, srv *httptest.Server, n int) runStats {
 				LastError      string              `json:"last_error"`
 			} `json:"prune"`
 		}
-		apiCall(t, srv, "GET", "/api/scheduler/status", "", http.StatusOK, &st)
+		apitest.Call(t, srv, "GET", "/api/scheduler/status", "", http.StatusOK, &st)
 		p := st.Prune
 		if p.LastFinishedAt != nil && !p.LastFinishedAt.Equal(last) {
 			if first {
@@ -375,35 +375,6 @@ func watchRuns(t *testing.T, srv *httptest.Server, n int) runStats {
 		time.Sleep(50 * time.Millisecond)
 	}
 	return s
-}
-
-// apiCall does one request to the API and decodes a JSON answer into out (when not nil); the status must be want.
-func apiCall(t *testing.T, srv *httptest.Server, method, path, body string, want int, out any) {
-	t.Helper()
-	req, err := http.NewRequest(method, srv.URL+path, strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if body != "" {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	resp, err := srv.Client().Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if resp.StatusCode != want {
-		t.Fatalf("%s %s: status %d, want %d: %s", method, path, resp.StatusCode, want, b)
-	}
-	if out != nil {
-		if err := json.Unmarshal(b, out); err != nil {
-			t.Fatalf("%s %s: %v: %s", method, path, err, b)
-		}
-	}
 }
 
 // waitFor polls cond until it holds, within turnTimeout.
