@@ -17,10 +17,9 @@ import (
 	"github.com/brainsurgeon/brainsurgeon/backend"
 	"github.com/brainsurgeon/brainsurgeon/config"
 	"github.com/brainsurgeon/brainsurgeon/extract"
-	"github.com/brainsurgeon/brainsurgeon/internal/oracle"
+	"github.com/brainsurgeon/brainsurgeon/internal/testcorpus"
 	"github.com/brainsurgeon/brainsurgeon/restore"
 	"github.com/brainsurgeon/brainsurgeon/retention"
-	"github.com/brainsurgeon/brainsurgeon/session/sqlite"
 )
 
 type fixedClock time.Time
@@ -393,22 +392,7 @@ func TestHumanBytes(t *testing.T) {
 // "all" expires them.
 func TestRunSQLite(t *testing.T) {
 	ctx := context.Background()
-	shared, err := oracle.SharedDir()
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := os.ReadFile(filepath.Join(shared, "corpus", "openclaw-sqlite", "openclawlaw-cpu__OpenClawLog", "agents", "main", sqlite.StoreFile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	root := filepath.Join(t.TempDir(), "agents")
-	db := filepath.Join(root, "main", sqlite.StoreFile)
-	if err := os.MkdirAll(filepath.Dir(db), 0o700); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(db, b, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	root := testcorpus.CopyStore(t)
 	set, err := backend.Open(ctx, root, backend.Options{})
 	if err != nil {
 		t.Fatal(err)

@@ -16,10 +16,9 @@ import (
 	bs "github.com/brainsurgeon/brainsurgeon"
 	"github.com/brainsurgeon/brainsurgeon/backend"
 	"github.com/brainsurgeon/brainsurgeon/config"
-	"github.com/brainsurgeon/brainsurgeon/internal/oracle"
+	"github.com/brainsurgeon/brainsurgeon/internal/testcorpus"
 	"github.com/brainsurgeon/brainsurgeon/restore"
 	"github.com/brainsurgeon/brainsurgeon/retention"
-	"github.com/brainsurgeon/brainsurgeon/session/sqlite"
 	"github.com/brainsurgeon/brainsurgeon/trash"
 )
 
@@ -479,23 +478,7 @@ func TestDeleteFailsMidway(t *testing.T) {
 // dir (the corpus is read, never written).
 func sqliteAgents(t *testing.T) string {
 	t.Helper()
-	shared, err := oracle.SharedDir()
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := os.ReadFile(filepath.Join(shared, "corpus", "openclaw-sqlite", "openclawlaw-cpu__OpenClawLog", "agents", "main", sqlite.StoreFile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	root := filepath.Join(t.TempDir(), "agents")
-	db := filepath.Join(root, "main", sqlite.StoreFile)
-	if err := os.MkdirAll(filepath.Dir(db), 0o700); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(db, b, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return root
+	return testcorpus.CopyStore(t)
 }
 
 func TestDeleteSQLiteStore(t *testing.T) {

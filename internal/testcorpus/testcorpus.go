@@ -71,3 +71,32 @@ func Copy(tb testing.TB, src, id string) (agentsDir, path string) {
 	}
 	return agentsDir, path
 }
+
+// StoreFile is where an OpenClaw ≥ 2026.8 agent keeps its SQLite store,
+// relative to the agent's dir (session/sqlite.StoreFile; not imported
+// here so that session/sqlite's own tests may use this package).
+const StoreFile = "agent/openclaw-agent.sqlite"
+
+// CopyStore copies the main agent's SQLite store of one corpus install
+// (openclawlaw-cpu__OpenClawLog) into a fresh agents dir and returns it.
+// The corpus is read, never written.
+func CopyStore(tb testing.TB) (agentsDir string) {
+	tb.Helper()
+	shared, err := oracle.SharedDir()
+	if err != nil {
+		tb.Fatalf("shared dir: %v", err)
+	}
+	b, err := os.ReadFile(filepath.Join(shared, "corpus", "openclaw-sqlite", "openclawlaw-cpu__OpenClawLog", "agents", "main", StoreFile))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	agentsDir = filepath.Join(tb.TempDir(), "agents")
+	db := filepath.Join(agentsDir, "main", StoreFile)
+	if err := os.MkdirAll(filepath.Dir(db), 0o700); err != nil {
+		tb.Fatal(err)
+	}
+	if err := os.WriteFile(db, b, 0o600); err != nil {
+		tb.Fatal(err)
+	}
+	return agentsDir
+}
