@@ -1,0 +1,25 @@
+// Package compact keeps a session's context under its model's window in
+// layers (DESIGN decision 11), and reports what a context holds.
+//
+// The layers, chosen by thresholds on the context's share of the window
+// (see [Settings] and [Choose]):
+//
+//   - prune (L1): the extraction engine (package extract) moves old tool
+//     output and thinking out of the transcript, protecting the most recent
+//     tokens;
+//   - summarize (L2): a host-native compaction entry replaces the older
+//     history with a summary and keeps the most recent tokens;
+//   - full (L3): the same entry keeps only the last turn.
+//
+// A compaction is recorded in the transcript in pi's own format (a
+// "compaction" entry with summary, firstKeptEntryId and tokensBefore; our
+// fields live under details.brainsurgeon), appended through the store's safe
+// append protocol, so the host applies the boundary itself when it next
+// builds the context. Entries marked `_extractable: false` are pinned: they
+// are never extracted and, when they fall into a summarized span, their raw
+// lines are carried verbatim into the summary.
+//
+// [Status], [Inspect] and [History] only read, and work on every backend;
+// [Compact] writes and is refused by a store that cannot append (OpenClaw's
+// SQLite store, DESIGN decision 6).
+package compact
