@@ -5,10 +5,10 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"image"
-	"math"
 	_ "image/gif"  // image sizes of GIF blocks
 	_ "image/jpeg" // image sizes of JPEG blocks
 	_ "image/png"  // image sizes of PNG blocks
+	"math"
 	"strconv"
 	"strings"
 
