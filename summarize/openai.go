@@ -163,7 +163,7 @@ func fromEnv(getenv func(string) string) *OpenAI {
 func (o *OpenAI) Name() string { return "openai:" + o.Model }
 
 // String describes the client without its key.
-func (o *OpenAI) String() string {
+func (o OpenAI) String() string {
 	key := "none"
 	if o.APIKey != "" {
 		key = "set"
@@ -175,10 +175,10 @@ func (o *OpenAI) String() string {
 }
 
 // GoString is String, so that %#v does not show the key either.
-func (o *OpenAI) GoString() string { return o.String() }
+func (o OpenAI) GoString() string { return o.String() }
 
 // LogValue is what slog records of the client: no key.
-func (o *OpenAI) LogValue() slog.Value {
+func (o OpenAI) LogValue() slog.Value {
 	return slog.GroupValue(
 		slog.String("base_url", o.baseURL()),
 		slog.String("model", o.Model),
@@ -186,7 +186,7 @@ func (o *OpenAI) LogValue() slog.Value {
 	)
 }
 
-func (o *OpenAI) baseURL() string {
+func (o OpenAI) baseURL() string {
 	if o.BaseURL == "" {
 		return DefaultBaseURL
 	}
