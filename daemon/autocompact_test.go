@@ -196,4 +196,3 @@ func TestAutoCompaction(t *testing.T) {
 		}
 	})
 }
-
