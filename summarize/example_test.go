@@ -12,7 +12,7 @@ import (
 // prompt, then the aggressive one, then the offline extractive summary,
 // which is marked degraded with the reason.
 func ExampleEscalate() {
-	model := summarize.FromEnv() // key from BRAINSURGEON_SUMMARY_API_KEY, OPENAI_API_KEY or OPENROUTER_API_KEY
+	model := summarize.FromEnv()            // key from BRAINSURGEON_SUMMARY_API_KEY, OPENAI_API_KEY or OPENROUTER_API_KEY
 	model.BaseURL = "http://127.0.0.1:1/v1" // nothing listens here
 	model.Model = "llama3.1"
 	model.Retries = 0
