@@ -175,8 +175,16 @@ func fromEnv(getenv func(string) string) *OpenAI {
 	return o
 }
 
+// errNilClient is returned by the methods of a nil *OpenAI.
+var errNilClient = fmt.Errorf("summarizer: expected an OpenAI client, found nil: %w", bs.ErrInvalid)
+
 // Name returns "openai:<model>".
-func (o *OpenAI) Name() string { return "openai:" + o.Model }
+func (o *OpenAI) Name() string {
+	if o == nil {
+		return "openai:"
+	}
+	return "openai:" + o.Model
+}
 
 // String describes the client without its key.
 func (o OpenAI) String() string {
@@ -219,6 +227,9 @@ func (o *OpenAI) Summarize(ctx context.Context, messages [][]byte, focus string)
 // SummarizeVariant returns the model's summary of messages with the
 // prompt of variant v.
 func (o *OpenAI) SummarizeVariant(ctx context.Context, messages [][]byte, focus string, v Variant) (string, error) {
+	if o == nil {
+		return "", errNilClient
+	}
 	p := BuildPrompt(messages, focus, v)
 	maxTokens := o.MaxTokens
 	if maxTokens <= 0 {
@@ -237,6 +248,9 @@ func (o *OpenAI) SummarizeVariant(ctx context.Context, messages [][]byte, focus 
 // Chat sends messages and returns the answer's text, retrying as
 // configured.
 func (o *OpenAI) Chat(ctx context.Context, messages []Message) (string, error) {
+	if o == nil {
+		return "", errNilClient
+	}
 	maxTokens := o.MaxTokens
 	if maxTokens <= 0 {
 		maxTokens = DefaultMaxTokens
