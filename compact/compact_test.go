@@ -15,7 +15,6 @@ import (
 	"github.com/brainsurgeon/brainsurgeon/compact"
 	"github.com/brainsurgeon/brainsurgeon/extract"
 	"github.com/brainsurgeon/brainsurgeon/internal/testcorpus"
-	"github.com/brainsurgeon/brainsurgeon/session"
 	"github.com/brainsurgeon/brainsurgeon/session/sqlite"
 )
 
@@ -349,6 +348,20 @@ func TestCompactRefusals(t *testing.T) {
 			t.Errorf("entry does not say degraded: %+v", w.Details.BrainSurgeon)
 		}
 	})
+	t.Run("SummaryNotSmaller", func(t *testing.T) {
+		st, ref := newStore(t, src)
+		before, _ := os.ReadFile(ref.Path)
+		o := opts()
+		o.Summarizer = bigSummarizer{}
+		res, err := compact.Compact(ctx, st, ref, o)
+		if err != nil || res.EntryID != "" || !strings.Contains(res.Warning, "not written") {
+			t.Fatalf("a summary larger than its span: %+v, %v", res, err)
+		}
+		after, _ := os.ReadFile(ref.Path)
+		if !bytes.Equal(before, after) {
+			t.Error("a compaction that saves nothing was written")
+		}
+	})
 	t.Run("BadLayer", func(t *testing.T) {
 		st, ref := newStore(t, src)
 		o := opts()
@@ -450,6 +463,13 @@ func TestStatusAndInspectGenerated(t *testing.T) {
 	}
 }
 
+// bigSummarizer answers with a summary larger than anything it is given.
+type bigSummarizer struct{}
+
+func (bigSummarizer) Summarize(context.Context, [][]byte, string) (string, bool, error) {
+	return strings.Repeat("words ", 200000), false, nil
+}
+
 // fixedEstimator is an Estimator with an overhead, as a calibrated model
 // has.
 type fixedEstimator struct{ overhead int }
@@ -483,5 +503,3 @@ func TestStatusUsesEstimator(t *testing.T) {
 		t.Errorf("estimator error not returned: %v", err)
 	}
 }
-
-var _ = session.Open
