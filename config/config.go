@@ -130,6 +130,10 @@ type Config struct {
 	// before its placeholder; 0 (the default) keeps none. It must be
 	// between 0 and [MaxPreviewChars].
 	PreviewChars int `json:"preview_chars"`
+	// Compaction holds the layered compaction's thresholds and the
+	// summarizer's settings; see [DefaultCompaction] for the defaults.
+	// Members missing from the file get their defaults.
+	Compaction Compaction `json:"compaction"`
 	// LastRunAt is when the last automatic pruning run finished, or nil
 	// (the default) if none has.
 	LastRunAt *time.Time `json:"last_run_at"`
@@ -157,6 +161,7 @@ func Default() Config {
 		IdleSeconds:             300,
 		MinSavingTokens:         2000,
 		PreviewChars:            0,
+		Compaction:              DefaultCompaction(),
 	}
 }
 
@@ -316,6 +321,10 @@ func (c *Config) problems(typeErrs map[int]FieldError, extra []FieldError) error
 	for i, f := range fields {
 		if te, ok := typeErrs[i]; ok {
 			errs = append(errs, te)
+			continue
+		}
+		if f.name == "compaction" {
+			errs = append(errs, c.Compaction.problems()...)
 			continue
 		}
 		if f.check == nil {

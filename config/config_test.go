@@ -36,6 +36,7 @@ func TestDefault(t *testing.T) {
 		IdleSeconds:             300,
 		MinSavingTokens:         2000,
 		PreviewChars:            0,
+		Compaction:              config.DefaultCompaction(),
 	}
 	if !reflect.DeepEqual(c, want) {
 		t.Fatalf("Default() = %+v, want %+v", c, want)

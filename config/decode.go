@@ -115,6 +115,10 @@ var fields = []field{
 			}
 			return ""
 		}},
+	{"compaction",
+		func(c *Config) any { return c.Compaction },
+		func(c *Config, v jsontext.Value) string { return decodeObject(v, &c.Compaction, compactionFields) },
+		nil},
 	{"last_run_at",
 		func(c *Config) any { return c.LastRunAt },
 		func(c *Config, v jsontext.Value) string { return decodeTime(v, &c.LastRunAt) },

@@ -69,9 +69,35 @@ const fullJSON = `{
   "idle_seconds": 300,
   "min_saving_tokens": 2000,
   "preview_chars": 0,
+  "compaction": {
+    "auto_enabled": false,
+    "context_window": 200000,
+    "prune_trigger_percent": 80,
+    "prune_min_tool_tokens": 50000,
+    "prune_protect_recent": 40000,
+    "summarize_trigger_percent": 88,
+    "summarize_keep_recent": 25000,
+    "full_trigger_percent": 95,
+    "warn_at": 3,
+    "hard_warn_at": 5,
+    "auto_quiet_seconds": 300,
+    "tokenizer": "calibrated",
+    "summarizer": {
+      "base_url": "",
+      "model": "",
+      "temperature": 0.2,
+      "max_tokens": 13107,
+      "timeout_seconds": 120,
+      "retries": 3
+    }
+  },
   "last_run_at": null,
   "last_retention_run_at": null
 }`
+
+// compactionDefault is the default "compaction" object as the upgrade log
+// shows it.
+const compactionDefault = `{"auto_enabled":false,"context_window":200000,"prune_trigger_percent":80,"prune_min_tool_tokens":50000,"prune_protect_recent":40000,"summarize_trigger_percent":88,"summarize_keep_recent":25000,"full_trigger_percent":95,"warn_at":3,"hard_warn_at":5,"auto_quiet_seconds":300,"tokenizer":"calibrated","summarizer":{"base_url":"","model":"","temperature":0.2,"max_tokens":13107,"timeout_seconds":120,"retries":3}}`
 
 // upgraded returns the log line for a field added by the upgrade.
 func upgraded(field, def string) string {
@@ -113,6 +139,7 @@ func TestDecode(t *testing.T) {
 				upgraded("idle_seconds", "300"),
 				upgraded("min_saving_tokens", "2000"),
 				upgraded("preview_chars", "0"),
+				upgraded("compaction", compactionDefault),
 				upgraded("last_run_at", "null"),
 				upgraded("last_retention_run_at", "null"),
 			},
@@ -137,13 +164,14 @@ func TestDecode(t *testing.T) {
 				c.MinValueLength = 800
 				c.KeepAfterRestoreSeconds = 900
 			},
-			wantAdded: []string{"retention_scope", "idle_seconds", "min_saving_tokens", "preview_chars"},
+			wantAdded: []string{"retention_scope", "idle_seconds", "min_saving_tokens", "preview_chars", "compaction"},
 			wantLogs: []string{
 				"INFO Config upgraded: renamed field keep_restore_remote_calls to keep_purge_control_calls",
 				upgraded("retention_scope", `"all"`),
 				upgraded("idle_seconds", "300"),
 				upgraded("min_saving_tokens", "2000"),
 				upgraded("preview_chars", "0"),
+				upgraded("compaction", compactionDefault),
 			},
 		},
 		{

@@ -62,6 +62,28 @@ const defaultFile = `{
   "idle_seconds": 300,
   "min_saving_tokens": 2000,
   "preview_chars": 0,
+  "compaction": {
+    "auto_enabled": false,
+    "context_window": 200000,
+    "prune_trigger_percent": 80,
+    "prune_min_tool_tokens": 50000,
+    "prune_protect_recent": 40000,
+    "summarize_trigger_percent": 88,
+    "summarize_keep_recent": 25000,
+    "full_trigger_percent": 95,
+    "warn_at": 3,
+    "hard_warn_at": 5,
+    "auto_quiet_seconds": 300,
+    "tokenizer": "calibrated",
+    "summarizer": {
+      "base_url": "",
+      "model": "",
+      "temperature": 0.2,
+      "max_tokens": 13107,
+      "timeout_seconds": 120,
+      "retries": 3
+    }
+  },
   "last_run_at": null,
   "last_retention_run_at": null
 }
@@ -124,6 +146,7 @@ func TestSaveLoadRoundTrip(t *testing.T) {
 		IdleSeconds:             0,
 		MinSavingTokens:         500,
 		PreviewChars:            120,
+		Compaction:              config.DefaultCompaction(),
 		LastRunAt:               &ran,
 		LastRetentionRunAt:      &kept,
 	}

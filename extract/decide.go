@@ -36,6 +36,12 @@ type Policy struct {
 	// MinSavingTokens is the minimum saving (in tokens, bytes / 4) for a
 	// pass to write anything.
 	MinSavingTokens int
+	// ProtectRecentTokens, when positive, protects the newest messages on
+	// the active path whose lines together hold this many tokens (counted
+	// from their size with the Extractor's Tokenizer), as KeepRecent does
+	// by count: the compaction's prune layer protects the most recent
+	// tokens of the context this way. It is not part of the runtime config.
+	ProtectRecentTokens int
 	// NoReasons leaves Decision.Reason empty: building the sentence is a
 	// third of Decide's cost, and a pass whose debug log is off never
 	// shows it.

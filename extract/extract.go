@@ -275,10 +275,19 @@ func (x *Extractor) Run(ctx context.Context, ref bs.SessionRef) (*Result, error)
 	res.ReadTime = time.Since(start)
 	ref = tr.Ref() // with the session id taken from the file name if it had none
 	positions := tr.MessagePositions()
+	tok := x.Tokenizer
+	if tok == nil {
+		tok = bs.CharsPer4{}
+	}
+	recent := protectRecent(tr, tok, policy.ProtectRecentTokens)
 	kept := plan[:0]
 	for _, p := range plan {
 		pos, ok := positions[p.line]
 		switch {
+		case recent[p.line]:
+			res.Counts[CodeTooRecent]++
+			log.Debug(fmt.Sprintf("Entry %s: %s → KEEP (within the most recent %d tokens)", p.id, p.trigger, policy.ProtectRecentTokens), "session", name)
+			continue
 		case ok && pos < p.window:
 			res.Counts[CodeTooRecent]++
 			log.Debug(fmt.Sprintf("Entry %s: %s → KEEP (message %d from the end, keep_recent %d)", p.id, p.trigger, pos, p.window), "session", name)
@@ -320,10 +329,6 @@ func (x *Extractor) Run(ctx context.Context, ref bs.SessionRef) (*Result, error)
 		}
 		log.Debug("pass skipped", "session", name, "reason", res.Skipped)
 		return finish(res), nil
-	}
-	tok := x.Tokenizer
-	if tok == nil {
-		tok = bs.CharsPer4{}
 	}
 	if tokens := bs.TokensOfBytes(tok, res.BytesSaved); tokens < int64(policy.MinSavingTokens) {
 		res.skip(SkipBelowMinSaving, fmt.Sprintf("saving %d tokens (%d entries, %d bytes) is below min_saving_tokens %d",
@@ -374,6 +379,27 @@ func (x *Extractor) Run(ctx context.Context, ref bs.SessionRef) (*Result, error)
 	res.Details = details(plan)
 	log.Info("extraction pass", "session", name, "entries", res.Entries, "values", res.Values, "bytes_saved", res.BytesSaved)
 	return finish(res), nil
+}
+
+// protectRecent returns the line numbers of the newest messages on the
+// active path of tr whose lines together hold limit tokens, counted from
+// their sizes with tok; nil when limit is 0 or less.
+func protectRecent(tr bs.Transcript, tok bs.Tokenizer, limit int) map[int]bool {
+	if limit <= 0 {
+		return nil
+	}
+	out := make(map[int]bool)
+	nodes, path := tr.Nodes(), tr.ActivePath()
+	acc := int64(0)
+	for k := len(path) - 1; k >= 0 && acc < int64(limit); k-- {
+		n := &nodes[path[k]]
+		if !n.IsMessage() {
+			continue
+		}
+		out[n.Line] = true
+		acc += bs.TokensOfBytes(tok, int64(n.Len))
+	}
+	return out
 }
 
 // decided is what the extractor decides for one line from the line alone.

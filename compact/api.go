@@ -1,0 +1,353 @@
+package compact
+
+import (
+	"context"
+	"time"
+
+	bs "github.com/brainsurgeon/brainsurgeon"
+	"github.com/brainsurgeon/brainsurgeon/config"
+	"github.com/brainsurgeon/brainsurgeon/extract"
+)
+
+// Layer names a compaction layer.
+type Layer string
+
+// The layers, from the lightest to the heaviest. LayerNone means nothing is
+// needed (or, in Options, "choose by the thresholds").
+const (
+	LayerNone      Layer = ""
+	LayerPrune     Layer = "prune"
+	LayerSummarize Layer = "summarize"
+	LayerFull      Layer = "full"
+)
+
+// ParseLayer returns the layer named s ("" is LayerNone), or an error
+// wrapping bs.ErrInvalid that lists the known names.
+func ParseLayer(s string) (Layer, error) {
+	switch l := Layer(s); l {
+	case LayerNone, LayerPrune, LayerSummarize, LayerFull:
+		return l, nil
+	}
+	return "", invalidf("unknown layer %q (expected prune, summarize or full)", s)
+}
+
+// Trigger says who asked for a compaction.
+type Trigger string
+
+// The triggers. An automatic compaction also waits for the quiet period
+// (Settings.AutoQuiet) because it breaks the provider's prompt cache; a
+// manual one breaks it anyway.
+const (
+	TriggerManual Trigger = "manual"
+	TriggerAuto   Trigger = "auto"
+)
+
+// Risk grades how much a session's history has been condensed.
+type Risk string
+
+// The risk levels: low below Settings.WarnAt compactions on the active
+// path, medium from WarnAt (a soft warning), high from HardWarnAt (a hard
+// warning).
+const (
+	RiskLow    Risk = "low"
+	RiskMedium Risk = "medium"
+	RiskHigh   Risk = "high"
+)
+
+// Settings are the thresholds of the layers (seed 004 FR-OC-1). Percents
+// are of ContextWindow; token counts are in the estimator's tokens.
+type Settings struct {
+	// ContextWindow is the model's context window in tokens (200000).
+	ContextWindow int
+	// AutoEnabled turns automatic compaction on (false by default); it is
+	// reported by Status and read by the daemon.
+	AutoEnabled bool
+	// PruneTriggerPercent (80) and PruneMinToolTokens (50000): the prune
+	// layer runs when the context is above this share of the window and
+	// its tool output holds more than this many tokens.
+	PruneTriggerPercent float64
+	PruneMinToolTokens  int
+	// PruneProtectRecent is how many of the most recent tokens of the
+	// context the prune layer never touches (40000).
+	PruneProtectRecent int
+	// SummarizeTriggerPercent (88): above it, the summarize layer runs.
+	SummarizeTriggerPercent float64
+	// SummarizeKeepRecent is how many of the most recent tokens the
+	// summarize layer keeps verbatim (25000).
+	SummarizeKeepRecent int
+	// FullTriggerPercent (95): above it, the full layer runs; it keeps
+	// only the last turn (the cut is the last valid cut point).
+	FullTriggerPercent float64
+	// WarnAt (3) and HardWarnAt (5) are the compaction counts on the
+	// active path from which Status warns softly and hard.
+	WarnAt     int
+	HardWarnAt int
+	// AutoQuiet is how long a session must have been left alone before an
+	// automatic compaction (300 s, the usual prompt-cache lifetime).
+	AutoQuiet time.Duration
+}
+
+// DefaultSettings returns the seed's defaults.
+func DefaultSettings() Settings {
+	return Settings{
+		ContextWindow:           200000,
+		PruneTriggerPercent:     80,
+		PruneMinToolTokens:      50000,
+		PruneProtectRecent:      40000,
+		SummarizeTriggerPercent: 88,
+		SummarizeKeepRecent:     25000,
+		FullTriggerPercent:      95,
+		WarnAt:                  3,
+		HardWarnAt:              5,
+		AutoQuiet:               300 * time.Second,
+	}
+}
+
+// FromConfig returns the Settings of the config's "compaction" object.
+func FromConfig(c config.Compaction) Settings {
+	return Settings{
+		ContextWindow:           c.ContextWindow,
+		AutoEnabled:             c.AutoEnabled,
+		PruneTriggerPercent:     c.PruneTriggerPercent,
+		PruneMinToolTokens:      c.PruneMinToolTokens,
+		PruneProtectRecent:      c.PruneProtectRecent,
+		SummarizeTriggerPercent: c.SummarizeTriggerPercent,
+		SummarizeKeepRecent:     c.SummarizeKeepRecent,
+		FullTriggerPercent:      c.FullTriggerPercent,
+		WarnAt:                  c.WarnAt,
+		HardWarnAt:              c.HardWarnAt,
+		AutoQuiet:               time.Duration(c.AutoQuietSeconds) * time.Second,
+	}
+}
+
+// Estimator predicts the size of a context in tokens. A tokens.Model
+// (usage-calibrated) satisfies it; [TokenizerEstimator] builds one on a
+// plain bs.Tokenizer.
+type Estimator interface {
+	// Overhead returns the tokens the model sees that are not in the
+	// transcript (system prompt, tool definitions).
+	Overhead() int
+	// Predict returns the context size, overhead included, if the context
+	// were exactly these raw transcript lines (a compaction line stands for
+	// its summary).
+	Predict(messages [][]byte) int
+}
+
+// TokenOptions say how tokens are counted.
+type TokenOptions struct {
+	// Tokenizer counts the tokens of single values (tool output, pinned
+	// entries, cut-point accumulation). Nil means bs.CharsPer4.
+	Tokenizer bs.Tokenizer
+	// Estimator, when not nil, builds the context-size model of a
+	// transcript (tokens.Learn fits). Nil means TokenizerEstimator over
+	// Tokenizer, with no overhead.
+	Estimator func(ctx context.Context, tr bs.Transcript) (Estimator, error)
+}
+
+// TokenizerEstimator is the Estimator that counts a context with a plain
+// Tokenizer: no overhead, each line counted as the host would send it.
+type TokenizerEstimator struct {
+	// Tokenizer counts; nil means bs.CharsPer4.
+	Tokenizer bs.Tokenizer
+}
+
+// StatusReport is what `brainsurgeon context status` shows.
+type StatusReport struct {
+	// Session is the session's "agent/id".
+	Session string `json:"session"`
+	// Backend is the store's name ("jsonl", "sqlite").
+	Backend string `json:"backend"`
+	// Tokens is the predicted size of the next turn's context, overhead
+	// included; Window the context window; Percent Tokens as a share of
+	// Window (0–100+).
+	Tokens  int     `json:"tokens"`
+	Window  int     `json:"window"`
+	Percent float64 `json:"percent"`
+	// Tokenizer names the counting method ("calibrated", "o200k",
+	// "chars/4").
+	Tokenizer string `json:"tokenizer"`
+	// ToolOutputTokens is the part of Tokens held by tool output (the
+	// prune layer's trigger).
+	ToolOutputTokens int `json:"tool_output_tokens"`
+	// AutoEnabled tells whether automatic compaction is on.
+	AutoEnabled bool `json:"auto_enabled"`
+	// TriggerPercent is the lowest threshold (the prune layer's).
+	TriggerPercent float64 `json:"trigger_percent"`
+	// Layer is the layer the thresholds choose now, or "" for none.
+	Layer Layer `json:"layer"`
+	// Compactions counts the compaction entries on the active path;
+	// LastCompactionAt is the newest one's time, or nil.
+	Compactions      int        `json:"compactions"`
+	LastCompactionAt *time.Time `json:"last_compaction_at"`
+	// Risk grades the count against WarnAt and HardWarnAt.
+	Risk Risk `json:"risk"`
+	// CanCompact is false when the store cannot write a compaction;
+	// Refusal then says why.
+	CanCompact bool   `json:"can_compact"`
+	Refusal    string `json:"refusal,omitempty"`
+	// Warnings and Recommendations are sentences for people; never nil.
+	Warnings        []string `json:"warnings"`
+	Recommendations []string `json:"recommendations"`
+}
+
+// Count is a number of tokens in a number of items.
+type Count struct {
+	Tokens int `json:"tokens"`
+	Count  int `json:"count"`
+}
+
+// MessageCount is a number of tokens in a number of messages.
+type MessageCount struct {
+	Tokens   int `json:"tokens"`
+	Messages int `json:"messages"`
+}
+
+// Savings are the tokens each layer would save now.
+type Savings struct {
+	Prune     int `json:"prune"`
+	Summarize int `json:"summarize"`
+	Full      int `json:"full"`
+}
+
+// Pinned is one entry marked `_extractable: false` in the context.
+type Pinned struct {
+	ID     string `json:"id"`
+	Line   int    `json:"line"`
+	Tokens int    `json:"tokens"`
+}
+
+// InspectReport is what `brainsurgeon context inspect` shows: where the
+// context's tokens are.
+type InspectReport struct {
+	StatusReport
+	// Conversation is every context message (the compaction summary
+	// included); ToolOutputs the tool results among them.
+	Conversation MessageCount `json:"conversation"`
+	ToolOutputs  Count        `json:"tool_outputs"`
+	// SystemPrompt is the estimator's overhead: tokens the model sees
+	// that the transcript does not hold.
+	SystemPrompt MessageCount `json:"system_prompt"`
+	// Protected is the recent part the summarize layer keeps;
+	// Compactable the part before it that a summary would replace.
+	Protected   MessageCount `json:"protected"`
+	Compactable MessageCount `json:"compactable"`
+	// Savings estimates each layer's saving.
+	Savings Savings `json:"savings"`
+	// Pinned lists the pinned entries in the context; never nil.
+	Pinned []Pinned `json:"pinned"`
+}
+
+// Event is one compaction on the active path.
+type Event struct {
+	// ID is the compaction entry's id; Line its line number.
+	ID   string `json:"id"`
+	Line int    `json:"line"`
+	// At is the entry's timestamp.
+	At time.Time `json:"at"`
+	// Trigger and Layer come from details.brainsurgeon, or are "" for a
+	// compaction the host made itself.
+	Trigger Trigger `json:"trigger"`
+	Layer   Layer   `json:"layer"`
+	// BrainSurgeon is true when the entry carries details.brainsurgeon.
+	BrainSurgeon bool `json:"brainsurgeon"`
+	// FromHook is the entry's fromHook.
+	FromHook bool `json:"from_hook"`
+	// TokensBefore is the entry's tokensBefore; TokensAfter,
+	// MessagesCompacted, Focus and Degraded come from
+	// details.brainsurgeon (0, "", false when absent).
+	TokensBefore      int    `json:"tokens_before"`
+	TokensAfter       int    `json:"tokens_after"`
+	MessagesCompacted int    `json:"messages_compacted"`
+	Focus             string `json:"focus"`
+	Degraded          bool   `json:"degraded"`
+	// SummaryChars is the summary's length in characters.
+	SummaryChars int `json:"summary_chars"`
+	// FirstKeptEntryID is the entry's firstKeptEntryId.
+	FirstKeptEntryID string `json:"first_kept_entry_id"`
+}
+
+// HistoryReport lists the compactions on the active path, newest first.
+type HistoryReport struct {
+	Session string `json:"session"`
+	// Compactions counts every compaction on the active path; Events holds
+	// at most the requested depth of them, newest first; never nil.
+	Compactions int     `json:"compactions"`
+	Events      []Event `json:"events"`
+	// OffPath counts compaction entries that are not on the active path.
+	OffPath int `json:"off_path"`
+	// Risk grades Compactions with the default thresholds.
+	Risk Risk `json:"risk"`
+}
+
+// Options configure one Compact call.
+type Options struct {
+	// Layer forces a layer; LayerNone chooses by the thresholds (and does
+	// nothing when none is crossed).
+	Layer Layer
+	// Focus tells the summarizer what to keep ("--focus").
+	Focus string
+	// Trigger is TriggerManual (the default when empty) or TriggerAuto.
+	Trigger Trigger
+	// DryRun computes everything and writes nothing.
+	DryRun bool
+	// Summarizer writes the summary of the summarized span; nil is an
+	// error for the summarize and full layers. A summarizer with a method
+	// LastReason() string explains why it degraded; one with Name() string
+	// names itself in details.brainsurgeon.summarizer.
+	Summarizer bs.Summarizer
+	// Settings are the thresholds; the zero value means DefaultSettings.
+	Settings Settings
+	// Tokens say how tokens are counted.
+	Tokens TokenOptions
+	// Side and Policy drive the prune layer (package extract): the side
+	// store for the extracted values and the extraction policy. A zero
+	// Policy means extract.DefaultPolicy with every message eligible, the
+	// recent ones protected by Settings.PruneProtectRecent tokens.
+	Side   bs.SideStore
+	Policy extract.Policy
+	// Clock tells the time (nil: the system clock); Logger receives the
+	// log (nil: discard).
+	Clock  bs.Clock
+	Logger bs.Logger
+}
+
+// Result is what Compact did (or, with DryRun, would do).
+type Result struct {
+	Session string `json:"session"`
+	// Layer is the layer that ran, or "" when none was needed.
+	Layer Layer `json:"layer"`
+	// TokensBefore and TokensAfter are the context sizes before and after.
+	TokensBefore int `json:"tokens_before"`
+	TokensAfter  int `json:"tokens_after"`
+	// MessagesCompacted counts the context messages the summary replaces
+	// (for prune: the entries extracted).
+	MessagesCompacted int `json:"messages_compacted"`
+	// FirstKeptEntryID is the new compaction's firstKeptEntryId; EntryID
+	// the compaction entry's id ("" for prune).
+	FirstKeptEntryID string `json:"first_kept_entry_id"`
+	EntryID          string `json:"entry_id"`
+	// Degraded is true when the summary was made without a model;
+	// DegradedReason says why when the summarizer tells.
+	Degraded       bool   `json:"degraded"`
+	DegradedReason string `json:"degraded_reason"`
+	// Warning is the most important warning (the full layer, a degraded
+	// summary, many compactions); Warnings lists them all; never nil.
+	Warning  string   `json:"warning"`
+	Warnings []string `json:"warnings"`
+	// DryRun is true when nothing was written.
+	DryRun bool `json:"dry_run"`
+	// Summary is the summary text written (or that would be written).
+	Summary string `json:"summary"`
+	// Pinned counts the pinned entries carried into the summary.
+	Pinned int `json:"pinned"`
+	// Prune is the extraction result of the prune layer, or nil.
+	Prune *extract.Result `json:"prune,omitempty"`
+}
+
+// ensure the signatures below stay what the CLI and API build against.
+var (
+	_ func(context.Context, bs.Transcript, Settings, TokenOptions) (StatusReport, error)  = Status
+	_ func(context.Context, bs.Transcript, Settings, TokenOptions) (InspectReport, error) = Inspect
+	_ func(context.Context, bs.Transcript, int) (HistoryReport, error)                    = History
+	_ func(context.Context, bs.Store, bs.SessionRef, Options) (Result, error)             = Compact
+)

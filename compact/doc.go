@@ -1,0 +1,36 @@
+// Package compact keeps a session's context under its model's window in
+// layers (DESIGN decision 11), and reports what a context holds.
+//
+// The layers, chosen by thresholds on the context's share of the window
+// (see [Settings] and [Choose]):
+//
+//   - prune (L1): the extraction engine (package extract) moves old tool
+//     output and thinking out of the transcript, protecting the most recent
+//     tokens;
+//   - summarize (L2): a host-native compaction entry replaces the older
+//     history with a summary and keeps the most recent tokens;
+//   - full (L3): the same entry keeps only the last turn.
+//
+// A compaction is recorded in the transcript in pi's own format (a
+// "compaction" entry with summary, firstKeptEntryId and tokensBefore; our
+// fields live under details.brainsurgeon), appended through the store's safe
+// append protocol, so the host applies the boundary itself when it next
+// builds the context. Entries marked `_extractable: false` are pinned: they
+// are never extracted and, when they fall into a summarized span, their raw
+// lines are carried verbatim into the summary.
+//
+// Token counts come from [TokenOptions]: a bs.Tokenizer for single lines
+// (bs.CharsPer4 by default) and, optionally, an [Estimator] built per
+// transcript (a usage-calibrated tokens.Model fits) that predicts the size
+// of a whole context, overhead included. The summary comes from a
+// bs.Summarizer; one that falls back to a deterministic summary says so
+// (degraded), and the entry and the Result carry the warning.
+//
+// The host builds the context from the compaction boundary; a store that
+// implements bs.ContextLoader (the JSONL store does) builds the same
+// context by reading the transcript from its end.
+//
+// [Status], [Inspect] and [History] only read, and work on every backend;
+// [Compact] writes and is refused by a store that cannot append (OpenClaw's
+// SQLite store, DESIGN decision 6).
+package compact
