@@ -254,3 +254,23 @@ func TestContextDefaultsFromConfig(t *testing.T) {
 		t.Errorf("inspect JSON: %v %s", err, b)
 	}
 }
+
+// TestContextReadOnly: in read-only mode the context reads work and every
+// compaction, a dry run included, is refused with 403.
+func TestContextReadOnly(t *testing.T) {
+	f := newFixture(t, false)
+	before := testtree.Snapshot(t, f.root)
+	srv := serve(t, api.Options{Set: f.set, Control: newControl(f.set), Compaction: smallWindow(), ReadOnly: true})
+	c := &client{tb: t, srv: srv}
+	base := "/api/sessions/alpha/" + f.synthIDs[0] + "/context"
+	for _, p := range []string{"/status", "/inspect", "/history?depth=3", "/grep?q=tool&max=2"} {
+		c.json("GET", base+p, "", 200, nil)
+	}
+	for _, body := range []string{`{"dry_run":true}`, `{"layer":"summarize"}`, ``} {
+		code, b, _ := c.do("POST", base+"/compact", body)
+		if code != http.StatusForbidden || !strings.Contains(string(b), "read-only") {
+			t.Errorf("compact %s in read-only mode: %d %s, want 403", body, code, b)
+		}
+	}
+	testtree.Unchanged(t, f.root, before)
+}
