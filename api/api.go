@@ -21,8 +21,8 @@
 //     name is ambiguous, or pruning is disabled (prune.ErrDisabled);
 //   - 413: request body larger than Options.MaxBodyBytes;
 //   - 422: the operation is not supported by the session's backend
-//     (errors wrapping brainsurgeon.ErrUnsupported, such as trash on the
-//     SQLite store, DESIGN decision 6): the request is well formed but
+//     (errors wrapping brainsurgeon.ErrUnsupported, such as trash or a
+//     compaction entry on the SQLite store, DESIGN decision 6): the request is well formed but
 //     this backend cannot process it, which is why 422 and not 409 (kept
 //     for conditions that pass);
 //   - 501: the endpoint needs a Control or Trash that was not given.

@@ -34,12 +34,13 @@ export function compactionPanel(base, withB) {
     h('option', { value: 'full' }, 'full (keep the last turn)'));
   const previewBtn = writeButton('Preview compaction', 'compact-preview-button', previewCompact,
     { title: 'Compute the compaction without writing anything' });
+  const refusal = h('p', { class: 'note warn', id: 'compact-refusal', hidden: true });
   const form = h('div', { class: 'compact-form' },
     h('label', { for: 'compact-focus' }, 'Focus'), focus,
     h('label', { for: 'compact-layer' }, 'Layer'), layer, previewBtn);
   const el = h('section', { class: 'panel compaction', id: 'context-panel', 'aria-labelledby': 'context-title' },
     h('div', { class: 'panel-head' }, h('h2', { id: 'context-title' }, 'Context and compactions')),
-    h('div', { class: 'panel-body' }, gauge, form, preview, timeline));
+    h('div', { class: 'panel-body' }, gauge, refusal, form, preview, timeline));
   let last = '';
 
   async function refresh(force) {
@@ -60,8 +61,8 @@ export function compactionPanel(base, withB) {
     last = sig;
     renderGauge(st);
     renderTimeline(hist);
-    form.hidden = !st.can_compact && st.backend === 'sqlite';
-    if (form.hidden) preview.replaceChildren(h('p', { class: 'note warn' }, `Compaction is not possible here: ${st.refusal || 'the store cannot append an entry'}.`));
+    refusal.hidden = st.can_compact;
+    refusal.textContent = st.can_compact ? '' : `Only the prune layer can run here: ${st.refusal || 'the store cannot append a compaction entry'}.`;
   }
 
   function renderGauge(st) {
