@@ -32,8 +32,8 @@ func TestTokenOptions(t *testing.T) {
 			t.Fatalf("%q: %v", tc.name, err)
 		}
 		if tc.want == "" {
-			if tok.Estimator == nil || tok.Tokenizer == nil || tok.Tokenizer.Name() != "o200k" {
-				t.Errorf("%q: want the calibrated estimator over o200k, got %+v", tc.name, tok)
+			if tok.Estimator == nil || tok.Tokenizer == nil || tok.Tokenizer.Name() != "chars/4" {
+				t.Errorf("%q: want the calibrated estimator over chars/4, got %+v", tc.name, tok)
 			}
 			continue
 		}
