@@ -348,33 +348,35 @@ func (g *grep) side(ctx context.Context, tr bs.Transcript, side bs.SideStore, p 
 	}
 }
 
-// snippet returns about n characters of text around [s, end), cut at
+// snippet returns at most n characters of text around [s, end), cut at
 // character boundaries, with control characters shown as spaces and "…"
-// where text was cut.
+// where text was cut. Context is shared evenly before and after the match;
+// what one side cannot use goes to the other.
 func snippet(text []byte, s, end, n int) string {
-	if n < 1 {
-		n = 1
-	}
-	matchChars := utf8.RuneCount(text[s:end])
-	ctxChars := max(0, n-matchChars) / 2
-	from := s
-	for k := 0; k < ctxChars && from > 0; k++ {
-		_, size := utf8.DecodeLastRune(text[:from])
-		from -= size
-	}
-	to := end
-	// A match longer than n is cut.
-	if matchChars > n {
-		to = s
-		for k := 0; k < n && to < len(text); k++ {
-			_, size := utf8.DecodeRune(text[to:])
-			to += size
+	n = max(n, 1)
+	// back and fwd step over k characters from an offset.
+	back := func(at, k int) int {
+		for ; k > 0 && at > 0; k-- {
+			_, size := utf8.DecodeLastRune(text[:at])
+			at -= size
 		}
+		return at
+	}
+	fwd := func(at, k int) int {
+		for ; k > 0 && at < len(text); k-- {
+			_, size := utf8.DecodeRune(text[at:])
+			at += size
+		}
+		return at
+	}
+	var from, to int
+	if m := utf8.RuneCount(text[s:end]); m >= n {
+		from, to = s, fwd(s, n)
 	} else {
-		for k := 0; k < n-matchChars-(utf8.RuneCount(text[from:s])) && to < len(text); k++ {
-			_, size := utf8.DecodeRune(text[to:])
-			to += size
-		}
+		room := n - m
+		from = back(s, room/2)
+		to = fwd(end, room-utf8.RuneCount(text[from:s]))
+		from = back(from, room-utf8.RuneCount(text[from:s])-utf8.RuneCount(text[end:to]))
 	}
 	var b strings.Builder
 	if from > 0 {
