@@ -2,6 +2,7 @@ package portable_test
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -71,3 +72,5 @@ func readFile(p string) (string, error) {
 	b, err := os.ReadFile(p)
 	return string(b), err
 }
+
+func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }
