@@ -226,7 +226,13 @@ func Grep(ctx context.Context, tr bs.Transcript, side bs.SideStore, pattern stri
 		}
 		want := map[Where]bool{}
 		for _, w := range o.In {
-			want[w] = true
+			switch w {
+			case Active, Compacted, OffPath, Extracted:
+				want[w] = true
+			default:
+				yield(Hit{}, fmt.Errorf("grep: place %q: expected active, compacted, off_path or extracted: %w", w, bs.ErrInvalid))
+				return
+			}
 		}
 		all := len(want) == 0
 		p := locate(tr)

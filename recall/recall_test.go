@@ -93,6 +93,7 @@ func TestGrepBadInput(t *testing.T) {
 	}{
 		{"empty", "", recall.GrepOptions{}},
 		{"bad regexp", "(", recall.GrepOptions{Regexp: true}},
+		{"bad place", "x", recall.GrepOptions{In: []recall.Where{"gone"}}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			n := 0
