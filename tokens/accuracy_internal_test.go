@@ -129,9 +129,9 @@ func accuracyCases(t *testing.T, p params) (out []accuracyCase, skipped map[stri
 			}
 			pr := map[string]float64{}
 			for name, b := range map[string]int{"calibrated": baseO200k, "calibrated/chars4": baseChars} {
-				r, _, _ := fit(tl.anchors[:k], b, p)
+				f := learn(tl.anchors[:k], b, p)
 				d := c.f[b].sub(a.f[b])
-				pr[name] = float64(a.ctx) + r*p.x(d) + p.fixed(d)
+				pr[name] = float64(a.ctx) + f.ratio*f.p.x(d) + f.p.fixed(d)
 			}
 			pr["o200k"] = raw(c.f[baseO200k])
 			pr["chars/4"] = raw(c.f[baseChars])
@@ -155,8 +155,8 @@ func accuracyCases(t *testing.T, p params) (out []accuracyCase, skipped map[stri
 			seen[key] = true
 			pr := map[string]float64{}
 			for name, b := range map[string]int{"calibrated": baseO200k, "calibrated/chars4": baseChars} {
-				r, over, _ := fit(tl.anchors[:k-predictLag+1], b, p)
-				pr[name] = over + r*p.x(c.f[b]) + p.fixed(c.f[b])
+				f := learn(tl.anchors[:k-predictLag+1], b, p)
+				pr[name] = f.predict(c.f[b])
 			}
 			pr["o200k"] = raw(c.f[baseO200k])
 			pr["chars/4"] = raw(c.f[baseChars])
@@ -191,8 +191,8 @@ func accuracyCases(t *testing.T, p params) (out []accuracyCase, skipped map[stri
 			}
 			pr := map[string]float64{}
 			for name, b := range map[string]int{"calibrated": baseO200k, "calibrated/chars4": baseChars} {
-				r, over, _ := fit(tl.anchors[:cp.before], b, p)
-				pr[name] = over + r*p.x(c.f[b]) + p.fixed(c.f[b])
+				f := learn(tl.anchors[:cp.before], b, p)
+				pr[name] = f.predict(c.f[b])
 			}
 			pr["o200k"] = raw(c.f[baseO200k])
 			pr["chars/4"] = raw(c.f[baseChars])

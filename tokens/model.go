@@ -271,32 +271,118 @@ func usable(anchors []anchor) []anchor {
 	return out
 }
 
-// fit learns the ratio of recorded tokens to base tokens and the
-// overhead from anchors (in order), for base b.
-//
-// The ratio is the weighted median, over consecutive turns of one epoch,
-// of the growth of the recorded context divided by the growth of the
-// base count: the overhead cancels out of each difference. The overhead
-// is the median of what the latest anchors' recorded context holds beyond
-// the scaled history.
-func fit(anchors []anchor, b int, p params) (ratio, overhead float64, votes int) {
+// fitted is a learned model: its choices, ratio and overhead.
+type fitted struct {
+	p        params
+	ratio    float64
+	overhead float64
+	// turns is the number of usage records the fit used.
+	turns int
+}
+
+// predict returns the context size of a history f counts as h.
+func (f *fitted) predict(h feats) float64 {
+	return f.overhead + f.ratio*f.p.x(h) + f.p.fixed(h)
+}
+
+// learn fits anchors for base b, choosing whether thinking text counts
+// (a provider that drops earlier turns' thinking from the request, as
+// OpenAI-compatible ones do, records none of it): of the two fits, the
+// one that predicts each turn from the one before better wins. Without
+// thinking in the history, thinking counts.
+func learn(anchors []anchor, b int, p params) fitted {
 	anchors = usable(anchors)
-	if p.span && len(anchors) > 1 {
-		last := &anchors[len(anchors)-1]
-		first := len(anchors) - 1
-		for first > 0 && anchors[first-1].epoch == last.epoch {
-			first--
-		}
-		a := &anchors[first]
-		d := last.f[b].sub(a.f[b])
-		if dx := p.x(d); dx >= float64(p.minSpan) {
-			ratio = (float64(last.ctx-a.ctx) - p.fixed(d)) / dx
-			if ratio > 0 {
-				overhead = max(float64(a.ctx)-ratio*p.x(a.f[b])-p.fixed(a.f[b]), 0)
-				return ratio, overhead, len(anchors) - first
-			}
+	p.thinking = 1
+	with := fit(anchors, b, p)
+	thinks := false
+	for i := range anchors {
+		if anchors[i].f[b].tok[classThinking] > 0 {
+			thinks = true
+			break
 		}
 	}
+	if !thinks {
+		return with
+	}
+	p.thinking = 0
+	without := fit(anchors, b, p)
+	if stepError(anchors, b, without) < stepError(anchors, b, with) {
+		return without
+	}
+	return with
+}
+
+// stepError is the mean absolute error of predicting each of the latest
+// turns from the turn before it in the same context, with f.
+func stepError(anchors []anchor, b int, f fitted) float64 {
+	const window = 200
+	var sum float64
+	n := 0
+	for k := len(anchors) - 1; k > 0 && n < window; k-- {
+		a, c := &anchors[k-1], &anchors[k]
+		if a.epoch != c.epoch {
+			continue
+		}
+		d := c.f[b].sub(a.f[b])
+		sum += math.Abs(float64(a.ctx) + f.ratio*f.p.x(d) + f.p.fixed(d) - float64(c.ctx))
+		n++
+	}
+	if n == 0 {
+		return 0
+	}
+	return sum / float64(n)
+}
+
+// fit learns the ratio of recorded tokens to base tokens and the
+// overhead from usable anchors (in order), for base b.
+//
+// The ratio is the slope between the first and the last turn of the
+// latest context (epoch) whose history grew by at least minSpan base
+// tokens: the overhead cancels out of the difference, and the slope
+// averages over the history's mix of prose, code and tool output, which
+// is what a compaction removes. When no epoch grew that much it is the
+// weighted median, over consecutive turns, of the growth of the recorded
+// context divided by the growth of the base count. The overhead is the
+// median of what the latest turns recorded beyond their scaled history.
+func fit(anchors []anchor, b int, p params) fitted {
+	f := fitted{p: p, ratio: 1, turns: len(anchors)}
+	if len(anchors) == 0 {
+		return f
+	}
+	spanned := false
+	if p.span {
+		for end := len(anchors) - 1; end > 0 && !spanned; {
+			first := end
+			for first > 0 && anchors[first-1].epoch == anchors[end].epoch {
+				first--
+			}
+			a, z := &anchors[first], &anchors[end]
+			d := z.f[b].sub(a.f[b])
+			if dx := p.x(d); dx >= float64(p.minSpan) {
+				if r := (float64(z.ctx-a.ctx) - p.fixed(d)) / dx; r > 0 {
+					f.ratio, spanned = r, true
+				}
+			}
+			end = first - 1
+		}
+	}
+	if !spanned {
+		f.ratio = medianRatio(anchors, b, p)
+	}
+	var over []float64
+	for k := len(anchors) - 1; k >= 0 && len(over) < p.recent; k-- {
+		a := &anchors[k]
+		over = append(over, float64(a.ctx)-f.ratio*p.x(a.f[b])-p.fixed(a.f[b]))
+	}
+	slices.Sort(over)
+	f.overhead = max(over[len(over)/2], 0)
+	return f
+}
+
+// medianRatio is the weighted median, over consecutive turns of one
+// epoch, of the growth of the recorded context divided by the growth of
+// the base count; 1 when no pair of turns grew by minDelta.
+func medianRatio(anchors []anchor, b int, p params) float64 {
 	type vote struct{ r, w float64 }
 	var vs []vote
 	for k := 1; k < len(anchors); k++ {
@@ -309,38 +395,27 @@ func fit(anchors []anchor, b int, p params) (ratio, overhead float64, votes int)
 		if dx < float64(p.minDelta) {
 			continue
 		}
-		dy := float64(c.ctx-a.ctx) - p.fixed(d)
-		vs = append(vs, vote{dy / dx, dx})
+		vs = append(vs, vote{(float64(c.ctx-a.ctx) - p.fixed(d)) / dx, dx})
 	}
-	ratio = 1
-	if len(vs) > 0 {
-		sort.Slice(vs, func(i, j int) bool { return vs[i].r < vs[j].r })
-		var total float64
-		for _, v := range vs {
-			total += v.w
-		}
-		var acc float64
-		for _, v := range vs {
-			acc += v.w
-			if acc >= total/2 {
-				ratio = v.r
-				break
+	if len(vs) == 0 {
+		return 1
+	}
+	sort.Slice(vs, func(i, j int) bool { return vs[i].r < vs[j].r })
+	var total float64
+	for _, v := range vs {
+		total += v.w
+	}
+	var acc float64
+	for _, v := range vs {
+		acc += v.w
+		if acc >= total/2 {
+			if v.r <= 0 || math.IsNaN(v.r) {
+				return 1
 			}
-		}
-		if ratio <= 0 || math.IsNaN(ratio) {
-			ratio = 1
+			return v.r
 		}
 	}
-	var over []float64
-	for k := len(anchors) - 1; k >= 0 && len(over) < p.recent; k-- {
-		a := &anchors[k]
-		over = append(over, float64(a.ctx)-ratio*p.x(a.f[b])-p.fixed(a.f[b]))
-	}
-	if len(over) > 0 {
-		slices.Sort(over)
-		overhead = max(over[len(over)/2], 0)
-	}
-	return ratio, overhead, len(vs)
+	return 1
 }
 
 // Model is a transcript's calibrated token model: the ratio of the tokens
@@ -352,7 +427,7 @@ type Model struct {
 	p        params
 	ratio    float64
 	overhead float64
-	votes    int
+	turns    int
 	anchors  int
 	cur      feats
 	// last is the latest anchor since the last compaction, or nil.
@@ -380,7 +455,8 @@ func Learn(ctx context.Context, tr bs.Transcript, base bs.Tokenizer) (*Model, er
 func newModel(tl *timeline, b, n int, base bs.Tokenizer, p params) *Model {
 	m := &Model{base: base, p: p, ratio: 1, anchors: n, cur: tl.cur[b]}
 	if n > 0 {
-		m.ratio, m.overhead, m.votes = fit(tl.anchors[:n], b, p)
+		f := learn(tl.anchors[:n], b, p)
+		m.p, m.ratio, m.overhead, m.turns = f.p, f.ratio, f.overhead, f.turns
 		if a := &tl.anchors[n-1]; a.epoch == tl.epoch {
 			m.last = a
 		}

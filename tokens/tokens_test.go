@@ -81,6 +81,22 @@ const (
 // usage follows the constants above, and opens it.
 func writeSession(t *testing.T, turns int, usage bool, extra ...string) bs.Transcript {
 	t.Helper()
+	return writeSessionOpts(t, sessionOpts{turns: turns, usage: usage}, extra...)
+}
+
+// sessionOpts shape a synthetic transcript.
+type sessionOpts struct {
+	turns int
+	usage bool
+	// thinking adds a thinking block to every tool call; counted says
+	// whether the recorded usage counts it (a provider that drops earlier
+	// turns' thinking does not).
+	thinking, counted bool
+}
+
+func writeSessionOpts(t *testing.T, o sessionOpts, extra ...string) bs.Transcript {
+	turns, usage := o.turns, o.usage
+	t.Helper()
 	var lines []string
 	lines = append(lines, `{"type":"session","version":3,"id":"s1","timestamp":"2026-03-01T00:00:00.000Z","cwd":"/w"}`)
 	parent, n := "null", 0
@@ -104,7 +120,15 @@ func writeSession(t *testing.T, turns int, usage bool, extra ...string) bs.Trans
 		text := strings.Repeat("word ", 40*(i%5+1)) // 200–1000 bytes, a multiple of 4
 		add(fmt.Sprintf(`{"role":"user","content":[{"type":"text","text":"%s"}],"timestamp":1}`, text), len(text)/4)
 		args := `{"command":"cat file.txt"}` // 26 bytes: 7 tokens of chars/4
-		add(fmt.Sprintf(`{"role":"assistant","content":[{"type":"toolCall","id":"c%d","name":"exec","arguments":%s}],"api":"anthropic-messages","provider":"anthropic","model":"m",%s,"stopReason":"toolUse","timestamp":1}`, i, args, use()), 7+1)
+		think, thinkTokens := "", 0
+		if o.thinking {
+			text := strings.Repeat("hmm ", 100*(i%4+1))
+			think = fmt.Sprintf(`{"type":"thinking","thinking":"%s","thinkingSignature":"c2lnbmF0dXJl"},`, text)
+			if o.counted {
+				thinkTokens = len(text) / 4
+			}
+		}
+		add(fmt.Sprintf(`{"role":"assistant","content":[%s{"type":"toolCall","id":"c%d","name":"exec","arguments":%s}],"api":"anthropic-messages","provider":"anthropic","model":"m",%s,"stopReason":"toolUse","timestamp":1}`, think, i, args, use()), 7+1+thinkTokens)
 		out := strings.Repeat("line of output\n", 20*(i%3+1))
 		add(fmt.Sprintf(`{"role":"toolResult","toolCallId":"c%d","toolName":"exec","content":[{"type":"text","text":%q}],"isError":false,"timestamp":1}`, i, out), (len(out)+3)/4)
 		add(fmt.Sprintf(`{"role":"assistant","content":[{"type":"text","text":"done and done"}],"api":"anthropic-messages","provider":"anthropic","model":"m",%s,"stopReason":"stop","timestamp":1}`, use()), 4)
@@ -169,6 +193,20 @@ func predictAll(t *testing.T, m *tokens.Model, tr bs.Transcript) int {
 		raws = append(raws, e.Raw)
 	}
 	return m.Predict(raws)
+}
+
+func TestLearnThinking(t *testing.T) {
+	for _, counted := range []bool{false, true} {
+		t.Run(fmt.Sprintf("counted=%v", counted), func(t *testing.T) {
+			tr := writeSessionOpts(t, sessionOpts{turns: 30, usage: true, thinking: true, counted: counted})
+			m, err := tokens.Learn(context.Background(), tr, bs.CharsPer4{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			within(t, "Ratio", m.Ratio(), synthRatio, 0.01)
+			within(t, "Overhead", float64(m.Overhead()), synthOverhead, 30)
+		})
+	}
 }
 
 func TestPredict(t *testing.T) {
