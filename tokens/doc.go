@@ -26,7 +26,8 @@
 // the latest five turns recorded beyond their scaled history. Thinking
 // text counts or not, whichever predicts each turn from the one before
 // better: Anthropic models get earlier thinking back, OpenAI-compatible
-// providers do not. Turns recorded by another model than the latest, and
+// providers do not; images count or not the same way (a model without
+// vision gets none). Turns recorded by another model than the latest, and
 // a provider's truncation ceiling (the largest context recorded three
 // times or more, as Ollama reports when it cuts the prompt to its window),
 // are left out; failed turns and OpenClaw's transcript-only assistants

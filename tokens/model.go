@@ -34,6 +34,8 @@ type Estimate struct {
 type params struct {
 	// thinking is the weight of thinking text relative to other text.
 	thinking float64
+	// images is the weight of the images' estimated cost.
+	images float64
 	// perMsg is the fixed cost of one message (role, framing), in tokens.
 	perMsg float64
 	// recent is the number of latest anchors the overhead is the median
@@ -51,7 +53,7 @@ type params struct {
 
 // defaultParams are the choices measured best on the corpus (see
 // TestAccuracy).
-var defaultParams = params{thinking: 1, perMsg: 4, recent: 5, minDelta: 40, span: true, minSpan: 2000}
+var defaultParams = params{thinking: 1, images: 1, perMsg: 4, recent: 5, minDelta: 40, span: true, minSpan: 2000}
 
 // feats are the measured totals of a set of context messages for one
 // base tokenizer.
@@ -88,7 +90,7 @@ func (p params) x(f feats) float64 {
 
 // fixed is the part of f the ratio does not scale.
 func (p params) fixed(f feats) float64 {
-	return float64(f.images) + p.perMsg*float64(f.msgs)
+	return p.images*float64(f.images) + p.perMsg*float64(f.msgs)
 }
 
 // anchor is an assistant message with recorded usage, and the context its
@@ -285,31 +287,36 @@ func (f *fitted) predict(h feats) float64 {
 	return f.overhead + f.ratio*f.p.x(h) + f.p.fixed(h)
 }
 
-// learn fits anchors for base b, choosing whether thinking text counts
-// (a provider that drops earlier turns' thinking from the request, as
-// OpenAI-compatible ones do, records none of it): of the two fits, the
-// one that predicts each turn from the one before better wins. Without
-// thinking in the history, thinking counts.
+// learn fits anchors for base b, choosing whether thinking text and
+// images count: a provider that drops earlier turns' thinking from the
+// request (OpenAI-compatible ones do) records none of it, and a model
+// without vision gets no images. Of the fits with each choice, the one
+// that predicts each turn from the one before best wins; a kind of
+// content the history does not hold counts.
 func learn(anchors []anchor, b int, p params) fitted {
 	anchors = usable(anchors)
-	p.thinking = 1
-	with := fit(anchors, b, p)
-	thinks := false
+	var thinks, sees bool
 	for i := range anchors {
-		if anchors[i].f[b].tok[classThinking] > 0 {
-			thinks = true
-			break
+		thinks = thinks || anchors[i].f[b].tok[classThinking] > 0
+		sees = sees || anchors[i].f[b].images > 0
+	}
+	p.thinking, p.images = 1, 1
+	best := fit(anchors, b, p)
+	if !thinks && !sees {
+		return best
+	}
+	bestErr := stepError(anchors, b, best)
+	for _, w := range [][2]float64{{0, 1}, {1, 0}, {0, 0}} {
+		if (w[0] == 0 && !thinks) || (w[1] == 0 && !sees) {
+			continue
+		}
+		p.thinking, p.images = w[0], w[1]
+		f := fit(anchors, b, p)
+		if e := stepError(anchors, b, f); e < bestErr {
+			best, bestErr = f, e
 		}
 	}
-	if !thinks {
-		return with
-	}
-	p.thinking = 0
-	without := fit(anchors, b, p)
-	if stepError(anchors, b, without) < stepError(anchors, b, with) {
-		return without
-	}
-	return with
+	return best
 }
 
 // stepError is the mean absolute error of predicting each of the latest
