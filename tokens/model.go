@@ -44,9 +44,9 @@ type params struct {
 	// minDelta is the least base count a pair of turns must differ by to
 	// vote on the ratio.
 	minDelta int
-	// span, when true, takes the ratio and the overhead from the first
-	// and the last turn of the latest context (since the last
-	// compaction) when they differ by at least minSpan base tokens.
+	// span, when true, takes the ratio from the first and the last turn
+	// of the latest context (the turns since a compaction) whose history
+	// grew by at least minSpan base tokens.
 	span    bool
 	minSpan int
 }
@@ -213,7 +213,7 @@ func scan(ctx context.Context, tr bs.Transcript, bases []bs.Tokenizer) (*timelin
 			for b := range bases {
 				a.self[b].add(&m, b)
 			}
-			if c := len(tl.comps); c > 0 && tl.comps[c-1].after < 0 && tl.comps[c-1].before <= len(tl.anchors) {
+			if c := len(tl.comps); c > 0 && tl.comps[c-1].after < 0 {
 				tl.comps[c-1].after = len(tl.anchors)
 			}
 			tl.anchors = append(tl.anchors, a)
@@ -434,10 +434,11 @@ type Model struct {
 	p        params
 	ratio    float64
 	overhead float64
-	turns    int
-	anchors  int
-	cur      feats
-	// last is the latest anchor since the last compaction, or nil.
+	// turns is the number of recorded usages the model learned from.
+	turns int
+	cur   feats
+	// last is the latest usable anchor since the last compaction (its
+	// context for the model's base only), or nil.
 	last *anchor
 }
 
@@ -460,12 +461,18 @@ func Learn(ctx context.Context, tr bs.Transcript, base bs.Tokenizer) (*Model, er
 
 // newModel fits a model on the first n anchors of tl for base b.
 func newModel(tl *timeline, b, n int, base bs.Tokenizer, p params) *Model {
-	m := &Model{base: base, p: p, ratio: 1, anchors: n, cur: tl.cur[b]}
-	if n > 0 {
-		f := learn(tl.anchors[:n], b, p)
-		m.p, m.ratio, m.overhead, m.turns = f.p, f.ratio, f.overhead, f.turns
-		if a := &tl.anchors[n-1]; a.epoch == tl.epoch {
-			m.last = a
+	m := &Model{base: base, p: p, ratio: 1, cur: tl.cur[b]}
+	if n == 0 {
+		return m
+	}
+	f := learn(tl.anchors[:n], b, p)
+	m.p, m.ratio, m.overhead, m.turns = f.p, f.ratio, f.overhead, f.turns
+	for k := n - 1; k >= 0 && tl.anchors[k].epoch == tl.epoch; k-- {
+		if a := tl.anchors[k]; !a.saturated {
+			// A copy, so that the model does not keep the timeline.
+			a.f, a.self = []feats{a.f[b]}, nil
+			m.last = &a
+			break
 		}
 	}
 	return m
@@ -485,12 +492,13 @@ func (m *Model) Tokenizer() bs.Tokenizer { return calibrated{m.base, m.ratio} }
 func (m *Model) Overhead() int { return int(math.Round(m.overhead)) }
 
 // Current returns the context size of the next turn as the history
-// stands: the latest recorded usage since the last compaction plus the
+// stands: the latest recorded usage since the last compaction (a
+// provider's truncation ceiling left out) plus the
 // calibrated count of the messages after it (the assistant message that
 // recorded it included), or, with no such usage, the overhead plus the
 // calibrated count of the whole context.
 func (m *Model) Current() Estimate {
-	if m.anchors == 0 {
+	if m.turns == 0 {
 		t := m.count(m.cur)
 		return Estimate{Tokens: t, Method: m.base.Name() + " (no recorded usage)", History: t}
 	}

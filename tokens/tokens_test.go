@@ -92,6 +92,9 @@ type sessionOpts struct {
 	// whether the recorded usage counts it (a provider that drops earlier
 	// turns' thinking does not).
 	thinking, counted bool
+	// ceiling, when not 0, is the most context the provider records, as
+	// Ollama does when it cuts the prompt to its window.
+	ceiling int
 }
 
 func writeSessionOpts(t *testing.T, o sessionOpts, extra ...string) bs.Transcript {
@@ -109,7 +112,13 @@ func writeSessionOpts(t *testing.T, o sessionOpts, extra ...string) bs.Transcrip
 		hist += visible
 		msgs++
 	}
-	ctxNow := func() int { return synthOverhead + int(synthRatio*float64(hist)) + perMessage*msgs }
+	ctxNow := func() int {
+		c := synthOverhead + int(synthRatio*float64(hist)) + perMessage*msgs
+		if o.ceiling > 0 {
+			c = min(c, o.ceiling)
+		}
+		return c
+	}
 	use := func() string {
 		if !usage {
 			return `"usage":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"totalTokens":0}`
@@ -206,6 +215,20 @@ func TestLearnThinking(t *testing.T) {
 			within(t, "Ratio", m.Ratio(), synthRatio, 0.01)
 			within(t, "Overhead", float64(m.Overhead()), synthOverhead, 30)
 		})
+	}
+}
+
+func TestLearnTruncated(t *testing.T) {
+	const ceiling = 9000
+	tr := writeSessionOpts(t, sessionOpts{turns: 30, usage: true, ceiling: ceiling})
+	m, err := tokens.Learn(context.Background(), tr, bs.CharsPer4{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	within(t, "Ratio", m.Ratio(), synthRatio, 0.01)
+	within(t, "Overhead", float64(m.Overhead()), synthOverhead, 30)
+	if cur := m.Current(); cur.Tokens <= ceiling+5000 || cur.Method != "usage+calibrated" {
+		t.Errorf("Current() = %+v: want the context past the provider's ceiling of %d", cur, ceiling)
 	}
 }
 
