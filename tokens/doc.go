@@ -28,9 +28,8 @@
 // better: Anthropic models get earlier thinking back, OpenAI-compatible
 // providers do not; images count or not the same way (a model without
 // vision gets none). Turns recorded by another model than the latest, and
-// a provider's truncation ceiling (the largest context recorded three
-// times or more, as Ollama reports when it cuts the prompt to its window),
-// are left out; failed turns and OpenClaw's transcript-only assistants
+// a provider's truncation ceiling (a context recorded three times or more,
+// as Ollama reports when it cuts the prompt to its window), are left out; failed turns and OpenClaw's transcript-only assistants
 // (delivery mirrors) are not part of any context.
 //
 // [Model.Current] is the next turn of the history as it stands: the latest

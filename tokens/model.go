@@ -106,7 +106,7 @@ type anchor struct {
 	// ctx is the recorded context size; out the recorded output.
 	ctx, out int
 	// saturated is true when ctx is a ceiling the provider truncated the
-	// prompt to (the largest context, recorded three times or more), not
+	// prompt to (a context the model recorded three times or more), not
 	// the context's size.
 	saturated bool
 	// f is, per base, the context the request carried (the message
@@ -227,24 +227,21 @@ func scan(ctx context.Context, tr bs.Transcript, bases []bs.Tokenizer) (*timelin
 	return tl, nil
 }
 
-// markSaturated marks the anchors whose context is the largest recorded,
-// when at least three record it: a provider that truncates the prompt to
-// its window (Ollama) records the window, not the context.
+// markSaturated marks the anchors whose context a model recorded three
+// times or more: a provider that truncates the prompt to its window
+// (Ollama) records the window, not the context, turn after turn, while a
+// real context grows with every turn.
 func markSaturated(anchors []anchor) {
-	top, n := 0, 0
-	for i := range anchors {
-		switch c := anchors[i].ctx; {
-		case c > top:
-			top, n = c, 1
-		case c == top:
-			n++
-		}
+	type key struct {
+		model string
+		ctx   int
 	}
-	if n < 3 {
-		return
+	seen := map[key]int{}
+	for i := range anchors {
+		seen[key{anchors[i].model, anchors[i].ctx}]++
 	}
 	for i := range anchors {
-		if anchors[i].ctx == top {
+		if seen[key{anchors[i].model, anchors[i].ctx}] >= 3 {
 			anchors[i].saturated = true
 		}
 	}
