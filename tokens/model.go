@@ -4,8 +4,10 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"runtime"
 	"slices"
 	"sort"
+	"sync"
 
 	bs "github.com/brainsurgeon/brainsurgeon"
 )
@@ -151,14 +153,9 @@ func scan(ctx context.Context, tr bs.Transcript, bases []bs.Tokenizer) (*timelin
 	sorted := slices.Clone(lines)
 	slices.Sort(sorted)
 	sorted = slices.Compact(sorted)
-	measured := make(map[int]message, len(sorted))
-	for e, err := range tr.Lines(ctx, sorted) {
-		if err != nil {
-			return nil, fmt.Errorf("measure the context of %s: %w", tr.Ref(), err)
-		}
-		if m, ok := measure(e.Raw, e.Line, bases); ok {
-			measured[e.Line] = m
-		}
+	measured, err := measureLines(ctx, tr, sorted, bases)
+	if err != nil {
+		return nil, err
 	}
 	tl := &timeline{cur: make([]feats, len(bases))}
 	pathPos := make(map[string]int, len(path))
@@ -225,6 +222,86 @@ func scan(ctx context.Context, tr bs.Transcript, bases []bs.Tokenizer) (*timelin
 	}
 	markSaturated(tl.anchors)
 	return tl, nil
+}
+
+// measureLines reads and measures lines of tr (ascending). When every base
+// is one of this module's tokenizers, which are safe for concurrent use,
+// the lines are measured on all processors while the next ones are read.
+func measureLines(ctx context.Context, tr bs.Transcript, lines []int, bases []bs.Tokenizer) (map[int]message, error) {
+	measured := make(map[int]message, len(lines))
+	workers := runtime.GOMAXPROCS(0)
+	for _, b := range bases {
+		switch b.(type) {
+		case o200k, bs.CharsPer4, calibrated:
+		default:
+			workers = 1
+		}
+	}
+	if workers <= 1 {
+		for e, err := range tr.Lines(ctx, lines) {
+			if err != nil {
+				return nil, fmt.Errorf("measure the context of %s: %w", tr.Ref(), err)
+			}
+			if m, ok := measure(e.Raw, e.Line, bases); ok {
+				measured[e.Line] = m
+			}
+		}
+		return measured, nil
+	}
+	// Batches of about batchBytes keep the workers busy without holding
+	// the transcript in memory.
+	const batchBytes = 1 << 20
+	type line struct {
+		n   int
+		raw []byte
+	}
+	batches := make(chan []line, workers)
+	var (
+		mu sync.Mutex
+		wg sync.WaitGroup
+	)
+	for range workers {
+		wg.Go(func() {
+			for batch := range batches {
+				out := make([]message, 0, len(batch))
+				for _, l := range batch {
+					if m, ok := measure(l.raw, l.n, bases); ok {
+						out = append(out, m)
+					}
+				}
+				mu.Lock()
+				for _, m := range out {
+					measured[m.line] = m
+				}
+				mu.Unlock()
+			}
+		})
+	}
+	var (
+		batch []line
+		size  int
+		rerr  error
+	)
+	for e, err := range tr.Lines(ctx, lines) {
+		if err != nil {
+			rerr = fmt.Errorf("measure the context of %s: %w", tr.Ref(), err)
+			break
+		}
+		batch = append(batch, line{e.Line, e.Raw})
+		if size += len(e.Raw); size >= batchBytes {
+			batches <- batch
+			batch, size = nil, 0
+		}
+	}
+	if len(batch) > 0 && rerr == nil {
+		batches <- batch
+	}
+	close(batches)
+	wg.Wait()
+	if rerr != nil {
+		return nil, rerr
+	}
+	return measured, nil
 }
 
 // markSaturated marks the anchors whose context a model recorded three

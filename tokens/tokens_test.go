@@ -1,6 +1,7 @@
 package tokens_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -11,6 +12,7 @@ import (
 	"testing"
 
 	bs "github.com/brainsurgeon/brainsurgeon"
+	"github.com/brainsurgeon/brainsurgeon/internal/synth"
 	"github.com/brainsurgeon/brainsurgeon/session"
 	"github.com/brainsurgeon/brainsurgeon/tokens"
 )
@@ -315,5 +317,41 @@ func TestLearnWithoutUsage(t *testing.T) {
 	}
 	if cur.Tokens <= 0 || cur.Tokens != cur.History {
 		t.Errorf("Current() = %+v", cur)
+	}
+}
+
+// serial is a tokenizer Learn does not know to be safe for concurrent
+// use, so it measures lines one by one.
+type serial struct{ bs.CharsPer4 }
+
+// TestLearnParallel checks that measuring on several goroutines gives
+// what measuring in order gives. (The generated transcript records the
+// same usage on every turn, a truncation ceiling to Learn, so the models
+// count their whole history: every measured line shows in Current.)
+func TestLearnParallel(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "big.jsonl")
+	var buf bytes.Buffer
+	if _, err := synth.Generate(&buf, synth.Options{Size: 3 << 20, Density: synth.DensityReal}); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, buf.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	tr, err := session.Open(ctx, p, bs.SessionRef{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	par, err := tokens.Learn(ctx, tr, bs.CharsPer4{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ser, err := tokens.Learn(ctx, tr, serial{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if par.Ratio() != ser.Ratio() || par.Overhead() != ser.Overhead() || par.Current() != ser.Current() {
+		t.Errorf("parallel: ratio %v, overhead %d, %+v; serial: ratio %v, overhead %d, %+v",
+			par.Ratio(), par.Overhead(), par.Current(), ser.Ratio(), ser.Overhead(), ser.Current())
 	}
 }
