@@ -246,7 +246,14 @@ func TestAccuracy(t *testing.T) {
 	}
 	t.Log(b.String())
 	if *accuracyJSON != "" {
-		j, err := json.MarshalIndent(rows, "", "  ")
+		notMeasured := map[string]int{}
+		for k, n := range skipped {
+			notMeasured[strings.NewReplacer(": ", "_", "-", "_", " ", "_").Replace(k)] = n
+		}
+		j, err := json.MarshalIndent(struct {
+			Rows        []accuracyRow  `json:"rows"`
+			NotMeasured map[string]int `json:"not_measured"`
+		}{rows, notMeasured}, "", "  ")
 		if err != nil {
 			t.Fatal(err)
 		}
