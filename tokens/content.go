@@ -92,13 +92,8 @@ type message struct {
 	kind string
 	// toks holds, per base tokenizer, the base count of each class.
 	toks [][numClasses]int
-	// chars is pi's character estimate (text, thinking, tool calls, 4,800
-	// per image).
-	chars int
 	// images is the estimated cost of the message's images in tokens.
 	images int
-	// blocks counts the content blocks (framing the model also sees).
-	blocks int
 	// ctx is the context size recorded by an assistant message, 0 when it
 	// records none; out its output tokens.
 	ctx, out int
@@ -126,7 +121,6 @@ func measure(raw []byte, line int, bases []bs.Tokenizer) (m message, ok bool) {
 		for i, t := range bases {
 			m.toks[i][class] += t.Tokens(b)
 		}
-		m.chars += len(b)
 	}
 	switch e.Type {
 	case "compaction", "branch_summary":
@@ -137,7 +131,6 @@ func measure(raw []byte, line int, bases []bs.Tokenizer) (m message, ok bool) {
 		}
 		s := string(stringOf(e, "/summary"))
 		add(classText, []byte(prefix+s+summarySuffix))
-		m.chars = len(s)
 		return m, true
 	case "custom_message":
 		m.kind = "custom"
@@ -180,7 +173,6 @@ func measure(raw []byte, line int, bases []bs.Tokenizer) (m message, ok bool) {
 func visibleStrings(e *bs.Entry, base string, add func(int, []byte), m *message) {
 	raw := e.Raw
 	for _, b := range e.Blocks {
-		m.blocks++
 		switch b.Type {
 		case "toolCall":
 			blk := raw[b.Start:b.End]
@@ -189,7 +181,6 @@ func visibleStrings(e *bs.Entry, base string, add func(int, []byte), m *message)
 			}
 		case "image":
 			m.images += defaultImageTokens
-			m.chars += 4800
 		}
 	}
 	for _, v := range e.Strings {

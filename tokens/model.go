@@ -63,7 +63,6 @@ type feats struct {
 	tok    [numClasses]int
 	images int
 	msgs   int
-	chars  int
 }
 
 func (f *feats) add(m *message, b int) {
@@ -72,7 +71,6 @@ func (f *feats) add(m *message, b int) {
 	}
 	f.images += m.images
 	f.msgs++
-	f.chars += m.chars
 }
 
 func (f feats) sub(g feats) feats {
@@ -81,7 +79,6 @@ func (f feats) sub(g feats) feats {
 	}
 	f.images -= g.images
 	f.msgs -= g.msgs
-	f.chars -= g.chars
 	return f
 }
 
