@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	bs "github.com/brainsurgeon/brainsurgeon"
@@ -86,5 +87,46 @@ func TestCurrentOnCorpus(t *testing.T) {
 	t.Logf("checked %d ordinary turns and %d first turns after a compaction", checked["a"], checked["b"])
 	if checked["a"] < 5 || checked["b"] < 3 {
 		t.Errorf("checked %v, want at least 5 (a) and 3 (b)", checked)
+	}
+}
+
+// TestContextMatchesHost checks that the context scan rebuilds at the end
+// of each corpus transcript is the one the transcript's store builds as
+// the host does (bs.Transcript.Context), less the messages the host does
+// not send (failed turns, transcript-only assistants).
+func TestContextMatchesHost(t *testing.T) {
+	ctx := context.Background()
+	for _, file := range testcorpus.Transcripts(t) {
+		tr, err := session.Open(ctx, file, bs.SessionRef{}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tl, err := scan(ctx, tr, []bs.Tokenizer{bs.CharsPer4{}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		skip := map[int]bool{}
+		for _, m := range tl.items {
+			if m.skip {
+				skip[m.line] = true
+			}
+		}
+		c := tr.Context()
+		var want []int
+		if c.Compaction >= 0 {
+			want = append(want, tr.Nodes()[c.Compaction].Line)
+		}
+		for _, i := range c.Messages {
+			if l := tr.Nodes()[i].Line; !skip[l] {
+				want = append(want, l)
+			}
+		}
+		var got []int
+		for _, it := range tl.live {
+			got = append(got, tl.items[it].line)
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("%s: context lines differ: got %d lines, want %d", testcorpus.Name(file), len(got), len(want))
+		}
 	}
 }

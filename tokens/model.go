@@ -133,6 +133,9 @@ type timeline struct {
 	cur []feats
 	// epoch is the number of compactions on the path.
 	epoch int
+	// live are the items of the context as the history stands (a
+	// compaction first, when there is one).
+	live []int
 }
 
 // scan reads the active path of tr and measures its context messages with
@@ -155,6 +158,17 @@ func scan(ctx context.Context, tr bs.Transcript, bases []bs.Tokenizer) (*timelin
 		return nil, err
 	}
 	tl := &timeline{cur: make([]feats, len(bases))}
+	var v1Index []int // for v1: the index of each line in pi's entries array
+	if tr.Header().Version < 2 {
+		v1Index = make([]int, len(nodes))
+		k := 0
+		for j := range nodes {
+			v1Index[j] = k
+			if nodes[j].Kind == bs.KindEntry || nodes[j].Kind == bs.KindHeader {
+				k++
+			}
+		}
+	}
 	pathPos := make(map[string]int, len(path))
 	itemPos := []int{} // path position of each item
 	var live []int     // items in the current context
@@ -171,23 +185,29 @@ func scan(ctx context.Context, tr bs.Transcript, bases []bs.Tokenizer) (*timelin
 		tl.items = append(tl.items, m)
 		itemPos = append(itemPos, k)
 		if n.Type == "compaction" {
-			from := -1
+			// As pi's buildSessionContext: the summary, then the path's
+			// messages from firstKeptEntryId (a v1 compaction's
+			// firstKeptEntryIndex counts the header and entry lines) up
+			// to the compaction, whatever earlier compactions cut.
+			from := len(path)
 			if id := n.FirstKept(); id != "" {
 				if p, ok := pathPos[id]; ok {
 					from = p
 				}
-			} else if x := n.FirstKeptIndex(); x >= 0 {
-				from = x
-			}
-			kept := []int{it}
-			if from >= 0 {
-				for _, j := range live {
-					if itemPos[j] >= from {
-						kept = append(kept, j)
+			} else if x := n.FirstKeptIndex(); x >= 0 && v1Index != nil {
+				for q, pi := range path[:k] {
+					if v1Index[pi] >= x {
+						from = q
+						break
 					}
 				}
 			}
-			live = kept
+			live = append(live[:0], it)
+			for j := range it {
+				if itemPos[j] >= from && !tl.items[j].skip && tl.items[j].kind != "compactionSummary" {
+					live = append(live, j)
+				}
+			}
 			for b := range tl.cur {
 				tl.cur[b] = feats{}
 				for _, j := range live {
@@ -217,6 +237,7 @@ func scan(ctx context.Context, tr bs.Transcript, bases []bs.Tokenizer) (*timelin
 			tl.cur[b].add(&m, b)
 		}
 	}
+	tl.live = live
 	markSaturated(tl.anchors)
 	return tl, nil
 }
