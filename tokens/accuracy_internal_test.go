@@ -231,8 +231,15 @@ func accuracyTable(cases []accuracyCase) []accuracyRow {
 
 // TestAccuracy measures the context estimates against the usage the
 // corpus recorded, using only what was recorded before each predicted
-// turn. Run with -v to see the table, -args -accuracy-json=FILE to get it
-// as JSON.
+// turn: (a) the next turn of an unchanged history (Current: the previous
+// turn's usage plus what was added), (b) the first turn after each
+// compaction (Predict: overhead and ratio learned before the compaction,
+// applied to the summary, the kept entries and what was added until that
+// turn), (p) any turn's whole context by Predict's formula, from a model
+// learned ten turns earlier. The error is |estimate − recorded| / recorded;
+// the table gives its median and 90th percentile. Run with -v to see the
+// table, -args -accuracy-json=FILE to get it as JSON (-accuracy-debug=FILE
+// lists every case, numbers only).
 func TestAccuracy(t *testing.T) {
 	cases, skipped := accuracyCases(t, defaultParams)
 	rows := accuracyTable(cases)
