@@ -129,9 +129,9 @@ func accuracyCases(t *testing.T, p params) (out []accuracyCase, skipped map[stri
 			}
 			pr := map[string]float64{}
 			for name, b := range map[string]int{"calibrated": baseO200k, "calibrated/chars4": baseChars} {
-				r, _, _ := fit(tl.anchors[:k], b, p)
+				f := learn(tl.anchors[:k], b, p)
 				d := c.f[b].sub(a.f[b])
-				pr[name] = float64(a.ctx) + r*p.x(d) + p.fixed(d)
+				pr[name] = float64(a.ctx) + f.ratio*f.p.x(d) + f.p.fixed(d)
 			}
 			pr["o200k"] = raw(c.f[baseO200k])
 			pr["chars/4"] = raw(c.f[baseChars])
@@ -155,8 +155,8 @@ func accuracyCases(t *testing.T, p params) (out []accuracyCase, skipped map[stri
 			seen[key] = true
 			pr := map[string]float64{}
 			for name, b := range map[string]int{"calibrated": baseO200k, "calibrated/chars4": baseChars} {
-				r, over, _ := fit(tl.anchors[:k-predictLag+1], b, p)
-				pr[name] = over + r*p.x(c.f[b]) + p.fixed(c.f[b])
+				f := learn(tl.anchors[:k-predictLag+1], b, p)
+				pr[name] = f.predict(c.f[b])
 			}
 			pr["o200k"] = raw(c.f[baseO200k])
 			pr["chars/4"] = raw(c.f[baseChars])
@@ -191,8 +191,8 @@ func accuracyCases(t *testing.T, p params) (out []accuracyCase, skipped map[stri
 			}
 			pr := map[string]float64{}
 			for name, b := range map[string]int{"calibrated": baseO200k, "calibrated/chars4": baseChars} {
-				r, over, _ := fit(tl.anchors[:cp.before], b, p)
-				pr[name] = over + r*p.x(c.f[b]) + p.fixed(c.f[b])
+				f := learn(tl.anchors[:cp.before], b, p)
+				pr[name] = f.predict(c.f[b])
 			}
 			pr["o200k"] = raw(c.f[baseO200k])
 			pr["chars/4"] = raw(c.f[baseChars])
@@ -231,8 +231,15 @@ func accuracyTable(cases []accuracyCase) []accuracyRow {
 
 // TestAccuracy measures the context estimates against the usage the
 // corpus recorded, using only what was recorded before each predicted
-// turn. Run with -v to see the table, -args -accuracy-json=FILE to get it
-// as JSON.
+// turn: (a) the next turn of an unchanged history (Current: the previous
+// turn's usage plus what was added), (b) the first turn after each
+// compaction (Predict: overhead and ratio learned before the compaction,
+// applied to the summary, the kept entries and what was added until that
+// turn), (p) any turn's whole context by Predict's formula, from a model
+// learned ten turns earlier. The error is |estimate − recorded| / recorded;
+// the table gives its median and 90th percentile. Run with -v to see the
+// table, -args -accuracy-json=FILE to get it as JSON (-accuracy-debug=FILE
+// lists every case, numbers only).
 func TestAccuracy(t *testing.T) {
 	cases, skipped := accuracyCases(t, defaultParams)
 	rows := accuracyTable(cases)
@@ -246,7 +253,14 @@ func TestAccuracy(t *testing.T) {
 	}
 	t.Log(b.String())
 	if *accuracyJSON != "" {
-		j, err := json.MarshalIndent(rows, "", "  ")
+		notMeasured := map[string]int{}
+		for k, n := range skipped {
+			notMeasured[strings.NewReplacer(": ", "_", "-", "_", " ", "_").Replace(k)] = n
+		}
+		j, err := json.MarshalIndent(struct {
+			Rows        []accuracyRow  `json:"rows"`
+			NotMeasured map[string]int `json:"not_measured"`
+		}{rows, notMeasured}, "", "  ")
 		if err != nil {
 			t.Fatal(err)
 		}

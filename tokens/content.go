@@ -11,6 +11,8 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"unicode/utf16"
+	"unicode/utf8"
 
 	bs "github.com/brainsurgeon/brainsurgeon"
 	"github.com/brainsurgeon/brainsurgeon/entry"
@@ -90,13 +92,8 @@ type message struct {
 	kind string
 	// toks holds, per base tokenizer, the base count of each class.
 	toks [][numClasses]int
-	// chars is pi's character estimate (text, thinking, tool calls, 4,800
-	// per image).
-	chars int
 	// images is the estimated cost of the message's images in tokens.
 	images int
-	// blocks counts the content blocks (framing the model also sees).
-	blocks int
 	// ctx is the context size recorded by an assistant message, 0 when it
 	// records none; out its output tokens.
 	ctx, out int
@@ -124,7 +121,6 @@ func measure(raw []byte, line int, bases []bs.Tokenizer) (m message, ok bool) {
 		for i, t := range bases {
 			m.toks[i][class] += t.Tokens(b)
 		}
-		m.chars += len(b)
 	}
 	switch e.Type {
 	case "compaction", "branch_summary":
@@ -133,9 +129,8 @@ func measure(raw []byte, line int, bases []bs.Tokenizer) (m message, ok bool) {
 		if e.Type == "branch_summary" {
 			m.kind, prefix = "branchSummary", branchPrefix
 		}
-		s, _ := stringAt(raw, "/summary")
+		s := string(stringOf(e, "/summary"))
 		add(classText, []byte(prefix+s+summarySuffix))
-		m.chars = len(s)
 		return m, true
 	case "custom_message":
 		m.kind = "custom"
@@ -152,10 +147,9 @@ func measure(raw []byte, line int, bases []bs.Tokenizer) (m message, ok bool) {
 		if s, end, ok := jsonedit.Find(raw, "/message/usage"); ok {
 			_ = json.Unmarshal(raw[s:end], &u)
 		}
-		stop, _ := stringAt(raw, "/message/stopReason")
-		provider, _ := stringAt(raw, "/message/provider")
-		model, _ := stringAt(raw, "/message/model")
-		m.model = provider + "/" + model
+		stop := string(stringOf(e, "/message/stopReason"))
+		provider := string(stringOf(e, "/message/provider"))
+		m.model = provider + "/" + string(stringOf(e, "/message/model"))
 		if stop == "error" || stop == "aborted" || provider == "openclaw" || provider == "clawdbot" {
 			m.skip = true
 		} else {
@@ -167,12 +161,9 @@ func measure(raw []byte, line int, bases []bs.Tokenizer) (m message, ok bool) {
 		}
 	}
 	visibleStrings(e, "/message/content", add, &m)
-	for _, name := range []string{"/message/command", "/message/output"} {
-		if e.Role == "bashExecution" {
-			if s, ok := stringAt(raw, name); ok {
-				add(classText, []byte(s))
-			}
-		}
+	if e.Role == "bashExecution" {
+		add(classText, stringOf(e, "/message/command"))
+		add(classText, stringOf(e, "/message/output"))
 	}
 	return m, true
 }
@@ -182,7 +173,6 @@ func measure(raw []byte, line int, bases []bs.Tokenizer) (m message, ok bool) {
 func visibleStrings(e *bs.Entry, base string, add func(int, []byte), m *message) {
 	raw := e.Raw
 	for _, b := range e.Blocks {
-		m.blocks++
 		switch b.Type {
 		case "toolCall":
 			blk := raw[b.Start:b.End]
@@ -191,7 +181,6 @@ func visibleStrings(e *bs.Entry, base string, add func(int, []byte), m *message)
 			}
 		case "image":
 			m.images += defaultImageTokens
-			m.chars += 4800
 		}
 	}
 	for _, v := range e.Strings {
@@ -230,31 +219,84 @@ func visibleStrings(e *bs.Entry, base string, add func(int, []byte), m *message)
 	}
 }
 
-// stringAt returns the decoded string at pointer in raw.
-func stringAt(raw []byte, pointer string) (string, bool) {
-	s, e, ok := jsonedit.Find(raw, pointer)
-	if !ok || e-s < 2 || raw[s] != '"' {
-		return "", false
+// stringOf returns the decoded string value at pointer in e, or nil.
+func stringOf(e *bs.Entry, pointer string) []byte {
+	for _, v := range e.Strings {
+		if v.Pointer == pointer {
+			return decode(e.Raw[v.Start:v.End])
+		}
 	}
-	return string(decode(raw[s:e])), true
+	return nil
 }
 
 // decode returns the text of a raw JSON string (quotes included): the
-// bytes between the quotes when there is no escape, else the decoded
-// string.
+// bytes between the quotes when there is no escape, else the unescaped
+// bytes (a lone surrogate becomes U+FFFD).
 func decode(q []byte) []byte {
 	if len(q) < 2 {
 		return nil
 	}
 	in := q[1 : len(q)-1]
-	if bytes.IndexByte(in, '\\') < 0 {
+	i := bytes.IndexByte(in, '\\')
+	if i < 0 {
 		return in
 	}
-	var s string
-	if err := json.Unmarshal(q, &s); err != nil {
-		return in
+	out := make([]byte, 0, len(in))
+	for i >= 0 {
+		out = append(out, in[:i]...)
+		in = in[i:]
+		if len(in) < 2 {
+			break
+		}
+		switch c := in[1]; c {
+		case 'n':
+			out = append(out, '\n')
+		case 't':
+			out = append(out, '\t')
+		case 'r':
+			out = append(out, '\r')
+		case 'b':
+			out = append(out, '\b')
+		case 'f':
+			out = append(out, '\f')
+		case 'u':
+			r, n := unicodeEscape(in)
+			out = utf8.AppendRune(out, r)
+			in = in[n:]
+			i = bytes.IndexByte(in, '\\')
+			continue
+		default: // '"', '\\', '/'
+			out = append(out, c)
+		}
+		in = in[2:]
+		i = bytes.IndexByte(in, '\\')
 	}
-	return []byte(s)
+	return append(out, in...)
+}
+
+// unicodeEscape decodes the \\uXXXX escape (or surrogate pair) at the
+// start of in, returning the rune and the bytes it took.
+func unicodeEscape(in []byte) (rune, int) {
+	hex4 := func(b []byte) (rune, bool) {
+		if len(b) < 6 || b[0] != '\\' || b[1] != 'u' {
+			return 0, false
+		}
+		v, err := strconv.ParseUint(string(b[2:6]), 16, 16)
+		return rune(v), err == nil
+	}
+	r, ok := hex4(in)
+	if !ok {
+		return utf8.RuneError, min(len(in), 2)
+	}
+	if utf16.IsSurrogate(r) {
+		if r2, ok := hex4(in[6:]); ok {
+			if d := utf16.DecodeRune(r, r2); d != utf8.RuneError {
+				return d, 12
+			}
+		}
+		return utf8.RuneError, 6
+	}
+	return r, 6
 }
 
 // imageTokens estimates what an image block costs from its pixel size,

@@ -17,12 +17,20 @@
 //
 //	recorded context = overhead + ratio × base(history) + images + 4 × messages
 //
-// on the turns since the last compaction: the ratio from the first and the
-// latest of them (the overhead cancels out of their difference; with too
-// few turns, the weighted median of consecutive turns' ratios), the
-// overhead from the first. Turns recorded by another model than the
-// latest, and a provider's truncation ceiling (the largest context
-// recorded three times or more, as Ollama reports), are left out.
+// The ratio is the slope between the first and the latest turn of the
+// latest context (since a compaction) whose history grew by at least 2,000
+// base tokens: the overhead cancels out of the difference, and the slope
+// averages over the history's mix of prose, code and tool output, which is
+// what a compaction removes. With no such stretch it is the weighted
+// median of consecutive turns' ratios. The overhead is the median of what
+// the latest five turns recorded beyond their scaled history. Thinking
+// text counts or not, whichever predicts each turn from the one before
+// better: Anthropic models get earlier thinking back, OpenAI-compatible
+// providers do not; images count or not the same way (a model without
+// vision gets none). Turns recorded by another model than the latest, and
+// a provider's truncation ceiling (a context recorded three times or more,
+// as Ollama reports when it cuts the prompt to its window), are left out; failed turns and OpenClaw's transcript-only assistants
+// (delivery mirrors) are not part of any context.
 //
 // [Model.Current] is the next turn of the history as it stands: the latest
 // recorded usage plus the calibrated count of what came after it.

@@ -4,8 +4,10 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"runtime"
 	"slices"
 	"sort"
+	"sync"
 
 	bs "github.com/brainsurgeon/brainsurgeon"
 )
@@ -34,6 +36,8 @@ type Estimate struct {
 type params struct {
 	// thinking is the weight of thinking text relative to other text.
 	thinking float64
+	// images is the weight of the images' estimated cost.
+	images float64
 	// perMsg is the fixed cost of one message (role, framing), in tokens.
 	perMsg float64
 	// recent is the number of latest anchors the overhead is the median
@@ -42,16 +46,16 @@ type params struct {
 	// minDelta is the least base count a pair of turns must differ by to
 	// vote on the ratio.
 	minDelta int
-	// span, when true, takes the ratio and the overhead from the first
-	// and the last turn of the latest context (since the last
-	// compaction) when they differ by at least minSpan base tokens.
+	// span, when true, takes the ratio from the first and the last turn
+	// of the latest context (the turns since a compaction) whose history
+	// grew by at least minSpan base tokens.
 	span    bool
 	minSpan int
 }
 
 // defaultParams are the choices measured best on the corpus (see
 // TestAccuracy).
-var defaultParams = params{thinking: 1, perMsg: 4, recent: 5, minDelta: 40, span: true, minSpan: 2000}
+var defaultParams = params{thinking: 1, images: 1, perMsg: 4, recent: 5, minDelta: 40, span: true, minSpan: 2000}
 
 // feats are the measured totals of a set of context messages for one
 // base tokenizer.
@@ -59,7 +63,6 @@ type feats struct {
 	tok    [numClasses]int
 	images int
 	msgs   int
-	chars  int
 }
 
 func (f *feats) add(m *message, b int) {
@@ -68,7 +71,6 @@ func (f *feats) add(m *message, b int) {
 	}
 	f.images += m.images
 	f.msgs++
-	f.chars += m.chars
 }
 
 func (f feats) sub(g feats) feats {
@@ -77,7 +79,6 @@ func (f feats) sub(g feats) feats {
 	}
 	f.images -= g.images
 	f.msgs -= g.msgs
-	f.chars -= g.chars
 	return f
 }
 
@@ -88,7 +89,7 @@ func (p params) x(f feats) float64 {
 
 // fixed is the part of f the ratio does not scale.
 func (p params) fixed(f feats) float64 {
-	return float64(f.images) + p.perMsg*float64(f.msgs)
+	return p.images*float64(f.images) + p.perMsg*float64(f.msgs)
 }
 
 // anchor is an assistant message with recorded usage, and the context its
@@ -104,7 +105,7 @@ type anchor struct {
 	// ctx is the recorded context size; out the recorded output.
 	ctx, out int
 	// saturated is true when ctx is a ceiling the provider truncated the
-	// prompt to (the largest context, recorded three times or more), not
+	// prompt to (a context the model recorded three times or more), not
 	// the context's size.
 	saturated bool
 	// f is, per base, the context the request carried (the message
@@ -132,6 +133,9 @@ type timeline struct {
 	cur []feats
 	// epoch is the number of compactions on the path.
 	epoch int
+	// live are the items of the context as the history stands (a
+	// compaction first, when there is one).
+	live []int
 }
 
 // scan reads the active path of tr and measures its context messages with
@@ -149,16 +153,22 @@ func scan(ctx context.Context, tr bs.Transcript, bases []bs.Tokenizer) (*timelin
 	sorted := slices.Clone(lines)
 	slices.Sort(sorted)
 	sorted = slices.Compact(sorted)
-	measured := make(map[int]message, len(sorted))
-	for e, err := range tr.Lines(ctx, sorted) {
-		if err != nil {
-			return nil, fmt.Errorf("measure the context of %s: %w", tr.Ref(), err)
-		}
-		if m, ok := measure(e.Raw, e.Line, bases); ok {
-			measured[e.Line] = m
-		}
+	measured, err := measureLines(ctx, tr, sorted, bases)
+	if err != nil {
+		return nil, err
 	}
 	tl := &timeline{cur: make([]feats, len(bases))}
+	var v1Index []int // for v1: the index of each line in pi's entries array
+	if tr.Header().Version < 2 {
+		v1Index = make([]int, len(nodes))
+		k := 0
+		for j := range nodes {
+			v1Index[j] = k
+			if nodes[j].Kind == bs.KindEntry || nodes[j].Kind == bs.KindHeader {
+				k++
+			}
+		}
+	}
 	pathPos := make(map[string]int, len(path))
 	itemPos := []int{} // path position of each item
 	var live []int     // items in the current context
@@ -175,23 +185,29 @@ func scan(ctx context.Context, tr bs.Transcript, bases []bs.Tokenizer) (*timelin
 		tl.items = append(tl.items, m)
 		itemPos = append(itemPos, k)
 		if n.Type == "compaction" {
-			from := -1
+			// As pi's buildSessionContext: the summary, then the path's
+			// messages from firstKeptEntryId (a v1 compaction's
+			// firstKeptEntryIndex counts the header and entry lines) up
+			// to the compaction, whatever earlier compactions cut.
+			from := len(path)
 			if id := n.FirstKept(); id != "" {
 				if p, ok := pathPos[id]; ok {
 					from = p
 				}
-			} else if x := n.FirstKeptIndex(); x >= 0 {
-				from = x
-			}
-			kept := []int{it}
-			if from >= 0 {
-				for _, j := range live {
-					if itemPos[j] >= from {
-						kept = append(kept, j)
+			} else if x := n.FirstKeptIndex(); x >= 0 && v1Index != nil {
+				for q, pi := range path[:k] {
+					if v1Index[pi] >= x {
+						from = q
+						break
 					}
 				}
 			}
-			live = kept
+			live = append(live[:0], it)
+			for j := range it {
+				if itemPos[j] >= from && !tl.items[j].skip && tl.items[j].kind != "compactionSummary" {
+					live = append(live, j)
+				}
+			}
 			for b := range tl.cur {
 				tl.cur[b] = feats{}
 				for _, j := range live {
@@ -211,7 +227,7 @@ func scan(ctx context.Context, tr bs.Transcript, bases []bs.Tokenizer) (*timelin
 			for b := range bases {
 				a.self[b].add(&m, b)
 			}
-			if c := len(tl.comps); c > 0 && tl.comps[c-1].after < 0 && tl.comps[c-1].before <= len(tl.anchors) {
+			if c := len(tl.comps); c > 0 && tl.comps[c-1].after < 0 {
 				tl.comps[c-1].after = len(tl.anchors)
 			}
 			tl.anchors = append(tl.anchors, a)
@@ -221,28 +237,106 @@ func scan(ctx context.Context, tr bs.Transcript, bases []bs.Tokenizer) (*timelin
 			tl.cur[b].add(&m, b)
 		}
 	}
+	tl.live = live
 	markSaturated(tl.anchors)
 	return tl, nil
 }
 
-// markSaturated marks the anchors whose context is the largest recorded,
-// when at least three record it: a provider that truncates the prompt to
-// its window (Ollama) records the window, not the context.
-func markSaturated(anchors []anchor) {
-	top, n := 0, 0
-	for i := range anchors {
-		switch c := anchors[i].ctx; {
-		case c > top:
-			top, n = c, 1
-		case c == top:
-			n++
+// measureLines reads and measures lines of tr (ascending). When every base
+// is one of this module's tokenizers, which are safe for concurrent use,
+// the lines are measured on all processors while the next ones are read.
+func measureLines(ctx context.Context, tr bs.Transcript, lines []int, bases []bs.Tokenizer) (map[int]message, error) {
+	measured := make(map[int]message, len(lines))
+	workers := runtime.GOMAXPROCS(0)
+	for _, b := range bases {
+		switch b.(type) {
+		case o200k, bs.CharsPer4, calibrated:
+		default:
+			workers = 1
 		}
 	}
-	if n < 3 {
-		return
+	if workers <= 1 {
+		for e, err := range tr.Lines(ctx, lines) {
+			if err != nil {
+				return nil, fmt.Errorf("measure the context of %s: %w", tr.Ref(), err)
+			}
+			if m, ok := measure(e.Raw, e.Line, bases); ok {
+				measured[e.Line] = m
+			}
+		}
+		return measured, nil
+	}
+	// Batches of about batchBytes keep the workers busy without holding
+	// the transcript in memory.
+	const batchBytes = 1 << 20
+	type line struct {
+		n   int
+		raw []byte
+	}
+	batches := make(chan []line, workers)
+	var (
+		mu sync.Mutex
+		wg sync.WaitGroup
+	)
+	for range workers {
+		wg.Go(func() {
+			for batch := range batches {
+				out := make([]message, 0, len(batch))
+				for _, l := range batch {
+					if m, ok := measure(l.raw, l.n, bases); ok {
+						out = append(out, m)
+					}
+				}
+				mu.Lock()
+				for _, m := range out {
+					measured[m.line] = m
+				}
+				mu.Unlock()
+			}
+		})
+	}
+	var (
+		batch []line
+		size  int
+		rerr  error
+	)
+	for e, err := range tr.Lines(ctx, lines) {
+		if err != nil {
+			rerr = fmt.Errorf("measure the context of %s: %w", tr.Ref(), err)
+			break
+		}
+		batch = append(batch, line{e.Line, e.Raw})
+		if size += len(e.Raw); size >= batchBytes {
+			batches <- batch
+			batch, size = nil, 0
+		}
+	}
+	if len(batch) > 0 && rerr == nil {
+		batches <- batch
+	}
+	close(batches)
+	wg.Wait()
+	if rerr != nil {
+		return nil, rerr
+	}
+	return measured, nil
+}
+
+// markSaturated marks the anchors whose context a model recorded three
+// times or more: a provider that truncates the prompt to its window
+// (Ollama) records the window, not the context, turn after turn, while a
+// real context grows with every turn.
+func markSaturated(anchors []anchor) {
+	type key struct {
+		model string
+		ctx   int
+	}
+	seen := map[key]int{}
+	for i := range anchors {
+		seen[key{anchors[i].model, anchors[i].ctx}]++
 	}
 	for i := range anchors {
-		if anchors[i].ctx == top {
+		if seen[key{anchors[i].model, anchors[i].ctx}] >= 3 {
 			anchors[i].saturated = true
 		}
 	}
@@ -271,32 +365,123 @@ func usable(anchors []anchor) []anchor {
 	return out
 }
 
-// fit learns the ratio of recorded tokens to base tokens and the
-// overhead from anchors (in order), for base b.
-//
-// The ratio is the weighted median, over consecutive turns of one epoch,
-// of the growth of the recorded context divided by the growth of the
-// base count: the overhead cancels out of each difference. The overhead
-// is the median of what the latest anchors' recorded context holds beyond
-// the scaled history.
-func fit(anchors []anchor, b int, p params) (ratio, overhead float64, votes int) {
+// fitted is a learned model: its choices, ratio and overhead.
+type fitted struct {
+	p        params
+	ratio    float64
+	overhead float64
+	// turns is the number of usage records the fit used.
+	turns int
+}
+
+// predict returns the context size of a history f counts as h.
+func (f *fitted) predict(h feats) float64 {
+	return f.overhead + f.ratio*f.p.x(h) + f.p.fixed(h)
+}
+
+// learn fits anchors for base b, choosing whether thinking text and
+// images count: a provider that drops earlier turns' thinking from the
+// request (OpenAI-compatible ones do) records none of it, and a model
+// without vision gets no images. Of the fits with each choice, the one
+// that predicts each turn from the one before best wins; a kind of
+// content the history does not hold counts.
+func learn(anchors []anchor, b int, p params) fitted {
 	anchors = usable(anchors)
-	if p.span && len(anchors) > 1 {
-		last := &anchors[len(anchors)-1]
-		first := len(anchors) - 1
-		for first > 0 && anchors[first-1].epoch == last.epoch {
-			first--
+	var thinks, sees bool
+	for i := range anchors {
+		thinks = thinks || anchors[i].f[b].tok[classThinking] > 0
+		sees = sees || anchors[i].f[b].images > 0
+	}
+	p.thinking, p.images = 1, 1
+	best := fit(anchors, b, p)
+	if !thinks && !sees {
+		return best
+	}
+	bestErr := stepError(anchors, b, best)
+	for _, w := range [][2]float64{{0, 1}, {1, 0}, {0, 0}} {
+		if (w[0] == 0 && !thinks) || (w[1] == 0 && !sees) {
+			continue
 		}
-		a := &anchors[first]
-		d := last.f[b].sub(a.f[b])
-		if dx := p.x(d); dx >= float64(p.minSpan) {
-			ratio = (float64(last.ctx-a.ctx) - p.fixed(d)) / dx
-			if ratio > 0 {
-				overhead = max(float64(a.ctx)-ratio*p.x(a.f[b])-p.fixed(a.f[b]), 0)
-				return ratio, overhead, len(anchors) - first
-			}
+		p.thinking, p.images = w[0], w[1]
+		f := fit(anchors, b, p)
+		if e := stepError(anchors, b, f); e < bestErr {
+			best, bestErr = f, e
 		}
 	}
+	return best
+}
+
+// stepError is the mean absolute error of predicting each of the latest
+// turns from the turn before it in the same context, with f.
+func stepError(anchors []anchor, b int, f fitted) float64 {
+	const window = 200
+	var sum float64
+	n := 0
+	for k := len(anchors) - 1; k > 0 && n < window; k-- {
+		a, c := &anchors[k-1], &anchors[k]
+		if a.epoch != c.epoch {
+			continue
+		}
+		d := c.f[b].sub(a.f[b])
+		sum += math.Abs(float64(a.ctx) + f.ratio*f.p.x(d) + f.p.fixed(d) - float64(c.ctx))
+		n++
+	}
+	if n == 0 {
+		return 0
+	}
+	return sum / float64(n)
+}
+
+// fit learns the ratio of recorded tokens to base tokens and the
+// overhead from usable anchors (in order), for base b.
+//
+// The ratio is the slope between the first and the last turn of the
+// latest context (epoch) whose history grew by at least minSpan base
+// tokens: the overhead cancels out of the difference, and the slope
+// averages over the history's mix of prose, code and tool output, which
+// is what a compaction removes. When no epoch grew that much it is the
+// weighted median, over consecutive turns, of the growth of the recorded
+// context divided by the growth of the base count. The overhead is the
+// median of what the latest turns recorded beyond their scaled history.
+func fit(anchors []anchor, b int, p params) fitted {
+	f := fitted{p: p, ratio: 1, turns: len(anchors)}
+	if len(anchors) == 0 {
+		return f
+	}
+	spanned := false
+	if p.span {
+		for end := len(anchors) - 1; end > 0 && !spanned; {
+			first := end
+			for first > 0 && anchors[first-1].epoch == anchors[end].epoch {
+				first--
+			}
+			a, z := &anchors[first], &anchors[end]
+			d := z.f[b].sub(a.f[b])
+			if dx := p.x(d); dx >= float64(p.minSpan) {
+				if r := (float64(z.ctx-a.ctx) - p.fixed(d)) / dx; r > 0 {
+					f.ratio, spanned = r, true
+				}
+			}
+			end = first - 1
+		}
+	}
+	if !spanned {
+		f.ratio = medianRatio(anchors, b, p)
+	}
+	var over []float64
+	for k := len(anchors) - 1; k >= 0 && len(over) < p.recent; k-- {
+		a := &anchors[k]
+		over = append(over, float64(a.ctx)-f.ratio*p.x(a.f[b])-p.fixed(a.f[b]))
+	}
+	slices.Sort(over)
+	f.overhead = max(over[len(over)/2], 0)
+	return f
+}
+
+// medianRatio is the weighted median, over consecutive turns of one
+// epoch, of the growth of the recorded context divided by the growth of
+// the base count; 1 when no pair of turns grew by minDelta.
+func medianRatio(anchors []anchor, b int, p params) float64 {
 	type vote struct{ r, w float64 }
 	var vs []vote
 	for k := 1; k < len(anchors); k++ {
@@ -309,38 +494,27 @@ func fit(anchors []anchor, b int, p params) (ratio, overhead float64, votes int)
 		if dx < float64(p.minDelta) {
 			continue
 		}
-		dy := float64(c.ctx-a.ctx) - p.fixed(d)
-		vs = append(vs, vote{dy / dx, dx})
+		vs = append(vs, vote{(float64(c.ctx-a.ctx) - p.fixed(d)) / dx, dx})
 	}
-	ratio = 1
-	if len(vs) > 0 {
-		sort.Slice(vs, func(i, j int) bool { return vs[i].r < vs[j].r })
-		var total float64
-		for _, v := range vs {
-			total += v.w
-		}
-		var acc float64
-		for _, v := range vs {
-			acc += v.w
-			if acc >= total/2 {
-				ratio = v.r
-				break
+	if len(vs) == 0 {
+		return 1
+	}
+	sort.Slice(vs, func(i, j int) bool { return vs[i].r < vs[j].r })
+	var total float64
+	for _, v := range vs {
+		total += v.w
+	}
+	var acc float64
+	for _, v := range vs {
+		acc += v.w
+		if acc >= total/2 {
+			if v.r <= 0 || math.IsNaN(v.r) {
+				return 1
 			}
-		}
-		if ratio <= 0 || math.IsNaN(ratio) {
-			ratio = 1
+			return v.r
 		}
 	}
-	var over []float64
-	for k := len(anchors) - 1; k >= 0 && len(over) < p.recent; k-- {
-		a := &anchors[k]
-		over = append(over, float64(a.ctx)-ratio*p.x(a.f[b])-p.fixed(a.f[b]))
-	}
-	if len(over) > 0 {
-		slices.Sort(over)
-		overhead = max(over[len(over)/2], 0)
-	}
-	return ratio, overhead, len(vs)
+	return 1
 }
 
 // Model is a transcript's calibrated token model: the ratio of the tokens
@@ -352,10 +526,11 @@ type Model struct {
 	p        params
 	ratio    float64
 	overhead float64
-	votes    int
-	anchors  int
-	cur      feats
-	// last is the latest anchor since the last compaction, or nil.
+	// turns is the number of recorded usages the model learned from.
+	turns int
+	cur   feats
+	// last is the latest usable anchor since the last compaction (its
+	// context for the model's base only), or nil.
 	last *anchor
 }
 
@@ -378,11 +553,18 @@ func Learn(ctx context.Context, tr bs.Transcript, base bs.Tokenizer) (*Model, er
 
 // newModel fits a model on the first n anchors of tl for base b.
 func newModel(tl *timeline, b, n int, base bs.Tokenizer, p params) *Model {
-	m := &Model{base: base, p: p, ratio: 1, anchors: n, cur: tl.cur[b]}
-	if n > 0 {
-		m.ratio, m.overhead, m.votes = fit(tl.anchors[:n], b, p)
-		if a := &tl.anchors[n-1]; a.epoch == tl.epoch {
-			m.last = a
+	m := &Model{base: base, p: p, ratio: 1, cur: tl.cur[b]}
+	if n == 0 {
+		return m
+	}
+	f := learn(tl.anchors[:n], b, p)
+	m.p, m.ratio, m.overhead, m.turns = f.p, f.ratio, f.overhead, f.turns
+	for k := n - 1; k >= 0 && tl.anchors[k].epoch == tl.epoch; k-- {
+		if a := tl.anchors[k]; !a.saturated {
+			// A copy, so that the model does not keep the timeline.
+			a.f, a.self = []feats{a.f[b]}, nil
+			m.last = &a
+			break
 		}
 	}
 	return m
@@ -402,12 +584,13 @@ func (m *Model) Tokenizer() bs.Tokenizer { return calibrated{m.base, m.ratio} }
 func (m *Model) Overhead() int { return int(math.Round(m.overhead)) }
 
 // Current returns the context size of the next turn as the history
-// stands: the latest recorded usage since the last compaction plus the
+// stands: the latest recorded usage since the last compaction (a
+// provider's truncation ceiling left out) plus the
 // calibrated count of the messages after it (the assistant message that
 // recorded it included), or, with no such usage, the overhead plus the
 // calibrated count of the whole context.
 func (m *Model) Current() Estimate {
-	if m.anchors == 0 {
+	if m.turns == 0 {
 		t := m.count(m.cur)
 		return Estimate{Tokens: t, Method: m.base.Name() + " (no recorded usage)", History: t}
 	}

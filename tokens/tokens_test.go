@@ -1,6 +1,7 @@
 package tokens_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -11,6 +12,7 @@ import (
 	"testing"
 
 	bs "github.com/brainsurgeon/brainsurgeon"
+	"github.com/brainsurgeon/brainsurgeon/internal/synth"
 	"github.com/brainsurgeon/brainsurgeon/session"
 	"github.com/brainsurgeon/brainsurgeon/tokens"
 )
@@ -81,6 +83,25 @@ const (
 // usage follows the constants above, and opens it.
 func writeSession(t *testing.T, turns int, usage bool, extra ...string) bs.Transcript {
 	t.Helper()
+	return writeSessionOpts(t, sessionOpts{turns: turns, usage: usage}, extra...)
+}
+
+// sessionOpts shape a synthetic transcript.
+type sessionOpts struct {
+	turns int
+	usage bool
+	// thinking adds a thinking block to every tool call; counted says
+	// whether the recorded usage counts it (a provider that drops earlier
+	// turns' thinking does not).
+	thinking, counted bool
+	// ceiling, when not 0, is the most context the provider records, as
+	// Ollama does when it cuts the prompt to its window.
+	ceiling int
+}
+
+func writeSessionOpts(t *testing.T, o sessionOpts, extra ...string) bs.Transcript {
+	turns, usage := o.turns, o.usage
+	t.Helper()
 	var lines []string
 	lines = append(lines, `{"type":"session","version":3,"id":"s1","timestamp":"2026-03-01T00:00:00.000Z","cwd":"/w"}`)
 	parent, n := "null", 0
@@ -93,7 +114,13 @@ func writeSession(t *testing.T, turns int, usage bool, extra ...string) bs.Trans
 		hist += visible
 		msgs++
 	}
-	ctxNow := func() int { return synthOverhead + int(synthRatio*float64(hist)) + perMessage*msgs }
+	ctxNow := func() int {
+		c := synthOverhead + int(synthRatio*float64(hist)) + perMessage*msgs
+		if o.ceiling > 0 {
+			c = min(c, o.ceiling)
+		}
+		return c
+	}
 	use := func() string {
 		if !usage {
 			return `"usage":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"totalTokens":0}`
@@ -104,7 +131,15 @@ func writeSession(t *testing.T, turns int, usage bool, extra ...string) bs.Trans
 		text := strings.Repeat("word ", 40*(i%5+1)) // 200–1000 bytes, a multiple of 4
 		add(fmt.Sprintf(`{"role":"user","content":[{"type":"text","text":"%s"}],"timestamp":1}`, text), len(text)/4)
 		args := `{"command":"cat file.txt"}` // 26 bytes: 7 tokens of chars/4
-		add(fmt.Sprintf(`{"role":"assistant","content":[{"type":"toolCall","id":"c%d","name":"exec","arguments":%s}],"api":"anthropic-messages","provider":"anthropic","model":"m",%s,"stopReason":"toolUse","timestamp":1}`, i, args, use()), 7+1)
+		think, thinkTokens := "", 0
+		if o.thinking {
+			text := strings.Repeat("hmm ", 100*(i%4+1))
+			think = fmt.Sprintf(`{"type":"thinking","thinking":"%s","thinkingSignature":"c2lnbmF0dXJl"},`, text)
+			if o.counted {
+				thinkTokens = len(text) / 4
+			}
+		}
+		add(fmt.Sprintf(`{"role":"assistant","content":[%s{"type":"toolCall","id":"c%d","name":"exec","arguments":%s}],"api":"anthropic-messages","provider":"anthropic","model":"m",%s,"stopReason":"toolUse","timestamp":1}`, think, i, args, use()), 7+1+thinkTokens)
 		out := strings.Repeat("line of output\n", 20*(i%3+1))
 		add(fmt.Sprintf(`{"role":"toolResult","toolCallId":"c%d","toolName":"exec","content":[{"type":"text","text":%q}],"isError":false,"timestamp":1}`, i, out), (len(out)+3)/4)
 		add(fmt.Sprintf(`{"role":"assistant","content":[{"type":"text","text":"done and done"}],"api":"anthropic-messages","provider":"anthropic","model":"m",%s,"stopReason":"stop","timestamp":1}`, use()), 4)
@@ -169,6 +204,34 @@ func predictAll(t *testing.T, m *tokens.Model, tr bs.Transcript) int {
 		raws = append(raws, e.Raw)
 	}
 	return m.Predict(raws)
+}
+
+func TestLearnThinking(t *testing.T) {
+	for _, counted := range []bool{false, true} {
+		t.Run(fmt.Sprintf("counted=%v", counted), func(t *testing.T) {
+			tr := writeSessionOpts(t, sessionOpts{turns: 30, usage: true, thinking: true, counted: counted})
+			m, err := tokens.Learn(context.Background(), tr, bs.CharsPer4{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			within(t, "Ratio", m.Ratio(), synthRatio, 0.01)
+			within(t, "Overhead", float64(m.Overhead()), synthOverhead, 30)
+		})
+	}
+}
+
+func TestLearnTruncated(t *testing.T) {
+	const ceiling = 9000
+	tr := writeSessionOpts(t, sessionOpts{turns: 30, usage: true, ceiling: ceiling})
+	m, err := tokens.Learn(context.Background(), tr, bs.CharsPer4{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	within(t, "Ratio", m.Ratio(), synthRatio, 0.01)
+	within(t, "Overhead", float64(m.Overhead()), synthOverhead, 30)
+	if cur := m.Current(); cur.Tokens <= ceiling+5000 || cur.Method != "usage+calibrated" {
+		t.Errorf("Current() = %+v: want the context past the provider's ceiling of %d", cur, ceiling)
+	}
 }
 
 func TestPredict(t *testing.T) {
@@ -254,5 +317,41 @@ func TestLearnWithoutUsage(t *testing.T) {
 	}
 	if cur.Tokens <= 0 || cur.Tokens != cur.History {
 		t.Errorf("Current() = %+v", cur)
+	}
+}
+
+// serial is a tokenizer Learn does not know to be safe for concurrent
+// use, so it measures lines one by one.
+type serial struct{ bs.CharsPer4 }
+
+// TestLearnParallel checks that measuring on several goroutines gives
+// what measuring in order gives. (The generated transcript records the
+// same usage on every turn, a truncation ceiling to Learn, so the models
+// count their whole history: every measured line shows in Current.)
+func TestLearnParallel(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "big.jsonl")
+	var buf bytes.Buffer
+	if _, err := synth.Generate(&buf, synth.Options{Size: 3 << 20, Density: synth.DensityReal}); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, buf.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	tr, err := session.Open(ctx, p, bs.SessionRef{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	par, err := tokens.Learn(ctx, tr, bs.CharsPer4{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ser, err := tokens.Learn(ctx, tr, serial{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if par.Ratio() != ser.Ratio() || par.Overhead() != ser.Overhead() || par.Current() != ser.Current() {
+		t.Errorf("parallel: ratio %v, overhead %d, %+v; serial: ratio %v, overhead %d, %+v",
+			par.Ratio(), par.Overhead(), par.Current(), ser.Ratio(), ser.Overhead(), ser.Current())
 	}
 }
