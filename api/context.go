@@ -190,7 +190,9 @@ func (s *server) contextCompact(r *http.Request) (any, error) {
 // contextGrep answers GET /api/sessions/{agent}/{id}/context/grep?q=&regex=&max=:
 // the hits of recall.Grep over the active path, the compacted-away
 // entries and the extracted values, sent one at a time as they are found
-// ({"pattern", "regex", "max", "hits": [...], "truncated", "error"?}). An
+// ({"agent", "session_id", "pattern", "regex", "max", "hits": [...],
+// "count", "truncated", "error"?}); truncated says more hits than max
+// exist. An
 // error before the first hit is answered with its status; one after it
 // ends the hits and is sent in "error".
 func (s *server) contextGrep(w http.ResponseWriter, r *http.Request) {
@@ -215,11 +217,15 @@ func (s *server) contextGrep(w http.ResponseWriter, r *http.Request) {
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
 	fl, _ := w.(http.Flusher)
-	n, max := 0, head.Max
+	n, truncated := 0, false
 	var tailErr error
 	for h, err, ok := first, ferr, ok; ok; h, err, ok = next() {
 		if err != nil {
 			tailErr = err
+			break
+		}
+		if n == head.Max {
+			truncated = true // the search asked for one hit more than it sends
 			break
 		}
 		if n > 0 {
@@ -233,7 +239,7 @@ func (s *server) contextGrep(w http.ResponseWriter, r *http.Request) {
 			fl.Flush()
 		}
 	}
-	tail := map[string]any{"count": n, "truncated": n >= max}
+	tail := map[string]any{"count": n, "truncated": truncated}
 	if tailErr != nil {
 		tail["error"] = tailErr.Error()
 		s.log.Warn("grep ended early", "path", r.URL.Path, "error", tailErr)
@@ -285,6 +291,6 @@ func (s *server) startGrep(r *http.Request) (iter.Seq2[recall.Hit, error], grepH
 		return nil, grepHead{}, err
 	}
 	head := grepHead{Agent: agentName(ref), SessionID: ref.ID, Pattern: pattern, Regex: regex, Max: max}
-	seq := recall.Grep(r.Context(), tr, s.set.Side, pattern, recall.GrepOptions{Regexp: regex, MaxHits: max, Logger: s.opts.Logger})
+	seq := recall.Grep(r.Context(), tr, s.set.Side, pattern, recall.GrepOptions{Regexp: regex, MaxHits: max + 1, Logger: s.opts.Logger})
 	return seq, head, nil
 }

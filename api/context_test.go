@@ -127,6 +127,15 @@ func TestContextEndpoints(t *testing.T) {
 	if !g.Regex || g.Count == 0 || !wheres["compacted"] || !wheres["extracted"] {
 		t.Errorf("regex grep: %d hits in %v, want compacted and extracted ones", g.Count, wheres)
 	}
+	all := g.Count
+	c.json("GET", base+"/grep?q=to%2Bl&regex=1&max="+fmt.Sprint(all), "", 200, &g)
+	if g.Count != all || g.Truncated {
+		t.Errorf("grep with max = the number of hits (%d): count %d, truncated %v; want all, not truncated", all, g.Count, g.Truncated)
+	}
+	c.json("GET", base+"/grep?q=to%2Bl&regex=1&max="+fmt.Sprint(all-1), "", 200, &g)
+	if g.Count != all-1 || !g.Truncated {
+		t.Errorf("grep with max = %d: count %d, truncated %v", all-1, g.Count, g.Truncated)
+	}
 	c.json("GET", base+"/grep?q=no-such-text-anywhere", "", 200, &g)
 	if g.Count != 0 || g.Hits == nil || g.Truncated {
 		t.Errorf("grep without hits = %+v", g)
