@@ -207,6 +207,9 @@ func (d *Daemon) compactOne(ctx context.Context, set *backend.Set, ref bs.Sessio
 	res.TokensSaved += max(r.TokensBefore-r.TokensAfter, 0)
 	args := []any{"session", ref.String(), "layer", string(r.Layer), "trigger", string(compact.TriggerAuto),
 		"tokens_before", r.TokensBefore, "tokens_after", r.TokensAfter, "entry", r.EntryID, "degraded", r.Degraded}
+	if r.Warning != "" {
+		args = append(args, "warning", r.Warning)
+	}
 	if a := logging.ActorFrom(ctx); a != "" {
 		args = append(args, logging.KeyActor, a)
 	}

@@ -73,8 +73,10 @@ func New(c config.Compaction, log bs.Logger) (Tools, error) {
 	if err != nil {
 		return Tools{}, fmt.Errorf("compaction tokenizer: %w", err)
 	}
+	// Without a model the deterministic summary is what was asked for:
+	// the Escalate logs no warning then (the result still says degraded).
 	t := Tools{Settings: compact.FromConfig(c), Tokens: tok,
-		Escalate: &summarize.Escalate{Fallback: &summarize.Deterministic{}, Logger: log}}
+		Escalate: &summarize.Escalate{Fallback: &summarize.Deterministic{}}}
 	o := summarize.FromEnv()
 	sc := c.Summarizer
 	if sc.BaseURL != "" {
@@ -95,7 +97,7 @@ func New(c config.Compaction, log bs.Logger) (Tools, error) {
 	}
 	o.Retries = max(sc.Retries, 0)
 	o.Logger = log
-	t.Escalate.Model, t.Model = o, o.Model
+	t.Escalate.Model, t.Escalate.Logger, t.Model = o, log, o.Model
 	return t, nil
 }
 
