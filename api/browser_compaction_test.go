@@ -74,6 +74,23 @@ func testCompaction(t *testing.T, browserCtx context.Context) {
 		!strings.Contains(ev.Text, "degraded") || !strings.Contains(ev.Text, "focus: the gauge") {
 		t.Errorf("timeline event = %+v, want %s summarize manual %d → %d degraded with its focus", ev, first.EntryID, first.TokensBefore, first.TokensAfter)
 	}
+	// Where the tokens are: the API's inspect report, when opened.
+	var in compact.InspectReport
+	c.json("GET", base+"/inspect", "", 200, &in)
+	do(t, ctx, "open the inspect details", chromedp.Click(`#context-inspect summary`))
+	waitFor(t, ctx, "the inspect table", `document.querySelector('#inspect-table tr[data-key="tool_outputs"]')`)
+	cell := func(key string) string {
+		return eval[string](t, ctx, `document.querySelector('#inspect-table tr[data-key="`+key+`"] td').textContent`)
+	}
+	if got := cell("tool_outputs"); got != commas(in.ToolOutputs.Tokens) {
+		t.Errorf("tool outputs shown %q, want %s", got, commas(in.ToolOutputs.Tokens))
+	}
+	if got := cell("conversation"); got != commas(in.Conversation.Tokens) {
+		t.Errorf("conversation shown %q, want %s", got, commas(in.Conversation.Tokens))
+	}
+	if txt := eval[string](t, ctx, `document.getElementById('context-panel').innerText`); strings.Contains(txt, "null") || strings.Contains(txt, "undefined") {
+		t.Errorf("the context panel shows null or undefined:\n%s", txt)
+	}
 	screenshot(t, ctx, "ui-compaction.png", false)
 
 	// Preview (dry run) in the UI: the API's before and after, nothing written.

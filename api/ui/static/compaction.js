@@ -35,12 +35,16 @@ export function compactionPanel(base, withB) {
   const previewBtn = writeButton('Preview compaction', 'compact-preview-button', previewCompact,
     { title: 'Compute the compaction without writing anything' });
   const refusal = h('p', { class: 'note warn', id: 'compact-refusal', hidden: true });
+  // Where the tokens are: read (GET …/context/inspect) when opened.
+  const inspectBody = h('div', { class: 'inspect-body' });
+  const inspect = h('details', { class: 'inspect', id: 'context-inspect' }, h('summary', {}, 'Where the tokens are'), inspectBody);
+  inspect.addEventListener('toggle', () => { if (inspect.open) loadInspect(); });
   const form = h('div', { class: 'compact-form' },
     h('label', { for: 'compact-focus' }, 'Focus'), focus,
     h('label', { for: 'compact-layer' }, 'Layer'), layer, previewBtn);
   const el = h('section', { class: 'panel compaction', id: 'context-panel', 'aria-labelledby': 'context-title' },
     h('div', { class: 'panel-head' }, h('h2', { id: 'context-title' }, 'Context and compactions')),
-    h('div', { class: 'panel-body' }, gauge, refusal, form, preview, timeline));
+    h('div', { class: 'panel-body' }, gauge, inspect, refusal, form, preview, timeline));
   let last = '';
 
   async function refresh(force) {
@@ -61,6 +65,7 @@ export function compactionPanel(base, withB) {
     last = sig;
     renderGauge(st);
     renderTimeline(hist);
+    if (inspect.open) loadInspect();
     refusal.hidden = st.can_compact;
     refusal.textContent = st.can_compact ? '' : `Only the prune layer can run here: ${st.refusal || 'the store cannot append a compaction entry'}.`;
   }
@@ -92,6 +97,32 @@ export function compactionPanel(base, withB) {
     ];
     const warns = (st.warnings || []).map((w) => h('p', { class: 'note warn' }, w));
     gauge.replaceChildren(bar, h('p', { class: 'gauge-text' }, facts), ...warns);
+  }
+
+  async function loadInspect() {
+    inspectBody.replaceChildren(h('p', { class: 'muted' }, 'Reading the context…'));
+    let r;
+    try {
+      r = await api('GET', withB(`${base}/context/inspect`));
+    } catch (e) {
+      inspectBody.replaceChildren(errorBox('Could not inspect the context', e));
+      return;
+    }
+    const row = (label, key, tokens, count) => h('tr', { dataset: { key } },
+      h('th', { scope: 'row' }, label), h('td', { class: 'num' }, fmtInt(tokens)), h('td', { class: 'num' }, count));
+    const msgs = (n) => `${fmtInt(n)} message${n === 1 ? '' : 's'}`;
+    inspectBody.replaceChildren(...[h('table', { class: 'inspect-table', id: 'inspect-table' },
+      h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, 'Part'), h('th', { scope: 'col', class: 'num' }, 'Tokens'), h('th', { scope: 'col', class: 'num' }, ''))),
+      h('tbody', {},
+        row('Conversation', 'conversation', r.conversation.tokens, msgs(r.conversation.messages)),
+        row('Tool outputs', 'tool_outputs', r.tool_outputs.tokens, `${fmtInt(r.tool_outputs.count)} result${r.tool_outputs.count === 1 ? '' : 's'}`),
+        row('System prompt and tools (not in the transcript)', 'system_prompt', r.system_prompt.tokens, ''),
+        row('Kept by a summary (recent)', 'protected', r.protected.tokens, msgs(r.protected.messages)),
+        row('Compactable', 'compactable', r.compactable.tokens, msgs(r.compactable.messages)),
+        row('Saved by prune', 'savings_prune', r.savings.prune, ''),
+        row('Saved by summarize', 'savings_summarize', r.savings.summarize, ''),
+        row('Saved by full', 'savings_full', r.savings.full, ''))),
+    (r.pinned || []).length ? h('p', { class: 'muted small' }, `${r.pinned.length} pinned entr${r.pinned.length === 1 ? 'y' : 'ies'} (_extractable: false) never compacted.`) : null].filter(Boolean));
   }
 
   function renderTimeline(hist) {
