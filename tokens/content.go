@@ -1,0 +1,294 @@
+package tokens
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"image"
+	_ "image/gif"  // image sizes of GIF blocks
+	_ "image/jpeg" // image sizes of JPEG blocks
+	_ "image/png"  // image sizes of PNG blocks
+	"math"
+	"strconv"
+	"strings"
+
+	bs "github.com/brainsurgeon/brainsurgeon"
+	"github.com/brainsurgeon/brainsurgeon/entry"
+	"github.com/brainsurgeon/brainsurgeon/internal/jsonedit"
+)
+
+// The classes of what a model sees of a message.
+const (
+	// classText is text, tool-call names and arguments, tool output,
+	// summaries: everything that is tokenized as written.
+	classText = iota
+	// classThinking is the text of thinking blocks.
+	classThinking
+	numClasses
+)
+
+// The wrappers pi puts around summaries when it turns them into messages
+// (packages/coding-agent/src/core/messages.ts).
+const (
+	compactionPrefix = "The conversation history before this point was compacted into the following summary:\n\n<summary>\n"
+	branchPrefix     = "The following is a summary of a branch that this conversation came back from:\n\n<summary>\n"
+	summarySuffix    = "\n</summary>"
+)
+
+// defaultImageTokens is what an image of unknown size costs: pi's
+// estimate of 4,800 characters.
+const defaultImageTokens = 1200
+
+// usage is the recorded usage of an assistant message.
+type usage struct {
+	Input      int `json:"input"`
+	Output     int `json:"output"`
+	CacheRead  int `json:"cacheRead"`
+	CacheWrite int `json:"cacheWrite"`
+	Total      int `json:"totalTokens"`
+	// Anthropic's own names, as Claude Code writes them.
+	InputTokens         int `json:"input_tokens"`
+	OutputTokens        int `json:"output_tokens"`
+	CacheReadTokens     int `json:"cache_read_input_tokens"`
+	CacheCreationTokens int `json:"cache_creation_input_tokens"`
+	// OpenAI's names.
+	PromptTokens     int `json:"prompt_tokens"`
+	CompletionTokens int `json:"completion_tokens"`
+}
+
+// context returns the context size the usage records: input plus cache
+// reads and writes.
+func (u usage) context() int {
+	c := u.Input + u.CacheRead + u.CacheWrite
+	if c == 0 {
+		c = u.InputTokens + u.CacheReadTokens + u.CacheCreationTokens
+	}
+	if c == 0 {
+		c = u.PromptTokens
+	}
+	return c
+}
+
+// output returns the output tokens the usage records.
+func (u usage) output() int {
+	switch {
+	case u.Output > 0:
+		return u.Output
+	case u.OutputTokens > 0:
+		return u.OutputTokens
+	}
+	return u.CompletionTokens
+}
+
+// message is what the model sees of one context message, measured, and
+// the recorded usage when it is an assistant message.
+type message struct {
+	line int
+	id   string
+	// kind is the message role, or "compactionSummary",
+	// "branchSummary", "custom".
+	kind string
+	// toks holds, per base tokenizer, the base count of each class.
+	toks [][numClasses]int
+	// chars is pi's character estimate (text, thinking, tool calls, 4,800
+	// per image).
+	chars int
+	// images is the estimated cost of the message's images in tokens.
+	images int
+	// blocks counts the content blocks (framing the model also sees).
+	blocks int
+	// ctx is the context size recorded by an assistant message, 0 when it
+	// records none; out its output tokens.
+	ctx, out int
+	// model is an assistant message's provider/model.
+	model string
+	// skip is true for messages the host does not send to the model
+	// (transcript-only assistants, failed turns, bash runs excluded from
+	// context).
+	skip bool
+}
+
+// measure builds the message view of a raw line, counting its classes
+// with each base tokenizer. ok is false when the line is not a message
+// that can reach the model (a header, a custom state entry, a label).
+func measure(raw []byte, line int, bases []bs.Tokenizer) (m message, ok bool) {
+	e := entry.Parse(raw, line, 0)
+	if e.Kind != bs.KindEntry {
+		return m, false
+	}
+	m = message{line: line, id: e.ID, toks: make([][numClasses]int, len(bases))}
+	add := func(class int, b []byte) {
+		if len(b) == 0 {
+			return
+		}
+		for i, t := range bases {
+			m.toks[i][class] += t.Tokens(b)
+		}
+		m.chars += len(b)
+	}
+	switch e.Type {
+	case "compaction", "branch_summary":
+		m.kind = "compactionSummary"
+		prefix := compactionPrefix
+		if e.Type == "branch_summary" {
+			m.kind, prefix = "branchSummary", branchPrefix
+		}
+		s, _ := stringAt(raw, "/summary")
+		add(classText, []byte(prefix+s+summarySuffix))
+		m.chars = len(s)
+		return m, true
+	case "custom_message":
+		m.kind = "custom"
+		visibleStrings(e, "/content", add, &m)
+		return m, true
+	case "message":
+	default:
+		return m, false
+	}
+	m.kind = e.Role
+	switch e.Role {
+	case "assistant":
+		var u usage
+		if s, end, ok := jsonedit.Find(raw, "/message/usage"); ok {
+			_ = json.Unmarshal(raw[s:end], &u)
+		}
+		stop, _ := stringAt(raw, "/message/stopReason")
+		provider, _ := stringAt(raw, "/message/provider")
+		model, _ := stringAt(raw, "/message/model")
+		m.model = provider + "/" + model
+		if stop == "error" || stop == "aborted" || provider == "openclaw" || provider == "clawdbot" {
+			m.skip = true
+		} else {
+			m.ctx, m.out = u.context(), u.output()
+		}
+	case "bashExecution":
+		if s, end, ok := jsonedit.Find(raw, "/message/excludeFromContext"); ok && string(raw[s:end]) == "true" {
+			m.skip = true
+		}
+	}
+	visibleStrings(e, "/message/content", add, &m)
+	for _, name := range []string{"/message/command", "/message/output"} {
+		if e.Role == "bashExecution" {
+			if s, ok := stringAt(raw, name); ok {
+				add(classText, []byte(s))
+			}
+		}
+	}
+	return m, true
+}
+
+// visibleStrings adds what the model sees of the content at base (a
+// string or an array of blocks) of e.
+func visibleStrings(e *bs.Entry, base string, add func(int, []byte), m *message) {
+	raw := e.Raw
+	for _, b := range e.Blocks {
+		m.blocks++
+		switch b.Type {
+		case "toolCall":
+			blk := raw[b.Start:b.End]
+			if _, s, end, ok := jsonedit.Member(blk, "", "arguments"); ok {
+				add(classText, blk[s:end])
+			}
+		case "image":
+			m.images += defaultImageTokens
+			m.chars += 4800
+		}
+	}
+	for _, v := range e.Strings {
+		p := v.Pointer
+		if !strings.HasPrefix(p, base) {
+			continue
+		}
+		rest := p[len(base):]
+		if rest == "" { // content given as one string
+			add(classText, decode(raw[v.Start:v.End]))
+			continue
+		}
+		// rest is "/<index>/<field>[/...]".
+		rest = rest[1:]
+		slash := strings.IndexByte(rest, '/')
+		if slash < 0 {
+			continue
+		}
+		idx, err := strconv.Atoi(rest[:slash])
+		if err != nil || idx >= len(e.Blocks) {
+			continue
+		}
+		field := rest[slash+1:]
+		switch typ := e.Blocks[idx].Type; {
+		case field == "text" && typ == "text":
+			add(classText, decode(raw[v.Start:v.End]))
+		case field == "thinking" && typ == "thinking":
+			add(classThinking, decode(raw[v.Start:v.End]))
+		case field == "name" && typ == "toolCall":
+			add(classText, decode(raw[v.Start:v.End]))
+		case field == "data" && typ == "image":
+			if t, ok := imageTokens(raw[v.Start:v.End]); ok {
+				m.images += t - defaultImageTokens
+			}
+		}
+	}
+}
+
+// stringAt returns the decoded string at pointer in raw.
+func stringAt(raw []byte, pointer string) (string, bool) {
+	s, e, ok := jsonedit.Find(raw, pointer)
+	if !ok || e-s < 2 || raw[s] != '"' {
+		return "", false
+	}
+	return string(decode(raw[s:e])), true
+}
+
+// decode returns the text of a raw JSON string (quotes included): the
+// bytes between the quotes when there is no escape, else the decoded
+// string.
+func decode(q []byte) []byte {
+	if len(q) < 2 {
+		return nil
+	}
+	in := q[1 : len(q)-1]
+	if bytes.IndexByte(in, '\\') < 0 {
+		return in
+	}
+	var s string
+	if err := json.Unmarshal(q, &s); err != nil {
+		return in
+	}
+	return []byte(s)
+}
+
+// imageTokens estimates what an image block costs from its pixel size,
+// as Anthropic counts (width × height / 750, after scaling the long edge
+// to at most 1568 pixels). q is the raw JSON string of the base64 data.
+func imageTokens(q []byte) (int, bool) {
+	in := q
+	if len(in) >= 2 {
+		in = in[1 : len(in)-1]
+	}
+	if i := bytes.IndexByte(in, ','); i >= 0 && i < 64 { // a data: URL
+		in = in[i+1:]
+	}
+	const head = 1 << 16
+	if len(in) > head {
+		in = in[:head]
+	}
+	in = in[:len(in)/4*4]
+	buf := make([]byte, base64.StdEncoding.DecodedLen(len(in)))
+	n, err := base64.StdEncoding.Decode(buf, in)
+	if err != nil && n == 0 {
+		return 0, false
+	}
+	cfg, _, err := image.DecodeConfig(bytes.NewReader(buf[:n]))
+	if err != nil || cfg.Width <= 0 || cfg.Height <= 0 {
+		return 0, false
+	}
+	w, h := float64(cfg.Width), float64(cfg.Height)
+	if long := max(w, h); long > 1568 {
+		w, h = w*1568/long, h*1568/long
+	}
+	if px := w * h; px > 1.15e6 {
+		s := math.Sqrt(1.15e6 / px)
+		w, h = w*s, h*s
+	}
+	return int(w*h/750 + 0.5), true
+}
