@@ -1,0 +1,100 @@
+package summarize
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
+
+// readLines reads a JSONL file into raw lines.
+func readLines(tb testing.TB, path string) [][]byte {
+	tb.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var out [][]byte
+	for line := range bytes.SplitSeq(b, []byte("\n")) {
+		if len(bytes.TrimSpace(line)) > 0 {
+			out = append(out, line)
+		}
+	}
+	return out
+}
+
+// golden compares got with testdata/name, or rewrites it under -update.
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("golden file %s: %v (run with -update to create it)", path, err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs from the golden file (run with -update to accept)\n--- got ---\n%s\n--- want ---\n%s", path, got, want)
+	}
+}
+
+func TestGoldenDeterministic(t *testing.T) {
+	lines := readLines(t, "testdata/synthetic.jsonl")
+	for _, tc := range []struct {
+		name, focus string
+		d           Deterministic
+	}{
+		{"deterministic.golden.md", "", Deterministic{}},
+		{"deterministic-roomy.golden.md", "", Deterministic{Ratio: 1}},
+		{"deterministic-focus.golden.md", "catalogue", Deterministic{MinBytes: 1500}},
+		{"deterministic-small.golden.md", "", Deterministic{MaxBytes: 900, MinBytes: 900}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, degraded, err := tc.d.Summarize(context.Background(), lines, tc.focus)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !degraded {
+				t.Error("deterministic summary not marked degraded")
+			}
+			if lim := tc.d.Limit(inputSize(lines)); len(s) > lim {
+				t.Errorf("summary is %d bytes, over its limit %d", len(s), lim)
+			}
+			golden(t, tc.name, []byte(s))
+		})
+	}
+}
+
+func TestGoldenFacts(t *testing.T) {
+	f := ExtractFacts(readLines(t, "testdata/synthetic.jsonl"))
+	b, err := json.MarshalIndent(f, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "facts.golden.json", append(b, '\n'))
+}
+
+func TestGoldenPrompt(t *testing.T) {
+	lines := readLines(t, "testdata/synthetic.jsonl")
+	for _, v := range []Variant{Normal, Aggressive} {
+		p := BuildPrompt(lines, "frost dates", v)
+		golden(t, "prompt-"+string(v)+".golden.txt", []byte(p.System+"\n\n=== user ===\n"+p.User+"\n"))
+	}
+}
+
+func inputSize(lines [][]byte) int {
+	n := 0
+	for _, l := range lines {
+		n += len(l)
+	}
+	return n
+}
