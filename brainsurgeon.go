@@ -672,3 +672,18 @@ type Scheduler interface {
 	// Unschedule removes the job of that name.
 	Unschedule(name string)
 }
+
+// Creator is implemented by stores that can create a new session (a branch
+// or an imported copy of another one). It is optional: callers type-assert
+// a Store to it, and a store that never creates sessions (OpenClaw's SQLite
+// store, DESIGN decision 6) implements it by refusing with an error wrapping
+// ErrUnsupported that says why.
+type Creator interface {
+	// Create writes lines (raw JSON objects without a newline) as a new
+	// session of agent and returns its ref. lines[0] must be a session
+	// header (type "session") whose "id" is the new session's id. Create
+	// never replaces an existing session: an id already in use is an error
+	// wrapping ErrInvalid. The session is complete and durable when Create
+	// returns, or absent.
+	Create(ctx context.Context, agent string, lines [][]byte) (SessionRef, error)
+}

@@ -268,3 +268,14 @@ func (s *Store) Append(ctx context.Context, ref bs.SessionRef, entries [][]byte)
 	return fmt.Errorf("append %d entries to %s: the OpenClaw SQLite store takes no new rows from outside OpenClaw (a row needs OpenClaw's identity, projection and idempotency rows; DESIGN decision 6); let OpenClaw compact the session (sessions.compact) instead: %w",
 		len(entries), ref, bs.ErrUnsupported)
 }
+
+var _ bs.Creator = (*Store)(nil)
+
+// Create is not supported: OpenClaw's SQLite store takes no new sessions
+// from outside OpenClaw (DESIGN decision 6: we never insert rows). It
+// returns an error wrapping brainsurgeon.ErrUnsupported that says so and
+// what to do instead.
+func (s *Store) Create(ctx context.Context, agent string, lines [][]byte) (bs.SessionRef, error) {
+	return bs.SessionRef{}, fmt.Errorf("create a session of agent %q (%d lines): the OpenClaw SQLite store takes no new sessions from outside OpenClaw (a session needs OpenClaw's identity, projection and idempotency rows; DESIGN decision 6: we never insert rows); write the branch or import into a JSONL agents dir instead: %w",
+		agent, len(lines), bs.ErrUnsupported)
+}

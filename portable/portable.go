@@ -1,0 +1,107 @@
+// Package portable moves a session's context out of one session and into
+// a new one: Export writes the latest summary, structured facts and the
+// kept tail (the raw lines the host still loads) as one JSON document;
+// Import validates such a document strictly and creates a new session
+// from it; Branch copies the raw lines of one path into a new session.
+//
+// New sessions carry a header whose parentSession names the session they
+// come from, as pi's own branched sessions do, and are written through
+// brainsurgeon.Creator (the JSONL store creates a new transcript file; the
+// SQLite store refuses, DESIGN decision 6). Lines taken from the source
+// are copied byte for byte.
+package portable
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	bs "github.com/brainsurgeon/brainsurgeon"
+)
+
+// NewSession is a session ready to be created: its id and its lines (the
+// header first), each one JSON object without a newline.
+type NewSession struct {
+	// ID is the new session's id (a random uuid unless one was given).
+	ID string
+	// Lines are the session's lines, the header first.
+	Lines [][]byte
+}
+
+// Create writes s through c as a new session of agent. A store that
+// cannot create sessions (OpenClaw's SQLite store) returns an error
+// wrapping brainsurgeon.ErrUnsupported; nothing is written then.
+func Create(ctx context.Context, c bs.Creator, agent string, s *NewSession) (bs.SessionRef, error) {
+	if c == nil {
+		return bs.SessionRef{}, fmt.Errorf("create session %s: the store cannot create sessions (it does not implement brainsurgeon.Creator): %w", s.ID, bs.ErrUnsupported)
+	}
+	return c.Create(ctx, agent, s.Lines)
+}
+
+// header is a session header line in pi's member order.
+type header struct {
+	Type          string `json:"type"`
+	Version       int    `json:"version,omitempty"`
+	ID            string `json:"id"`
+	Timestamp     string `json:"timestamp"`
+	Cwd           string `json:"cwd"`
+	ParentSession string `json:"parentSession,omitempty"`
+}
+
+// marshal encodes v as one compact JSON line without escaping <, > and &
+// (as JavaScript's JSON.stringify writes).
+func marshal(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimRight(b.Bytes(), "\n"), nil
+}
+
+// newHeader returns a header line for a new session.
+func newHeader(id string, version int, at time.Time, cwd, parent string) ([]byte, error) {
+	if version < 2 {
+		version = 0 // a v1 header has no version member
+	}
+	return marshal(header{Type: "session", Version: version, ID: id, Timestamp: isoTime(at), Cwd: cwd, ParentSession: parent})
+}
+
+// isoTime formats t as JavaScript's Date.toISOString does.
+func isoTime(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000Z") }
+
+// NewUUID returns a random (version 4) uuid, the form of pi's session ids.
+func NewUUID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	h := hex.EncodeToString(b[:])
+	return h[:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]
+}
+
+// newEntryID returns an 8-hex-digit entry id (pi's form) not in used.
+func newEntryID(used map[string]bool) string {
+	for {
+		var b [4]byte
+		_, _ = rand.Read(b[:])
+		id := hex.EncodeToString(b[:])
+		if !used[id] {
+			return id
+		}
+	}
+}
+
+// parentOf names the source session in a new header's parentSession: its
+// transcript path, as pi writes it, or its identity when it has no path.
+func parentOf(ref bs.SessionRef) string {
+	if ref.Path != "" {
+		return ref.Path
+	}
+	return ref.Identity()
+}

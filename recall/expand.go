@@ -1,0 +1,201 @@
+package recall
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+
+	bs "github.com/brainsurgeon/brainsurgeon"
+	"github.com/brainsurgeon/brainsurgeon/entry"
+	"github.com/brainsurgeon/brainsurgeon/extract"
+	"github.com/brainsurgeon/brainsurgeon/internal/jsonedit"
+)
+
+// ExpandOptions tunes Expand.
+type ExpandOptions struct {
+	// Resolve replaces the placeholders ([[extracted-<id>]]) in the
+	// returned lines by the original values from Side, so the lines read
+	// as they were before extraction. The transcript is not changed.
+	Resolve bool
+	// Side is the side store Resolve reads; required with Resolve.
+	Side bs.SideStore
+	// MaxEntries bounds the entries returned (0: all); Expansion.Truncated
+	// tells when some were left out.
+	MaxEntries int
+	// All returns the entries of a condensed summary's span too; by
+	// default a condensed summary lists only the summaries it covers.
+	All bool
+	// Logger receives a warning for each placeholder that could not be
+	// resolved (it is left in place); nil discards.
+	Logger bs.Logger
+}
+
+// Expansion is what a compaction summary stands for.
+type Expansion struct {
+	// Compaction describes the summary (see Describe).
+	Compaction *Description `json:"compaction"`
+	// Entries are the original entries the summary stands for, in path
+	// order, as raw lines.
+	Entries []RawEntry `json:"entries"`
+	// Truncated is true when MaxEntries left entries out.
+	Truncated bool `json:"truncated"`
+	// Covers are the summaries a condensed summary stands for, to be
+	// expanded in turn (level by level).
+	Covers []Covered `json:"covers,omitempty"`
+}
+
+// RawEntry is one original line.
+type RawEntry struct {
+	// Line, ID and Type identify the entry; Where is where it is now.
+	Line  int    `json:"line"`
+	ID    string `json:"id"`
+	Type  string `json:"type"`
+	Where Where  `json:"where"`
+	// Resolved counts the placeholders replaced by their original values.
+	Resolved int `json:"resolved"`
+	// Raw is the line as stored (with Resolve, with placeholders replaced).
+	// It is the caller's to keep.
+	Raw json.RawMessage `json:"raw"`
+}
+
+// Covered is one summary a condensed summary stands for.
+type Covered struct {
+	// ID is the covered summary's entry id; Found is false when the
+	// transcript no longer holds it.
+	ID    string `json:"id"`
+	Found bool   `json:"found"`
+	// Line, Level, SummaryChars and FirstKeptEntryID describe it when
+	// found.
+	Line             int    `json:"line,omitempty"`
+	Level            int    `json:"level"`
+	SummaryChars     int    `json:"summary_chars"`
+	FirstKeptEntryID string `json:"first_kept_entry_id,omitempty"`
+}
+
+// Expand returns the original raw entries the compaction summary id stands
+// for: along the compaction's own path, from the previous compaction's
+// first kept entry (or the start) up to its own first kept entry. For a
+// condensed summary (details.brainsurgeon.covers) it lists the summaries
+// it covers instead, each of which Expand takes in turn. An id that is not
+// a compaction is an error wrapping brainsurgeon.ErrInvalid; an unknown id
+// one wrapping ErrNotFound that lists nearby ids.
+func Expand(ctx context.Context, tr bs.Transcript, id string, o ExpandOptions) (*Expansion, error) {
+	d, err := Describe(ctx, tr, id)
+	if err != nil {
+		return nil, fmt.Errorf("expand: %w", err)
+	}
+	if d.Compaction == nil {
+		return nil, fmt.Errorf("expand %s: entry is a %s, expected a compaction entry (expand takes a summary's id; describe shows any entry): %w",
+			id, describeKind(d), bs.ErrInvalid)
+	}
+	if o.Resolve && o.Side == nil {
+		return nil, fmt.Errorf("expand %s: Resolve needs a side store: %w", id, bs.ErrInvalid)
+	}
+	x := &Expansion{Compaction: d, Entries: []RawEntry{}}
+	for _, cid := range d.Compaction.Covers {
+		x.Covers = append(x.Covers, covered(ctx, tr, cid))
+	}
+	if len(x.Covers) > 0 && !o.All {
+		return x, nil
+	}
+	sp := span(tr, d.Line-1)
+	idx := sp.entries
+	if o.MaxEntries > 0 && len(idx) > o.MaxEntries {
+		idx, x.Truncated = idx[:o.MaxEntries], true
+	}
+	if len(idx) == 0 {
+		return x, nil
+	}
+	lines := make([]int, len(idx))
+	for k, i := range idx {
+		lines[k] = i + 1
+	}
+	sort.Ints(lines) // a path runs forward in the file; Lines needs ascending lines
+	raws := make(map[int][]byte, len(lines))
+	for e, err := range tr.Lines(ctx, lines) {
+		if err != nil {
+			return nil, fmt.Errorf("expand %s: %w", id, err)
+		}
+		raws[e.Line] = e.Raw
+	}
+	p := locate(tr)
+	nodes := tr.Nodes()
+	log := bs.LoggerOrDiscard(o.Logger)
+	for _, i := range idx {
+		n := &nodes[i]
+		re := RawEntry{Line: n.Line, ID: n.ID, Type: n.Type, Where: p.where[i], Raw: raws[n.Line]}
+		if o.Resolve {
+			re.Raw, re.Resolved = resolve(ctx, tr.Ref(), o.Side, re.Raw, log)
+		}
+		x.Entries = append(x.Entries, re)
+	}
+	return x, nil
+}
+
+func describeKind(d *Description) string {
+	if d.Role != "" {
+		return d.Type + " (" + d.Role + ")"
+	}
+	return d.Type
+}
+
+// covered describes one summary a condensed summary covers.
+func covered(ctx context.Context, tr bs.Transcript, id string) Covered {
+	c := Covered{ID: id}
+	n, ok := tr.Node(id)
+	if !ok || n.Type != "compaction" {
+		return c
+	}
+	e, err := tr.Entry(ctx, n.Line)
+	if err != nil {
+		return c
+	}
+	cc, err := describeCompaction(tr, n.Line-1, e.Raw)
+	if err != nil {
+		return c
+	}
+	c.Found, c.Line, c.Level, c.SummaryChars, c.FirstKeptEntryID = true, n.Line, cc.Level, len([]rune(cc.Summary)), cc.FirstKeptEntryID
+	return c
+}
+
+// resolve replaces the placeholders of a line's own entry by the original
+// values from side. A value that cannot be read is left as a placeholder
+// and logged.
+func resolve(ctx context.Context, ref bs.SessionRef, side bs.SideStore, raw []byte, log bs.Logger) ([]byte, int) {
+	e := entry.ParseLite(raw, 0, 0)
+	if e.ID == "" || !extract.IsPlaceholderValue(raw, e.ID) {
+		return raw, 0
+	}
+	rec, err := extract.LoadRecord(ctx, side, ref, e.ID)
+	if err != nil {
+		log.Warn("expand: placeholder not resolved", "session", ref.String(), "entry", e.ID, "err", err)
+		return raw, 0
+	}
+	var splices []bs.Splice
+	for _, v := range rec.Values {
+		s, end, ok := jsonedit.Find(raw, v.Path)
+		if !ok || !extract.IsPlaceholderValue(raw[s:end], e.ID) {
+			continue
+		}
+		orig, err := v.Bytes()
+		if err != nil {
+			log.Warn("expand: placeholder not resolved", "session", ref.String(), "entry", e.ID, "path", v.Path, "err", err)
+			continue
+		}
+		splices = append(splices, bs.Splice{Start: s, End: end, With: orig})
+	}
+	sort.Slice(splices, func(a, b int) bool { return splices[a].Start < splices[b].Start })
+	kept := splices[:0]
+	at := 0
+	for _, s := range splices {
+		if s.Start >= at {
+			kept = append(kept, s)
+			at = s.End
+		}
+	}
+	if len(kept) == 0 {
+		return raw, 0
+	}
+	return jsonedit.Apply(raw, kept...), len(kept)
+}

@@ -1,0 +1,393 @@
+package recall
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"iter"
+	"regexp"
+	"sort"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/go-json-experiment/json/jsontext"
+
+	bs "github.com/brainsurgeon/brainsurgeon"
+	"github.com/brainsurgeon/brainsurgeon/entry"
+	"github.com/brainsurgeon/brainsurgeon/extract"
+)
+
+// Defaults of GrepOptions.
+const (
+	// DefaultMaxHits is the number of hits Grep yields at most when
+	// GrepOptions.MaxHits is 0.
+	DefaultMaxHits = 100
+	// DefaultSnippetChars is the length of a hit's snippet in characters
+	// when GrepOptions.SnippetChars is 0.
+	DefaultSnippetChars = 160
+)
+
+// GrepOptions tunes Grep. The zero value searches for plain text, case
+// sensitive, everywhere, and yields at most DefaultMaxHits hits.
+type GrepOptions struct {
+	// Regexp makes the pattern a regular expression (RE2 syntax, package
+	// regexp); otherwise it is plain text.
+	Regexp bool
+	// IgnoreCase matches letters of either case.
+	IgnoreCase bool
+	// MaxHits bounds the hits yielded: 0 means DefaultMaxHits, a negative
+	// value no bound.
+	MaxHits int
+	// SnippetChars is the length of a hit's snippet in characters: 0
+	// means DefaultSnippetChars.
+	SnippetChars int
+	// In restricts the search to these places; empty means all four.
+	In []Where
+	// Logger receives a warning for each side record that cannot be read
+	// (the search goes on without it); nil discards.
+	Logger bs.Logger
+}
+
+// Hit is one match.
+type Hit struct {
+	// EntryID is the id of the entry the match is in ("" for a line
+	// without one: a v1 entry, a malformed line).
+	EntryID string `json:"entry_id"`
+	// Line is the entry's line number (0 for an extracted value whose
+	// entry is no longer in the transcript).
+	Line int `json:"line"`
+	// Where is where the match was found.
+	Where Where `json:"where"`
+	// EntryWhere is, for an extracted value, where its entry is now
+	// (active, compacted or off_path; "" when the entry is gone); for a
+	// transcript line it equals Where.
+	EntryWhere Where `json:"entry_where"`
+	// Type and Role are the entry's type and message role, when known.
+	Type string `json:"type,omitempty"`
+	Role string `json:"role,omitempty"`
+	// Pointer is the JSON Pointer of the string value the match is in
+	// ("" for a match in the raw text of a malformed line).
+	Pointer string `json:"pointer"`
+	// Offset is the match's byte offset in the decoded value.
+	Offset int `json:"offset"`
+	// Snippet is the text around the match, at most SnippetChars
+	// characters, with line breaks and tabs shown as spaces and "…" where
+	// it was cut.
+	Snippet string `json:"snippet"`
+}
+
+// matcher finds a pattern in decoded text.
+type matcher struct {
+	re  *regexp.Regexp
+	lit []byte // plain, case-sensitive
+	// raw says the pattern may be searched for in a line's raw JSON first
+	// (when the line holds no \u escape): a decoded value can then only
+	// hold the pattern if the raw line does.
+	raw bool
+}
+
+func newMatcher(pattern string, o GrepOptions) (*matcher, error) {
+	if pattern == "" {
+		return nil, fmt.Errorf("grep: empty pattern (expected text or a regular expression): %w", bs.ErrInvalid)
+	}
+	m := &matcher{}
+	if !o.Regexp {
+		m.raw = rawSafe(pattern)
+		if !o.IgnoreCase {
+			m.lit = []byte(pattern)
+			return m, nil
+		}
+		pattern = regexp.QuoteMeta(pattern)
+	}
+	if o.IgnoreCase {
+		pattern = "(?i)" + pattern
+	}
+	re, err := regexp.Compile(pattern)
+	if err != nil {
+		return nil, fmt.Errorf("grep: pattern %q: expected a regular expression (RE2 syntax): %v: %w", pattern, err, bs.ErrInvalid)
+	}
+	m.re = re
+	return m, nil
+}
+
+// rawSafe reports whether text can appear in a decoded JSON string only as
+// itself in the raw encoding, \u escapes aside: printable ASCII other than
+// the characters JSON writers escape.
+func rawSafe(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '/' {
+			return false
+		}
+	}
+	return true
+}
+
+func (m *matcher) find(b []byte) (start, end int, ok bool) {
+	if m.lit != nil {
+		i := bytes.Index(b, m.lit)
+		if i < 0 {
+			return 0, 0, false
+		}
+		return i, i + len(m.lit), true
+	}
+	loc := m.re.FindIndex(b)
+	if loc == nil {
+		return 0, 0, false
+	}
+	return loc[0], loc[1], true
+}
+
+// mayHold reports whether a raw line may hold a match in one of its values.
+func (m *matcher) mayHold(raw []byte) bool {
+	if !m.raw || bytes.Contains(raw, []byte(`\u`)) {
+		return true
+	}
+	_, _, ok := m.find(raw)
+	return ok
+}
+
+// Grep searches the transcript's every line (the active path, entries
+// compacted away, entries off the active path) and, when side is not nil,
+// every value extracted from the session, for pattern. It matches the
+// decoded text of string values (member names and JSON syntax do not
+// match); a malformed line is searched as raw text.
+//
+// Lines are read in file order, a chunk at a time, and only the lines that
+// may hold the pattern are parsed: memory stays bounded whatever the
+// transcript's size. Extracted values come after the lines, ordered by
+// their entry's line. Each string value yields at most one hit (its first
+// match); the search stops after MaxHits hits or when the caller stops
+// iterating. An error (a bad pattern, a transcript that changed since it
+// was read: brainsurgeon.ErrChanged) is yielded once and ends the
+// sequence.
+func Grep(ctx context.Context, tr bs.Transcript, side bs.SideStore, pattern string, o GrepOptions) iter.Seq2[Hit, error] {
+	return func(yield func(Hit, error) bool) {
+		m, err := newMatcher(pattern, o)
+		if err != nil {
+			yield(Hit{}, err)
+			return
+		}
+		g := &grep{m: m, o: o, yield: yield, left: o.MaxHits, snip: o.SnippetChars}
+		if g.left == 0 {
+			g.left = DefaultMaxHits
+		}
+		if g.snip <= 0 {
+			g.snip = DefaultSnippetChars
+		}
+		want := map[Where]bool{}
+		for _, w := range o.In {
+			want[w] = true
+		}
+		all := len(want) == 0
+		p := locate(tr)
+		nodes := tr.Nodes()
+		lines := make([]int, 0, len(nodes))
+		for i := range nodes {
+			if nodes[i].Kind != bs.KindBlank && (all || want[p.where[i]]) {
+				lines = append(lines, i+1)
+			}
+		}
+		if len(lines) > 0 {
+			for e, err := range tr.Lines(ctx, lines) {
+				if err != nil {
+					yield(Hit{}, err)
+					return
+				}
+				if !m.mayHold(e.Raw) {
+					continue
+				}
+				w := p.where[e.Line-1]
+				if !g.line(e, w) {
+					return
+				}
+			}
+		}
+		if side != nil && (all || want[Extracted]) {
+			g.side(ctx, tr, side, p)
+		}
+	}
+}
+
+// grep is one search in progress.
+type grep struct {
+	m     *matcher
+	o     GrepOptions
+	yield func(Hit, error) bool
+	left  int // hits still allowed; negative: no bound
+	snip  int
+	buf   []byte
+}
+
+// emit yields h and reports whether the search goes on.
+func (g *grep) emit(h Hit) bool {
+	if !g.yield(h, nil) {
+		return false
+	}
+	if g.left > 0 {
+		g.left--
+		if g.left == 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// line searches one transcript line; it reports whether the search goes on.
+func (g *grep) line(raw *bs.Entry, w Where) bool {
+	e := entry.Parse(raw.Raw, raw.Line, raw.Offset)
+	base := Hit{EntryID: e.ID, Line: e.Line, Where: w, EntryWhere: w, Type: e.Type, Role: e.Role}
+	if e.Kind == bs.KindMalformed {
+		if s, end, ok := g.m.find(e.Raw); ok {
+			h := base
+			h.Offset, h.Snippet = s, snippet(e.Raw, s, end, g.snip)
+			return g.emit(h)
+		}
+		return true
+	}
+	for _, v := range e.Strings {
+		text, err := g.decode(e.Raw[v.Start:v.End])
+		if err != nil {
+			continue
+		}
+		if s, end, ok := g.m.find(text); ok {
+			h := base
+			h.Pointer, h.Offset, h.Snippet = v.Pointer, s, snippet(text, s, end, g.snip)
+			if !g.emit(h) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// decode returns the text of a raw JSON string; it may reuse g.buf.
+func (g *grep) decode(raw []byte) ([]byte, error) {
+	if len(raw) >= 2 && bytes.IndexByte(raw, '\\') < 0 {
+		return raw[1 : len(raw)-1], nil
+	}
+	var err error
+	g.buf, err = jsontext.AppendUnquote(g.buf[:0], raw)
+	return g.buf, err
+}
+
+// side searches the extracted values of the session.
+func (g *grep) side(ctx context.Context, tr bs.Transcript, side bs.SideStore, p *places) {
+	ref := tr.Ref()
+	infos, err := side.List(ctx, ref)
+	if err != nil {
+		g.yield(Hit{}, fmt.Errorf("grep extracted values of %s: %w", ref, err))
+		return
+	}
+	type item struct {
+		id   string
+		line int
+	}
+	items := make([]item, 0, len(infos))
+	for _, in := range infos {
+		line := 0
+		if n, ok := tr.Node(in.EntryID); ok {
+			line = n.Line
+		}
+		items = append(items, item{in.EntryID, line})
+	}
+	sort.SliceStable(items, func(a, b int) bool {
+		if items[a].line != items[b].line {
+			return items[a].line < items[b].line
+		}
+		return items[a].id < items[b].id
+	})
+	log := bs.LoggerOrDiscard(g.o.Logger)
+	nodes := tr.Nodes()
+	for _, it := range items {
+		if err := ctx.Err(); err != nil {
+			g.yield(Hit{}, err)
+			return
+		}
+		rec, err := extract.LoadRecord(ctx, side, ref, it.id)
+		if err != nil {
+			if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+				g.yield(Hit{}, err)
+				return
+			}
+			log.Warn("grep: side record unreadable, skipped", "session", ref.String(), "entry", it.id, "err", err)
+			continue
+		}
+		base := Hit{EntryID: it.id, Line: it.line, Where: Extracted}
+		if it.line > 0 {
+			n := &nodes[it.line-1]
+			base.EntryWhere, base.Type, base.Role = p.where[it.line-1], n.Type, n.Role
+		}
+		for _, v := range rec.Values {
+			if v.Block {
+				continue // an image: base64 data, not text
+			}
+			raw, err := v.Bytes()
+			if err != nil {
+				log.Warn("grep: extracted value unreadable, skipped", "session", ref.String(), "entry", it.id, "path", v.Path, "err", err)
+				continue
+			}
+			text := raw
+			if len(raw) > 0 && raw[0] == '"' {
+				if text, err = g.decode(raw); err != nil {
+					continue
+				}
+			} else if json.Valid(raw) && len(raw) > 0 && raw[0] == '{' {
+				continue // a whole block
+			}
+			if s, end, ok := g.m.find(text); ok {
+				h := base
+				h.Pointer, h.Offset, h.Snippet = v.Path, s, snippet(text, s, end, g.snip)
+				if !g.emit(h) {
+					return
+				}
+			}
+		}
+	}
+}
+
+// snippet returns about n characters of text around [s, end), cut at
+// character boundaries, with control characters shown as spaces and "…"
+// where text was cut.
+func snippet(text []byte, s, end, n int) string {
+	if n < 1 {
+		n = 1
+	}
+	matchChars := utf8.RuneCount(text[s:end])
+	ctxChars := max(0, n-matchChars) / 2
+	from := s
+	for k := 0; k < ctxChars && from > 0; k++ {
+		_, size := utf8.DecodeLastRune(text[:from])
+		from -= size
+	}
+	to := end
+	// A match longer than n is cut.
+	if matchChars > n {
+		to = s
+		for k := 0; k < n && to < len(text); k++ {
+			_, size := utf8.DecodeRune(text[to:])
+			to += size
+		}
+	} else {
+		for k := 0; k < n-matchChars-(utf8.RuneCount(text[from:s])) && to < len(text); k++ {
+			_, size := utf8.DecodeRune(text[to:])
+			to += size
+		}
+	}
+	var b strings.Builder
+	if from > 0 {
+		b.WriteString("…")
+	}
+	for _, r := range string(text[from:to]) {
+		if r < 0x20 || r == 0x7f {
+			r = ' '
+		}
+		b.WriteRune(r)
+	}
+	if to < len(text) {
+		b.WriteString("…")
+	}
+	return b.String()
+}

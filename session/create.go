@@ -1,0 +1,192 @@
+package session
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"syscall"
+
+	bs "github.com/brainsurgeon/brainsurgeon"
+	"github.com/brainsurgeon/brainsurgeon/internal/atomicfile"
+)
+
+var _ bs.Creator = (*Store)(nil)
+
+// Create writes lines as a new transcript
+// <agentsDir>/<agent>/sessions/<id>.jsonl, where id is the "id" of the
+// session header lines[0]. The agent's directory must exist (its sessions
+// directory is made when missing). The file is written to a temp file in
+// the sessions directory, fsynced, linked to its name (which fails when the
+// name exists: an existing transcript is never replaced) and the directory
+// is fsynced; on any error nothing is left behind. Nothing is registered in
+// sessions.json: the host lists the session as an orphan transcript until
+// it adopts it.
+//
+// It returns an error wrapping ErrInvalid for a bad agent name, a first
+// line that is not a header with a usable id, a line that is not one JSON
+// object on one line, or an id already in use; and one wrapping
+// ErrUnsupported for a pi sessions dir (pi files sessions by working
+// directory, not by agent).
+func (s *Store) Create(ctx context.Context, agent string, lines [][]byte) (bs.SessionRef, error) {
+	if s == nil {
+		return bs.SessionRef{}, errNoStore
+	}
+	if err := ctx.Err(); err != nil {
+		return bs.SessionRef{}, err
+	}
+	id, err := checkNewSession(agent, lines)
+	if err != nil {
+		return bs.SessionRef{}, fmt.Errorf("create session: %w", err)
+	}
+	d, err := s.discover(ctx)
+	if err != nil {
+		return bs.SessionRef{}, fmt.Errorf("create session %s/%s: %w", agent, id, err)
+	}
+	if d.Layout != LayoutOpenClaw {
+		return bs.SessionRef{}, fmt.Errorf("create session %s/%s: %s is a %s sessions dir, expected an OpenClaw agents dir (<agent>/sessions/<id>.jsonl): %w",
+			agent, id, d.Root, d.Layout, bs.ErrUnsupported)
+	}
+	agentDir := filepath.Join(d.Root, agent)
+	if fi, err := os.Stat(agentDir); err != nil || !fi.IsDir() {
+		return bs.SessionRef{}, fmt.Errorf("create session %s/%s: agent %q has no directory %s (expected an existing agent): %w",
+			agent, id, agent, agentDir, bs.ErrNotFound)
+	}
+	dir := filepath.Join(agentDir, "sessions")
+	if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
+		return bs.SessionRef{}, fmt.Errorf("create session %s/%s: %w", agent, id, err)
+	}
+	path := filepath.Join(dir, id+".jsonl")
+	var buf bytes.Buffer
+	for _, l := range lines {
+		buf.Write(l)
+		buf.WriteByte('\n')
+	}
+	if err := createNoReplace(path, buf.Bytes()); err != nil {
+		return bs.SessionRef{}, fmt.Errorf("create session %s/%s: %w", agent, id, err)
+	}
+	return bs.SessionRef{Backend: bs.BackendJSONL, Agent: agent, ID: id, Path: path}, nil
+}
+
+// checkNewSession validates the lines of a new session and returns its id.
+func checkNewSession(agent string, lines [][]byte) (string, error) {
+	if agent == "" || agent == "." || agent == ".." || filepath.Base(agent) != agent || bytes.ContainsAny([]byte(agent), `/\`+"\x00") {
+		return "", fmt.Errorf("agent %q: expected an agent name (one path segment): %w", agent, bs.ErrInvalid)
+	}
+	if len(lines) == 0 {
+		return "", fmt.Errorf("no lines: expected a session header and entries: %w", bs.ErrInvalid)
+	}
+	for i, l := range lines {
+		if bytes.IndexByte(l, '\n') >= 0 {
+			return "", fmt.Errorf("line %d: holds a line break, expected one JSON object on one line: %w", i+1, bs.ErrInvalid)
+		}
+		if t := bytes.TrimSpace(l); len(t) == 0 || t[0] != '{' || !json.Valid(t) {
+			return "", fmt.Errorf("line %d: expected one JSON object, found %q: %w", i+1, clip(l, 60), bs.ErrInvalid)
+		}
+	}
+	var h struct {
+		Type string `json:"type"`
+		ID   string `json:"id"`
+	}
+	if err := json.Unmarshal(lines[0], &h); err != nil || h.Type != "session" {
+		return "", fmt.Errorf("line 1: expected a session header {\"type\":\"session\",\"id\":…}, found %q: %w", clip(lines[0], 60), bs.ErrInvalid)
+	}
+	if err := validFileID(h.ID); err != nil {
+		return "", fmt.Errorf("line 1: session %w", err)
+	}
+	return h.ID, nil
+}
+
+// validFileID checks that a session id can be a file name.
+func validFileID(id string) error {
+	if id == "" || len(id) > 128 || id[0] == '.' {
+		return fmt.Errorf("id %q: expected 1 to 128 characters not starting with '.': %w", id, bs.ErrInvalid)
+	}
+	for _, r := range id {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '-', r == '_', r == '.':
+		default:
+			return fmt.Errorf("id %q: character %q not allowed (expected letters, digits, '-', '_', '.'): %w", id, r, bs.ErrInvalid)
+		}
+	}
+	return nil
+}
+
+func clip(b []byte, n int) string {
+	if len(b) > n {
+		return string(b[:n]) + "…"
+	}
+	return string(b)
+}
+
+// createNoReplace writes data to a new file at path, durably, failing when
+// path exists: temp file in the same directory, fsync, hard link to path
+// (exclusive create where the file system has no hard links), remove the
+// temp file, fsync the directory.
+func createNoReplace(path string, data []byte) error {
+	dir, base := filepath.Split(path)
+	if _, err := os.Lstat(path); err == nil {
+		return fmt.Errorf("%s exists (a new session never replaces one): %w", path, bs.ErrInvalid)
+	}
+	tmp, err := os.CreateTemp(dir, "."+base+".tmp-*")
+	if err != nil {
+		return err
+	}
+	name := tmp.Name()
+	defer os.Remove(name)
+	err = tmp.Chmod(0o600)
+	if err == nil {
+		_, err = tmp.Write(data)
+	}
+	if err == nil {
+		err = tmp.Sync()
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return err
+	}
+	if err := os.Link(name, path); err != nil {
+		if errors.Is(err, fs.ErrExist) {
+			return fmt.Errorf("%s exists (a new session never replaces one): %w", path, bs.ErrInvalid)
+		}
+		if !errors.Is(err, syscall.EPERM) && !errors.Is(err, syscall.EOPNOTSUPP) && !errors.Is(err, syscall.ENOSYS) && !errors.Is(err, syscall.EMLINK) {
+			return err
+		}
+		if err := writeExclusive(path, data); err != nil {
+			return err
+		}
+	}
+	if err := atomicfile.SyncDir(dir); err != nil {
+		return fmt.Errorf("sync %s: %w", dir, err)
+	}
+	return nil
+}
+
+// writeExclusive creates path exclusively and writes data, for file systems
+// without hard links; a failed write removes the file it created.
+func writeExclusive(path string, data []byte) error {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
+	if err != nil {
+		if errors.Is(err, fs.ErrExist) {
+			return fmt.Errorf("%s exists (a new session never replaces one): %w", path, bs.ErrInvalid)
+		}
+		return err
+	}
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(path)
+	}
+	return err
+}
