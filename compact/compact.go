@@ -56,6 +56,9 @@ func Compact(ctx context.Context, st bs.Store, ref bs.SessionRef, o Options) (Re
 	}
 	log := bs.LoggerOrDiscard(o.Logger)
 	now := bs.Now(o.Clock)
+	if st.Name() == bs.BackendSQLite && (o.Layer == LayerSummarize || o.Layer == LayerFull) {
+		return res, fmt.Errorf("compact %s: refused: %s: %w", name, sqliteRefusal, bs.ErrUnsupported)
+	}
 	if !o.DryRun {
 		if err := st.CheckIdle(ctx, ref); err != nil {
 			return res, fmt.Errorf("compact %s: refused, the session is in use: %w", name, err)
@@ -161,9 +164,9 @@ func Compact(ctx context.Context, st bs.Store, ref bs.SessionRef, o Options) (Re
 		e.Details.BrainSurgeon.Covers = []string{v.prior.id}
 		e.Details.BrainSurgeon.Level = v.prior.level + 1
 	}
-	// tokensAfter is predicted from the entry as it will be written; the
-	// count is stored in the entry, so predict once with a stand-in of
-	// the same width and again with the real number.
+	// tokensAfter is predicted from the entry as it will be written, and
+	// the count is stored in the entry: predict until the number agrees
+	// with the line that holds it.
 	after := func(line []byte) int {
 		lines := make([][]byte, 0, len(v.msgs)-cut+1)
 		lines = append(lines, line)
@@ -173,11 +176,17 @@ func Compact(ctx context.Context, st bs.Store, ref bs.SessionRef, o Options) (Re
 		return v.est.Predict(lines)
 	}
 	e.Details.BrainSurgeon.TokensAfter = v.tokens
-	line, err := marshalEntry(&e)
-	if err != nil {
-		return res, fmt.Errorf("compact %s: %w", name, err)
+	var line []byte
+	for range 4 { // the number's width settles in two or three rounds
+		if line, err = marshalEntry(&e); err != nil {
+			return res, fmt.Errorf("compact %s: %w", name, err)
+		}
+		n := after(line)
+		if n == e.Details.BrainSurgeon.TokensAfter {
+			break
+		}
+		e.Details.BrainSurgeon.TokensAfter = n
 	}
-	e.Details.BrainSurgeon.TokensAfter = after(line)
 	if line, err = marshalEntry(&e); err != nil {
 		return res, fmt.Errorf("compact %s: %w", name, err)
 	}

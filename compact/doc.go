@@ -19,6 +19,17 @@
 // are never extracted and, when they fall into a summarized span, their raw
 // lines are carried verbatim into the summary.
 //
+// Token counts come from [TokenOptions]: a bs.Tokenizer for single lines
+// (bs.CharsPer4 by default) and, optionally, an [Estimator] built per
+// transcript (a usage-calibrated tokens.Model fits) that predicts the size
+// of a whole context, overhead included. The summary comes from a
+// bs.Summarizer; one that falls back to a deterministic summary says so
+// (degraded), and the entry and the Result carry the warning.
+//
+// The host builds the context from the compaction boundary; a store that
+// implements bs.ContextLoader (the JSONL store does) builds the same
+// context by reading the transcript from its end.
+//
 // [Status], [Inspect] and [History] only read, and work on every backend;
 // [Compact] writes and is refused by a store that cannot append (OpenClaw's
 // SQLite store, DESIGN decision 6).

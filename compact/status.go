@@ -61,10 +61,14 @@ func settingsOr(s Settings) Settings {
 	return s
 }
 
+// sqliteRefusal says why a session of OpenClaw's SQLite store is not
+// compacted here.
+const sqliteRefusal = "the session is in OpenClaw's SQLite store, where BrainSurgeon never inserts rows (DESIGN decision 6); compact it with the host's own /compact"
+
 // refusal says why the store of tr cannot take a compaction entry, or "".
 func refusal(tr bs.Transcript) string {
 	if tr.Ref().Backend == bs.BackendSQLite {
-		return "the session is in OpenClaw's SQLite store, where BrainSurgeon never inserts rows (DESIGN decision 6); compact it with the host's own /compact"
+		return sqliteRefusal
 	}
 	if tr.Header().Version < 2 {
 		return fmt.Sprintf("the transcript is format v%d, whose entries have no ids for firstKeptEntryId; let the host migrate it first", tr.Header().Version)

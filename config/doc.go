@@ -45,6 +45,17 @@
 // it with a 400. [Config.Merge] applies a partial JSON object, as sent to
 // POST /api/config, and validates the result.
 //
+// # Compaction
+//
+// The "compaction" object ([Compaction], defaults in [DefaultCompaction])
+// holds the thresholds of the layered compaction (prune, summarize, full),
+// the warning counts, the quiet period of automatic compaction (off by
+// default: auto_enabled false), the tokenizer and the OpenAI-compatible
+// summarizer's endpoint (base_url, model, temperature, max_tokens,
+// timeout_seconds, retries). Members missing from the file keep their
+// defaults; a bad member is reported as "compaction.<member>". The
+// summarizer's API key is never stored: it comes from the environment.
+//
 // # Concurrency
 //
 // A Config is a plain value; copy it freely. Its TriggerTypes slice is

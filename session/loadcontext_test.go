@@ -156,3 +156,82 @@ func TestLoadContextShapes(t *testing.T) {
 		})
 	}
 }
+
+// TestLoadContextRandomTrees compares the read from the end with the full
+// read on random trees: branches, side appends, compactions whose first
+// kept entry is on the path, off it or missing, messages of every kind.
+func TestLoadContextRandomTrees(t *testing.T) {
+	fromEnd := 0
+	defer func() {
+		if fromEnd < 150 {
+			t.Errorf("only %d of 300 random trees were loaded from the end", fromEnd)
+		}
+	}()
+	for seed := range 300 {
+		t.Run(fmt.Sprint(seed), func(t *testing.T) {
+			r := newRand(uint64(seed))
+			lines := []string{`{"type":"session","version":3,"id":"s","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/"}`}
+			var ids []string
+			leaf := ""
+			n := 5 + r.intn(60)
+			for i := range n {
+				id := fmt.Sprintf("i%d", i)
+				parent := leaf
+				if len(ids) > 0 && r.intn(8) == 0 {
+					parent = ids[r.intn(len(ids))] // a branch
+				}
+				if r.intn(40) == 0 {
+					parent = "" // a second root
+				}
+				p := "null"
+				if parent != "" {
+					p = fmt.Sprintf("%q", parent)
+				}
+				side := ""
+				if r.intn(15) == 0 {
+					side = `"appendMode":"side",`
+				}
+				var body string
+				switch k := r.intn(10); {
+				case k < 6:
+					role := []string{"user", "assistant", "toolResult"}[r.intn(3)]
+					body = fmt.Sprintf(`"type":"message","message":{"role":%q,"content":"x%d"}`, role, i)
+				case k == 6:
+					body = `"type":"custom_message","customType":"c","content":"y"`
+				case k == 7:
+					body = `"type":"model_change","provider":"p","modelId":"m"`
+				default:
+					first := "nope"
+					if len(ids) > 0 && r.intn(5) > 0 {
+						first = ids[r.intn(len(ids))]
+					}
+					body = fmt.Sprintf(`"type":"compaction","summary":"s%d","firstKeptEntryId":%q,"tokensBefore":1`, i, first)
+				}
+				lines = append(lines, fmt.Sprintf(`{%s"id":%q,"parentId":%s,"timestamp":"2026-01-01T00:00:01.000Z",%s}`, side, id, p, body))
+				ids = append(ids, id)
+				if side == "" {
+					leaf = id
+				}
+			}
+			path := filepath.Join(t.TempDir(), "r.jsonl")
+			if err := os.WriteFile(path, []byte(strings.Join(lines, "\n")+"\n"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			if lc := checkLoaded(t, path); !lc.FullRead {
+				fromEnd++
+			}
+		})
+	}
+}
+
+// rng is a small deterministic generator for the random trees.
+type rng struct{ s uint64 }
+
+func newRand(seed uint64) *rng { return &rng{s: seed*0x9e3779b97f4a7c15 + 1} }
+
+func (r *rng) intn(n int) int {
+	r.s ^= r.s << 13
+	r.s ^= r.s >> 7
+	r.s ^= r.s << 17
+	return int(r.s % uint64(n))
+}

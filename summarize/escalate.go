@@ -75,8 +75,11 @@ func (e *Escalate) Summarize(ctx context.Context, messages [][]byte, focus strin
 
 // SummarizeDetailed summarizes messages (raw transcript lines) and says
 // how. It fails only when ctx is done; every other failure degrades to the
-// deterministic summary, with the reason.
+// deterministic summary, with the reason. A nil Escalate is the zero one.
 func (e *Escalate) SummarizeDetailed(ctx context.Context, messages [][]byte, focus string) (Summary, error) {
+	if e == nil {
+		e = &Escalate{}
+	}
 	var s Summary
 	var reasons []string
 	input := 0

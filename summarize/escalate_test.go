@@ -156,6 +156,14 @@ func TestEscalateNoModel(t *testing.T) {
 	var _ VariantSummarizer = &OpenAI{}
 }
 
+func TestEscalateNilClient(t *testing.T) {
+	var o *OpenAI
+	s, err := (&Escalate{Model: o}).SummarizeDetailed(context.Background(), sampleLines, "")
+	if err != nil || !s.Degraded || s.Attempts != 2 || !strings.Contains(s.Reason, "expected an OpenAI client, found nil") {
+		t.Errorf("got %+v, %v", s, err)
+	}
+}
+
 func TestEscalateCancelled(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	p := &plain{answer: func(int) (string, error) { cancel(); return "", context.Canceled }}

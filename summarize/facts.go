@@ -120,7 +120,8 @@ type extraction struct {
 	tools      map[string]*ToolOperation
 	entities   map[string]*Entity
 	callTool   map[string]string // tool call id → tool name
-	callCmd    map[string]int    // tool call id → index in facts.Commands
+	callCmd    map[string]string // tool call id → command line
+	cmds       map[string]*cmdRecord
 	pending    map[string]string // tool calls still without a result: id → "name(target)"
 	pendOrder  []string
 	lastUser   Note // the latest user request ("" Text when none)
@@ -142,7 +143,8 @@ func extract(lines [][]byte) *extraction {
 		tools:    map[string]*ToolOperation{},
 		entities: map[string]*Entity{},
 		callTool: map[string]string{},
-		callCmd:  map[string]int{},
+		callCmd:  map[string]string{},
+		cmds:     map[string]*cmdRecord{},
 		pending:  map[string]string{},
 	}
 	for _, raw := range lines {
@@ -237,8 +239,8 @@ func (x *extraction) add(m *view) {
 		failed := m.isError || (m.hasExit && m.exitCode != 0)
 		if failed {
 			x.tool(name).Errors++
-			if i, ok := x.callCmd[m.callID]; ok && i < len(f.Commands) {
-				f.Commands[i].Failed = true
+			if r := x.cmds[x.callCmd[m.callID]]; r != nil && m.callID != "" && r.callID == m.callID {
+				r.Failed = true
 			}
 			text := firstLines(m.joined("\n"))
 			if m.hasExit && m.exitCode != 0 {
@@ -306,37 +308,28 @@ func (x *extraction) call(entryID string, c toolCall) {
 	}
 }
 
-// command records one shell command, removing an earlier identical one.
+// cmdRecord is the latest run of one command line.
+type cmdRecord struct {
+	Command
+	callID string
+	seq    int
+}
+
+// command records one shell command; a repeat replaces the earlier run.
 func (x *extraction) command(entryID, callID, tool, cmd string, failed bool) {
 	if cmd == "" {
 		return
 	}
-	f := &x.facts
-	c := Command{EntryID: entryID, Tool: tool, Command: oneLine(cmd, noteChars), Failed: failed}
-	if i := slices.IndexFunc(f.Commands, func(o Command) bool { return o.Command == c.Command }); i >= 0 {
-		f.Commands = slices.Delete(f.Commands, i, i+1)
-		for id, j := range x.callCmd {
-			switch {
-			case j == i:
-				delete(x.callCmd, id)
-			case j > i:
-				x.callCmd[id] = j - 1
-			}
-		}
+	text := oneLine(cmd, noteChars)
+	x.seq++
+	r := x.cmds[text]
+	if r == nil {
+		r = &cmdRecord{}
+		x.cmds[text] = r
 	}
+	*r = cmdRecord{Command: Command{EntryID: entryID, Tool: tool, Command: text, Failed: failed}, callID: callID, seq: x.seq}
 	if callID != "" {
-		x.callCmd[callID] = len(f.Commands)
-	}
-	f.Commands = append(f.Commands, c)
-	if len(f.Commands) > maxCommands {
-		f.Commands = f.Commands[1:]
-		for id, j := range x.callCmd {
-			if j == 0 {
-				delete(x.callCmd, id)
-			} else {
-				x.callCmd[id] = j - 1
-			}
-		}
+		x.callCmd[callID] = text
 	}
 }
 
@@ -442,8 +435,17 @@ func (x *extraction) finish() {
 			*l = []Note{}
 		}
 	}
-	if f.Commands == nil {
-		f.Commands = []Command{}
+	recs := make([]*cmdRecord, 0, len(x.cmds))
+	for _, r := range x.cmds {
+		recs = append(recs, r)
+	}
+	slices.SortFunc(recs, func(a, b *cmdRecord) int { return cmp.Compare(a.seq, b.seq) })
+	if len(recs) > maxCommands {
+		recs = recs[len(recs)-maxCommands:]
+	}
+	f.Commands = make([]Command, len(recs))
+	for i, r := range recs {
+		f.Commands[i] = r.Command
 	}
 }
 

@@ -22,8 +22,12 @@ import (
 // Environment variables FromEnv reads. The API key comes from the first
 // of the key variables that is set; it is never read from a file.
 const (
-	EnvAPIKey     = "BRAINSURGEON_SUMMARY_API_KEY"
-	EnvBaseURL    = "BRAINSURGEON_SUMMARY_BASE_URL"
+	// EnvAPIKey holds the summarizer's API key; it wins over
+	// OPENAI_API_KEY and OPENROUTER_API_KEY.
+	EnvAPIKey = "BRAINSURGEON_SUMMARY_API_KEY"
+	// EnvBaseURL holds the API root, e.g. "http://localhost:11434/v1".
+	EnvBaseURL = "BRAINSURGEON_SUMMARY_BASE_URL"
+	// EnvModel holds the model name.
 	EnvModel      = "BRAINSURGEON_SUMMARY_MODEL"
 	envOpenAI     = "OPENAI_API_KEY"
 	envOpenRouter = "OPENROUTER_API_KEY"
@@ -31,14 +35,24 @@ const (
 
 // Defaults of the OpenAI client.
 const (
-	DefaultBaseURL       = "https://api.openai.com/v1"
-	OpenRouterBaseURL    = "https://openrouter.ai/api/v1"
-	DefaultTemperature   = 0.2
-	DefaultMaxTokens     = 4096
-	DefaultTimeout       = 120 * time.Second
-	DefaultRetries       = 3
-	DefaultBackoff       = 1 * time.Second
-	DefaultMaxBackoff    = 30 * time.Second
+	// DefaultBaseURL is OpenAI's API root.
+	DefaultBaseURL = "https://api.openai.com/v1"
+	// OpenRouterBaseURL is OpenRouter's API root, the default when the key
+	// comes from OPENROUTER_API_KEY.
+	OpenRouterBaseURL = "https://openrouter.ai/api/v1"
+	// DefaultTemperature is the temperature FromEnv sets.
+	DefaultTemperature = 0.2
+	// DefaultMaxTokens bounds an answer when MaxTokens is 0.
+	DefaultMaxTokens = 4096
+	// DefaultTimeout bounds an attempt when Timeout is 0.
+	DefaultTimeout = 120 * time.Second
+	// DefaultRetries is the number of retries FromEnv sets.
+	DefaultRetries = 3
+	// DefaultBackoff is the first wait between attempts when Backoff is 0.
+	DefaultBackoff = 1 * time.Second
+	// DefaultMaxBackoff caps the wait between attempts when MaxBackoff is 0.
+	DefaultMaxBackoff = 30 * time.Second
+
 	maxResponseBytes     = 8 << 20
 	errorExcerptBytes    = 300
 	maxRetryAfter        = 5 * time.Minute
@@ -82,7 +96,9 @@ func (e *HTTPError) Temporary() bool {
 
 // Message is one chat message of a request.
 type Message struct {
-	Role    string `json:"role"`
+	// Role is "system", "user" or "assistant".
+	Role string `json:"role"`
+	// Content is the message text.
 	Content string `json:"content"`
 }
 
@@ -159,8 +175,16 @@ func fromEnv(getenv func(string) string) *OpenAI {
 	return o
 }
 
+// errNilClient is returned by the methods of a nil *OpenAI.
+var errNilClient = fmt.Errorf("summarizer: expected an OpenAI client, found nil: %w", bs.ErrInvalid)
+
 // Name returns "openai:<model>".
-func (o *OpenAI) Name() string { return "openai:" + o.Model }
+func (o *OpenAI) Name() string {
+	if o == nil {
+		return "openai:"
+	}
+	return "openai:" + o.Model
+}
 
 // String describes the client without its key.
 func (o OpenAI) String() string {
@@ -203,6 +227,9 @@ func (o *OpenAI) Summarize(ctx context.Context, messages [][]byte, focus string)
 // SummarizeVariant returns the model's summary of messages with the
 // prompt of variant v.
 func (o *OpenAI) SummarizeVariant(ctx context.Context, messages [][]byte, focus string, v Variant) (string, error) {
+	if o == nil {
+		return "", errNilClient
+	}
 	p := BuildPrompt(messages, focus, v)
 	maxTokens := o.MaxTokens
 	if maxTokens <= 0 {
@@ -221,6 +248,9 @@ func (o *OpenAI) SummarizeVariant(ctx context.Context, messages [][]byte, focus 
 // Chat sends messages and returns the answer's text, retrying as
 // configured.
 func (o *OpenAI) Chat(ctx context.Context, messages []Message) (string, error) {
+	if o == nil {
+		return "", errNilClient
+	}
 	maxTokens := o.MaxTokens
 	if maxTokens <= 0 {
 		maxTokens = DefaultMaxTokens
@@ -267,7 +297,7 @@ func (o *OpenAI) complete(ctx context.Context, messages []Message, maxTokens int
 		if retryAfter > 0 {
 			wait = min(retryAfter, maxRetryAfter)
 		}
-		log.Warn("summarizer request failed, retrying", "model", o.Model, "attempt", attempt+1, "of", retries+1, "wait", wait.String(), "err", err.Error())
+		log.Warn("summarizer request failed, retrying", "model", o.Model, "attempt", attempt+1, "attempts", retries+1, "wait", wait.String(), "err", err.Error())
 		sleep := o.sleep
 		if sleep == nil {
 			sleep = sleepCtx
