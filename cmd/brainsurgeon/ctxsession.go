@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -54,6 +55,13 @@ type target struct {
 // resolves --session, or picks the most recently modified session of
 // agent main and says so on stderr.
 func (m *Main) openTarget(ctx context.Context, f *sessionFlags) (*target, error) {
+	if _, err := os.Stat(f.agentsDir); err != nil {
+		// A transcript named by path brings its own agents dir
+		// (<agents>/<agent>/sessions/<id>.jsonl).
+		if dir, ok := agentsDirOf(f.session); ok {
+			f.agentsDir = dir
+		}
+	}
 	cfg, info, err := m.loadConfig(ctx, f.agentsDir, true)
 	if err != nil {
 		return nil, err
@@ -362,4 +370,21 @@ func storeForAgent(ctx context.Context, set *backend.Set, agent string) (bs.Sess
 		}
 	}
 	return bs.SessionRef{Backend: bs.BackendJSONL, Agent: agent}, nil
+}
+
+// agentsDirOf returns the agents dir that holds the transcript file name,
+// when name is one in an OpenClaw layout (<agents>/<agent>/sessions/<file>).
+func agentsDirOf(name string) (string, bool) {
+	if fi, err := os.Stat(name); err != nil || !fi.Mode().IsRegular() {
+		return "", false
+	}
+	abs, err := filepath.Abs(name)
+	if err != nil {
+		return "", false
+	}
+	sessions := filepath.Dir(abs)
+	if filepath.Base(sessions) != "sessions" {
+		return "", false
+	}
+	return filepath.Dir(filepath.Dir(sessions)), true
 }
