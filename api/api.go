@@ -40,6 +40,11 @@
 //	GET    /api/sessions/{agent}/{id}?offset=&limit=&backend=
 //	DELETE /api/sessions/{agent}/{id}
 //	GET    /api/sessions/{agent}/{id}/context
+//	GET    /api/sessions/{agent}/{id}/context/status
+//	GET    /api/sessions/{agent}/{id}/context/inspect
+//	GET    /api/sessions/{agent}/{id}/context/history?depth=
+//	POST   /api/sessions/{agent}/{id}/context/compact  ({"focus","layer","dry_run"})
+//	GET    /api/sessions/{agent}/{id}/context/grep?q=&regex=&max=
 //	POST   /api/sessions/{agent}/{id}/restore   (whole session: {"pristine":true})
 //	GET    /api/sessions/{agent}/{id}/entries/{entryId}/extracted?preview=200&key=&raw=
 //	POST   /api/sessions/{agent}/{id}/entries/{entryId}/restore
@@ -162,6 +167,11 @@ type Options struct {
 	Control Control
 	// Trash is the session trash; nil answers 501 on its endpoints.
 	Trash Trash
+	// Compaction, when not nil, is what the context endpoints count and
+	// summarize with; nil means the runtime config's "compaction" object
+	// (from Control, else the defaults), with the summarizer model from
+	// that config or the environment.
+	Compaction *Compaction
 	// APIKeys are the accepted X-API-Key values; none means open access.
 	// The caller reads them from the environment (DESIGN decision 10).
 	APIKeys []string
@@ -255,6 +265,11 @@ func (s *server) routeTable() []route {
 		{"GET /api/sessions/{agent}/{id}", false, s.answer(s.detail)},
 		{"DELETE /api/sessions/{agent}/{id}", false, s.answer(s.deleteSession)},
 		{"GET /api/sessions/{agent}/{id}/context", false, s.answer(s.getContext)},
+		{"GET /api/sessions/{agent}/{id}/context/status", false, s.answer(s.contextStatus)},
+		{"GET /api/sessions/{agent}/{id}/context/inspect", false, s.answer(s.contextInspect)},
+		{"GET /api/sessions/{agent}/{id}/context/history", false, s.answer(s.contextHistory)},
+		{"POST /api/sessions/{agent}/{id}/context/compact", false, s.answer(s.contextCompact)},
+		{"GET /api/sessions/{agent}/{id}/context/grep", false, s.contextGrep},
 		{"POST /api/sessions/{agent}/{id}/restore", false, s.answer(s.restoreAll)},
 		{"GET /api/sessions/{agent}/{id}/entries/{entryId}/extracted", false, s.extracted},
 		{"POST /api/sessions/{agent}/{id}/entries/{entryId}/restore", false, s.answer(s.restoreEntry)},

@@ -58,6 +58,8 @@ type Daemon struct {
 	log     bs.Logger
 	cfg     *ConfigService
 	changes *changes
+	// compactMarks is the change tracking of automatic compaction.
+	compactMarks compactMarks
 
 	prune, retention jobState
 
@@ -208,7 +210,13 @@ func (d *Daemon) tick(ctx context.Context, name string) error {
 	var err error
 	switch name {
 	case JobPrune:
-		_, err = d.run(ctx, &d.prune, func(ctx context.Context) (any, error) { return d.runPrune(ctx, false) })
+		_, err = d.run(ctx, &d.prune, func(ctx context.Context) (any, error) {
+			r, err := d.runPrune(ctx, false)
+			if r != nil && !r.Stopped {
+				r.Compaction = d.autoCompact(ctx)
+			}
+			return r, err
+		})
 	case JobRetention:
 		_, err = d.run(ctx, &d.retention, func(ctx context.Context) (any, error) { return d.runRetention(ctx, false) })
 	}

@@ -61,6 +61,23 @@
 // run) is saved after the run, changing only that field of the current
 // config.
 //
+// # Automatic compaction
+//
+// With compaction.auto_enabled (false by default) a scheduled prune tick
+// is followed by automatic compaction, on its own change tracking: every
+// session that changed since it was last checked and has been left alone
+// for compaction.auto_quiet_seconds (300, the prompt cache's lifetime) gets
+// compact.Status, and when a threshold is crossed compact.Compact with
+// trigger "auto" runs (info: "[COMPACT] main/abc123 layer summarize
+// 187,450 → 48,320 tokens", and a "compact" line in the audit log). A
+// session still in its quiet period, in use or changed meanwhile is logged
+// at debug and checked again on a later tick; one whose store cannot append
+// a compaction (OpenClaw's SQLite store) once it changes. The thresholds and
+// the tokenizer come from the config's compaction object; the summarizer is
+// the configured (or environment's) model escalating to the deterministic
+// summarizer, or the deterministic one alone when no model is named. The
+// result is [PruneResult.Compaction] ([CompactResult]).
+//
 // Shutdown: cancelling Start's context stops a run between sessions; the
 // session being written is finished under a context that is not
 // cancelled, and Close waits for it.

@@ -51,6 +51,9 @@ type PruneResult struct {
 	// Errors holds the first error messages (sessions in error, a failed
 	// write-back), at most 20.
 	Errors []string `json:"errors,omitempty"`
+	// Compaction is the automatic compaction that followed a scheduled
+	// run (compaction.auto_enabled), or nil.
+	Compaction *CompactResult `json:"compaction,omitempty"`
 }
 
 func (r *PruneResult) addError(msg string) {

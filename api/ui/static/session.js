@@ -5,6 +5,7 @@
 import { api } from './api.js';
 import { h, add, fmtBytes, fmtInt, fmtTokens, time, seg, longText } from './dom.js';
 import { errorBox, showError, showOK, confirmDialog, writeButton, state } from './ui.js';
+import { compactionPanel } from './compaction.js';
 
 const PAGE = 200;
 const PREVIEW = 200;
@@ -26,7 +27,8 @@ export function sessionView(agent, id, query) {
   const side = h('div', { class: 'side-summary', 'aria-live': 'polite' });
   const bar = h('div', { class: 'entries-bar' });
   const list = h('ol', { class: 'entries', 'aria-label': 'Entries' });
-  const el = h('section', { class: 'view' }, head, side, bar, list);
+  const ctx = compactionPanel(base, withB);
+  const el = h('section', { class: 'view' }, head, side, ctx.el, bar, list);
   let last = '';
   let data = null;
 
@@ -47,6 +49,7 @@ export function sessionView(agent, id, query) {
     data = d;
     render();
     loadContext();
+    ctx.refresh(force);
   }
 
   // loadContext shows what the side store holds for the session: values

@@ -1,0 +1,165 @@
+// The session view's context panel: a token gauge (the next turn's
+// context against the model's window, colored by the layers' thresholds),
+// the compaction timeline (newest first) and a Compact action that first
+// previews the compaction (dry run: tokens before → after, the summary),
+// then writes it once confirmed.
+import { api } from './api.js';
+import { h, fmtInt, time } from './dom.js';
+import { errorBox, showError, showOK, writeButton, state } from './ui.js';
+
+// The layers' default thresholds in percent of the window; the status
+// gives the prune threshold of the config (trigger_percent).
+const SUMMARIZE = 88;
+const FULL = 95;
+
+// level names the gauge's color for a share of the window.
+export function level(percent, prune = 80) {
+  if (percent >= FULL) return 'full';
+  if (percent >= SUMMARIZE) return 'summarize';
+  if (percent >= prune) return 'prune';
+  return 'ok';
+}
+
+// compactionPanel returns the panel and its refresh. base is the
+// session's API path; withB adds the ?backend= of the view.
+export function compactionPanel(base, withB) {
+  const gauge = h('div', { class: 'gauge-wrap' }, h('p', { class: 'muted' }, 'Counting tokens…'));
+  const timeline = h('div', { class: 'timeline-wrap' });
+  const preview = h('div', { class: 'compact-preview', id: 'compact-preview', 'aria-live': 'polite' });
+  const focus = h('input', { type: 'text', id: 'compact-focus', maxlength: '4096', placeholder: 'e.g. the database migration', autocomplete: 'off' });
+  const layer = h('select', { id: 'compact-layer' },
+    h('option', { value: '' }, 'as the thresholds choose'),
+    h('option', { value: 'prune' }, 'prune (extract old tool output)'),
+    h('option', { value: 'summarize' }, 'summarize (keep the recent part)'),
+    h('option', { value: 'full' }, 'full (keep the last turn)'));
+  const previewBtn = writeButton('Preview compaction', 'compact-preview-button', previewCompact,
+    { title: 'Compute the compaction without writing anything' });
+  const form = h('div', { class: 'compact-form' },
+    h('label', { for: 'compact-focus' }, 'Focus'), focus,
+    h('label', { for: 'compact-layer' }, 'Layer'), layer, previewBtn);
+  const el = h('section', { class: 'panel compaction', id: 'context-panel', 'aria-labelledby': 'context-title' },
+    h('div', { class: 'panel-head' }, h('h2', { id: 'context-title' }, 'Context and compactions')),
+    h('div', { class: 'panel-body' }, gauge, form, preview, timeline));
+  let last = '';
+
+  async function refresh(force) {
+    let st, hist;
+    try {
+      [st, hist] = await Promise.all([
+        api('GET', withB(`${base}/context/status`)),
+        api('GET', withB(`${base}/context/history`, 'depth=50')),
+      ]);
+    } catch (e) {
+      last = '';
+      gauge.replaceChildren(errorBox('Could not read the session\'s context', e));
+      timeline.replaceChildren();
+      return;
+    }
+    const sig = JSON.stringify([st, hist]);
+    if (sig === last && !force) return;
+    last = sig;
+    renderGauge(st);
+    renderTimeline(hist);
+    form.hidden = !st.can_compact && st.backend === 'sqlite';
+    if (form.hidden) preview.replaceChildren(h('p', { class: 'note warn' }, `Compaction is not possible here: ${st.refusal || 'the store cannot append an entry'}.`));
+  }
+
+  function renderGauge(st) {
+    const pct = st.window > 0 ? (100 * st.tokens) / st.window : 0;
+    const lv = level(pct, st.trigger_percent || 80);
+    const fill = h('div', { class: 'gauge-fill' });
+    fill.style.width = `${Math.min(100, pct).toFixed(2)}%`;
+    const marks = [st.trigger_percent || 80, SUMMARIZE, FULL].map((p) => {
+      const m = h('span', { class: 'gauge-mark', title: `${p}%` });
+      m.style.left = `${p}%`;
+      return m;
+    });
+    const bar = h('div', {
+      class: 'gauge', id: 'token-gauge', role: 'meter', 'aria-label': 'Context tokens',
+      'aria-valuemin': '0', 'aria-valuemax': String(st.window), 'aria-valuenow': String(st.tokens),
+      'aria-valuetext': `${fmtInt(st.tokens)} of ${fmtInt(st.window)} tokens`,
+      dataset: { level: lv, tokens: String(st.tokens), window: String(st.window) },
+    }, fill, marks);
+    const facts = [
+      h('b', { class: 'gauge-tokens' }, `${fmtInt(st.tokens)} / ${fmtInt(st.window)} tokens`),
+      ` (${pct.toFixed(1)}%)`,
+      h('span', { class: `pill level-${lv}` }, lv === 'ok' ? 'below the thresholds' : `${lv} threshold crossed`),
+      h('span', { class: 'muted' }, `counted ${st.tokenizer}`),
+      h('span', { class: `pill risk-${st.risk}` }, `risk ${st.risk}`),
+      h('span', { class: 'muted' }, `${fmtInt(st.compactions)} compaction${st.compactions === 1 ? '' : 's'}`),
+      h('span', { class: 'muted' }, st.auto_enabled ? 'auto-compaction on' : 'auto-compaction off'),
+    ];
+    const warns = (st.warnings || []).map((w) => h('p', { class: 'note warn' }, w));
+    gauge.replaceChildren(bar, h('p', { class: 'gauge-text' }, facts), ...warns);
+  }
+
+  function renderTimeline(hist) {
+    const events = hist.events || [];
+    if (events.length === 0) {
+      timeline.replaceChildren(h('h3', {}, 'Compaction timeline'), h('p', { class: 'empty muted', id: 'compaction-empty' }, 'No compaction on the active path.'));
+      return;
+    }
+    const more = hist.compactions > events.length ? h('p', { class: 'muted small' }, `The newest ${events.length} of ${fmtInt(hist.compactions)} compactions.`) : null;
+    timeline.replaceChildren(...[h('h3', {}, 'Compaction timeline'), more,
+      h('ol', { class: 'timeline', id: 'compaction-timeline', 'aria-label': 'Compactions, newest first' }, events.map(eventItem))].filter(Boolean));
+  }
+
+  function eventItem(ev) {
+    const after = ev.tokens_after ? fmtInt(ev.tokens_after) : '?';
+    return h('li', { class: 'compaction-event', dataset: { id: ev.id, layer: ev.layer || '', trigger: ev.trigger || '' } },
+      time(ev.at),
+      h('span', { class: 'pill' }, ev.trigger || (ev.brainsurgeon ? '?' : 'host')),
+      ev.layer ? h('span', { class: `pill layer-${ev.layer}` }, ev.layer) : null,
+      h('span', { class: 'tokens' }, `${fmtInt(ev.tokens_before)} → ${after} tokens`),
+      ev.degraded ? h('span', { class: 'pill err degraded', title: 'Summary written without a model' }, 'degraded') : null,
+      ev.focus ? h('span', { class: 'focus' }, `focus: ${ev.focus}`) : null,
+      h('code', { class: 'muted', title: 'Compaction entry id' }, ev.id));
+  }
+
+  function body(dry) {
+    const b = { dry_run: dry };
+    if (focus.value.trim()) b.focus = focus.value.trim();
+    if (layer.value) b.layer = layer.value;
+    return b;
+  }
+
+  async function previewCompact() {
+    preview.replaceChildren(h('p', { class: 'muted' }, 'Computing the compaction…'));
+    let res;
+    try {
+      res = await api('POST', withB(`${base}/context/compact`), body(true));
+    } catch (e) {
+      preview.replaceChildren(errorBox('Could not preview the compaction', e));
+      return;
+    }
+    const req = body(false);
+    if (!res.layer || res.tokens_after >= res.tokens_before) {
+      preview.replaceChildren(h('p', { class: 'note warn', id: 'compact-nothing' }, res.warning || 'Nothing to compact.'));
+      return;
+    }
+    const confirm = writeButton('Compact now', 'primary', async () => {
+      try {
+        const done = await api('POST', withB(`${base}/context/compact`), req);
+        preview.replaceChildren(h('p', { class: 'note', id: 'compact-done' },
+          `Compacted (${done.layer}): ${fmtInt(done.tokens_before)} → ${fmtInt(done.tokens_after)} tokens` +
+          (done.entry_id ? `, entry ${done.entry_id}` : '') + '.'));
+        showOK(`Compacted: ${fmtInt(done.tokens_before)} → ${fmtInt(done.tokens_after)} tokens.`);
+        await refresh(true);
+      } catch (e) {
+        showError('Could not compact', e);
+      }
+    }, { id: 'compact-confirm' });
+    const cancel = h('button', { type: 'button', class: 'ghost', onclick: () => preview.replaceChildren() }, 'Cancel');
+    preview.replaceChildren(h('div', { class: 'note warn dry-run', id: 'compact-dry-run' },
+      h('p', {}, h('b', {}, `Preview (${res.layer}): `),
+        h('span', { class: 'before', dataset: { tokens: String(res.tokens_before) } }, fmtInt(res.tokens_before)), ' → ',
+        h('span', { class: 'after', dataset: { tokens: String(res.tokens_after) } }, fmtInt(res.tokens_after)),
+        ` tokens, ${fmtInt(res.messages_compacted)} messages compacted. Nothing is written until you confirm.`),
+      (res.warnings || []).map((w) => h('p', {}, w)),
+      res.summary ? h('details', {}, h('summary', {}, 'The summary'), h('pre', { class: 'text' }, res.summary)) : null,
+      h('div', { class: 'dialog-actions' }, cancel, confirm)));
+    if (state.readonly) confirm.disabled = true;
+  }
+
+  return { el, refresh };
+}

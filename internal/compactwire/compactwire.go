@@ -1,0 +1,139 @@
+// Package compactwire builds what package compact needs from the runtime
+// config and the environment: the thresholds, the token counting and the
+// summarizer. The daemon and the REST API share it, so that a compaction
+// asked for in the UI and one the daemon runs count and summarize alike.
+package compactwire
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	bs "github.com/brainsurgeon/brainsurgeon"
+	"github.com/brainsurgeon/brainsurgeon/compact"
+	"github.com/brainsurgeon/brainsurgeon/config"
+	"github.com/brainsurgeon/brainsurgeon/summarize"
+	"github.com/brainsurgeon/brainsurgeon/tokens"
+)
+
+// Tools are the pieces of one compaction setup.
+type Tools struct {
+	// Settings are the thresholds of the config's "compaction" object.
+	Settings compact.Settings
+	// Tokens say how tokens are counted (the config's "tokenizer").
+	Tokens compact.TokenOptions
+	// Escalate escalates from the configured model (when one is) to
+	// the deterministic summarizer. Use Summarizer() per call: it
+	// remembers why the last summary degraded.
+	Escalate *summarize.Escalate
+	// Model names the model summarizer ("" when only the deterministic
+	// summarizer is used).
+	Model string
+}
+
+// TokenOptions returns the token counting named name: "calibrated" (the
+// default, also for ""): the transcript's own recorded usage learned over
+// the o200k count; "o200k"; "chars/4". An unknown name is an error
+// wrapping bs.ErrInvalid.
+func TokenOptions(name string) (compact.TokenOptions, error) {
+	switch name {
+	case "", config.TokenizerCalibrated:
+		base, err := tokens.O200k()
+		if err != nil {
+			return compact.TokenOptions{}, err
+		}
+		return compact.TokenOptions{Tokenizer: base, Estimator: func(ctx context.Context, tr bs.Transcript) (compact.Estimator, error) {
+			m, err := tokens.Learn(ctx, tr, base)
+			if err != nil {
+				return nil, err
+			}
+			return m, nil
+		}}, nil
+	}
+	t, err := tokens.New(name)
+	if err != nil {
+		return compact.TokenOptions{}, err
+	}
+	return compact.TokenOptions{Tokenizer: t}, nil
+}
+
+// New returns the tools of the config c. The summarizer's model comes
+// from the config's summarizer object, else from the environment
+// (summarize.FromEnv: BRAINSURGEON_SUMMARY_MODEL, _BASE_URL, and the key
+// from BRAINSURGEON_SUMMARY_API_KEY, OPENAI_API_KEY or OPENROUTER_API_KEY;
+// the key never comes from the config). With no model named anywhere the
+// summarizer is the deterministic one alone.
+func New(c config.Compaction, log bs.Logger) (Tools, error) {
+	tok, err := TokenOptions(c.Tokenizer)
+	if err != nil {
+		return Tools{}, fmt.Errorf("compaction tokenizer: %w", err)
+	}
+	t := Tools{Settings: compact.FromConfig(c), Tokens: tok,
+		Escalate: &summarize.Escalate{Fallback: &summarize.Deterministic{}, Logger: log}}
+	o := summarize.FromEnv()
+	sc := c.Summarizer
+	if sc.BaseURL != "" {
+		o.BaseURL = sc.BaseURL
+	}
+	if sc.Model != "" {
+		o.Model = sc.Model
+	}
+	if o.Model == "" {
+		return t, nil
+	}
+	o.Temperature = sc.Temperature
+	if sc.MaxTokens > 0 {
+		o.MaxTokens = sc.MaxTokens
+	}
+	if sc.TimeoutSeconds > 0 {
+		o.Timeout = time.Duration(sc.TimeoutSeconds) * time.Second
+	}
+	o.Retries = max(sc.Retries, 0)
+	o.Logger = log
+	t.Escalate.Model, t.Model = o, o.Model
+	return t, nil
+}
+
+// Summarizer returns a summarizer for one compaction: it summarizes with
+// t.Escalate and tells compact why the summary degraded (LastReason)
+// and what wrote it (Name).
+func (t Tools) Summarizer() bs.Summarizer {
+	if t.Escalate == nil {
+		return &detailed{e: &summarize.Escalate{Fallback: &summarize.Deterministic{}}}
+	}
+	return &detailed{e: t.Escalate}
+}
+
+// detailed is an Escalate that remembers its last summary's reason and
+// author.
+type detailed struct {
+	e  *summarize.Escalate
+	mu sync.Mutex
+	s  summarize.Summary
+}
+
+func (d *detailed) Summarize(ctx context.Context, messages [][]byte, focus string) (string, bool, error) {
+	s, err := d.e.SummarizeDetailed(ctx, messages, focus)
+	d.mu.Lock()
+	d.s = s
+	d.mu.Unlock()
+	return s.Text, s.Degraded, err
+}
+
+// LastReason says why the last summary degraded ("" when it did not).
+func (d *detailed) LastReason() string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.s.Reason
+}
+
+// Name names what wrote the last summary.
+func (d *detailed) Name() string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.s.Summarizer != "" {
+		return d.s.Summarizer
+	}
+	return "escalate"
+}
