@@ -95,16 +95,15 @@ func (c *compactCommand) Run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	tr, err := t.set.Store.Open(ctx, t.ref, nil)
-	if err != nil {
-		return err
-	}
-	tok, err := tokenOptions(ctx, *tokName, t.cfg, tr)
+	tok, err := tokenOptions(*tokName, t.cfg)
 	if err != nil {
 		return err
 	}
 	log := c.m.logger()
-	sum := newSummarizer(t.cfg.Compaction.Summarizer, log)
+	sum, err := newSummarizer(t.cfg.Compaction, log)
+	if err != nil {
+		return err
+	}
 	o := compact.Options{
 		Layer: layer, Focus: *focus, Trigger: compact.TriggerManual, DryRun: *dry,
 		Summarizer: sum, Settings: compact.FromConfig(t.cfg.Compaction), Tokens: tok,

@@ -171,7 +171,7 @@ func (c *contextCommand) report(ctx context.Context, sub string, args []string) 
 		printHistory(c.m.Stdout, rep, s, now)
 		return nil
 	}
-	tok, err := tokenOptions(ctx, *tokName, t.cfg, tr)
+	tok, err := tokenOptions(*tokName, t.cfg)
 	if err != nil {
 		return err
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/brainsurgeon/brainsurgeon/compact"
 	"github.com/brainsurgeon/brainsurgeon/config"
 	"github.com/brainsurgeon/brainsurgeon/internal/cli"
+	"github.com/brainsurgeon/brainsurgeon/internal/compactwire"
 	"github.com/brainsurgeon/brainsurgeon/session"
 	"github.com/brainsurgeon/brainsurgeon/summarize"
 	"github.com/brainsurgeon/brainsurgeon/tokens"
@@ -154,45 +155,13 @@ func joinMax(names []string, max int) string {
 var tokenizerNames = []string{tokens.NameCalibrated, tokens.NameO200k, tokens.NameCharsPer4}
 
 // tokenOptions returns how tokens are counted for name ("" means the
-// config's compaction.tokenizer, then calibrated). The calibrated
-// tokenizer is learned from tr's recorded usage on a chars/4 base; tr may
-// be nil when only the estimator is needed (Compact opens the transcript
-// itself).
-func tokenOptions(ctx context.Context, name string, cfg config.Config, tr bs.Transcript) (compact.TokenOptions, error) {
+// config's compaction.tokenizer, then calibrated), as the API and the
+// daemon count them (internal/compactwire).
+func tokenOptions(name string, cfg config.Config) (compact.TokenOptions, error) {
 	if name == "" {
 		name = cfg.Compaction.Tokenizer
 	}
-	if name == "" {
-		name = tokens.NameCalibrated
-	}
-	switch name {
-	case tokens.NameCalibrated:
-		learn := func(ctx context.Context, tr bs.Transcript) (compact.Estimator, error) {
-			return tokens.Learn(ctx, tr, bs.CharsPer4{})
-		}
-		o := compact.TokenOptions{Estimator: learn}
-		if tr != nil {
-			m, err := tokens.Learn(ctx, tr, bs.CharsPer4{})
-			if err != nil {
-				return o, err
-			}
-			o.Tokenizer = m.Tokenizer()
-			o.Estimator = func(ctx context.Context, t bs.Transcript) (compact.Estimator, error) {
-				if t == tr {
-					return m, nil
-				}
-				return learn(ctx, t)
-			}
-		}
-		return o, nil
-	case tokens.NameO200k, tokens.NameCharsPer4:
-		t, err := tokens.New(name)
-		if err != nil {
-			return compact.TokenOptions{}, err
-		}
-		return compact.TokenOptions{Tokenizer: t}, nil
-	}
-	return compact.TokenOptions{}, cli.Usagef("--tokenizer %q: expected one of %s", name, strings.Join(tokenizerNames, ", "))
+	return compactwire.TokenOptions(name)
 }
 
 // checkTokenizer validates a --tokenizer value before any work is done.
@@ -243,34 +212,17 @@ func (s *summarizer) Name() string {
 	return "deterministic"
 }
 
-// newSummarizer builds the summarizer of the config's compaction.summarizer
-// object and the environment (summarize.FromEnv): the model with the normal
-// prompt, then the aggressive one, then the deterministic summarizer. With
-// no model configured it is the deterministic summarizer alone, and the
-// summary is degraded.
-func newSummarizer(c config.Summarizer, log bs.Logger) *summarizer {
-	o := summarize.FromEnv()
-	if c.BaseURL != "" {
-		o.BaseURL = c.BaseURL
+// newSummarizer builds the summarizer of the config's compaction object
+// and the environment as the API and the daemon do (internal/compactwire):
+// the model with the normal prompt, then the aggressive one, then the
+// deterministic summarizer. With no model configured it is the
+// deterministic summarizer alone, and the summary is degraded.
+func newSummarizer(c config.Compaction, log bs.Logger) (*summarizer, error) {
+	t, err := compactwire.New(c, log)
+	if err != nil {
+		return nil, err
 	}
-	if c.Model != "" {
-		o.Model = c.Model
-	}
-	o.Temperature = c.Temperature
-	if c.MaxTokens > 0 {
-		o.MaxTokens = c.MaxTokens
-	}
-	if c.TimeoutSeconds > 0 {
-		o.Timeout = time.Duration(c.TimeoutSeconds) * time.Second
-	}
-	o.Retries = c.Retries
-	o.Logger = log
-	s := &summarizer{esc: &summarize.Escalate{Fallback: &summarize.Deterministic{}, Logger: log}}
-	if o.Model != "" {
-		s.esc.Model = o
-		s.model = o.Model
-	}
-	return s
+	return &summarizer{esc: t.Escalate, model: t.Model}, nil
 }
 
 // isTerminalReader reports whether r is a terminal.
