@@ -15,8 +15,9 @@ const autocompactUsage = `Usage: brainsurgeon autocompact [on|off] [--json] [--a
 Turns the daemon's automatic compaction on or off (compaction.auto_enabled in
 .brainsurgeon/config.json beside the agents dir, saved atomically), and
 prints the new state. Without an argument, prints the state. When on, the
-daemon (brainsurgeon serve) compacts a session that changed and then stayed
-idle for compaction.auto_quiet_seconds (300) once it crosses the thresholds
+daemon (brainsurgeon serve), after each scheduled pass (auto_cron), checks
+every session that changed and has been left alone for
+compaction.auto_quiet_seconds (300), and compacts those above the thresholds
 (prune 80%, summarize 88%, full 95% of the window by default).
 
 Examples:
