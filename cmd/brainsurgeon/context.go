@@ -29,8 +29,8 @@ Subcommands:
   export    write the context as portable JSON (facts, summary, kept tail)
   import    create a new session from an export
 
-Every subcommand takes --session S (default: the most recently modified
-session of agent main), --agents-dir DIR and, except export, --json.
+Every subcommand but import takes --session S (default: the most recently
+modified session of agent main); all take --agents-dir DIR and --json.
 
 Examples:
   brainsurgeon context status

@@ -314,7 +314,7 @@ func (c *contextCommand) expand(ctx context.Context, args []string) error {
 	return nil
 }
 
-const exportUsage = `Usage: brainsurgeon context export FILE [--session S] [--resolve=false] [--force] [--agents-dir DIR]
+const exportUsage = `Usage: brainsurgeon context export FILE [--session S] [--resolve=false] [--force] [--json] [--agents-dir DIR]
 
 Writes the session's context as one portable JSON document to FILE ("-" for
 stdout): the source session, the latest compaction summary, structured facts
