@@ -58,6 +58,7 @@ type compactCommand struct{ m *Main }
 // how the summary was made.
 type compactOutput struct {
 	compact.Result
+	// Summarizer names what wrote the summary ("" when none was made).
 	Summarizer    string           `json:"summarizer"`
 	SummarySteps  []summarize.Step `json:"summary_steps"`
 	SessionChosen bool             `json:"session_chosen"`
@@ -125,7 +126,8 @@ func (c *compactCommand) Run(ctx context.Context, args []string) error {
 		if err != nil {
 			return err
 		}
-		if prev.Layer == compact.LayerNone || strings.HasPrefix(prev.Warning, "not written") || (prev.Layer != compact.LayerPrune && prev.FirstKeptEntryID == "") {
+		if prev.Layer == compact.LayerNone || strings.HasPrefix(prev.Warning, "not written") || (prev.Layer != compact.LayerPrune && prev.FirstKeptEntryID == "") ||
+			(prev.Layer == compact.LayerPrune && (prev.Prune == nil || prev.Prune.Entries == 0)) {
 			printCompact(c.m.Stdout, prev, o.Summarizer.(*summarizer), true)
 			return nil
 		}
@@ -144,7 +146,10 @@ func (c *compactCommand) Run(ctx context.Context, args []string) error {
 	res, err := compact.Compact(ctx, t.set.Store, t.ref, o)
 	used := o.Summarizer.(*summarizer)
 	if sf.json {
-		out := compactOutput{Result: res, Summarizer: used.Name(), SummarySteps: used.last.Steps, SessionChosen: t.chosen}
+		out := compactOutput{Result: res, SummarySteps: used.last.Steps, SessionChosen: t.chosen}
+		if res.Summary != "" {
+			out.Summarizer = used.Name()
+		}
 		if out.SummarySteps == nil {
 			out.SummarySteps = []summarize.Step{}
 		}
@@ -178,6 +183,15 @@ func printCompact(w io.Writer, r compact.Result, s *summarizer, dry bool) {
 		fmt.Fprintf(w, "Nothing to do for %s: %s\n", r.Session, strings.TrimPrefix(r.Warning, "nothing to do: "))
 		fmt.Fprintf(w, "Tokens:     %s\n", num(r.TokensBefore))
 		fmt.Fprintln(w, "Force a layer with --layer prune|summarize|full.")
+		return
+	}
+	if r.Layer == compact.LayerPrune && (r.Prune == nil || r.Prune.Entries == 0) {
+		why := strings.TrimPrefix(r.Warning, "prune: ")
+		if why == "" {
+			why = "nothing to extract"
+		}
+		fmt.Fprintf(w, "Nothing pruned in %s with layer 1 (prune): %s\n", r.Session, why)
+		fmt.Fprintf(w, "Tokens:     %s\n", num(r.TokensBefore))
 		return
 	}
 	if r.Layer != compact.LayerPrune && r.FirstKeptEntryID == "" {
