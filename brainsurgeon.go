@@ -539,6 +539,18 @@ type Editor interface {
 	Append(ctx context.Context, ref SessionRef, entries [][]byte) error
 }
 
+// VersionedAppender is implemented by stores that can append only while the
+// transcript is still the version that was read: the version is compared
+// under the same locks as the append, so no write of the host can come in
+// between. Policy code that decides what to append from what it read (a
+// compaction entry names the leaf it follows) uses it when the store has it.
+type VersionedAppender interface {
+	// AppendAt adds entries (raw JSON objects without a newline) at the
+	// end of the transcript if it is still the version base; otherwise it
+	// writes nothing and returns an error wrapping ErrChanged.
+	AppendAt(ctx context.Context, ref SessionRef, base Version, entries [][]byte) error
+}
+
 // IdleChecker tells cheaply whether the host is using a session. Stores
 // implement it; callers ask before they read, so that a busy session costs
 // nothing. The store checks again before it writes.

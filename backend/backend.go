@@ -280,6 +280,21 @@ func (m *Multi) Append(ctx context.Context, ref bs.SessionRef, entries [][]byte)
 	return s.Append(ctx, ref, entries)
 }
 
+// AppendAt appends through the session's store when it can check the
+// version under its locks (bs.VersionedAppender), and refuses otherwise
+// with an error wrapping ErrUnsupported.
+func (m *Multi) AppendAt(ctx context.Context, ref bs.SessionRef, base bs.Version, entries [][]byte) error {
+	s, err := m.pick(ref)
+	if err != nil {
+		return err
+	}
+	va, ok := s.(bs.VersionedAppender)
+	if !ok {
+		return fmt.Errorf("append to %s: the %s store cannot append at a version: %w", ref, s.Name(), bs.ErrUnsupported)
+	}
+	return va.AppendAt(ctx, ref, base, entries)
+}
+
 // CheckIdle asks the session's store.
 func (m *Multi) CheckIdle(ctx context.Context, ref bs.SessionRef) error {
 	s, err := m.pick(ref)

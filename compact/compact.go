@@ -203,20 +203,30 @@ func Compact(ctx context.Context, st bs.Store, ref bs.SessionRef, o Options) (Re
 	if o.DryRun {
 		return res, nil
 	}
-	if canStat {
-		now, err := stater.Stat(ctx, ref)
-		if err != nil {
-			return res, fmt.Errorf("compact %s: %w", name, err)
+	var err2 error
+	if va, ok := st.(bs.VersionedAppender); ok {
+		// The version is compared under the store's locks.
+		err2 = va.AppendAt(ctx, tr.Ref(), tr.Version(), [][]byte{line})
+	} else {
+		if canStat {
+			now, err := stater.Stat(ctx, ref)
+			if err != nil {
+				return res, fmt.Errorf("compact %s: %w", name, err)
+			}
+			if !now.Version.Equal(before.Version) {
+				return res, fmt.Errorf("compact %s: the transcript changed while the summary was written: %w", name, bs.ErrChanged)
+			}
 		}
-		if !now.Version.Equal(before.Version) {
-			return res, fmt.Errorf("compact %s: the transcript changed while the summary was written: %w", name, bs.ErrChanged)
-		}
+		err2 = st.Append(ctx, tr.Ref(), [][]byte{line})
 	}
-	if err := st.Append(ctx, tr.Ref(), [][]byte{line}); err != nil {
-		if errors.Is(err, bs.ErrUnsupported) {
-			return res, fmt.Errorf("compact %s: refused: the store cannot append a compaction entry: %w", name, err)
+	if err2 != nil {
+		if errors.Is(err2, bs.ErrUnsupported) {
+			return res, fmt.Errorf("compact %s: refused: the store cannot append a compaction entry: %w", name, err2)
 		}
-		return res, fmt.Errorf("compact %s: %w", name, err)
+		if errors.Is(err2, bs.ErrChanged) {
+			return res, fmt.Errorf("compact %s: the transcript changed while the summary was written; nothing was appended, run it again: %w", name, err2)
+		}
+		return res, fmt.Errorf("compact %s: %w", name, err2)
 	}
 	res.EntryID = id
 	log.Info("compaction", "session", name, "layer", layer, "trigger", trig, "entry", id,

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"iter"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"unicode/utf8"
@@ -35,7 +36,8 @@ type GrepOptions struct {
 	// Regexp makes the pattern a regular expression (RE2 syntax, package
 	// regexp); otherwise it is plain text.
 	Regexp bool
-	// IgnoreCase matches letters of either case.
+	// IgnoreCase matches letters of either case (ASCII letters for a
+	// plain ASCII pattern, Unicode case folding otherwise).
 	IgnoreCase bool
 	// MaxHits bounds the hits yielded: 0 means DefaultMaxHits, a negative
 	// value no bound.
@@ -82,10 +84,16 @@ type Hit struct {
 type matcher struct {
 	re  *regexp.Regexp
 	lit []byte // plain, case-sensitive
+	// fold is a plain ASCII pattern matched ignoring ASCII case, lowered;
+	// low is scratch space for the lowered text.
+	fold, low []byte
 	// raw says the pattern may be searched for in a line's raw JSON first
 	// (when the line holds no \u escape): a decoded value can then only
-	// hold the pattern if the raw line does.
+	// hold the pattern if the raw line does. pre, for a regular
+	// expression, is the literal every match starts with, searched for
+	// in the raw line the same way.
 	raw bool
+	pre []byte
 }
 
 func newMatcher(pattern string, o GrepOptions) (*matcher, error) {
@@ -99,6 +107,10 @@ func newMatcher(pattern string, o GrepOptions) (*matcher, error) {
 			m.lit = []byte(pattern)
 			return m, nil
 		}
+		if isASCII(pattern) {
+			m.fold = lowerASCII(nil, []byte(pattern))
+			return m, nil
+		}
 		pattern = regexp.QuoteMeta(pattern)
 	}
 	if o.IgnoreCase {
@@ -109,7 +121,31 @@ func newMatcher(pattern string, o GrepOptions) (*matcher, error) {
 		return nil, fmt.Errorf("grep: pattern %q: expected a regular expression (RE2 syntax): %v: %w", pattern, err, bs.ErrInvalid)
 	}
 	m.re = re
+	if p, _ := re.LiteralPrefix(); p != "" && rawSafe(p) && o.Regexp {
+		m.pre = []byte(p)
+	}
 	return m, nil
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			return false
+		}
+	}
+	return true
+}
+
+// lowerASCII appends b with ASCII letters lowered to dst.
+func lowerASCII(dst, b []byte) []byte {
+	dst = slices.Grow(dst[:0], len(b))[:len(b)]
+	for i, c := range b {
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		dst[i] = c
+	}
+	return dst
 }
 
 // rawSafe reports whether text can appear in a decoded JSON string only as
@@ -126,6 +162,14 @@ func rawSafe(s string) bool {
 }
 
 func (m *matcher) find(b []byte) (start, end int, ok bool) {
+	if m.fold != nil {
+		m.low = lowerASCII(m.low, b)
+		i := bytes.Index(m.low, m.fold)
+		if i < 0 {
+			return 0, 0, false
+		}
+		return i, i + len(m.fold), true
+	}
 	if m.lit != nil {
 		i := bytes.Index(b, m.lit)
 		if i < 0 {
@@ -142,8 +186,11 @@ func (m *matcher) find(b []byte) (start, end int, ok bool) {
 
 // mayHold reports whether a raw line may hold a match in one of its values.
 func (m *matcher) mayHold(raw []byte) bool {
-	if !m.raw || bytes.Contains(raw, []byte(`\u`)) {
+	if !m.raw && m.pre == nil || bytes.Contains(raw, []byte(`\u`)) {
 		return true
+	}
+	if m.pre != nil {
+		return bytes.Contains(raw, m.pre)
 	}
 	_, _, ok := m.find(raw)
 	return ok
@@ -179,7 +226,13 @@ func Grep(ctx context.Context, tr bs.Transcript, side bs.SideStore, pattern stri
 		}
 		want := map[Where]bool{}
 		for _, w := range o.In {
-			want[w] = true
+			switch w {
+			case Active, Compacted, OffPath, Extracted:
+				want[w] = true
+			default:
+				yield(Hit{}, fmt.Errorf("grep: place %q: expected active, compacted, off_path or extracted: %w", w, bs.ErrInvalid))
+				return
+			}
 		}
 		all := len(want) == 0
 		p := locate(tr)
@@ -348,33 +401,35 @@ func (g *grep) side(ctx context.Context, tr bs.Transcript, side bs.SideStore, p 
 	}
 }
 
-// snippet returns about n characters of text around [s, end), cut at
+// snippet returns at most n characters of text around [s, end), cut at
 // character boundaries, with control characters shown as spaces and "…"
-// where text was cut.
+// where text was cut. Context is shared evenly before and after the match;
+// what one side cannot use goes to the other.
 func snippet(text []byte, s, end, n int) string {
-	if n < 1 {
-		n = 1
-	}
-	matchChars := utf8.RuneCount(text[s:end])
-	ctxChars := max(0, n-matchChars) / 2
-	from := s
-	for k := 0; k < ctxChars && from > 0; k++ {
-		_, size := utf8.DecodeLastRune(text[:from])
-		from -= size
-	}
-	to := end
-	// A match longer than n is cut.
-	if matchChars > n {
-		to = s
-		for k := 0; k < n && to < len(text); k++ {
-			_, size := utf8.DecodeRune(text[to:])
-			to += size
+	n = max(n, 1)
+	// back and fwd step over k characters from an offset.
+	back := func(at, k int) int {
+		for ; k > 0 && at > 0; k-- {
+			_, size := utf8.DecodeLastRune(text[:at])
+			at -= size
 		}
+		return at
+	}
+	fwd := func(at, k int) int {
+		for ; k > 0 && at < len(text); k-- {
+			_, size := utf8.DecodeRune(text[at:])
+			at += size
+		}
+		return at
+	}
+	var from, to int
+	if m := utf8.RuneCount(text[s:end]); m >= n {
+		from, to = s, fwd(s, n)
 	} else {
-		for k := 0; k < n-matchChars-(utf8.RuneCount(text[from:s])) && to < len(text); k++ {
-			_, size := utf8.DecodeRune(text[to:])
-			to += size
-		}
+		room := n - m
+		from = back(s, room/2)
+		to = fwd(end, room-utf8.RuneCount(text[from:s]))
+		from = back(from, room-utf8.RuneCount(text[from:s])-utf8.RuneCount(text[end:to]))
 	}
 	var b strings.Builder
 	if from > 0 {

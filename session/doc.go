@@ -40,4 +40,9 @@
 // OpenClaw-compatible lock file, a re-check of the file's identity under the
 // lock, a temp file in the same directory, fsync, rename and directory
 // fsync.
+//
+// [Store.Create] (brainsurgeon.Creator) writes a new transcript, a branch or
+// an imported session, as <agent>/sessions/<id>.jsonl: temp file, fsync,
+// hard link to its name (so an existing transcript is never replaced),
+// directory fsync.
 package session

@@ -96,6 +96,15 @@ func (s *Store) Append(ctx context.Context, ref bs.SessionRef, entries [][]byte)
 	return s.Writer.Append(ctx, ref, entries)
 }
 
+// AppendAt adds entries at the end of the session's transcript if it is
+// still the version base (see Writer.AppendAt).
+func (s *Store) AppendAt(ctx context.Context, ref bs.SessionRef, base bs.Version, entries [][]byte) error {
+	if s == nil {
+		return errNoStore
+	}
+	return s.Writer.AppendAt(ctx, ref, base, entries)
+}
+
 // CheckIdle tells whether the session is idle now (see Writer.CheckIdle).
 func (s *Store) CheckIdle(ctx context.Context, ref bs.SessionRef) error {
 	if s == nil {

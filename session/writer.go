@@ -216,6 +216,38 @@ func (w *Writer) Append(ctx context.Context, ref bs.SessionRef, entries [][]byte
 	return hostfile.Append(ctx, ref.Path, entries, w.writeOptions(ctx, ref))
 }
 
+// AppendAt is Append when the transcript is still the version base: the
+// file's fingerprint is compared once both locks are held, after the idle
+// gate's re-check, so nothing the host writes can come between the check
+// and the append. A transcript that is no longer base gives an error
+// wrapping ErrChanged and nothing is written.
+func (w *Writer) AppendAt(ctx context.Context, ref bs.SessionRef, base bs.Version, entries [][]byte) error {
+	stamp, err := hostfile.ParseStamp(base)
+	if err != nil {
+		return fmt.Errorf("append to %s: %w", refName(ref), err)
+	}
+	if err := w.CheckIdle(ctx, ref); err != nil {
+		return err
+	}
+	opts := w.writeOptions(ctx, ref)
+	idle := opts.Recheck
+	opts.Recheck = func() error {
+		if err := idle(); err != nil {
+			return err
+		}
+		now, err := hostfile.Fingerprint(ref.Path)
+		if err != nil {
+			return err
+		}
+		if now != stamp {
+			return fmt.Errorf("session %s: the transcript is no longer the version that was read (%s, now %s): %w",
+				refName(ref), stamp, now, bs.ErrChanged)
+		}
+		return nil
+	}
+	return hostfile.Append(ctx, ref.Path, entries, opts)
+}
+
 // ApplyEdits copies the JSONL transcript read from src to dst, applying
 // edits. Lines are split on "\n" only; a "\r" before it belongs to the
 // line, and a last line without "\n" stays without it. Every line that is

@@ -547,6 +547,55 @@ func TestWriterAppend(t *testing.T) {
 	}
 }
 
+func TestWriterAppendAt(t *testing.T) {
+	ctx := context.Background()
+	w := &session.Writer{LockTimeout: 100 * time.Millisecond}
+	ref := wtTranscript(t, "{\"a\":1}\n")
+	st, err := hostfile.Fingerprint(ref.Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := st.Version()
+	// Another writer appends after the read: the append at base is refused.
+	f, err := os.OpenFile(ref.Path, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteString("{\"host\":2}\n"); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	err = w.AppendAt(ctx, ref, base, [][]byte{[]byte(`{"ours":3}`)})
+	if !errors.Is(err, bs.ErrChanged) || !strings.Contains(err.Error(), "no longer the version that was read") {
+		t.Fatalf("AppendAt at a stale version: err = %v, want ErrChanged", err)
+	}
+	if got, _ := os.ReadFile(ref.Path); string(got) != "{\"a\":1}\n{\"host\":2}\n" {
+		t.Fatalf("AppendAt at a stale version wrote: %q", got)
+	}
+	// At the current version it appends.
+	st, err = hostfile.Fingerprint(ref.Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.AppendAt(ctx, ref, st.Version(), [][]byte{[]byte(`{"ours":3}`)}); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := os.ReadFile(ref.Path); string(got) != "{\"a\":1}\n{\"host\":2}\n{\"ours\":3}\n" {
+		t.Fatalf("AppendAt wrote %q", got)
+	}
+	// A version that is not a file's is refused before anything is locked.
+	if err := w.AppendAt(ctx, ref, bs.Version{}, [][]byte{[]byte(`{"x":1}`)}); !errors.Is(err, bs.ErrInvalid) {
+		t.Fatalf("AppendAt at the zero version: err = %v, want ErrInvalid", err)
+	}
+	// A busy session is refused as Append refuses it.
+	busy := ref
+	busy.Status = "running"
+	st, _ = hostfile.Fingerprint(ref.Path)
+	if err := w.AppendAt(ctx, busy, st.Version(), [][]byte{[]byte(`{"x":1}`)}); !errors.Is(err, bs.ErrBusy) {
+		t.Fatalf("AppendAt on a running session: err = %v, want ErrBusy", err)
+	}
+}
+
 // wtAppendLoop is the lock-ignoring appender of
 // TestWriterConcurrentAppender: n entries, each one open(O_APPEND), one
 // write of one line, close, in bursts with short pauses so that rewrites

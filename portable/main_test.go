@@ -1,0 +1,11 @@
+package portable_test
+
+import (
+	"testing"
+
+	"github.com/brainsurgeon/brainsurgeon/internal/oracle"
+)
+
+// TestMain stops the pi oracle process after the tests and names the
+// oracle tests that were skipped.
+func TestMain(m *testing.M) { oracle.Main(m) }
