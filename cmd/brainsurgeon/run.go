@@ -49,11 +49,13 @@ Commands:
   autocompact  turn the daemon's automatic compaction on or off
   serve     run the daemon: scheduled pruning and retention, REST API and web UI
   version   print the version
-  help      show this help, or a command's help: brainsurgeon help inspect
+  help      show this help, or a command's help: brainsurgeon help inspect,
+            brainsurgeon help context grep
 
 Sessions are named by path, as agent/sessionId, by session id, or by session key
 (agent:main:main, or a unique suffix such as direct:123). --agents-dir defaults to
-$BRAINSURGEON_AGENTS_DIR, then $AGENTS_DIR, then ~/.openclaw/agents.
+$BRAINSURGEON_AGENTS_DIR, then $AGENTS_DIR, then ~/.openclaw/agents. Commands that
+take --session default to the most recently modified session of agent main.
 `
 
 // commands are the subcommands, for "help <command>".
