@@ -14,7 +14,7 @@ var version = "dev"
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := (&Main{Stdout: os.Stdout, Stderr: os.Stderr}).Run(ctx, os.Args[1:])
+	code := (&Main{Stdout: os.Stdout, Stderr: os.Stderr, Stdin: os.Stdin}).Run(ctx, os.Args[1:])
 	stop()
 	os.Exit(code)
 }

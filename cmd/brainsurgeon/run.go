@@ -16,6 +16,9 @@ import (
 // Main runs one brainsurgeon command line.
 type Main struct {
 	Stdout, Stderr io.Writer
+	// Stdin answers compact's confirmation question when it is a
+	// terminal; nil means no terminal.
+	Stdin io.Reader
 	// Logger, when not nil, receives the library's log records (the
 	// commands log nothing by default; BRAINSURGEON_LOG=debug turns on
 	// debug records on stderr).
@@ -40,17 +43,24 @@ Commands:
   restore   bring extracted values back (one entry, or --all [--pristine])
   extractable  set an entry's _extractable (true, false or N messages)
   verify    check that every placeholder has its side value (lists orphans)
+  compact   compact a session's context now (prune, summarize or full layer)
+  context   status, inspect, history, grep, describe, expand, export, import
+  session   branch: copy a session's path into a new session
+  autocompact  turn the daemon's automatic compaction on or off
   serve     run the daemon: scheduled pruning and retention, REST API and web UI
   version   print the version
-  help      show this help, or a command's help: brainsurgeon help inspect
+  help      show this help, or a command's help: brainsurgeon help inspect,
+            brainsurgeon help context grep
 
 Sessions are named by path, as agent/sessionId, by session id, or by session key
 (agent:main:main, or a unique suffix such as direct:123). --agents-dir defaults to
-$BRAINSURGEON_AGENTS_DIR, then $AGENTS_DIR, then ~/.openclaw/agents.
+$BRAINSURGEON_AGENTS_DIR, then $AGENTS_DIR, then ~/.openclaw/agents. Commands that
+take --session default to the most recently modified session of agent main.
 `
 
 // commands are the subcommands, for "help <command>".
-var commands = map[string]bool{"inspect": true, "prune": true, "restore": true, "extractable": true, "verify": true, "serve": true, "version": true}
+var commands = map[string]bool{"inspect": true, "prune": true, "restore": true, "extractable": true, "verify": true, "serve": true, "version": true,
+	"compact": true, "context": true, "session": true, "autocompact": true}
 
 // Run executes args and returns the exit status. With --json, an error is
 // also written to stdout as JSON.
@@ -80,14 +90,26 @@ func (m *Main) run(ctx context.Context, args []string) error {
 		return (&verifyCommand{m: m}).Run(ctx, rest)
 	case "serve":
 		return (&serveCommand{m: m}).Run(ctx, rest)
+	case "compact":
+		return (&compactCommand{m: m}).Run(ctx, rest)
+	case "context":
+		return (&contextCommand{m: m}).Run(ctx, rest)
+	case "session":
+		return (&sessionCommand{m: m}).Run(ctx, rest)
+	case "autocompact":
+		return (&autocompactCommand{m: m}).Run(ctx, rest)
 	case "version", "--version":
 		fmt.Fprintf(m.Stdout, "brainsurgeon %s\n", version)
 		return nil
 	case "help", "-h", "--help", "-help":
 		// "help <command>" shows the command's help; "help help",
 		// "help --help", "-h -h" and the like show this one.
-		for _, a := range rest {
+		for i, a := range rest {
 			if commands[a] {
+				if (a == "context" || a == "session") && i+1 < len(rest) && !isHelp(rest[i+1]) {
+					// "help context grep" is "context grep --help".
+					return m.run(ctx, []string{a, rest[i+1], "--help"})
+				}
 				if a == "version" {
 					fmt.Fprint(m.Stdout, "Usage: brainsurgeon version\n\nPrints the version.\n")
 					return nil

@@ -40,6 +40,7 @@ Usage:
   purge_control get_context --agent A --session S [--json] [--agents-dir DIR]
   purge_control restore <entry> [--keys a,b] --agent A --session S [--tool-call-id ID] [--json] [--agents-dir DIR]
   purge_control set_extractable <entry> <true|false|N> --agent A --session S [--json] [--agents-dir DIR]
+  purge_control grep PATTERN --agent A --session S [--regex] [--max N] [--json] [--agents-dir DIR]
   purge_control version
 
 Examples:
@@ -54,6 +55,9 @@ Examples:
 
   # Set custom keep window (keep for 10 messages)
   purge_control set_extractable msg-abc123 10 --agent crix-claub --session direct:123
+
+  # Search what was compacted away or extracted, too
+  purge_control grep "connection refused" --agent crix-claub --session direct:123
 
 --session is an agent/sessionId, a session id, or a session key or its unique
 suffix (direct:123). --agents-dir defaults to $BRAINSURGEON_AGENTS_DIR, then
@@ -102,6 +106,8 @@ func (m *Main) run(ctx context.Context, args []string) error {
 		return (&restoreCommand{m: m}).Run(ctx, rest)
 	case "set_extractable":
 		return (&setExtractableCommand{m: m}).Run(ctx, rest)
+	case "grep":
+		return (&grepCommand{m: m}).Run(ctx, rest)
 	case "version", "--version":
 		fmt.Fprintf(m.Stdout, "purge_control %s\n", version)
 		return nil
@@ -114,11 +120,11 @@ func (m *Main) run(ctx context.Context, args []string) error {
 		fmt.Fprint(m.Stdout, mainUsage)
 		return nil
 	default:
-		return &cli.UsageError{Msg: fmt.Sprintf("unknown command %q (expected get_context, restore, set_extractable or version)", cmd), Try: "purge_control --help"}
+		return &cli.UsageError{Msg: fmt.Sprintf("unknown command %q (expected get_context, restore, set_extractable, grep or version)", cmd), Try: "purge_control --help"}
 	}
 }
 
-var commands = map[string]bool{"get_context": true, "restore": true, "set_extractable": true}
+var commands = map[string]bool{"get_context": true, "restore": true, "set_extractable": true, "grep": true}
 
 // commandFirst moves the command name to the front when flags come before
 // it ("purge_control --agent A --session S restore X"); "-h" or "--help"

@@ -1,0 +1,131 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// TestCompactSummarizer runs compact with the model summarizer of the
+// config against a chat-completions server: a good answer is used as it
+// is; a failing server degrades to the deterministic summary and says why.
+func TestCompactSummarizer(t *testing.T) {
+	const modelSummary = "## Goal\nExplore the demo repository.\n\n## Progress\n- Listed files and read the README.\n\n## Next Steps\n- Report back."
+	for _, tt := range []struct {
+		name       string
+		status     int
+		degraded   bool
+		summarizer string
+		reason     string
+	}{
+		{"Model", http.StatusOK, false, "openai:demo-model", ""},
+		{"ServerDown", http.StatusInternalServerError, true, "deterministic", "500"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var calls atomic.Int32
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				calls.Add(1)
+				if r.URL.Path != "/v1/chat/completions" {
+					http.Error(w, "unexpected path "+r.URL.Path, http.StatusNotFound)
+					return
+				}
+				if tt.status != http.StatusOK {
+					http.Error(w, `{"error":{"message":"overloaded"}}`, tt.status)
+					return
+				}
+				w.Header().Set("Content-Type", "application/json")
+				json.NewEncoder(w).Encode(map[string]any{
+					"id": "x", "object": "chat.completion", "model": "demo-model",
+					"choices": []any{map[string]any{"index": 0, "finish_reason": "stop",
+						"message": map[string]any{"role": "assistant", "content": modelSummary}}},
+				})
+			}))
+			defer srv.Close()
+			root := t.TempDir()
+			agents := filepath.Join(root, "agents")
+			if err := os.CopyFS(agents, os.DirFS(demoAgents)); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.MkdirAll(filepath.Join(root, ".brainsurgeon"), 0o700); err != nil {
+				t.Fatal(err)
+			}
+			cfg := fmt.Sprintf(`{"enabled": true, "idle_seconds": 0, "compaction": {"summarizer": {"base_url": %q, "model": "demo-model", "retries": 0, "timeout_seconds": 5}}}`, srv.URL+"/v1")
+			if err := os.WriteFile(filepath.Join(root, ".brainsurgeon", "config.json"), []byte(cfg), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			t.Setenv("BRAINSURGEON_SUMMARY_API_KEY", "")
+			t.Setenv("OPENAI_API_KEY", "")
+			t.Setenv("OPENROUTER_API_KEY", "")
+			code, out, errs := run(t, "compact", "--layer", "full", "--yes", "--json", "--agents-dir", agents, "--session", "agent:main:main")
+			if code != 0 {
+				t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errs)
+			}
+			var res struct {
+				Degraded       bool   `json:"degraded"`
+				DegradedReason string `json:"degraded_reason"`
+				Summarizer     string `json:"summarizer"`
+				Summary        string `json:"summary"`
+				EntryID        string `json:"entry_id"`
+				Steps          []struct {
+					Stage string `json:"stage"`
+				} `json:"summary_steps"`
+			}
+			if err := json.Unmarshal([]byte(out), &res); err != nil {
+				t.Fatalf("not JSON: %v\n%s", err, out)
+			}
+			if res.Degraded != tt.degraded || res.Summarizer != tt.summarizer || res.EntryID == "" || !strings.Contains(res.DegradedReason, tt.reason) {
+				t.Fatalf("got degraded %v (%q), summarizer %q, entry %q; want degraded %v, summarizer %q, reason with %q",
+					res.Degraded, res.DegradedReason, res.Summarizer, res.EntryID, tt.degraded, tt.summarizer, tt.reason)
+			}
+			if !tt.degraded && !strings.Contains(res.Summary, "Listed files and read the README.") {
+				t.Fatalf("the model's summary was not used:\n%s", res.Summary)
+			}
+			if calls.Load() == 0 {
+				t.Fatal("the summarizer's server was never called")
+			}
+			// The dry run never calls the model.
+			before := calls.Load()
+			if code, out, errs := run(t, "compact", "--layer", "full", "--dry-run", "--agents-dir", agents, "--session", "agent:main:main"); code != 0 ||
+				!strings.Contains(out, "the preview used the deterministic summarizer; the model (demo-model)") {
+				t.Fatalf("dry run: exit %d\n%s\n%s", code, out, errs)
+			}
+			if calls.Load() != before {
+				t.Fatalf("the dry run called the model %d times", calls.Load()-before)
+			}
+		})
+	}
+}
+
+func TestNum(t *testing.T) {
+	for _, tt := range []struct {
+		in   int
+		want string
+	}{{0, "0"}, {999, "999"}, {1000, "1,000"}, {145230, "145,230"}, {-1234567, "-1,234,567"}} {
+		if got := num(tt.in); got != tt.want {
+			t.Errorf("num(%d) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+func TestAgo(t *testing.T) {
+	now := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
+	for _, tt := range []struct {
+		d    time.Duration
+		want string
+	}{
+		{10 * time.Second, "just now"}, {time.Minute, "1 minute ago"}, {5 * time.Minute, "5 minutes ago"},
+		{2 * time.Hour, "2 hours ago"}, {47 * time.Hour, "47 hours ago"}, {3 * 24 * time.Hour, "3 days ago"},
+		{90 * 24 * time.Hour, "3 months ago"}, {800 * 24 * time.Hour, "2 years ago"},
+	} {
+		if got := ago(now, now.Add(-tt.d)); got != tt.want {
+			t.Errorf("ago(%s) = %q, want %q", tt.d, got, tt.want)
+		}
+	}
+}

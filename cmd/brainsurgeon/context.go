@@ -1,0 +1,349 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/brainsurgeon/brainsurgeon/compact"
+	"github.com/brainsurgeon/brainsurgeon/internal/cli"
+)
+
+const contextUsage = `Usage: brainsurgeon context <subcommand> [arguments] [flags]
+
+Shows and moves a session's context: what the model sees, what was compacted
+away, and what was extracted. All but import read only.
+
+Subcommands:
+  status    tokens against the window, auto-compaction, compactions, risk
+  inspect   where the tokens are: conversation, tool output, system prompt,
+            what the summarize layer keeps and replaces, each layer's savings
+  history   the compactions on the active path, newest first [--depth N]
+  grep      search the active path, compacted-away entries and extracted values
+  describe  one entry or compaction summary, with what it stands for
+  expand    the original entries a compaction summary stands for
+  export    write the context as portable JSON (facts, summary, kept tail)
+  import    create a new session from an export
+
+Every subcommand but import takes --session S (default: the most recently
+modified session of agent main); all take --agents-dir DIR and --json.
+
+Examples:
+  brainsurgeon context status
+  brainsurgeon context inspect --session agent:main:main --json
+  brainsurgeon context history --depth 5
+  brainsurgeon context grep "connection refused" --max 20
+  brainsurgeon context export /tmp/ctx.json && brainsurgeon context import /tmp/ctx.json
+
+Run "brainsurgeon help context <subcommand>" for a subcommand's flags.
+`
+
+type contextCommand struct{ m *Main }
+
+func (c *contextCommand) Run(ctx context.Context, args []string) error {
+	if len(args) == 0 {
+		fmt.Fprint(c.m.Stderr, contextUsage)
+		return &cli.UsageError{Msg: "context needs a subcommand: status, inspect, history, grep, describe, expand, export or import", Try: "brainsurgeon help context"}
+	}
+	sub, rest := args[0], args[1:]
+	switch sub {
+	case "status", "inspect", "history":
+		return c.report(ctx, sub, rest)
+	case "grep":
+		return c.grep(ctx, rest)
+	case "describe":
+		return c.describe(ctx, rest)
+	case "expand":
+		return c.expand(ctx, rest)
+	case "export":
+		return c.export(ctx, rest)
+	case "import":
+		return c.importSession(ctx, rest)
+	case "help", "-h", "--help", "-help":
+		if len(rest) > 0 && !isHelp(rest[0]) {
+			return c.Run(ctx, []string{rest[0], "--help"})
+		}
+		fmt.Fprint(c.m.Stdout, contextUsage)
+		return nil
+	}
+	return &cli.UsageError{Msg: fmt.Sprintf("unknown context subcommand %q (expected status, inspect, history, grep, describe, expand, export or import)", sub), Try: "brainsurgeon help context"}
+}
+
+const statusUsage = `Usage: brainsurgeon context status [--session S] [--tokenizer T] [--json] [--agents-dir DIR]
+
+Shows the predicted size of the session's next context against the window
+(compaction.context_window in the config), whether the daemon compacts it
+automatically and at which thresholds, the compactions on its active path,
+the degradation risk (low below compaction.warn_at compactions, medium from
+it, high from hard_warn_at) and what to do. Reads only.
+
+Tokens are counted by --tokenizer: calibrated (default: chars/4 scaled by the
+transcript's own recorded usage, plus the system prompt and tool definitions
+it implies), o200k (exact BPE, transcript only) or chars/4.
+
+Examples:
+  brainsurgeon context status
+  brainsurgeon context status --session agent:main:main --json
+
+Flags:
+`
+
+const inspectCtxUsage = `Usage: brainsurgeon context inspect [--session S] [--tokenizer T] [--json] [--agents-dir DIR]
+
+Shows where the tokens of the session's context are: conversation messages,
+tool outputs, the system prompt (inferred from the recorded usage), the recent
+part the summarize layer keeps and the part it would replace, pinned entries
+(_extractable: false), and what each layer would save. Reads only.
+
+Examples:
+  brainsurgeon context inspect
+  brainsurgeon context inspect --session agent:main:main --tokenizer o200k --json
+
+Flags:
+`
+
+const historyUsage = `Usage: brainsurgeon context history [--depth N] [--session S] [--json] [--agents-dir DIR]
+
+Lists the compactions on the session's active path, newest first: when, who
+(AUTO, MANUAL, or HOST for the host's own), the layer, tokens before and
+after, messages compacted, focus, and whether the summary is degraded; then
+the total and the risk level. Reads only.
+
+Examples:
+  brainsurgeon context history
+  brainsurgeon context history --depth 0 --session agent:main:main --json
+
+Flags:
+`
+
+// report runs status, inspect or history.
+func (c *contextCommand) report(ctx context.Context, sub string, args []string) error {
+	fs := flag.NewFlagSet("brainsurgeon context "+sub, flag.ContinueOnError)
+	var sf sessionFlags
+	sf.register(fs)
+	usage := map[string]string{"status": statusUsage, "inspect": inspectCtxUsage, "history": historyUsage}[sub]
+	var tokName *string
+	var depth *int
+	if sub == "history" {
+		depth = fs.Int("depth", 10, "show at most N compactions, newest first (0: all)")
+	} else {
+		tokName = fs.String("tokenizer", "", "token counting: calibrated, o200k or chars/4 (default: the config's, else calibrated)")
+	}
+	pos, err := cli.ParseHelp(fs, args, c.m.Stdout, usage)
+	if err != nil {
+		return err
+	}
+	try := fs.Name() + " --help"
+	if len(pos) > 0 {
+		return &cli.UsageError{Msg: fmt.Sprintf("context %s takes no arguments, got %q (name the session with --session)", sub, pos), Try: try}
+	}
+	if depth != nil && *depth < 0 {
+		return &cli.UsageError{Msg: fmt.Sprintf("--depth must be 0 (all) or more, got %d", *depth), Try: try}
+	}
+	if tokName != nil {
+		if err := checkTokenizer(*tokName, try); err != nil {
+			return err
+		}
+	}
+	t, err := c.m.openTarget(ctx, &sf)
+	if err != nil {
+		return err
+	}
+	tr, err := t.set.Store.Open(ctx, t.ref, nil)
+	if err != nil {
+		return err
+	}
+	s := compact.FromConfig(t.cfg.Compaction)
+	now := time.Now()
+	if sub == "history" {
+		rep, err := compact.History(ctx, tr, *depth)
+		if err != nil {
+			return err
+		}
+		rep.Risk = compact.RiskOf(rep.Compactions, s.WarnAt, s.HardWarnAt)
+		if sf.json {
+			return cli.WriteJSON(c.m.Stdout, rep, nil)
+		}
+		printHistory(c.m.Stdout, rep, s, now)
+		return nil
+	}
+	tok, err := tokenOptions(*tokName, t.cfg)
+	if err != nil {
+		return err
+	}
+	if sub == "status" {
+		rep, err := compact.Status(ctx, tr, s, tok)
+		if err != nil {
+			return err
+		}
+		if sf.json {
+			return cli.WriteJSON(c.m.Stdout, rep, nil)
+		}
+		printStatus(c.m.Stdout, rep, s, now)
+		return nil
+	}
+	rep, err := compact.Inspect(ctx, tr, s, tok)
+	if err != nil {
+		return err
+	}
+	if sf.json {
+		return cli.WriteJSON(c.m.Stdout, rep, nil)
+	}
+	printInspect(c.m.Stdout, rep)
+	return nil
+}
+
+// pct prints a percentage without a needless ".0".
+func pct(p float64) string {
+	return strconv.FormatFloat(p, 'f', -1, 64) + "%"
+}
+
+// field prints one "Label:   value" line with the value at column 22.
+func field(w io.Writer, label, format string, args ...any) {
+	fmt.Fprintf(w, "%-21s%s\n", label+":", fmt.Sprintf(format, args...))
+}
+
+func title(w io.Writer, s string) {
+	fmt.Fprintln(w, s)
+	fmt.Fprintln(w, rule)
+}
+
+func printStatus(w io.Writer, r compact.StatusReport, s compact.Settings, now time.Time) {
+	title(w, "Context Status")
+	field(w, "Session", "%s (%s)", r.Session, r.Backend)
+	field(w, "Total Tokens", "%s / %s (%s)", num(r.Tokens), num(r.Window), pct(r.Percent))
+	field(w, "Tokenizer", "%s", r.Tokenizer)
+	field(w, "Tool Outputs", "%s tokens", num(r.ToolOutputTokens))
+	thresholds := fmt.Sprintf("prune at %s, summarize at %s, full at %s", pct(s.PruneTriggerPercent), pct(s.SummarizeTriggerPercent), pct(s.FullTriggerPercent))
+	if r.AutoEnabled {
+		field(w, "Auto-Compaction", "Enabled (%s)", thresholds)
+	} else {
+		field(w, "Auto-Compaction", "Disabled (turn on with: brainsurgeon autocompact on)")
+	}
+	field(w, "Compaction Count", "%d", r.Compactions)
+	if r.LastCompactionAt != nil {
+		field(w, "Last Compaction", "%s (%s)", ago(now, *r.LastCompactionAt), r.LastCompactionAt.UTC().Format("2006-01-02 15:04Z"))
+	} else {
+		field(w, "Last Compaction", "never")
+	}
+	field(w, "Degradation Risk", "%s", riskWord(r.Risk))
+	switch {
+	case !r.CanCompact:
+		field(w, "Compaction", "not possible here: %s", r.Refusal)
+	case r.Layer == compact.LayerNone:
+		field(w, "Compaction", "not needed now (%s)", thresholds)
+	default:
+		field(w, "Compaction", "layer %d (%s) is due", layerNumber(r.Layer), r.Layer)
+	}
+	fmt.Fprintln(w)
+	if len(r.Warnings) > 0 {
+		fmt.Fprintln(w, "Warnings:")
+		for _, x := range r.Warnings {
+			fmt.Fprintf(w, "  ! %s\n", x)
+		}
+	}
+	fmt.Fprintln(w, "Recommendations:")
+	if len(r.Warnings) == 0 {
+		fmt.Fprintln(w, "  ✓ Context healthy")
+	}
+	for _, x := range r.Recommendations {
+		fmt.Fprintf(w, "  → %s\n", x)
+	}
+	if len(r.Recommendations) == 0 && len(r.Warnings) > 0 {
+		fmt.Fprintln(w, "  → none")
+	}
+}
+
+// riskWord capitalizes a risk level for people.
+func riskWord(r compact.Risk) string {
+	s := string(r)
+	if s == "" {
+		return "Unknown"
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
+}
+
+func printInspect(w io.Writer, r compact.InspectReport) {
+	title(w, "Context Inspection")
+	field(w, "Session", "%s (%s)", r.Session, r.Backend)
+	field(w, "Total", "%s tokens (%s of %s, tokenizer %s)", num(r.Tokens), pct(r.Percent), num(r.Window), r.Tokenizer)
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "Breakdown:")
+	field(w, "  Conversation", "%s tokens (%s messages)", num(r.Conversation.Tokens), num(r.Conversation.Messages))
+	field(w, "  Tool Outputs", "%s tokens (%s outputs)", num(r.ToolOutputs.Tokens), num(r.ToolOutputs.Count))
+	field(w, "  System Prompt", "%s tokens", num(r.SystemPrompt.Tokens))
+	fmt.Fprintln(w)
+	field(w, "Protected", "%s tokens (%s recent messages)", num(r.Protected.Tokens), num(r.Protected.Messages))
+	field(w, "Compactable", "%s tokens (%s messages)", num(r.Compactable.Tokens), num(r.Compactable.Messages))
+	if len(r.Pinned) > 0 {
+		n := 0
+		ids := make([]string, 0, len(r.Pinned))
+		for _, p := range r.Pinned {
+			n += p.Tokens
+			ids = append(ids, p.ID)
+		}
+		field(w, "Pinned", "%d entries, %s tokens (never compacted): %s", len(r.Pinned), num(n), joinMax(ids, 8))
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "Potential Savings:")
+	fmt.Fprintf(w, "  %-23s~%s tokens\n", "Layer 1 (prune):", num(r.Savings.Prune))
+	fmt.Fprintf(w, "  %-23s~%s tokens\n", "Layer 2 (summarize):", num(r.Savings.Summarize))
+	fmt.Fprintf(w, "  %-23s~%s tokens\n", "Layer 3 (full):", num(r.Savings.Full))
+}
+
+func printHistory(w io.Writer, r compact.HistoryReport, s compact.Settings, now time.Time) {
+	title(w, "Compaction History")
+	fmt.Fprintf(w, "Session: %s\n\n", r.Session)
+	if len(r.Events) == 0 {
+		fmt.Fprintln(w, "No compactions on the active path.")
+		fmt.Fprintln(w)
+	}
+	for _, e := range r.Events {
+		when := "unknown time"
+		if !e.At.IsZero() {
+			when = ago(now, e.At)
+		}
+		switch {
+		case !e.BrainSurgeon:
+			who := "HOST"
+			fmt.Fprintf(w, "[%s] %s - compaction by the host\n", when, who)
+			fmt.Fprintf(w, "  %s tokens before\n", num(e.TokensBefore))
+		default:
+			fmt.Fprintf(w, "[%s] %s - Layer %d (%s)\n", when, strings.ToUpper(string(e.Trigger)), layerNumber(e.Layer), e.Layer)
+			fmt.Fprintf(w, "  %s → %s tokens\n", num(e.TokensBefore), num(e.TokensAfter))
+			fmt.Fprintf(w, "  Compacted: %s messages\n", num(e.MessagesCompacted))
+			if e.Trigger == compact.TriggerAuto {
+				fmt.Fprintf(w, "  Trigger:   threshold reached\n")
+			}
+			if e.Focus != "" {
+				fmt.Fprintf(w, "  Focus:     %q\n", e.Focus)
+			}
+			if e.Degraded {
+				fmt.Fprintf(w, "  Degraded:  yes (summary made without a model)\n")
+			}
+		}
+		fmt.Fprintf(w, "  Entry:     %s, summary %s chars, first kept %s\n\n", e.ID, num(e.SummaryChars), e.FirstKeptEntryID)
+	}
+	if more := r.Compactions - len(r.Events); more > 0 {
+		fmt.Fprintf(w, "(%d older not shown; --depth 0 shows all)\n", more)
+	}
+	fmt.Fprintf(w, "Total Compactions: %d", r.Compactions)
+	if r.OffPath > 0 {
+		fmt.Fprintf(w, " (and %d off the active path)", r.OffPath)
+	}
+	fmt.Fprintln(w)
+	var note string
+	switch r.Risk {
+	case compact.RiskLow:
+		note = fmt.Sprintf("recommend fresh start at %d", s.WarnAt)
+	case compact.RiskMedium:
+		note = fmt.Sprintf("soft limit %d reached; consider a fresh start from brainsurgeon context export", s.WarnAt)
+	case compact.RiskHigh:
+		note = fmt.Sprintf("hard limit %d reached; start fresh from brainsurgeon context export", s.HardWarnAt)
+	}
+	fmt.Fprintf(w, "Risk Level:        %s (%s)\n", riskWord(r.Risk), note)
+}

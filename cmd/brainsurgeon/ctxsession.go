@@ -1,0 +1,342 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	bs "github.com/brainsurgeon/brainsurgeon"
+	"github.com/brainsurgeon/brainsurgeon/backend"
+	"github.com/brainsurgeon/brainsurgeon/compact"
+	"github.com/brainsurgeon/brainsurgeon/config"
+	"github.com/brainsurgeon/brainsurgeon/internal/cli"
+	"github.com/brainsurgeon/brainsurgeon/internal/compactwire"
+	"github.com/brainsurgeon/brainsurgeon/session"
+	"github.com/brainsurgeon/brainsurgeon/summarize"
+	"github.com/brainsurgeon/brainsurgeon/tokens"
+)
+
+// defaultAgent is the agent whose newest session --session defaults to.
+const defaultAgent = "main"
+
+// sessionFlags are the flags of the commands that work on one session:
+// --agents-dir, --session and --json.
+type sessionFlags struct {
+	agentsDir string
+	session   string
+	json      bool
+}
+
+func (f *sessionFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&f.agentsDir, "agents-dir", session.DefaultAgentsDir(), "OpenClaw agents dir (or pi sessions dir)")
+	fs.StringVar(&f.session, "session", "", "the session: agent/sessionId, a session id, a session key or a transcript path (default: the most recently modified session of agent main)")
+	fs.BoolVar(&f.json, "json", false, "print the result as JSON")
+}
+
+// target is an opened installation and the session a command works on.
+type target struct {
+	cfg  config.Config
+	info config.FileInfo
+	set  *backend.Set
+	ref  bs.SessionRef
+	// chosen is true when --session was omitted and the newest session of
+	// agent main was picked.
+	chosen bool
+}
+
+// openTarget loads the config beside the agents dir (leniently: reading a
+// session must not depend on a perfect config), opens the installation and
+// resolves --session, or picks the most recently modified session of
+// agent main and says so on stderr.
+func (m *Main) openTarget(ctx context.Context, f *sessionFlags) (*target, error) {
+	if _, err := os.Stat(f.agentsDir); err != nil {
+		// A transcript named by path brings its own agents dir
+		// (<agents>/<agent>/sessions/<id>.jsonl).
+		if dir, ok := agentsDirOf(f.session); ok {
+			f.agentsDir = dir
+		}
+	}
+	cfg, info, err := m.loadConfig(ctx, f.agentsDir, true)
+	if err != nil {
+		return nil, err
+	}
+	set, err := m.open(ctx, f.agentsDir, cfg)
+	if err != nil {
+		return nil, err
+	}
+	t := &target{cfg: cfg, info: info, set: set}
+	if strings.TrimSpace(f.session) != "" {
+		if t.ref, err = resolveRef(ctx, set, f.session); err != nil {
+			return nil, err
+		}
+		return t, nil
+	}
+	ref, mod, err := newestSession(ctx, set.Store, defaultAgent)
+	if err != nil {
+		return nil, err
+	}
+	t.ref, t.chosen = ref, true
+	when := ""
+	if !mod.IsZero() {
+		when = ", modified " + ago(time.Now(), mod)
+	}
+	fmt.Fprintf(m.Stderr, "session: %s (the most recently modified session of agent %s%s; choose another with --session)\n", ref, defaultAgent, when)
+	return t, nil
+}
+
+// newestSession returns the most recently modified session of agent and
+// its modification time.
+func newestSession(ctx context.Context, st bs.Store, agent string) (bs.SessionRef, time.Time, error) {
+	all, err := st.Sessions(ctx)
+	if err != nil {
+		return bs.SessionRef{}, time.Time{}, err
+	}
+	var refs []bs.SessionRef
+	agents := map[string]bool{}
+	for _, r := range all {
+		agents[r.Agent] = true
+		if r.Agent == agent {
+			refs = append(refs, r)
+		}
+	}
+	if len(refs) == 0 {
+		var names []string
+		for a := range agents {
+			if a == "" {
+				a = `"" (pi sessions)`
+			}
+			names = append(names, a)
+		}
+		return bs.SessionRef{}, time.Time{}, fmt.Errorf("no --session given and agent %q has no sessions to default to (found %d sessions of agents: %s); name one with --session: %w",
+			agent, len(all), joinMax(names, 10), bs.ErrNotFound)
+	}
+	mods := make([]time.Time, len(refs))
+	if bst, ok := st.(bs.BatchStater); ok {
+		for i, r := range bst.StatMany(ctx, refs) {
+			if r.Err == nil {
+				mods[i] = r.Stat.ModTime
+			}
+		}
+	} else if s, ok := st.(bs.Stater); ok {
+		for i, r := range refs {
+			if ss, err := s.Stat(ctx, r); err == nil {
+				mods[i] = ss.ModTime
+			}
+		}
+	}
+	best := 0
+	for i := range refs {
+		if mods[i].After(mods[best]) || (mods[i].Equal(mods[best]) && refs[i].ID > refs[best].ID) {
+			best = i
+		}
+	}
+	return refs[best], mods[best], nil
+}
+
+// joinMax joins up to max names, saying how many there are in all.
+func joinMax(names []string, max int) string {
+	if len(names) == 0 {
+		return "none"
+	}
+	if len(names) > max {
+		return strings.Join(names[:max], ", ") + fmt.Sprintf(", … (%d in all)", len(names))
+	}
+	return strings.Join(names, ", ")
+}
+
+// tokenizerNames are the values --tokenizer accepts.
+var tokenizerNames = []string{tokens.NameCalibrated, tokens.NameO200k, tokens.NameCharsPer4}
+
+// tokenOptions returns how tokens are counted for name ("" means the
+// config's compaction.tokenizer, then calibrated), as the API and the
+// daemon count them (internal/compactwire).
+func tokenOptions(name string, cfg config.Config) (compact.TokenOptions, error) {
+	if name == "" {
+		name = cfg.Compaction.Tokenizer
+	}
+	return compactwire.TokenOptions(name)
+}
+
+// checkTokenizer validates a --tokenizer value before any work is done.
+func checkTokenizer(name, try string) error {
+	if name == "" {
+		return nil
+	}
+	for _, n := range tokenizerNames {
+		if n == name {
+			return nil
+		}
+	}
+	return &cli.UsageError{Msg: fmt.Sprintf("--tokenizer %q: expected one of %s", name, strings.Join(tokenizerNames, ", ")), Try: try}
+}
+
+// summarizer is summarize.Escalate as compact.Compact wants it: it names
+// itself and tells why a summary degraded (Escalate reports that through
+// SummarizeDetailed only).
+type summarizer struct {
+	esc  *summarize.Escalate
+	last summarize.Summary
+	// model names the configured model, or "" when none is.
+	model string
+}
+
+// Summarize summarizes through the escalation and remembers how.
+func (s *summarizer) Summarize(ctx context.Context, messages [][]byte, focus string) (string, bool, error) {
+	sum, err := s.esc.SummarizeDetailed(ctx, messages, focus)
+	if err != nil {
+		return "", false, err
+	}
+	s.last = sum
+	return sum.Text, sum.Degraded, nil
+}
+
+// LastReason says why the last summary degraded.
+func (s *summarizer) LastReason() string { return s.last.Reason }
+
+// Name names what wrote the last summary ("openai:<model>",
+// "deterministic"), or the escalation's first choice before any summary.
+func (s *summarizer) Name() string {
+	if s.last.Summarizer != "" {
+		return s.last.Summarizer
+	}
+	if s.model != "" {
+		return "openai:" + s.model
+	}
+	return "deterministic"
+}
+
+// newSummarizer builds the summarizer of the config's compaction object
+// and the environment as the API and the daemon do (internal/compactwire):
+// the model with the normal prompt, then the aggressive one, then the
+// deterministic summarizer. With no model configured it is the
+// deterministic summarizer alone, and the summary is degraded.
+func newSummarizer(c config.Compaction, log bs.Logger) (*summarizer, error) {
+	t, err := compactwire.New(c, log)
+	if err != nil {
+		return nil, err
+	}
+	return &summarizer{esc: t.Escalate, model: t.Model}, nil
+}
+
+// isTerminalReader reports whether r is a terminal.
+func isTerminalReader(r io.Reader) bool {
+	f, ok := r.(*os.File)
+	if !ok || f == nil {
+		return false
+	}
+	st, err := f.Stat()
+	if err != nil || st.Mode()&os.ModeCharDevice == 0 {
+		return false
+	}
+	// /dev/null is a character device too, and no one to ask.
+	if null, err := os.Stat(os.DevNull); err == nil && os.SameFile(st, null) {
+		return false
+	}
+	return true
+}
+
+// num writes n with thousands separators: 145,230.
+func num(n int) string {
+	s := strconv.Itoa(n)
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	var b strings.Builder
+	for i, c := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	if neg {
+		return "-" + b.String()
+	}
+	return b.String()
+}
+
+// ago says how long before now t was, for people: "just now",
+// "5 minutes ago", "2 hours ago", "3 days ago", "4 months ago".
+func ago(now, t time.Time) string {
+	d := now.Sub(t)
+	if d < 0 {
+		return "in the future (" + t.UTC().Format("2006-01-02 15:04Z") + ")"
+	}
+	unit := func(n int, word string) string {
+		if n == 1 {
+			return "1 " + word + " ago"
+		}
+		return strconv.Itoa(n) + " " + word + "s ago"
+	}
+	switch {
+	case d < time.Minute:
+		return "just now"
+	case d < time.Hour:
+		return unit(int(d/time.Minute), "minute")
+	case d < 48*time.Hour:
+		return unit(int(d/time.Hour), "hour")
+	case d < 60*24*time.Hour:
+		return unit(int(d/(24*time.Hour)), "day")
+	case d < 730*24*time.Hour:
+		return unit(int(d/(30*24*time.Hour)), "month")
+	}
+	return unit(int(d/(365*24*time.Hour)), "year")
+}
+
+// rule is the line under a report's title.
+const rule = "────────────────────────────────────────"
+
+// creatorFor returns the bs.Creator of the store that serves ref, or an
+// error wrapping ErrUnsupported when that store cannot create sessions.
+func creatorFor(set *backend.Set, ref bs.SessionRef) (bs.Creator, error) {
+	st := set.Store
+	if m, ok := st.(*backend.Multi); ok {
+		s, err := m.For(ref)
+		if err != nil {
+			return nil, err
+		}
+		st = s
+	}
+	c, ok := st.(bs.Creator)
+	if !ok {
+		return nil, fmt.Errorf("the %s store of %s cannot create sessions: %w", st.Name(), ref, bs.ErrUnsupported)
+	}
+	return c, nil
+}
+
+// storeForAgent returns a ref that routes to the store serving agent: one
+// of its sessions, else a JSONL ref (a new agent's sessions are files).
+func storeForAgent(ctx context.Context, set *backend.Set, agent string) (bs.SessionRef, error) {
+	all, err := set.Store.Sessions(ctx)
+	if err != nil && !errors.Is(err, bs.ErrNotFound) {
+		return bs.SessionRef{}, err
+	}
+	for _, r := range all {
+		if r.Agent == agent {
+			return bs.SessionRef{Backend: r.Backend, Agent: agent}, nil
+		}
+	}
+	return bs.SessionRef{Backend: bs.BackendJSONL, Agent: agent}, nil
+}
+
+// agentsDirOf returns the agents dir that holds the transcript file name,
+// when name is one in an OpenClaw layout (<agents>/<agent>/sessions/<file>).
+func agentsDirOf(name string) (string, bool) {
+	if fi, err := os.Stat(name); err != nil || !fi.Mode().IsRegular() {
+		return "", false
+	}
+	abs, err := filepath.Abs(name)
+	if err != nil {
+		return "", false
+	}
+	sessions := filepath.Dir(abs)
+	if filepath.Base(sessions) != "sessions" {
+		return "", false
+	}
+	return filepath.Dir(filepath.Dir(sessions)), true
+}

@@ -1,0 +1,125 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/brainsurgeon/brainsurgeon/backend"
+	"github.com/brainsurgeon/brainsurgeon/internal/cli"
+	"github.com/brainsurgeon/brainsurgeon/recall"
+)
+
+const grepUsage = `Usage: purge_control grep PATTERN --agent A --session S [--regex] [--ignore-case] [--max N] [--json] [--agents-dir DIR]
+
+Searches everything your session still holds for PATTERN, including what is
+no longer in your context: entries a compaction summarized away (compacted),
+abandoned branches (off_path) and values BrainSurgeon extracted (extracted).
+Plain text by default, a regular expression (RE2) with --regex. One line per
+hit:
+  <where> <entry> line <n>: <snippet>
+Get an extracted value back with "purge_control restore <entry>". Stops after
+--max hits (default 20). Reads only.
+
+Examples:
+  purge_control grep "connection refused" --agent crix-claub --session direct:123
+  purge_control grep 'port [0-9]+' --regex --agent crix-claub --session direct:123
+
+Flags:
+`
+
+type grepCommand struct{ m *Main }
+
+// grepResult is the JSON output of grep.
+type grepResult struct {
+	Session   string       `json:"session"`
+	Pattern   string       `json:"pattern"`
+	Regex     bool         `json:"regex"`
+	Hits      []recall.Hit `json:"hits"`
+	Count     int          `json:"count"`
+	Truncated bool         `json:"truncated"`
+}
+
+func (c *grepCommand) Run(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("purge_control grep", flag.ContinueOnError)
+	var com common
+	com.register(fs)
+	regex := fs.Bool("regex", false, "PATTERN is a regular expression (RE2)")
+	icase := fs.Bool("ignore-case", false, "match letters of either case")
+	max := fs.Int("max", 20, "stop after N hits")
+	pos, err := c.m.parse(fs, &com, grepUsage, args)
+	if err != nil {
+		return err
+	}
+	try := "purge_control grep --help"
+	if len(pos) != 1 || pos[0] == "" {
+		return &cli.UsageError{Msg: fmt.Sprintf("grep takes one non-empty PATTERN, got %d arguments", len(pos)), Try: try}
+	}
+	if *max < 1 {
+		return &cli.UsageError{Msg: fmt.Sprintf("--max must be 1 or more, got %d", *max), Try: try}
+	}
+	cfg, _, err := cli.LoadConfig(ctx, c.m.Stderr, com.agentsDir, c.m.logger(), true)
+	if err != nil {
+		return err
+	}
+	set, err := backend.Open(ctx, com.agentsDir, backend.FromConfig(cfg, c.m.logger()))
+	if err != nil {
+		return err
+	}
+	ref, err := resolve(ctx, set.Store, com.agent, com.session)
+	if err != nil {
+		return err
+	}
+	tr, err := set.Store.Open(ctx, ref, nil)
+	if err != nil {
+		return err
+	}
+	o := recall.GrepOptions{Regexp: *regex, IgnoreCase: *icase, MaxHits: *max, Logger: c.m.logger()}
+	out := grepResult{Session: ref.String(), Pattern: pos[0], Regex: *regex, Hits: []recall.Hit{}}
+	for h, e := range recall.Grep(ctx, tr, set.Side, pos[0], o) {
+		if e != nil {
+			if strings.Contains(e.Error(), "error parsing regexp") {
+				return cli.Usagef("bad --regex pattern %q: %v", pos[0], e)
+			}
+			return e
+		}
+		out.Count++
+		if com.json {
+			out.Hits = append(out.Hits, h)
+			continue
+		}
+		printHit(c.m.Stdout, h)
+	}
+	out.Truncated = out.Count >= *max
+	if com.json {
+		return cli.WriteJSON(c.m.Stdout, out, nil)
+	}
+	switch {
+	case out.Count == 0:
+		fmt.Fprintf(c.m.Stdout, "no match for %q in %s\n", pos[0], out.Session)
+	case out.Truncated:
+		fmt.Fprintf(c.m.Stdout, "%d hits (stopped at --max %d; there may be more)\n", out.Count, *max)
+	default:
+		fmt.Fprintf(c.m.Stdout, "%d %s\n", out.Count, plural(out.Count, "hit"))
+	}
+	return nil
+}
+
+// printHit prints one hit on one line.
+func printHit(w io.Writer, h recall.Hit) {
+	id := h.EntryID
+	if id == "" {
+		id = "-"
+	}
+	fmt.Fprintf(w, "%s %s line %d: %s\n", h.Where, id, h.Line, h.Snippet)
+}
+
+// plural returns word, with an s unless n is 1.
+func plural(n int, word string) string {
+	if n == 1 {
+		return word
+	}
+	return word + "s"
+}
