@@ -27,7 +27,9 @@ func invalidf(format string, args ...any) error {
 // safe append.
 //
 // Refusals, before anything is summarized or written: a session in use
-// (bs.IdleChecker; the error wraps bs.ErrBusy and says why), an automatic
+// (bs.IdleChecker; the error wraps bs.ErrBusy and says why; the store's
+// quiet period, a prompt-cache rule, applies to automatic compactions only,
+// see bs.ExplicitWrite), an automatic
 // compaction within Settings.AutoQuiet of the session's last change
 // (ErrBusy), a store that cannot append such an entry (OpenClaw's SQLite
 // store, DESIGN decision 6) or a v1 transcript (bs.ErrUnsupported). A
@@ -59,8 +61,15 @@ func Compact(ctx context.Context, st bs.Store, ref bs.SessionRef, o Options) (Re
 	if st.Name() == bs.BackendSQLite && (o.Layer == LayerSummarize || o.Layer == LayerFull) {
 		return res, fmt.Errorf("compact %s: refused: %s: %w", name, sqliteRefusal, bs.ErrUnsupported)
 	}
+	// A compaction the user asks for breaks the prompt cache anyway, so the
+	// store's quiet period applies to automatic ones only; a session in use
+	// is refused either way.
+	wctx := ctx
+	if trig == TriggerManual {
+		wctx = bs.ExplicitWrite(ctx)
+	}
 	if !o.DryRun {
-		if err := st.CheckIdle(ctx, ref); err != nil {
+		if err := st.CheckIdle(wctx, ref); err != nil {
 			return res, fmt.Errorf("compact %s: refused, the session is in use: %w", name, err)
 		}
 	}
@@ -99,7 +108,7 @@ func Compact(ctx context.Context, st bs.Store, ref bs.SessionRef, o Options) (Re
 	}
 	res.Layer = layer
 	if layer == LayerPrune {
-		return prune(ctx, st, tr.Ref(), o, s, v, res, log)
+		return prune(wctx, st, tr.Ref(), o, s, v, res, log)
 	}
 	if why := refusal(tr); why != "" {
 		return res, fmt.Errorf("compact %s: refused: %s: %w", name, why, bs.ErrUnsupported)
@@ -206,7 +215,7 @@ func Compact(ctx context.Context, st bs.Store, ref bs.SessionRef, o Options) (Re
 	var err2 error
 	if va, ok := st.(bs.VersionedAppender); ok {
 		// The version is compared under the store's locks.
-		err2 = va.AppendAt(ctx, tr.Ref(), tr.Version(), [][]byte{line})
+		err2 = va.AppendAt(wctx, tr.Ref(), tr.Version(), [][]byte{line})
 	} else {
 		if canStat {
 			now, err := stater.Stat(ctx, ref)
@@ -217,7 +226,7 @@ func Compact(ctx context.Context, st bs.Store, ref bs.SessionRef, o Options) (Re
 				return res, fmt.Errorf("compact %s: the transcript changed while the summary was written: %w", name, bs.ErrChanged)
 			}
 		}
-		err2 = st.Append(ctx, tr.Ref(), [][]byte{line})
+		err2 = st.Append(wctx, tr.Ref(), [][]byte{line})
 	}
 	if err2 != nil {
 		if errors.Is(err2, bs.ErrUnsupported) {

@@ -84,7 +84,8 @@ func refName(ref bs.SessionRef) string {
 // brainsurgeon.ErrBusy when the session is in use: its sessions.json
 // status is "running" (a run is in flight), a live process holds its host
 // lock by OpenClaw's rules, or the transcript was modified less than Quiet
-// ago (the error says how long ago and how long to wait). It returns an
+// ago (the error says how long ago and how long to wait; a context made by
+// brainsurgeon.ExplicitWrite skips this last check). It returns an
 // error wrapping ErrNotFound when the transcript does not exist.
 func (w *Writer) CheckIdle(ctx context.Context, ref bs.SessionRef) error {
 	if ref.Path == "" {
@@ -105,6 +106,9 @@ func (w *Writer) CheckIdle(ctx context.Context, ref bs.SessionRef) error {
 		}
 		return fmt.Errorf("session %s: lock %s is held by live pid %d for %s: %w",
 			refName(ref), info.Path, info.PID, info.Age(now).Round(time.Millisecond), bs.ErrBusy)
+	}
+	if bs.IsExplicitWrite(ctx) {
+		return nil // the user asked for this write now: no quiet period
 	}
 	return w.checkQuiet(ref)
 }
@@ -155,6 +159,9 @@ func (w *Writer) recheck(ctx context.Context, ref bs.SessionRef) error {
 	}
 	if err := checkStatus(ref, ", seen under the lock"); err != nil {
 		return err
+	}
+	if bs.IsExplicitWrite(ctx) {
+		return nil
 	}
 	return w.checkQuiet(ref)
 }

@@ -596,6 +596,36 @@ func TestWriterAppendAt(t *testing.T) {
 	}
 }
 
+func TestWriterExplicitWriteSkipsQuietOnly(t *testing.T) {
+	ctx := context.Background()
+	w := &session.Writer{Quiet: session.DefaultQuiet, LockTimeout: 100 * time.Millisecond}
+	ref := wtTranscript(t, "{\"a\":1}\n")
+	if now := time.Now(); os.Chtimes(ref.Path, now, now) != nil { // just written: inside the quiet period
+		t.Fatal("chtimes")
+	}
+	if err := w.CheckIdle(ctx, ref); !errors.Is(err, bs.ErrBusy) || !strings.Contains(err.Error(), "must be idle") {
+		t.Fatalf("CheckIdle of a fresh transcript: err = %v, want the quiet period", err)
+	}
+	ex := bs.ExplicitWrite(ctx)
+	if err := w.CheckIdle(ex, ref); err != nil {
+		t.Fatalf("CheckIdle of an explicit write: %v", err)
+	}
+	if err := w.Append(ex, ref, [][]byte{[]byte(`{"b":2}`)}); err != nil {
+		t.Fatalf("explicit Append inside the quiet period: %v", err)
+	}
+	running := ref
+	running.Status = "running"
+	if err := w.CheckIdle(ex, running); !errors.Is(err, bs.ErrBusy) {
+		t.Fatalf("explicit CheckIdle of a running session: err = %v, want ErrBusy", err)
+	}
+	if err := w.Append(ex, running, [][]byte{[]byte(`{"c":3}`)}); !errors.Is(err, bs.ErrBusy) {
+		t.Fatalf("explicit Append to a running session: err = %v, want ErrBusy", err)
+	}
+	if got, _ := os.ReadFile(ref.Path); string(got) != "{\"a\":1}\n{\"b\":2}\n" {
+		t.Fatalf("transcript %q", got)
+	}
+}
+
 // wtAppendLoop is the lock-ignoring appender of
 // TestWriterConcurrentAppender: n entries, each one open(O_APPEND), one
 // write of one line, close, in bursts with short pauses so that rewrites
