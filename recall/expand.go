@@ -23,9 +23,6 @@ type ExpandOptions struct {
 	// MaxEntries bounds the entries returned (0: all); Expansion.Truncated
 	// tells when some were left out.
 	MaxEntries int
-	// All returns the entries of a condensed summary's span too; by
-	// default a condensed summary lists only the summaries it covers.
-	All bool
 	// Logger receives a warning for each placeholder that could not be
 	// resolved (it is left in place); nil discards.
 	Logger bs.Logger
@@ -40,8 +37,9 @@ type Expansion struct {
 	Entries []RawEntry `json:"entries"`
 	// Truncated is true when MaxEntries left entries out.
 	Truncated bool `json:"truncated"`
-	// Covers are the summaries a condensed summary stands for, to be
-	// expanded in turn (level by level).
+	// Covers are the earlier summaries this one condenses (each
+	// compaction summarizes the previous summary with its own span), to
+	// be expanded in turn, level by level.
 	Covers []Covered `json:"covers,omitempty"`
 }
 
@@ -75,9 +73,10 @@ type Covered struct {
 
 // Expand returns the original raw entries the compaction summary id stands
 // for: along the compaction's own path, from the previous compaction's
-// first kept entry (or the start) up to its own first kept entry. For a
-// condensed summary (details.brainsurgeon.covers) it lists the summaries
-// it covers instead, each of which Expand takes in turn. An id that is not
+// first kept entry (or the start) up to its own first kept entry. A
+// summary that condenses earlier ones (details.brainsurgeon.covers) also
+// lists them in Covers, each of which Expand takes in turn, so a caller
+// drills down level by level. An id that is not
 // a compaction is an error wrapping brainsurgeon.ErrInvalid; an unknown id
 // one wrapping ErrNotFound that lists nearby ids.
 func Expand(ctx context.Context, tr bs.Transcript, id string, o ExpandOptions) (*Expansion, error) {
@@ -95,9 +94,6 @@ func Expand(ctx context.Context, tr bs.Transcript, id string, o ExpandOptions) (
 	x := &Expansion{Compaction: d, Entries: []RawEntry{}}
 	for _, cid := range d.Compaction.Covers {
 		x.Covers = append(x.Covers, covered(ctx, tr, cid))
-	}
-	if len(x.Covers) > 0 && !o.All {
-		return x, nil
 	}
 	sp := span(tr, d.Line-1)
 	idx := sp.entries

@@ -238,13 +238,13 @@ func printDescription(w io.Writer, d *recall.Description) {
 	fmt.Fprintf(w, "\nSummary:\n%s\n", cp.Summary)
 }
 
-const expandUsage = `Usage: brainsurgeon context expand ID [--session S] [--resolve] [--max N] [--all] [--json] [--agents-dir DIR]
+const expandUsage = `Usage: brainsurgeon context expand ID [--session S] [--resolve] [--max N] [--json] [--agents-dir DIR]
 
 Prints the original entries the compaction summary ID stands for, as raw
 JSON lines, one per line (from the previous compaction's first kept entry,
-or the start, up to this one's first kept entry). For a condensed summary it
-lists the summaries it covers; expand those in turn (--all prints the
-entries too). --resolve puts extracted values back in place of their
+or the start, up to this one's first kept entry). A summary that condenses
+earlier summaries lists them first ("covers ..."): expand those in turn to
+drill down level by level. --resolve puts extracted values back in place of their
 placeholders in the output (the transcript is not changed). Reads only.
 
 Examples:
@@ -260,7 +260,6 @@ func (c *contextCommand) expand(ctx context.Context, args []string) error {
 	sf.register(fs)
 	resolve := fs.Bool("resolve", false, "replace placeholders with the extracted values in the output")
 	max := fs.Int("max", 0, "print at most N entries (0: all)")
-	all := fs.Bool("all", false, "for a condensed summary, print its entries too")
 	pos, err := cli.ParseHelp(fs, args, c.m.Stdout, expandUsage)
 	if err != nil {
 		return err
@@ -280,7 +279,7 @@ func (c *contextCommand) expand(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	x, err := recall.Expand(ctx, tr, pos[0], recall.ExpandOptions{Resolve: *resolve, Side: t.set.Side, MaxEntries: *max, All: *all, Logger: c.m.logger()})
+	x, err := recall.Expand(ctx, tr, pos[0], recall.ExpandOptions{Resolve: *resolve, Side: t.set.Side, MaxEntries: *max, Logger: c.m.logger()})
 	if err != nil {
 		return err
 	}
@@ -291,10 +290,9 @@ func (c *contextCommand) expand(ctx context.Context, args []string) error {
 		return cli.WriteJSON(c.m.Stdout, x, nil)
 	}
 	cp := x.Compaction
-	if len(x.Covers) > 0 && len(x.Entries) == 0 {
-		fmt.Fprintf(c.m.Stderr, "compaction %s (line %d) condenses %d earlier summaries: expand them in turn (--all prints its own entries too)", cp.EntryID, cp.Line, len(x.Covers))
-	} else {
-		fmt.Fprintf(c.m.Stderr, "compaction %s (line %d) stands for %d entries", cp.EntryID, cp.Line, len(x.Entries))
+	fmt.Fprintf(c.m.Stderr, "compaction %s (line %d) stands for %d entries", cp.EntryID, cp.Line, len(x.Entries))
+	if len(x.Covers) > 0 {
+		fmt.Fprintf(c.m.Stderr, " and condenses %d earlier summaries (expand them in turn)", len(x.Covers))
 	}
 	if x.Truncated {
 		fmt.Fprintf(c.m.Stderr, " (more left out by --max %d)", *max)
