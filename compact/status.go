@@ -191,7 +191,7 @@ func Inspect(ctx context.Context, tr bs.Transcript, s Settings, tok TokenOptions
 	r := InspectReport{StatusReport: status(v, s), Pinned: []Pinned{}}
 	conv := 0
 	if v.prior != nil {
-		conv += v.tok.Tokens(v.prior.raw)
+		conv += v.prior.tokens
 	}
 	for i := range v.msgs {
 		conv += v.msgs[i].tokens

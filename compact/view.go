@@ -47,6 +47,8 @@ type prior struct {
 	modFiles  []string
 	level     int
 	covers    []string
+	// tokens is the summary message's share of the context.
+	tokens int
 }
 
 // view is a transcript's context as the host builds it, read once.
@@ -151,6 +153,19 @@ func load(ctx context.Context, tr bs.Transcript, tok TokenOptions) (*view, error
 		p.node, p.id, p.at = v.ctx.Compaction, n.ID, n.Timestamp
 		v.prior = p
 	}
+	est, err := estimator(ctx, tr, tok)
+	if err != nil {
+		return nil, err
+	}
+	v.est = est
+	// A message's tokens are the estimator's, so that the parts of a
+	// breakdown add up to the total (a calibrated estimator scales the
+	// base count).
+	over := est.Overhead()
+	count := func(raw []byte) int { return max(est.Predict([][]byte{raw})-over, 0) }
+	if v.prior != nil {
+		v.prior.tokens = count(v.prior.raw)
+	}
 	v.msgs = make([]msg, 0, len(v.ctx.Messages))
 	for _, i := range v.ctx.Messages {
 		n := &nodes[i]
@@ -160,14 +175,9 @@ func load(ctx context.Context, tr bs.Transcript, tok TokenOptions) (*view, error
 		}
 		m := parseMsg(raw)
 		m.node, m.line, m.id, m.typ, m.raw = i, n.Line, n.ID, n.Type, raw
-		m.tokens = v.tok.Tokens(raw)
+		m.tokens = count(raw)
 		v.msgs = append(v.msgs, m)
 	}
-	est, err := estimator(ctx, tr, tok)
-	if err != nil {
-		return nil, err
-	}
-	v.est = est
 	v.tokens = est.Predict(v.lines())
 	return v, nil
 }

@@ -1,0 +1,44 @@
+package compact_test
+
+import (
+	"context"
+	"testing"
+
+	bs "github.com/brainsurgeon/brainsurgeon"
+	"github.com/brainsurgeon/brainsurgeon/compact"
+	"github.com/brainsurgeon/brainsurgeon/internal/testcorpus"
+	"github.com/brainsurgeon/brainsurgeon/session"
+	"github.com/brainsurgeon/brainsurgeon/tokens"
+)
+
+// TestInspectAddsUp checks on every corpus transcript, with the calibrated
+// estimator and with plain chars/4, that the breakdown adds up: the
+// conversation and the unseen overhead make the total, and the protected
+// and compactable parts make the conversation's messages.
+func TestInspectAddsUp(t *testing.T) {
+	ctx := context.Background()
+	calibrated := compact.TokenOptions{Tokenizer: bs.CharsPer4{}, Estimator: func(ctx context.Context, tr bs.Transcript) (compact.Estimator, error) {
+		return tokens.Learn(ctx, tr, bs.CharsPer4{})
+	}}
+	for _, f := range testcorpus.Transcripts(t) {
+		tr, err := session.Open(ctx, f, bs.SessionRef{}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for name, tok := range map[string]compact.TokenOptions{"calibrated": calibrated, "chars4": {Tokenizer: bs.CharsPer4{}}} {
+			r, err := compact.Inspect(ctx, tr, compact.DefaultSettings(), tok)
+			if err != nil {
+				t.Fatalf("%s %s: %v", testcorpus.Name(f), name, err)
+			}
+			sum := r.Conversation.Tokens + r.SystemPrompt.Tokens
+			// Each message is rounded on its own: allow one token per message.
+			if d := sum - r.Tokens; d > r.Conversation.Messages+1 || -d > r.Conversation.Messages+1 {
+				t.Errorf("%s %s: conversation %d + system prompt %d = %d, total %d", testcorpus.Name(f), name,
+					r.Conversation.Tokens, r.SystemPrompt.Tokens, sum, r.Tokens)
+			}
+			if r.Conversation.Tokens > r.Tokens {
+				t.Errorf("%s %s: conversation %d tokens is more than the total %d", testcorpus.Name(f), name, r.Conversation.Tokens, r.Tokens)
+			}
+		}
+	}
+}
