@@ -124,7 +124,11 @@ type Multi struct {
 	Stores []bs.Store
 }
 
-var _ bs.Store = (*Multi)(nil)
+var (
+	_ bs.Store             = (*Multi)(nil)
+	_ bs.Creator           = (*Multi)(nil)
+	_ bs.VersionedAppender = (*Multi)(nil)
+)
 
 // errNoStores is what a Multi without stores (or nil) answers.
 var errNoStores = fmt.Errorf("backend: no stores (backend.Open makes a Multi with them): %w", bs.ErrInvalid)
@@ -293,6 +297,28 @@ func (m *Multi) AppendAt(ctx context.Context, ref bs.SessionRef, base bs.Version
 		return fmt.Errorf("append to %s: the %s store cannot append at a version: %w", ref, s.Name(), bs.ErrUnsupported)
 	}
 	return va.AppendAt(ctx, ref, base, entries)
+}
+
+// Create makes a new session for agent in the store that serves the agent:
+// the SQLite store when the agent has one (which refuses, DESIGN decision
+// 6), else the JSONL store, the first. The store must be a bs.Creator;
+// otherwise the error wraps ErrUnsupported.
+func (m *Multi) Create(ctx context.Context, agent string, lines [][]byte) (bs.SessionRef, error) {
+	stores := m.stores()
+	if len(stores) == 0 {
+		return bs.SessionRef{}, fmt.Errorf("create a session of agent %q: %w", agent, errNoStores)
+	}
+	st := stores[0]
+	for _, s := range stores[1:] {
+		if agentsWith(s)[agent] {
+			st = s
+		}
+	}
+	c, ok := st.(bs.Creator)
+	if !ok {
+		return bs.SessionRef{}, fmt.Errorf("create a session of agent %q: the %s store cannot create sessions: %w", agent, st.Name(), bs.ErrUnsupported)
+	}
+	return c.Create(ctx, agent, lines)
 }
 
 // CheckIdle asks the session's store.

@@ -294,6 +294,9 @@ const rule = "──────────────────────
 // creatorFor returns the bs.Creator of the store that serves ref, or an
 // error wrapping ErrUnsupported when that store cannot create sessions.
 func creatorFor(set *backend.Set, ref bs.SessionRef) (bs.Creator, error) {
+	if c, ok := set.Store.(bs.Creator); ok {
+		return c, nil // backend.Multi: the store of the agent
+	}
 	st := set.Store
 	if m, ok := st.(*backend.Multi); ok {
 		s, err := m.For(ref)
