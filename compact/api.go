@@ -7,6 +7,7 @@ import (
 	bs "github.com/brainsurgeon/brainsurgeon"
 	"github.com/brainsurgeon/brainsurgeon/config"
 	"github.com/brainsurgeon/brainsurgeon/extract"
+	"github.com/brainsurgeon/brainsurgeon/tokens"
 )
 
 // Layer names a compaction layer.
@@ -142,6 +143,24 @@ type TokenOptions struct {
 	// transcript (tokens.Learn fits). Nil means TokenizerEstimator over
 	// Tokenizer, with no overhead.
 	Estimator func(ctx context.Context, tr bs.Transcript) (Estimator, error)
+}
+
+// Calibrated returns the token options of the default method: the context
+// size calibrated by the transcript's own recorded usage (tokens.Learn)
+// over base, nil meaning chars/4. Over chars/4 it reads about 70 MB/s;
+// over o200k it is a little more accurate and about ten times slower (see
+// package tokens).
+func Calibrated(base bs.Tokenizer) TokenOptions {
+	if base == nil {
+		base = bs.CharsPer4{}
+	}
+	return TokenOptions{Tokenizer: base, Estimator: func(ctx context.Context, tr bs.Transcript) (Estimator, error) {
+		m, err := tokens.Learn(ctx, tr, base)
+		if err != nil {
+			return nil, err
+		}
+		return m, nil
+	}}
 }
 
 // TokenizerEstimator is the Estimator that counts a context with a plain

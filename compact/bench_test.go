@@ -6,10 +6,8 @@ import (
 	"os"
 	"testing"
 
-	bs "github.com/brainsurgeon/brainsurgeon"
 	"github.com/brainsurgeon/brainsurgeon/compact"
 	"github.com/brainsurgeon/brainsurgeon/summarize"
-	"github.com/brainsurgeon/brainsurgeon/tokens"
 )
 
 // BenchmarkCompact100K compacts a 100K-token context with the
@@ -18,9 +16,7 @@ import (
 // entry (seed limit 10 s, target < 200 ms). Two shapes: 20 turns of large
 // tool results, and 200 turns of smaller ones.
 func BenchmarkCompact100K(b *testing.B) {
-	calibrated := compact.TokenOptions{Tokenizer: bs.CharsPer4{}, Estimator: func(ctx context.Context, tr bs.Transcript) (compact.Estimator, error) {
-		return tokens.Learn(ctx, tr, bs.CharsPer4{})
-	}}
+	calibrated := compact.Calibrated(nil)
 	for _, shape := range []struct{ turns, result int }{{20, 19600}, {200, 1900}} {
 		src := genTranscript(b, shape.turns, shape.result) // ~400 KB of lines: ~100K tokens
 		orig, err := os.ReadFile(src)

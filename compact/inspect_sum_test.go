@@ -8,7 +8,6 @@ import (
 	"github.com/brainsurgeon/brainsurgeon/compact"
 	"github.com/brainsurgeon/brainsurgeon/internal/testcorpus"
 	"github.com/brainsurgeon/brainsurgeon/session"
-	"github.com/brainsurgeon/brainsurgeon/tokens"
 )
 
 // TestInspectAddsUp checks on every corpus transcript, with the calibrated
@@ -17,9 +16,7 @@ import (
 // and compactable parts make the conversation's messages.
 func TestInspectAddsUp(t *testing.T) {
 	ctx := context.Background()
-	calibrated := compact.TokenOptions{Tokenizer: bs.CharsPer4{}, Estimator: func(ctx context.Context, tr bs.Transcript) (compact.Estimator, error) {
-		return tokens.Learn(ctx, tr, bs.CharsPer4{})
-	}}
+	calibrated := compact.Calibrated(nil)
 	for _, f := range testcorpus.Transcripts(t) {
 		tr, err := session.Open(ctx, f, bs.SessionRef{}, nil)
 		if err != nil {
