@@ -20,6 +20,15 @@
 //   - restore: restore with protection and redaction, the queue of
 //     write-backs for busy sessions, _extractable, full (pristine) undo,
 //     verification of placeholders.
+//   - tokens: token counting, calibrated by a transcript's recorded usage.
+//   - summarize: summaries for compaction (a chat-completions client, a
+//     deterministic offline summarizer, escalation between them).
+//   - compact: layered compaction (prune, summarize, full) written as the
+//     host's own compaction entries; status, inspect and history.
+//   - recall, portable: search, describe and expand what was compacted or
+//     extracted; export, import and branch sessions.
+//   - backend, daemon, api: one store over both backends, the scheduling
+//     service, the REST API and web UI.
 //   - config: the runtime config (.brainsurgeon/config.json).
 //   - duration: "30m", "6h", "1d12h", "52w" ⇄ time.Duration.
 //
