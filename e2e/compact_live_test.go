@@ -42,7 +42,10 @@ func TestCompactLive(t *testing.T) {
 		return err
 	})
 	agents := h.State.AgentsDir()
-	writeConfig(t, agents, map[string]any{"enabled": false})
+	// The seeded session holds about 22K tokens of messages: keep the newest
+	// 8K so that layer 2 has something to summarize and the cut falls inside
+	// the conversation.
+	writeConfig(t, agents, map[string]any{"enabled": false, "compaction": map[string]any{"summarize_keep_recent": 8000}})
 
 	c1 := turn(t, h, "turn 1, before compact")
 
