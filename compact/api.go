@@ -88,21 +88,11 @@ type Settings struct {
 	AutoQuiet time.Duration
 }
 
-// DefaultSettings returns the seed's defaults.
-func DefaultSettings() Settings {
-	return Settings{
-		ContextWindow:           200000,
-		PruneTriggerPercent:     80,
-		PruneMinToolTokens:      50000,
-		PruneProtectRecent:      40000,
-		SummarizeTriggerPercent: 88,
-		SummarizeKeepRecent:     25000,
-		FullTriggerPercent:      95,
-		WarnAt:                  3,
-		HardWarnAt:              5,
-		AutoQuiet:               300 * time.Second,
-	}
-}
+// DefaultSettings returns the seed's defaults, the config's own
+// (config.DefaultCompaction): a 200K window, prune at 80 % protecting the
+// newest 40K tokens, summarize at 88 % keeping 25K, full at 95 %, warnings
+// at 3 and 5 compactions, a 300 s quiet period for automatic compaction.
+func DefaultSettings() Settings { return FromConfig(config.DefaultCompaction()) }
 
 // FromConfig returns the Settings of the config's "compaction" object.
 func FromConfig(c config.Compaction) Settings {
