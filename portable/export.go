@@ -11,9 +11,6 @@ import (
 	"time"
 
 	bs "github.com/brainsurgeon/brainsurgeon"
-	"github.com/brainsurgeon/brainsurgeon/entry"
-	"github.com/brainsurgeon/brainsurgeon/extract"
-	"github.com/brainsurgeon/brainsurgeon/internal/jsonedit"
 	"github.com/brainsurgeon/brainsurgeon/recall"
 )
 
@@ -163,7 +160,7 @@ func Export(ctx context.Context, tr bs.Transcript, side bs.SideStore, o ExportOp
 	for _, i := range path[start:] {
 		raw := bytes.TrimRight(raws[i+1], "\r")
 		if o.Resolve {
-			raw = resolvePlaceholders(ctx, ref, side, raw, log)
+			raw, _ = recall.ResolveLine(ctx, ref, side, raw, log)
 		}
 		x.Tail = append(x.Tail, raw)
 	}
@@ -179,44 +176,6 @@ func Export(ctx context.Context, tr bs.Transcript, side bs.SideStore, o ExportOp
 		x.Facts = f
 	}
 	return x, nil
-}
-
-// resolvePlaceholders replaces the placeholders of a line's own entry by
-// the original values from side; values that cannot be read stay.
-func resolvePlaceholders(ctx context.Context, ref bs.SessionRef, side bs.SideStore, raw []byte, log bs.Logger) []byte {
-	e := entry.ParseLite(raw, 0, 0)
-	if e.ID == "" || !extract.IsPlaceholderValue(raw, e.ID) {
-		return raw
-	}
-	rec, err := extract.LoadRecord(ctx, side, ref, e.ID)
-	if err != nil {
-		log.Warn("export: placeholder not resolved", "session", ref.String(), "entry", e.ID, "err", err)
-		return raw
-	}
-	var splices []bs.Splice
-	for _, v := range rec.Values {
-		s, end, ok := jsonedit.Find(raw, v.Path)
-		if !ok || !extract.IsPlaceholderValue(raw[s:end], e.ID) {
-			continue
-		}
-		orig, err := v.Bytes()
-		if err != nil {
-			log.Warn("export: placeholder not resolved", "session", ref.String(), "entry", e.ID, "path", v.Path, "err", err)
-			continue
-		}
-		splices = append(splices, bs.Splice{Start: s, End: end, With: orig})
-	}
-	sort.Slice(splices, func(a, b int) bool { return splices[a].Start < splices[b].Start })
-	kept, at := splices[:0], 0
-	for _, s := range splices {
-		if s.Start >= at {
-			kept, at = append(kept, s), s.End
-		}
-	}
-	if len(kept) == 0 {
-		return raw
-	}
-	return jsonedit.Apply(raw, kept...)
 }
 
 // Encode writes x as JSON to w with every tail line byte for byte as it

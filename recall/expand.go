@@ -122,7 +122,7 @@ func Expand(ctx context.Context, tr bs.Transcript, id string, o ExpandOptions) (
 		n := &nodes[i]
 		re := RawEntry{Line: n.Line, ID: n.ID, Type: n.Type, Where: p.where[i], Raw: raws[n.Line]}
 		if o.Resolve {
-			re.Raw, re.Resolved = resolve(ctx, tr.Ref(), o.Side, re.Raw, log)
+			re.Raw, re.Resolved = ResolveLine(ctx, tr.Ref(), o.Side, re.Raw, log)
 		}
 		x.Entries = append(x.Entries, re)
 	}
@@ -155,17 +155,20 @@ func covered(ctx context.Context, tr bs.Transcript, id string) Covered {
 	return c
 }
 
-// resolve replaces the placeholders of a line's own entry by the original
-// values from side. A value that cannot be read is left as a placeholder
-// and logged.
-func resolve(ctx context.Context, ref bs.SessionRef, side bs.SideStore, raw []byte, log bs.Logger) ([]byte, int) {
+// ResolveLine returns the transcript line raw with its placeholders
+// ([[extracted-<id>]] of the line's own entry) replaced by the original
+// values read from side, and how many it replaced. The line is not
+// changed in the transcript; a value that cannot be read stays a
+// placeholder and is logged as a warning on log (nil discards).
+func ResolveLine(ctx context.Context, ref bs.SessionRef, side bs.SideStore, raw []byte, log bs.Logger) ([]byte, int) {
+	log = bs.LoggerOrDiscard(log)
 	e := entry.ParseLite(raw, 0, 0)
 	if e.ID == "" || !extract.IsPlaceholderValue(raw, e.ID) {
 		return raw, 0
 	}
 	rec, err := extract.LoadRecord(ctx, side, ref, e.ID)
 	if err != nil {
-		log.Warn("expand: placeholder not resolved", "session", ref.String(), "entry", e.ID, "err", err)
+		log.Warn("placeholder not resolved", "session", ref.String(), "entry", e.ID, "err", err)
 		return raw, 0
 	}
 	var splices []bs.Splice
@@ -176,7 +179,7 @@ func resolve(ctx context.Context, ref bs.SessionRef, side bs.SideStore, raw []by
 		}
 		orig, err := v.Bytes()
 		if err != nil {
-			log.Warn("expand: placeholder not resolved", "session", ref.String(), "entry", e.ID, "path", v.Path, "err", err)
+			log.Warn("placeholder not resolved", "session", ref.String(), "entry", e.ID, "path", v.Path, "err", err)
 			continue
 		}
 		splices = append(splices, bs.Splice{Start: s, End: end, With: orig})
