@@ -446,3 +446,50 @@ func snippet(text []byte, s, end, n int) string {
 	}
 	return b.String()
 }
+
+// Report is the outcome of a bounded search, as the commands print it.
+type Report struct {
+	// Session names the transcript searched; Pattern and Regex are the
+	// search.
+	Session string `json:"session"`
+	Pattern string `json:"pattern"`
+	Regex   bool   `json:"regex"`
+	// Hits are the hits found (when collected), Count how many.
+	Hits  []Hit `json:"hits"`
+	Count int   `json:"count"`
+	// Truncated is true when there were more hits than the bound: the
+	// search looks for one hit more than it keeps.
+	Truncated bool `json:"truncated"`
+}
+
+// Search runs Grep for at most o.MaxHits hits (0 means DefaultMaxHits, a
+// negative value no bound) and returns the report. Each hit is passed to each, when not
+// nil, as soon as it is found; collect keeps them in Report.Hits too. A bad
+// pattern gives an error wrapping brainsurgeon.ErrInvalid.
+func Search(ctx context.Context, tr bs.Transcript, side bs.SideStore, pattern string, o GrepOptions, collect bool, each func(Hit)) (Report, error) {
+	limit := o.MaxHits
+	if limit == 0 {
+		limit = DefaultMaxHits
+	}
+	if limit > 0 {
+		o.MaxHits = limit + 1
+	}
+	r := Report{Session: tr.Ref().String(), Pattern: pattern, Regex: o.Regexp, Hits: []Hit{}}
+	for h, err := range Grep(ctx, tr, side, pattern, o) {
+		if err != nil {
+			return r, err
+		}
+		if limit > 0 && r.Count == limit {
+			r.Truncated = true
+			break
+		}
+		r.Count++
+		if collect {
+			r.Hits = append(r.Hits, h)
+		}
+		if each != nil {
+			each(h)
+		}
+	}
+	return r, nil
+}

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -35,16 +36,6 @@ Examples:
 
 Flags:
 `
-
-// grepOutput is the JSON output of grep (and of purge_control grep).
-type grepOutput struct {
-	Session   string       `json:"session"`
-	Pattern   string       `json:"pattern"`
-	Regex     bool         `json:"regex"`
-	Hits      []recall.Hit `json:"hits"`
-	Count     int          `json:"count"`
-	Truncated bool         `json:"truncated"`
-}
 
 func (c *contextCommand) grep(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("brainsurgeon context grep", flag.ContinueOnError)
@@ -101,17 +92,9 @@ func parseWhere(s string) ([]recall.Where, error) {
 // runGrep streams the hits of pattern in tr to w: one line per hit, or
 // one JSON document at the end.
 func runGrep(ctx context.Context, w io.Writer, tr bs.Transcript, side bs.SideStore, pattern string, o recall.GrepOptions, asJSON bool) error {
-	out := grepOutput{Session: tr.Ref().String(), Pattern: pattern, Regex: o.Regexp, Hits: []recall.Hit{}}
-	var err error
-	for h, e := range recall.Grep(ctx, tr, side, pattern, o) {
-		if e != nil {
-			err = e
-			break
-		}
-		out.Count++
+	out, err := recall.Search(ctx, tr, side, pattern, o, asJSON, func(h recall.Hit) {
 		if asJSON {
-			out.Hits = append(out.Hits, h)
-			continue
+			return
 		}
 		id := h.EntryID
 		if id == "" {
@@ -122,25 +105,21 @@ func runGrep(ctx context.Context, w io.Writer, tr bs.Transcript, side bs.SideSto
 			where += "(" + string(h.EntryWhere) + ")"
 		}
 		fmt.Fprintf(w, "%-20s %-10s line %-6d %s\n", where, id, h.Line, h.Snippet)
-	}
-	if err != nil && strings.Contains(err.Error(), "error parsing regexp") {
-		err = cli.Usagef("bad --regex pattern %q: %v", pattern, err)
-	}
-	out.Truncated = o.MaxHits > 0 && out.Count >= o.MaxHits
-	if asJSON {
-		if err != nil {
-			return err
-		}
-		return cli.WriteJSON(w, out, nil)
+	})
+	if errors.Is(err, bs.ErrInvalid) {
+		return cli.Usagef("bad --regex pattern %q: %v", pattern, err)
 	}
 	if err != nil {
 		return err
+	}
+	if asJSON {
+		return cli.WriteJSON(w, out, nil)
 	}
 	switch {
 	case out.Count == 0:
 		fmt.Fprintf(w, "no match for %q in %s\n", pattern, out.Session)
 	case out.Truncated:
-		fmt.Fprintf(w, "%d hits (stopped at --max %d; there may be more)\n", out.Count, o.MaxHits)
+		fmt.Fprintf(w, "%d hits (stopped at --max %d; there are more)\n", out.Count, o.MaxHits)
 	default:
 		fmt.Fprintf(w, "%d %s\n", out.Count, plural(out.Count, "hit"))
 	}

@@ -2,11 +2,12 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"strings"
 
+	bs "github.com/brainsurgeon/brainsurgeon"
 	"github.com/brainsurgeon/brainsurgeon/backend"
 	"github.com/brainsurgeon/brainsurgeon/internal/cli"
 	"github.com/brainsurgeon/brainsurgeon/recall"
@@ -31,16 +32,6 @@ Flags:
 `
 
 type grepCommand struct{ m *Main }
-
-// grepResult is the JSON output of grep.
-type grepResult struct {
-	Session   string       `json:"session"`
-	Pattern   string       `json:"pattern"`
-	Regex     bool         `json:"regex"`
-	Hits      []recall.Hit `json:"hits"`
-	Count     int          `json:"count"`
-	Truncated bool         `json:"truncated"`
-}
 
 func (c *grepCommand) Run(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("purge_control grep", flag.ContinueOnError)
@@ -77,22 +68,17 @@ func (c *grepCommand) Run(ctx context.Context, args []string) error {
 		return err
 	}
 	o := recall.GrepOptions{Regexp: *regex, IgnoreCase: *icase, MaxHits: *max, Logger: c.m.logger()}
-	out := grepResult{Session: ref.String(), Pattern: pos[0], Regex: *regex, Hits: []recall.Hit{}}
-	for h, e := range recall.Grep(ctx, tr, set.Side, pos[0], o) {
-		if e != nil {
-			if strings.Contains(e.Error(), "error parsing regexp") {
-				return cli.Usagef("bad --regex pattern %q: %v", pos[0], e)
-			}
-			return e
+	out, err := recall.Search(ctx, tr, set.Side, pos[0], o, com.json, func(h recall.Hit) {
+		if !com.json {
+			printHit(c.m.Stdout, h)
 		}
-		out.Count++
-		if com.json {
-			out.Hits = append(out.Hits, h)
-			continue
-		}
-		printHit(c.m.Stdout, h)
+	})
+	if errors.Is(err, bs.ErrInvalid) {
+		return cli.Usagef("bad --regex pattern %q: %v", pos[0], err)
 	}
-	out.Truncated = out.Count >= *max
+	if err != nil {
+		return err
+	}
 	if com.json {
 		return cli.WriteJSON(c.m.Stdout, out, nil)
 	}
@@ -100,7 +86,7 @@ func (c *grepCommand) Run(ctx context.Context, args []string) error {
 	case out.Count == 0:
 		fmt.Fprintf(c.m.Stdout, "no match for %q in %s\n", pos[0], out.Session)
 	case out.Truncated:
-		fmt.Fprintf(c.m.Stdout, "%d hits (stopped at --max %d; there may be more)\n", out.Count, *max)
+		fmt.Fprintf(c.m.Stdout, "%d hits (stopped at --max %d; there are more)\n", out.Count, *max)
 	default:
 		fmt.Fprintf(c.m.Stdout, "%d %s\n", out.Count, plural(out.Count, "hit"))
 	}
