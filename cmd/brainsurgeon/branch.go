@@ -55,11 +55,7 @@ func (c *sessionCommand) branch(ctx context.Context, args []string) error {
 	if len(pos) > 0 {
 		return &cli.UsageError{Msg: fmt.Sprintf("session branch takes no arguments, got %q (name the session with --session, the entry with --at)", pos), Try: "brainsurgeon session branch --help"}
 	}
-	t, err := c.m.openTarget(ctx, &sf)
-	if err != nil {
-		return err
-	}
-	tr, err := t.set.Store.Open(ctx, t.ref, nil)
+	t, tr, err := c.m.openTranscript(ctx, &sf)
 	if err != nil {
 		return err
 	}

@@ -149,11 +149,7 @@ func (c *contextCommand) report(ctx context.Context, sub string, args []string) 
 			return err
 		}
 	}
-	t, err := c.m.openTarget(ctx, &sf)
-	if err != nil {
-		return err
-	}
-	tr, err := t.set.Store.Open(ctx, t.ref, nil)
+	t, tr, err := c.m.openTranscript(ctx, &sf)
 	if err != nil {
 		return err
 	}

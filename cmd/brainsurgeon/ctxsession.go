@@ -91,6 +91,20 @@ func (m *Main) openTarget(ctx context.Context, f *sessionFlags) (*target, error)
 	return t, nil
 }
 
+// openTranscript is openTarget, then the chosen session read through the
+// installation's store.
+func (m *Main) openTranscript(ctx context.Context, f *sessionFlags) (*target, bs.Transcript, error) {
+	t, err := m.openTarget(ctx, f)
+	if err != nil {
+		return nil, nil, err
+	}
+	tr, err := t.set.Store.Open(ctx, t.ref, nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	return t, tr, nil
+}
+
 // newestSession returns the most recently modified session of agent and
 // its modification time.
 func newestSession(ctx context.Context, st bs.Store, agent string) (bs.SessionRef, time.Time, error) {

@@ -60,11 +60,7 @@ func (c *contextCommand) grep(ctx context.Context, args []string) error {
 	if err != nil {
 		return &cli.UsageError{Msg: err.Error(), Try: try}
 	}
-	t, err := c.m.openTarget(ctx, &sf)
-	if err != nil {
-		return err
-	}
-	tr, err := t.set.Store.Open(ctx, t.ref, nil)
+	t, tr, err := c.m.openTranscript(ctx, &sf)
 	if err != nil {
 		return err
 	}
@@ -152,11 +148,7 @@ func (c *contextCommand) describe(ctx context.Context, args []string) error {
 	if len(pos) != 1 || pos[0] == "" {
 		return &cli.UsageError{Msg: fmt.Sprintf("context describe takes one entry ID, got %d arguments", len(pos)), Try: "brainsurgeon context describe --help"}
 	}
-	t, err := c.m.openTarget(ctx, &sf)
-	if err != nil {
-		return err
-	}
-	tr, err := t.set.Store.Open(ctx, t.ref, nil)
+	_, tr, err := c.m.openTranscript(ctx, &sf)
 	if err != nil {
 		return err
 	}
@@ -250,11 +242,7 @@ func (c *contextCommand) expand(ctx context.Context, args []string) error {
 	if *max < 0 {
 		return &cli.UsageError{Msg: fmt.Sprintf("--max must be 0 (all) or more, got %d", *max), Try: try}
 	}
-	t, err := c.m.openTarget(ctx, &sf)
-	if err != nil {
-		return err
-	}
-	tr, err := t.set.Store.Open(ctx, t.ref, nil)
+	t, tr, err := c.m.openTranscript(ctx, &sf)
 	if err != nil {
 		return err
 	}
@@ -338,11 +326,7 @@ func (c *contextCommand) export(ctx context.Context, args []string) error {
 			return fmt.Errorf("export: %s exists (expected a new file; pass --force to replace it): %w", file, bs.ErrInvalid)
 		}
 	}
-	t, err := c.m.openTarget(ctx, &sf)
-	if err != nil {
-		return err
-	}
-	tr, err := t.set.Store.Open(ctx, t.ref, nil)
+	t, tr, err := c.m.openTranscript(ctx, &sf)
 	if err != nil {
 		return err
 	}
