@@ -50,39 +50,28 @@ func kindOf(v []byte) byte {
 // false when v is not a well-formed object (members seen before the fault
 // have been passed to fn).
 func members(v []byte, fn func(name string, val []byte) bool) bool {
-	if kindOf(v) != '{' {
-		return false
-	}
-	d := decoderPool.Get().(*decoder)
-	defer decoderPool.Put(d)
-	d.r = *bytes.NewBuffer(v)
-	d.dec.Reset(&d.r, decodeOptions...)
-	if _, err := d.dec.ReadToken(); err != nil {
-		return false
-	}
-	for d.dec.PeekKind() != '}' {
-		name, err := d.dec.ReadValue()
-		if err != nil {
-			return false
-		}
-		n := unquote(name)
-		val, err := d.dec.ReadValue()
-		if err != nil {
-			return false
-		}
-		if !fn(n, val) {
-			return true
-		}
-	}
-	return true
+	return walk(v, '{', fn)
 }
 
 // elements calls fn with each raw element of the JSON array v, in order,
 // until fn returns false. It returns false when v is not a well-formed
 // array.
 func elements(v []byte, fn func(val []byte) bool) bool {
-	if kindOf(v) != '[' {
+	return walk(v, '[', func(_ string, val []byte) bool { return fn(val) })
+}
+
+// walk reads the container v of kind open ('{' or '['), passing each
+// member's name (unquoted before the value is read: a raw value is valid
+// only until the next read; "" in an array) and raw value to fn until it
+// returns false; it returns false when v is not a well-formed container of
+// that kind.
+func walk(v []byte, open byte, fn func(name string, val []byte) bool) bool {
+	if kindOf(v) != open {
 		return false
+	}
+	closer := jsontext.Kind('}')
+	if open == '[' {
+		closer = ']'
 	}
 	d := decoderPool.Get().(*decoder)
 	defer decoderPool.Put(d)
@@ -91,12 +80,20 @@ func elements(v []byte, fn func(val []byte) bool) bool {
 	if _, err := d.dec.ReadToken(); err != nil {
 		return false
 	}
-	for d.dec.PeekKind() != ']' {
+	for d.dec.PeekKind() != closer {
+		var name string
+		if open == '{' {
+			n, err := d.dec.ReadValue()
+			if err != nil {
+				return false
+			}
+			name = unquote(n)
+		}
 		val, err := d.dec.ReadValue()
 		if err != nil {
 			return false
 		}
-		if !fn(val) {
+		if !fn(name, val) {
 			return true
 		}
 	}
