@@ -27,11 +27,9 @@ func TestInspectAddsUp(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%s %s: %v", testcorpus.Name(f), name, err)
 			}
-			sum := r.Conversation.Tokens + r.SystemPrompt.Tokens
-			// Each message is rounded on its own: allow one token per message.
-			if d := sum - r.Tokens; d > r.Conversation.Messages+1 || -d > r.Conversation.Messages+1 {
+			if sum := r.Conversation.Tokens + r.SystemPrompt.Tokens; sum != r.Tokens {
 				t.Errorf("%s %s: conversation %d + system prompt %d = %d, total %d", testcorpus.Name(f), name,
-					r.Conversation.Tokens, r.SystemPrompt.Tokens, sum, r.Tokens)
+					r.Conversation.Tokens, r.SystemPrompt.Tokens, r.Conversation.Tokens+r.SystemPrompt.Tokens, r.Tokens)
 			}
 			if r.Conversation.Tokens > r.Tokens {
 				t.Errorf("%s %s: conversation %d tokens is more than the total %d", testcorpus.Name(f), name, r.Conversation.Tokens, r.Tokens)

@@ -63,19 +63,6 @@ type view struct {
 	tokens int
 }
 
-// lines returns the raw lines of the context: the compaction line, if
-// any, then the messages.
-func (v *view) lines() [][]byte {
-	out := make([][]byte, 0, len(v.msgs)+1)
-	if v.prior != nil {
-		out = append(out, v.prior.raw)
-	}
-	for i := range v.msgs {
-		out = append(out, v.msgs[i].raw)
-	}
-	return out
-}
-
 // toolTokens returns the tokens held by tool results in the context.
 func (v *view) toolTokens() (tokens, count int) {
 	for i := range v.msgs {
@@ -178,7 +165,15 @@ func load(ctx context.Context, tr bs.Transcript, tok TokenOptions) (*view, error
 		m.tokens = count(raw)
 		v.msgs = append(v.msgs, m)
 	}
-	v.tokens = est.Predict(v.lines())
+	// The estimate is a sum over the lines: the total is the parts plus
+	// the overhead, without counting every line a second time.
+	v.tokens = over
+	if v.prior != nil {
+		v.tokens += v.prior.tokens
+	}
+	for i := range v.msgs {
+		v.tokens += v.msgs[i].tokens
+	}
 	return v, nil
 }
 
