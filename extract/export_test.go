@@ -9,3 +9,11 @@ func SetTempMaxAge(d time.Duration) time.Duration {
 	tempMaxAge = d
 	return old
 }
+
+// SetHoldBack sets how many bytes of side records a pass holds back until
+// the keep window is known, and returns the previous value.
+func SetHoldBack(n int64) int64 {
+	old := holdBack
+	holdBack = n
+	return old
+}

@@ -4,9 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"iter"
-	"runtime"
-	"sync"
 	"time"
 
 	bs "github.com/brainsurgeon/brainsurgeon"
@@ -146,6 +143,31 @@ type planned struct {
 	// age must be estimated from its position.
 	window         int
 	agedByPosition bool
+	// sum is the line's LineSum as read. rec is its encoded side record
+	// (nil once sent, or when vals must be merged into an earlier
+	// record); sent is set once the record went to the side store.
+	sum  []byte
+	rec  []byte
+	vals []StoredValue
+	sent bool
+}
+
+// size is what the entry's side record holds in memory until it is sent.
+func (p *planned) size() int64 {
+	n := int64(len(p.rec))
+	for _, v := range p.vals {
+		n += int64(len(v.Raw))
+	}
+	return n
+}
+
+// saving is what the entry's line shrinks by.
+func (p *planned) saving() int64 {
+	var n int64
+	for i, c := range p.cands {
+		n += int64(c.Len() - len(p.repl[i]))
+	}
+	return n
 }
 
 // Run makes one extraction pass over a session. It returns the result
@@ -186,11 +208,33 @@ func (x *Extractor) Run(ctx context.Context, ref bs.SessionRef) (*Result, error)
 		policy.Triggers = kept
 	}
 
-	// One read: the index (for message positions) and the decisions. The
-	// keep window needs positions, which are known only at the end, so
-	// decisions are made as if the entry were old and re-checked then.
+	// One read: the index (for message positions), the decisions and the
+	// side records. The keep window needs positions, which are known only
+	// at the end, so decisions are made as if the entry were old and
+	// re-checked then; the newest records are held back until then (see
+	// sidePipe).
 	debug := bs.DebugEnabled(log)
 	policy.NoReasons = policy.NoReasons || !debug
+	tok := x.Tokenizer
+	if tok == nil {
+		tok = bs.CharsPer4{}
+	}
+	var pipe *sidePipe
+	if !x.DryRun {
+		var err error
+		minBytes := int64(policy.MinSavingTokens) * 4
+		if n := bs.TokensOfBytes(tok, minBytes); n > 0 && n < int64(policy.MinSavingTokens) {
+			minBytes = minBytes * int64(policy.MinSavingTokens) / n
+		}
+		if pipe, err = x.newSidePipe(ctx, ref, name, now, log, minBytes); err != nil {
+			return nil, err
+		}
+		defer func() {
+			if pipe != nil {
+				pipe.close()
+			}
+		}()
+	}
 	var plan, idless []planned
 	// A line shorter than the minimum value length holds no value long
 	// enough, unless the entry forces its extraction (`_extractable`, a
@@ -218,6 +262,10 @@ func (x *Extractor) Run(ctx context.Context, ref bs.SessionRef) (*Result, error)
 			out.repl = make([][]byte, len(out.d.Candidates))
 			for i, c := range out.d.Candidates {
 				out.repl[i] = replacement(e.Raw, c, e.ID, policy.PreviewChars)
+			}
+			if pipe != nil {
+				out.sum = bs.LineSum(e.Raw)
+				out.rec, out.vals, out.err = pipe.encode(e, out.d, out.repl)
 			}
 		}
 		return out
@@ -258,12 +306,19 @@ func (x *Extractor) Run(ctx context.Context, ref bs.SessionRef) (*Result, error)
 				}
 				return nil
 			}
+			if dd.err != nil {
+				return fmt.Errorf("extract %s: encode side record of entry %s: %w", name, e.ID, dd.err)
+			}
 			p := planned{line: e.Line, id: e.ID, trigger: d.Type, cands: d.Candidates, repl: dd.repl,
-				code: d.Code, window: window, agedByPosition: e.Timestamp.IsZero() && policy.AgeThreshold > 0}
+				code: d.Code, window: window, agedByPosition: e.Timestamp.IsZero() && policy.AgeThreshold > 0,
+				sum: dd.sum, rec: dd.rec, vals: dd.vals}
 			if debug {
 				p.reason = d.Reason // kept only to be logged: 20,000 of them are 2 MB
 			}
 			plan = append(plan, p)
+			if pipe != nil {
+				return pipe.add(plan)
+			}
 			return nil
 		},
 	}
@@ -274,26 +329,31 @@ func (x *Extractor) Run(ctx context.Context, ref bs.SessionRef) (*Result, error)
 	res.BytesBefore = tr.Version().Size()
 	res.ReadTime = time.Since(start)
 	ref = tr.Ref() // with the session id taken from the file name if it had none
+	version := tr.Version()
 	positions := tr.MessagePositions()
-	tok := x.Tokenizer
-	if tok == nil {
-		tok = bs.CharsPer4{}
-	}
 	recent := protectRecent(tr, tok, policy.ProtectRecentTokens)
+	tr = nil // the index is most of a pass's memory
 	kept := plan[:0]
+	orphans := 0
 	for _, p := range plan {
 		pos, ok := positions[p.line]
+		keep := ""
 		switch {
 		case recent[p.line]:
 			res.Counts[CodeTooRecent]++
-			log.Debug(fmt.Sprintf("Entry %s: %s → KEEP (within the most recent %d tokens)", p.id, p.trigger, policy.ProtectRecentTokens), "session", name)
-			continue
+			keep = fmt.Sprintf("Entry %s: %s → KEEP (within the most recent %d tokens)", p.id, p.trigger, policy.ProtectRecentTokens)
 		case ok && pos < p.window:
 			res.Counts[CodeTooRecent]++
-			log.Debug(fmt.Sprintf("Entry %s: %s → KEEP (message %d from the end, keep_recent %d)", p.id, p.trigger, pos, p.window), "session", name)
-			continue
+			keep = fmt.Sprintf("Entry %s: %s → KEEP (message %d from the end, keep_recent %d)", p.id, p.trigger, pos, p.window)
 		case ok && p.agedByPosition && time.Duration(pos)*time.Minute < policy.AgeThreshold:
 			res.Counts[CodeTooYoung]++
+			keep = fmt.Sprintf("Entry %s: %s → KEEP (message %d from the end, estimated younger than %s)", p.id, p.trigger, pos, policy.AgeThreshold)
+		}
+		if keep != "" {
+			if p.sent {
+				orphans++
+			}
+			log.Debug(keep, "session", name)
 			continue
 		}
 		res.Counts[p.code]++
@@ -307,6 +367,11 @@ func (x *Extractor) Run(ctx context.Context, ref bs.SessionRef) (*Result, error)
 		kept = append(kept, p)
 	}
 	plan = kept
+	if orphans > 0 {
+		// Sent before the window was known (see sidePipe): unreferenced
+		// records, as a failed rewrite leaves.
+		log.Debug("side records of entries the keep window kept were written early", "session", name, "records", orphans)
+	}
 	for _, p := range idless {
 		if pos, ok := positions[p.line]; ok && pos < p.window {
 			continue
@@ -316,6 +381,7 @@ func (x *Extractor) Run(ctx context.Context, ref bs.SessionRef) (*Result, error)
 			res.IDLessBytes += int64(c.Len())
 		}
 	}
+	positions = nil
 	res.Entries = len(plan)
 	res.BytesAfter = res.BytesBefore - res.BytesSaved
 	res.Planned = Planned{Entries: res.Entries, Values: res.Values, BytesSaved: res.BytesSaved}
@@ -343,27 +409,35 @@ func (x *Extractor) Run(ctx context.Context, ref bs.SessionRef) (*Result, error)
 	}
 
 	// Side records first, made durable before the transcript changes.
-	// The planned lines are read again; when the transcript can hand out a
-	// reader of them alone, its index (most of a pass's memory) is let go
-	// here.
 	t0 := time.Now()
-	lines := make([]int, len(plan))
+	edits := make([]bs.Edit, 0, len(plan))
 	for i := range plan {
-		lines[i] = plan[i].line
-	}
-	version := tr.Version()
-	var reader bs.LineReader = transcriptLines{tr, lines}
-	if lp, ok := tr.(bs.LinePlanner); ok {
-		if reader, err = lp.PlanLines(lines); err != nil {
-			return nil, fmt.Errorf("extract %s: %w", name, err)
+		p := &plan[i]
+		if !p.sent {
+			if err := pipe.send(plan, i); err != nil {
+				return nil, fmt.Errorf("extract %s: %w", name, err)
+			}
 		}
+		edit := bs.Edit{Line: p.line, ID: p.id, Sum: p.sum, Splices: make([]bs.Splice, len(p.cands))}
+		for k, c := range p.cands {
+			edit.Splices[k] = bs.Splice{Start: c.Start, End: c.End, With: p.repl[k]}
+		}
+		edits = append(edits, edit)
 	}
-	tr, positions = nil, nil
-	edits, sideBytes, err := x.writeSide(ctx, reader, ref, name, plan, now, log, res)
+	err = pipe.close()
+	encoded := pipe.encoded.Load()
+	pipe = nil
 	if err != nil {
 		return nil, err
 	}
-	res.SideBytes = sideBytes
+	t1 := time.Now()
+	if err := x.Side.Sync(ctx, ref); err != nil {
+		return nil, fmt.Errorf("extract %s: %w", name, err)
+	}
+	res.SyncTime = time.Since(t1)
+	if res.SideBytes = x.storedBytes(ctx, ref, plan); res.SideBytes == 0 {
+		res.SideBytes = encoded
+	}
 	res.SideTime = time.Since(t0)
 	t0 = time.Now()
 	err = x.Store.Rewrite(ctx, ref, version, edits)
@@ -407,156 +481,35 @@ type decided struct {
 	d      Decision
 	idless *Decision // for an entry without id: what it would be with one
 	repl   [][]byte  // the placeholders of d's candidates
+	// sum, rec and vals are planned's (made when the pass writes).
+	sum  []byte
+	rec  []byte
+	vals []StoredValue
+	err  error
 }
 
 // idLessStandIn is the id an entry without one is decided with, to tell
 // whether its values would qualify.
 const idLessStandIn = "v1-entry-without-id"
 
-// sideJob is one entry's side record to write.
-type sideJob struct {
-	p   *planned
-	raw []byte
-}
-
-// writeSide writes the side record of every planned entry, with the
-// encoding and compression spread over the CPUs (lines are read in order
-// and at most a few are held at once), makes them durable and returns the
-// transcript edits.
-// transcriptLines reads chosen lines of a transcript that is not a
-// LinePlanner.
-type transcriptLines struct {
-	tr    bs.Transcript
-	lines []int
-}
-
-func (t transcriptLines) Lines(ctx context.Context) iter.Seq2[*bs.Entry, error] {
-	return t.tr.Lines(ctx, t.lines)
-}
-
-func (x *Extractor) writeSide(ctx context.Context, reader bs.LineReader, ref bs.SessionRef, name string, plan []planned, now time.Time, log bs.Logger, res *Result) ([]bs.Edit, int64, error) {
-	// Earlier records of these entries (a value extracted by an earlier
-	// pass, or an orphan of a pass whose rewrite failed) are merged; list
-	// them once instead of probing for each entry.
+// storedBytes is what the side records of plan take in the store
+// (compressed), when it says; 0 otherwise.
+func (x *Extractor) storedBytes(ctx context.Context, ref bs.SessionRef, plan []planned) int64 {
 	infos, err := x.Side.List(ctx, ref)
 	if err != nil {
-		return nil, 0, fmt.Errorf("extract %s: %w", name, err)
+		return 0
 	}
-	existing := make(map[string]bool, len(infos))
+	mine := make(map[string]bool, len(plan))
+	for i := range plan {
+		mine[plan[i].id] = true
+	}
+	var stored int64
 	for _, in := range infos {
-		existing[in.EntryID] = true
-	}
-	workers := runtime.GOMAXPROCS(0)
-	if workers > 4 {
-		workers = 4
-	}
-	jobs := make(chan sideJob, workers)
-	var (
-		mu        sync.Mutex
-		firstErr  error
-		sideBytes int64
-		wg        sync.WaitGroup
-	)
-	fail := func(err error) {
-		mu.Lock()
-		if firstErr == nil {
-			firstErr = err
-		}
-		mu.Unlock()
-	}
-	for w := 0; w < workers; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			var buf []byte // the record's encoding, reused
-			for j := range jobs {
-				p := j.p
-				rec := &Record{Session: name, EntryID: p.id}
-				if existing[p.id] {
-					if old, err := LoadRecord(ctx, x.Side, ref, p.id); err == nil && !old.Legacy {
-						rec = old
-					}
-				}
-				rec.TriggerType, rec.ExtractedAt = string(p.trigger), now.UTC()
-				for i, c := range p.cands {
-					// The line was read for this record alone: no copy.
-					rec.Put(newStoredValue(c.Pointer, c.Trigger, c.Block, j.raw[c.Start:c.End], p.repl[i], now))
-				}
-				var n int
-				var err error
-				buf, n, err = saveRecord(ctx, x.Side, ref, rec, buf)
-				if err != nil {
-					fail(fmt.Errorf("extract %s: entry %s: %w", name, p.id, err))
-					continue
-				}
-				mu.Lock()
-				sideBytes += int64(n)
-				mu.Unlock()
-				log.Debug("extracted", "entry_id", p.id, "keys", p.keys(), "sizes_bytes", p.sizes(), "session", name)
-			}
-		}()
-	}
-	edits := make([]bs.Edit, 0, len(plan))
-	var readErr error
-	i := 0
-	for e, err := range reader.Lines(ctx) {
-		if err != nil {
-			readErr = fmt.Errorf("extract %s: %w", name, err)
-			break
-		}
-		p := &plan[i]
-		i++
-		if e.Line != p.line {
-			readErr = fmt.Errorf("extract %s: read line %d, expected %d: %w", name, e.Line, p.line, bs.ErrChanged)
-			break
-		}
-		edit := bs.Edit{Line: p.line, ID: p.id, Sum: bs.LineSum(e.Raw)}
-		for k, c := range p.cands {
-			if c.End > len(e.Raw) {
-				readErr = fmt.Errorf("extract %s: line %d is shorter than when it was read: %w", name, p.line, bs.ErrChanged)
-				break
-			}
-			edit.Splices = append(edit.Splices, bs.Splice{Start: c.Start, End: c.End, With: p.repl[k]})
-		}
-		if readErr != nil {
-			break
-		}
-		edits = append(edits, edit)
-		jobs <- sideJob{p: p, raw: e.Raw}
-	}
-	close(jobs)
-	wg.Wait()
-	if readErr == nil && i != len(plan) {
-		readErr = fmt.Errorf("extract %s: read %d of %d planned lines: %w", name, i, len(plan), bs.ErrChanged)
-	}
-	if readErr != nil {
-		return nil, 0, readErr
-	}
-	if firstErr != nil {
-		return nil, 0, firstErr
-	}
-	t0 := time.Now()
-	if err := x.Side.Sync(ctx, ref); err != nil {
-		return nil, 0, fmt.Errorf("extract %s: %w", name, err)
-	}
-	res.SyncTime = time.Since(t0)
-	// What the records take in the store (compressed), when it says.
-	if infos, err := x.Side.List(ctx, ref); err == nil {
-		mine := make(map[string]bool, len(plan))
-		for i := range plan {
-			mine[plan[i].id] = true
-		}
-		var stored int64
-		for _, in := range infos {
-			if mine[in.EntryID] {
-				stored += in.Size
-			}
-		}
-		if stored > 0 {
-			sideBytes = stored
+		if mine[in.EntryID] {
+			stored += in.Size
 		}
 	}
-	return edits, sideBytes, nil
+	return stored
 }
 
 func (p *planned) keys() []string {

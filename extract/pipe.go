@@ -1,0 +1,220 @@
+package extract
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	bs "github.com/brainsurgeon/brainsurgeon"
+)
+
+// A pass writes its side records while it reads: the goroutine that
+// parses a line that qualifies also encodes its record, and the records
+// go to the side store (which hashes and compresses them) on worker
+// goroutines while the rest of the transcript is still being read. Only
+// the keep window, which is known when the read ends, can still turn a
+// planned entry down: the newest planned records are therefore held back
+// (sidePipe.hold bytes of them) until the read ends. In file order the
+// window is the end of the transcript, so a held-back record is almost
+// always where the window is decided; one sent earlier that the window
+// then keeps (a leaf moved back to an old branch) is a harmless orphan,
+// as after a failed rewrite.
+
+// holdBack is how many bytes of encoded records a pass holds back until
+// it knows the keep window. Tests make it small.
+var holdBack int64 = 4 << 20
+
+// sideJob is one side record to put.
+type sideJob struct {
+	id      string
+	trigger bs.TriggerType
+	// rec is the encoded record; nil when the entry has an earlier record
+	// to merge vals into.
+	rec   []byte
+	vals  []StoredValue
+	cands []bs.Candidate
+}
+
+// sidePipe puts the side records of a pass on worker goroutines and holds
+// back the newest until the keep window is known.
+type sidePipe struct {
+	x        *Extractor
+	ctx      context.Context
+	ref      bs.SessionRef
+	name     string
+	now      time.Time
+	log      bs.Logger
+	debug    bool
+	existing map[string]bool
+
+	jobs chan sideJob
+	// encoded is the size of the records put.
+	encoded atomic.Int64
+	wg      sync.WaitGroup
+	mu      sync.Mutex
+	err     error
+
+	// fifo holds the indexes (in plan) of the entries not yet sent,
+	// oldest first from head. Those from tail on are the hold-back
+	// window, whose records take window bytes; those before it save
+	// beyond bytes of transcript.
+	fifo       []int
+	head, tail int
+	window     int64
+	beyond     int64
+	early      bool // records are sent before the read ends
+	canEarly   bool // the session's side location is known (it has an id)
+	minSaving  int64
+}
+
+// newSidePipe lists the session's earlier side records (merged into the
+// new ones) and starts the workers.
+func (x *Extractor) newSidePipe(ctx context.Context, ref bs.SessionRef, name string, now time.Time, log bs.Logger, minSaving int64) (*sidePipe, error) {
+	infos, err := x.Side.List(ctx, ref)
+	if err != nil {
+		return nil, fmt.Errorf("extract %s: %w", name, err)
+	}
+	sp := &sidePipe{x: x, ctx: ctx, ref: ref, name: name, now: now, log: log, debug: bs.DebugEnabled(log),
+		existing: make(map[string]bool, len(infos)), canEarly: ref.ID != "", minSaving: minSaving}
+	for _, in := range infos {
+		sp.existing[in.EntryID] = true
+	}
+	workers := min(runtime.GOMAXPROCS(0), 4)
+	sp.jobs = make(chan sideJob, workers)
+	for range workers {
+		sp.wg.Add(1)
+		go sp.work()
+	}
+	return sp, nil
+}
+
+func (sp *sidePipe) fail(err error) {
+	sp.mu.Lock()
+	if sp.err == nil {
+		sp.err = err
+	}
+	sp.mu.Unlock()
+}
+
+// failed returns the first error of a worker.
+func (sp *sidePipe) failed() error {
+	sp.mu.Lock()
+	defer sp.mu.Unlock()
+	return sp.err
+}
+
+func (sp *sidePipe) work() {
+	defer sp.wg.Done()
+	var buf []byte // a merged record's encoding, reused
+	for j := range sp.jobs {
+		if sp.failed() != nil || sp.ctx.Err() != nil {
+			continue // drain
+		}
+		data := j.rec
+		if data == nil {
+			rec := &Record{Session: sp.name, EntryID: j.id}
+			if old, err := LoadRecord(sp.ctx, sp.x.Side, sp.ref, j.id); err == nil && !old.Legacy {
+				rec = old
+			}
+			rec.TriggerType, rec.ExtractedAt = string(j.trigger), sp.now.UTC()
+			rec.Put(j.vals...)
+			var err error
+			if buf, err = appendRecord(buf, rec); err != nil {
+				sp.fail(fmt.Errorf("extract %s: encode side record of entry %s: %w", sp.name, j.id, err))
+				continue
+			}
+			data = buf
+		}
+		if err := sp.x.Side.Put(sp.ctx, sp.ref, []bs.SideRecord{{EntryID: j.id, Data: data}}); err != nil {
+			sp.fail(fmt.Errorf("extract %s: entry %s: %w", sp.name, j.id, err))
+			continue
+		}
+		sp.encoded.Add(int64(len(data)))
+		if sp.debug {
+			p := planned{cands: j.cands}
+			sp.log.Debug("extracted", "entry_id", j.id, "keys", p.keys(), "sizes_bytes", p.sizes(), "session", sp.name)
+		}
+	}
+}
+
+// encode makes the side record of an entry that qualifies, on the
+// goroutine that parsed it: its encoding, or, when the entry has an
+// earlier record that the worker will merge into, its values with their
+// bytes copied (e.Raw is valid only until the line is visited).
+func (sp *sidePipe) encode(e *bs.Entry, d Decision, repl [][]byte) ([]byte, []StoredValue, error) {
+	merge := sp.existing[e.ID]
+	vals := make([]StoredValue, len(d.Candidates))
+	for i, c := range d.Candidates {
+		raw := e.Raw[c.Start:c.End]
+		if merge {
+			raw = bytes.Clone(raw)
+		}
+		vals[i] = newStoredValue(c.Pointer, c.Trigger, c.Block, raw, repl[i], sp.now)
+	}
+	if merge {
+		return nil, vals, nil
+	}
+	rec := &Record{Session: sp.name, EntryID: e.ID, TriggerType: string(d.Type), ExtractedAt: sp.now.UTC()}
+	rec.Put(vals...)
+	data, err := appendRecord(nil, rec)
+	return data, nil, err
+}
+
+// send hands plan[i]'s record to the workers.
+func (sp *sidePipe) send(plan []planned, i int) error {
+	p := &plan[i]
+	j := sideJob{id: p.id, trigger: p.trigger, rec: p.rec, vals: p.vals, cands: p.cands}
+	p.rec, p.vals, p.sent = nil, nil, true
+	select {
+	case sp.jobs <- j:
+		return nil
+	case <-sp.ctx.Done():
+		return sp.ctx.Err()
+	}
+}
+
+// add takes the newest planned entry, plan[len(plan)-1], and sends the
+// records that fall out of the hold-back window. Nothing is sent before
+// the entries out of the window save minSaving bytes, so that a pass
+// skipped for saving too little writes no side record.
+func (sp *sidePipe) add(plan []planned) error {
+	if err := sp.failed(); err != nil {
+		return err
+	}
+	sp.fifo = append(sp.fifo, len(plan)-1)
+	sp.window += plan[len(plan)-1].size()
+	for sp.window > holdBack {
+		k := sp.fifo[sp.tail]
+		sp.window -= plan[k].size()
+		sp.beyond += plan[k].saving()
+		sp.tail++
+	}
+	if !sp.canEarly || sp.head == sp.tail || (!sp.early && sp.beyond < sp.minSaving) {
+		return nil
+	}
+	sp.early = true
+	for ; sp.head < sp.tail; sp.head++ {
+		if err := sp.send(plan, sp.fifo[sp.head]); err != nil {
+			return err
+		}
+	}
+	sp.beyond = 0
+	if sp.head > 1024 && sp.head > len(sp.fifo)/2 {
+		n := copy(sp.fifo, sp.fifo[sp.head:])
+		sp.fifo = sp.fifo[:n]
+		sp.tail -= sp.head
+		sp.head = 0
+	}
+	return nil
+}
+
+// close waits for the workers and returns the first error.
+func (sp *sidePipe) close() error {
+	close(sp.jobs)
+	sp.wg.Wait()
+	return sp.failed()
+}
