@@ -18,7 +18,7 @@ import (
 // goroutines while the rest of the transcript is still being read. Only
 // the keep window, which is known when the read ends, can still turn a
 // planned entry down: the newest planned records are therefore held back
-// (sidePipe.hold bytes of them) until the read ends. In file order the
+// (holdBack bytes of them) until the read ends. In file order the
 // window is the end of the transcript, so a held-back record is almost
 // always where the window is decided; one sent earlier that the window
 // then keeps (a leaf moved back to an old branch) is a harmless orphan,
@@ -26,7 +26,7 @@ import (
 
 // holdBack is how many bytes of encoded records a pass holds back until
 // it knows the keep window. Tests make it small.
-var holdBack int64 = 4 << 20
+var holdBack int64 = 1 << 20
 
 // sideJob is one side record to put.
 type sideJob struct {

@@ -18,7 +18,7 @@ import (
 var (
 	// blockSize is the size of a block read at once; a line longer than a
 	// block makes its block longer. Tests make it small.
-	blockSize = 1 << 20
+	blockSize = 512 << 10
 )
 
 // parallelMin is the input size from which a read is parallel: below it
@@ -88,8 +88,8 @@ func readParallel(ctx context.Context, r io.Reader, path string, v *bs.Visitor, 
 		visit, want, full, prepare = v.Visit, v.Want, v.Want == nil, v.Prepare
 	}
 	work := make(chan *block, workers)
-	ordered := make(chan *block, 2*workers)
-	free := make(chan []byte, 3*workers)
+	ordered := make(chan *block, workers+1)
+	free := make(chan []byte, 2*workers+2)
 	var readErr error
 	var wg sync.WaitGroup
 	for range workers {
