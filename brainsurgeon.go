@@ -551,6 +551,19 @@ type VersionedAppender interface {
 	AppendAt(ctx context.Context, ref SessionRef, base Version, entries [][]byte) error
 }
 
+// GatedRewriter is a Store that can let its caller make other data
+// durable while it writes a rewrite's new content, and still keep the
+// order "that data first, then the new transcript": gate is called once,
+// after the new content is durable and just before it replaces the old,
+// and only a nil result lets the rewrite finish. An error from gate leaves
+// the old content in place and is returned wrapped. When the rewrite fails
+// before it gets there, gate is not called. The extractor syncs its side
+// records in parallel with the rewrite this way.
+type GatedRewriter interface {
+	// RewriteGated is Store.Rewrite with gate called as described.
+	RewriteGated(ctx context.Context, ref SessionRef, base Version, edits []Edit, gate func() error) error
+}
+
 // IdleChecker tells cheaply whether the host is using a session. Stores
 // implement it; callers ask before they read, so that a busy session costs
 // nothing. The store checks again before it writes.

@@ -128,6 +128,7 @@ var (
 	_ bs.Store             = (*Multi)(nil)
 	_ bs.Creator           = (*Multi)(nil)
 	_ bs.VersionedAppender = (*Multi)(nil)
+	_ bs.GatedRewriter     = (*Multi)(nil)
 )
 
 // errNoStores is what a Multi without stores (or nil) answers.
@@ -282,6 +283,25 @@ func (m *Multi) Append(ctx context.Context, ref bs.SessionRef, entries [][]byte)
 		return err
 	}
 	return s.Append(ctx, ref, entries)
+}
+
+// RewriteGated rewrites through the session's store, gated when it is a
+// bs.GatedRewriter; otherwise gate runs first and the plain Rewrite only
+// after it succeeded, which keeps the order at the cost of the overlap.
+func (m *Multi) RewriteGated(ctx context.Context, ref bs.SessionRef, base bs.Version, edits []bs.Edit, gate func() error) error {
+	s, err := m.pick(ref)
+	if err != nil {
+		return err
+	}
+	if g, ok := s.(bs.GatedRewriter); ok {
+		return g.RewriteGated(ctx, ref, base, edits, gate)
+	}
+	if gate != nil {
+		if err := gate(); err != nil {
+			return fmt.Errorf("rewrite %s: not written: %w", ref, err)
+		}
+	}
+	return s.Rewrite(ctx, ref, base, edits)
 }
 
 // AppendAt appends through the session's store when it can check the

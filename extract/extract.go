@@ -107,10 +107,13 @@ type Result struct {
 	Counts   map[Code]int  `json:"decisions"`
 	Elapsed  time.Duration `json:"elapsed_ns"`
 	// ReadTime, SideTime and WriteTime split Elapsed: reading and
-	// deciding, encoding, compressing, writing and syncing the side
-	// records, and rewriting the transcript. SyncTime is the part of
-	// SideTime spent making the side records durable (for a pack: its
-	// index, fsync, rename and the directory's fsync).
+	// deciding (with the side records encoded, compressed and written
+	// meanwhile, see sidePipe), the side records' remainder, and
+	// rewriting the transcript. SyncTime is the part of SideTime spent
+	// making the side records durable (for a pack: its index, fsync,
+	// rename and the directory's fsync); with a store that is a
+	// brainsurgeon.GatedRewriter it runs during WriteTime, so the phases
+	// then add up to more than Elapsed.
 	ReadTime  time.Duration `json:"read_ns"`
 	SideTime  time.Duration `json:"side_ns"`
 	SyncTime  time.Duration `json:"sync_ns"`
@@ -430,18 +433,47 @@ func (x *Extractor) Run(ctx context.Context, ref bs.SessionRef) (*Result, error)
 	if err != nil {
 		return nil, err
 	}
-	t1 := time.Now()
-	if err := x.Side.Sync(ctx, ref); err != nil {
-		return nil, fmt.Errorf("extract %s: %w", name, err)
+	// The records must be durable before the transcript names them. A
+	// store that can wait for that right before its rename
+	// (bs.GatedRewriter) writes and syncs the new transcript meanwhile.
+	var (
+		syncErr  error
+		syncDone = make(chan struct{})
+	)
+	go func() {
+		defer close(syncDone)
+		t1 := time.Now()
+		syncErr = x.Side.Sync(ctx, ref)
+		res.SyncTime = time.Since(t1)
+	}()
+	synced := func() error {
+		<-syncDone
+		if syncErr != nil {
+			return fmt.Errorf("extract %s: %w", name, syncErr)
+		}
+		return nil
 	}
-	res.SyncTime = time.Since(t1)
+	gr, gated := x.Store.(bs.GatedRewriter)
+	if !gated {
+		if err := synced(); err != nil {
+			return nil, err
+		}
+	}
+	t2 := time.Now()
+	if gated {
+		err = gr.RewriteGated(ctx, ref, version, edits, synced)
+	} else {
+		err = x.Store.Rewrite(ctx, ref, version, edits)
+	}
+	<-syncDone // a rewrite that failed before its gate did not wait
+	res.WriteTime = time.Since(t2)
+	if syncErr != nil {
+		return nil, fmt.Errorf("extract %s: %w", name, syncErr)
+	}
 	if res.SideBytes = x.storedBytes(ctx, ref, plan); res.SideBytes == 0 {
 		res.SideBytes = encoded
 	}
-	res.SideTime = time.Since(t0)
-	t0 = time.Now()
-	err = x.Store.Rewrite(ctx, ref, version, edits)
-	res.WriteTime = time.Since(t0)
+	res.SideTime = t2.Sub(t0) + res.SyncTime
 	if err != nil {
 		res.skip(SkipWriteFailed, err.Error())
 		if errors.Is(err, bs.ErrBusy) || errors.Is(err, bs.ErrChanged) {

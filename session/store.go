@@ -32,7 +32,10 @@ type Store struct {
 	Logger bs.Logger
 }
 
-var _ bs.Store = (*Store)(nil)
+var (
+	_ bs.Store         = (*Store)(nil)
+	_ bs.GatedRewriter = (*Store)(nil)
+)
 
 // NewStore returns a Store over root with default write settings.
 func NewStore(root string) *Store {
@@ -85,6 +88,15 @@ func (s *Store) Rewrite(ctx context.Context, ref bs.SessionRef, base bs.Version,
 		return errNoStore
 	}
 	return s.Writer.Rewrite(ctx, ref, base, edits)
+}
+
+// RewriteGated applies edits like Rewrite, calling gate right before the
+// new content replaces the old (see Writer.RewriteGated).
+func (s *Store) RewriteGated(ctx context.Context, ref bs.SessionRef, base bs.Version, edits []bs.Edit, gate func() error) error {
+	if s == nil {
+		return errNoStore
+	}
+	return s.Writer.RewriteGated(ctx, ref, base, edits, gate)
 }
 
 // Append adds entries at the end of the session's transcript (see

@@ -186,6 +186,13 @@ func (w *Writer) writeOptions(ctx context.Context, ref bs.SessionRef) hostfile.W
 // line no longer holds its entry id); in both cases nothing was written.
 // With no edits it does nothing.
 func (w *Writer) Rewrite(ctx context.Context, ref bs.SessionRef, base bs.Version, edits []bs.Edit) error {
+	return w.RewriteGated(ctx, ref, base, edits, nil)
+}
+
+// RewriteGated is Rewrite calling gate, when not nil, once the new
+// content is fsynced and right before the rename that puts it in place
+// (see brainsurgeon.GatedRewriter). The locks are held meanwhile.
+func (w *Writer) RewriteGated(ctx context.Context, ref bs.SessionRef, base bs.Version, edits []bs.Edit, gate func() error) error {
 	if _, err := SortEdits(edits); err != nil {
 		return fmt.Errorf("rewrite %s: %w", ref.Path, err)
 	}
@@ -200,9 +207,11 @@ func (w *Writer) Rewrite(ctx context.Context, ref bs.SessionRef, base bs.Version
 		return err
 	}
 	start := time.Now()
+	opts := w.writeOptions(ctx, ref)
+	opts.Gate = gate
 	err = hostfile.Rewrite(ctx, ref.Path, stamp, func(dst io.Writer, src io.Reader) error {
 		return ApplyEdits(dst, src, edits)
-	}, w.writeOptions(ctx, ref))
+	}, opts)
 	if err != nil {
 		return err
 	}

@@ -63,6 +63,11 @@ type WriteOptions struct {
 	// error aborts the write and is returned wrapped. Use it to re-check
 	// the host's idle state under the lock.
 	Recheck func() error
+	// Gate, when not nil, is called by Rewrite once the new content is
+	// durable (the temp file fsynced), right before it replaces the
+	// original; an error aborts the rewrite, the original untouched, and
+	// is returned wrapped.
+	Gate func() error
 }
 
 func (o WriteOptions) lockOptions() LockOptions {
@@ -307,6 +312,11 @@ func Rewrite(ctx context.Context, path string, base Stamp, transform func(dst io
 	}
 	if err := tmp.Sync(); err != nil {
 		return fmt.Errorf("sync temp file: %w", err)
+	}
+	if opts.Gate != nil {
+		if err := opts.Gate(); err != nil {
+			return fmt.Errorf("not renamed: %w", err)
+		}
 	}
 	// The transcript must still be the file we opened: a writer that
 	// ignores the lock may have replaced it.

@@ -498,3 +498,48 @@ func TestRewriteCanceled(t *testing.T) {
 		t.Fatal("original changed, or temp file or lock left")
 	}
 }
+
+// TestRewriteGate checks WriteOptions.Gate: it runs once the new content
+// is in a synced temp file, before the rename, with the locks held; its
+// error leaves the original in place with no temp file or lock left.
+func TestRewriteGate(t *testing.T) {
+	t.Run("passes", func(t *testing.T) {
+		dir := t.TempDir()
+		p := filepath.Join(dir, "s.jsonl")
+		writeFile(t, p, []byte("{\"a\":1}\n"))
+		calls := 0
+		gate := func() error {
+			calls++
+			if got := readFile(t, p); string(got) != "{\"a\":1}\n" {
+				t.Errorf("original already replaced at the gate: %q", got)
+			}
+			if n := len(tempFiles(t, dir)); n != 1 {
+				t.Errorf("%d temp files at the gate, want the new content's", n)
+			}
+			if !exists(p + ".lock") {
+				t.Error("host lock not held at the gate")
+			}
+			return nil
+		}
+		if err := Rewrite(context.Background(), p, fingerprint(t, p), upper, WriteOptions{Gate: gate}); err != nil {
+			t.Fatal(err)
+		}
+		if calls != 1 || string(readFile(t, p)) != "{\"A\":1}\n" {
+			t.Fatalf("gate called %d times, content %q", calls, readFile(t, p))
+		}
+	})
+	t.Run("refuses", func(t *testing.T) {
+		dir := t.TempDir()
+		p := filepath.Join(dir, "s.jsonl")
+		writeFile(t, p, []byte("{\"a\":1}\n"))
+		before := fileSHA(t, p)
+		errSide := errors.New("side records not durable")
+		err := Rewrite(context.Background(), p, fingerprint(t, p), upper, WriteOptions{Gate: func() error { return errSide }})
+		if !errors.Is(err, errSide) || !strings.Contains(err.Error(), "not renamed") {
+			t.Fatalf("err = %v, want the gate's error", err)
+		}
+		if fileSHA(t, p) != before || len(tempFiles(t, dir)) != 0 || exists(p+".lock") {
+			t.Fatal("original changed, or temp file or lock left")
+		}
+	})
+}
