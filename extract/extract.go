@@ -440,11 +440,18 @@ func (x *Extractor) Run(ctx context.Context, ref bs.SessionRef) (*Result, error)
 		syncErr  error
 		syncDone = make(chan struct{})
 	)
+	var stored int64
+	storedDone := make(chan struct{})
 	go func() {
-		defer close(syncDone)
+		defer close(storedDone)
 		t1 := time.Now()
 		syncErr = x.Side.Sync(ctx, ref)
 		res.SyncTime = time.Since(t1)
+		close(syncDone)
+		if syncErr == nil {
+			// Only reported: counted while the transcript is written.
+			stored = x.storedBytes(ctx, ref, plan)
+		}
 	}()
 	synced := func() error {
 		<-syncDone
@@ -465,12 +472,12 @@ func (x *Extractor) Run(ctx context.Context, ref bs.SessionRef) (*Result, error)
 	} else {
 		err = x.Store.Rewrite(ctx, ref, version, edits)
 	}
-	<-syncDone // a rewrite that failed before its gate did not wait
 	res.WriteTime = time.Since(t2)
+	<-storedDone // a rewrite that failed before its gate did not wait
 	if syncErr != nil {
 		return nil, fmt.Errorf("extract %s: %w", name, syncErr)
 	}
-	if res.SideBytes = x.storedBytes(ctx, ref, plan); res.SideBytes == 0 {
+	if res.SideBytes = stored; stored == 0 {
 		res.SideBytes = encoded
 	}
 	res.SideTime = t2.Sub(t0) + res.SyncTime
