@@ -88,6 +88,10 @@ const (
 	CodeRestoreProtected Code = "restore_protected"
 	CodeTooRecent        Code = "too_recent"
 	CodeTooShort         Code = "too_short"
+	// CodeDuplicateID: another line of the transcript carries the same
+	// entry id. Placeholders name the id and side records are kept by it,
+	// so extracting either line could lose the other's values.
+	CodeDuplicateID Code = "duplicate_id"
 )
 
 // Decision is the outcome of Decide for one entry.

@@ -17,3 +17,11 @@ func SetHoldBack(n int64) int64 {
 	holdBack = n
 	return old
 }
+
+// SetBatchTarget sets the size of the batches of side records a pass puts
+// at once, and returns the previous value.
+func SetBatchTarget(n int64) int64 {
+	old := batchTarget
+	batchTarget = n
+	return old
+}

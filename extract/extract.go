@@ -234,7 +234,7 @@ func (x *Extractor) Run(ctx context.Context, ref bs.SessionRef) (*Result, error)
 		}
 		defer func() {
 			if pipe != nil {
-				pipe.close()
+				pipe.close(true)
 			}
 		}()
 	}
@@ -335,6 +335,7 @@ func (x *Extractor) Run(ctx context.Context, ref bs.SessionRef) (*Result, error)
 	version := tr.Version()
 	positions := tr.MessagePositions()
 	recent := protectRecent(tr, tok, policy.ProtectRecentTokens)
+	dups := duplicateIDs(tr, plan)
 	tr = nil // the index is most of a pass's memory
 	kept := plan[:0]
 	orphans := 0
@@ -342,6 +343,9 @@ func (x *Extractor) Run(ctx context.Context, ref bs.SessionRef) (*Result, error)
 		pos, ok := positions[p.line]
 		keep := ""
 		switch {
+		case dups[p.id]:
+			res.Counts[CodeDuplicateID]++
+			keep = fmt.Sprintf("Entry %s: %s → KEEP (another line carries the same id)", p.id, p.trigger)
 		case recent[p.line]:
 			res.Counts[CodeTooRecent]++
 			keep = fmt.Sprintf("Entry %s: %s → KEEP (within the most recent %d tokens)", p.id, p.trigger, policy.ProtectRecentTokens)
@@ -427,7 +431,7 @@ func (x *Extractor) Run(ctx context.Context, ref bs.SessionRef) (*Result, error)
 		}
 		edits = append(edits, edit)
 	}
-	err = pipe.close()
+	err = pipe.close(false)
 	encoded := pipe.encoded.Load()
 	pipe = nil
 	if err != nil {
@@ -530,6 +534,31 @@ type decided struct {
 // idLessStandIn is the id an entry without one is decided with, to tell
 // whether its values would qualify.
 const idLessStandIn = "v1-entry-without-id"
+
+// duplicateIDs returns the ids of planned entries that more than one line
+// of tr carries.
+func duplicateIDs(tr bs.Transcript, plan []planned) map[string]bool {
+	count := make(map[string]int, len(plan))
+	for i := range plan {
+		count[plan[i].id] = 0
+	}
+	var dups map[string]bool
+	for _, n := range tr.Nodes() {
+		if n.Kind != bs.KindEntry || n.ID == "" {
+			continue
+		}
+		if c, ok := count[n.ID]; ok {
+			if c == 1 {
+				if dups == nil {
+					dups = map[string]bool{}
+				}
+				dups[n.ID] = true
+			}
+			count[n.ID] = c + 1
+		}
+	}
+	return dups
+}
 
 // storedBytes is what the side records of plan take in the store
 // (compressed), when it says; 0 otherwise.

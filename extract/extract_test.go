@@ -198,6 +198,8 @@ func TestExtractGeneratedLossless(t *testing.T) {
 		// may be orphans; the transcript must come back whole either way.
 		hold := rapid.SampledFrom([]int64{0, 1 << 10, 16 << 10, 4 << 20}).Draw(rt, "holdBack")
 		defer extract.SetHoldBack(extract.SetHoldBack(hold))
+		batch := rapid.SampledFrom([]int64{0, 4 << 10, 128 << 10}).Draw(rt, "batch")
+		defer extract.SetBatchTarget(extract.SetBatchTarget(batch))
 		x := &extract.Extractor{Policy: p, Store: st, Side: extract.NewDirStore(st)}
 		if _, err := x.Run(context.Background(), ref); err != nil {
 			rt.Fatal(err)

@@ -28,6 +28,10 @@ import (
 // it knows the keep window. Tests make it small.
 var holdBack int64 = 1 << 20
 
+// batchTarget is the size of the batches of records put at once. Tests
+// make it small.
+var batchTarget int64 = 128 << 10
+
 // sideJob is one side record to put.
 type sideJob struct {
 	id      string
@@ -51,7 +55,11 @@ type sidePipe struct {
 	debug    bool
 	existing map[string]bool
 
-	jobs chan sideJob
+	jobs chan []sideJob
+	// batch collects the records to send, batchBytes their size: a Put
+	// of several records costs the store's per-call work once.
+	batch      []sideJob
+	batchBytes int64
 	// encoded is the size of the records put.
 	encoded atomic.Int64
 	wg      sync.WaitGroup
@@ -84,7 +92,7 @@ func (x *Extractor) newSidePipe(ctx context.Context, ref bs.SessionRef, name str
 		sp.existing[in.EntryID] = true
 	}
 	workers := min(runtime.GOMAXPROCS(0), 4)
-	sp.jobs = make(chan sideJob, workers)
+	sp.jobs = make(chan []sideJob, workers)
 	for range workers {
 		sp.wg.Add(1)
 		go sp.work()
@@ -109,34 +117,40 @@ func (sp *sidePipe) failed() error {
 
 func (sp *sidePipe) work() {
 	defer sp.wg.Done()
-	var buf []byte // a merged record's encoding, reused
-	for j := range sp.jobs {
+	for batch := range sp.jobs {
 		if sp.failed() != nil || sp.ctx.Err() != nil {
 			continue // drain
 		}
-		data := j.rec
-		if data == nil {
-			rec := &Record{Session: sp.name, EntryID: j.id}
-			if old, err := LoadRecord(sp.ctx, sp.x.Side, sp.ref, j.id); err == nil && !old.Legacy {
-				rec = old
+		recs := make([]bs.SideRecord, 0, len(batch))
+		var n int64
+		for _, j := range batch {
+			data := j.rec
+			if data == nil {
+				rec := &Record{Session: sp.name, EntryID: j.id}
+				if old, err := LoadRecord(sp.ctx, sp.x.Side, sp.ref, j.id); err == nil && !old.Legacy {
+					rec = old
+				}
+				rec.TriggerType, rec.ExtractedAt = string(j.trigger), sp.now.UTC()
+				rec.Put(j.vals...)
+				var err error
+				if data, err = appendRecord(nil, rec); err != nil {
+					sp.fail(fmt.Errorf("extract %s: encode side record of entry %s: %w", sp.name, j.id, err))
+					return
+				}
 			}
-			rec.TriggerType, rec.ExtractedAt = string(j.trigger), sp.now.UTC()
-			rec.Put(j.vals...)
-			var err error
-			if buf, err = appendRecord(buf, rec); err != nil {
-				sp.fail(fmt.Errorf("extract %s: encode side record of entry %s: %w", sp.name, j.id, err))
-				continue
-			}
-			data = buf
+			recs = append(recs, bs.SideRecord{EntryID: j.id, Data: data})
+			n += int64(len(data))
 		}
-		if err := sp.x.Side.Put(sp.ctx, sp.ref, []bs.SideRecord{{EntryID: j.id, Data: data}}); err != nil {
-			sp.fail(fmt.Errorf("extract %s: entry %s: %w", sp.name, j.id, err))
+		if err := sp.x.Side.Put(sp.ctx, sp.ref, recs); err != nil {
+			sp.fail(fmt.Errorf("extract %s: entries %s…%s: %w", sp.name, batch[0].id, batch[len(batch)-1].id, err))
 			continue
 		}
-		sp.encoded.Add(int64(len(data)))
+		sp.encoded.Add(n)
 		if sp.debug {
-			p := planned{cands: j.cands}
-			sp.log.Debug("extracted", "entry_id", j.id, "keys", p.keys(), "sizes_bytes", p.sizes(), "session", sp.name)
+			for _, j := range batch {
+				p := planned{cands: j.cands}
+				sp.log.Debug("extracted", "entry_id", j.id, "keys", p.keys(), "sizes_bytes", p.sizes(), "session", sp.name)
+			}
 		}
 	}
 }
@@ -167,10 +181,24 @@ func (sp *sidePipe) encode(e *bs.Entry, d Decision, repl [][]byte) ([]byte, []St
 // send hands plan[i]'s record to the workers.
 func (sp *sidePipe) send(plan []planned, i int) error {
 	p := &plan[i]
-	j := sideJob{id: p.id, trigger: p.trigger, rec: p.rec, vals: p.vals, cands: p.cands}
+	sp.batch = append(sp.batch, sideJob{id: p.id, trigger: p.trigger, rec: p.rec, vals: p.vals, cands: p.cands})
+	sp.batchBytes += p.size()
 	p.rec, p.vals, p.sent = nil, nil, true
+	if sp.batchBytes < batchTarget {
+		return nil
+	}
+	return sp.flush()
+}
+
+// flush hands the batch to the workers.
+func (sp *sidePipe) flush() error {
+	if len(sp.batch) == 0 {
+		return nil
+	}
+	b := sp.batch
+	sp.batch, sp.batchBytes = nil, 0
 	select {
-	case sp.jobs <- j:
+	case sp.jobs <- b:
 		return nil
 	case <-sp.ctx.Done():
 		return sp.ctx.Err()
@@ -198,7 +226,14 @@ func (sp *sidePipe) add(plan []planned) error {
 	}
 	sp.early = true
 	for ; sp.head < sp.tail; sp.head++ {
-		if err := sp.send(plan, sp.fifo[sp.head]); err != nil {
+		k := sp.fifo[sp.head]
+		if plan[k].rec == nil {
+			// A record to merge into an earlier one: sent early, a
+			// decision reversed at the end (a duplicate id) would leave
+			// the earlier record replaced. Merges are rare: held to the end.
+			continue
+		}
+		if err := sp.send(plan, k); err != nil {
 			return err
 		}
 	}
@@ -212,9 +247,17 @@ func (sp *sidePipe) add(plan []planned) error {
 	return nil
 }
 
-// close waits for the workers and returns the first error.
-func (sp *sidePipe) close() error {
+// close sends the last batch (unless abandon), waits for the workers
+// and returns the first error.
+func (sp *sidePipe) close(abandon bool) error {
+	var err error
+	if !abandon {
+		err = sp.flush()
+	}
 	close(sp.jobs)
 	sp.wg.Wait()
-	return sp.failed()
+	if ferr := sp.failed(); ferr != nil {
+		return ferr
+	}
+	return err
 }
