@@ -189,7 +189,9 @@ func Decide(e *bs.Entry, position int, p Policy, now time.Time) Decision {
 	if len(all) == 0 {
 		return no(CodeNothing, "no extractable values")
 	}
-	var fresh []bs.Candidate
+	// all is ours (Classify and forcedCandidates make it): filtered in
+	// place, three times.
+	fresh := all[:0:len(all)]
 	for _, c := range all {
 		if !IsPlaceholderValue(e.Raw[c.Start:c.End], e.ID) {
 			fresh = append(fresh, c)
@@ -199,7 +201,7 @@ func Decide(e *bs.Entry, position int, p Policy, now time.Time) Decision {
 		return no(CodeAlreadyExtracted, "already extracted")
 	}
 	if !ext.Force {
-		var typed []bs.Candidate
+		typed := fresh[:0]
 		for _, c := range fresh {
 			if p.has(c.Trigger) {
 				typed = append(typed, c)
@@ -232,7 +234,7 @@ func Decide(e *bs.Entry, position int, p Policy, now time.Time) Decision {
 		return no(CodeTooRecent, fmt.Sprintf("message %d from the end, keep_recent %d", position, window))
 	}
 	if !ext.Force {
-		var long []bs.Candidate
+		long := fresh[:0]
 		for _, c := range fresh {
 			if valueLength(c) >= p.MinValueLength {
 				long = append(long, c)
