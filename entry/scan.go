@@ -1,0 +1,508 @@
+package entry
+
+import (
+	"bytes"
+	"encoding/binary"
+	"math/bits"
+	"sync"
+	"time"
+	"unsafe"
+
+	bs "github.com/brainsurgeon/brainsurgeon"
+)
+
+// The fast scanner reads a line in one pass over its bytes and builds the
+// same entry as the reference parser (parseSlow). It accepts only lines the
+// reference accepts: whenever it meets anything invalid, or anything it
+// does not handle (deep nesting), it gives up and parseEntry asks the
+// reference, so error texts and edge cases stay the reference's.
+
+// maxScanDepth is the deepest nesting the fast scanner handles; deeper
+// lines go to the reference parser (whose limit is jsontext's 10,000).
+const maxScanDepth = 256
+
+// strRef is a string of the entry under construction: either s itself, or
+// the bytes lo:hi of the line's string buffer (turned into one string once
+// the line is read).
+type strRef struct {
+	s      string
+	lo, hi int32
+}
+
+func (r strRef) empty() bool { return r.s == "" && r.lo == r.hi }
+
+func (r strRef) get(line string) string {
+	if r.lo == r.hi {
+		return r.s
+	}
+	return line[r.lo:r.hi]
+}
+
+// valRef is a string value: its pointer in the string buffer and its span
+// in the line.
+type valRef struct {
+	plo, phi   int32
+	start, end int
+}
+
+// blockRef is a content block under construction.
+type blockRef struct {
+	index      int
+	typ        strRef
+	start, end int
+}
+
+type scanner struct {
+	frames []frame
+	// path is the JSON Pointer of the innermost container (with strings
+	// only); each frame records its own length in pathLen.
+	path []byte
+	// buf collects the line's pointers and envelope strings; it becomes one
+	// string per line.
+	buf    []byte
+	vals   []valRef
+	blocks []blockRef
+
+	typ, id, parentID, role, customType, appendMode strRef
+}
+
+var scannerPool = sync.Pool{New: func() any { return new(scanner) }}
+
+// interned are the envelope and block values that recur on every line;
+// they are shared instead of copied.
+var interned = func() map[string]string {
+	m := map[string]string{}
+	for _, s := range []string{
+		"message", "custom_message", "custom", "compaction", "branch_summary", "model_change",
+		"thinking_level_change", "label", "session_info", "leaf", "session",
+		"user", "assistant", "toolResult", "system", "bashExecution", "developer", "tool",
+		"text", "thinking", "toolCall", "image", "redacted_thinking", "tool_result", "tool_call",
+		"tool_use", "side",
+	} {
+		m[s] = s
+	}
+	return m
+}()
+
+// str returns the unquoted contents of the raw JSON string val as rawString
+// does; esc tells whether val holds a backslash.
+func (s *scanner) str(val []byte, esc bool) strRef {
+	if esc {
+		return strRef{s: rawString(val)}
+	}
+	body := val[1 : len(val)-1]
+	if v, ok := interned[string(body)]; ok {
+		return strRef{s: v}
+	}
+	lo := len(s.buf)
+	s.buf = append(s.buf, body...)
+	return strRef{lo: int32(lo), hi: int32(len(s.buf))}
+}
+
+// scanEntry fills e (Line, Offset and Raw set, Raw not blank) with the fast
+// scanner. It reports false, leaving e in an unspecified state, when the
+// reference parser must read the line instead.
+func scanEntry(e *bs.Entry, withStrings bool) bool {
+	if len(e.Raw) > 1<<31-1 {
+		return false
+	}
+	s := scannerPool.Get().(*scanner)
+	ok := s.scan(e, withStrings)
+	if ok {
+		s.finish(e, withStrings)
+	}
+	s.frames = s.frames[:0]
+	s.path = s.path[:0]
+	s.buf = s.buf[:0]
+	s.vals = s.vals[:0]
+	s.blocks = s.blocks[:0]
+	s.typ, s.id, s.parentID, s.role, s.customType, s.appendMode = strRef{}, strRef{}, strRef{}, strRef{}, strRef{}, strRef{}
+	if cap(s.buf) <= 1<<20 && cap(s.vals) <= 1<<16 {
+		scannerPool.Put(s)
+	}
+	return ok
+}
+
+// finish moves what scan collected into e: one string for every pointer
+// and copied envelope value of the line.
+func (s *scanner) finish(e *bs.Entry, withStrings bool) {
+	line := string(s.buf)
+	e.Type = s.typ.get(line)
+	e.ID = s.id.get(line)
+	e.ParentID = s.parentID.get(line)
+	e.Role = s.role.get(line)
+	e.CustomType = s.customType.get(line)
+	e.AppendMode = s.appendMode.get(line)
+	if len(s.blocks) > 0 {
+		e.Blocks = make([]bs.Block, len(s.blocks))
+		for i, b := range s.blocks {
+			e.Blocks[i] = bs.Block{Index: b.index, Type: b.typ.get(line), Start: b.start, End: b.end}
+		}
+	}
+	if withStrings && len(s.vals) > 0 {
+		e.Strings = make([]bs.Value, len(s.vals))
+		for i, v := range s.vals {
+			e.Strings[i] = bs.Value{Pointer: line[v.plo:v.phi], Start: v.start, End: v.end}
+		}
+	}
+}
+
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\r' || b[i] == '\n') {
+		i++
+	}
+	return i
+}
+
+// scan reads e.Raw. See scanEntry.
+func (s *scanner) scan(e *bs.Entry, withStrings bool) bool {
+	raw := e.Raw
+	i := skipSpace(raw, 0)
+	if i >= len(raw) || raw[i] != '{' {
+		return false
+	}
+	s.frames = append(s.frames, frame{object: true, start: i})
+	i++
+	var (
+		blockIdx   = -1
+		blockStart int
+		blockType  strRef
+		tsSet      int
+		dunderID   bool
+		first      = true
+	)
+	for {
+		top := &s.frames[len(s.frames)-1]
+		i = skipSpace(raw, i)
+		if i >= len(raw) {
+			return false
+		}
+		c := raw[i]
+		if first && (c == '}' && top.object || c == ']' && !top.object) {
+			// An empty container: closed below.
+		} else {
+			if top.object {
+				if c != '"' {
+					return false
+				}
+				j, _, ok := scanString(raw, i)
+				if !ok {
+					return false
+				}
+				top.name = raw[i:j]
+				i = skipSpace(raw, j)
+				if i >= len(raw) || raw[i] != ':' {
+					return false
+				}
+				i = skipSpace(raw, i+1)
+				if i >= len(raw) {
+					return false
+				}
+				c = raw[i]
+			}
+			var (
+				j   int
+				esc bool
+			)
+			switch c {
+			case '{', '[':
+				if len(s.frames) >= maxScanDepth {
+					return false
+				}
+				if c == '{' && (isContentArray(s.frames, 1) || isContentArray(s.frames, 2)) {
+					blockIdx, blockStart, blockType = top.index, i, strRef{}
+				}
+				if withStrings {
+					s.path = appendSeg(s.path, top)
+				}
+				s.frames = append(s.frames, frame{object: c == '{', start: i, pathLen: len(s.path)})
+				i++
+				first = true
+				continue
+			case '"':
+				var ok bool
+				if j, esc, ok = scanString(raw, i); !ok {
+					return false
+				}
+			case 't':
+				if j = i + 4; j > len(raw) || string(raw[i:j]) != "true" {
+					return false
+				}
+			case 'f':
+				if j = i + 5; j > len(raw) || string(raw[i:j]) != "false" {
+					return false
+				}
+			case 'n':
+				if j = i + 4; j > len(raw) || string(raw[i:j]) != "null" {
+					return false
+				}
+			default:
+				if j = scanNumber(raw, i); j < 0 {
+					return false
+				}
+				c = '0'
+			}
+			// A scalar value raw[i:j] of kind c.
+			val := raw[i:j]
+			if c == '"' && withStrings {
+				lo := len(s.buf)
+				s.buf = append(s.buf, s.path...)
+				s.buf = appendSeg(s.buf, top)
+				if len(s.buf) > 1<<31-1 {
+					return false
+				}
+				s.vals = append(s.vals, valRef{plo: int32(lo), phi: int32(len(s.buf)), start: i, end: j})
+			}
+			switch depth := len(s.frames); {
+			case depth == 1:
+				n := top.name
+				switch string(n[1 : len(n)-1]) {
+				case "type":
+					if c == '"' {
+						s.typ = s.str(val, esc)
+					}
+				case "__id":
+					if c == '"' {
+						s.id = s.str(val, esc)
+						dunderID = true
+					}
+				case "id":
+					if c == '"' && !dunderID {
+						s.id = s.str(val, esc)
+					}
+				case "parentId":
+					if c == '"' {
+						s.parentID = s.str(val, esc)
+					}
+				case "role":
+					if c == '"' && s.role.empty() {
+						s.role = s.str(val, esc)
+					}
+				case "customType":
+					if c == '"' {
+						s.customType = s.str(val, esc)
+					}
+				case "_extractable":
+					e.Extractable = val
+				case "appendMode":
+					if c == '"' {
+						s.appendMode = s.str(val, esc)
+					}
+				case "_restored":
+					if c == '"' {
+						e.Restored, _ = scanTime(val, c, esc)
+					}
+				case "timestamp":
+					scanSetTime(e, &tsSet, 1, val, c, esc)
+				case "__ts":
+					scanSetTime(e, &tsSet, 2, val, c, esc)
+				case "time":
+					scanSetTime(e, &tsSet, 4, val, c, esc)
+				}
+			case depth == 2 && isMember(s.frames, 0, "message"):
+				switch {
+				case nameIs(top.name, "role") && c == '"':
+					s.role = s.str(val, esc)
+				case nameIs(top.name, "created_at"):
+					scanSetTime(e, &tsSet, 3, val, c, esc)
+				}
+			case blockIdx >= 0 && c == '"' && nameIs(top.name, "type") && (depth == 3 && isContentItem(s.frames, 2) || depth == 4 && isContentItem(s.frames, 3)):
+				blockType = s.str(val, esc)
+			}
+			if !top.object {
+				top.index++
+			}
+			i = j
+			i = skipSpace(raw, i)
+			if i >= len(raw) {
+				return false
+			}
+			c = raw[i]
+		}
+		first = false
+		// After a value: a comma, or the end of one or more containers.
+		for {
+			if c == ',' {
+				i++
+				break
+			}
+			top = &s.frames[len(s.frames)-1]
+			if !(c == '}' && top.object || c == ']' && !top.object) {
+				return false
+			}
+			i++
+			if c == '}' && blockIdx >= 0 && (len(s.frames) == 3 && isContentItem(s.frames, 2) || len(s.frames) == 4 && isContentItem(s.frames, 3)) {
+				s.blocks = append(s.blocks, blockRef{index: blockIdx, typ: blockType, start: blockStart, end: i})
+				blockIdx = -1
+			}
+			s.frames = s.frames[:len(s.frames)-1]
+			if len(s.frames) == 0 {
+				// Anything after the object other than white space is a
+				// second value glued to it.
+				return len(bytes.TrimSpace(raw[i:])) == 0
+			}
+			parent := &s.frames[len(s.frames)-1]
+			if !parent.object {
+				parent.index++
+			}
+			if withStrings {
+				s.path = s.path[:parent.pathLen]
+			}
+			i = skipSpace(raw, i)
+			if i >= len(raw) {
+				return false
+			}
+			c = raw[i]
+		}
+	}
+}
+
+// scanNumber returns the end of the JSON number (RFC 8259) at b[i:], or -1.
+func scanNumber(b []byte, i int) int {
+	if i < len(b) && b[i] == '-' {
+		i++
+	}
+	switch {
+	case i >= len(b):
+		return -1
+	case b[i] == '0':
+		i++
+	case '1' <= b[i] && b[i] <= '9':
+		i++
+		for i < len(b) && '0' <= b[i] && b[i] <= '9' {
+			i++
+		}
+	default:
+		return -1
+	}
+	if i < len(b) && b[i] == '.' {
+		i++
+		d := i
+		for i < len(b) && '0' <= b[i] && b[i] <= '9' {
+			i++
+		}
+		if i == d {
+			return -1
+		}
+	}
+	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
+		i++
+		if i < len(b) && (b[i] == '+' || b[i] == '-') {
+			i++
+		}
+		d := i
+		for i < len(b) && '0' <= b[i] && b[i] <= '9' {
+			i++
+		}
+		if i == d {
+			return -1
+		}
+	}
+	return i
+}
+
+const (
+	lsb = 0x0101010101010101
+	msb = 0x8080808080808080
+)
+
+// special returns the index of the first byte of b that is a backslash or
+// a control byte (< 0x20), or -1. It tests eight bytes at a time: in each
+// word the lowest flagged byte is exact (borrows only run upwards).
+func special(b []byte) int {
+	i := 0
+	for ; i+8 <= len(b); i += 8 {
+		x := binary.LittleEndian.Uint64(b[i:])
+		y := x ^ (lsb * '\\')
+		m := ((x - lsb*0x20) & ^x | (y - lsb) & ^y) & msb
+		if m != 0 {
+			return i + bits.TrailingZeros64(m)/8
+		}
+	}
+	for ; i < len(b); i++ {
+		if b[i] < 0x20 || b[i] == '\\' {
+			return i
+		}
+	}
+	return -1
+}
+
+// scanString returns the end of the JSON string starting with the quote at
+// b[i] and whether it holds escapes; ok is false when the string is not
+// valid for jsontext with AllowInvalidUTF8 (bad escape, raw control byte,
+// no closing quote). Bytes >= 0x80 are not checked: invalid UTF-8 and lone
+// surrogate escapes are accepted as the reference accepts them.
+func scanString(b []byte, i int) (end int, esc, ok bool) {
+	i++
+	q := bytes.IndexByte(b[i:], '"')
+	if q < 0 {
+		return 0, false, false
+	}
+	q += i
+	for {
+		p := special(b[i:q])
+		if p < 0 {
+			return q + 1, esc, true
+		}
+		p += i
+		if b[p] != '\\' || p+1 >= len(b) {
+			return 0, false, false
+		}
+		esc = true
+		switch b[p+1] {
+		case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+			i = p + 2
+		case 'u':
+			if p+6 > len(b) || !isHex(b[p+2]) || !isHex(b[p+3]) || !isHex(b[p+4]) || !isHex(b[p+5]) {
+				return 0, false, false
+			}
+			i = p + 6
+		default:
+			return 0, false, false
+		}
+		if i > q {
+			// The escape held the quote found: look for the next one.
+			k := bytes.IndexByte(b[i:], '"')
+			if k < 0 {
+				return 0, false, false
+			}
+			q = i + k
+		}
+	}
+}
+
+func isHex(c byte) bool {
+	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
+}
+
+// scanTime is parseTime for the fast scanner: a string without escapes is
+// read in place, without a copy.
+func scanTime(val []byte, kind byte, esc bool) (time.Time, bool) {
+	switch kind {
+	case '"':
+		if esc {
+			return parseTimeString(rawString(val))
+		}
+		body := val[1 : len(val)-1]
+		if len(body) == 0 {
+			return parseTimeString("")
+		}
+		// parseTimeString does not retain its argument, so a view of the
+		// line's bytes is safe for the call.
+		return parseTimeString(unsafe.String(&body[0], len(body)))
+	case '0':
+		return parseTimeNumber(val)
+	}
+	return time.Time{}, false
+}
+
+// scanSetTime is setTime for the fast scanner.
+func scanSetTime(e *bs.Entry, set *int, prio int, val []byte, kind byte, esc bool) {
+	if *set != 0 && *set <= prio {
+		return
+	}
+	if t, ok := scanTime(val, kind, esc); ok {
+		e.Timestamp = t
+		*set = prio
+	}
+}
