@@ -414,7 +414,7 @@ func special(b []byte) int {
 	for ; i+8 <= len(b); i += 8 {
 		x := binary.LittleEndian.Uint64(b[i:])
 		y := x ^ (lsb * '\\')
-		m := ((x - lsb*0x20) & ^x | (y - lsb) & ^y) & msb
+		m := ((x-lsb*0x20) & ^x | (y-lsb) & ^y) & msb
 		if m != 0 {
 			return i + bits.TrailingZeros64(m)/8
 		}
