@@ -41,6 +41,8 @@ type frame struct {
 	index int
 	// start is the offset of the container's first byte.
 	start int
+	// nameEsc tells whether name holds escapes (fast scanner only).
+	nameEsc bool
 	// pathLen is the length of the container's own JSON Pointer in the
 	// fast scanner's path buffer (unused by the reference parser).
 	pathLen int
@@ -62,7 +64,10 @@ var parserPool = sync.Pool{New: func() any {
 // recorded in the entry as given. The entry keeps a reference to raw; the
 // caller must not modify it afterwards. A line that is not exactly one JSON
 // object yields an entry of kind KindMalformed whose Err wraps
-// brainsurgeon.ErrMalformed; Parse never fails otherwise.
+// brainsurgeon.ErrMalformed; Parse never fails otherwise. Entries and
+// their Strings and Blocks are carved out of small blocks of memory shared
+// by successive lines, so a retained entry may keep a few kilobytes of its
+// neighbours' memory alive. Parse is safe for concurrent use.
 func Parse(raw []byte, line int, offset int64) *bs.Entry {
 	return parseEntry(raw, line, offset, true)
 }
@@ -80,19 +85,16 @@ func ParseLite(raw []byte, line int, offset int64) *bs.Entry {
 // read again by the reference parser, so errors and edge cases are the
 // reference's.
 func parseEntry(raw []byte, line int, offset int64, withStrings bool) *bs.Entry {
-	e := &bs.Entry{Line: line, Offset: offset, Raw: raw}
-	if len(bytes.TrimSpace(raw)) == 0 {
-		e.Kind = bs.KindBlank
-		return e
+	if (len(raw) == 0 || raw[0] != '{') && len(bytes.TrimSpace(raw)) == 0 {
+		return &bs.Entry{Line: line, Offset: offset, Raw: raw, Kind: bs.KindBlank}
 	}
-	if scanEntry(e, withStrings) {
+	if e := scanLine(raw, line, offset, withStrings); e != nil {
 		if e.Type == "session" {
 			e.Kind = bs.KindHeader
 		}
 		return e
 	}
-	*e = bs.Entry{Line: line, Offset: offset, Raw: raw}
-	return parseSlow(e, withStrings)
+	return parseSlow(&bs.Entry{Line: line, Offset: offset, Raw: raw}, withStrings)
 }
 
 // parseReference is parseEntry with the reference parser only (tests and

@@ -64,25 +64,60 @@ type scanner struct {
 	blocks []blockRef
 
 	typ, id, parentID, role, customType, appendMode strRef
+
+	// e is the entry under construction.
+	e bs.Entry
+	// The slabs (see entrySlab).
+	entries   []bs.Entry
+	valueSlab []bs.Value
+	blockSlab []bs.Block
 }
 
 var scannerPool = sync.Pool{New: func() any { return new(scanner) }}
 
-// interned are the envelope and block values that recur on every line;
-// they are shared instead of copied.
-var interned = func() map[string]string {
-	m := map[string]string{}
-	for _, s := range []string{
-		"message", "custom_message", "custom", "compaction", "branch_summary", "model_change",
-		"thinking_level_change", "label", "session_info", "leaf", "session",
-		"user", "assistant", "toolResult", "system", "bashExecution", "developer", "tool",
-		"text", "thinking", "toolCall", "image", "redacted_thinking", "tool_result", "tool_call",
-		"tool_use", "side",
-	} {
-		m[s] = s
+// intern returns the envelope and block values that recur on every line
+// as shared strings instead of copies.
+func intern(b []byte) (string, bool) {
+	switch string(b) {
+	case "message":
+		return "message", true
+	case "custom_message":
+		return "custom_message", true
+	case "custom":
+		return "custom", true
+	case "compaction":
+		return "compaction", true
+	case "model_change":
+		return "model_change", true
+	case "thinking_level_change":
+		return "thinking_level_change", true
+	case "session":
+		return "session", true
+	case "user":
+		return "user", true
+	case "assistant":
+		return "assistant", true
+	case "toolResult":
+		return "toolResult", true
+	case "system":
+		return "system", true
+	case "bashExecution":
+		return "bashExecution", true
+	case "text":
+		return "text", true
+	case "thinking":
+		return "thinking", true
+	case "toolCall":
+		return "toolCall", true
+	case "image":
+		return "image", true
+	case "tool_result":
+		return "tool_result", true
+	case "side":
+		return "side", true
 	}
-	return m
-}()
+	return "", false
+}
 
 // str returns the unquoted contents of the raw JSON string val as rawString
 // does; esc tells whether val holds a backslash.
@@ -91,7 +126,7 @@ func (s *scanner) str(val []byte, esc bool) strRef {
 		return strRef{s: rawString(val)}
 	}
 	body := val[1 : len(val)-1]
-	if v, ok := interned[string(body)]; ok {
+	if v, ok := intern(body); ok {
 		return strRef{s: v}
 	}
 	lo := len(s.buf)
@@ -99,18 +134,35 @@ func (s *scanner) str(val []byte, esc bool) strRef {
 	return strRef{lo: int32(lo), hi: int32(len(s.buf))}
 }
 
-// scanEntry fills e (Line, Offset and Raw set, Raw not blank) with the fast
-// scanner. It reports false, leaving e in an unspecified state, when the
-// reference parser must read the line instead.
-func scanEntry(e *bs.Entry, withStrings bool) bool {
-	if len(e.Raw) > 1<<31-1 {
-		return false
+// Entries, values and blocks are carved out of small slabs shared by
+// successive lines (one allocation per slab instead of one per line); a
+// slot handed out is never written again. Lines needing more than a quarter
+// of a slab get their own allocation.
+const (
+	entrySlab = 32
+	valueSlab = 256
+	blockSlab = 64
+)
+
+// scanLine reads a non-blank line with the fast scanner. It returns nil
+// when the reference parser must read the line instead.
+func scanLine(raw []byte, line int, offset int64, withStrings bool) *bs.Entry {
+	if len(raw) > 1<<31-1 {
+		return nil
 	}
 	s := scannerPool.Get().(*scanner)
-	ok := s.scan(e, withStrings)
-	if ok {
+	s.e = bs.Entry{Line: line, Offset: offset, Raw: raw}
+	var e *bs.Entry
+	if s.scan(&s.e, withStrings) {
+		if len(s.entries) == cap(s.entries) {
+			s.entries = make([]bs.Entry, 0, entrySlab)
+		}
+		s.entries = s.entries[:len(s.entries)+1]
+		e = &s.entries[len(s.entries)-1]
+		*e = s.e
 		s.finish(e, withStrings)
 	}
+	s.e = bs.Entry{}
 	s.frames = s.frames[:0]
 	s.path = s.path[:0]
 	s.buf = s.buf[:0]
@@ -120,7 +172,33 @@ func scanEntry(e *bs.Entry, withStrings bool) bool {
 	if cap(s.buf) <= 1<<20 && cap(s.vals) <= 1<<16 {
 		scannerPool.Put(s)
 	}
-	return ok
+	return e
+}
+
+// values returns n zero values from the value slab.
+func (s *scanner) values(n int) []bs.Value {
+	if n > valueSlab/4 {
+		return make([]bs.Value, n)
+	}
+	if cap(s.valueSlab)-len(s.valueSlab) < n {
+		s.valueSlab = make([]bs.Value, 0, valueSlab)
+	}
+	l := len(s.valueSlab)
+	s.valueSlab = s.valueSlab[:l+n]
+	return s.valueSlab[l : l+n : l+n]
+}
+
+// newBlocks returns n zero blocks from the block slab.
+func (s *scanner) newBlocks(n int) []bs.Block {
+	if n > blockSlab/4 {
+		return make([]bs.Block, n)
+	}
+	if cap(s.blockSlab)-len(s.blockSlab) < n {
+		s.blockSlab = make([]bs.Block, 0, blockSlab)
+	}
+	l := len(s.blockSlab)
+	s.blockSlab = s.blockSlab[:l+n]
+	return s.blockSlab[l : l+n : l+n]
 }
 
 // finish moves what scan collected into e: one string for every pointer
@@ -134,17 +212,32 @@ func (s *scanner) finish(e *bs.Entry, withStrings bool) {
 	e.CustomType = s.customType.get(line)
 	e.AppendMode = s.appendMode.get(line)
 	if len(s.blocks) > 0 {
-		e.Blocks = make([]bs.Block, len(s.blocks))
+		e.Blocks = s.newBlocks(len(s.blocks))
 		for i, b := range s.blocks {
 			e.Blocks[i] = bs.Block{Index: b.index, Type: b.typ.get(line), Start: b.start, End: b.end}
 		}
 	}
 	if withStrings && len(s.vals) > 0 {
-		e.Strings = make([]bs.Value, len(s.vals))
+		e.Strings = s.values(len(s.vals))
 		for i, v := range s.vals {
 			e.Strings[i] = bs.Value{Pointer: line[v.plo:v.phi], Start: v.start, End: v.end}
 		}
 	}
+}
+
+// appendSegFast is appendSeg for a frame whose nameEsc is set.
+func appendSegFast(b []byte, f *frame) []byte {
+	if !f.object || f.nameEsc {
+		return appendSeg(b, f)
+	}
+	n := f.name[1 : len(f.name)-1]
+	for _, c := range n {
+		if c == '~' || c == '/' {
+			return appendSeg(b, f)
+		}
+	}
+	b = append(b, '/')
+	return append(b, n...)
 }
 
 func skipSpace(b []byte, i int) int {
@@ -154,7 +247,8 @@ func skipSpace(b []byte, i int) int {
 	return i
 }
 
-// scan reads e.Raw. See scanEntry.
+// scan reads e.Raw into e and the scanner; false means the reference
+// parser must read the line (see scanLine).
 func (s *scanner) scan(e *bs.Entry, withStrings bool) bool {
 	raw := e.Raw
 	i := skipSpace(raw, 0)
@@ -185,11 +279,11 @@ func (s *scanner) scan(e *bs.Entry, withStrings bool) bool {
 				if c != '"' {
 					return false
 				}
-				j, _, ok := scanString(raw, i)
+				j, esc, ok := scanString(raw, i)
 				if !ok {
 					return false
 				}
-				top.name = raw[i:j]
+				top.name, top.nameEsc = raw[i:j], esc
 				i = skipSpace(raw, j)
 				if i >= len(raw) || raw[i] != ':' {
 					return false
@@ -213,7 +307,7 @@ func (s *scanner) scan(e *bs.Entry, withStrings bool) bool {
 					blockIdx, blockStart, blockType = top.index, i, strRef{}
 				}
 				if withStrings {
-					s.path = appendSeg(s.path, top)
+					s.path = appendSegFast(s.path, top)
 				}
 				s.frames = append(s.frames, frame{object: c == '{', start: i, pathLen: len(s.path)})
 				i++
@@ -247,7 +341,7 @@ func (s *scanner) scan(e *bs.Entry, withStrings bool) bool {
 			if c == '"' && withStrings {
 				lo := len(s.buf)
 				s.buf = append(s.buf, s.path...)
-				s.buf = appendSeg(s.buf, top)
+				s.buf = appendSegFast(s.buf, top)
 				if len(s.buf) > 1<<31-1 {
 					return false
 				}
@@ -406,67 +500,56 @@ const (
 	msb = 0x8080808080808080
 )
 
-// special returns the index of the first byte of b that is a backslash or
-// a control byte (< 0x20), or -1. It tests eight bytes at a time: in each
-// word the lowest flagged byte is exact (borrows only run upwards).
-func special(b []byte) int {
-	i := 0
-	for ; i+8 <= len(b); i += 8 {
-		x := binary.LittleEndian.Uint64(b[i:])
-		y := x ^ (lsb * '\\')
-		m := ((x-lsb*0x20) & ^x | (y-lsb) & ^y) & msb
-		if m != 0 {
-			return i + bits.TrailingZeros64(m)/8
-		}
-	}
-	for ; i < len(b); i++ {
-		if b[i] < 0x20 || b[i] == '\\' {
-			return i
-		}
-	}
-	return -1
-}
-
 // scanString returns the end of the JSON string starting with the quote at
 // b[i] and whether it holds escapes; ok is false when the string is not
 // valid for jsontext with AllowInvalidUTF8 (bad escape, raw control byte,
 // no closing quote). Bytes >= 0x80 are not checked: invalid UTF-8 and lone
 // surrogate escapes are accepted as the reference accepts them.
+//
+// It tests eight bytes at a time for a quote, a backslash or a control byte
+// (< 0x20); in each word the lowest flagged byte is exact, because borrows
+// of the subtractions only run upwards.
 func scanString(b []byte, i int) (end int, esc, ok bool) {
 	i++
-	q := bytes.IndexByte(b[i:], '"')
-	if q < 0 {
-		return 0, false, false
-	}
-	q += i
 	for {
-		p := special(b[i:q])
-		if p < 0 {
-			return q + 1, esc, true
-		}
-		p += i
-		if b[p] != '\\' || p+1 >= len(b) {
-			return 0, false, false
-		}
-		esc = true
-		switch b[p+1] {
-		case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-			i = p + 2
-		case 'u':
-			if p+6 > len(b) || !isHex(b[p+2]) || !isHex(b[p+3]) || !isHex(b[p+4]) || !isHex(b[p+5]) {
-				return 0, false, false
+		for ; i+8 <= len(b); i += 8 {
+			x := binary.LittleEndian.Uint64(b[i:])
+			y := x ^ (lsb * '\\')
+			z := x ^ (lsb * '"')
+			m := ((x-lsb*0x20)&^x | (y-lsb)&^y | (z-lsb)&^z) & msb
+			if m != 0 {
+				i += bits.TrailingZeros64(m) / 8
+				goto special
 			}
-			i = p + 6
+		}
+		for ; i < len(b); i++ {
+			if c := b[i]; c < 0x20 || c == '"' || c == '\\' {
+				goto special
+			}
+		}
+		return 0, false, false
+	special:
+		switch b[i] {
+		case '"':
+			return i + 1, esc, true
+		case '\\':
 		default:
 			return 0, false, false
 		}
-		if i > q {
-			// The escape held the quote found: look for the next one.
-			k := bytes.IndexByte(b[i:], '"')
-			if k < 0 {
+		if i+1 >= len(b) {
+			return 0, false, false
+		}
+		esc = true
+		switch b[i+1] {
+		case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+			i += 2
+		case 'u':
+			if i+6 > len(b) || !isHex(b[i+2]) || !isHex(b[i+3]) || !isHex(b[i+4]) || !isHex(b[i+5]) {
 				return 0, false, false
 			}
-			q = i + k
+			i += 6
+		default:
+			return 0, false, false
 		}
 	}
 }

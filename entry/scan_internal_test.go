@@ -72,7 +72,7 @@ func checkTranscript(t *testing.T, data []byte) {
 		checkLine(t, raw, n, off)
 		// Every valid line of a transcript is the fast scanner's own.
 		if len(bytes.TrimSpace(raw)) > 0 && parseReference(raw, n, off, true).Kind != bs.KindMalformed &&
-			!scanEntry(&bs.Entry{Line: n, Offset: off, Raw: raw}, true) {
+			scanLine(raw, n, off, true) == nil {
 			t.Fatalf("line %d (%d bytes): valid, but the fast scanner leaves it to the reference", n, len(raw))
 		}
 		off += int64(len(raw)) + 1
@@ -217,8 +217,7 @@ func TestParseTricky(t *testing.T) {
 				return
 			}
 			for _, withStrings := range []bool{true, false} {
-				e := &bs.Entry{Line: 7, Offset: 99, Raw: raw}
-				if got := scanEntry(e, withStrings); got != tt.fast {
+				if got := scanLine(raw, 7, 99, withStrings) != nil; got != tt.fast {
 					t.Errorf("fast scanner reads the line: %v, want %v", got, tt.fast)
 				}
 			}
