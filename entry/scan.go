@@ -500,27 +500,43 @@ const (
 	msb = 0x8080808080808080
 )
 
+// stop flags the bytes of the little-endian word x that end a run of plain
+// string bytes: a quote, a backslash or a control byte (< 0x20). The lowest
+// flagged byte is exact; bytes above it may be flagged wrongly (borrows
+// only run upwards). x^0x02 maps the quote to 0x20 and keeps control bytes
+// below it, so one test finds both.
+func stop(x uint64) uint64 {
+	q := x ^ (lsb * 0x02)
+	y := x ^ (lsb * '\\')
+	return ((q-lsb*0x21)&^q | (y-lsb)&^y) & msb
+}
+
 // scanString returns the end of the JSON string starting with the quote at
 // b[i] and whether it holds escapes; ok is false when the string is not
 // valid for jsontext with AllowInvalidUTF8 (bad escape, raw control byte,
 // no closing quote). Bytes >= 0x80 are not checked: invalid UTF-8 and lone
 // surrogate escapes are accepted as the reference accepts them.
 //
-// It tests eight bytes at a time for a quote, a backslash or a control byte
-// (< 0x20); in each word the lowest flagged byte is exact, because borrows
-// of the subtractions only run upwards.
+// It tests eight bytes at a time (see stop).
 func scanString(b []byte, i int) (end int, esc, ok bool) {
 	i++
 	for {
-		for ; i+8 <= len(b); i += 8 {
-			x := binary.LittleEndian.Uint64(b[i:])
-			y := x ^ (lsb * '\\')
-			z := x ^ (lsb * '"')
-			m := ((x-lsb*0x20)&^x | (y-lsb)&^y | (z-lsb)&^z) & msb
-			if m != 0 {
+		for ; i+16 <= len(b); i += 16 {
+			if m := stop(binary.LittleEndian.Uint64(b[i:])); m != 0 {
 				i += bits.TrailingZeros64(m) / 8
 				goto special
 			}
+			if m := stop(binary.LittleEndian.Uint64(b[i+8:])); m != 0 {
+				i += 8 + bits.TrailingZeros64(m)/8
+				goto special
+			}
+		}
+		if i+8 <= len(b) {
+			if m := stop(binary.LittleEndian.Uint64(b[i:])); m != 0 {
+				i += bits.TrailingZeros64(m) / 8
+				goto special
+			}
+			i += 8
 		}
 		for ; i < len(b); i++ {
 			if c := b[i]; c < 0x20 || c == '"' || c == '\\' {
