@@ -71,6 +71,7 @@ type scanner struct {
 	entries   []bs.Entry
 	valueSlab []bs.Value
 	blockSlab []bs.Block
+	textSlab  []byte
 }
 
 var scannerPool = sync.Pool{New: func() any { return new(scanner) }}
@@ -142,6 +143,7 @@ const (
 	entrySlab = 32
 	valueSlab = 256
 	blockSlab = 64
+	textSlab  = 4096
 )
 
 // scanLine reads a non-blank line with the fast scanner. It returns nil
@@ -175,6 +177,26 @@ func scanLine(raw []byte, line int, offset int64, withStrings bool) *bs.Entry {
 	return e
 }
 
+// text returns the line's string buffer as a string. Small buffers are
+// copied into the text slab, whose bytes are never written again once
+// handed out (the slab is only appended to, then replaced when full), so
+// the string may point into it.
+func (s *scanner) text() string {
+	n := len(s.buf)
+	if n == 0 {
+		return ""
+	}
+	if n > textSlab/4 {
+		return string(s.buf)
+	}
+	if cap(s.textSlab)-len(s.textSlab) < n {
+		s.textSlab = make([]byte, 0, textSlab)
+	}
+	lo := len(s.textSlab)
+	s.textSlab = append(s.textSlab, s.buf...)
+	return unsafe.String(&s.textSlab[lo], n)
+}
+
 // values returns n zero values from the value slab.
 func (s *scanner) values(n int) []bs.Value {
 	if n > valueSlab/4 {
@@ -204,7 +226,7 @@ func (s *scanner) newBlocks(n int) []bs.Block {
 // finish moves what scan collected into e: one string for every pointer
 // and copied envelope value of the line.
 func (s *scanner) finish(e *bs.Entry, withStrings bool) {
-	line := string(s.buf)
+	line := s.text()
 	e.Type = s.typ.get(line)
 	e.ID = s.id.get(line)
 	e.ParentID = s.parentID.get(line)
@@ -583,6 +605,9 @@ func scanTime(val []byte, kind byte, esc bool) (time.Time, bool) {
 			return parseTimeString(rawString(val))
 		}
 		body := val[1 : len(val)-1]
+		if t, ok := parseMillisUTC(body); ok {
+			return t, true
+		}
 		if len(body) == 0 {
 			return parseTimeString("")
 		}
@@ -604,4 +629,38 @@ func scanSetTime(e *bs.Entry, set *int, prio int, val []byte, kind byte, esc boo
 		e.Timestamp = t
 		*set = prio
 	}
+}
+
+// parseMillisUTC reads the form the hosts write, "2026-03-01T09:00:00.000Z",
+// as time.Parse with time.RFC3339Nano would, followed by UTC. ok false
+// means the caller must use parseTimeString (another form, or a field out
+// of range).
+func parseMillisUTC(b []byte) (t time.Time, ok bool) {
+	if len(b) != 24 || b[4] != '-' || b[7] != '-' || b[10] != 'T' || b[13] != ':' || b[16] != ':' || b[19] != '.' || b[23] != 'Z' {
+		return time.Time{}, false
+	}
+	num := func(lo, hi int) int {
+		n := 0
+		for _, c := range b[lo:hi] {
+			if c < '0' || c > '9' {
+				return -1
+			}
+			n = n*10 + int(c-'0')
+		}
+		return n
+	}
+	year, month, day := num(0, 4), num(5, 7), num(8, 10)
+	hour, minute, sec, ms := num(11, 13), num(14, 16), num(17, 19), num(20, 23)
+	if year < 1000 || month < 1 || month > 12 || day < 1 || hour < 0 || hour > 23 ||
+		minute < 0 || minute > 59 || sec < 0 || sec > 59 || ms < 0 {
+		return time.Time{}, false
+	}
+	days := [...]int{31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31}[month-1]
+	if month == 2 && year%4 == 0 && (year%100 != 0 || year%400 == 0) {
+		days = 29
+	}
+	if day > days {
+		return time.Time{}, false
+	}
+	return time.Date(year, time.Month(month), day, hour, minute, sec, ms*1e6, time.UTC).UTC(), true
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"reflect"
 	"runtime"
@@ -141,6 +142,9 @@ var trickyLines = []struct {
 	{"time seconds number", `{"time":1.7e9}`, true},
 	{"time ms string", `{"timestamp":"1700000000000"}`, true},
 	{"time space layout", `{"timestamp":"2026-01-02 03:04:05"}`, true},
+	{"time leap day", `{"timestamp":"2024-02-29T23:59:59.999Z","_restored":"2023-02-29T00:00:00.000Z"}`, true},
+	{"time out of range", `{"timestamp":"2026-13-01T24:00:60.000Z","__ts":"2026-04-31T00:00:00.000Z","time":"0999-01-01T00:00:00.000Z"}`, true},
+	{"time odd forms", `{"timestamp":"2026-01-01T00:00:00.000+00:00","__ts":"2026-01-01t00:00:00.000Z","time":"2026-01-01T00:00:00.00Z"}`, true},
 	{"restored", `{"_restored":"2026-01-02T03:04:05.5+02:00","_extractable":true}`, true},
 	{"extractable number", `{"_extractable":-12.5e+3}`, true},
 	{"extractable object", `{"_extractable":{"a":1}}`, true},
@@ -274,6 +278,33 @@ func BenchmarkParse(b *testing.B) {
 				runtime.ReadMemStats(&after)
 				b.ReportMetric(float64(after.Mallocs-before.Mallocs)/float64(b.N)/float64(len(lines)), "allocs/line")
 			})
+		}
+	}
+}
+
+// TestParseMillisUTC checks the fast timestamp form against the general
+// one on random strings of its shape, most of them with fields in range.
+func TestParseMillisUTC(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	for range 200000 {
+		f := func(n, hi int) string {
+			if r.IntN(20) == 0 {
+				hi = 100
+			}
+			return fmt.Sprintf("%0*d", n, r.IntN(hi))
+		}
+		year := fmt.Sprintf("%04d", 1990+r.IntN(60))
+		if r.IntN(50) == 0 {
+			year = f(4, 10000)
+		}
+		s := year + "-" + f(2, 13) + "-" + f(2, 32) + "T" + f(2, 25) + ":" + f(2, 61) + ":" + f(2, 61) + "." + f(3, 1000) + "Z"
+		got, ok := parseMillisUTC([]byte(s))
+		want, wantOK := parseTimeString(s)
+		if ok && (!wantOK || !reflect.DeepEqual(got, want)) {
+			t.Fatalf("%s: fast %v %v, general %v %v", s, got, ok, want, wantOK)
+		}
+		if !ok && wantOK && s[0] != '0' {
+			t.Fatalf("%s: fast form refused a time the general one reads as %v", s, want)
 		}
 	}
 }
