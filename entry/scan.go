@@ -544,6 +544,17 @@ func stop(x uint64) uint64 {
 // It tests 32 bytes per iteration, eight at a time (see stop).
 func scanString(b []byte, i int) (end int, esc, ok bool) {
 	i++
+	// Most strings are short (names, ids, types): one word first.
+	if i+8 <= len(b) {
+		if m := stop(binary.LittleEndian.Uint64(b[i:])); m != 0 {
+			i += bits.TrailingZeros64(m) / 8
+			if b[i] == '"' {
+				return i + 1, false, true
+			}
+		} else {
+			i += 8
+		}
+	}
 	for {
 		for ; i+32 <= len(b); i += 32 {
 			w := b[i : i+32 : i+32]
