@@ -41,8 +41,9 @@ type frame struct {
 	index int
 	// start is the offset of the container's first byte.
 	start int
-	// nameEsc tells whether name holds escapes (fast scanner only).
-	nameEsc bool
+	// plainName tells whether name is its own JSON Pointer segment: no
+	// escape, "~" or "/" (fast scanner only, with strings).
+	plainName bool
 	// pathLen is the length of the container's own JSON Pointer in the
 	// fast scanner's path buffer (unused by the reference parser).
 	pathLen int

@@ -65,8 +65,6 @@ type scanner struct {
 
 	typ, id, parentID, role, customType, appendMode strRef
 
-	// e is the entry under construction.
-	e bs.Entry
 	// The slabs (see entrySlab).
 	entries   []bs.Entry
 	valueSlab []bs.Value
@@ -153,18 +151,20 @@ func scanLine(raw []byte, line int, offset int64, withStrings bool) *bs.Entry {
 		return nil
 	}
 	s := scannerPool.Get().(*scanner)
-	s.e = bs.Entry{Line: line, Offset: offset, Raw: raw}
-	var e *bs.Entry
-	if s.scan(&s.e, withStrings) {
-		if len(s.entries) == cap(s.entries) {
-			s.entries = make([]bs.Entry, 0, entrySlab)
-		}
-		s.entries = s.entries[:len(s.entries)+1]
-		e = &s.entries[len(s.entries)-1]
-		*e = s.e
-		s.finish(e, withStrings)
+	// The entry is built in the next free slot of the entry slab, which is
+	// handed out only if the scan succeeds (and cleared otherwise).
+	if len(s.entries) == cap(s.entries) {
+		s.entries = make([]bs.Entry, 0, entrySlab)
 	}
-	s.e = bs.Entry{}
+	e := &s.entries[:len(s.entries)+1][len(s.entries)]
+	e.Line, e.Offset, e.Raw = line, offset, raw
+	if s.scan(e, withStrings) {
+		s.entries = s.entries[:len(s.entries)+1]
+		s.finish(e, withStrings)
+	} else {
+		*e = bs.Entry{}
+		e = nil
+	}
 	clear(s.frames) // the names point into raw
 	s.frames = s.frames[:0]
 	s.path = s.path[:0]
@@ -248,20 +248,28 @@ func (s *scanner) finish(e *bs.Entry, withStrings bool) {
 	}
 }
 
-// appendSegFast is appendSeg with a short way for member names that hold no
-// escape, "~" or "/" (nearly all of them).
-func appendSegFast(b []byte, f *frame) []byte {
-	if !f.object || f.nameEsc {
-		return appendSeg(b, f)
-	}
-	n := f.name[1 : len(f.name)-1]
+// plainSeg reports whether the member name n needs no "~" or "/" escape in
+// a JSON Pointer.
+func plainSeg(n []byte) bool {
 	for _, c := range n {
 		if c == '~' || c == '/' {
-			return appendSeg(b, f)
+			return false
 		}
 	}
-	b = append(b, '/')
-	return append(b, n...)
+	return true
+}
+
+// appendSegFast is appendSeg with a short way for plain member names
+// (nearly all of them) and small indexes.
+func appendSegFast(b []byte, f *frame) []byte {
+	switch {
+	case f.object && f.plainName:
+		b = append(b, '/')
+		return append(b, f.name[1:len(f.name)-1]...)
+	case !f.object && f.index < 10:
+		return append(b, '/', byte('0'+f.index))
+	}
+	return appendSeg(b, f)
 }
 
 func skipSpace(b []byte, i int) int {
@@ -307,7 +315,10 @@ func (s *scanner) scan(e *bs.Entry, withStrings bool) bool {
 				if !ok {
 					return false
 				}
-				top.name, top.nameEsc = raw[i:j], esc
+				top.name = raw[i:j]
+				if withStrings {
+					top.plainName = !esc && plainSeg(raw[i+1:j-1])
+				}
 				i = skipSpace(raw, j)
 				if i >= len(raw) || raw[i] != ':' {
 					return false

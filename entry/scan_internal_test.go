@@ -173,6 +173,7 @@ var trickyLines = []struct {
 	{"trailing unicode space", "{}\u00a0\v", true},
 	{"duplicate names", `{"type":"a","type":"b","id":"1","id":"2"}`, true},
 	{"numbers", `{"a":[-0,0,1e5,1E+5,-1.5e-7,0.0,123456789012345678901234567890]}`, true},
+	{"many elements", `{"a":["0","1","2","3","4","5","6","7","8","9","10","11",[["x"]]],"content":[{},{},{},{},{},{},{},{},{},{},{"type":"text","text":"t"}]}`, true},
 	{"literals", `{"a":[true,false,null]}`, true},
 	{"long string", `{"t":"` + strings.Repeat("abcdefg\\n", 2000) + `"}`, true},
 	{"long string control", "{\"t\":\"" + strings.Repeat("abcdefgh", 100) + "\x1f\"}", false},
