@@ -165,7 +165,7 @@ func scanLine(raw []byte, line int, offset int64, withStrings bool) *bs.Entry {
 		*e = bs.Entry{}
 		e = nil
 	}
-	clear(s.frames) // the names point into raw
+	clear(s.frames[:cap(s.frames)]) // the names point into raw
 	s.frames = s.frames[:0]
 	s.path = s.path[:0]
 	s.buf = s.buf[:0]
