@@ -309,3 +309,32 @@ func TestParseMillisUTC(t *testing.T) {
 		}
 	}
 }
+
+// TestParseConcurrent parses the same lines from several goroutines at once
+// (the scanners and their slabs are pooled) and keeps every entry until the
+// end, so a slot written twice would show.
+func TestParseConcurrent(t *testing.T) {
+	data := synthTranscripts(t)["flat"]
+	lines := bytes.Split(bytes.TrimSuffix(data, []byte("\n")), []byte("\n"))
+	var wg sync.WaitGroup
+	got := make([][]*bs.Entry, 4)
+	for g := range got {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i, l := range lines {
+				got[g] = append(got[g], Parse(l, i+1, 0), ParseLite(l, i+1, 0))
+			}
+		}()
+	}
+	wg.Wait()
+	for g := range got {
+		for i, l := range lines {
+			for k, withStrings := range []bool{true, false} {
+				if d := diffEntry(got[g][2*i+k], parseReference(l, i+1, 0, withStrings)); d != "" {
+					t.Fatalf("goroutine %d, line %d, strings %v: %s", g, i+1, withStrings, d)
+				}
+			}
+		}
+	}
+}
