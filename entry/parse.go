@@ -41,6 +41,12 @@ type frame struct {
 	index int
 	// start is the offset of the container's first byte.
 	start int
+	// plainName tells whether name is its own JSON Pointer segment: no
+	// escape, "~" or "/" (fast scanner only, with strings).
+	plainName bool
+	// pathLen is the length of the container's own JSON Pointer in the
+	// fast scanner's path buffer (unused by the reference parser).
+	pathLen int
 }
 
 type parser struct {
@@ -59,7 +65,10 @@ var parserPool = sync.Pool{New: func() any {
 // recorded in the entry as given. The entry keeps a reference to raw; the
 // caller must not modify it afterwards. A line that is not exactly one JSON
 // object yields an entry of kind KindMalformed whose Err wraps
-// brainsurgeon.ErrMalformed; Parse never fails otherwise.
+// brainsurgeon.ErrMalformed; Parse never fails otherwise. Entries and
+// their Strings and Blocks are carved out of small blocks of memory shared
+// by successive lines, so a retained entry may keep a few kilobytes of its
+// neighbours' memory alive. Parse is safe for concurrent use.
 func Parse(raw []byte, line int, offset int64) *bs.Entry {
 	return parseEntry(raw, line, offset, true)
 }
@@ -72,13 +81,38 @@ func ParseLite(raw []byte, line int, offset int64) *bs.Entry {
 }
 
 // parseEntry is Parse; withStrings false skips building Strings (the
-// index of a transcript does not need them).
+// index of a transcript does not need them). The fast scanner reads the
+// line; a line it does not accept (invalid, or outside what it handles) is
+// read again by the reference parser, so errors and edge cases are the
+// reference's.
 func parseEntry(raw []byte, line int, offset int64, withStrings bool) *bs.Entry {
+	if (len(raw) == 0 || raw[0] != '{') && len(bytes.TrimSpace(raw)) == 0 {
+		return &bs.Entry{Line: line, Offset: offset, Raw: raw, Kind: bs.KindBlank}
+	}
+	if e := scanLine(raw, line, offset, withStrings); e != nil {
+		if e.Type == "session" {
+			e.Kind = bs.KindHeader
+		}
+		return e
+	}
+	return parseSlow(&bs.Entry{Line: line, Offset: offset, Raw: raw}, withStrings)
+}
+
+// parseReference is parseEntry with the reference parser only (tests and
+// benchmarks compare the fast scanner with it).
+func parseReference(raw []byte, line int, offset int64, withStrings bool) *bs.Entry {
 	e := &bs.Entry{Line: line, Offset: offset, Raw: raw}
 	if len(bytes.TrimSpace(raw)) == 0 {
 		e.Kind = bs.KindBlank
 		return e
 	}
+	return parseSlow(e, withStrings)
+}
+
+// parseSlow fills e (holding Line, Offset and Raw of a non-blank line) with
+// the reference parser, which drives jsontext token by token.
+func parseSlow(e *bs.Entry, withStrings bool) *bs.Entry {
+	line, offset, raw := e.Line, e.Offset, e.Raw
 	p := parserPool.Get().(*parser)
 	defer parserPool.Put(p)
 	p.noStrings = !withStrings
@@ -113,36 +147,44 @@ func nameIs(raw []byte, name string) bool {
 // pointer renders the JSON Pointer of the value at the top of the stack.
 func (p *parser) pointer() string {
 	b := p.ptr[:0]
-	for _, f := range p.frames {
-		b = append(b, '/')
-		if f.object {
-			n := f.name
-			if bytes.IndexByte(n, '\\') >= 0 {
-				if u, err := jsontext.AppendUnquote(nil, n); err == nil {
-					n = append([]byte{'"'}, append(u, '"')...)
-				}
-			}
-			n = n[1 : len(n)-1]
-			if bytes.IndexAny(n, "~/") >= 0 {
-				for _, c := range n {
-					switch c {
-					case '~':
-						b = append(b, '~', '0')
-					case '/':
-						b = append(b, '~', '1')
-					default:
-						b = append(b, c)
-					}
-				}
-			} else {
-				b = append(b, n...)
-			}
-		} else {
-			b = strconv.AppendInt(b, int64(f.index), 10)
-		}
+	for i := range p.frames {
+		b = appendSeg(b, &p.frames[i])
 	}
 	p.ptr = b
 	return string(b)
+}
+
+// appendSeg appends "/" and the JSON Pointer segment of f's current member
+// name (unquoted, "~" and "/" escaped) or element index.
+func appendSeg(b []byte, f *frame) []byte {
+	b = append(b, '/')
+	if !f.object {
+		return strconv.AppendInt(b, int64(f.index), 10)
+	}
+	n := f.name
+	if bytes.IndexByte(n, '\\') >= 0 {
+		if u, err := jsontext.AppendUnquote(nil, n); err == nil {
+			n = append([]byte{'"'}, append(u, '"')...)
+		}
+	}
+	n = n[1 : len(n)-1]
+	for i, c := range n {
+		if c == '~' || c == '/' {
+			b = append(b, n[:i]...)
+			for _, c := range n[i:] {
+				switch c {
+				case '~':
+					b = append(b, '~', '0')
+				case '/':
+					b = append(b, '~', '1')
+				default:
+					b = append(b, c)
+				}
+			}
+			return b
+		}
+	}
+	return append(b, n...)
 }
 
 // where classifies the position of the value about to be read, relative to
@@ -207,10 +249,10 @@ func (p *parser) parse(e *bs.Entry) error {
 				return err
 			}
 			end := int(dec.InputOffset())
-			if kind == '}' && len(p.frames) == 3 && blockIdx >= 0 && p.isContentItem(2) {
+			if kind == '}' && len(p.frames) == 3 && blockIdx >= 0 && isContentItem(p.frames, 2) {
 				e.Blocks = append(e.Blocks, bs.Block{Index: blockIdx, Type: blockType, Start: blockStart, End: end})
 				blockIdx = -1
-			} else if kind == '}' && len(p.frames) == 4 && blockIdx >= 0 && p.isContentItem(3) {
+			} else if kind == '}' && len(p.frames) == 4 && blockIdx >= 0 && isContentItem(p.frames, 3) {
 				e.Blocks = append(e.Blocks, bs.Block{Index: blockIdx, Type: blockType, Start: blockStart, End: end})
 				blockIdx = -1
 			}
@@ -225,7 +267,7 @@ func (p *parser) parse(e *bs.Entry) error {
 			}
 			start := int(dec.InputOffset()) - 1
 			// A content block: /message/content/N or /content/N.
-			if kind == '{' && (p.isContentArray(1) || p.isContentArray(2)) {
+			if kind == '{' && (isContentArray(p.frames, 1) || isContentArray(p.frames, 2)) {
 				blockIdx, blockStart, blockType = top.index, start, ""
 			}
 			p.frames = append(p.frames, frame{object: kind == '{', start: start})
@@ -276,7 +318,7 @@ func (p *parser) parse(e *bs.Entry) error {
 			case nameIs(n, "time"):
 				setTime(e, &tsSet, 4, val, kind)
 			}
-		case depth == 2 && p.isMember(0, "message"):
+		case depth == 2 && isMember(p.frames, 0, "message"):
 			n := top.name
 			switch {
 			case nameIs(n, "role") && kind == '"':
@@ -284,7 +326,7 @@ func (p *parser) parse(e *bs.Entry) error {
 			case nameIs(n, "created_at"):
 				setTime(e, &tsSet, 3, val, kind)
 			}
-		case blockIdx >= 0 && kind == '"' && nameIs(top.name, "type") && (depth == 3 && p.isContentItem(2) || depth == 4 && p.isContentItem(3)):
+		case blockIdx >= 0 && kind == '"' && nameIs(top.name, "type") && (depth == 3 && isContentItem(p.frames, 2) || depth == 4 && isContentItem(p.frames, 3)):
 			blockType = rawString(val)
 		}
 		if !top.object {
@@ -309,37 +351,37 @@ func remaining(dec *jsontext.Decoder, raw []byte) []byte {
 }
 
 // isMember reports whether frame i is an object currently in member name.
-func (p *parser) isMember(i int, name string) bool {
-	return i < len(p.frames) && p.frames[i].object && nameIs(p.frames[i].name, name)
+func isMember(frames []frame, i int, name string) bool {
+	return i < len(frames) && frames[i].object && nameIs(frames[i].name, name)
 }
 
 // isContentArray reports whether the frame at depth d (0 = top object) is
 // the "content" array of /message/content (d == 2) or /content (d == 1),
 // and the current container is that array.
-func (p *parser) isContentArray(d int) bool {
-	if len(p.frames) != d+1 || p.frames[d].object {
+func isContentArray(frames []frame, d int) bool {
+	if len(frames) != d+1 || frames[d].object {
 		return false
 	}
 	switch d {
 	case 1:
-		return p.isMember(0, "content")
+		return isMember(frames, 0, "content")
 	case 2:
-		return p.isMember(0, "message") && p.isMember(1, "content")
+		return isMember(frames, 0, "message") && isMember(frames, 1, "content")
 	}
 	return false
 }
 
 // isContentItem reports whether the frames up to depth d describe
 // .../content/N with the array at depth d-1.
-func (p *parser) isContentItem(d int) bool {
-	if len(p.frames) != d+1 || !p.frames[d].object || p.frames[d-1].object {
+func isContentItem(frames []frame, d int) bool {
+	if len(frames) != d+1 || !frames[d].object || frames[d-1].object {
 		return false
 	}
 	switch d {
 	case 2:
-		return p.isMember(0, "content")
+		return isMember(frames, 0, "content")
 	case 3:
-		return p.isMember(0, "message") && p.isMember(1, "content")
+		return isMember(frames, 0, "message") && isMember(frames, 1, "content")
 	}
 	return false
 }
@@ -358,24 +400,37 @@ func setTime(e *bs.Entry, set *int, prio int, val []byte, kind jsontext.Kind) {
 func parseTime(val []byte, kind jsontext.Kind) (time.Time, bool) {
 	switch kind {
 	case '"':
-		s := rawString(val)
-		for _, layout := range []string{time.RFC3339Nano, "2006-01-02T15:04:05.999999999", "2006-01-02 15:04:05.999999999Z07:00", "2006-01-02 15:04:05"} {
-			if t, err := time.Parse(layout, s); err == nil {
-				return t.UTC(), true
-			}
-		}
-		if ms, err := strconv.ParseFloat(s, 64); err == nil && ms > 0 {
-			return time.UnixMilli(int64(ms)).UTC(), true
-		}
+		return parseTimeString(rawString(val))
 	case '0':
-		ms, err := strconv.ParseFloat(string(val), 64)
-		if err == nil && ms > 0 {
-			// Values below 1e11 are seconds, not milliseconds.
-			if ms < 1e11 {
-				return time.Unix(int64(ms), 0).UTC(), true
-			}
-			return time.UnixMilli(int64(ms)).UTC(), true
+		return parseTimeNumber(val)
+	}
+	return time.Time{}, false
+}
+
+// parseTimeString reads the unquoted contents of a JSON string as an ISO
+// 8601 time or a number of epoch milliseconds. s is not retained.
+func parseTimeString(s string) (time.Time, bool) {
+	for _, layout := range []string{time.RFC3339Nano, "2006-01-02T15:04:05.999999999", "2006-01-02 15:04:05.999999999Z07:00", "2006-01-02 15:04:05"} {
+		if t, err := time.Parse(layout, s); err == nil {
+			return t.UTC(), true
 		}
+	}
+	if ms, err := strconv.ParseFloat(s, 64); err == nil && ms > 0 {
+		return time.UnixMilli(int64(ms)).UTC(), true
+	}
+	return time.Time{}, false
+}
+
+// parseTimeNumber reads a JSON number of epoch milliseconds (or seconds,
+// below 1e11).
+func parseTimeNumber(val []byte) (time.Time, bool) {
+	ms, err := strconv.ParseFloat(string(val), 64)
+	if err == nil && ms > 0 {
+		// Values below 1e11 are seconds, not milliseconds.
+		if ms < 1e11 {
+			return time.Unix(int64(ms), 0).UTC(), true
+		}
+		return time.UnixMilli(int64(ms)).UTC(), true
 	}
 	return time.Time{}, false
 }
