@@ -70,6 +70,9 @@ type scanner struct {
 	valueSlab []bs.Value
 	blockSlab []bs.Block
 	textSlab  []byte
+	ptrSlab   []byte
+	// pbuf collects the line's JSON Pointers (with strings only).
+	pbuf []byte
 }
 
 var scannerPool = sync.Pool{New: func() any { return new(scanner) }}
@@ -169,33 +172,41 @@ func scanLine(raw []byte, line int, offset int64, withStrings bool) *bs.Entry {
 	s.frames = s.frames[:0]
 	s.path = s.path[:0]
 	s.buf = s.buf[:0]
+	s.pbuf = s.pbuf[:0]
 	s.vals = s.vals[:0]
 	s.blocks = s.blocks[:0]
 	s.typ, s.id, s.parentID, s.role, s.customType, s.appendMode = strRef{}, strRef{}, strRef{}, strRef{}, strRef{}, strRef{}
-	if cap(s.buf) <= 1<<20 && cap(s.vals) <= 1<<16 {
+	if cap(s.buf) <= 1<<20 && cap(s.pbuf) <= 1<<20 && cap(s.vals) <= 1<<16 {
 		scannerPool.Put(s)
 	}
 	return e
 }
 
-// text returns the line's string buffer as a string. Small buffers are
-// copied into the text slab, whose bytes are never written again once
-// handed out (the slab is only appended to, then replaced when full), so
-// the string may point into it.
-func (s *scanner) text() string {
-	n := len(s.buf)
+// text returns the line's envelope strings (ids, types) as one string,
+// and pointers its JSON Pointers as another. Small ones are copied into
+// slabs whose bytes are never written again once handed out (a slab is
+// only appended to, then replaced when full), so the strings may point
+// into them. Envelope strings and pointers have slabs of their own: an
+// index keeps the ids of every line, and ids sharing a slab with the
+// pointers (which nobody keeps) held three times their size alive.
+func (s *scanner) text() string { return slabString(&s.textSlab, s.buf) }
+
+func (s *scanner) pointers() string { return slabString(&s.ptrSlab, s.pbuf) }
+
+func slabString(slab *[]byte, b []byte) string {
+	n := len(b)
 	if n == 0 {
 		return ""
 	}
 	if n > textSlab/4 {
-		return string(s.buf)
+		return string(b)
 	}
-	if cap(s.textSlab)-len(s.textSlab) < n {
-		s.textSlab = make([]byte, 0, textSlab)
+	if cap(*slab)-len(*slab) < n {
+		*slab = make([]byte, 0, textSlab)
 	}
-	lo := len(s.textSlab)
-	s.textSlab = append(s.textSlab, s.buf...)
-	return unsafe.String(&s.textSlab[lo], n)
+	lo := len(*slab)
+	*slab = append(*slab, b...)
+	return unsafe.String(&(*slab)[lo], n)
 }
 
 // values returns n zero values from the value slab.
@@ -241,9 +252,10 @@ func (s *scanner) finish(e *bs.Entry, withStrings bool) {
 		}
 	}
 	if withStrings && len(s.vals) > 0 {
+		ptrs := s.pointers()
 		e.Strings = s.values(len(s.vals))
 		for i, v := range s.vals {
-			e.Strings[i] = bs.Value{Pointer: line[v.plo:v.phi], Start: v.start, End: v.end}
+			e.Strings[i] = bs.Value{Pointer: ptrs[v.plo:v.phi], Start: v.start, End: v.end}
 		}
 	}
 }
@@ -374,13 +386,13 @@ func (s *scanner) scan(e *bs.Entry, withStrings bool) bool {
 			// A scalar value raw[i:j] of kind c.
 			val := raw[i:j]
 			if c == '"' && withStrings {
-				lo := len(s.buf)
-				s.buf = append(s.buf, s.path...)
-				s.buf = appendSegFast(s.buf, top)
-				if len(s.buf) > 1<<31-1 {
+				lo := len(s.pbuf)
+				s.pbuf = append(s.pbuf, s.path...)
+				s.pbuf = appendSegFast(s.pbuf, top)
+				if len(s.pbuf) > 1<<31-1 {
 					return false
 				}
-				s.vals = append(s.vals, valRef{plo: int32(lo), phi: int32(len(s.buf)), start: i, end: j})
+				s.vals = append(s.vals, valRef{plo: int32(lo), phi: int32(len(s.pbuf)), start: i, end: j})
 			}
 			switch depth := len(s.frames); {
 			case depth == 1:

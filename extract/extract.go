@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	bs "github.com/brainsurgeon/brainsurgeon"
@@ -239,6 +240,7 @@ func (x *Extractor) Run(ctx context.Context, ref bs.SessionRef) (*Result, error)
 		}()
 	}
 	var plan, idless []planned
+	var pointers internTable
 	// A line shorter than the minimum value length holds no value long
 	// enough, unless the entry forces its extraction (`_extractable`, a
 	// top-level member that the envelope parse sees): it is indexed only,
@@ -311,6 +313,9 @@ func (x *Extractor) Run(ctx context.Context, ref bs.SessionRef) (*Result, error)
 			}
 			if dd.err != nil {
 				return fmt.Errorf("extract %s: encode side record of entry %s: %w", name, e.ID, dd.err)
+			}
+			for i := range d.Candidates {
+				d.Candidates[i].Pointer = pointers.get(d.Candidates[i].Pointer)
 			}
 			p := planned{line: e.Line, id: e.ID, trigger: d.Type, cands: d.Candidates, repl: dd.repl,
 				code: d.Code, window: window, agedByPosition: e.Timestamp.IsZero() && policy.AgeThreshold > 0,
@@ -534,6 +539,28 @@ type decided struct {
 // idLessStandIn is the id an entry without one is decided with, to tell
 // whether its values would qualify.
 const idLessStandIn = "v1-entry-without-id"
+
+// internTable hands out one copy of each recurring string (the JSON
+// Pointers of planned values: "/message/content/0/text" on most lines),
+// so that the plan neither repeats them nor keeps the parser's buffers
+// they may point into.
+type internTable struct{ m map[string]string }
+
+// get returns the table's copy of s, or a copy of its own once the table
+// is full.
+func (t *internTable) get(s string) string {
+	if v, ok := t.m[s]; ok {
+		return v
+	}
+	s = strings.Clone(s)
+	if t.m == nil {
+		t.m = make(map[string]string)
+	}
+	if len(t.m) < 4096 {
+		t.m[s] = s
+	}
+	return s
+}
 
 // duplicateIDs returns the ids of planned entries that more than one line
 // of tr carries.

@@ -145,6 +145,10 @@ func (sp *sidePipe) work() {
 			sp.fail(fmt.Errorf("extract %s: entries %s…%s: %w", sp.name, batch[0].id, batch[len(batch)-1].id, err))
 			continue
 		}
+		// The store keeps no Data once Put returned.
+		for _, r := range recs {
+			putRecordBuffer(r.Data)
+		}
 		sp.encoded.Add(n)
 		if sp.debug {
 			for _, j := range batch {
@@ -174,8 +178,48 @@ func (sp *sidePipe) encode(e *bs.Entry, d Decision, repl [][]byte) ([]byte, []St
 	}
 	rec := &Record{Session: sp.name, EntryID: e.ID, TriggerType: string(d.Type), ExtractedAt: sp.now.UTC()}
 	rec.Put(vals...)
-	data, err := appendRecord(nil, rec)
+	est := 512
+	for _, v := range vals {
+		est += len(v.Raw) + len(v.RawBase64) + len(v.Placeholder) + len(v.Path) + 200
+	}
+	data, err := appendRecord(getRecordBuffer(est), rec)
 	return data, nil, err
+}
+
+// Record encodings are a pass's main allocation (as many bytes as it
+// extracts): their buffers are reused once the store has them, which
+// spares the collector most of its work under a memory limit. The pools
+// hold buffers of 1 KB to 1 MB, one pool per power of two.
+var recordBuffers [11]sync.Pool
+
+// bufferClass returns the pool whose buffers hold n bytes, or -1.
+func bufferClass(n int) int {
+	for k := range recordBuffers {
+		if n <= 1<<(10+k) {
+			return k
+		}
+	}
+	return -1
+}
+
+// getRecordBuffer returns an empty buffer that holds n bytes.
+func getRecordBuffer(n int) []byte {
+	k := bufferClass(n)
+	if k < 0 {
+		return make([]byte, 0, n)
+	}
+	if b, ok := recordBuffers[k].Get().(*[]byte); ok {
+		return (*b)[:0]
+	}
+	return make([]byte, 0, 1<<(10+k))
+}
+
+// putRecordBuffer keeps b for reuse when it came from getRecordBuffer
+// (its capacity is a pool's size).
+func putRecordBuffer(b []byte) {
+	if k := bufferClass(cap(b)); k >= 0 && cap(b) == 1<<(10+k) {
+		recordBuffers[k].Put(&b)
+	}
 }
 
 // send hands plan[i]'s record to the workers.
