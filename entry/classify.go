@@ -89,17 +89,20 @@ func splitContent(ptr, prefix string) (rest string, whole, ok bool) {
 	return tail[i+1:], false, true
 }
 
+// roleTriggers is the trigger type of a message's text by its role.
+var roleTriggers = map[string]bs.TriggerType{
+	"assistant": bs.TriggerAssistant, "user": bs.TriggerUser,
+	"toolResult": bs.TriggerToolResult, "tool": bs.TriggerToolResult,
+	"custom": bs.TriggerSystem, "hookMessage": bs.TriggerSystem, "system": bs.TriggerSystem,
+}
+
 func classifyReal(e *bs.Entry) []bs.Candidate {
 	var out []bs.Candidate
 	contentPrefix, role := "/message/content", e.Role
 	if e.Type == "custom_message" {
 		contentPrefix, role = "/content", "custom"
 	}
-	textTrigger := map[string]bs.TriggerType{
-		"assistant": bs.TriggerAssistant, "user": bs.TriggerUser,
-		"toolResult": bs.TriggerToolResult, "tool": bs.TriggerToolResult,
-		"custom": bs.TriggerSystem, "hookMessage": bs.TriggerSystem, "system": bs.TriggerSystem,
-	}[role]
+	textTrigger := roleTriggers[role]
 
 	// Image blocks go whole.
 	for _, b := range e.Blocks {

@@ -156,6 +156,38 @@ type planned struct {
 	sent bool
 }
 
+// planList holds the planned entries of a pass in chunks: appending to
+// one slice copied it over and over (a fifth of a pass's allocations),
+// and an entry keeps its address, which the side pipe holds.
+type planList struct {
+	chunks [][]planned
+	n      int
+}
+
+const planChunk = 1024
+
+// add appends p and returns its place in the list.
+func (l *planList) add(p planned) *planned {
+	if l.n%planChunk == 0 {
+		l.chunks = append(l.chunks, make([]planned, 0, planChunk))
+	}
+	c := &l.chunks[len(l.chunks)-1]
+	*c = append(*c, p)
+	l.n++
+	return &(*c)[len(*c)-1]
+}
+
+// each yields every entry in order.
+func (l *planList) each(yield func(*planned) bool) {
+	for _, c := range l.chunks {
+		for i := range c {
+			if !yield(&c[i]) {
+				return
+			}
+		}
+	}
+}
+
 // size is what the entry's side record holds in memory until it is sent.
 func (p *planned) size() int64 {
 	n := int64(len(p.rec))
@@ -239,7 +271,10 @@ func (x *Extractor) Run(ctx context.Context, ref bs.SessionRef) (*Result, error)
 			}
 		}()
 	}
-	var plan, idless []planned
+	var (
+		all    planList // every planned entry, in file order
+		idless []planned
+	)
 	var pointers internTable
 	// A line shorter than the minimum value length holds no value long
 	// enough, unless the entry forces its extraction (`_extractable`, a
@@ -323,9 +358,9 @@ func (x *Extractor) Run(ctx context.Context, ref bs.SessionRef) (*Result, error)
 			if debug {
 				p.reason = d.Reason // kept only to be logged: 20,000 of them are 2 MB
 			}
-			plan = append(plan, p)
+			pp := all.add(p)
 			if pipe != nil {
-				return pipe.add(plan)
+				return pipe.add(pp)
 			}
 			return nil
 		},
@@ -340,11 +375,11 @@ func (x *Extractor) Run(ctx context.Context, ref bs.SessionRef) (*Result, error)
 	version := tr.Version()
 	positions := tr.MessagePositions()
 	recent := protectRecent(tr, tok, policy.ProtectRecentTokens)
-	dups := duplicateIDs(tr, plan)
+	dups := duplicateIDs(tr, &all)
 	tr = nil // the index is most of a pass's memory
-	kept := plan[:0]
+	plan := make([]*planned, 0, all.n)
 	orphans := 0
-	for _, p := range plan {
+	for p := range all.each {
 		pos, ok := positions[p.line]
 		keep := ""
 		switch {
@@ -376,9 +411,8 @@ func (x *Extractor) Run(ctx context.Context, ref bs.SessionRef) (*Result, error)
 			res.BytesSaved += int64(c.Len() - len(p.repl[i]))
 		}
 		res.Values += len(p.cands)
-		kept = append(kept, p)
+		plan = append(plan, p)
 	}
-	plan = kept
 	if orphans > 0 {
 		// Sent before the window was known (see sidePipe): unreferenced
 		// records, as a failed rewrite leaves.
@@ -423,10 +457,9 @@ func (x *Extractor) Run(ctx context.Context, ref bs.SessionRef) (*Result, error)
 	// Side records first, made durable before the transcript changes.
 	t0 := time.Now()
 	edits := make([]bs.Edit, 0, len(plan))
-	for i := range plan {
-		p := &plan[i]
+	for _, p := range plan {
 		if !p.sent {
-			if err := pipe.send(plan, i); err != nil {
+			if err := pipe.send(p); err != nil {
 				return nil, fmt.Errorf("extract %s: %w", name, err)
 			}
 		}
@@ -564,10 +597,10 @@ func (t *internTable) get(s string) string {
 
 // duplicateIDs returns the ids of planned entries that more than one line
 // of tr carries.
-func duplicateIDs(tr bs.Transcript, plan []planned) map[string]bool {
-	count := make(map[string]int, len(plan))
-	for i := range plan {
-		count[plan[i].id] = 0
+func duplicateIDs(tr bs.Transcript, plan *planList) map[string]bool {
+	count := make(map[string]int, plan.n)
+	for p := range plan.each {
+		count[p.id] = 0
 	}
 	var dups map[string]bool
 	for _, n := range tr.Nodes() {
@@ -589,14 +622,14 @@ func duplicateIDs(tr bs.Transcript, plan []planned) map[string]bool {
 
 // storedBytes is what the side records of plan take in the store
 // (compressed), when it says; 0 otherwise.
-func (x *Extractor) storedBytes(ctx context.Context, ref bs.SessionRef, plan []planned) int64 {
+func (x *Extractor) storedBytes(ctx context.Context, ref bs.SessionRef, plan []*planned) int64 {
 	infos, err := x.Side.List(ctx, ref)
 	if err != nil {
 		return 0
 	}
 	mine := make(map[string]bool, len(plan))
-	for i := range plan {
-		mine[plan[i].id] = true
+	for _, p := range plan {
+		mine[p.id] = true
 	}
 	var stored int64
 	for _, in := range infos {
@@ -623,7 +656,7 @@ func (p *planned) sizes() []int {
 	return out
 }
 
-func details(plan []planned) []EntryResult {
+func details(plan []*planned) []EntryResult {
 	out := make([]EntryResult, 0, len(plan))
 	for _, p := range plan {
 		er := EntryResult{ID: p.id, Line: p.line, Type: string(p.trigger)}

@@ -66,11 +66,11 @@ type sidePipe struct {
 	mu      sync.Mutex
 	err     error
 
-	// fifo holds the indexes (in plan) of the entries not yet sent,
+	// fifo holds the planned entries not yet sent,
 	// oldest first from head. Those from tail on are the hold-back
 	// window, whose records take window bytes; those before it save
 	// beyond bytes of transcript.
-	fifo       []int
+	fifo       []*planned
 	head, tail int
 	window     int64
 	beyond     int64
@@ -222,9 +222,8 @@ func putRecordBuffer(b []byte) {
 	}
 }
 
-// send hands plan[i]'s record to the workers.
-func (sp *sidePipe) send(plan []planned, i int) error {
-	p := &plan[i]
+// send hands p's record to the workers.
+func (sp *sidePipe) send(p *planned) error {
 	sp.batch = append(sp.batch, sideJob{id: p.id, trigger: p.trigger, rec: p.rec, vals: p.vals, cands: p.cands})
 	sp.batchBytes += p.size()
 	p.rec, p.vals, p.sent = nil, nil, true
@@ -249,20 +248,20 @@ func (sp *sidePipe) flush() error {
 	}
 }
 
-// add takes the newest planned entry, plan[len(plan)-1], and sends the
+// add takes the newest planned entry p and sends the
 // records that fall out of the hold-back window. Nothing is sent before
 // the entries out of the window save minSaving bytes, so that a pass
 // skipped for saving too little writes no side record.
-func (sp *sidePipe) add(plan []planned) error {
+func (sp *sidePipe) add(p *planned) error {
 	if err := sp.failed(); err != nil {
 		return err
 	}
-	sp.fifo = append(sp.fifo, len(plan)-1)
-	sp.window += plan[len(plan)-1].size()
+	sp.fifo = append(sp.fifo, p)
+	sp.window += p.size()
 	for sp.window > holdBack {
 		k := sp.fifo[sp.tail]
-		sp.window -= plan[k].size()
-		sp.beyond += plan[k].saving()
+		sp.window -= k.size()
+		sp.beyond += k.saving()
 		sp.tail++
 	}
 	if !sp.canEarly || sp.head == sp.tail || (!sp.early && sp.beyond < sp.minSaving) {
@@ -271,13 +270,14 @@ func (sp *sidePipe) add(plan []planned) error {
 	sp.early = true
 	for ; sp.head < sp.tail; sp.head++ {
 		k := sp.fifo[sp.head]
-		if plan[k].rec == nil {
+		sp.fifo[sp.head] = nil
+		if k.rec == nil {
 			// A record to merge into an earlier one: sent early, a
 			// decision reversed at the end (a duplicate id) would leave
 			// the earlier record replaced. Merges are rare: held to the end.
 			continue
 		}
-		if err := sp.send(plan, k); err != nil {
+		if err := sp.send(k); err != nil {
 			return err
 		}
 	}
