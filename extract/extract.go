@@ -349,10 +349,15 @@ func (x *Extractor) Run(ctx context.Context, ref bs.SessionRef) (*Result, error)
 			if dd.err != nil {
 				return fmt.Errorf("extract %s: encode side record of entry %s: %w", name, e.ID, dd.err)
 			}
-			for i := range d.Candidates {
-				d.Candidates[i].Pointer = pointers.get(d.Candidates[i].Pointer)
+			// The plan keeps an exact copy: Decide's slice has room (and
+			// stale candidates) beyond its length, whose pointers would
+			// keep the parser's buffers alive.
+			cands := make([]bs.Candidate, len(d.Candidates))
+			for i, c := range d.Candidates {
+				c.Pointer = pointers.get(c.Pointer)
+				cands[i] = c
 			}
-			p := planned{line: e.Line, id: e.ID, trigger: d.Type, cands: d.Candidates, repl: dd.repl,
+			p := planned{line: e.Line, id: e.ID, trigger: d.Type, cands: cands, repl: dd.repl,
 				code: d.Code, window: window, agedByPosition: e.Timestamp.IsZero() && policy.AgeThreshold > 0,
 				sum: dd.sum, rec: dd.rec, vals: dd.vals}
 			if debug {

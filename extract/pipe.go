@@ -26,7 +26,7 @@ import (
 
 // holdBack is how many bytes of encoded records a pass holds back until
 // it knows the keep window. Tests make it small.
-var holdBack int64 = 1 << 20
+var holdBack int64 = 512 << 10
 
 // batchTarget is the size of the batches of records put at once. Tests
 // make it small.
@@ -188,11 +188,18 @@ func (sp *sidePipe) encode(e *bs.Entry, d Decision, repl [][]byte) ([]byte, []St
 
 // Record encodings are a pass's main allocation (as many bytes as it
 // extracts): their buffers are reused once the store has them, which
-// spares the collector most of its work under a memory limit. The pools
-// hold buffers of 1 KB to 1 MB, one pool per power of two.
-var recordBuffers [11]sync.Pool
+// spares the collector most of its work under a memory limit. The free
+// lists hold buffers of 1 KB to 1 MB, one list per power of two, and at
+// most 256 KB of each size (a sync.Pool kept more alive between
+// collections than it saved).
+var recordBuffers = func() (l [11]chan []byte) {
+	for k := range l {
+		l[k] = make(chan []byte, max(1, (256<<10)>>(10+k)))
+	}
+	return l
+}()
 
-// bufferClass returns the pool whose buffers hold n bytes, or -1.
+// bufferClass returns the list whose buffers hold n bytes, or -1.
 func bufferClass(n int) int {
 	for k := range recordBuffers {
 		if n <= 1<<(10+k) {
@@ -208,17 +215,22 @@ func getRecordBuffer(n int) []byte {
 	if k < 0 {
 		return make([]byte, 0, n)
 	}
-	if b, ok := recordBuffers[k].Get().(*[]byte); ok {
-		return (*b)[:0]
+	select {
+	case b := <-recordBuffers[k]:
+		return b[:0]
+	default:
+		return make([]byte, 0, 1<<(10+k))
 	}
-	return make([]byte, 0, 1<<(10+k))
 }
 
 // putRecordBuffer keeps b for reuse when it came from getRecordBuffer
-// (its capacity is a pool's size).
+// (its capacity is a list's size) and its list has room.
 func putRecordBuffer(b []byte) {
 	if k := bufferClass(cap(b)); k >= 0 && cap(b) == 1<<(10+k) {
-		recordBuffers[k].Put(&b)
+		select {
+		case recordBuffers[k] <- b:
+		default:
+		}
 	}
 }
 

@@ -18,7 +18,7 @@ import (
 var (
 	// blockSize is the size of a block read at once; a line longer than a
 	// block makes its block longer. Tests make it small.
-	blockSize = 512 << 10
+	blockSize = 256 << 10
 )
 
 // parallelMin is the input size from which a read is parallel: below it
