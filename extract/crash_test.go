@@ -30,6 +30,10 @@ func TestCrashHelper(t *testing.T) {
 		t.Skip("helper process")
 	}
 	ctx := context.Background()
+	// Small hold-back and batches: records go to the pack while the pass
+	// still reads, and the kills land in that too.
+	extract.SetHoldBack(4 << 10)
+	extract.SetBatchTarget(4 << 10)
 	st := sidetest.Store(root)
 	path := filepath.Join(root, "main", "sessions", "s1.jsonl")
 	x := sidetest.Extractor(st, allTypes(64, 0))
