@@ -465,8 +465,9 @@ type Transcript interface {
 
 // LinePlanner is implemented by transcripts that can hand out a reader of
 // chosen lines that does not hold the transcript's index: a caller that
-// needs only those lines afterwards (the extractor, between deciding and
-// rewriting) then lets the index go, which is most of a pass's memory.
+// needs only those lines afterwards then lets the index go, which is most
+// of the memory of a read. (The extractor no longer reads lines twice: it
+// writes side records during its one read, see package extract.)
 type LinePlanner interface {
 	// PlanLines returns a reader of the given lines (1-based, ascending),
 	// as Lines would read them.
