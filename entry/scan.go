@@ -210,29 +210,24 @@ func slabString(slab *[]byte, b []byte) string {
 }
 
 // values returns n zero values from the value slab.
-func (s *scanner) values(n int) []bs.Value {
-	if n > valueSlab/4 {
-		return make([]bs.Value, n)
-	}
-	if cap(s.valueSlab)-len(s.valueSlab) < n {
-		s.valueSlab = make([]bs.Value, 0, valueSlab)
-	}
-	l := len(s.valueSlab)
-	s.valueSlab = s.valueSlab[:l+n]
-	return s.valueSlab[l : l+n : l+n]
-}
+func (s *scanner) values(n int) []bs.Value { return carve(&s.valueSlab, n, valueSlab) }
 
 // newBlocks returns n zero blocks from the block slab.
-func (s *scanner) newBlocks(n int) []bs.Block {
-	if n > blockSlab/4 {
-		return make([]bs.Block, n)
+func (s *scanner) newBlocks(n int) []bs.Block { return carve(&s.blockSlab, n, blockSlab) }
+
+// carve returns n zero elements from a slab of size elements, starting a
+// new slab when this one is full; more than a quarter of a slab gets an
+// allocation of its own.
+func carve[T any](slab *[]T, n, size int) []T {
+	if n > size/4 {
+		return make([]T, n)
 	}
-	if cap(s.blockSlab)-len(s.blockSlab) < n {
-		s.blockSlab = make([]bs.Block, 0, blockSlab)
+	if cap(*slab)-len(*slab) < n {
+		*slab = make([]T, 0, size)
 	}
-	l := len(s.blockSlab)
-	s.blockSlab = s.blockSlab[:l+n]
-	return s.blockSlab[l : l+n : l+n]
+	l := len(*slab)
+	*slab = (*slab)[:l+n]
+	return (*slab)[l : l+n : l+n]
 }
 
 // finish moves what scan collected into e: one string for every pointer
@@ -517,12 +512,7 @@ func scanNumber(b []byte, i int) int {
 		return -1
 	}
 	if i < len(b) && b[i] == '.' {
-		i++
-		d := i
-		for i < len(b) && '0' <= b[i] && b[i] <= '9' {
-			i++
-		}
-		if i == d {
+		if i = skipDigits(b, i+1); i < 0 {
 			return -1
 		}
 	}
@@ -531,13 +521,22 @@ func scanNumber(b []byte, i int) int {
 		if i < len(b) && (b[i] == '+' || b[i] == '-') {
 			i++
 		}
-		d := i
-		for i < len(b) && '0' <= b[i] && b[i] <= '9' {
-			i++
-		}
-		if i == d {
+		if i = skipDigits(b, i); i < 0 {
 			return -1
 		}
+	}
+	return i
+}
+
+// skipDigits returns the index after the run of digits starting at i, or
+// -1 when there is none.
+func skipDigits(b []byte, i int) int {
+	d := i
+	for i < len(b) && '0' <= b[i] && b[i] <= '9' {
+		i++
+	}
+	if i == d {
+		return -1
 	}
 	return i
 }

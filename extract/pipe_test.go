@@ -5,6 +5,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"testing"
 
@@ -81,7 +82,7 @@ func TestPassHoldBack(t *testing.T) {
 		if !res.Written || res.Entries < 100 {
 			t.Fatalf("written %v, %d entries: want a pass of many entries", res.Written, res.Entries)
 		}
-		if got, want := sideIDs(t, st, ref), extractedIDs(res); !slicesEqual(got, want) {
+		if got, want := sideIDs(t, st, ref), extractedIDs(res); !slices.Equal(got, want) {
 			t.Fatalf("side records of %d entries, extracted %d: want exactly the extracted ones", len(got), len(want))
 		}
 		if back := unextract(t, ref.Path, sidetest.Dir(ref.Path, ref.ID)); !bytes.Equal(back, orig) {
@@ -154,18 +155,6 @@ func TestPassHoldBack(t *testing.T) {
 			t.Fatal("restore --all --pristine does not give the original back")
 		}
 	})
-}
-
-func slicesEqual(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 func mustRead(t *testing.T, path string) []byte {
