@@ -266,8 +266,16 @@ func (x *Extractor) Run(ctx context.Context, ref bs.SessionRef) (*Result, error)
 			return nil, err
 		}
 		defer func() {
-			if pipe != nil {
-				pipe.close(true)
+			if pipe == nil {
+				return
+			}
+			// The pass ends without writing (skipped, or an error): what
+			// went to the store early becomes durable orphans, as after
+			// a failed rewrite, rather than a pending pack left open.
+			if pipe.close(true) == nil && pipe.early {
+				if err := x.Side.Sync(context.WithoutCancel(ctx), ref); err != nil {
+					log.Warn("sync side records of a pass that wrote nothing", "session", name, "err", err)
+				}
 			}
 		}()
 	}

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strings"
 	"testing"
 
 	bs "github.com/brainsurgeon/brainsurgeon"
@@ -102,6 +103,32 @@ func TestPassHoldBack(t *testing.T) {
 			t.Fatalf("%d side records written by a skipped pass, want none", len(ids))
 		}
 		if now, _ := os.ReadFile(ref.Path); !bytes.Equal(now, orig) {
+			t.Fatal("transcript changed")
+		}
+	})
+
+	t.Run("nothing written after early records", func(t *testing.T) {
+		// The keep window turns out to cover every entry: the records
+		// sent while reading become durable orphans, no pack is left
+		// pending (a temp file) and the transcript is untouched.
+		ref, st, orig := generated(t, 2<<20, "")
+		res := run(t, ref, st, allTypes(500, 1<<20))
+		if res.Written || res.SkipCode != extract.SkipNothing {
+			t.Fatalf("written %v, skip %q: want nothing extracted", res.Written, res.SkipCode)
+		}
+		if len(sideIDs(t, st, ref)) == 0 {
+			t.Fatal("no orphan records: the records sent early were not made durable")
+		}
+		ents, err := os.ReadDir(sidetest.Dir(ref.Path, ref.ID))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range ents {
+			if strings.HasPrefix(e.Name(), ".") {
+				t.Fatalf("temp file %s left in the side dir", e.Name())
+			}
+		}
+		if !bytes.Equal(mustRead(t, ref.Path), orig) {
 			t.Fatal("transcript changed")
 		}
 	})
