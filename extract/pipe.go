@@ -46,14 +46,17 @@ type sideJob struct {
 // sidePipe puts the side records of a pass on worker goroutines and holds
 // back the newest until the keep window is known.
 type sidePipe struct {
-	x        *Extractor
-	ctx      context.Context
-	ref      bs.SessionRef
-	name     string
-	now      time.Time
-	log      bs.Logger
-	debug    bool
+	x     *Extractor
+	ctx   context.Context
+	ref   bs.SessionRef
+	name  string
+	now   time.Time
+	log   bs.Logger
+	debug bool
+	// existing holds the ids with an earlier record (see hasRecord).
+	listOnce sync.Once
 	existing map[string]bool
+	listErr  error
 
 	jobs chan []sideJob
 	// batch collects the records to send, batchBytes their size: a Put
@@ -82,15 +85,8 @@ type sidePipe struct {
 // newSidePipe lists the session's earlier side records (merged into the
 // new ones) and starts the workers.
 func (x *Extractor) newSidePipe(ctx context.Context, ref bs.SessionRef, name string, now time.Time, log bs.Logger, minSaving int64) (*sidePipe, error) {
-	infos, err := x.Side.List(ctx, ref)
-	if err != nil {
-		return nil, fmt.Errorf("extract %s: %w", name, err)
-	}
 	sp := &sidePipe{x: x, ctx: ctx, ref: ref, name: name, now: now, log: log, debug: bs.DebugEnabled(log),
-		existing: make(map[string]bool, len(infos)), canEarly: ref.ID != "", minSaving: minSaving}
-	for _, in := range infos {
-		sp.existing[in.EntryID] = true
-	}
+		canEarly: ref.ID != "", minSaving: minSaving}
 	workers := min(runtime.GOMAXPROCS(0), 4)
 	sp.jobs = make(chan []sideJob, workers)
 	for range workers {
@@ -98,6 +94,25 @@ func (x *Extractor) newSidePipe(ctx context.Context, ref bs.SessionRef, name str
 		go sp.work()
 	}
 	return sp, nil
+}
+
+// hasRecord tells whether the session has a side record of entry id from
+// an earlier pass (the new values are merged into it). The session's
+// records are listed once, when the first entry qualifies: a pass that
+// extracts nothing does not pay for the listing.
+func (sp *sidePipe) hasRecord(id string) (bool, error) {
+	sp.listOnce.Do(func() {
+		infos, err := sp.x.Side.List(sp.ctx, sp.ref)
+		if err != nil {
+			sp.listErr = err
+			return
+		}
+		sp.existing = make(map[string]bool, len(infos))
+		for _, in := range infos {
+			sp.existing[in.EntryID] = true
+		}
+	})
+	return sp.existing[id], sp.listErr
 }
 
 func (sp *sidePipe) fail(err error) {
@@ -164,7 +179,10 @@ func (sp *sidePipe) work() {
 // earlier record that the worker will merge into, its values with their
 // bytes copied (e.Raw is valid only until the line is visited).
 func (sp *sidePipe) encode(e *bs.Entry, d Decision, repl [][]byte) ([]byte, []StoredValue, error) {
-	merge := sp.existing[e.ID]
+	merge, err := sp.hasRecord(e.ID)
+	if err != nil {
+		return nil, nil, err
+	}
 	vals := make([]StoredValue, len(d.Candidates))
 	for i, c := range d.Candidates {
 		raw := e.Raw[c.Start:c.End]
