@@ -463,23 +463,6 @@ type Transcript interface {
 	Lines(ctx context.Context, lines []int) iter.Seq2[*Entry, error]
 }
 
-// LinePlanner is implemented by transcripts that can hand out a reader of
-// chosen lines that does not hold the transcript's index: a caller that
-// needs only those lines afterwards then lets the index go, which is most
-// of the memory of a read. (The extractor no longer reads lines twice: it
-// writes side records during its one read, see package extract.)
-type LinePlanner interface {
-	// PlanLines returns a reader of the given lines (1-based, ascending),
-	// as Lines would read them.
-	PlanLines(lines []int) (LineReader, error)
-}
-
-// LineReader reads lines chosen in advance (see LinePlanner).
-type LineReader interface {
-	// Lines streams the chosen lines as Transcript.Lines does.
-	Lines(ctx context.Context) iter.Seq2[*Entry, error]
-}
-
 // Visitor sees every line of a transcript while a store reads it, so that
 // a caller can decide in the same read that builds the index.
 type Visitor struct {

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -33,17 +32,8 @@ func TestExtractDuplicateIDs(t *testing.T) {
 		tail = append(tail, resultLine("b"+string(rune('0'+i)), "a1", "short"))
 	}
 	write := func(t *testing.T, lines []string) (string, *session.Store) {
-		dir := filepath.Join(t.TempDir(), "agents", "main", "sessions")
-		if err := os.MkdirAll(dir, 0o700); err != nil {
-			t.Fatal(err)
-		}
-		path := filepath.Join(dir, "dup.jsonl")
-		if err := os.WriteFile(path, []byte(strings.Join(lines, "\n")+"\n"), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		st := session.NewStore(filepath.Dir(filepath.Dir(dir)))
-		st.Writer.Quiet = 0
-		return path, st
+		ref, st := sessionOf(t, "dup", []byte(strings.Join(lines, "\n")+"\n"))
+		return ref.Path, st
 	}
 	pristine := func(t *testing.T, path string, st *session.Store, want []byte) {
 		ref, err := st.Resolve(ctx, path)

@@ -257,14 +257,14 @@ func (x *Extractor) Run(ctx context.Context, ref bs.SessionRef) (*Result, error)
 	}
 	var pipe *sidePipe
 	if !x.DryRun {
-		var err error
+		// Records go out early only once they save min_saving_tokens:
+		// that many tokens' worth of bytes (4 a token, more when the
+		// tokenizer counts fewer).
 		minBytes := int64(policy.MinSavingTokens) * 4
 		if n := bs.TokensOfBytes(tok, minBytes); n > 0 && n < int64(policy.MinSavingTokens) {
 			minBytes = minBytes * int64(policy.MinSavingTokens) / n
 		}
-		if pipe, err = x.newSidePipe(ctx, ref, name, now, log, minBytes); err != nil {
-			return nil, err
-		}
+		pipe = x.newSidePipe(ctx, ref, name, now, log, minBytes)
 		defer func() {
 			if pipe == nil {
 				return
@@ -420,9 +420,7 @@ func (x *Extractor) Run(ctx context.Context, ref bs.SessionRef) (*Result, error)
 		if debug {
 			log.Debug(p.reason, "session", name)
 		}
-		for i, c := range p.cands {
-			res.BytesSaved += int64(c.Len() - len(p.repl[i]))
-		}
+		res.BytesSaved += p.saving()
 		res.Values += len(p.cands)
 		plan = append(plan, p)
 	}
@@ -653,17 +651,23 @@ func (x *Extractor) storedBytes(ctx context.Context, ref bs.SessionRef, plan []*
 	return stored
 }
 
-func (p *planned) keys() []string {
-	out := make([]string, len(p.cands))
-	for i, c := range p.cands {
+func (p *planned) keys() []string { return candKeys(p.cands) }
+
+func (p *planned) sizes() []int { return candSizes(p.cands) }
+
+// candKeys returns the candidates' JSON Pointers.
+func candKeys(cands []bs.Candidate) []string {
+	out := make([]string, len(cands))
+	for i, c := range cands {
 		out[i] = c.Pointer
 	}
 	return out
 }
 
-func (p *planned) sizes() []int {
-	out := make([]int, len(p.cands))
-	for i, c := range p.cands {
+// candSizes returns the candidates' sizes in bytes.
+func candSizes(cands []bs.Candidate) []int {
+	out := make([]int, len(cands))
+	for i, c := range cands {
 		out[i] = c.Len()
 	}
 	return out
@@ -672,13 +676,8 @@ func (p *planned) sizes() []int {
 func details(plan []*planned) []EntryResult {
 	out := make([]EntryResult, 0, len(plan))
 	for _, p := range plan {
-		er := EntryResult{ID: p.id, Line: p.line, Type: string(p.trigger)}
-		for i, c := range p.cands {
-			er.Keys = append(er.Keys, c.Pointer)
-			er.Sizes = append(er.Sizes, c.Len())
-			er.BytesSaved += int64(c.Len() - len(p.repl[i]))
-		}
-		out = append(out, er)
+		out = append(out, EntryResult{ID: p.id, Line: p.line, Type: string(p.trigger),
+			Keys: p.keys(), Sizes: p.sizes(), BytesSaved: p.saving()})
 	}
 	return out
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -69,10 +70,9 @@ type sidePipe struct {
 	mu      sync.Mutex
 	err     error
 
-	// fifo holds the planned entries not yet sent,
-	// oldest first from head. Those from tail on are the hold-back
-	// window, whose records take window bytes; those before it save
-	// beyond bytes of transcript.
+	// fifo holds the planned entries not yet sent, oldest first from
+	// head. Those from tail on are the hold-back window, whose records
+	// take window bytes; those before it save beyond bytes of transcript.
 	fifo       []*planned
 	head, tail int
 	window     int64
@@ -82,9 +82,8 @@ type sidePipe struct {
 	minSaving  int64
 }
 
-// newSidePipe lists the session's earlier side records (merged into the
-// new ones) and starts the workers.
-func (x *Extractor) newSidePipe(ctx context.Context, ref bs.SessionRef, name string, now time.Time, log bs.Logger, minSaving int64) (*sidePipe, error) {
+// newSidePipe starts the workers of a pass's side pipe.
+func (x *Extractor) newSidePipe(ctx context.Context, ref bs.SessionRef, name string, now time.Time, log bs.Logger, minSaving int64) *sidePipe {
 	sp := &sidePipe{x: x, ctx: ctx, ref: ref, name: name, now: now, log: log, debug: bs.DebugEnabled(log),
 		canEarly: ref.ID != "", minSaving: minSaving}
 	workers := min(runtime.GOMAXPROCS(0), 4)
@@ -93,7 +92,7 @@ func (x *Extractor) newSidePipe(ctx context.Context, ref bs.SessionRef, name str
 		sp.wg.Add(1)
 		go sp.work()
 	}
-	return sp, nil
+	return sp
 }
 
 // hasRecord tells whether the session has a side record of entry id from
@@ -141,20 +140,21 @@ func (sp *sidePipe) work() {
 		for _, j := range batch {
 			data := j.rec
 			if data == nil {
-				rec := &Record{Session: sp.name, EntryID: j.id}
+				var base *Record
 				if old, err := LoadRecord(sp.ctx, sp.x.Side, sp.ref, j.id); err == nil && !old.Legacy {
-					rec = old
+					base = old
 				}
-				rec.TriggerType, rec.ExtractedAt = string(j.trigger), sp.now.UTC()
-				rec.Put(j.vals...)
 				var err error
-				if data, err = appendRecord(nil, rec); err != nil {
+				if data, err = appendRecord(nil, sp.record(base, j.id, j.trigger, j.vals)); err != nil {
 					sp.fail(fmt.Errorf("extract %s: encode side record of entry %s: %w", sp.name, j.id, err))
-					return
+					break
 				}
 			}
 			recs = append(recs, bs.SideRecord{EntryID: j.id, Data: data})
 			n += int64(len(data))
+		}
+		if sp.failed() != nil {
+			continue // drain
 		}
 		if err := sp.x.Side.Put(sp.ctx, sp.ref, recs); err != nil {
 			sp.fail(fmt.Errorf("extract %s: entries %s…%s: %w", sp.name, batch[0].id, batch[len(batch)-1].id, err))
@@ -167,8 +167,7 @@ func (sp *sidePipe) work() {
 		sp.encoded.Add(n)
 		if sp.debug {
 			for _, j := range batch {
-				p := planned{cands: j.cands}
-				sp.log.Debug("extracted", "entry_id", j.id, "keys", p.keys(), "sizes_bytes", p.sizes(), "session", sp.name)
+				sp.log.Debug("extracted", "entry_id", j.id, "keys", candKeys(j.cands), "sizes_bytes", candSizes(j.cands), "session", sp.name)
 			}
 		}
 	}
@@ -185,23 +184,35 @@ func (sp *sidePipe) encode(e *bs.Entry, d Decision, repl [][]byte) ([]byte, []St
 	}
 	vals := make([]StoredValue, len(d.Candidates))
 	for i, c := range d.Candidates {
-		raw := e.Raw[c.Start:c.End]
+		raw, path := e.Raw[c.Start:c.End], c.Pointer
 		if merge {
-			raw = bytes.Clone(raw)
+			// Kept until the read ends: copies, not the parser's buffers.
+			raw, path = bytes.Clone(raw), strings.Clone(path)
 		}
-		vals[i] = newStoredValue(c.Pointer, c.Trigger, c.Block, raw, repl[i], sp.now)
+		vals[i] = newStoredValue(path, c.Trigger, c.Block, raw, repl[i], sp.now)
 	}
 	if merge {
 		return nil, vals, nil
 	}
-	rec := &Record{Session: sp.name, EntryID: e.ID, TriggerType: string(d.Type), ExtractedAt: sp.now.UTC()}
-	rec.Put(vals...)
+	rec := sp.record(nil, e.ID, d.Type, vals)
 	est := 512
 	for _, v := range vals {
 		est += len(v.Raw) + len(v.RawBase64) + len(v.Placeholder) + len(v.Path) + 200
 	}
 	data, err := appendRecord(getRecordBuffer(est), rec)
 	return data, nil, err
+}
+
+// record returns the side record of entry id with vals put into base
+// (an earlier record of the entry) or into a new one.
+func (sp *sidePipe) record(base *Record, id string, trigger bs.TriggerType, vals []StoredValue) *Record {
+	rec := base
+	if rec == nil {
+		rec = &Record{Session: sp.name, EntryID: id}
+	}
+	rec.TriggerType, rec.ExtractedAt = string(trigger), sp.now.UTC()
+	rec.Put(vals...)
+	return rec
 }
 
 // Record encodings are a pass's main allocation (as many bytes as it

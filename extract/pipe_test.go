@@ -22,17 +22,25 @@ import (
 // returns its ref, store and bytes.
 func generated(t *testing.T, size int64, extra string) (bs.SessionRef, *session.Store, []byte) {
 	t.Helper()
-	dir := filepath.Join(t.TempDir(), "agents", "main", "sessions")
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		t.Fatal(err)
-	}
 	var buf bytes.Buffer
 	if _, err := synth.Generate(&buf, synth.Options{Size: size, Density: synth.DensityReal}); err != nil {
 		t.Fatal(err)
 	}
 	buf.WriteString(extra)
-	path := filepath.Join(dir, "g1.jsonl")
-	if err := os.WriteFile(path, buf.Bytes(), 0o600); err != nil {
+	ref, st := sessionOf(t, "g1", buf.Bytes())
+	return ref, st, buf.Bytes()
+}
+
+// sessionOf writes data as session id of agent main in a fresh agents
+// directory and returns its ref and a store with no quiet period.
+func sessionOf(t *testing.T, id string, data []byte) (bs.SessionRef, *session.Store) {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "agents", "main", "sessions")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, id+".jsonl")
+	if err := os.WriteFile(path, data, 0o600); err != nil {
 		t.Fatal(err)
 	}
 	st := session.NewStore(filepath.Dir(filepath.Dir(dir)))
@@ -41,7 +49,7 @@ func generated(t *testing.T, size int64, extra string) (bs.SessionRef, *session.
 	if err != nil {
 		t.Fatal(err)
 	}
-	return ref, st, buf.Bytes()
+	return ref, st
 }
 
 func sideIDs(t *testing.T, st *session.Store, ref bs.SessionRef) []string {

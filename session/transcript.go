@@ -671,16 +671,16 @@ func (t *Transcript) Entry(ctx context.Context, line int) (*bs.Entry, error) {
 // Lines reads the given lines (1-based, ascending) again from disk with
 // one open of the file. The entries carry Line, Offset and Raw only.
 func (t *Transcript) Lines(ctx context.Context, lines []int) iter.Seq2[*bs.Entry, error] {
-	r, err := t.PlanLines(lines)
+	r, err := t.planLines(lines)
 	if err != nil {
 		return func(yield func(*bs.Entry, error) bool) { yield(nil, err) }
 	}
 	return r.Lines(ctx)
 }
 
-// PlanLines returns a reader of the given lines (1-based, ascending) that
+// planLines returns a reader of the given lines (1-based, ascending) that
 // holds their places in the file, not the transcript's index.
-func (t *Transcript) PlanLines(lines []int) (bs.LineReader, error) {
+func (t *Transcript) planLines(lines []int) (*lineReader, error) {
 	locs, err := t.Locate(lines)
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", t.ref.Path, err)
@@ -711,7 +711,7 @@ func (t *Index) Locate(lines []int) ([]LineLoc, error) {
 	return out, nil
 }
 
-// lineReader reads lines at places taken from an index (see PlanLines);
+// lineReader reads lines at places taken from an index (see planLines);
 // t has no index, only what reopen needs.
 type lineReader struct {
 	t    *Transcript

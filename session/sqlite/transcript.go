@@ -364,16 +364,16 @@ func (t *Transcript) Entry(ctx context.Context, line int) (*bs.Entry, error) {
 // the fences. The entries carry Line, Offset (the seq) and Raw only; Raw
 // is the caller's to keep.
 func (t *Transcript) Lines(ctx context.Context, lines []int) iter.Seq2[*bs.Entry, error] {
-	r, err := t.PlanLines(lines)
+	r, err := t.planLines(lines)
 	if err != nil {
 		return func(yield func(*bs.Entry, error) bool) { yield(nil, err) }
 	}
 	return r.Lines(ctx)
 }
 
-// PlanLines returns a reader of the given lines (1-based, ascending) that
+// planLines returns a reader of the given lines (1-based, ascending) that
 // holds their row numbers, not the transcript's index.
-func (t *Transcript) PlanLines(lines []int) (bs.LineReader, error) {
+func (t *Transcript) planLines(lines []int) (*lineReader, error) {
 	locs, err := t.Locate(lines) // a row's Offset is its seq
 	if err != nil {
 		return nil, fmt.Errorf("session %s in %s: %w", t.ref, t.path, err)
@@ -382,7 +382,7 @@ func (t *Transcript) PlanLines(lines []int) (bs.LineReader, error) {
 		locs: locs}, nil
 }
 
-// lineReader reads rows chosen in advance (see PlanLines); t has no index,
+// lineReader reads rows chosen in advance (see planLines); t has no index,
 // only what the reads and the fence checks need.
 type lineReader struct {
 	t    *Transcript
