@@ -282,7 +282,7 @@ func printInspect(w io.Writer, r compact.InspectReport) {
 			n += p.Tokens
 			ids = append(ids, p.ID)
 		}
-		field(w, "Pinned", "%d entries, %s tokens (never compacted): %s", len(r.Pinned), num(n), joinMax(ids, 8))
+		field(w, "Pinned", "%d entries, %s tokens (never compacted): %s", len(r.Pinned), num(n), cli.JoinMax(ids, 8))
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "Potential Savings:")

@@ -108,28 +108,20 @@ func (m *Main) openTranscript(ctx context.Context, f *sessionFlags) (*target, bs
 // newestSession returns the most recently modified session of agent and
 // its modification time.
 func newestSession(ctx context.Context, st bs.Store, agent string) (bs.SessionRef, time.Time, error) {
-	all, err := st.Sessions(ctx)
+	refs, agents, total, err := cli.AgentSessions(ctx, st, agent)
 	if err != nil {
 		return bs.SessionRef{}, time.Time{}, err
 	}
-	var refs []bs.SessionRef
-	agents := map[string]bool{}
-	for _, r := range all {
-		agents[r.Agent] = true
-		if r.Agent == agent {
-			refs = append(refs, r)
-		}
-	}
 	if len(refs) == 0 {
-		var names []string
-		for a := range agents {
+		names := make([]string, len(agents))
+		for i, a := range agents {
 			if a == "" {
 				a = `"" (pi sessions)`
 			}
-			names = append(names, a)
+			names[i] = a
 		}
 		return bs.SessionRef{}, time.Time{}, fmt.Errorf("no --session given and agent %q has no sessions to default to (found %d sessions of agents: %s); name one with --session: %w",
-			agent, len(all), joinMax(names, 10), bs.ErrNotFound)
+			agent, total, cli.JoinMax(names, 10), bs.ErrNotFound)
 	}
 	mods := make([]time.Time, len(refs))
 	if bst, ok := st.(bs.BatchStater); ok {
@@ -152,17 +144,6 @@ func newestSession(ctx context.Context, st bs.Store, agent string) (bs.SessionRe
 		}
 	}
 	return refs[best], mods[best], nil
-}
-
-// joinMax joins up to max names, saying how many there are in all.
-func joinMax(names []string, max int) string {
-	if len(names) == 0 {
-		return "none"
-	}
-	if len(names) > max {
-		return strings.Join(names[:max], ", ") + fmt.Sprintf(", … (%d in all)", len(names))
-	}
-	return strings.Join(names, ", ")
 }
 
 // tokenizerNames are the values --tokenizer accepts.

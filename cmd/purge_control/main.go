@@ -12,7 +12,6 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"sort"
 	"strings"
 	"syscall"
 
@@ -208,20 +207,12 @@ func resolve(ctx context.Context, st bs.Lister, agent, name string) (bs.SessionR
 	if strings.ContainsAny(agent, "/\\") || agent == "." || agent == ".." {
 		return bs.SessionRef{}, fmt.Errorf("agent %q: expected an agent id such as main: %w", agent, bs.ErrInvalid)
 	}
-	all, err := st.Sessions(ctx)
+	mine, agents, _, err := cli.AgentSessions(ctx, st, agent)
 	if err != nil {
 		return bs.SessionRef{}, err
 	}
-	var mine []bs.SessionRef
-	agents := map[string]bool{}
-	for _, s := range all {
-		agents[s.Agent] = true
-		if s.Agent == agent {
-			mine = append(mine, s)
-		}
-	}
 	if len(mine) == 0 {
-		return bs.SessionRef{}, fmt.Errorf("no sessions of agent %q (agents: %s): %w", agent, list(sortedSet(agents), 10), bs.ErrNotFound)
+		return bs.SessionRef{}, fmt.Errorf("no sessions of agent %q (agents: %s): %w", agent, cli.JoinMax(agents, 10), bs.ErrNotFound)
 	}
 	if ref, err := st.Resolve(ctx, agent+"/"+name); err == nil {
 		return ref, nil
@@ -244,32 +235,12 @@ func resolve(ctx context.Context, st bs.Lister, agent, name string) (bs.SessionR
 		names = append(names, n)
 	}
 	if err == nil {
-		return bs.SessionRef{}, fmt.Errorf("session %q belongs to agent %q, not %q; sessions of %s: %s: %w", name, ref.Agent, agent, agent, list(names, 10), bs.ErrNotFound)
+		return bs.SessionRef{}, fmt.Errorf("session %q belongs to agent %q, not %q; sessions of %s: %s: %w", name, ref.Agent, agent, agent, cli.JoinMax(names, 10), bs.ErrNotFound)
 	}
 	if errors.Is(err, bs.ErrAmbiguous) {
 		return bs.SessionRef{}, err
 	}
-	return bs.SessionRef{}, fmt.Errorf("no session %q under agent %q; its sessions: %s: %w", name, agent, list(names, 10), bs.ErrNotFound)
-}
-
-func sortedSet(m map[string]bool) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
-}
-
-// list joins up to max names, saying how many there are in all.
-func list(names []string, max int) string {
-	if len(names) == 0 {
-		return "none"
-	}
-	if len(names) > max {
-		return strings.Join(names[:max], ", ") + fmt.Sprintf(", … (%d in all)", len(names))
-	}
-	return strings.Join(names, ", ")
+	return bs.SessionRef{}, fmt.Errorf("no session %q under agent %q; its sessions: %s: %w", name, agent, cli.JoinMax(names, 10), bs.ErrNotFound)
 }
 
 // shortKey is a value's key as an agent would write it: the JSON Pointer

@@ -11,6 +11,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"sort"
 	"strings"
 
 	bs "github.com/brainsurgeon/brainsurgeon"
@@ -123,4 +124,38 @@ func EnvLogger(stderr io.Writer) bs.Logger {
 		}
 	}
 	return bs.DiscardLogger()
+}
+
+// JoinMax joins up to max names, saying how many there are in all; no
+// names is "none".
+func JoinMax(names []string, max int) string {
+	if len(names) == 0 {
+		return "none"
+	}
+	if len(names) > max {
+		return strings.Join(names[:max], ", ") + fmt.Sprintf(", … (%d in all)", len(names))
+	}
+	return strings.Join(names, ", ")
+}
+
+// AgentSessions returns the sessions of agent among the n sessions st
+// knows, and the sorted names of every agent seen, for an error that says
+// what exists when agent has none.
+func AgentSessions(ctx context.Context, st bs.Lister, agent string) (mine []bs.SessionRef, agents []string, n int, err error) {
+	all, err := st.Sessions(ctx)
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	seen := map[string]bool{}
+	for _, r := range all {
+		if !seen[r.Agent] {
+			seen[r.Agent] = true
+			agents = append(agents, r.Agent)
+		}
+		if r.Agent == agent {
+			mine = append(mine, r)
+		}
+	}
+	sort.Strings(agents)
+	return mine, agents, len(all), nil
 }

@@ -77,3 +77,20 @@ func TestExit(t *testing.T) {
 		})
 	}
 }
+
+func TestJoinMax(t *testing.T) {
+	for _, tc := range []struct {
+		names []string
+		max   int
+		want  string
+	}{
+		{nil, 3, "none"},
+		{[]string{"a"}, 3, "a"},
+		{[]string{"a", "b", "c"}, 3, "a, b, c"},
+		{[]string{"a", "b", "c", "d"}, 2, "a, b, … (4 in all)"},
+	} {
+		if got := cli.JoinMax(tc.names, tc.max); got != tc.want {
+			t.Errorf("JoinMax(%q, %d) = %q, want %q", tc.names, tc.max, got, tc.want)
+		}
+	}
+}
