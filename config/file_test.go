@@ -42,52 +42,14 @@ func dirNames(t *testing.T, dir string) []string {
 	return names
 }
 
-// defaultFile is exactly what Save writes for Default().
-const defaultFile = `{
-  "enabled": false,
-  "keep_recent": 3,
-  "min_value_length": 500,
-  "trigger_types": [
-    "thinking",
-    "tool_result"
-  ],
-  "age_threshold_hours": 24,
-  "scan_interval_seconds": 30,
-  "auto_cron": "*/2 * * * *",
-  "retention": "24h",
-  "retention_cron": "0 */6 * * *",
-  "retention_scope": "all",
-  "keep_purge_control_calls": false,
-  "keep_after_restore_seconds": 600,
-  "idle_seconds": 300,
-  "min_saving_tokens": 2000,
-  "preview_chars": 0,
-  "compaction": {
-    "auto_enabled": false,
-    "context_window": 200000,
-    "prune_trigger_percent": 80,
-    "prune_min_tool_tokens": 50000,
-    "prune_protect_recent": 40000,
-    "summarize_trigger_percent": 88,
-    "summarize_keep_recent": 25000,
-    "full_trigger_percent": 95,
-    "warn_at": 3,
-    "hard_warn_at": 5,
-    "auto_quiet_seconds": 300,
-    "tokenizer": "calibrated",
-    "summarizer": {
-      "base_url": "",
-      "model": "",
-      "temperature": 0.2,
-      "max_tokens": 13107,
-      "timeout_seconds": 120,
-      "retries": 3
-    }
-  },
-  "last_run_at": null,
-  "last_retention_run_at": null
-}
-`
+// defaultFile is exactly what Save writes for Default() (a golden file).
+var defaultFile = func() string {
+	b, err := os.ReadFile(filepath.Join("testdata", "default.json"))
+	if err != nil {
+		panic(err) // test setup: the golden file is part of the package
+	}
+	return string(b)
+}()
 
 func TestLoadMissingFile(t *testing.T) {
 	for _, tt := range []struct {
