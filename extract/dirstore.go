@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
-	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -173,7 +172,7 @@ type member struct {
 	seq   uint64
 	start int64
 	data  []byte // the record; valid until its frame is written
-	sum   string
+	sum   string // the record's CRC-32C in hex (recordCRC)
 	time  time.Time
 }
 
@@ -213,9 +212,11 @@ func (d *DirStore) encoder() *zstd.Encoder {
 	}
 	// Frames hold at most frameTarget bytes of small records, or one
 	// larger record: a 256 KB window loses little and keeps each
-	// encoder's history at about 0.5 MB instead of 8 MB.
+	// encoder's history at about 0.5 MB instead of 8 MB. Frames carry no
+	// xxhash checksum: the index's CRC-32C checks each record, and the
+	// record each value's sha256.
 	e, _ := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithEncoderConcurrency(1),
-		zstd.WithWindowSize(256<<10), zstd.WithLowerEncoderMem(true))
+		zstd.WithWindowSize(256<<10), zstd.WithLowerEncoderMem(true), zstd.WithEncoderCRC(false))
 	return e
 }
 
@@ -324,8 +325,7 @@ func (d *DirStore) Put(ctx context.Context, ref bs.SessionRef, recs []bs.SideRec
 		if err := ValidID(r.EntryID); err != nil {
 			return err
 		}
-		sum := sha256.Sum256(r.Data)
-		sums[i] = hex.EncodeToString(sum[:])
+		sums[i] = recordCRC(r.Data)
 	}
 	if len(recs) == 0 {
 		return nil
@@ -409,7 +409,7 @@ func (d *DirStore) writeFrame(w *packWriter, j frameJob, inflight bool) error {
 			continue // replaced or deleted meanwhile
 		}
 		w.ix.Entries[m.id] = packEntry{Offset: w.off, Length: int64(len(data)), Start: m.start,
-			Size: int64(len(m.data)), SHA256: m.sum, Time: m.time}
+			Size: int64(len(m.data)), CRC32C: m.sum, Time: m.time}
 		if u, ok := w.unwritten[m.id]; ok && u.seq == m.seq {
 			delete(w.unwritten, m.id)
 		}
@@ -637,7 +637,7 @@ func (d *DirStore) resolve(dir, entryID string, packs []string, files map[string
 		w.mu.Unlock()
 		if unwritten {
 			// Copied under the lock: the frame's buffer is reused once written.
-			return found{pending: w, data: u.data, entry: packEntry{Size: int64(len(u.data)), SHA256: u.sum, Time: u.time}, size: int64(len(u.data))}, true, nil
+			return found{pending: w, data: u.data, entry: packEntry{Size: int64(len(u.data)), CRC32C: u.sum, Time: u.time}, size: int64(len(u.data))}, true, nil
 		}
 		if in {
 			return found{pending: w, entry: e, size: e.Length}, true, nil

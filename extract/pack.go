@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"hash/crc32"
 	"io"
 	"os"
 	"sort"
@@ -25,10 +26,16 @@ import (
 // as a JSON line. A pack is written once under a temp name, fsynced and
 // renamed; it is never edited.
 const (
-	// PackFormat names the index's format.
-	PackFormat = "brainsurgeon.pack/1"
-	packPrefix = "pack-"
-	packSuffix = ".bszst"
+	// PackFormat names the index's format. Version 2 checks each record
+	// with a CRC-32C (Castagnoli) in the index; version 1, still read,
+	// with a sha256 of the record. The record itself holds each value's
+	// sha256 in both (StoredValue.SHA256), which restore and verify check:
+	// the index's checksum only finds a damaged record, and a second
+	// sha256 over every record cost a tenth of a pass's CPU.
+	PackFormat   = "brainsurgeon.pack/2"
+	packFormatV1 = "brainsurgeon.pack/1"
+	packPrefix   = "pack-"
+	packSuffix   = ".bszst"
 	// packTemp starts the name of a pack being written.
 	packTemp     = ".pack-"
 	indexMagic   = 0x184D2A50
@@ -88,9 +95,11 @@ type packEntry struct {
 	// (0 when the frame holds only this record, as in every pack of the
 	// first pack version).
 	Start int64 `json:"start,omitempty"`
-	// Size is the record's length, SHA256 the hex sha256 of its bytes.
+	// Size is the record's length. CRC32C is the hex CRC-32C of its
+	// bytes (format 2), SHA256 their hex sha256 (format 1).
 	Size   int64     `json:"size"`
-	SHA256 string    `json:"sha256"`
+	SHA256 string    `json:"sha256,omitempty"`
+	CRC32C string    `json:"crc32c,omitempty"`
 	Time   time.Time `json:"time"`
 }
 
@@ -167,7 +176,7 @@ func marshalIndex(ix *packIndex) ([]byte, error) {
 			if i > 0 {
 				out = append(out, ',')
 			}
-			if !indexPlain(e.SHA256) || !jsonTime(e.Time) {
+			if !indexPlain(e.SHA256) || !indexPlain(e.CRC32C) || !jsonTime(e.Time) {
 				return json.Marshal(ix)
 			}
 			out = append(out, '"')
@@ -182,9 +191,17 @@ func marshalIndex(ix *packIndex) ([]byte, error) {
 			}
 			out = append(out, `,"size":`...)
 			out = strconv.AppendInt(out, e.Size, 10)
-			out = append(out, `,"sha256":"`...)
-			out = append(out, e.SHA256...)
-			out = append(out, `","time":"`...)
+			if e.SHA256 != "" {
+				out = append(out, `,"sha256":"`...)
+				out = append(out, e.SHA256...)
+				out = append(out, '"')
+			}
+			if e.CRC32C != "" {
+				out = append(out, `,"crc32c":"`...)
+				out = append(out, e.CRC32C...)
+				out = append(out, '"')
+			}
+			out = append(out, `,"time":"`...)
 			out = e.Time.AppendFormat(out, time.RFC3339Nano)
 			out = append(out, `"}`...)
 		}
@@ -259,22 +276,45 @@ func readPackIndex(f io.ReaderAt, size int64, path string) (*packIndex, error) {
 	if err := json.Unmarshal(buf[8:], ix); err != nil {
 		return nil, bad("index: %v", err)
 	}
-	if ix.Format != PackFormat {
-		return nil, bad("index format %q, want %q", ix.Format, PackFormat)
+	if ix.Format != PackFormat && ix.Format != packFormatV1 {
+		return nil, bad("index format %q, want %q or %q", ix.Format, PackFormat, packFormatV1)
 	}
 	for id, e := range ix.Entries {
 		if e.Offset < 0 || e.Length <= 0 || e.Offset+e.Length > off || e.Start < 0 || e.Size < 0 {
 			return nil, bad("entry %s: frame %d+%d (record at %d, %d bytes) out of range", id, e.Offset, e.Length, e.Start, e.Size)
+		}
+		if ix.Format == packFormatV1 && e.SHA256 == "" || ix.Format == PackFormat && len(e.CRC32C) != 8 {
+			return nil, bad("entry %s: no record checksum (sha256 %q, crc32c %q) in a %s index", id, e.SHA256, e.CRC32C, ix.Format)
 		}
 	}
 	ix.sumFrames()
 	return ix, nil
 }
 
-// checkRecord checks a record read from a pack against its index entry.
+// castagnoli is the CRC-32C table (hardware-assisted on amd64 and arm64).
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// recordCRC returns the hex CRC-32C of a record, as the index holds it.
+func recordCRC(data []byte) string {
+	var b [4]byte
+	binary.BigEndian.PutUint32(b[:], crc32.Checksum(data, castagnoli))
+	return hex.EncodeToString(b[:])
+}
+
+// checkRecord checks a record read from a pack against its index entry:
+// its size and its CRC-32C, or its sha256 in a format 1 pack.
 func checkRecord(data []byte, e packEntry) error {
+	if int64(len(data)) != e.Size {
+		return fmt.Errorf("the record has %d bytes, the index says %d", len(data), e.Size)
+	}
+	if e.CRC32C != "" {
+		if got := recordCRC(data); got != e.CRC32C {
+			return fmt.Errorf("crc32c %s of the record does not match the index's %s", got, e.CRC32C)
+		}
+		return nil
+	}
 	sum := sha256.Sum256(data)
-	if hex.EncodeToString(sum[:]) != e.SHA256 || int64(len(data)) != e.Size {
+	if hex.EncodeToString(sum[:]) != e.SHA256 {
 		return fmt.Errorf("sha256 of the record does not match the index")
 	}
 	return nil

@@ -184,7 +184,7 @@ func ps(t *testing.T, dir string) []string {
 }
 
 // TestPackBadInput: a truncated pack, a pack with a corrupt index, a
-// record whose content does not match its sha256 and a garbled frame fail
+// record whose content does not match its checksum and a garbled frame fail
 // for the entries they hold only, with an error naming the pack and
 // wrapping ErrCorrupt.
 func TestPackBadInput(t *testing.T) {
@@ -207,11 +207,11 @@ func TestPackBadInput(t *testing.T) {
 				t.Fatal(err)
 			}
 		}, []string{"b1", "b2"}},
-		{"ShaMismatch", func(t *testing.T, pack string) {
+		{"ChecksumMismatch", func(t *testing.T, pack string) {
 			b, _ := os.ReadFile(pack)
 			i := bytes.Index(b, []byte(`"b2":{`))
-			j := bytes.Index(b[i:], []byte(`"sha256":"`)) + i + len(`"sha256":"`)
-			b[j] ^= 1 // '0'..'9' ↔ '1'..'8', 'a'..'f' stay hex-like; the hash no longer matches
+			j := bytes.Index(b[i:], []byte(`"crc32c":"`)) + i + len(`"crc32c":"`)
+			b[j] ^= 1 // '0'..'9' ↔ '1'..'8', 'a'..'f' stay hex-like; the checksum no longer matches
 			if err := os.WriteFile(pack, b, 0o600); err != nil {
 				t.Fatal(err)
 			}

@@ -2,8 +2,6 @@ package extract
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -424,8 +422,7 @@ func (d *DirStore) repack(ctx context.Context, s *gcSurvey, kept map[string]bool
 		if err != nil {
 			return fail(err)
 		}
-		sum := sha256.Sum256(data)
-		members = append(members, packEntry{Start: int64(len(group)), Size: int64(len(data)), SHA256: hex.EncodeToString(sum[:]), Time: t})
+		members = append(members, packEntry{Start: int64(len(group)), Size: int64(len(data)), CRC32C: recordCRC(data), Time: t})
 		memberIDs = append(memberIDs, id)
 		group = append(group, data...)
 		if len(group) >= frameTarget {
