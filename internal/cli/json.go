@@ -10,6 +10,10 @@ import (
 	"strconv"
 	"strings"
 
+	jsonv2 "github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+	jsonv1 "github.com/go-json-experiment/json/v1"
+
 	bs "github.com/brainsurgeon/brainsurgeon"
 	"github.com/brainsurgeon/brainsurgeon/restore"
 )
@@ -71,6 +75,19 @@ func (e inOutput) Unwrap() error { return e.error }
 // JSON document, and the error returned wraps err so that ExitJSON does
 // not print it to stdout a second time.
 func WriteJSON(w io.Writer, v any, err error) error {
+	var out bytes.Buffer
+	if err == nil {
+		// One pass, with encoding/json's rules: the same bytes as
+		// Encode then Indent (TestWriteJSONMatchesEncodingJSON) in a
+		// third of the time, which is 30 ms at the end of a prune
+		// that lists 21,500 entries.
+		if e := jsonv2.MarshalWrite(&out, v, jsonv1.DefaultOptionsV1(), jsontext.EscapeForHTML(false), jsontext.WithIndent("  ")); e != nil {
+			return e
+		}
+		out.WriteByte('\n')
+		_, e := w.Write(out.Bytes())
+		return e
+	}
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
@@ -78,22 +95,19 @@ func WriteJSON(w io.Writer, v any, err error) error {
 		return e
 	}
 	doc := bytes.TrimSpace(buf.Bytes())
-	if err != nil {
-		if len(doc) < 2 || doc[0] != '{' {
-			return fmt.Errorf("JSON output with an error: %T is not an object", v)
-		}
-		tail, e := json.Marshal(jsonError{Error: err.Error(), Kind: Kind(err)})
-		if e != nil {
-			return e
-		}
-		if string(doc) == "{}" {
-			doc = tail
-		} else {
-			tail[0] = ','
-			doc = append(doc[:len(doc)-1:len(doc)-1], tail...)
-		}
+	if len(doc) < 2 || doc[0] != '{' {
+		return fmt.Errorf("JSON output with an error: %T is not an object", v)
 	}
-	var out bytes.Buffer
+	tail, e := json.Marshal(jsonError{Error: err.Error(), Kind: Kind(err)})
+	if e != nil {
+		return e
+	}
+	if string(doc) == "{}" {
+		doc = tail
+	} else {
+		tail[0] = ','
+		doc = append(doc[:len(doc)-1:len(doc)-1], tail...)
+	}
 	if e := json.Indent(&out, doc, "", "  "); e != nil {
 		return e
 	}
@@ -101,10 +115,7 @@ func WriteJSON(w io.Writer, v any, err error) error {
 	if _, e := w.Write(out.Bytes()); e != nil {
 		return e
 	}
-	if err != nil {
-		return inOutput{err}
-	}
-	return nil
+	return inOutput{err}
 }
 
 // jsonError is an error on stdout under --json.

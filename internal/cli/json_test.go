@@ -1,12 +1,16 @@
 package cli_test
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	bs "github.com/brainsurgeon/brainsurgeon"
+	"github.com/brainsurgeon/brainsurgeon/extract"
 	"github.com/brainsurgeon/brainsurgeon/internal/cli"
 )
 
@@ -48,5 +52,73 @@ func TestWriteJSONWithError(t *testing.T) {
 	out.Reset()
 	if err := cli.WriteJSON(&out, struct{}{}, errors.New("boom")); out.String() != "{\n  \"error\": \"boom\",\n  \"kind\": \"problem\"\n}\n" || err == nil {
 		t.Fatalf("empty object: %q %v", out.String(), err)
+	}
+}
+
+// marshaler is a type with its own MarshalJSON, spaced as encoding/json
+// would not write it.
+type marshaler struct{ N int }
+
+func (m marshaler) MarshalJSON() ([]byte, error) {
+	return []byte(fmt.Sprintf("{ \"n\" : %d , \"list\": [ 1, 2 ] }", m.N)), nil
+}
+
+// TestWriteJSONMatchesEncodingJSON: WriteJSON writes what encoding/json's
+// Encode (HTML not escaped) followed by Indent writes, on every shape the
+// commands output: empty and nil slices and maps, omitempty, times,
+// durations, bytes, raw messages, HTML characters, unsorted maps, custom
+// marshalers, and a pass result.
+func TestWriteJSONMatchesEncodingJSON(t *testing.T) {
+	type inner struct {
+		A   string            `json:"a"`
+		B   []int             `json:"b"`
+		C   map[string]int    `json:"c,omitempty"`
+		D   *inner            `json:"d,omitempty"`
+		E   time.Duration     `json:"e_ns"`
+		F   float64           `json:"f"`
+		G   []byte            `json:"g"`
+		H   json.RawMessage   `json:"h,omitempty"`
+		I   any               `json:"i"`
+		J   map[string][]bool `json:"j"`
+		K   bool              `json:"k,omitempty"`
+		M   marshaler         `json:"m"`
+		T   time.Time         `json:"t"`
+		Str string            `json:",string"`
+		N   int64             `json:"n,string"`
+		x   int
+	}
+	at := time.Date(2026, 11, 22, 14, 5, 6, 789, time.FixedZone("x", 3600))
+	values := []any{
+		nil, 1, "x", []int{}, []int(nil), map[string]int{}, map[string]int(nil),
+		inner{}, &inner{B: []int{}, C: map[string]int{}},
+		inner{A: "<a href=\"x\">&amp;</a> é \u2028 \x01", B: []int{3, 1, 2}, C: map[string]int{"z": 1, "a": 2, "m": 3},
+			D: &inner{A: "nested", H: json.RawMessage(` { "raw" : [1, {"k": null}] } `)}, E: 1500 * time.Millisecond,
+			F: 1e21, G: []byte{0, 1, 2, 250}, I: map[string]any{"b": []any{1.5, "two", nil, true}, "a": map[string]any{}},
+			J: map[string][]bool{"y": nil, "x": {true, false}}, K: true, M: marshaler{7}, T: at, Str: "s", N: 42},
+		[]any{[]any{}, map[string]any{}, []any{[]any{[]any{}}}},
+		extract.Result{Session: "main/s", Entries: 2, Details: []extract.EntryResult{
+			{ID: "e1", Line: 3, Type: "tool_result", Keys: []string{"/message/content/0/text"}, Sizes: []int{5000}, BytesSaved: 4970},
+			{ID: "e2", Line: 9, Type: "thinking", Keys: []string{}, Sizes: nil}},
+			Counts: map[extract.Code]int{"too_short": 3, "extract": 2}, Elapsed: time.Second},
+	}
+	for i, v := range values {
+		var enc bytes.Buffer
+		e := json.NewEncoder(&enc)
+		e.SetEscapeHTML(false)
+		if err := e.Encode(v); err != nil {
+			t.Fatal(err)
+		}
+		var want bytes.Buffer
+		if err := json.Indent(&want, bytes.TrimSpace(enc.Bytes()), "", "  "); err != nil {
+			t.Fatal(err)
+		}
+		want.WriteByte('\n')
+		var got bytes.Buffer
+		if err := cli.WriteJSON(&got, v, nil); err != nil {
+			t.Fatalf("value %d: %v", i, err)
+		}
+		if got.String() != want.String() {
+			t.Errorf("value %d (%T):\n got %s\nwant %s", i, v, got.String(), want.String())
+		}
 	}
 }
