@@ -1,5 +1,7 @@
-// Command brainsurgeon keeps OpenClaw and pi agent transcripts lean. This
-// release has the inspect subcommand; see `brainsurgeon help`.
+// Command brainsurgeon keeps OpenClaw and pi agent transcripts lean: it
+// inspects sessions, moves large old values to a side store and brings
+// them back, verifies, compacts, and runs the daemon (schedules,
+// retention, REST API, web UI). See `brainsurgeon help`.
 package main
 
 import (

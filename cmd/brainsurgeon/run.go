@@ -39,7 +39,7 @@ Usage:
 
 Commands:
   inspect   show what a transcript holds (entries, tree, compactions, extractable bytes)
-  prune     run one extraction pass now (large old values → side files + placeholders)
+  prune     run one extraction pass now (large old values → side store + placeholders)
   restore   bring extracted values back (one entry, or --all [--pristine])
   extractable  set an entry's _extractable (true, false or N messages)
   verify    check that every placeholder has its side value (lists orphans)
