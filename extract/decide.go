@@ -208,7 +208,11 @@ func Decide(e *bs.Entry, position int, p Policy, now time.Time) Decision {
 			}
 		}
 		if len(typed) == 0 {
-			return no(CodeTypeNotEnabled, fmt.Sprintf("type %s not in trigger_types", d.Type))
+			why := ""
+			if !p.NoReasons {
+				why = fmt.Sprintf("type %s not in trigger_types", d.Type)
+			}
+			return no(CodeTypeNotEnabled, why)
 		}
 		fresh = typed
 		d.Type = fresh[0].Trigger
@@ -216,9 +220,12 @@ func Decide(e *bs.Entry, position int, p Policy, now time.Time) Decision {
 	if p.AgeThreshold > 0 {
 		age, known := entryAge(e, position, now)
 		if age < p.AgeThreshold {
-			why := fmt.Sprintf("younger than %s", p.AgeThreshold)
-			if !known {
-				why += ", age estimated from position"
+			why := ""
+			if !p.NoReasons {
+				why = fmt.Sprintf("younger than %s", p.AgeThreshold)
+				if !known {
+					why += ", age estimated from position"
+				}
 			}
 			return no(CodeTooYoung, why)
 		}
@@ -231,7 +238,11 @@ func Decide(e *bs.Entry, position int, p Policy, now time.Time) Decision {
 		window = ext.Window
 	}
 	if position >= 0 && position < window {
-		return no(CodeTooRecent, fmt.Sprintf("message %d from the end, keep_recent %d", position, window))
+		why := ""
+		if !p.NoReasons {
+			why = fmt.Sprintf("message %d from the end, keep_recent %d", position, window)
+		}
+		return no(CodeTooRecent, why)
 	}
 	if !ext.Force {
 		long := fresh[:0]
@@ -241,7 +252,11 @@ func Decide(e *bs.Entry, position int, p Policy, now time.Time) Decision {
 			}
 		}
 		if len(long) == 0 {
-			return no(CodeTooShort, fmt.Sprintf("no value of %d bytes or more", p.MinValueLength))
+			why := ""
+			if !p.NoReasons {
+				why = fmt.Sprintf("no value of %d bytes or more", p.MinValueLength)
+			}
+			return no(CodeTooShort, why)
 		}
 		fresh = long
 	}

@@ -296,7 +296,11 @@ func (x *Extractor) Run(ctx context.Context, ref bs.SessionRef) (*Result, error)
 		if e.Kind != bs.KindEntry {
 			return nil
 		}
-		out := &decided{d: Decide(e, -1, policy, now)}
+		d := Decide(e, -1, policy, now)
+		if k := keptDecisions[d.Code]; k != nil && !d.Extract && d.Reason == "" {
+			return k
+		}
+		out := &decided{d: d}
 		if out.d.Code == CodeNoID {
 			// Would it qualify with an id? Those values are reported,
 			// never extracted.
@@ -579,6 +583,19 @@ type decided struct {
 	vals []StoredValue
 	err  error
 }
+
+// keptDecisions are shared, read-only results for lines kept for their
+// code alone (nothing to extract, no sentence to log, no id-less report
+// to make): one allocation less per line, about 50,000 of them in a real-
+// density 100 MB transcript (15 MB a pass).
+var keptDecisions = func() map[Code]*decided {
+	m := make(map[Code]*decided)
+	for _, c := range []Code{CodeDisabled, CodeBadID, CodeNotEntry, CodeNever, CodeNothing, CodeAlreadyExtracted,
+		CodeTypeNotEnabled, CodeTooYoung, CodeRestoreProtected, CodeTooRecent, CodeTooShort} {
+		m[c] = &decided{d: Decision{Code: c}}
+	}
+	return m
+}()
 
 // idLessStandIn is the id an entry without one is decided with, to tell
 // whether its values would qualify.
