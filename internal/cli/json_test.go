@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -120,5 +121,19 @@ func TestWriteJSONMatchesEncodingJSON(t *testing.T) {
 		if got.String() != want.String() {
 			t.Errorf("value %d (%T):\n got %s\nwant %s", i, v, got.String(), want.String())
 		}
+	}
+}
+
+// TestWriteJSONUnencodable: a value encoding/json refuses (a NaN) gives
+// its error and writes nothing, so stdout never holds half a document.
+func TestWriteJSONUnencodable(t *testing.T) {
+	var out bytes.Buffer
+	v := map[string]any{"ok": strings.Repeat("x", 100<<10), "ratio": math.NaN()}
+	err := cli.WriteJSON(&out, v, nil)
+	if err == nil || !strings.Contains(err.Error(), "NaN") {
+		t.Errorf("error %v, want one naming the NaN", err)
+	}
+	if out.Len() != 0 {
+		t.Errorf("wrote %d bytes, want none", out.Len())
 	}
 }
