@@ -297,7 +297,7 @@ func (x *Extractor) Run(ctx context.Context, ref bs.SessionRef) (*Result, error)
 			return nil
 		}
 		d := Decide(e, -1, policy, now)
-		if k := keptDecisions[d.Code]; k != nil && !d.Extract && d.Reason == "" {
+		if k := keptDecisions[d.Code]; k != nil && d.Reason == "" {
 			return k
 		}
 		out := &decided{d: d}
