@@ -76,3 +76,26 @@ type SidePruner interface {
 	// nothing is removed; the units are named as SideUnits names them.
 	PruneSide(ctx context.Context, ref SessionRef, units []string, keep []string) (SidePruneResult, error)
 }
+
+// GoneLister is an optional interface of Stores (found by type assertion)
+// for retention: it names the sessions whose transcript is gone (deleted,
+// or archived by the host: OpenClaw renames a transcript
+// "<file>.jsonl.deleted.<ts>" or "<file>.jsonl.reset.<ts>") while their
+// side data remains. DESIGN decision 9: the values of deleted sessions go
+// first. A store names a session only when it is sure the transcript is
+// gone; one it cannot tell about (a directory it cannot read) is left out.
+// The refs serve to reach the side data (SideStore, SidePruner); they
+// cannot be opened.
+type GoneLister interface {
+	GoneSessions(ctx context.Context) ([]SessionRef, error)
+}
+
+// SideRemover is an optional interface of side stores for retention: it
+// removes a session's side location once nothing is left in it. Retention
+// calls it for gone sessions (GoneLister) after their last unit went.
+type SideRemover interface {
+	// RemoveSideIfEmpty removes the session's side location when it
+	// holds nothing and reports whether it did; a location that still
+	// holds anything, or none at all, is no error.
+	RemoveSideIfEmpty(ctx context.Context, ref SessionRef) (bool, error)
+}

@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"time"
@@ -431,3 +432,61 @@ func (m *Multi) SideDir(ref bs.SessionRef) (string, error) {
 // For returns the store that serves ref (the Multi itself passes calls on;
 // this is for callers that need a store's own methods).
 func (m *Multi) For(ref bs.SessionRef) (bs.Store, error) { return m.pick(ref) }
+
+var _ bs.GoneLister = (*Multi)(nil)
+
+// GoneSessions returns the gone sessions of the stores that can tell (see
+// brainsurgeon.GoneLister), less those whose side directory a live session
+// of any store still uses: the stores share the agents' side directories
+// (a session OpenClaw moved into its SQLite store keeps the side directory
+// of its JSONL days, while its JSONL transcript is archived). It fails
+// when a store cannot list its sessions, so that nothing is taken for
+// gone on a partial view.
+func (m *Multi) GoneSessions(ctx context.Context) ([]bs.SessionRef, error) {
+	stores := m.stores()
+	if len(stores) == 0 {
+		return nil, errNoStores
+	}
+	live := map[string]bool{}
+	for _, s := range stores {
+		refs, err := s.Sessions(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("gone sessions: %s store: %w", s.Name(), err)
+		}
+		for _, r := range refs {
+			if dir, err := m.SideDir(r); err == nil {
+				live[canonical(dir)] = true
+			}
+		}
+	}
+	var out []bs.SessionRef
+	for _, s := range stores {
+		g, ok := s.(bs.GoneLister)
+		if !ok {
+			continue
+		}
+		refs, err := g.GoneSessions(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("gone sessions: %s store: %w", s.Name(), err)
+		}
+		for _, r := range refs {
+			dir, err := m.SideDir(r)
+			if err != nil || live[canonical(dir)] {
+				continue
+			}
+			live[canonical(dir)] = true // named once, by the first store
+			out = append(out, r)
+		}
+	}
+	return out, nil
+}
+
+// canonical returns dir with its symbolic links resolved when it exists,
+// so that two stores that name one directory differently agree; else dir
+// cleaned.
+func canonical(dir string) string {
+	if c, err := filepath.EvalSymlinks(dir); err == nil {
+		return c
+	}
+	return filepath.Clean(dir)
+}

@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	bs "github.com/brainsurgeon/brainsurgeon"
@@ -489,4 +490,45 @@ func (d *DirStore) readUnitRecord(u *gcUnit, id string) ([]byte, time.Time, erro
 		t = u.Time
 	}
 	return data, t, err
+}
+
+var _ bs.SideRemover = (*DirStore)(nil)
+
+// RemoveSideIfEmpty removes the session's side directory when it is empty
+// and no pass of this store is writing a pack into it, and fsyncs its
+// parent. It reports whether it removed the directory; a directory that
+// holds anything, or does not exist, is left without error.
+func (d *DirStore) RemoveSideIfEmpty(ctx context.Context, ref bs.SessionRef) (bool, error) {
+	if err := ctx.Err(); err != nil {
+		return false, err
+	}
+	dir, err := d.dir(ref)
+	if err != nil {
+		return false, err
+	}
+	mu := pruneLock(dir)
+	mu.Lock()
+	defer mu.Unlock()
+	d.mu.Lock()
+	busy := d.pending[dir] != nil
+	d.mu.Unlock()
+	if busy {
+		return false, nil
+	}
+	// rmdir removes only an empty directory: whatever appeared in it
+	// since it was listed keeps it.
+	switch err := os.Remove(dir); {
+	case err == nil:
+	case errors.Is(err, fs.ErrNotExist), errors.Is(err, syscall.ENOTEMPTY), errors.Is(err, syscall.EEXIST):
+		return false, nil
+	default:
+		return false, fmt.Errorf("remove empty side dir of %s: %w", ref, err)
+	}
+	d.mu.Lock()
+	delete(d.lists, dir)
+	d.mu.Unlock()
+	if err := atomicfile.SyncDir(filepath.Dir(dir)); err != nil {
+		return true, fmt.Errorf("sync %s after removing the empty side dir of %s: %w", filepath.Dir(dir), ref, err)
+	}
+	return true, nil
 }

@@ -29,9 +29,22 @@
 // to keep (the side store's [brainsurgeon.SidePruner]; the new pack keeps
 // the old pass time); the others are deleted. Transcripts are read through
 // the root Store, side data through the SideStore, so retention works the
-// same on every backend and never touches a file path. Expired trash
-// (package trash) is cleaned first when Options.Trash is set: the values
-// of deleted sessions go first.
+// same on every backend and never touches a file path.
+//
+// # Deleted sessions
+//
+// The values of deleted sessions go first. Expired trash (package trash)
+// is cleaned first when Options.Trash is set. Then come the sessions whose
+// transcript is gone although their side data remains: deleted, or
+// archived by the host (OpenClaw renames a transcript on /new, /reset and
+// sessions.delete), when the Store names them (brainsurgeon.GoneLister;
+// backend.Multi does, and names a session only when no transcript or other
+// file of its directory still names it). Their expired units go in every
+// scope, the undo journal with them (it undoes edits of a transcript that
+// is gone); only what a queued write-back names is kept. Their side
+// location is removed once empty (brainsurgeon.SideRemover). A gone
+// session's values are never deleted before they expire: telling a
+// session gone by mistake costs at most what scope "all" would delete.
 //
 // # Use
 //
@@ -72,6 +85,10 @@ type Stats struct {
 	Errors int `json:"errors"`
 	// Sessions counts the sessions whose side data was examined.
 	Sessions int `json:"sessions"`
+	// Gone counts those of them whose transcript is gone (deleted or
+	// archived by the host, brainsurgeon.GoneLister): their expired side
+	// data went first, in every scope.
+	Gone int `json:"gone"`
 	// Repacked counts the new packs written to keep records of expired
 	// packs; Kept the records they hold.
 	Repacked int `json:"repacked"`
@@ -162,10 +179,6 @@ func Run(ctx context.Context, o Options) (Stats, error) {
 		}
 	}
 
-	refs, err := o.Store.Sessions(ctx)
-	if err != nil {
-		return st, fmt.Errorf("retention: list sessions: %w", err)
-	}
 	pending, err := (&restore.Restorer{StateDir: o.StateDir}).Pending()
 	if err != nil {
 		// Without the queue we cannot tell what a write-back needs: keep
@@ -173,18 +186,41 @@ func Run(ctx context.Context, o Options) (Stats, error) {
 		return st, fmt.Errorf("retention: read the restore queue: %w", err)
 	}
 	r := &run{o: o, pruner: pruner, log: log, cutoff: cutoff, scope: scope, pending: pending}
+	// The values of deleted sessions go first (DESIGN decision 9).
+	if gl, ok := o.Store.(bs.GoneLister); ok {
+		gone, err := gl.GoneSessions(ctx)
+		if err != nil {
+			st.Errors++
+			errs = append(errs, fmt.Errorf("retention: tell which sessions are gone: %w", err))
+			log.Error("[RETENTION] cannot tell which sessions are gone: their side data is kept", "error", err)
+		}
+		for _, ref := range gone {
+			if err := ctx.Err(); err != nil {
+				errs = append(errs, err)
+				break
+			}
+			if err := r.session(ctx, ref, &st, true); err != nil {
+				errs = append(errs, err)
+			}
+		}
+	}
+	refs, err := o.Store.Sessions(ctx)
+	if err != nil {
+		errs = append(errs, fmt.Errorf("retention: list sessions: %w", err))
+		return st, errors.Join(errs...)
+	}
 	for _, ref := range refs {
 		if err := ctx.Err(); err != nil {
 			errs = append(errs, err)
 			break
 		}
-		if err := r.session(ctx, ref, &st); err != nil {
+		if err := r.session(ctx, ref, &st, false); err != nil {
 			errs = append(errs, err)
 		}
 	}
 	log.Info(fmt.Sprintf("[RETENTION] Deleted %d extracted files (%s)", st.Cleaned, HumanBytes(st.Bytes)),
 		"cleaned", st.Cleaned, "bytes", st.Bytes, "errors", st.Errors, "repacked", st.Repacked, "kept", st.Kept,
-		"sessions", st.Sessions, "scope", scope, "retention", maxAge.String())
+		"sessions", st.Sessions, "gone", st.Gone, "scope", scope, "retention", maxAge.String())
 	return st, errors.Join(errs...)
 }
 
@@ -198,8 +234,15 @@ type run struct {
 	pending []*restore.PendingRequest
 }
 
-// session applies retention to one session's side data.
-func (r *run) session(ctx context.Context, ref bs.SessionRef, st *Stats) error {
+// session applies retention to one session's side data. For a gone
+// session (gone: its transcript was deleted or archived) no placeholder
+// refers to a value any more and no undo can apply, so its expired units
+// go in every scope, save the records a queued write-back names, and its
+// side location is removed once empty.
+func (r *run) session(ctx context.Context, ref bs.SessionRef, st *Stats, gone bool) error {
+	if gone {
+		defer r.removeIfEmpty(ctx, ref)
+	}
 	units, err := r.pruner.SideUnits(ctx, ref)
 	if err != nil {
 		if errors.Is(err, bs.ErrUnsupported) || errors.Is(err, bs.ErrInvalid) {
@@ -217,6 +260,9 @@ func (r *run) session(ctx context.Context, ref bs.SessionRef, st *Stats) error {
 	}
 	if len(units) > 0 {
 		st.Sessions++
+		if gone {
+			st.Gone++
+		}
 	}
 	if len(expired) == 0 {
 		return nil
@@ -228,7 +274,7 @@ func (r *run) session(ctx context.Context, ref bs.SessionRef, st *Stats) error {
 			keep[q.EntryID] = true
 		}
 	}
-	if r.scope == config.ScopeOrphans {
+	if r.scope == config.ScopeOrphans && !gone {
 		refd, err := referenced(ctx, r.o.Store, ref)
 		if err != nil {
 			st.Errors++
@@ -242,6 +288,9 @@ func (r *run) session(ctx context.Context, ref bs.SessionRef, st *Stats) error {
 	// Records holding restore's journal or redactions are kept in every
 	// scope: they are the only way back to the host's bytes.
 	for _, u := range expired {
+		if gone {
+			break // the journal undoes edits of a transcript that is gone
+		}
 		for _, id := range u.Live {
 			if keep[id] {
 				continue
@@ -255,7 +304,7 @@ func (r *run) session(ctx context.Context, ref bs.SessionRef, st *Stats) error {
 
 	var doomed, kept []string
 	for _, u := range expired {
-		if u.Err != "" && r.scope == config.ScopeOrphans {
+		if u.Err != "" && r.scope == config.ScopeOrphans && !gone {
 			r.log.Warn("[RETENTION] unreadable pack kept: its entries are unknown", "session", ref.String(), "unit", u.Name, "error", u.Err)
 			continue
 		}
@@ -291,6 +340,20 @@ func (r *run) session(ctx context.Context, ref bs.SessionRef, st *Stats) error {
 	r.log.Debug("[RETENTION] session cleaned", "session", ref.String(), "removed", res.Removed, "bytes", res.Freed,
 		"kept", res.Kept, "dropped", res.Dropped, "repack", res.Pack)
 	return nil
+}
+
+// removeIfEmpty removes the side location of a gone session once nothing
+// is left in it, when the side store can (brainsurgeon.SideRemover).
+func (r *run) removeIfEmpty(ctx context.Context, ref bs.SessionRef) {
+	rm, ok := r.o.Side.(bs.SideRemover)
+	if !ok {
+		return
+	}
+	if done, err := rm.RemoveSideIfEmpty(ctx, ref); err != nil {
+		r.log.Warn("[RETENTION] empty side location of a gone session not removed", "session", ref.String(), "error", err)
+	} else if done {
+		r.log.Debug("[RETENTION] empty side location of a gone session removed", "session", ref.String())
+	}
 }
 
 // pendingRef returns the session a queued request names.

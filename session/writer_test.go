@@ -17,12 +17,11 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-
-	"github.com/brainsurgeon/brainsurgeon/internal/hostfile"
 	"testing"
 	"time"
 
 	bs "github.com/brainsurgeon/brainsurgeon"
+	"github.com/brainsurgeon/brainsurgeon/internal/hostfile"
 	"github.com/brainsurgeon/brainsurgeon/session"
 )
 
