@@ -47,6 +47,16 @@ type Options struct {
 	// Location is the time zone of the cron expressions; nil is
 	// time.Local.
 	Location *time.Location
+	// LimitMemory lets each prune run that processes sessions set the Go
+	// runtime's soft memory limit for the largest transcript of the run
+	// (half its size, at least 48 MB; not when GOMEMLIMIT is set), as
+	// `brainsurgeon prune` does, and hand the memory the run freed back to
+	// the operating system when it ends. A pass over a 100 MB transcript
+	// then peaks near 64 MB instead of about 100 MB, and the daemon does
+	// not keep that memory while it waits for the next run. These are
+	// process-wide settings: `brainsurgeon serve` sets LimitMemory; a
+	// program that embeds the daemon decides.
+	LimitMemory bool
 }
 
 // Daemon runs scheduled extraction and retention over an agents dir and

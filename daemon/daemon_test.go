@@ -5,8 +5,10 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"math"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"testing"
@@ -18,6 +20,7 @@ import (
 	"github.com/brainsurgeon/brainsurgeon/config"
 	"github.com/brainsurgeon/brainsurgeon/daemon"
 	"github.com/brainsurgeon/brainsurgeon/internal/demo"
+	"github.com/brainsurgeon/brainsurgeon/internal/memlimit"
 )
 
 // logBuf collects log records; an optional hook sees each message.
@@ -328,4 +331,27 @@ func TestReadOnly(t *testing.T) {
 			t.Errorf(".brainsurgeon exists in read-only mode: %v", err)
 		}
 	})
+}
+
+// TestLimitMemory checks that a run with Options.LimitMemory sets the
+// runtime's soft memory limit for its sessions (48 MB for small ones), and
+// that a daemon without it leaves the limit alone.
+func TestLimitMemory(t *testing.T) {
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(-1))
+	t.Setenv("GOMEMLIMIT", "")
+	for _, limit := range []bool{false, true} {
+		debug.SetMemoryLimit(math.MaxInt64)
+		d, _, _ := setup(t, daemon.Options{LimitMemory: limit})
+		if r, err := d.RunPruneNow(t.Context()); err != nil || r.Processed == 0 {
+			t.Fatalf("LimitMemory %v: run = %+v, %v", limit, r, err)
+		}
+		d.Close()
+		want := int64(math.MaxInt64)
+		if limit {
+			want = memlimit.Min
+		}
+		if got := debug.SetMemoryLimit(-1); got != want {
+			t.Errorf("LimitMemory %v: runtime memory limit %d after a run, want %d", limit, got, want)
+		}
+	}
 }

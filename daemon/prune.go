@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime"
+	rdebug "runtime/debug"
 	"sync"
 	"time"
 
@@ -13,6 +14,7 @@ import (
 	"github.com/brainsurgeon/brainsurgeon/backend"
 	"github.com/brainsurgeon/brainsurgeon/config"
 	"github.com/brainsurgeon/brainsurgeon/internal/logging"
+	"github.com/brainsurgeon/brainsurgeon/internal/memlimit"
 	"github.com/brainsurgeon/brainsurgeon/prune"
 )
 
@@ -108,6 +110,20 @@ func (d *Daemon) runPrune(ctx context.Context, manual bool) (*PruneResult, error
 	for i, ref := range refs {
 		ids[i] = ref.Identity()
 		live[ids[i]] = true
+	}
+	if d.opts.LimitMemory {
+		var largest int64
+		for _, s := range stats {
+			if s.err == nil {
+				largest = max(largest, s.st.Version.Size())
+			}
+		}
+		memlimit.Set(largest)
+		defer func() {
+			if res.Processed > 0 {
+				rdebug.FreeOSMemory()
+			}
+		}()
 	}
 	for i, ref := range refs {
 		if ctx.Err() != nil {

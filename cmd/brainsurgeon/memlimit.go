@@ -2,27 +2,18 @@ package main
 
 import (
 	"context"
-	"os"
-	"runtime/debug"
 
 	bs "github.com/brainsurgeon/brainsurgeon"
+	"github.com/brainsurgeon/brainsurgeon/internal/memlimit"
 )
 
-// minMemoryLimit is the smallest soft memory limit limitMemory sets.
-const minMemoryLimit = 48 << 20
-
-// limitMemory sets the Go runtime's soft memory limit for a pass, unless
-// GOMEMLIMIT is set: half the size of the largest transcript of the pass
-// (its index and plan take a third of that at most), and at least
-// minMemoryLimit. With the default collector the heap may grow to twice
-// what is live before it is collected; the limit makes it collect sooner
-// instead, so a pass over a 100 MB transcript stays under 64 MB of memory
-// at the cost of a few more collections. A store that cannot tell sizes
-// (not a Stater) leaves the default.
+// limitMemory sets the Go runtime's soft memory limit for a pass over refs
+// (every session when refs is empty), unless GOMEMLIMIT is set: half the
+// size of the largest transcript, and at least 48 MB (see
+// internal/memlimit), so that a pass over a 100 MB transcript stays under
+// 64 MB of memory. A store that cannot tell sizes (not a Stater) leaves
+// the default.
 func limitMemory(ctx context.Context, store bs.Store, refs []bs.SessionRef) {
-	if os.Getenv("GOMEMLIMIT") != "" {
-		return
-	}
 	st, ok := store.(bs.Stater)
 	if !ok {
 		return
@@ -39,5 +30,5 @@ func limitMemory(ctx context.Context, store bs.Store, refs []bs.SessionRef) {
 			largest = s.Version.Size()
 		}
 	}
-	debug.SetMemoryLimit(max(minMemoryLimit, largest/2))
+	memlimit.Set(largest)
 }

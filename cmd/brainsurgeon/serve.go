@@ -155,7 +155,7 @@ func (c *serveCommand) Run(ctx context.Context, args []string) error {
 	}
 	defer closer.Close()
 
-	d, err := daemon.Open(ctx, daemon.Options{AgentsDir: *agentsDir, ReadOnly: env.ReadOnly, Logger: log, Retention: daemon.Retention(log, nil)})
+	d, err := daemon.Open(ctx, daemon.Options{AgentsDir: *agentsDir, ReadOnly: env.ReadOnly, Logger: log, Retention: daemon.Retention(log, nil), LimitMemory: true})
 	if err != nil {
 		return err
 	}
