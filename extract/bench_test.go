@@ -6,12 +6,14 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"runtime/metrics"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/brainsurgeon/brainsurgeon/extract"
+	"github.com/brainsurgeon/brainsurgeon/internal/memlimit"
 	"github.com/brainsurgeon/brainsurgeon/internal/synth"
 	"github.com/brainsurgeon/brainsurgeon/session"
 )
@@ -122,6 +124,11 @@ func (s *sampler) stop() uint64 { close(s.done); return s.max.Load() }
 func benchPass(b *testing.B, src string, p extract.Policy, wantWrite bool) {
 	fi, _ := os.Stat(src)
 	b.SetBytes(fi.Size())
+	// The soft memory limit the binaries set for a pass (brainsurgeon
+	// prune, the daemon of serve), so that peak-heap-MB is the product's.
+	if os.Getenv("GOMEMLIMIT") == "" {
+		defer debug.SetMemoryLimit(debug.SetMemoryLimit(memlimit.For(fi.Size())))
+	}
 	var peak uint64
 	var res *extract.Result
 	// The phases are summed over the passes and reported per pass: one
