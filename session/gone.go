@@ -114,7 +114,8 @@ func goneIn(dir string, live map[string]bool) ([]string, error) {
 	var out []string
 	for _, e := range sides {
 		id := e.Name()
-		if !e.IsDir() || !plainSegment(id) || named[id] || live[filepath.Join(dir, "extracted", id)] {
+		// Dot names are temp or hidden dirs, never a session's.
+		if !e.IsDir() || strings.HasPrefix(id, ".") || !sideDirName(id) || named[id] || live[filepath.Join(dir, "extracted", id)] {
 			continue
 		}
 		out = append(out, id)
@@ -137,10 +138,4 @@ func idsNamedBy(name string) []string {
 		ids = append(ids, stem[i+1:])
 	}
 	return ids
-}
-
-// plainSegment reports whether name can be a session id of a side
-// directory: not empty, no dot file, no path separator or NUL.
-func plainSegment(name string) bool {
-	return name != "" && name[0] != '.' && !strings.ContainsAny(name, `/\`+"\x00")
 }

@@ -240,8 +240,14 @@ func SideDir(ref bs.SessionRef) (string, error) {
 	if id == "" {
 		id = sessionIDFromPath(ref.Path)
 	}
-	if id == "" || id == "." || id == ".." || strings.ContainsAny(id, `/\`+"\x00") {
+	if !sideDirName(id) {
 		return "", fmt.Errorf("session id %q: expected a file name without path separators: %w", id, bs.ErrInvalid)
 	}
 	return filepath.Join(filepath.Dir(ref.Path), "extracted", id), nil
+}
+
+// sideDirName reports whether id can name a side directory: one path
+// element, not "." or "..", without "/", "\" or NUL.
+func sideDirName(id string) bool {
+	return id != "" && id != "." && id != ".." && !strings.ContainsAny(id, `/\`+"\x00")
 }
