@@ -235,7 +235,6 @@ func Rewrite(ctx context.Context, path string, base Stamp, transform func(dst io
 
 	orig, err = os.Open(real)
 	if err != nil {
-		orig = nil
 		return fmt.Errorf("open original: %w", notFound(err))
 	}
 	cur, err := FingerprintFile(orig)
