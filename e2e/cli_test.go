@@ -22,8 +22,8 @@ import (
 	"github.com/brainsurgeon/brainsurgeon/internal/testcorpus"
 )
 
-// bsBin is the brainsurgeon binary built by TestMain from ./cmd/brainsurgeon.
-var bsBin string
+// bsBin and pcBin are the brainsurgeon and purge_control binaries built by TestMain from ./cmd.
+var bsBin, pcBin string
 
 func TestMain(m *testing.M) {
 	os.Exit(run(m))
@@ -42,49 +42,57 @@ func run(m *testing.M) int {
 		return 1
 	}
 	bsBin = filepath.Join(dir, "brainsurgeon")
+	pcBin = filepath.Join(dir, "purge_control")
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "go", "build", "-o", bsBin, "./cmd/brainsurgeon")
+	cmd := exec.CommandContext(ctx, "go", "build", "-o", dir, "./cmd/brainsurgeon", "./cmd/purge_control")
 	cmd.Dir = root
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 	start := time.Now()
 	if err := cmd.Run(); err != nil {
-		fmt.Fprintf(os.Stderr, "e2e: go build ./cmd/brainsurgeon: %v\n", err)
+		fmt.Fprintf(os.Stderr, "e2e: go build ./cmd/brainsurgeon ./cmd/purge_control: %v\n", err)
 		return 1
 	}
-	fmt.Fprintf(os.Stderr, "e2e: built %s in %s\n", bsBin, time.Since(start).Round(time.Millisecond))
+	fmt.Fprintf(os.Stderr, "e2e: built %s and %s in %s\n", bsBin, pcBin, time.Since(start).Round(time.Millisecond))
 	return m.Run()
 }
 
-// cliResult is one run of the brainsurgeon CLI.
+// cliResult is one run of a CLI.
 type cliResult struct {
+	bin            string
 	args           []string
 	stdout, stderr string
 	code           int
 }
 
 func (r cliResult) String() string {
-	return fmt.Sprintf("brainsurgeon %s: exit %d\nstdout: %s\nstderr: %s", strings.Join(r.args, " "), r.code, r.stdout, r.stderr)
+	return fmt.Sprintf("%s %s: exit %d\nstdout: %s\nstderr: %s", filepath.Base(r.bin), strings.Join(r.args, " "), r.code, r.stdout, r.stderr)
 }
 
 // bs runs the brainsurgeon CLI as a user would (a subprocess, bounded to 2 minutes).
 func bs(t *testing.T, args ...string) cliResult {
 	t.Helper()
+	return runBin(t, bsBin, args...)
+}
+
+// runBin runs one of the binaries TestMain built (a subprocess, bounded to 2 minutes).
+func runBin(t *testing.T, bin string, args ...string) cliResult {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, bsBin, args...)
+	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Env = append(os.Environ(), "BRAINSURGEON_LOG=")
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()
-	r := cliResult{args: args, stdout: stdout.String(), stderr: stderr.String()}
+	r := cliResult{bin: bin, args: args, stdout: stdout.String(), stderr: stderr.String()}
 	var ee *exec.ExitError
 	switch {
 	case err == nil:
 	case errors.As(err, &ee):
 		r.code = ee.ExitCode()
 	default:
-		t.Fatalf("brainsurgeon %v: %v", args, err)
+		t.Fatalf("%s %v: %v", filepath.Base(bin), args, err)
 	}
 	return r
 }

@@ -22,6 +22,9 @@ type ConfigOptions struct {
 	// LogFile is the host's file log (logging.file). Empty means OpenClaw's default under /tmp/openclaw;
 	// [NewState] sets <dir>/openclaw.log.
 	LogFile string
+	// Heartbeat, when not empty, is agents.defaults.heartbeat.every ("0m" turns the host's own heartbeat turns
+	// off; 2026.8+ runs them by default).
+	Heartbeat string
 }
 
 // Config returns the openclaw.json of a test host: the ollama provider at the mock (its one model as the
@@ -44,6 +47,9 @@ func Config(o ConfigOptions) ([]byte, error) {
 			"model":      map[string]any{"primary": "ollama/" + MockModel},
 			"compaction": map[string]any{"memoryFlush": map[string]any{"enabled": false}},
 		}},
+	}
+	if o.Heartbeat != "" {
+		cfg["agents"].(map[string]any)["defaults"].(map[string]any)["heartbeat"] = map[string]any{"every": o.Heartbeat}
 	}
 	if o.LogFile != "" {
 		cfg["logging"] = map[string]any{"file": o.LogFile}

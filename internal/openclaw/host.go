@@ -35,6 +35,19 @@ const StartupTimeout = 4 * time.Minute
 // NewHost starts the mock, creates the state dir (config pointing at the mock), calls seed to put sessions in
 // place, then starts a gateway of version on it.
 func NewHost(tb testing.TB, version string, seed func(st *State) error) *Host {
+	return newHost(tb, version, "", seed)
+}
+
+// NewHostWithModel is [NewHost] with the model served at modelURL (a [Model]) instead of a mock it starts.
+func NewHostWithModel(tb testing.TB, version, modelURL string, seed func(st *State) error) *Host {
+	tb.Helper()
+	if modelURL == "" {
+		tb.Fatal("openclaw: NewHostWithModel needs a model URL")
+	}
+	return newHost(tb, version, modelURL, seed)
+}
+
+func newHost(tb testing.TB, version, modelURL string, seed func(st *State) error) *Host {
 	tb.Helper()
 	in := Require(tb, version)
 	h := &Host{Env: NewEnv(in.Node), Install: in}
@@ -44,10 +57,18 @@ func NewHost(tb testing.TB, version string, seed func(st *State) error) *Host {
 	ctx, cancel := context.WithTimeout(context.Background(), StartupTimeout)
 	defer cancel()
 	var err error
-	if h.Mock, err = StartMock(ctx, h.Env, dir); err != nil {
-		tb.Fatal(err)
+	if modelURL == "" {
+		if h.Mock, err = StartMock(ctx, h.Env, dir); err != nil {
+			tb.Fatal(err)
+		}
+		modelURL = h.Mock.URL()
 	}
-	if h.State, err = NewState(filepath.Join(dir, "state"), ConfigOptions{MockURL: h.Mock.URL()}); err != nil {
+	opts := ConfigOptions{MockURL: modelURL}
+	if version == V9 {
+		// 2026.8+ runs heartbeat turns on its own unless told not to; a test counts only its own turns.
+		opts.Heartbeat = "0m"
+	}
+	if h.State, err = NewState(filepath.Join(dir, "state"), opts); err != nil {
 		tb.Fatal(err)
 	}
 	if seed != nil {
@@ -59,8 +80,8 @@ func NewHost(tb testing.TB, version string, seed func(st *State) error) *Host {
 	if h.Gateway, err = StartGateway(ctx, h.Env, in, h.State); err != nil {
 		tb.Fatal(err)
 	}
-	tb.Logf("openclaw@%s gateway ready on 127.0.0.1:%d after %s (pid %d); mock on %s",
-		in.Version, h.Gateway.Port, time.Since(start).Round(100*time.Millisecond), h.Gateway.PID(), h.Mock.URL())
+	tb.Logf("openclaw@%s gateway ready on 127.0.0.1:%d after %s (pid %d); model on %s",
+		in.Version, h.Gateway.Port, time.Since(start).Round(100*time.Millisecond), h.Gateway.PID(), modelURL)
 	return h
 }
 
