@@ -33,12 +33,49 @@ import (
 // Everything else must be equal token by token.
 
 // jnode is a parsed JSON value: objects keep their members in order.
+//
+// A string that cannot be decoded (a lone UTF-16 surrogate escape, which
+// JavaScript's JSON.stringify writes for a string cut inside an emoji, or
+// invalid UTF-8) is kept: its str holds the text with U+FFFD in place of
+// what could not be decoded, for reading a "type" or a placeholder, and
+// sameString compares it by its raw bytes, so that any change of it (one
+// lone surrogate for another) is still a change.
 type jnode struct {
-	kind  jsontext.Kind
-	raw   []byte // scalars: the raw encoding
-	str   string // strings: the decoded value
-	names []string
+	kind jsontext.Kind
+	raw  []byte // scalars: the raw encoding
+	str  string // strings: the decoded value
+	// lossy is true for a string that could not be decoded exactly.
+	lossy bool
+	names []jstring
 	vals  []*jnode
+}
+
+// jstring is a decoded member name, with its raw encoding when it could
+// not be decoded exactly (see jnode).
+type jstring struct {
+	s   string
+	raw []byte // nil when s is exact
+}
+
+// unquote decodes a raw JSON string. A string that cannot be decoded
+// exactly gives its text with U+FFFD in place of what could not be
+// decoded and lossy set.
+func unquote(raw []byte) (s string, lossy bool) {
+	b, err := jsontext.AppendUnquote(nil, raw)
+	return string(b), err != nil
+}
+
+// sameString reports whether two strings are equal: by their decoded
+// values when both were decoded exactly, else by their raw bytes.
+func sameString(a, b string, aRaw, bRaw []byte, lossy bool) bool {
+	if lossy {
+		return bytes.Equal(aRaw, bRaw)
+	}
+	return a == b
+}
+
+func (n jstring) same(m jstring) bool {
+	return sameString(n.s, m.s, n.raw, m.raw, n.raw != nil || m.raw != nil)
 }
 
 func parseTree(raw []byte) (*jnode, error) {
@@ -66,11 +103,16 @@ func readNode(d *jsontext.Decoder) (*jnode, error) {
 		}
 		for d.PeekKind() != end {
 			if k == '{' {
-				tok, err := d.ReadToken()
+				v, err := d.ReadValue()
 				if err != nil {
 					return nil, err
 				}
-				n.names = append(n.names, tok.String())
+				name, lossy := unquote(v)
+				js := jstring{s: name}
+				if lossy {
+					js.raw = bytes.Clone(v)
+				}
+				n.names = append(n.names, js)
 			}
 			v, err := readNode(d)
 			if err != nil {
@@ -89,11 +131,7 @@ func readNode(d *jsontext.Decoder) (*jnode, error) {
 		}
 		n := &jnode{kind: v.Kind(), raw: bytes.Clone(v)}
 		if n.kind == '"' {
-			s, err := jsontext.AppendUnquote(nil, v)
-			if err != nil {
-				return nil, err
-			}
-			n.str = string(s)
+			n.str, n.lossy = unquote(v)
 		}
 		return n, nil
 	}
@@ -105,7 +143,7 @@ func (n *jnode) member(name string) *jnode {
 		return nil
 	}
 	for i, m := range n.names {
-		if m == name {
+		if m.s == name && m.raw == nil {
 			return n.vals[i]
 		}
 	}
@@ -172,24 +210,24 @@ func members(o, n *jnode, ptr string, skip func(string) bool, each func(name str
 	for i := 0; i < len(on) || i < len(nn); i++ {
 		switch {
 		case i >= len(on):
-			return refuse(jsonedit.Join(ptr, nn[i]), "member added")
+			return refuse(jsonedit.Join(ptr, nn[i].s), "member added")
 		case i >= len(nn):
-			return refuse(jsonedit.Join(ptr, on[i]), "member removed")
-		case on[i] != nn[i]:
-			return refuse(jsonedit.Join(ptr, on[i]), "member renamed or moved (now %q)", nn[i])
+			return refuse(jsonedit.Join(ptr, on[i].s), "member removed")
+		case !on[i].same(nn[i]):
+			return refuse(jsonedit.Join(ptr, on[i].s), "member renamed or moved (now %q)", nn[i].s)
 		}
-		if err := each(on[i], ov[i], nv[i], jsonedit.Join(ptr, on[i])); err != nil {
+		if err := each(on[i].s, ov[i], nv[i], jsonedit.Join(ptr, on[i].s)); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func filter(n *jnode, skip func(string) bool) ([]string, []*jnode) {
-	var names []string
+func filter(n *jnode, skip func(string) bool) ([]jstring, []*jnode) {
+	var names []jstring
 	var vals []*jnode
 	for i, m := range n.names {
-		if skip != nil && skip(m) {
+		if skip != nil && skip(m.s) {
 			continue
 		}
 		names = append(names, m)
@@ -217,7 +255,7 @@ func exact(o, n *jnode, ptr string) error {
 		}
 		return nil
 	case '"':
-		if o.str != n.str {
+		if !sameString(o.str, n.str, o.raw, n.raw, o.lossy || n.lossy) {
 			return refuse(ptr, "string changed")
 		}
 		return nil

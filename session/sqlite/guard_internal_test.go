@@ -46,6 +46,16 @@ func TestCheckProjection(t *testing.T) {
 		{"BlockType", as, r(`{"type":"thinking"`, `{"type":"text"`).Replace(as), "block type"},
 		{"NotJSON", tr, tr[:len(tr)-1], "not a single JSON value"},
 		{"Glued", tr, tr + tr, "not a single JSON value"},
+		// Lone UTF-16 surrogate escapes (JSON.stringify of a string cut
+		// inside an emoji) and invalid UTF-8 are kept and compared by
+		// their bytes.
+		{"LoneSurrogateToolResult", r(`"long output"`, `"long \ud83dx output"`).Replace(tr), r(`"long output"`, `"[[extracted-a1]]"`).Replace(tr), ""},
+		{"LoneSurrogateUserTextKept", r(`"hello"`, `"hello \ud83dx"`).Replace(user), r(`"hello"`, `"hello \ud83dx"`, `{"type":"image","data":"BBBB","mimeType":"image/png"}`, `{"type":"text","text":"[[extracted-u1]]"}`).Replace(user), ""},
+		{"LoneSurrogateUserTextChanged", r(`"hello"`, `"hello \ud83dx"`).Replace(user), r(`"hello"`, `"hello \ud83ex"`).Replace(user), "/message/content/0/text: string changed"},
+		{"LoneLowSurrogateChanged", r(`"hello"`, `"\udc00"`).Replace(user), r(`"hello"`, `"\udc01"`).Replace(user), "string changed"},
+		{"LoneSurrogateDecodedChanged", r(`"hello"`, `"\ud83dx"`).Replace(user), r(`"hello"`, `"\ufffdx"`).Replace(user), "string changed"},
+		{"InvalidUTF8Changed", r(`"hello"`, "\"a\xffb\"").Replace(user), r(`"hello"`, "\"a\xfeb\"").Replace(user), "string changed"},
+		{"LoneSurrogateNameChanged", r(`"id":"a1",`, `"id":"a1","x\ud83d":1,`).Replace(tr), r(`"id":"a1",`, `"id":"a1","x\ud83e":1,`).Replace(tr), "renamed"},
 		{"CompactionSummary", `{"type":"compaction","id":"c","summary":"s","firstKeptEntryId":"a1"}`, `{"type":"compaction","id":"c","summary":"t","firstKeptEntryId":"a1"}`, "/summary"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
