@@ -416,6 +416,29 @@ func (m *Multi) Editable(ref bs.SessionRef, t bs.TriggerType) bool {
 	return true
 }
 
+var _ bs.ValueEditLimiter = (*Multi)(nil)
+
+// EditableValues asks the session's store which values of entry e it
+// accepts to replace (see brainsurgeon.ValueEditLimiter). A store that
+// cannot tell value by value answers by trigger type (EditLimiter), and
+// a store that limits nothing accepts every value; a ref no store serves
+// gets none.
+func (m *Multi) EditableValues(ref bs.SessionRef, e *bs.Entry, cands []bs.Candidate, with [][]byte) []bool {
+	out := make([]bool, len(cands))
+	s, err := m.pick(ref)
+	if err != nil {
+		return out
+	}
+	if l, ok := s.(bs.ValueEditLimiter); ok {
+		return l.EditableValues(ref, e, cands, with)
+	}
+	l, limited := s.(bs.EditLimiter)
+	for i, c := range cands {
+		out[i] = !limited || l.Editable(ref, c.Trigger)
+	}
+	return out
+}
+
 // SideDir returns the side directory of a session from its store.
 func (m *Multi) SideDir(ref bs.SessionRef) (string, error) {
 	s, err := m.pick(ref)

@@ -92,6 +92,11 @@ const (
 	// entry id. Placeholders name the id and side records are kept by it,
 	// so extracting either line could lose the other's values.
 	CodeDuplicateID Code = "duplicate_id"
+	// CodeNotEditable: the store does not accept edits of the entry's
+	// values (brainsurgeon.ValueEditLimiter: OpenClaw's SQLite store and
+	// the values of a flat entry, for one); they stay in place. The
+	// Extractor decides it, not Decide.
+	CodeNotEditable Code = "not_editable"
 )
 
 // Decision is the outcome of Decide for one entry.

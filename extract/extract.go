@@ -21,7 +21,9 @@ type Extractor struct {
 	Policy Policy
 	// Store reads and writes transcripts. When it implements
 	// brainsurgeon.EditLimiter, only the trigger types it allows are
-	// extracted.
+	// extracted; when it implements brainsurgeon.ValueEditLimiter, only
+	// the values it accepts (the others stay in place, decision
+	// CodeNotEditable).
 	Store bs.Store
 	// Side keeps the extracted values.
 	Side bs.SideStore
@@ -243,6 +245,7 @@ func (x *Extractor) Run(ctx context.Context, ref bs.SessionRef) (*Result, error)
 		}
 		policy.Triggers = kept
 	}
+	vlim, _ := x.Store.(bs.ValueEditLimiter)
 
 	// One read: the index (for message positions), the decisions and the
 	// side records. The keep window needs positions, which are known only
@@ -297,10 +300,20 @@ func (x *Extractor) Run(ctx context.Context, ref bs.SessionRef) (*Result, error)
 			return nil
 		}
 		d := Decide(e, -1, policy, now)
+		var repl [][]byte
+		if d.Extract {
+			repl = make([][]byte, len(d.Candidates))
+			for i, c := range d.Candidates {
+				repl[i] = replacement(e.Raw, c, e.ID, policy.PreviewChars)
+			}
+			if vlim != nil {
+				d, repl = editable(vlim, ref, e, d, repl, x.Store.Name(), policy.NoReasons)
+			}
+		}
 		if k := keptDecisions[d.Code]; k != nil && d.Reason == "" {
 			return k
 		}
-		out := &decided{d: d}
+		out := &decided{d: d, repl: repl}
 		if out.d.Code == CodeNoID {
 			// Would it qualify with an id? Those values are reported,
 			// never extracted.
@@ -311,10 +324,6 @@ func (x *Extractor) Run(ctx context.Context, ref bs.SessionRef) (*Result, error)
 			}
 		}
 		if out.d.Extract {
-			out.repl = make([][]byte, len(out.d.Candidates))
-			for i, c := range out.d.Candidates {
-				out.repl[i] = replacement(e.Raw, c, e.ID, policy.PreviewChars)
-			}
 			if pipe != nil {
 				out.sum = bs.LineSum(e.Raw)
 				out.rec, out.vals, out.err = pipe.encode(e, out.d, out.repl)
@@ -551,6 +560,31 @@ func (x *Extractor) Run(ctx context.Context, ref bs.SessionRef) (*Result, error)
 	return finish(res), nil
 }
 
+// editable keeps the candidates of d (and their replacements repl) that
+// the store accepts to replace. When it accepts none, the decision is
+// CodeNotEditable: the entry's values stay in place.
+func editable(lim bs.ValueEditLimiter, ref bs.SessionRef, e *bs.Entry, d Decision, repl [][]byte, store string, noReasons bool) (Decision, [][]byte) {
+	ok := lim.EditableValues(ref, e, d.Candidates, repl)
+	cands, kept := d.Candidates[:0:0], repl[:0:0]
+	for i, c := range d.Candidates {
+		if i < len(ok) && ok[i] {
+			cands, kept = append(cands, c), append(kept, repl[i])
+		}
+	}
+	if len(cands) == len(d.Candidates) {
+		return d, repl
+	}
+	if len(cands) > 0 {
+		d.Candidates, d.Type = cands, cands[0].Trigger
+		return d, kept
+	}
+	no := Decision{Code: CodeNotEditable, Type: d.Type}
+	if !noReasons {
+		no.Reason = fmt.Sprintf("Entry %s: %s → KEEP (the %s store does not accept edits of its values)", e.ID, d.Type, store)
+	}
+	return no, nil
+}
+
 // protectRecent returns the line numbers of the newest messages on the
 // active path of tr whose lines together hold limit tokens, counted from
 // their sizes with tok; nil when limit is 0 or less.
@@ -591,7 +625,7 @@ type decided struct {
 var keptDecisions = func() map[Code]*decided {
 	m := make(map[Code]*decided)
 	for _, c := range []Code{CodeDisabled, CodeBadID, CodeNotEntry, CodeNever, CodeNothing, CodeAlreadyExtracted,
-		CodeTypeNotEnabled, CodeTooYoung, CodeRestoreProtected, CodeTooRecent, CodeTooShort} {
+		CodeTypeNotEnabled, CodeTooYoung, CodeRestoreProtected, CodeTooRecent, CodeTooShort, CodeNotEditable} {
 		m[c] = &decided{d: Decision{Code: c}}
 	}
 	return m

@@ -34,7 +34,8 @@
 // own row rewrite does. Only edits that keep OpenClaw's derived
 // projections valid are accepted (toolResult content and details,
 // thinking, images, toolCall arguments, "_" bookkeeping); [Store.Editable]
-// tells an extractor which trigger types qualify. Rows are never inserted
+// tells an extractor which trigger types qualify, and
+// [Store.EditableValues], which asks the same guard, which values. Rows are never inserted
 // or deleted: Append returns an error wrapping ErrUnsupported.
 //
 // Only schema version 23 is supported; any other store is refused with an

@@ -9,6 +9,7 @@ import (
 
 	"github.com/go-json-experiment/json/jsontext"
 
+	bs "github.com/brainsurgeon/brainsurgeon"
 	"github.com/brainsurgeon/brainsurgeon/internal/jsonedit"
 )
 
@@ -173,6 +174,13 @@ func (e *projectionError) Error() string {
 
 func refuse(ptr, format string, args ...any) error {
 	return &projectionError{pointer: ptr, what: fmt.Sprintf(format, args...)}
+}
+
+// guardAccepts reports whether the guard accepts raw with splices (sorted,
+// not overlapping) applied: what Rewrite would check for that edit.
+func guardAccepts(raw []byte, splices []bs.Splice) bool {
+	next, err := splice(raw, bs.Edit{Splices: splices})
+	return err == nil && checkProjection(raw, next) == nil
 }
 
 // checkProjection returns nil when old and new differ only where the

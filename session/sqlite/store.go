@@ -83,16 +83,57 @@ func NewStore(root string, opts Options) *Store {
 // Name returns brainsurgeon.BackendSQLite.
 func (s *Store) Name() string { return bs.BackendSQLite }
 
+var (
+	_ bs.EditLimiter      = (*Store)(nil)
+	_ bs.ValueEditLimiter = (*Store)(nil)
+)
+
 // Editable reports whether the store lets values of trigger type t be
 // replaced: only thinking, tool_result and image values, whose edits keep
 // OpenClaw's search index and active-path projection valid. An extractor
-// skips the other trigger types on this backend.
+// skips the other trigger types on this backend. Whether one value of
+// such a type may be replaced depends on where it is in its entry: see
+// EditableValues.
 func (s *Store) Editable(_ bs.SessionRef, t bs.TriggerType) bool {
 	switch t {
 	case bs.TriggerThinking, bs.TriggerToolResult, bs.TriggerImage:
 		return true
 	}
 	return false
+}
+
+// EditableValues reports, for each candidate value of entry e, whether
+// Rewrite accepts replacing it by with[i]: its trigger type must be one
+// Editable allows, and the projection guard that Rewrite applies to every
+// row must accept the edited row. The guard itself answers (it checks
+// e.Raw with the replacement spliced in), so an extractor plans exactly
+// the edits Rewrite takes: the values of a flat entry, for one, are
+// refused, because OpenClaw indexes every member of such a row. It is safe
+// for concurrent use.
+func (s *Store) EditableValues(ref bs.SessionRef, e *bs.Entry, cands []bs.Candidate, with [][]byte) []bool {
+	out := make([]bool, len(cands))
+	var all []bs.Splice
+	for i, c := range cands {
+		if i < len(with) && s.Editable(ref, c.Trigger) {
+			out[i] = true
+			all = append(all, bs.Splice{Start: c.Start, End: c.End, With: with[i]})
+		}
+	}
+	switch {
+	case len(all) == 0:
+		return out
+	case guardAccepts(e.Raw, all):
+		return out // the usual case: one check for the whole entry
+	case len(all) == 1:
+		clear(out)
+		return out
+	}
+	for i, c := range cands {
+		if out[i] {
+			out[i] = guardAccepts(e.Raw, []bs.Splice{{Start: c.Start, End: c.End, With: with[i]}})
+		}
+	}
+	return out
 }
 
 // dirs returns the agents dir and the state dir of root.
