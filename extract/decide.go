@@ -46,17 +46,31 @@ type Policy struct {
 	// third of Decide's cost, and a pass whose debug log is off never
 	// shows it.
 	NoReasons bool
+	// ReuseStoredWithin lets a pass reuse side records that are younger
+	// than it: when the side store already holds, in the newest record of
+	// an entry, every value the pass would extract from it (same JSON
+	// Pointer, sha256, size and placeholder, the stored bytes checked
+	// against their hash), the record is not written again and the
+	// transcript names it. This is what an earlier pass whose transcript
+	// write failed leaves, so a session whose write keeps failing does not
+	// get a new pack on every retry (DESIGN decision 8). The bound keeps
+	// retention from deleting a reused value much sooner than a fresh
+	// one: FromConfig sets a quarter of the config's retention. Zero (or
+	// less) stores every value again.
+	ReuseStoredWithin time.Duration
 }
 
 // DefaultPolicy returns the defaults of DESIGN decisions 4, 5 and 15 with
-// Enabled set (the config's own default for Enabled is false).
+// Enabled set (the config's own default for Enabled is false), and reuses
+// side records for a quarter of the default retention (24h).
 func DefaultPolicy() Policy {
 	return Policy{
 		Enabled: true, KeepRecent: 3, MinValueLength: 500,
-		Triggers:         []bs.TriggerType{bs.TriggerThinking, bs.TriggerToolResult},
-		AgeThreshold:     24 * time.Hour,
-		KeepAfterRestore: 600 * time.Second,
-		MinSavingTokens:  2000,
+		Triggers:          []bs.TriggerType{bs.TriggerThinking, bs.TriggerToolResult},
+		AgeThreshold:      24 * time.Hour,
+		KeepAfterRestore:  600 * time.Second,
+		MinSavingTokens:   2000,
+		ReuseStoredWithin: 6 * time.Hour,
 	}
 }
 

@@ -151,11 +151,13 @@ type planned struct {
 	agedByPosition bool
 	// sum is the line's LineSum as read. rec is its encoded side record
 	// (nil once sent, or when vals must be merged into an earlier
-	// record); sent is set once the record went to the side store.
-	sum  []byte
-	rec  []byte
-	vals []StoredValue
-	sent bool
+	// record); sent is set once the record went to the side store, and
+	// reused when the side store already holds it (nothing to send).
+	sum    []byte
+	rec    []byte
+	vals   []StoredValue
+	sent   bool
+	reused bool
 }
 
 // planList holds the planned entries of a pass in chunks: appending to
@@ -212,7 +214,7 @@ func (p *planned) saving() int64 {
 // and, when the transcript could not be written, an error (wrapping
 // brainsurgeon.ErrBusy or ErrChanged when the session was in use; side
 // records written before such an error are harmless orphans that the next
-// pass reuses).
+// pass reuses, see Policy.ReuseStoredWithin).
 func (x *Extractor) Run(ctx context.Context, ref bs.SessionRef) (*Result, error) {
 	start := time.Now()
 	log := bs.LoggerOrDiscard(x.Logger)
@@ -268,6 +270,7 @@ func (x *Extractor) Run(ctx context.Context, ref bs.SessionRef) (*Result, error)
 			minBytes = minBytes * int64(policy.MinSavingTokens) / n
 		}
 		pipe = x.newSidePipe(ctx, ref, name, now, log, minBytes)
+		pipe.reuseWithin = policy.ReuseStoredWithin
 		defer func() {
 			if pipe == nil {
 				return
@@ -326,7 +329,7 @@ func (x *Extractor) Run(ctx context.Context, ref bs.SessionRef) (*Result, error)
 		if out.d.Extract {
 			if pipe != nil {
 				out.sum = bs.LineSum(e.Raw)
-				out.rec, out.vals, out.err = pipe.encode(e, out.d, out.repl)
+				out.rec, out.vals, out.reused, out.err = pipe.encode(e, out.d, out.repl)
 			}
 		}
 		return out
@@ -380,12 +383,12 @@ func (x *Extractor) Run(ctx context.Context, ref bs.SessionRef) (*Result, error)
 			}
 			p := planned{line: e.Line, id: e.ID, trigger: d.Type, cands: cands, repl: dd.repl,
 				code: d.Code, window: window, agedByPosition: e.Timestamp.IsZero() && policy.AgeThreshold > 0,
-				sum: dd.sum, rec: dd.rec, vals: dd.vals}
+				sum: dd.sum, rec: dd.rec, vals: dd.vals, reused: dd.reused}
 			if debug {
 				p.reason = d.Reason // kept only to be logged: 20,000 of them are 2 MB
 			}
 			pp := all.add(p)
-			if pipe != nil {
+			if pipe != nil && !pp.reused {
 				return pipe.add(pp)
 			}
 			return nil
@@ -481,8 +484,11 @@ func (x *Extractor) Run(ctx context.Context, ref bs.SessionRef) (*Result, error)
 	// Side records first, made durable before the transcript changes.
 	t0 := time.Now()
 	edits := make([]bs.Edit, 0, len(plan))
+	reused := 0
 	for _, p := range plan {
-		if !p.sent {
+		if p.reused {
+			reused++
+		} else if !p.sent {
 			if err := pipe.send(p); err != nil {
 				return nil, fmt.Errorf("extract %s: %w", name, err)
 			}
@@ -492,6 +498,9 @@ func (x *Extractor) Run(ctx context.Context, ref bs.SessionRef) (*Result, error)
 			edit.Splices[k] = bs.Splice{Start: c.Start, End: c.End, With: p.repl[k]}
 		}
 		edits = append(edits, edit)
+	}
+	if reused > 0 {
+		log.Debug("side records an earlier pass stored are reused", "session", name, "records", reused)
 	}
 	err = pipe.close(false)
 	encoded := pipe.encoded.Load()
@@ -611,11 +620,13 @@ type decided struct {
 	d      Decision
 	idless *Decision // for an entry without id: what it would be with one
 	repl   [][]byte  // the placeholders of d's candidates
-	// sum, rec and vals are planned's (made when the pass writes).
-	sum  []byte
-	rec  []byte
-	vals []StoredValue
-	err  error
+	// sum, rec, vals and reused are planned's (made when the pass
+	// writes).
+	sum    []byte
+	rec    []byte
+	vals   []StoredValue
+	reused bool
+	err    error
 }
 
 // keptDecisions are shared, read-only results for lines kept for their

@@ -54,10 +54,13 @@ type sidePipe struct {
 	now   time.Time
 	log   bs.Logger
 	debug bool
-	// existing holds the ids with an earlier record (see hasRecord).
+	// existing holds the ids with an earlier record and the time it was
+	// written (see earlier).
 	listOnce sync.Once
-	existing map[string]bool
+	existing map[string]time.Time
 	listErr  error
+	// reuseWithin is the pass's Policy.ReuseStoredWithin.
+	reuseWithin time.Duration
 
 	jobs chan []sideJob
 	// batch collects the records to send, batchBytes their size: a Put
@@ -95,23 +98,51 @@ func (x *Extractor) newSidePipe(ctx context.Context, ref bs.SessionRef, name str
 	return sp
 }
 
-// hasRecord tells whether the session has a side record of entry id from
-// an earlier pass (the new values are merged into it). The session's
-// records are listed once, when the first entry qualifies: a pass that
-// extracts nothing does not pay for the listing.
-func (sp *sidePipe) hasRecord(id string) (bool, error) {
+// earlier tells whether the session has a side record of entry id from
+// an earlier pass (the new values are reused from it or merged into it),
+// and when it was written. The session's records are listed once, when
+// the first entry qualifies: a pass that extracts nothing does not pay
+// for the listing.
+func (sp *sidePipe) earlier(id string) (time.Time, bool, error) {
 	sp.listOnce.Do(func() {
 		infos, err := sp.x.Side.List(sp.ctx, sp.ref)
 		if err != nil {
 			sp.listErr = err
 			return
 		}
-		sp.existing = make(map[string]bool, len(infos))
+		sp.existing = make(map[string]time.Time, len(infos))
 		for _, in := range infos {
-			sp.existing[in.EntryID] = true
+			sp.existing[in.EntryID] = in.ModTime
 		}
 	})
-	return sp.existing[id], sp.listErr
+	at, ok := sp.existing[id]
+	return at, ok, sp.listErr
+}
+
+// holds reports whether the newest side record of entry id, written at,
+// already holds every value of vals as it is now (Policy.ReuseStoredWithin):
+// same path, sha256, size, placeholder and kind, and stored bytes that
+// still match their hash. A record older than the policy allows, one
+// that cannot be read and one of the first BrainSurgeon (no hashes) hold
+// nothing.
+func (sp *sidePipe) holds(id string, at time.Time, vals []StoredValue) bool {
+	if sp.reuseWithin <= 0 || sp.now.Sub(at) >= sp.reuseWithin {
+		return false
+	}
+	old, err := LoadRecord(sp.ctx, sp.x.Side, sp.ref, id)
+	if err != nil || old.Legacy {
+		return false
+	}
+	for _, v := range vals {
+		o, ok := old.Value(v.Path)
+		if !ok || o.SHA256 != v.SHA256 || o.Size != v.Size || o.Placeholder != v.Placeholder || o.Block != v.Block {
+			return false
+		}
+		if _, err := o.Bytes(); err != nil {
+			return false
+		}
+	}
+	return true
 }
 
 func (sp *sidePipe) fail(err error) {
@@ -176,31 +207,38 @@ func (sp *sidePipe) work() {
 // encode makes the side record of an entry that qualifies, on the
 // goroutine that parsed it: its encoding, or, when the entry has an
 // earlier record that the worker will merge into, its values with their
-// bytes copied (e.Raw is valid only until the line is visited).
-func (sp *sidePipe) encode(e *bs.Entry, d Decision, repl [][]byte) ([]byte, []StoredValue, error) {
-	merge, err := sp.hasRecord(e.ID)
+// bytes copied (e.Raw is valid only until the line is visited). When the
+// earlier record already holds every value (see holds), nothing is to
+// be written: reused is true.
+func (sp *sidePipe) encode(e *bs.Entry, d Decision, repl [][]byte) (rec []byte, vals []StoredValue, reused bool, err error) {
+	at, merge, err := sp.earlier(e.ID)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, false, err
 	}
-	vals := make([]StoredValue, len(d.Candidates))
+	vals = make([]StoredValue, len(d.Candidates))
 	for i, c := range d.Candidates {
-		raw, path := e.Raw[c.Start:c.End], c.Pointer
-		if merge {
-			// Kept until the read ends: copies, not the parser's buffers.
-			raw, path = bytes.Clone(raw), strings.Clone(path)
-		}
-		vals[i] = newStoredValue(path, c.Trigger, c.Block, raw, repl[i], sp.now)
+		vals[i] = newStoredValue(c.Pointer, c.Trigger, c.Block, e.Raw[c.Start:c.End], repl[i], sp.now)
 	}
 	if merge {
-		return nil, vals, nil
+		if sp.holds(e.ID, at, vals) {
+			return nil, nil, true, nil
+		}
+		// Kept until the read ends: copies, not the parser's buffers.
+		for i := range vals {
+			vals[i].Path = strings.Clone(vals[i].Path)
+			if vals[i].Raw != nil {
+				vals[i].Raw = bytes.Clone(vals[i].Raw)
+			}
+		}
+		return nil, vals, false, nil
 	}
-	rec := sp.record(nil, e.ID, d.Type, vals)
+	r := sp.record(nil, e.ID, d.Type, vals)
 	est := 512
 	for _, v := range vals {
 		est += len(v.Raw) + len(v.RawBase64) + len(v.Placeholder) + len(v.Path) + 200
 	}
-	data, err := appendRecord(getRecordBuffer(est), rec)
-	return data, nil, err
+	rec, err = appendRecord(getRecordBuffer(est), r)
+	return rec, nil, false, err
 }
 
 // record returns the side record of entry id with vals put into base

@@ -19,5 +19,10 @@ func FromConfig(c config.Config) Policy {
 	for _, t := range c.TriggerTypes {
 		p.Triggers = append(p.Triggers, bs.TriggerType(t))
 	}
+	// A reused value keeps at least three quarters of the retention
+	// period; an unreadable retention reuses nothing.
+	if r, err := c.RetentionDuration(); err == nil {
+		p.ReuseStoredWithin = r / 4
+	}
 	return p
 }
