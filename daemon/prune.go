@@ -89,7 +89,7 @@ func (d *Daemon) runPrune(ctx context.Context, manual bool) (*PruneResult, error
 		d.log.Warn("applying queued restore write-backs failed", "error", err)
 		res.addError(err.Error())
 	}
-	for _, ref := range written {
+	for _, ref := range written { // one ref per write-back: forgetting twice is harmless
 		d.changes.forget(ref)
 	}
 	if !cfg.Enabled && !manual {

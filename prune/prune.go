@@ -95,7 +95,8 @@ type SessionReport struct {
 	// Note says why a session is unchanged, busy or in error.
 	Note string `json:"note,omitempty"`
 	// WriteBacks counts the queued restore write-backs applied to the
-	// session before the extraction.
+	// session before the extraction: every one of them, so the sessions'
+	// figures add up to Report.WriteBacks.
 	WriteBacks int `json:"write_backs"`
 	// Result is the extraction's result, when it ran.
 	Result *extract.Result `json:"result,omitempty"`
@@ -145,7 +146,7 @@ func (p *Pass) Run(ctx context.Context, refs []bs.SessionRef) (*Report, error) {
 			rep.WriteBackError = err.Error()
 			log.Warn("pending restore write-backs", "error", err)
 		}
-		for _, r := range done {
+		for _, r := range done { // one ref per write-back applied
 			applied[r.Identity()]++
 		}
 	}

@@ -183,8 +183,10 @@ func (r *Restorer) queuedAt(ref bs.SessionRef, entryID string) string {
 // busy sessions are kept for the next call; requests whose transcript or
 // entry no longer exists are dropped with a warning, and unreadable files
 // are renamed "<name>.bad". Requests for sessions of another backend than
-// the Store's are left alone. applied counts the requests done and
-// sessions the sessions they changed. The queue is plain files, so
+// the Store's are left alone. applied counts the requests done, and
+// sessions holds the session of each of them, in order (a session appears
+// once per request done, so len(sessions) == applied and a caller counts a
+// session's write-backs by counting it). The queue is plain files, so
 // pending work survives restarts.
 func (r *Restorer) ApplyPending(ctx context.Context) (applied int, sessions []bs.SessionRef, err error) {
 	if err := r.ready(); err != nil {
@@ -259,9 +261,9 @@ func (r *Restorer) ApplyPending(ctx context.Context) (applied int, sessions []bs
 					"sizes_bytes", o.sizes, "redacted", o.redacted, "session", ref.String(), "queued_at", isoMillis(q.RequestedAt))
 			}
 			applied++
+			sessions = append(sessions, ref)
 		}
 		removeAll(group)
-		sessions = append(sessions, ref)
 	}
 	return applied, sessions, errors.Join(errs...)
 }
