@@ -504,6 +504,20 @@ type Lister interface {
 	Resolve(ctx context.Context, name string) (SessionRef, error)
 }
 
+// PartialLister is implemented by stores whose Sessions leaves out the
+// sessions of a part it cannot read rather than failing (OpenClaw's SQLite
+// store skips an agent's database that is locked, corrupt or of another
+// schema version). A caller that reports on every session (a prune pass)
+// uses SessionsPartial to say what was left out.
+type PartialLister interface {
+	// SessionsPartial returns what Sessions returns and, one error each,
+	// the parts whose sessions are missing from the list because they
+	// could not be read, saying why (a lock held by another connection
+	// wraps ErrBusy). Parts it skips are not logged: reporting them is
+	// the caller's. err is for a failure of the whole listing.
+	SessionsPartial(ctx context.Context) (refs []SessionRef, skipped []error, err error)
+}
+
 // Opener reads transcripts.
 type Opener interface {
 	// Open reads and indexes the session's transcript. When v is not nil,

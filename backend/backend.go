@@ -193,30 +193,91 @@ func (m *Multi) Sessions(ctx context.Context) ([]bs.SessionRef, error) {
 	if len(stores) == 0 {
 		return nil, errNoStores
 	}
-	var out []bs.SessionRef
+	lists := make([]func(ctx context.Context) ([]bs.SessionRef, error), len(stores))
+	for i, s := range stores {
+		lists[i] = s.Sessions
+	}
+	refs, failed, err := m.sessions(ctx, lists)
+	if err == nil && len(failed) > 0 {
+		err = failed[0]
+	}
+	if err != nil {
+		return nil, err
+	}
+	return refs, nil
+}
+
+// sessions merges the lists of the stores (lists[i] lists stores[i]), as
+// Sessions describes. failed holds the errors of the stores whose listing
+// failed, in the order tried (the last store first); their sessions are
+// missing, and the JSONL sessions of the agents they serve are still left
+// out (the archived copies must not be taken for live sessions).
+func (m *Multi) sessions(ctx context.Context, lists []func(ctx context.Context) ([]bs.SessionRef, error)) (refs []bs.SessionRef, failed []error, err error) {
+	stores := m.stores()
 	taken := map[string]bool{}
 	for i := len(stores) - 1; i >= 0; i-- {
-		refs, err := stores[i].Sessions(ctx)
+		list, err := lists[i](ctx)
 		if err != nil {
-			return nil, err
+			if ctx.Err() != nil {
+				return nil, nil, ctx.Err()
+			}
+			failed = append(failed, err)
 		}
-		for _, r := range refs {
+		for _, r := range list {
 			if i == 0 && taken[r.Agent] && r.Agent != "" {
 				continue
 			}
-			out = append(out, r)
+			refs = append(refs, r)
 		}
 		for a := range agentsWith(stores[i]) {
 			taken[a] = true
 		}
 	}
-	sort.SliceStable(out, func(i, j int) bool {
-		if out[i].Agent != out[j].Agent {
-			return out[i].Agent < out[j].Agent
+	sort.SliceStable(refs, func(i, j int) bool {
+		if refs[i].Agent != refs[j].Agent {
+			return refs[i].Agent < refs[j].Agent
 		}
-		return out[i].ID < out[j].ID
+		return refs[i].ID < refs[j].ID
 	})
-	return out, nil
+	return refs, failed, nil
+}
+
+var _ bs.PartialLister = (*Multi)(nil)
+
+// SessionsPartial is Sessions that also returns the parts of the stores
+// whose sessions are left out because they could not be read (see
+// brainsurgeon.PartialLister), from the stores that say so; a store that
+// fails to list as a whole is one of them too, so the others are still
+// listed.
+func (m *Multi) SessionsPartial(ctx context.Context) ([]bs.SessionRef, []error, error) {
+	stores := m.stores()
+	if len(stores) == 0 {
+		return nil, nil, errNoStores
+	}
+	var skipped []error
+	lists := make([]func(ctx context.Context) ([]bs.SessionRef, error), len(stores))
+	for i, s := range stores {
+		lists[i] = func(ctx context.Context) ([]bs.SessionRef, error) {
+			var refs []bs.SessionRef
+			var err error
+			if pl, ok := s.(bs.PartialLister); ok {
+				var sk []error
+				refs, sk, err = pl.SessionsPartial(ctx)
+				skipped = append(skipped, sk...)
+			} else {
+				refs, err = s.Sessions(ctx)
+			}
+			if err != nil {
+				err = fmt.Errorf("the sessions of the %s store are not listed: %w", s.Name(), err)
+			}
+			return refs, err
+		}
+	}
+	refs, failed, err := m.sessions(ctx, lists)
+	if err != nil {
+		return nil, nil, err
+	}
+	return refs, append(skipped, failed...), nil
 }
 
 // Resolve finds a session by name in every store. A name that more than

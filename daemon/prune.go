@@ -51,7 +51,7 @@ type PruneResult struct {
 	// WriteBacks counts the queued restore write-backs applied.
 	WriteBacks int `json:"write_backs"`
 	// Errors holds the first error messages (sessions in error, a failed
-	// write-back), at most 20.
+	// write-back, an agent's store that could not be listed), at most 20.
 	Errors []string `json:"errors,omitempty"`
 	// Compaction is the automatic compaction that followed a scheduled
 	// run (compaction.auto_enabled), or nil.
@@ -98,9 +98,19 @@ func (d *Daemon) runPrune(ctx context.Context, manual bool) (*PruneResult, error
 		return res, nil
 	}
 
-	refs, err := set.Store.Sessions(ctx)
+	var refs []bs.SessionRef
+	var skipped []error
+	if pl, ok := set.Store.(bs.PartialLister); ok {
+		refs, skipped, err = pl.SessionsPartial(ctx)
+	} else {
+		refs, err = set.Store.Sessions(ctx)
+	}
 	if err != nil {
 		return res, fmt.Errorf("prune: list sessions: %w", err)
+	}
+	for _, e := range skipped { // an agent's store locked or corrupt: tried again next run
+		d.log.Warn("sessions not listed", "error", e)
+		res.addError(e.Error())
 	}
 	res.Sessions = len(refs)
 	stats := statAll(ctx, set.Store, refs)

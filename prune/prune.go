@@ -109,6 +109,12 @@ type Report struct {
 	// says what failed while applying them.
 	WriteBacks     int    `json:"write_backs"`
 	WriteBackError string `json:"write_back_error,omitempty"`
+	// Unlisted says, one message each, which parts of the store could
+	// not be listed (brainsurgeon.PartialLister: an agent's SQLite store
+	// locked by another connection, corrupt or of another schema
+	// version): their sessions are missing from Sessions, and the next
+	// pass tries them again. Only a pass over every session lists.
+	Unlisted []string `json:"unlisted,omitempty"`
 	// Failed counts sessions in error.
 	Failed int `json:"failed"`
 	// Elapsed is the pass's duration.
@@ -151,9 +157,19 @@ func (p *Pass) Run(ctx context.Context, refs []bs.SessionRef) (*Report, error) {
 		}
 	}
 	if refs == nil {
+		var skipped []error
 		var err error
-		if refs, err = p.Store.Sessions(ctx); err != nil {
+		if pl, ok := p.Store.(bs.PartialLister); ok {
+			refs, skipped, err = pl.SessionsPartial(ctx)
+		} else {
+			refs, err = p.Store.Sessions(ctx)
+		}
+		if err != nil {
 			return nil, err
+		}
+		for _, e := range skipped {
+			rep.Unlisted = append(rep.Unlisted, e.Error())
+			log.Warn("sessions not listed", "error", e)
 		}
 	}
 	policy := extract.FromConfig(p.Config)

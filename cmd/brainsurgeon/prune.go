@@ -97,6 +97,9 @@ func (c *pruneCommand) Run(ctx context.Context, args []string) error {
 	if rep.WriteBackError != "" {
 		fmt.Fprintf(c.m.Stderr, "warning: pending restore write-backs: %s\n", rep.WriteBackError)
 	}
+	for _, u := range rep.Unlisted {
+		fmt.Fprintf(c.m.Stderr, "warning: %s\n", u)
+	}
 	if rep.Failed > 0 {
 		err = fmt.Errorf("%d of %d sessions failed", rep.Failed, len(rep.Sessions))
 	}

@@ -133,9 +133,10 @@ type conn struct {
 //     close in between and remove the sidecars, in which case SQLite
 //     recreates them as any reader would and removes them when done; this
 //     window is a few microseconds wide).
-//   - WAL header, "-wal" without "-shm": a state no SQLite process leaves
-//     behind while running; reading it would need a new "-shm", so it is
-//     refused.
+//   - WAL header, "-wal" without "-shm": a connection in exclusive locking
+//     mode holds the store (it keeps the WAL index in its own memory and
+//     keeps every other reader out), or one crashed with it open; reading
+//     it would need a new "-shm", so it is refused as busy.
 //   - rollback-journal header (OpenClaw on network file systems): mode=ro
 //     takes a shared lock and creates nothing.
 //
@@ -154,7 +155,7 @@ func openRead(ctx context.Context, path string, busy time.Duration) (*conn, erro
 		q.Set("mode", "ro")
 		immutable = true
 	case sf.wal && !sf.shmExists:
-		return nil, fmt.Errorf("store %s: found %s-wal without %s-shm; reading it would create the shared-memory file, so it is left alone (open it with OpenClaw first): %w",
+		return nil, fmt.Errorf("store %s: expected %s-wal and %s-shm together, found the -wal alone (a connection holds the store in exclusive locking mode, or one crashed with it open); reading it would create the shared-memory file, so it is left alone until OpenClaw opens it normally: %w",
 			path, path, path, bs.ErrBusy)
 	default:
 		q.Set("mode", "ro")
@@ -308,13 +309,16 @@ var decoders = sync.OnceValues(func() (*zstd.Decoder, error) {
 
 // decodeRow returns the row's JSON text: event_json, or event_zstd
 // decoded, appended to buf. It checks the decoded size against
-// event_utf8_bytes when that is set.
+// event_utf8_bytes when that is set. A row that cannot be decoded is
+// damaged: the error says what was expected and found, and wraps
+// ErrInvalid. (A row whose text is not JSON is no error here: it is kept
+// as a malformed line.)
 func decodeRow(buf, eventJSON, eventZstd []byte, jsonNull bool, utf8Bytes sql.NullInt64) ([]byte, error) {
 	if !jsonNull {
 		return append(buf, eventJSON...), nil
 	}
 	if eventZstd == nil {
-		return nil, errors.New("row has neither event_json nor event_zstd")
+		return nil, fmt.Errorf("the row has neither event_json nor event_zstd, expected one of them: %w", bs.ErrInvalid)
 	}
 	d, err := decoders()
 	if err != nil {
@@ -323,10 +327,15 @@ func decodeRow(buf, eventJSON, eventZstd []byte, jsonNull bool, utf8Bytes sql.Nu
 	start := len(buf)
 	out, err := d.DecodeAll(eventZstd, buf)
 	if err != nil {
-		return nil, fmt.Errorf("decode event_zstd (%d bytes, expected one zstd frame): %w", len(eventZstd), err)
+		want := "JSON text"
+		if utf8Bytes.Valid {
+			want = fmt.Sprintf("%d bytes of JSON text", utf8Bytes.Int64)
+		}
+		return nil, fmt.Errorf("event_zstd is damaged: expected one zstd frame holding %s, found %d bytes starting %x that do not decode (%v): %w",
+			want, len(eventZstd), eventZstd[:min(len(eventZstd), 8)], err, bs.ErrInvalid)
 	}
 	if utf8Bytes.Valid && int64(len(out)-start) != utf8Bytes.Int64 {
-		return nil, fmt.Errorf("event_zstd decodes to %d bytes, event_utf8_bytes says %d", len(out)-start, utf8Bytes.Int64)
+		return nil, fmt.Errorf("event_zstd is damaged: it decodes to %d bytes, expected event_utf8_bytes %d: %w", len(out)-start, utf8Bytes.Int64, bs.ErrInvalid)
 	}
 	return out, nil
 }

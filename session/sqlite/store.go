@@ -253,41 +253,75 @@ func (s *Store) Sessions(ctx context.Context) ([]bs.SessionRef, error) {
 	if err != nil {
 		return nil, err
 	}
+	return refsOf(ls), nil
+}
+
+var _ bs.PartialLister = (*Store)(nil)
+
+// SessionsPartial is Sessions that returns, instead of logging them, the
+// errors of the agents' stores it could not read (see
+// brainsurgeon.PartialLister), each naming the agent and the store: a
+// store locked by another connection wraps ErrBusy, a corrupt one
+// ErrInvalid, one of another schema version ErrUnsupported. Only an
+// agents dir that cannot be read fails the whole listing.
+func (s *Store) SessionsPartial(ctx context.Context) ([]bs.SessionRef, []error, error) {
+	ls, skipped, err := s.listAll(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	return refsOf(ls), skipped, nil
+}
+
+func refsOf(ls []listed) []bs.SessionRef {
 	out := make([]bs.SessionRef, len(ls))
 	for i, l := range ls {
 		out[i] = l.ref
 	}
+	return out
+}
+
+// list lists every readable store, logging the others; when none could
+// be listed and some failed, their errors are returned.
+func (s *Store) list(ctx context.Context) ([]listed, error) {
+	out, skipped, err := s.listAll(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, e := range skipped {
+		s.log.Warn("skipping unreadable OpenClaw store", "err", e)
+	}
+	if len(out) == 0 && len(skipped) > 0 {
+		return nil, errors.Join(skipped...)
+	}
 	return out, nil
 }
 
-func (s *Store) list(ctx context.Context) ([]listed, error) {
+// listAll lists every readable store and returns the errors of the
+// others, each naming its agent.
+func (s *Store) listAll(ctx context.Context) ([]listed, []error, error) {
 	agentsDir, _, err := dirs(s.root)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	agents, err := detect(agentsDir)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var out []listed
-	var errs []error
+	var skipped []error
 	for _, a := range agents {
 		path := filepath.Join(agentsDir, a, StoreFile)
 		ls, err := s.listStore(ctx, a, path)
 		if err != nil {
 			if ctx.Err() != nil {
-				return nil, ctx.Err()
+				return nil, nil, ctx.Err()
 			}
-			s.log.Warn("skipping unreadable OpenClaw store", "agent", a, "path", path, "err", err)
-			errs = append(errs, err)
+			skipped = append(skipped, fmt.Errorf("the sessions of agent %q are not listed: %w", a, err))
 			continue
 		}
 		out = append(out, ls...)
 	}
-	if len(out) == 0 && len(errs) > 0 {
-		return nil, errors.Join(errs...)
-	}
-	return out, nil
+	return out, skipped, nil
 }
 
 const listQuery = `

@@ -78,7 +78,7 @@ type synthSession struct {
 	id   string
 	rows []string // seq 0 (the header) first
 	// zstd lists the seqs stored as event_zstd; badZstd those stored as
-	// event_zstd bytes that are not a zstd frame.
+	// a damaged zstd frame.
 	zstd, badZstd map[int]bool
 }
 
@@ -135,7 +135,12 @@ func addSessions(tb testing.TB, db *sql.DB, sessions ...synthSession) {
 			case s.zstd[seq]:
 				js, z, nav = nil, enc.EncodeAll([]byte(line), nil), synthNavigation
 			case s.badZstd[seq]:
-				js, z, nav = nil, []byte("this is not a zstd frame: "+line[:min(len(line), 40)]), synthNavigation
+				// A real frame with a byte of its data and one of its
+				// checksum flipped: damaged on disk.
+				frame := enc.EncodeAll([]byte(line), nil)
+				frame[len(frame)/2] ^= 0xff
+				frame[len(frame)-1] ^= 0xff
+				js, z, nav = nil, frame, synthNavigation
 			}
 			mustExec(tb, tx, `INSERT INTO transcript_events(session_id, seq, event_json, event_zstd, event_utf8_bytes, navigation_json, created_at)
 				VALUES (?, ?, ?, ?, ?, ?, 1)`, s.id, seq, js, z, len(line), nav)
