@@ -1,0 +1,478 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/brainsurgeon/brainsurgeon/api"
+	"github.com/brainsurgeon/brainsurgeon/daemon"
+	"github.com/brainsurgeon/brainsurgeon/internal/apitest"
+	"github.com/brainsurgeon/brainsurgeon/internal/openclaw"
+)
+
+// soakTurnsDefault is the number of turns per era that CI runs; BS_SOAK_TURNS sets another (the closing notes
+// report runs of 200 and more).
+const soakTurnsDefault = 30
+
+func soakTurns(t *testing.T) int {
+	t.Helper()
+	s := os.Getenv("BS_SOAK_TURNS")
+	if s == "" {
+		return soakTurnsDefault
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 8 {
+		t.Fatalf("BS_SOAK_TURNS=%q: want a number of turns, at least 8", s)
+	}
+	return n
+}
+
+// TestSoakLive drives a real gateway of each era (2026.7.35 on JSONL, 2026.9.6 on its SQLite store) for many
+// turns while BrainSurgeon's daemon prunes on a one-second cron with a one-second quiet period, so that its writes
+// land between turns, as close to the next turn's start as the quiet period lets them. The turns cycle through
+// what a real agent meets: plain replies, tool calls that append large results, held model calls with restores
+// asked for in the middle of the run (through purge_control and through the REST API), and runs that end
+// failed (the model answers 500), by --timeout and killed (sessions.abort).
+//
+// It counts, and requires to be 0: entries lost (an entry id seen once and gone later), sessions reset (the key's
+// session id changed), fence, conflict or takeover messages in the gateway's logs, turns that should have
+// succeeded and failed, and failed daemon runs. At the end the queued restores are applied, and restore --all
+// --pristine gives back every line or row the host wrote, byte for byte.
+func TestSoakLive(t *testing.T) {
+	n := soakTurns(t)
+	for _, v := range []string{openclaw.V7, openclaw.V9} {
+		t.Run(v, func(t *testing.T) { soak(t, v, n) })
+	}
+}
+
+// soakKinds is the cycle of turn kinds.
+var soakKinds = []string{"plain", "tool", "held+purge_control", "tool", "failed", "held+api", "timeout", "killed"}
+
+// soakTimeout is the --timeout (seconds) of the turns that must end "timeout".
+const soakTimeout = 4
+
+// soakSession reads the seeded session of either era: the JSONL file or the store's rows.
+type soakSession struct {
+	era, agents, id, path string
+}
+
+// lines returns the transcript's lines (JSONL) or rows (SQLite) in order.
+func (s soakSession) lines(t *testing.T) []storeRow {
+	t.Helper()
+	if s.era == openclaw.V9 {
+		return sessionRows(t, s.path, s.id)
+	}
+	b := readFile(t, s.path)
+	var out []storeRow
+	for i, l := range bytes.Split(bytes.TrimSuffix(b, []byte("\n")), []byte("\n")) {
+		out = append(out, storeRow{Seq: int64(i), Event: string(l)})
+	}
+	return out
+}
+
+// lineID returns the "id" of a line, or "".
+func lineID(raw string) string {
+	var e struct {
+		ID string `json:"id"`
+	}
+	if json.Unmarshal([]byte(raw), &e) != nil {
+		return ""
+	}
+	return e.ID
+}
+
+// pristine reports whether a line is as the host wrote it: no placeholder, none of our bookkeeping.
+func pristine(raw string) bool {
+	return !strings.Contains(raw, "[[extracted-") && !strings.Contains(raw, `"_restored"`) &&
+		!strings.Contains(raw, `"_redacted"`) && !strings.Contains(raw, `"_extractable"`)
+}
+
+// soakTally is what the soak counts.
+type soakTally struct {
+	kinds                          map[string]int
+	lost, resets, trouble, ourFail int
+	restores, hostEnded            int
+}
+
+func soak(t *testing.T, era string, turns int) {
+	t0 := time.Now()
+	model, err := openclaw.StartModel()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// registered before the host's cleanup, so it runs after the gateway has stopped
+	t.Cleanup(func() { model.Close() })
+	src := corpusFile(t, seedFile)
+	var transcript string
+	seed := func(st *openclaw.State) error {
+		var err error
+		transcript, err = st.Seed("main", sessionKey, seedSessionID, src)
+		return err
+	}
+	if era == openclaw.V9 {
+		seed = seedSQLite(t, sessionKey, seedSessionID, src)
+	}
+	h := openclaw.NewHostWithModel(t, era, model.URL(), seed)
+	s := soakSession{era: era, agents: h.State.AgentsDir(), id: seedSessionID, path: transcript}
+	if era == openclaw.V9 {
+		s.path = storePath(h.State)
+	}
+	// A large file for the read tool: every tool turn appends ~24 KB of tool result.
+	big := filepath.Join(h.State.Dir, "soak-big.txt")
+	var bb strings.Builder
+	for i := 0; bb.Len() < 24<<10; i++ {
+		fmt.Fprintf(&bb, "line %05d of the soak's large tool result: the quick brown fox jumps over the lazy dog\n", i)
+	}
+	if err := os.WriteFile(big, []byte(bb.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	writeConfig(t, s.agents, map[string]any{
+		"enabled":             true,
+		"auto_cron":           "* * * * * *",
+		"age_threshold_hours": 0,
+		"idle_seconds":        1,
+		"min_value_length":    200,
+		"min_saving_tokens":   0,
+		"keep_recent":         2,
+	})
+	logs := &syncBuffer{}
+	defer func() {
+		if t.Failed() {
+			t.Logf("daemon log (tail):\n%s", logs.tail(6000))
+		}
+	}()
+	log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	ctx, cancel := context.WithCancel(context.Background())
+	d, err := daemon.Open(ctx, daemon.Options{AgentsDir: s.agents, Logger: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	handler, err := d.Handler(ctx, api.Options{Logger: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(handler)
+	stopDaemon := func() {
+		srv.Close()
+		cancel()
+		d.Close()
+	}
+	defer stopDaemon()
+	if err := d.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+
+	tally := soakTally{kinds: map[string]int{}}
+	seen := map[string]bool{}    // every entry id seen so far
+	clean := map[string]string{} // an entry's line as the host wrote it last
+	var order []string
+	observe := func(step string) {
+		present := map[string]bool{}
+		for _, r := range s.lines(t) {
+			id := lineID(r.Event)
+			if id == "" {
+				continue
+			}
+			present[id] = true
+			if !seen[id] {
+				seen[id] = true
+				order = append(order, id)
+			}
+			// The host itself rewrites some lines (2026.7 fills the header's cwd and the content of a failed turn's
+			// message): the latest version without our edits is the host's.
+			if pristine(r.Event) {
+				clean[id] = r.Event
+			}
+		}
+		for _, id := range order {
+			if !present[id] {
+				tally.lost++
+				t.Errorf("%s: entry %s is gone from the transcript", step, id)
+				delete(seen, id)
+			}
+		}
+	}
+	sessionID := func() string {
+		if era == openclaw.V9 {
+			return liveSessionID(t, h, sessionKey)
+		}
+		return entry(t, h).SessionID
+	}
+	observe("start")
+	var restored []string
+	for i := 0; i < turns; i++ {
+		kind := soakKinds[i%len(soakKinds)]
+		tally.kinds[kind]++
+		msg := fmt.Sprintf("soak turn %d (%s)", i, kind)
+		turnCtx, cancelTurn := context.WithTimeout(context.Background(), turnTimeout)
+		var res *openclaw.Result
+		var err error
+		switch kind {
+		case "plain":
+			res, err = h.Gateway.Agent(turnCtx, openclaw.Turn{Key: sessionKey, Message: msg})
+		case "tool":
+			res, err = h.Gateway.Agent(turnCtx, openclaw.Turn{Key: sessionKey, Message: msg + ` CALL:read:{"path":"` + big + `"}`})
+		case "failed":
+			model.FailNext(1 << 20)
+			res, err = h.Gateway.Agent(turnCtx, openclaw.Turn{Key: sessionKey, Message: msg})
+			model.FailNext(0)
+		default: // the held kinds: the model call is held while something happens
+			holds := model.Holds()
+			model.Hold()
+			turn := openclaw.Turn{Key: sessionKey, Message: msg}
+			if kind == "timeout" {
+				turn.Timeout = soakTimeout
+			}
+			runCtx, killClient := context.WithCancel(turnCtx)
+			run := h.Gateway.StartAgent(runCtx, turn)
+			if err := model.WaitHeld(turnCtx, holds); err != nil {
+				t.Fatalf("%s: %v", msg, err)
+			}
+			switch kind {
+			case "held+purge_control", "held+api":
+				if id := soakRestore(t, s, srv, kind, clean); id != "" {
+					restored = append(restored, id)
+					tally.restores++
+				}
+				time.Sleep(1500 * time.Millisecond) // scheduled runs meet the run in flight
+			case "timeout":
+				time.Sleep((soakTimeout + 2) * time.Second)
+			case "killed":
+				// The run is cancelled through the gateway, as a user's /stop does (sessions.abort). 2026.7 lets only
+				// the connection that started a run abort it, so there the client that started it is killed.
+				if _, err := h.Gateway.CLI(turnCtx, "gateway", "call", "sessions.abort", "--params",
+					`{"key":"`+sessionKey+`"}`, "--json"); err != nil {
+					if era == openclaw.V9 {
+						t.Errorf("%s: sessions.abort: %v", msg, err)
+					}
+					killClient()
+				}
+				time.Sleep(500 * time.Millisecond)
+			}
+			model.Release()
+			res, err = run.Wait(turnCtx)
+			killClient()
+		}
+		cancelTurn()
+		out := ""
+		if res != nil {
+			out = string(res.Stdout) + string(res.Stderr)
+		}
+		if hostTrouble.MatchString(out) {
+			tally.trouble++
+			t.Errorf("%s: the host reports a conflict: %.600s", msg, out)
+		}
+		mustSucceed := kind == "plain" || kind == "tool" || strings.HasPrefix(kind, "held+")
+		if err != nil {
+			if mustSucceed {
+				tally.ourFail++
+				t.Errorf("%s: failed: %v", msg, err)
+			} else {
+				tally.hostEnded++
+			}
+		}
+		observe(msg)
+		if era == openclaw.V7 || i%4 == 3 || i == turns-1 {
+			if got := sessionID(); got != seedSessionID {
+				tally.resets++
+				t.Fatalf("%s: the host started a new session %s (was %s)", msg, got, seedSessionID)
+			}
+		}
+		if i%10 == 9 {
+			t.Logf("%d turns in %s", i+1, time.Since(t0).Round(time.Second))
+		}
+	}
+
+	// The queued restores are applied once the session is idle.
+	waitFor(t, "the queued restores are written back", func() bool {
+		left := map[string]bool{}
+		for _, id := range rowPlaceholders(s.lines(t)) {
+			left[id] = true
+		}
+		for _, id := range restored {
+			if left[id] {
+				return false
+			}
+		}
+		return true
+	})
+	stopDaemon()
+	runs := soakRuns(logs.String())
+	if runs.failed > 0 {
+		t.Errorf("%d daemon runs failed a session", runs.failed)
+	}
+	for _, line := range strings.Split(h.Gateway.LogTail(64<<20), "\n") {
+		if hostTrouble.MatchString(line) {
+			tally.trouble++
+			t.Errorf("the gateway logs a conflict: %.300s", line)
+		}
+	}
+	observe("end")
+	// The tool turns really appended large results: the model received each of them.
+	bigTools := 0
+	for _, r := range model.Requests() {
+		var req struct {
+			Messages []struct {
+				Role    string `json:"role"`
+				Content string `json:"content"`
+			} `json:"messages"`
+		}
+		_ = json.Unmarshal(r.Body, &req)
+		for _, m := range req.Messages {
+			if m.Role == "tool" && len(m.Content) > 20<<10 {
+				bigTools++
+				break
+			}
+		}
+	}
+	if bigTools < tally.kinds["tool"] {
+		t.Errorf("the model received a large tool result in %d requests, want at least %d (one per tool turn)", bigTools, tally.kinds["tool"])
+	}
+	for _, m := range []string{"soak turn 0 (plain)", "soak turn 1 (tool)"} {
+		found := false
+		for _, r := range s.lines(t) {
+			found = found || strings.Contains(r.Event, m)
+		}
+		if !found {
+			tally.lost++
+			t.Errorf("the transcript lost the user message %q", m)
+		}
+	}
+
+	// Pristine restore: every line the host wrote comes back byte for byte.
+	var pr cliResult
+	for try := 0; try < 20; try++ {
+		// the host's last write may be less than the quiet period ago
+		if pr = bs(t, "restore", sessionKey, "--all", "--pristine", "--json", "--agents-dir", s.agents); !strings.Contains(pr.stdout, `"kind": "busy"`) {
+			break
+		}
+		time.Sleep(time.Second)
+	}
+	if pr.code != 0 {
+		t.Fatalf("restore --all --pristine: %s", pr)
+	}
+	final := s.lines(t)
+	byID := map[string]string{}
+	for _, r := range final {
+		if id := lineID(r.Event); id != "" {
+			byID[id] = r.Event
+		}
+	}
+	checked := 0
+	for id, want := range clean {
+		got, ok := byID[id]
+		if !ok {
+			t.Errorf("pristine: entry %s is gone", id)
+			continue
+		}
+		if got != want {
+			t.Errorf("pristine: entry %s is not the host's line (%d bytes, want %d):\n got %.400s\nwant %.400s", id, len(got), len(want), got, want)
+		}
+		checked++
+	}
+	if ids := rowPlaceholders(final); len(ids) > 0 {
+		t.Errorf("pristine: %d placeholders left", len(ids))
+	}
+	if era == openclaw.V9 {
+		integrity(t, s.path)
+	}
+	t.Logf("%s: %d turns %v in %s; daemon: %s; %d restores during runs; %d runs ended by the host as asked (failed, timeout, killed); %d model requests carried a large tool result",
+		era, turns, tally.kinds, time.Since(t0).Round(time.Second), runs, tally.restores, tally.hostEnded, bigTools)
+	t.Logf("%s: entries lost %d, sessions reset %d, conflict messages %d, turns failed because of us %d; %d entries seen, %d lines back byte for byte after the pristine restore",
+		era, tally.lost, tally.resets, tally.trouble, tally.ourFail, len(seen), checked)
+}
+
+// soakRestore restores one extracted entry during a held run, through purge_control or the REST API, and checks
+// the answer came at once, was queued, and holds the value the host wrote. It returns the entry, or "" when
+// nothing is extracted yet.
+func soakRestore(t *testing.T, s soakSession, srv *httptest.Server, kind string, clean map[string]string) string {
+	t.Helper()
+	ids := rowPlaceholders(s.lines(t))
+	if len(ids) == 0 {
+		return ""
+	}
+	id := ids[len(ids)/2]
+	var content map[string]string
+	var queued bool
+	start := time.Now()
+	if kind == "held+purge_control" {
+		r := purgeControl(t, "restore", id, "--agent", "main", "--session", sessionKey, "--json", "--agents-dir", s.agents)
+		var out struct {
+			Queued  bool              `json:"queued"`
+			Content map[string]string `json:"content"`
+		}
+		if r.code != 0 || json.Unmarshal([]byte(r.stdout), &out) != nil {
+			t.Errorf("purge_control restore %s during a run: %s", id, r)
+			return ""
+		}
+		content, queued = out.Content, out.Queued
+	} else {
+		var out struct {
+			Queued  bool              `json:"queued"`
+			Content map[string]string `json:"content"`
+		}
+		apitest.Call(t, srv, "POST", "/api/sessions/main/"+s.id+"/entries/"+id+"/restore", "{}", http.StatusOK, &out)
+		content, queued = out.Content, out.Queued
+	}
+	if took := time.Since(start); took > 10*time.Second {
+		t.Errorf("%s restore of %s took %s", kind, id, took)
+	}
+	if !queued || len(content) == 0 {
+		t.Errorf("%s restore of %s during a run: queued %v, %d values", kind, id, queued, len(content))
+	}
+	if line, ok := clean[id]; ok {
+		for k, v := range content {
+			if want, ok := valueAt(t, []byte(line), id, k); !ok || !sameValue(v, want) {
+				t.Errorf("%s restore of %s %s: %d bytes, the host wrote %d", kind, id, k, len(v), len(want))
+			}
+		}
+	}
+	return id
+}
+
+// daemonRuns sums the daemon's "Prune run:" log lines.
+type daemonRuns struct {
+	runs, processed, extracted, busy, failed, writeBacks int
+}
+
+func (r daemonRuns) String() string {
+	return fmt.Sprintf("%d runs, %d sessions processed, %d extracted, %d busy, %d failed, %d write-backs",
+		r.runs, r.processed, r.extracted, r.busy, r.failed, r.writeBacks)
+}
+
+var pruneRunRE = regexp.MustCompile(`Prune run: \d+ sessions, (\d+) processed, \d+ unchanged, (\d+) extracted \(\d+ values, \d+ bytes saved\), (\d+) busy, (\d+) failed, (\d+) write-backs`)
+
+func soakRuns(log string) daemonRuns {
+	var r daemonRuns
+	sc := bufio.NewScanner(strings.NewReader(log))
+	sc.Buffer(make([]byte, 0, 1<<16), 1<<24)
+	for sc.Scan() {
+		m := pruneRunRE.FindStringSubmatch(sc.Text())
+		if m == nil {
+			continue
+		}
+		n := func(i int) int { v, _ := strconv.Atoi(m[i]); return v }
+		r.runs++
+		r.processed += n(1)
+		r.extracted += n(2)
+		r.busy += n(3)
+		r.failed += n(4)
+		r.writeBacks += n(5)
+	}
+	return r
+}

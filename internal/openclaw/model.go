@@ -1,0 +1,301 @@
+package openclaw
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"regexp"
+	"strconv"
+	"sync"
+	"time"
+)
+
+// Model is a scripted model server in the test process: Ollama's native API (the protocol OpenClaw's "ollama"
+// provider speaks) on a loopback port. It is what [Mock] is, in Go, with the controls a soak needs: calls can be
+// held open, made to fail with HTTP 500, or answered with a tool call, and every request body is kept byte for
+// byte as the host sent it.
+//
+// A chat request whose newest user message (OpenClaw's injected internal-context message aside) holds
+// "CALL:<tool>:<json-args>" is answered with a call of <tool> (through "tool_call" when the host offers the tool
+// only in its Tool Search catalog); one whose newest message is a tool result is answered "model final <n>";
+// any other with "model reply <n>".
+type Model struct {
+	srv  *http.Server
+	ln   net.Listener
+	done chan struct{}
+
+	mu      sync.Mutex
+	cond    *sync.Cond
+	held    bool
+	waiting int // calls waiting at the gate now
+	holds   int // calls the gate has held so far
+	fail    int // how many of the next calls answer 500
+	reqs    []ModelRequest
+	n       int
+}
+
+// ModelRequest is one /api/chat request as the model received it.
+type ModelRequest struct {
+	// At is when the request arrived.
+	At time.Time
+	// Body is the request body, byte for byte.
+	Body []byte
+	// Status is the HTTP status the model answered with (0 while it is held).
+	Status int
+}
+
+// StartModel starts a Model on a free loopback port. Close stops it.
+func StartModel() (*Model, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	m := &Model{ln: ln, done: make(chan struct{})}
+	m.cond = sync.NewCond(&m.mu)
+	m.srv = &http.Server{Handler: http.HandlerFunc(m.serve), ReadHeaderTimeout: 10 * time.Second}
+	go func() {
+		defer close(m.done)
+		_ = m.srv.Serve(ln)
+	}()
+	return m, nil
+}
+
+// URL returns the base URL, http://127.0.0.1:<port>.
+func (m *Model) URL() string { return "http://" + m.ln.Addr().String() }
+
+// Close releases every held call and stops the server.
+func (m *Model) Close() error {
+	m.Release()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	err := m.srv.Shutdown(ctx)
+	if err != nil {
+		err = m.srv.Close()
+	}
+	<-m.done
+	return err
+}
+
+// Hold makes later chat calls wait until Release.
+func (m *Model) Hold() {
+	m.mu.Lock()
+	m.held = true
+	m.mu.Unlock()
+}
+
+// Release lets held and later chat calls answer.
+func (m *Model) Release() {
+	m.mu.Lock()
+	m.held = false
+	m.cond.Broadcast()
+	m.mu.Unlock()
+}
+
+// FailNext makes the next n chat calls answer HTTP 500 (after the gate, if held).
+func (m *Model) FailNext(n int) {
+	m.mu.Lock()
+	m.fail = n
+	m.mu.Unlock()
+}
+
+// Holds returns how many chat calls the gate has held so far.
+func (m *Model) Holds() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.holds
+}
+
+// WaitHeld waits until the gate has held more than before calls, or ctx is done.
+func (m *Model) WaitHeld(ctx context.Context, before int) error {
+	for {
+		if n := m.Holds(); n > before {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("no model call was held: %w", ctx.Err())
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// Requests returns the chat requests so far, in arrival order. The bodies are shared: do not modify them.
+func (m *Model) Requests() []ModelRequest {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return append([]ModelRequest(nil), m.reqs...)
+}
+
+// internalContext starts the user message OpenClaw appends to every request.
+const internalContext = "<<<BEGIN_OPENCLAW_INTERNAL_CONTEXT>>>"
+
+var callRE = regexp.MustCompile(`(?s)CALL:([a-zA-Z0-9_]+):(\{.*?\})(?:\s|$)`)
+
+type ollamaMessage struct {
+	Role    string          `json:"role"`
+	Content json.RawMessage `json:"content"`
+}
+
+func textOf(raw json.RawMessage) string {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	var parts []struct {
+		Text string `json:"text"`
+	}
+	_ = json.Unmarshal(raw, &parts)
+	var b bytes.Buffer
+	for _, p := range parts {
+		b.WriteString(p.Text)
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+// plan decides the answer to a chat request: a tool call (name, arguments) or a text.
+func plan(body []byte, n int) (tool string, args json.RawMessage, text string) {
+	var req struct {
+		Messages []ollamaMessage `json:"messages"`
+		Tools    []struct {
+			Function struct {
+				Name string `json:"name"`
+			} `json:"function"`
+		} `json:"tools"`
+	}
+	_ = json.Unmarshal(body, &req)
+	var last *ollamaMessage
+	for i := len(req.Messages) - 1; i >= 0; i-- {
+		msg := &req.Messages[i]
+		if msg.Role == "user" && bytes.HasPrefix([]byte(textOf(msg.Content)), []byte(internalContext)) {
+			continue
+		}
+		last = msg
+		break
+	}
+	text = "model reply " + strconv.Itoa(n)
+	if last == nil {
+		return "", nil, text
+	}
+	if last.Role == "tool" {
+		return "", nil, "model final " + strconv.Itoa(n)
+	}
+	if last.Role != "user" {
+		return "", nil, text
+	}
+	mm := callRE.FindStringSubmatch(textOf(last.Content))
+	if mm == nil {
+		return "", nil, text
+	}
+	offered := false
+	hasSearch := false
+	for _, t := range req.Tools {
+		offered = offered || t.Function.Name == mm[1]
+		hasSearch = hasSearch || t.Function.Name == "tool_call"
+	}
+	if !offered && hasSearch {
+		a, _ := json.Marshal(map[string]any{"id": mm[1], "args": json.RawMessage(mm[2])})
+		return "tool_call", a, ""
+	}
+	return mm[1], json.RawMessage(mm[2]), ""
+}
+
+func (m *Model) serve(w http.ResponseWriter, r *http.Request) {
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	switch r.URL.Path {
+	case "/api/version":
+		writeJSON(w, http.StatusOK, map[string]any{"version": "0.12.6"})
+	case "/api/tags":
+		writeJSON(w, http.StatusOK, map[string]any{"models": []any{map[string]any{"name": MockModel, "model": MockModel,
+			"modified_at": time.Now().UTC().Format(time.RFC3339), "size": 2019393189, "digest": string(bytes.Repeat([]byte("a"), 64)),
+			"details": map[string]any{"format": "gguf", "family": "llama", "parameter_size": "3.2B", "quantization_level": "Q4_K_M"}}}})
+	case "/api/ps":
+		writeJSON(w, http.StatusOK, map[string]any{"models": []any{}})
+	case "/api/show":
+		writeJSON(w, http.StatusOK, map[string]any{"modelfile": "", "parameters": "", "template": "",
+			"details":      map[string]any{"family": "llama"},
+			"model_info":   map[string]any{"general.architecture": "llama", "llama.context_length": 131072},
+			"capabilities": []string{"completion", "tools"}})
+	case "/api/chat":
+		m.chat(w, r, body)
+	default:
+		writeJSON(w, http.StatusNotFound, map[string]any{"error": "not found"})
+	}
+}
+
+func (m *Model) chat(w http.ResponseWriter, r *http.Request, body []byte) {
+	m.mu.Lock()
+	m.n++
+	n := m.n
+	idx := len(m.reqs)
+	m.reqs = append(m.reqs, ModelRequest{At: time.Now(), Body: body})
+	if m.held {
+		m.holds++
+		m.waiting++
+		stop := context.AfterFunc(r.Context(), func() {
+			m.mu.Lock()
+			m.cond.Broadcast()
+			m.mu.Unlock()
+		})
+		for m.held && r.Context().Err() == nil {
+			m.cond.Wait()
+		}
+		stop()
+		m.waiting--
+	}
+	fail := m.fail > 0
+	if fail {
+		m.fail--
+	}
+	status := http.StatusOK
+	if fail {
+		status = http.StatusInternalServerError
+	}
+	m.reqs[idx].Status = status
+	m.mu.Unlock()
+	if r.Context().Err() != nil {
+		return
+	}
+	if fail {
+		writeJSON(w, status, map[string]any{"error": "model " + strconv.Itoa(n) + " failed on purpose"})
+		return
+	}
+	tool, args, text := plan(body, n)
+	msg := map[string]any{"role": "assistant", "content": text}
+	if tool != "" {
+		msg = map[string]any{"role": "assistant", "content": "",
+			"tool_calls": []any{map[string]any{"function": map[string]any{"name": tool, "arguments": args}}}}
+	}
+	now := time.Now().UTC().Format(time.RFC3339Nano)
+	final := map[string]any{"model": MockModel, "created_at": now, "message": map[string]any{"role": "assistant", "content": ""},
+		"done": true, "done_reason": "stop", "total_duration": 1000000, "load_duration": 1000, "prompt_eval_count": 100,
+		"prompt_eval_duration": 1000, "eval_count": 5, "eval_duration": 1000}
+	var req struct {
+		Stream *bool `json:"stream"`
+	}
+	_ = json.Unmarshal(body, &req)
+	if req.Stream != nil && !*req.Stream {
+		final["message"] = msg
+		writeJSON(w, http.StatusOK, final)
+		return
+	}
+	w.Header().Set("Content-Type", "application/x-ndjson")
+	w.WriteHeader(http.StatusOK)
+	enc := json.NewEncoder(w)
+	_ = enc.Encode(map[string]any{"model": MockModel, "created_at": now, "message": msg, "done": false})
+	_ = enc.Encode(final)
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
