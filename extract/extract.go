@@ -693,8 +693,8 @@ func duplicateIDs(tr bs.Transcript, plan *planList) map[string]bool {
 	return dups
 }
 
-// storedBytes is what the side records of plan take in the store
-// (compressed), when it says; 0 otherwise.
+// storedBytes is what the side records the pass wrote for plan take in
+// the store (compressed), when it says; 0 otherwise.
 func (x *Extractor) storedBytes(ctx context.Context, ref bs.SessionRef, plan []*planned) int64 {
 	infos, err := x.Side.List(ctx, ref)
 	if err != nil {
@@ -702,7 +702,9 @@ func (x *Extractor) storedBytes(ctx context.Context, ref bs.SessionRef, plan []*
 	}
 	mine := make(map[string]bool, len(plan))
 	for _, p := range plan {
-		mine[p.id] = true
+		if !p.reused { // stored by an earlier pass, not written now
+			mine[p.id] = true
+		}
 	}
 	var stored int64
 	for _, in := range infos {
