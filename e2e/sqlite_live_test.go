@@ -278,6 +278,12 @@ func TestLiveSQLite(t *testing.T) {
 		t.Fatalf("b: the turn after prune started a new session %s", got)
 	}
 	after := viewOf(t, cb.Body)
+	same, changed := compareViews(t, c[len(c)-1].Body, cb.Body, "turn a, held")
+	if changed == 0 {
+		t.Errorf("b: no message the model received changed after prune")
+	}
+	t.Logf("b: of the %d history messages the model received before prune, %d are byte for byte the same after it and %d carry placeholders now",
+		same+changed, same, changed)
 	t.Logf("b: prune extracted %d entries (%d bytes saved; rows %d -> %d bytes); model view before prune %s, after %s (%.1f%% fewer bytes)",
 		rep.Result.Entries, rep.Result.BytesSaved, rowBytes(rowsBefore), rowBytes(rowsAfter), before, after,
 		100*(1-float64(after.bytes)/float64(before.bytes)))
@@ -387,6 +393,42 @@ func TestLiveSQLite(t *testing.T) {
 		}
 	}
 	t.Logf("e: %d original rows back byte for byte (%d rows now); total %s", len(original), len(final), time.Since(t0).Round(time.Second))
+}
+
+// compareViews compares two model requests of one session message by message, up to the user message holding
+// marker in the first (the history both carry): each message must be byte for byte the same, or carry a placeholder
+// in the second that it did not carry in the first. It returns how many are the same and how many changed.
+func compareViews(t *testing.T, first, second []byte, marker string) (same, changed int) {
+	t.Helper()
+	var a, b struct {
+		Messages []json.RawMessage `json:"messages"`
+	}
+	if err := json.Unmarshal(first, &a); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(second, &b); err != nil {
+		t.Fatal(err)
+	}
+	end := -1
+	for i, m := range a.Messages {
+		if strings.Contains(string(m), marker) {
+			end = i
+		}
+	}
+	if end < 0 || end > len(b.Messages) {
+		t.Fatalf("the first request has no message with %q, or the second is shorter (%d messages)", marker, len(b.Messages))
+	}
+	for i := 0; i < end; i++ {
+		switch {
+		case string(a.Messages[i]) == string(b.Messages[i]):
+			same++
+		case strings.Contains(string(b.Messages[i]), "[[extracted-") && !strings.Contains(string(a.Messages[i]), "[[extracted-"):
+			changed++
+		default:
+			t.Errorf("model message %d changed without a placeholder:\nbefore %.300s\nafter  %.300s", i, a.Messages[i], b.Messages[i])
+		}
+	}
+	return same, changed
 }
 
 func rowBytes(rows []storeRow) int {
