@@ -298,6 +298,15 @@ func soak(t *testing.T, era string, turns int) {
 		}
 	}
 
+	// A last ordinary turn, as a user's next message: after a run that ended by --timeout or was killed, a session
+	// of 2026.8+ is written again only after its next run.
+	closing, cancelClosing := context.WithTimeout(context.Background(), turnTimeout)
+	if _, err := h.Gateway.Agent(closing, openclaw.Turn{Key: sessionKey, Message: "soak closing turn"}); err != nil {
+		tally.ourFail++
+		t.Errorf("the closing turn failed: %v", err)
+	}
+	cancelClosing()
+	observe("closing turn")
 	// The queued restores are applied once the session is idle.
 	waitFor(t, "the queued restores are written back", func() bool {
 		left := map[string]bool{}

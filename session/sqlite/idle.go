@@ -33,6 +33,13 @@ const StateLockFile = "gateway.state.lock"
 //     node's entry_json carries a lifecycleRunId (a run in flight);
 //   - the session or its key has queued session_pending_inputs;
 //   - the session has a cold archive row (OpenClaw moved it out);
+//   - the session's last run ended "timeout" or "killed" (session_windows,
+//     session_nodes or the node's entry_json status), or ended with no
+//     status but an endedAt: OpenClaw 2026.8+ starts a new session on the
+//     next turn when the transcript changed after such a run
+//     (transcript_updated_at newer than what its registry observed), and
+//     every write of ours advances transcript_updated_at, so the session
+//     is written again only after its next run;
 //   - the session changed less than Options.Quiet ago: the newest of
 //     session_windows.transcript_updated_at, session_windows.updated_at
 //     and session_nodes.updated_at.
@@ -56,6 +63,7 @@ func (s *Store) CheckIdle(ctx context.Context, ref bs.SessionRef) error {
 const idleQuery = `
 SELECT coalesce(w.status, ''), coalesce(n.status, ''),
        json_extract(n.entry_json, '$.lifecycleRunId'),
+       coalesce(json_extract(n.entry_json, '$.status'), ''), coalesce(json_extract(n.entry_json, '$.endedAt'), 0),
        w.transcript_updated_at, w.updated_at, n.updated_at, w.session_key,
        (SELECT count(*) FROM session_pending_inputs p
          WHERE (p.session_id = w.session_id OR p.session_key = w.session_key) AND p.state = 'queued'),
@@ -66,11 +74,11 @@ SELECT coalesce(w.status, ''), coalesce(n.status, ''),
 // checkIdleIn applies the stored idle rules in the current transaction.
 // when is added to the reasons ("" or ", seen in the write transaction").
 func (s *Store) checkIdleIn(ctx context.Context, q querier, path string, ref bs.SessionRef, when string) error {
-	var winStatus, nodeStatus, key string
-	var runID any
+	var winStatus, nodeStatus, entryStatus, key string
+	var runID, endedAt any
 	var tua, wUpd, nUpd sql.NullInt64
 	var queued, cold int64
-	err := q.QueryRowContext(ctx, idleQuery, ref.ID).Scan(&winStatus, &nodeStatus, &runID, &tua, &wUpd, &nUpd, &key, &queued, &cold)
+	err := q.QueryRowContext(ctx, idleQuery, ref.ID).Scan(&winStatus, &nodeStatus, &runID, &entryStatus, &endedAt, &tua, &wUpd, &nUpd, &key, &queued, &cold)
 	if errors.Is(err, sql.ErrNoRows) {
 		return fmt.Errorf("session %s: no session window %q in %s: %w", ref, ref.ID, path, bs.ErrNotFound)
 	}
@@ -88,6 +96,10 @@ func (s *Store) checkIdleIn(ctx context.Context, q querier, path string, ref bs.
 		return fmt.Errorf("session %s: %d queued input(s) in session_pending_inputs wait for a run%s: %w", ref, queued, when, bs.ErrBusy)
 	case cold > 0:
 		return fmt.Errorf("session %s: in cold storage (session_transcript_cold_archives has its row%s); skipped: %w", ref, when, bs.ErrBusy)
+	}
+	if st := abortedStatus(winStatus, nodeStatus, entryStatus, endedAt); st != "" {
+		return fmt.Errorf("session %s: its last run ended %s%s; OpenClaw starts a new session on the next turn when the transcript changes after such a run, so it is written after its next run: %w",
+			ref, st, when, bs.ErrBusy)
 	}
 	if s.opts.Quiet <= 0 {
 		return nil
@@ -115,6 +127,32 @@ func (s *Store) checkIdleIn(ctx context.Context, q querier, path string, ref bs.
 			ref, age.Round(time.Second), what, s.opts.Quiet, (s.opts.Quiet - age).Round(time.Second), when, bs.ErrBusy)
 	}
 	return nil
+}
+
+// abortedStatus returns how the session's last run ended, quoted, when it
+// ended in a way after which OpenClaw 2026.8+ takes a changed transcript
+// for a reason to start a new session: "timeout" or "killed", or no status
+// at all but an endedAt in the node's entry (OpenClaw's
+// hasTerminalMainSessionTranscriptNewerThanRegistry). It returns "" for a
+// session whose last run ended "done" or "failed", or that never ran.
+func abortedStatus(window, node, entry string, endedAt any) string {
+	for _, st := range []string{entry, node, window} {
+		switch st {
+		case "timeout", "killed":
+			return strconv.Quote(st)
+		case "done", "failed":
+			return ""
+		}
+	}
+	if entry == "" && node == "" && window == "" {
+		if n, ok := endedAt.(int64); ok && n > 0 {
+			return "with no status (entry_json.endedAt is set)"
+		}
+		if f, ok := endedAt.(float64); ok && f > 0 {
+			return "with no status (entry_json.endedAt is set)"
+		}
+	}
+	return ""
 }
 
 // stateLock is the part of OpenClaw's gateway.state.lock payload used

@@ -346,6 +346,23 @@ func TestIdleRules(t *testing.T) {
 			mustExec(t, rawDB(t, path), `INSERT INTO session_transcript_cold_archives(session_id, generation, archive_name, archive_sha256, event_count, raw_bytes, archive_bytes, last_seq, archived_at, storage)
 				VALUES (?, 'g', 'a.jsonl.zst', ?, 1, 1, 1, 1, 1, 'file')`, ref.ID, strings.Repeat("0", 64))
 		}, "cold storage"},
+		{"LastRunTimedOut", -1, func(t *testing.T, _, path string, ref bs.SessionRef) {
+			mustExec(t, rawDB(t, path), `UPDATE session_nodes SET entry_json = json_set(entry_json, '$.status', 'timeout', '$.endedAt', 1790000000000) WHERE session_key = ?`, ref.Key)
+		}, `its last run ended "timeout"`},
+		{"LastRunKilled", -1, func(t *testing.T, _, path string, ref bs.SessionRef) {
+			mustExec(t, rawDB(t, path), "UPDATE session_windows SET status = 'killed' WHERE session_id = ?", ref.ID)
+		}, `its last run ended "killed"`},
+		{"LastRunEndedWithoutStatus", -1, func(t *testing.T, _, path string, ref bs.SessionRef) {
+			mustExec(t, rawDB(t, path), `UPDATE session_nodes SET entry_json = json_set(json_remove(entry_json, '$.status'), '$.endedAt', 1790000000000) WHERE session_key = ?`, ref.Key)
+		}, "with no status"},
+		{"LastRunDone", -1, func(t *testing.T, _, path string, ref bs.SessionRef) {
+			db := rawDB(t, path)
+			mustExec(t, db, `UPDATE session_nodes SET entry_json = json_set(entry_json, '$.status', 'done', '$.endedAt', 1790000000000) WHERE session_key = ?`, ref.Key)
+			mustExec(t, db, "UPDATE session_windows SET status = 'done' WHERE session_id = ?", ref.ID)
+		}, ""},
+		{"LastRunFailed", -1, func(t *testing.T, _, path string, ref bs.SessionRef) {
+			mustExec(t, rawDB(t, path), `UPDATE session_nodes SET status = 'failed', entry_json = json_set(entry_json, '$.status', 'failed', '$.endedAt', 1790000000000) WHERE session_key = ?`, ref.Key)
+		}, ""},
 		{"RecentlyChanged", time.Hour, func(t *testing.T, _, path string, ref bs.SessionRef) {
 			mustExec(t, rawDB(t, path), "UPDATE session_windows SET transcript_updated_at = ? WHERE session_id = ?", now.Add(-time.Minute).UnixMilli(), ref.ID)
 		}, "it must be idle for 1h0m0s"},
