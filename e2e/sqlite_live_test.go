@@ -227,6 +227,9 @@ func purgeControl(t *testing.T, args ...string) cliResult {
 //	c. while the next model call is held, a restore through purge_control and one through the REST API answer at
 //	   once with the original values and are queued; after the run both are applied, and the turn after carries
 //	   the restored values;
+//	c2. after a run that ended by --timeout, a restore is queued, not written (OpenClaw 2026.9 starts a new session on
+//	    the next turn when the transcript changed after such a run), the next turn continues the same session, and
+//	    the write-back is applied after it;
 //	d. compact is refused with the reason (BrainSurgeon never inserts rows);
 //	e. restore --all --pristine gives back every row the host wrote, content byte for byte, and the store passes
 //	   PRAGMA integrity_check.
@@ -361,12 +364,50 @@ func TestLiveSQLite(t *testing.T) {
 		t.Fatalf("c: a new session %s after the restores", got)
 	}
 
+	// c2. a run that ends by --timeout, then a restore, then the next turn.
+	if err := h.Mock.Hold(); err != nil {
+		t.Fatal(err)
+	}
+	tctx, tcancel := context.WithTimeout(context.Background(), turnTimeout)
+	tres, _ := h.Gateway.Agent(tctx, openclaw.Turn{Key: sessionKey, Message: "turn e, times out", Timeout: agentTimeout})
+	tcancel()
+	if err := h.Mock.Release(); err != nil {
+		t.Fatal(err)
+	}
+	if tres != nil && hostTrouble.Match(append(tres.Stdout, tres.Stderr...)) {
+		t.Fatalf("c2: the timing-out turn reports a conflict")
+	}
+	remaining := rowPlaceholders(sessionRows(t, db, liveSQLiteSeedID))
+	if len(remaining) == 0 {
+		t.Fatal("c2: no placeholder left to restore")
+	}
+	afterTimeout := remaining[0]
+	rt := restoreEntry(t, agents, sessionKey, afterTimeout)
+	var rtOut struct {
+		Applied bool `json:"applied"`
+		Queued  bool `json:"queued"`
+	}
+	if err := json.Unmarshal([]byte(rt.stdout), &rtOut); err != nil || rtOut.Applied || !rtOut.Queued {
+		t.Errorf("c2: a restore after a timed-out run: applied %v, queued %v (%v), want queued until the next run: %s", rtOut.Applied, rtOut.Queued, err, rt)
+	}
+	t.Logf("c2: restore after the timed-out run: %.300s", strings.Join(strings.Fields(rt.stdout), " "))
+	turn(t, h, "turn f, after the timed-out run")
+	if got := liveSessionID(t, h, sessionKey); got != liveSQLiteSeedID {
+		t.Fatalf("c2: the turn after a timed-out run and a restore started a new session %s", got)
+	}
+	rep, r = prune(t, agents, liveSQLiteSeedID)
+	for _, id := range rowPlaceholders(sessionRows(t, db, liveSQLiteSeedID)) {
+		if id == afterTimeout {
+			t.Errorf("c2: the queued restore of %s was not applied after the next run: %s", id, r)
+		}
+	}
+
 	// d. compact is refused.
 	cr := bs(t, "compact", "--session", sessionKey, "--layer", "summarize", "--yes", "--json", "--agents-dir", agents)
 	if cr.code == 0 || !strings.Contains(cr.stdout+cr.stderr, "refused") {
 		t.Errorf("d: compact on the SQLite store: want a refusal with its reason: %s", cr)
 	}
-	t.Logf("d: compact refused: %s", firstLine(strings.TrimSpace(cr.stderr+" "+cr.stdout)))
+	t.Logf("d: compact refused: %.300s", strings.TrimSpace(cr.stderr))
 
 	// e. pristine restore gives back every row the host wrote.
 	pristine := bs(t, "restore", sessionKey, "--all", "--pristine", "--json", "--agents-dir", agents)
