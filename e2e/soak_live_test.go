@@ -181,9 +181,23 @@ func soak(t *testing.T, era string, turns int) {
 	seen := map[string]bool{}    // every entry id seen so far
 	clean := map[string]string{} // an entry's line as the host wrote it last
 	var order []string
+	var restored []string
+	applied := map[string]bool{} // restored entries seen written back
 	observe := func(step string) {
 		present := map[string]bool{}
-		for _, r := range s.lines(t) {
+		lines := s.lines(t)
+		// A restored value is protected for keep_after_restore_seconds (600), then extracted again: a restore
+		// counts as applied once its placeholder was seen gone.
+		ph := map[string]bool{}
+		for _, id := range rowPlaceholders(lines) {
+			ph[id] = true
+		}
+		for _, id := range restored {
+			if !ph[id] {
+				applied[id] = true
+			}
+		}
+		for _, r := range lines {
 			id := lineID(r.Event)
 			if id == "" {
 				continue
@@ -214,7 +228,6 @@ func soak(t *testing.T, era string, turns int) {
 		return entry(t, h).SessionID
 	}
 	observe("start")
-	var restored []string
 	for i := 0; i < turns; i++ {
 		kind := soakKinds[i%len(soakKinds)]
 		tally.kinds[kind]++
@@ -247,6 +260,7 @@ func soak(t *testing.T, era string, turns int) {
 			case "held+purge_control", "held+api":
 				if id := soakRestore(t, s, srv, kind, clean); id != "" {
 					restored = append(restored, id)
+					applied[id] = false
 					tally.restores++
 				}
 				time.Sleep(1500 * time.Millisecond) // scheduled runs meet the run in flight
@@ -309,12 +323,9 @@ func soak(t *testing.T, era string, turns int) {
 	observe("closing turn")
 	// The queued restores are applied once the session is idle.
 	waitFor(t, "the queued restores are written back", func() bool {
-		left := map[string]bool{}
-		for _, id := range rowPlaceholders(s.lines(t)) {
-			left[id] = true
-		}
+		observe("waiting for the write-backs")
 		for _, id := range restored {
-			if left[id] {
+			if !applied[id] {
 				return false
 			}
 		}
