@@ -6,14 +6,12 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"log/slog"
 	"regexp"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/brainsurgeon/brainsurgeon/daemon"
 	"github.com/brainsurgeon/brainsurgeon/internal/openclaw"
 )
 
@@ -87,30 +85,7 @@ func TestRunStartWindowLive(t *testing.T) {
 		"min_value_length":    200,
 		"min_saving_tokens":   0,
 	})
-	logs := &syncBuffer{}
-	defer func() {
-		if t.Failed() {
-			t.Logf("daemon log (tail):\n%s", logs.tail(6000))
-		}
-	}()
-	log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	ctx, cancel := context.WithCancel(context.Background())
-	d, err := daemon.Open(ctx, daemon.Options{AgentsDir: agents, Logger: log})
-	if err != nil {
-		t.Fatal(err)
-	}
-	stopped := false
-	stop := func() {
-		if !stopped {
-			stopped = true
-			cancel()
-			d.Close()
-		}
-	}
-	defer stop()
-	if err := d.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
+	logs, _, stop := runDaemon(t, agents)
 	// The session, quiet for an hour, is pruned.
 	waitFor(t, "the daemon prunes the quiet session", func() bool { return len(rowPlaceholders(sessionRows(t, db, seedSessionID))) > 0 })
 	pruned := time.Now()

@@ -16,6 +16,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -150,32 +151,7 @@ func soak(t *testing.T, era string, turns int) {
 		"min_saving_tokens":   0,
 		"keep_recent":         2,
 	})
-	logs := &syncBuffer{}
-	defer func() {
-		if t.Failed() {
-			t.Logf("daemon log (tail):\n%s", logs.tail(6000))
-		}
-	}()
-	log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	ctx, cancel := context.WithCancel(context.Background())
-	d, err := daemon.Open(ctx, daemon.Options{AgentsDir: s.agents, Logger: log})
-	if err != nil {
-		t.Fatal(err)
-	}
-	handler, err := d.Handler(ctx, api.Options{Logger: log})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(handler)
-	stopDaemon := func() {
-		srv.Close()
-		cancel()
-		d.Close()
-	}
-	defer stopDaemon()
-	if err := d.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
+	logs, srv, stopDaemon := runDaemon(t, s.agents)
 
 	tally := soakTally{kinds: map[string]int{}}
 	seen := map[string]bool{}    // every entry id seen so far
@@ -415,6 +391,44 @@ func soak(t *testing.T, era string, turns int) {
 		era, turns, tally.kinds, time.Since(t0).Round(time.Second), runs, tally.restores, tally.hostEnded, bigTools)
 	t.Logf("%s: entries lost %d, sessions reset %d, conflict messages %d, turns failed because of us %d; %d entries seen, %d lines back byte for byte after the pristine restore",
 		era, tally.lost, tally.resets, tally.trouble, tally.ourFail, len(seen), checked)
+}
+
+// runDaemon opens BrainSurgeon's daemon over agents (what `brainsurgeon serve` runs, in-process) with a debug text
+// log, serves its REST API on a loopback test server and starts its schedule. stop stops the server and the daemon;
+// it may be called more than once and runs at cleanup too, before the host's cleanup when the host was started
+// first. When the test failed, the log's tail is logged.
+func runDaemon(t *testing.T, agents string) (logs *syncBuffer, srv *httptest.Server, stop func()) {
+	t.Helper()
+	logs = &syncBuffer{}
+	log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	ctx, cancel := context.WithCancel(context.Background())
+	d, err := daemon.Open(ctx, daemon.Options{AgentsDir: agents, Logger: log})
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	handler, err := d.Handler(ctx, api.Options{Logger: log})
+	if err != nil {
+		cancel()
+		d.Close()
+		t.Fatal(err)
+	}
+	srv = httptest.NewServer(handler)
+	stop = sync.OnceFunc(func() {
+		srv.Close()
+		cancel()
+		d.Close()
+	})
+	t.Cleanup(func() {
+		stop()
+		if t.Failed() {
+			t.Logf("daemon log (tail):\n%s", logs.tail(6000))
+		}
+	})
+	if err := d.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return logs, srv, stop
 }
 
 // soakRestore restores one extracted entry during a held run, through purge_control or the REST API, and checks

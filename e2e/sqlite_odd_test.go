@@ -81,7 +81,7 @@ func oddSessions() []oddSession {
 	l = append(l, user("slone", `"`+last+`"`, 40, `a user message cut \ud83d mid-emoji`), reply("sfin", "slone", 41, `ok \udc00 low half`))
 	out = append(out, oddSession{name: "surrogates", id: "5e55e55e-0000-4000-8000-000000000001", lines: chain("5e55e55e-0000-4000-8000-000000000001", l), eol: "\n"})
 
-	// Flat entries (the seeds' shape) among ordinary ones.
+	// Flat entries ({"__id":…,"type":"tool_result","output":…}) among ordinary ones.
 	l, last = turns("f", "", 5, nil)
 	l = append(l, `{"__id":"flat1","id":"flat1","parentId":"`+last+`","type":"tool_result","timestamp":"`+ts(40)+`","output":"`+bigText("flat", 2000)+`"}`)
 	l2, _ := turns("g", "flat1", 4, nil)

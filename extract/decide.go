@@ -53,7 +53,7 @@ type Policy struct {
 	// against their hash), the record is not written again and the
 	// transcript names it. This is what an earlier pass whose transcript
 	// write failed leaves, so a session whose write keeps failing does not
-	// get a new pack on every retry (DESIGN decision 8). The bound keeps
+	// get a new pack on every retry. The bound keeps
 	// retention from deleting a reused value much sooner than a fresh
 	// one: FromConfig sets a quarter of the config's retention. Zero (or
 	// less) stores every value again.

@@ -16,8 +16,8 @@ import (
 	"github.com/brainsurgeon/brainsurgeon/session/sqlite"
 )
 
-// synthFlat is an entry of the flat shape of the seeds and of the first
-// BrainSurgeon (DESIGN decision 4).
+// synthFlat is an entry of the flat shape ({"__id":…,"type":"tool_result",
+// "output":…}) that the first BrainSurgeon wrote.
 func synthFlat(id, output string) string {
 	return `{"__id":"` + id + `","type":"tool_result","timestamp":"2026-01-01T00:00:05.000Z","output":"` + output + `"}`
 }

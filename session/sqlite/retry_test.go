@@ -48,7 +48,7 @@ func packsIn(t *testing.T, dir string) []string {
 }
 
 // TestFailedWritesAddNoPacks makes the write of a session fail three
-// times after its values were stored (DESIGN decision 8): the JSONL
+// times after its values were stored (a failed write must not leave a new pack on every retry): the JSONL
 // transcript changes under the writer, the SQLite store is locked by
 // another writer. The side directory then holds one pack, not one per
 // attempt; once the write succeeds it still holds that one, and every
