@@ -1,7 +1,13 @@
-// Package testcorpus gives tests the real transcripts of the shared corpus
-// (../shared/corpus/openclaw beside the module) and copies of them in fresh
-// agents dirs. The corpus is read in place and never copied into the
-// repository; a missing corpus fails the test.
+// Package testcorpus gives tests the transcripts to run on: the self-made corpus, which this package generates
+// (see [SelfMadeFiles]) and which every clone has, and the real transcripts of the shared corpus
+// (../shared/corpus/openclaw beside the module, or $BRAINSURGEON_SHARED/corpus/openclaw) when the shared directory
+// is there. The real corpus is read in place and never copied into the repository.
+//
+// A test of a property that must hold on every transcript (lossless round trip, pristine undo, crash safety,
+// pack and restore, agreement with the oracle) takes [Transcripts]: on a clone without the shared directory it
+// runs on the self-made corpus only, and the package's closing line says so (see oracle.Main). A test that needs
+// particular real files takes [Real], [RealFile] or [CopyStore], which skip it when the shared directory is
+// missing. Both fail instead of skipping when CI is set or BRAINSURGEON_REQUIRE_ORACLE=1.
 package testcorpus
 
 import (
@@ -15,17 +21,69 @@ import (
 	"github.com/brainsurgeon/brainsurgeon/internal/oracle"
 )
 
-// Transcripts returns every transcript file (live and archived) of the
-// corpus, sorted.
+// selfDir is the directory name of the self-made corpus, which [Name] shows as its prefix.
+const selfDir = "selfmade"
+
+// SelfMade writes the self-made corpus into a fresh temporary directory of tb and returns its files, in the
+// order of [SelfMadeFiles].
+func SelfMade(tb testing.TB) []string {
+	tb.Helper()
+	dir := filepath.Join(tb.TempDir(), selfDir)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		tb.Fatal(err)
+	}
+	var out []string
+	for _, f := range SelfMadeFiles() {
+		p := filepath.Join(dir, f.Name)
+		if err := os.WriteFile(p, f.Data, 0o600); err != nil {
+			tb.Fatal(err)
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+// Transcripts returns the self-made corpus followed by every transcript file (live and archived) of the real
+// corpus, sorted. Without the shared directory it returns the self-made corpus only and records that tb ran on
+// it alone (or fails tb when the environment requires the shared corpus).
 func Transcripts(tb testing.TB) []string {
 	tb.Helper()
-	shared, err := oracle.SharedDir()
-	if err != nil {
-		tb.Fatalf("shared dir: %v", err)
+	files := SelfMade(tb)
+	if shared, ok := oracle.SharedOptional(tb); ok {
+		files = append(files, realTranscripts(tb, shared)...)
 	}
+	return files
+}
+
+// Real returns every transcript file of the real corpus, sorted; tb is skipped when the shared directory is
+// missing (failed when the environment requires it).
+func Real(tb testing.TB) []string {
+	tb.Helper()
+	return realTranscripts(tb, oracle.Shared(tb))
+}
+
+// RealFile returns the transcript of the real corpus whose path ends with suffix (a file name, or a tail of its
+// path such as "badlogic__pi-mono/session.jsonl"); tb is skipped when the shared directory is missing and fails
+// when no file or more than one matches.
+func RealFile(tb testing.TB, suffix string) string {
+	tb.Helper()
+	var found []string
+	for _, p := range Real(tb) {
+		if strings.HasSuffix(filepath.ToSlash(p), "/"+suffix) {
+			found = append(found, p)
+		}
+	}
+	if len(found) != 1 {
+		tb.Fatalf("real corpus: %d transcripts end with %q, want one", len(found), suffix)
+	}
+	return found[0]
+}
+
+func realTranscripts(tb testing.TB, shared string) []string {
+	tb.Helper()
 	root := filepath.Join(shared, "corpus", "openclaw")
 	var files []string
-	err = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
@@ -44,10 +102,20 @@ func Transcripts(tb testing.TB) []string {
 	return files
 }
 
-// Name returns a short name of a corpus file for subtest names.
+// IsSelfMade reports whether p is a file of the self-made corpus (as returned by [SelfMade] or [Transcripts]).
+func IsSelfMade(p string) bool {
+	return filepath.Base(filepath.Dir(p)) == selfDir
+}
+
+// Name returns a short name of a corpus file for subtest names: the path under corpus/openclaw for a real file,
+// selfmade/<name> for a self-made one.
 func Name(p string) string {
+	p = filepath.ToSlash(p)
 	if i := strings.Index(p, "corpus/openclaw/"); i >= 0 {
 		return p[i+len("corpus/openclaw/"):]
+	}
+	if IsSelfMade(p) {
+		return selfDir + "/" + filepath.Base(p)
 	}
 	return filepath.Base(p)
 }
@@ -77,15 +145,13 @@ func Copy(tb testing.TB, src, id string) (agentsDir, path string) {
 // here so that session/sqlite's own tests may use this package).
 const StoreFile = "agent/openclaw-agent.sqlite"
 
-// CopyStore copies the main agent's SQLite store of one corpus install
-// (openclawlaw-cpu__OpenClawLog) into a fresh agents dir and returns it.
-// The corpus is read, never written.
+// CopyStore copies the main agent's SQLite store of one real corpus install
+// (openclawlaw-cpu__OpenClawLog) into a fresh agents dir and returns it; tb
+// is skipped when the shared directory is missing (failed when the
+// environment requires it). The corpus is read, never written.
 func CopyStore(tb testing.TB) (agentsDir string) {
 	tb.Helper()
-	shared, err := oracle.SharedDir()
-	if err != nil {
-		tb.Fatalf("shared dir: %v", err)
-	}
+	shared := oracle.Shared(tb)
 	b, err := os.ReadFile(filepath.Join(shared, "corpus", "openclaw-sqlite", "openclawlaw-cpu__OpenClawLog", "agents", "main", StoreFile))
 	if err != nil {
 		tb.Fatal(err)
