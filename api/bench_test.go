@@ -15,6 +15,7 @@ import (
 
 	"github.com/brainsurgeon/brainsurgeon/api"
 	"github.com/brainsurgeon/brainsurgeon/backend"
+	"github.com/brainsurgeon/brainsurgeon/internal/oracle"
 	"github.com/brainsurgeon/brainsurgeon/internal/synth"
 )
 
@@ -70,12 +71,15 @@ func benchAgents(b *testing.B) string {
 }
 
 func TestMain(m *testing.M) {
-	code := m.Run()
+	code := oracle.Run(m)
 	if benchDir != "" {
 		os.RemoveAll(benchDir)
 	}
 	os.Exit(code)
 }
+
+// TestSetup says, as a skip, when the shared corpus is missing (the fixture then holds the self-made corpus).
+func TestSetup(t *testing.T) { oracle.Setup(t, oracle.NeedShared) }
 
 func listOnce(b *testing.B, client *http.Client, url string) time.Duration {
 	start := time.Now()

@@ -25,13 +25,15 @@ import (
 	"github.com/brainsurgeon/brainsurgeon/duration"
 	"github.com/brainsurgeon/brainsurgeon/internal/oracle"
 	"github.com/brainsurgeon/brainsurgeon/internal/synth"
+	"github.com/brainsurgeon/brainsurgeon/internal/testcorpus"
 	"github.com/brainsurgeon/brainsurgeon/prune"
 	"github.com/brainsurgeon/brainsurgeon/restore"
 )
 
 // fixture is a temp agents dir with synthetic JSONL sessions (agent
 // "alpha"), a copy of a corpus transcript (agent "corpus") and, when
-// withSQLite, a copy of a corpus SQLite store (agent "main").
+// withSQLite, a copy of a corpus SQLite store (agent "main"). Without the
+// shared directory the corpus transcript and store are self-made.
 type fixture struct {
 	root      string // the parent of agents (the OpenClaw state dir)
 	agents    string
@@ -43,15 +45,6 @@ type fixture struct {
 
 const corpusTranscript = "ReinforcementSleeping__openclaw-backup/agents/main/sessions/ea774ff3-e94f-41d2-aba0-a6a1c80697e4.jsonl"
 const corpusStore = "ReinforcementSleeping__openclaw-backup/agents/main/agent/openclaw-agent.sqlite"
-
-func sharedDir(tb testing.TB) string {
-	tb.Helper()
-	d, err := oracle.SharedDir()
-	if err != nil {
-		tb.Fatalf("shared dir: %v", err)
-	}
-	return d
-}
 
 func writeSynth(tb testing.TB, dir, id string, o synth.Options) {
 	tb.Helper()
@@ -109,13 +102,31 @@ func newFixture(tb testing.TB, withSQLite bool) *fixture {
 		f.synthIDs = append(f.synthIDs, id)
 	}
 	writeSessionsJSON(tb, alpha, "alpha", f.synthIDs)
-	shared := sharedDir(tb)
-	f.corpusID = strings.TrimSuffix(filepath.Base(corpusTranscript), ".jsonl")
-	copyFile(tb, filepath.Join(shared, "corpus", "openclaw", corpusTranscript),
-		filepath.Join(f.agents, "corpus", "sessions", f.corpusID+".jsonl"))
-	if withSQLite {
-		copyFile(tb, filepath.Join(shared, "corpus", "openclaw-sqlite", corpusStore),
-			filepath.Join(f.agents, "main", "agent", "openclaw-agent.sqlite"))
+	// The real corpus when the shared directory is there, else the self-made one.
+	if shared, ok := oracle.SharedOptional(tb); ok {
+		f.corpusID = strings.TrimSuffix(filepath.Base(corpusTranscript), ".jsonl")
+		copyFile(tb, filepath.Join(shared, "corpus", "openclaw", corpusTranscript),
+			filepath.Join(f.agents, "corpus", "sessions", f.corpusID+".jsonl"))
+		if withSQLite {
+			copyFile(tb, filepath.Join(shared, "corpus", "openclaw-sqlite", corpusStore),
+				filepath.Join(f.agents, "main", "agent", "openclaw-agent.sqlite"))
+		}
+	} else {
+		f.corpusID = "5e1f0000-0000-4000-8000-000000000001"
+		for _, sf := range testcorpus.SelfMadeFiles() {
+			if sf.Name == "v3-openclaw.jsonl" {
+				p := filepath.Join(f.agents, "corpus", "sessions", f.corpusID+".jsonl")
+				if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+					tb.Fatal(err)
+				}
+				if err := os.WriteFile(p, sf.Data, 0o600); err != nil {
+					tb.Fatal(err)
+				}
+			}
+		}
+		if withSQLite {
+			testcorpus.WriteStore(tb, f.agents, "main", testcorpus.SelfMadeStoreSessions("main")...)
+		}
 	}
 	_ = filepath.WalkDir(f.agents, func(p string, d fs.DirEntry, err error) error {
 		if err == nil && strings.HasSuffix(p, ".jsonl") {

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/brainsurgeon/brainsurgeon/internal/oracle"
 )
 
 // helperEnv selects a helper-process mode when the test binary is re-run
@@ -22,7 +24,7 @@ const helperEnv = "BS_HOSTFILE_HELPER"
 func TestMain(m *testing.M) {
 	switch mode := os.Getenv(helperEnv); mode {
 	case "":
-		os.Exit(m.Run())
+		os.Exit(oracle.Run(m))
 	case "hold":
 		// A live process whose pid can hold a lock.
 		fmt.Println("ready")
@@ -37,6 +39,9 @@ func TestMain(m *testing.M) {
 		os.Exit(2)
 	}
 }
+
+// TestSetup says, as a skip, when the shared corpus is missing.
+func TestSetup(t *testing.T) { oracle.Setup(t, oracle.NeedShared) }
 
 // helper starts the test binary in a helper mode.
 func helper(t *testing.T, mode string, env ...string) *exec.Cmd {
@@ -100,35 +105,12 @@ func zombiePID(t *testing.T) int {
 	return 0
 }
 
-// sharedCorpus finds the shared corpus: $BRAINSURGEON_SHARED/corpus when
-// set (as CI does), else the shared/corpus directory that is a sibling of
-// the module root, walking up from the package directory.
+// sharedCorpus returns the corpus directory of the shared directory; t is
+// skipped when the shared directory is missing (failed when CI is set or
+// BRAINSURGEON_REQUIRE_ORACLE=1).
 func sharedCorpus(t *testing.T) string {
 	t.Helper()
-	if s := os.Getenv("BRAINSURGEON_SHARED"); s != "" {
-		c := filepath.Join(s, "corpus")
-		if fi, err := os.Stat(c); err != nil || !fi.IsDir() {
-			t.Fatalf("BRAINSURGEON_SHARED=%s has no corpus directory", s)
-		}
-		return c
-	}
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			c := filepath.Join(filepath.Dir(dir), "shared", "corpus")
-			if fi, err := os.Stat(c); err == nil && fi.IsDir() {
-				return c
-			}
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("shared/corpus not found beside the module root; CI must clone shared/ next to the repository")
-		}
-		dir = parent
-	}
+	return filepath.Join(oracle.Shared(t), "corpus")
 }
 
 func writeFile(t *testing.T, path string, data []byte) {

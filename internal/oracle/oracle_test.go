@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -19,12 +20,10 @@ const (
 	fixtureV3 = "corpus/openclaw/sirdeuce__nucbox-backup/.openclaw/agents/main/sessions/1d9efd24-3d45-430b-a703-e713c1679ce1.jsonl"
 )
 
+// sharedFile returns a file of the shared directory; t is skipped when the directory is missing (see Shared).
 func sharedFile(t *testing.T, rel string) string {
 	t.Helper()
-	shared, err := SharedDir()
-	if err != nil {
-		t.Fatal(err)
-	}
+	shared := Shared(t)
 	p := filepath.Join(shared, filepath.FromSlash(rel))
 	if _, err := os.Stat(p); err != nil {
 		t.Fatalf("fixture missing: %v", err)
@@ -155,12 +154,9 @@ func TestSummaryCorpus(t *testing.T) {
 		t.Skip("loads every corpus transcript in the pi oracle; skipped with -short")
 	}
 	Require(t)
-	shared, err := SharedDir()
-	if err != nil {
-		t.Fatal(err)
-	}
+	shared := Shared(t)
 	var files []string
-	err = filepath.WalkDir(filepath.Join(shared, "corpus", "openclaw"), func(p string, d os.DirEntry, err error) error {
+	err := filepath.WalkDir(filepath.Join(shared, "corpus", "openclaw"), func(p string, d os.DirEntry, err error) error {
 		if err == nil && !d.IsDir() && strings.HasSuffix(p, ".jsonl") {
 			files = append(files, p)
 		}
@@ -341,12 +337,12 @@ func TestAvailableWrongVersion(t *testing.T) {
 func TestRequireSkipsOrFails(t *testing.T) {
 	t.Setenv("PI_ORACLE_MODULES", t.TempDir()) // make the oracle unavailable
 	skips.Lock()
-	saved := skips.tests
-	skips.tests = nil
+	saved := skips.oracle
+	skips.oracle = nil
 	skips.Unlock()
 	t.Cleanup(func() {
 		skips.Lock()
-		skips.tests = saved
+		skips.oracle = saved
 		skips.Unlock()
 	})
 	for _, tc := range []struct {
@@ -384,6 +380,76 @@ func TestRequireSkipsOrFails(t *testing.T) {
 	t.Setenv("CI", "true")
 	if f := (&fakeTB{}); Optional(f) || f.fatal == "" {
 		t.Error("Optional without the oracle under CI did not fail")
+	}
+}
+
+// TestSharedSkipsOrFails: a missing shared directory skips a test that needs it (Shared) or lets it go on with
+// the self-made corpus (SharedOptional), and fails both when the environment requires everything; the closing
+// line names each kind once.
+func TestSharedSkipsOrFails(t *testing.T) {
+	t.Setenv("BRAINSURGEON_SHARED", filepath.Join(t.TempDir(), "absent"))
+	skips.Lock()
+	savedShared, savedReduced := skips.shared, skips.reduced
+	skips.shared, skips.reduced = nil, nil
+	skips.Unlock()
+	t.Cleanup(func() {
+		skips.Lock()
+		skips.shared, skips.reduced = savedShared, savedReduced
+		skips.Unlock()
+	})
+	for _, tc := range []struct {
+		ci, req string
+		fail    bool
+	}{
+		{"", "", false},
+		{"0", "", false},
+		{"true", "", true},
+		{"", "1", true},
+	} {
+		t.Setenv("CI", tc.ci)
+		t.Setenv("BRAINSURGEON_REQUIRE_ORACLE", tc.req)
+		f := &fakeTB{}
+		if dir := Shared(f); dir != "" {
+			t.Errorf("Shared() = %q", dir)
+		}
+		if tc.fail && (f.fatal == "" || f.skip != "") || !tc.fail && (f.skip == "" || f.fatal != "") {
+			t.Errorf("Shared: CI=%q REQUIRE=%q: fatal %q skip %q", tc.ci, tc.req, f.fatal, f.skip)
+		}
+		f = &fakeTB{}
+		if dir, ok := SharedOptional(f); ok || dir != "" {
+			t.Errorf("SharedOptional() = %q, %v", dir, ok)
+		}
+		if tc.fail != (f.fatal != "") || f.skip != "" {
+			t.Errorf("SharedOptional: CI=%q REQUIRE=%q: fatal %q skip %q", tc.ci, tc.req, f.fatal, f.skip)
+		}
+	}
+	line := SkipLine()
+	for _, want := range []string{"absent not found", "skipped 1 tests that need real files (TestRequireSkipsOrFails)",
+		"ran 1 corpus tests on the self-made corpus only (TestRequireSkipsOrFails)", "BRAINSURGEON_REQUIRE_ORACLE=1"} {
+		if !strings.Contains(line, want) {
+			t.Errorf("SkipLine() = %q, want it to say %q", line, want)
+		}
+	}
+	if strings.Count(line, "\n") != 0 {
+		t.Errorf("SkipLine() is more than one line: %q", line)
+	}
+}
+
+// TestAppendMode reads the O_APPEND flag from /proc/self/fdinfo.
+func TestAppendMode(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("/proc/<pid>/fdinfo is Linux's")
+	}
+	for _, flag := range []int{0, os.O_APPEND} {
+		f, err := os.OpenFile(filepath.Join(t.TempDir(), "f"), os.O_CREATE|os.O_WRONLY|flag, 0o600)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := appendMode(fmt.Sprintf("/proc/self/fdinfo/%d", f.Fd()))
+		f.Close()
+		if got != (flag != 0) {
+			t.Errorf("appendMode with flag %#o = %v", flag, got)
+		}
 	}
 }
 

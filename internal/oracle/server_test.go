@@ -15,10 +15,14 @@ import (
 
 func TestMain(m *testing.M) { Main(m) }
 
+// TestSetup says, as a skip, when the shared corpus or the oracle is missing (see Setup).
+func TestSetup(t *testing.T) { Setup(t, NeedShared|NeedOracle) }
+
 // runScript runs the reference script ../shared/oracle/pi-session-oracle.mjs once, the way this package did before
 // it kept one server process, and decodes its output into v.
 func runScript(t *testing.T, v any, mode string, files ...string) {
 	t.Helper()
+	Shared(t)
 	script, err := ScriptPath()
 	if err != nil {
 		t.Fatal(err)
