@@ -22,6 +22,9 @@ import (
 // extractable values, several entries with more than one.
 const crossSource = "1f979e30-12ad-4b66-80ac-bcbb53b985ff.jsonl"
 
+// crossSelfMade stands in for crossSource without the shared directory.
+const crossSelfMade = "v3-openclaw.jsonl"
+
 // crossConfig extracts every trigger type from values of 200 bytes or more,
 // with no quiet period and no age threshold.
 func crossConfig() config.Config {
@@ -38,15 +41,7 @@ func crossConfig() config.Config {
 // crossFixture copies the source into a fresh agents dir and opens it.
 func crossFixture(t *testing.T, cfg config.Config) (*backend.Set, bs.SessionRef) {
 	t.Helper()
-	var src string
-	for _, f := range testcorpus.Transcripts(t) {
-		if strings.HasSuffix(f, "/"+crossSource) {
-			src = f
-		}
-	}
-	if src == "" {
-		t.Fatalf("corpus transcript %s not found", crossSource)
-	}
+	src := testcorpus.RealOrSelfMade(t, crossSource, crossSelfMade)
 	agents, path := testcorpus.Copy(t, src, "s1")
 	set, err := backend.Open(context.Background(), agents, backend.FromConfig(cfg, nil))
 	if err != nil {

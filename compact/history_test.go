@@ -78,24 +78,31 @@ func scanCompactions(t *testing.T, path string) []plainCompaction {
 	return out
 }
 
-// TestHistoryStatusManyCompactions checks history and status on the two
-// corpus transcripts with the most compactions against a plain scan.
+// TestHistoryStatusManyCompactions checks history and status on the
+// transcripts with the most compactions (the self-made one, and two real
+// ones with the shared corpus) against a plain scan.
 func TestHistoryStatusManyCompactions(t *testing.T) {
 	ctx := context.Background()
+	// The many-compaction transcripts and how many compactions each has on its path.
+	counts := map[string]int{"29330952-50b3-43df-bbfe-a0e2046f3800.jsonl": 100, "1d9efd24-3d45-430b-a703-e713c1679ce1.jsonl": 29,
+		"v3-compactions.jsonl": 15}
 	var files []string
+	real := 0
 	for _, f := range testcorpus.Transcripts(t) {
-		b := filepath.Base(f)
-		if b == "29330952-50b3-43df-bbfe-a0e2046f3800.jsonl" || b == "1d9efd24-3d45-430b-a703-e713c1679ce1.jsonl" {
+		if _, ok := counts[filepath.Base(f)]; ok {
 			files = append(files, f)
+			if !testcorpus.IsSelfMade(f) {
+				real++
+			}
 		}
 	}
-	if len(files) != 2 {
-		t.Fatalf("found %d of the two many-compaction transcripts", len(files))
+	if len(files) != 1+real || real != 0 && real != 2 {
+		t.Fatalf("found %d of the many-compaction transcripts (%d real), want the self-made one and, with the shared corpus, two real ones", len(files), real)
 	}
 	for _, f := range files {
 		t.Run(testcorpus.Name(f), func(t *testing.T) {
 			want := scanCompactions(t, f)
-			wantCount := map[string]int{"29330952": 100, "1d9efd24": 29}[filepath.Base(f)[:8]]
+			wantCount := counts[filepath.Base(f)]
 			if len(want) != wantCount {
 				t.Fatalf("plain scan found %d compactions on the path, the issue says %d", len(want), wantCount)
 			}

@@ -63,14 +63,14 @@ func TestCrashHelper(t *testing.T) {
 // cleans up the temp files the kills left.
 func TestExtractCrash(t *testing.T) {
 	var src string
-	for _, f := range testcorpus.Transcripts(t) {
+	for _, f := range v23(t) {
 		if fi, err := os.Stat(f); err == nil && fi.Size() > 100<<10 && fi.Size() < 400<<10 {
 			src = f
 			break
 		}
 	}
 	if src == "" {
-		t.Fatal("no corpus transcript of 100–400 KB (the shared corpus must sit beside the repo)")
+		t.Fatal("no v2/v3 corpus transcript of 100–400 KB")
 	}
 	// The extracted version, from a pass over another copy.
 	ref0, st0 := setup(t, src)

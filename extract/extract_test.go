@@ -267,13 +267,7 @@ func TestExtractOracle(t *testing.T) {
 // nothing, placeholders never change bytes, and a pass saving less than
 // min_saving_tokens writes nothing.
 func TestExtractCacheAware(t *testing.T) {
-	src := testcorpus.Transcripts(t)
-	var f string
-	for _, p := range src {
-		if filepath.Base(p) == "d27ecd5a-45f9-41a3-bad1-ddef6a3c79fc.jsonl" {
-			f = p
-		}
-	}
+	f := testcorpus.RealOrSelfMade(t, "d27ecd5a-45f9-41a3-bad1-ddef6a3c79fc.jsonl", "v3-openclaw.jsonl")
 	ref, st := setup(t, f)
 	p := extract.DefaultPolicy()
 	p.AgeThreshold = 0
@@ -320,8 +314,8 @@ func v23(t testing.TB) []string {
 			out = append(out, f)
 		}
 	}
-	if len(out) < 14 {
-		t.Fatalf("%d v2/v3 transcripts, want at least 14", len(out))
+	if want := map[bool]int{true: 14, false: 6}[testcorpus.HasReal(out)]; len(out) < want {
+		t.Fatalf("%d v2/v3 transcripts, want at least %d", len(out), want)
 	}
 	return out
 }
@@ -392,20 +386,9 @@ func TestExtractPayoff(t *testing.T) {
 // the matching SkipCode, and reports zero entries, values and bytes
 // written (Planned keeps what qualified).
 func TestRunSkipped(t *testing.T) {
-	var v1, v3 string
-	for _, f := range testcorpus.Transcripts(t) {
-		switch filepath.Base(f) {
-		case "session.jsonl":
-			if filepath.Base(filepath.Dir(f)) == "badlogic__pi-mono" {
-				v1 = f // a v1 pi transcript: no header version, no entry ids
-			}
-		case "1f979e30-12ad-4b66-80ac-bcbb53b985ff.jsonl":
-			v3 = f
-		}
-	}
-	if v1 == "" || v3 == "" {
-		t.Fatal("corpus transcripts badlogic__pi-mono/session.jsonl or 1f979e30-….jsonl not found")
-	}
+	// A v1 pi transcript (no header version, no entry ids) and a v3 one.
+	v1 := testcorpus.RealOrSelfMade(t, "badlogic__pi-mono/session.jsonl", "v1-pi.jsonl")
+	v3 := testcorpus.RealOrSelfMade(t, "1f979e30-12ad-4b66-80ac-bcbb53b985ff.jsonl", "v3-openclaw.jsonl")
 	below := allTypes(200, 0)
 	below.MinSavingTokens = 1 << 30
 	disabled := allTypes(200, 0)

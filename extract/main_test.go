@@ -16,3 +16,7 @@ func TestMain(m *testing.M) {
 		os.RemoveAll(filepath.Dir(p))
 	}
 }
+
+// TestSetup says, as a skip, when the shared corpus or the oracle is
+// missing.
+func TestSetup(t *testing.T) { oracle.Setup(t, oracle.NeedShared|oracle.NeedOracle) }

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	bs "github.com/brainsurgeon/brainsurgeon"
+	"github.com/brainsurgeon/brainsurgeon/internal/oracle"
 	"github.com/brainsurgeon/brainsurgeon/internal/synth"
 	"github.com/brainsurgeon/brainsurgeon/recall"
 	"github.com/brainsurgeon/brainsurgeon/session"
@@ -53,12 +54,15 @@ func benchTranscript(b *testing.B) bs.Transcript {
 }
 
 func TestMain(m *testing.M) {
-	code := m.Run()
+	code := oracle.Run(m)
 	if benchOnce.path != "" {
 		os.RemoveAll(filepath.Dir(benchOnce.path))
 	}
 	os.Exit(code)
 }
+
+// TestSetup says, as a skip, when the shared corpus is missing.
+func TestSetup(t *testing.T) { oracle.Setup(t, oracle.NeedShared) }
 
 // BenchmarkGrep searches a 64 MB transcript for a pattern that does not
 // occur (the whole file is read): plain text (most lines skipped on their

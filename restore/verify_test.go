@@ -74,13 +74,7 @@ func TestVerifyCorpusClean(t *testing.T) {
 // verifySource is the corpus transcript of the damage tests.
 func verifySource(t *testing.T) string {
 	t.Helper()
-	for _, f := range testcorpus.Transcripts(t) {
-		if strings.HasSuffix(f, "/1f979e30-12ad-4b66-80ac-bcbb53b985ff.jsonl") {
-			return f
-		}
-	}
-	t.Fatal("corpus transcript 1f979e30-….jsonl not found")
-	return ""
+	return testcorpus.RealOrSelfMade(t, "1f979e30-12ad-4b66-80ac-bcbb53b985ff.jsonl", "v3-openclaw.jsonl")
 }
 
 // damaged returns a freshly extracted copy of the source with a clean

@@ -13,32 +13,16 @@ import (
 	"testing"
 
 	"github.com/brainsurgeon/brainsurgeon"
+	"github.com/brainsurgeon/brainsurgeon/internal/oracle"
 	"github.com/brainsurgeon/brainsurgeon/internal/testtree"
 	"github.com/brainsurgeon/brainsurgeon/session"
 )
 
-// discoverCorpusDir returns <moduleRoot>/../shared/corpus, where CI clones
-// the shared corpus beside the repository. A missing corpus fails the test.
+// discoverCorpusDir returns the corpus directory of the shared directory;
+// t is skipped when it is missing (failed when CI requires it).
 func discoverCorpusDir(t testing.TB) string {
 	t.Helper()
-	wd, err := os.Getwd()
-	dreq.NoError(t, err)
-	dir := wd
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatalf("no go.mod above %s", wd)
-		}
-		dir = parent
-	}
-	corpus := filepath.Join(filepath.Dir(dir), "shared", "corpus")
-	if fi, err := os.Stat(corpus); err != nil || !fi.IsDir() {
-		t.Fatalf("corpus dir %s is missing (CI clones shared/ beside the repository): %v", corpus, err)
-	}
-	return corpus
+	return filepath.Join(oracle.Shared(t), "corpus")
 }
 
 // discoverOpenClawCorpus returns a directory of the real OpenClaw corpus.

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
-	"strings"
 	"testing"
 
 	"github.com/brainsurgeon/brainsurgeon/config"
@@ -19,15 +18,7 @@ import (
 // bytes edited) verify and restore --all report the same lost
 // placeholders, one each, with the same entries, paths and reasons.
 func TestCountsAgree(t *testing.T) {
-	var src string
-	for _, f := range testcorpus.Transcripts(t) {
-		if strings.HasSuffix(f, "/1f979e30-12ad-4b66-80ac-bcbb53b985ff.jsonl") {
-			src = f
-		}
-	}
-	if src == "" {
-		t.Fatal("corpus transcript 1f979e30 not found")
-	}
+	src := testcorpus.RealOrSelfMade(t, "1f979e30-12ad-4b66-80ac-bcbb53b985ff.jsonl", "v3-openclaw.jsonl")
 	agents, path := testcorpus.Copy(t, src, "s1")
 	saveConfig(t, agents, func(c *config.Config) {
 		c.Enabled, c.IdleSeconds, c.AgeThresholdHours, c.MinValueLength, c.MinSavingTokens = true, 0, 0, 200, 0

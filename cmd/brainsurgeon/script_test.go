@@ -11,14 +11,25 @@ import (
 	"testing"
 
 	"github.com/brainsurgeon/brainsurgeon/internal/clitest"
+	"github.com/brainsurgeon/brainsurgeon/internal/oracle"
 	"github.com/rogpeppe/go-internal/testscript"
 )
 
 // TestMain lets the scripts run brainsurgeon in-process: testscript puts
-// a "brainsurgeon" on PATH that is this test binary calling main.
+// a "brainsurgeon" on PATH that is this test binary calling main. The
+// tests themselves run through oracle.Run, which says which of them
+// skipped checks for want of the shared corpus.
 func TestMain(m *testing.M) {
-	testscript.Main(m, map[string]func(){"brainsurgeon": main})
+	testscript.Main(announcingM{m}, map[string]func(){"brainsurgeon": main})
 }
+
+// announcingM runs the tests through oracle.Run.
+type announcingM struct{ m *testing.M }
+
+func (a announcingM) Run() int { return oracle.Run(a.m) }
+
+// TestSetup says, as a skip, when the shared corpus is missing.
+func TestSetup(t *testing.T) { oracle.Setup(t, oracle.NeedShared) }
 
 // TestScripts runs testdata/script/*.txtar: each subcommand's success
 // path and --help, bad input, exit statuses and the JSON shape of every

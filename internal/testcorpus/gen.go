@@ -30,6 +30,9 @@ const (
 
 var selfMade = sync.OnceValue(generate)
 
+// flatName is the self-made transcript in the flat entry shape of the seeds.
+const flatName = "synth-flat.jsonl"
+
 // SelfMadeFiles returns the self-made corpus: transcripts written by this package's generator in every shape the
 // real corpus has (headers v1, v2 and v3; flat v1 entries without id/parentId and the flat entry shape of the
 // seeds; branches; v1 and v3 compactions; base64 images; thinking blocks with signatures; big tool results; CRLF
@@ -57,7 +60,7 @@ func generate() []File {
 		MinThinking: 200, MaxThinking: 1500, Flat: true}); err != nil {
 		panic(err)
 	}
-	files = append(files, File{"synth-flat.jsonl", bytes.Clone(b.Bytes())})
+	files = append(files, File{flatName, bytes.Clone(b.Bytes())})
 	return files
 }
 
@@ -561,12 +564,12 @@ func genCompactions() []byte {
 	w.entry("thinking_level_change", "", "thinkingLevel", js("off"))
 	w.custom("model-snapshot", obj("timestamp", w.ms(), "provider", js("ollama"), "modelApi", js("ollama"), "modelId", js("llama3:latest")))
 	var prev string
-	for i := range 14 {
+	for i := range 16 {
 		u := w.user("", w.prose(100+w.rng.IntN(400), true))
 		w.entry("custom_message", "", "customType", js("openclaw.runtime-context"), "content", js("OpenClaw runtime context. "+w.prose(250, false)),
 			"display", "false", "details", obj("source", js("openclaw-runtime-context")))
 		w.assistant("", "stop", text(w.prose(300+w.rng.IntN(1500), true)))
-		if i > 0 && i%2 == 0 {
+		if i > 0 {
 			w.entry("compaction", "", "summary", js(w.prose(400+w.rng.IntN(400), false)), "firstKeptEntryId", js(prev),
 				"tokensBefore", num(900+w.ctx/4), "fromHook", "true")
 			w.ctx /= 3

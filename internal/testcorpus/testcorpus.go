@@ -79,6 +79,24 @@ func RealFile(tb testing.TB, suffix string) string {
 	return found[0]
 }
 
+// RealOrSelfMade returns the real transcript whose path ends with realSuffix (see [RealFile]) when the shared
+// directory is there, else the self-made transcript selfName written into a temporary directory of tb (and records
+// that tb ran on the self-made corpus only; fails tb when the environment requires the shared corpus). A test
+// whose checks hold for any transcript of the right shape names one of each.
+func RealOrSelfMade(tb testing.TB, realSuffix, selfName string) string {
+	tb.Helper()
+	if _, ok := oracle.SharedOptional(tb); ok {
+		return RealFile(tb, realSuffix)
+	}
+	for _, p := range SelfMade(tb) {
+		if filepath.Base(p) == selfName {
+			return p
+		}
+	}
+	tb.Fatalf("self-made corpus has no %s", selfName)
+	return ""
+}
+
 func realTranscripts(tb testing.TB, shared string) []string {
 	tb.Helper()
 	root := filepath.Join(shared, "corpus", "openclaw")
@@ -100,6 +118,25 @@ func realTranscripts(tb testing.TB, shared string) []string {
 	}
 	sort.Strings(files)
 	return files
+}
+
+// HasReal reports whether files hold a file of the real corpus (one under corpus/openclaw of the shared
+// directory). A test that wants a number of files of some
+// kind asks for the real corpus's number when it is there, and the self-made corpus's otherwise.
+func HasReal(files []string) bool {
+	for _, f := range files {
+		if strings.Contains(filepath.ToSlash(f), "/corpus/openclaw/") {
+			return true
+		}
+	}
+	return false
+}
+
+// IsFlat reports whether p is the self-made transcript in the flat entry shape of the seeds
+// ({"__id":…,"type":"tool_result","output":…}), which BrainSurgeon reads and pi does not: an oracle comparison
+// does not apply to it.
+func IsFlat(p string) bool {
+	return IsSelfMade(p) && filepath.Base(p) == flatName
 }
 
 // IsSelfMade reports whether p is a file of the self-made corpus (as returned by [SelfMade] or [Transcripts]).
