@@ -22,7 +22,9 @@ import (
 func TestCurrentOnCorpus(t *testing.T) {
 	ctx := context.Background()
 	checked := map[string]int{}
-	for _, file := range testcorpus.Transcripts(t) {
+	// Measured against the usage the host recorded: the real corpus only
+	// (the self-made corpus's usage is made up).
+	for _, file := range testcorpus.Real(t) {
 		raw, err := os.ReadFile(file)
 		if err != nil {
 			t.Fatal(err)

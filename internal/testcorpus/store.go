@@ -5,6 +5,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -17,9 +18,13 @@ import (
 
 // StoreSession is one session of a store a test writes with [WriteStore].
 type StoreSession struct {
-	ID   string
-	Key  string   // the session key; "" means agent:<agent>:<ID>
-	Rows []string // the transcript's lines without line endings, seq 0 (the header) first
+	ID     string
+	Source string   // the self-made transcript the rows come from, if any
+	Key    string   // the session key; "" means agent:<agent>:<ID>
+	Rows   []string // the transcript's lines without line endings, seq 0 (the header) first
+	// Status is session_nodes.status: "" leaves it NULL, as OpenClaw's importer does (and as in the stores of
+	// the real corpus); "done" marks a session whose last run ended.
+	Status string
 	// Zstd lists the seqs stored as event_zstd instead of event_json; BadZstd those stored as a damaged zstd
 	// frame.
 	Zstd, BadZstd map[int]bool
@@ -30,57 +35,76 @@ type StoreSession struct {
 const Navigation = `{"version":1,"report":{"kind":"canonical"},"navigation":{},"reset":{},"model":{},"modelBytes":0,"modelWithoutCheckpointBytes":0,"withoutCustomDataBytes":0}`
 
 // WriteStore creates <agentsDir>/<agent>/agent/openclaw-agent.sqlite with OpenClaw's schema ([StoreSchema]), in
-// WAL mode, holding sessions, and returns its path. Every session is done, idle and long unchanged.
+// WAL mode, holding sessions, and returns its path. Every session is idle and long unchanged. An error fails tb.
 func WriteStore(tb testing.TB, agentsDir, agent string, sessions ...StoreSession) string {
 	tb.Helper()
-	path := filepath.Join(agentsDir, agent, filepath.FromSlash(StoreFile))
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		tb.Fatal(err)
-	}
-	db, err := sql.Open("sqlite", "file://"+path+"?mode=rwc")
+	path, err := CreateStore(agentsDir, agent, sessions...)
 	if err != nil {
 		tb.Fatal(err)
 	}
-	db.SetMaxOpenConns(1)
-	defer db.Close()
-	exec := func(db interface {
-		ExecContext(context.Context, string, ...any) (sql.Result, error)
-	}, q string, args ...any) {
-		tb.Helper()
-		if _, err := db.ExecContext(context.Background(), q, args...); err != nil {
-			tb.Fatalf("%.80s: %v", q, err)
-		}
-	}
-	exec(db, "PRAGMA journal_mode=WAL")
-	for _, ddl := range StoreSchema() {
-		exec(db, ddl)
-	}
-	exec(db, "PRAGMA user_version = "+strconv.Itoa(SchemaVersion))
-	exec(db, `INSERT INTO schema_meta(meta_key, role, schema_version, agent_id, app_version, created_at, updated_at)
-		VALUES ('primary', 'agent', ?, ?, '2026.9.6', 1, 1)`, SchemaVersion, agent)
-	AddStoreSessions(tb, db, agent, sessions...)
-	exec(db, "PRAGMA wal_checkpoint(TRUNCATE)")
 	return path
 }
 
+// CreateStore is [WriteStore] for code without a testing.TB (an Example): it returns the error.
+func CreateStore(agentsDir, agent string, sessions ...StoreSession) (string, error) {
+	path := filepath.Join(agentsDir, agent, filepath.FromSlash(StoreFile))
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return "", err
+	}
+	db, err := sql.Open("sqlite", "file://"+path+"?mode=rwc")
+	if err != nil {
+		return "", err
+	}
+	db.SetMaxOpenConns(1)
+	defer db.Close()
+	ctx := context.Background()
+	stmts := []string{"PRAGMA journal_mode=WAL"}
+	stmts = append(stmts, StoreSchema()...)
+	stmts = append(stmts, "PRAGMA user_version = "+strconv.Itoa(SchemaVersion))
+	for _, q := range stmts {
+		if _, err := db.ExecContext(ctx, q); err != nil {
+			return "", fmt.Errorf("%.80s: %w", q, err)
+		}
+	}
+	if _, err := db.ExecContext(ctx, `INSERT INTO schema_meta(meta_key, role, schema_version, agent_id, app_version, created_at, updated_at)
+		VALUES ('primary', 'agent', ?, ?, '2026.9.6', 1, 1)`, SchemaVersion, agent); err != nil {
+		return "", err
+	}
+	if err := addSessions(db, agent, sessions...); err != nil {
+		return "", err
+	}
+	if _, err := db.ExecContext(ctx, "PRAGMA wal_checkpoint(TRUNCATE)"); err != nil {
+		return "", err
+	}
+	return path, db.Close()
+}
+
 // AddStoreSessions inserts sessions into an open store as OpenClaw stores them: a node and a window per session,
-// a rewrite watermark, and one transcript row per line.
+// a rewrite watermark, and one transcript row per line. An error fails tb.
 func AddStoreSessions(tb testing.TB, db *sql.DB, agent string, sessions ...StoreSession) {
 	tb.Helper()
+	if err := addSessions(db, agent, sessions...); err != nil {
+		tb.Fatal(err)
+	}
+}
+
+func addSessions(db *sql.DB, agent string, sessions ...StoreSession) (err error) {
 	enc, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithEncoderCRC(true))
 	if err != nil {
-		tb.Fatal(err)
+		return err
 	}
 	ctx := context.Background()
 	tx, err := db.BeginTx(ctx, nil)
 	if err != nil {
-		tb.Fatal(err)
+		return err
 	}
 	defer tx.Rollback()
 	exec := func(q string, args ...any) {
-		tb.Helper()
-		if _, err := tx.ExecContext(ctx, q, args...); err != nil {
-			tb.Fatalf("%.80s: %v", q, err)
+		if err != nil {
+			return
+		}
+		if _, e := tx.ExecContext(ctx, q, args...); e != nil {
+			err = fmt.Errorf("%.80s: %w", q, e)
 		}
 	}
 	for _, s := range sessions {
@@ -88,7 +112,11 @@ func AddStoreSessions(tb testing.TB, db *sql.DB, agent string, sessions ...Store
 		if key == "" {
 			key = "agent:" + agent + ":" + s.ID
 		}
-		exec(`INSERT INTO session_nodes(session_key, current_session_id, entry_json, updated_at, status) VALUES (?, ?, '{}', 1, 'done')`, key, s.ID)
+		var status any
+		if s.Status != "" {
+			status = s.Status
+		}
+		exec(`INSERT INTO session_nodes(session_key, current_session_id, entry_json, updated_at, status) VALUES (?, ?, '{}', 1, ?)`, key, s.ID, status)
 		exec(`INSERT INTO session_windows(session_id, session_key, created_at, updated_at, transcript_updated_at) VALUES (?, ?, 1, 1, 1)`, s.ID, key)
 		exec(`INSERT INTO transcript_rewrite_watermarks(session_id, generation, updated_at) VALUES (?, '00000000000000000000000000000000', 1)`, s.ID)
 		for seq, line := range s.Rows {
@@ -107,9 +135,10 @@ func AddStoreSessions(tb testing.TB, db *sql.DB, agent string, sessions ...Store
 				VALUES (?, ?, ?, ?, ?, ?, 1)`, s.ID, seq, js, z, len(line), nav)
 		}
 	}
-	if err := tx.Commit(); err != nil {
-		tb.Fatal(err)
+	if err != nil {
+		return err
 	}
+	return tx.Commit()
 }
 
 // StoreRows returns the lines of a self-made transcript as a store keeps them: without line endings, and without
@@ -139,7 +168,7 @@ func SelfMadeStoreSessions(agent string) []StoreSession {
 		if err := json.Unmarshal([]byte(rows[0]), &h); err != nil || h.ID == "" {
 			panic("testcorpus: self-made " + f.Name + " has no header id")
 		}
-		s := StoreSession{ID: h.ID, Rows: rows, Zstd: map[int]bool{}}
+		s := StoreSession{ID: h.ID, Source: f.Name, Rows: rows, Zstd: map[int]bool{}}
 		if len(out) == 0 {
 			s.Key = "agent:" + agent + ":main"
 		}

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	bs "github.com/brainsurgeon/brainsurgeon"
+	"github.com/brainsurgeon/brainsurgeon/internal/testcorpus"
 	"github.com/brainsurgeon/brainsurgeon/session"
 	"github.com/brainsurgeon/brainsurgeon/session/sqlite"
 )
@@ -47,8 +48,12 @@ func TestCorpusMatchesJSONL(t *testing.T) {
 			}
 		})
 	}
-	if sessions != 8 {
-		t.Errorf("checked %d sessions, want the 8 of SOURCES.md", sessions)
+	want := 8 // the sessions of SOURCES.md
+	if stores := corpusStores(t); len(stores) == 1 && stores[0].repo == selfMadeRepo {
+		want = len(testcorpus.SelfMadeStoreSessions("main"))
+	}
+	if sessions != want {
+		t.Errorf("checked %d sessions, want %d", sessions, want)
 	}
 }
 

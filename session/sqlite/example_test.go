@@ -11,32 +11,23 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	bs "github.com/brainsurgeon/brainsurgeon"
-	"github.com/brainsurgeon/brainsurgeon/internal/oracle"
+	"github.com/brainsurgeon/brainsurgeon/internal/testcorpus"
 	"github.com/brainsurgeon/brainsurgeon/session/sqlite"
 )
 
-// exampleState copies a store of the shared corpus into a fresh state
-// dir (the corpus files are read-only and never written).
+// exampleState writes a store holding the self-made corpus (OpenClaw's
+// schema, synthetic rows) into a fresh state dir.
 func exampleState() (string, func(), error) {
-	shared, err := oracle.SharedDir()
-	if err != nil {
-		return "", nil, err
-	}
-	b, err := os.ReadFile(filepath.Join(shared, "corpus", "openclaw-sqlite", "openclawlaw-cpu__OpenClawLog", "agents", "main", sqlite.StoreFile))
-	if err != nil {
-		return "", nil, err
-	}
 	state, err := os.MkdirTemp("", "example")
 	if err != nil {
 		return "", nil, err
 	}
 	done := func() { os.RemoveAll(state) }
-	dir := filepath.Join(state, "agents", "main", "agent")
-	if err := os.MkdirAll(dir, 0o700); err != nil {
+	if _, err := testcorpus.CreateStore(filepath.Join(state, "agents"), "main", testcorpus.SelfMadeStoreSessions("main")...); err != nil {
 		done()
 		return "", nil, err
 	}
-	return state, done, os.WriteFile(filepath.Join(dir, "openclaw-agent.sqlite"), b, 0o600)
+	return state, done, nil
 }
 
 // List the sessions of an OpenClaw state dir, open one, and replace the
@@ -100,8 +91,8 @@ func Example() {
 	fmt.Println("tool_call editable:", st.Editable(bs.SessionRef{}, bs.TriggerToolCall))
 	// Output:
 	// agents with a SQLite store: [main]
-	// session: main/1f979e30-12ad-4b66-80ac-bcbb53b985ff
-	// lines: 33 context messages: 28
+	// session: main/416c4485-99ca-429a-ad93-bcf0fc3f7b0d
+	// lines: 60 context messages: 14
 	// placeholder written: true
 	// same tree: true true
 	// stale base: true

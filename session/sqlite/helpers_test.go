@@ -17,6 +17,7 @@ import (
 	_ "modernc.org/sqlite"
 
 	"github.com/brainsurgeon/brainsurgeon/internal/oracle"
+	"github.com/brainsurgeon/brainsurgeon/internal/testcorpus"
 )
 
 // corpusStore is one store of shared/corpus/openclaw-sqlite.
@@ -27,17 +28,18 @@ type corpusStore struct {
 	path  string
 }
 
-// corpusStores returns every store of the shared corpus; a missing corpus
-// fails the test.
+// corpusStores returns every store of the shared corpus, or, without the
+// shared directory, the self-made store (see selfMadeStore) and records
+// that tb ran on it alone.
 func corpusStores(tb testing.TB) []corpusStore {
 	tb.Helper()
-	shared, err := oracle.SharedDir()
-	if err != nil {
-		tb.Fatalf("shared dir: %v", err)
+	shared, ok := oracle.SharedOptional(tb)
+	if !ok {
+		return []corpusStore{selfMadeStore(tb)}
 	}
 	root := filepath.Join(shared, "corpus", "openclaw-sqlite")
 	var out []corpusStore
-	err = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
@@ -63,14 +65,44 @@ func corpusStores(tb testing.TB) []corpusStore {
 	return out
 }
 
+// selfMadeRepo is the repo name of the self-made store.
+const selfMadeRepo = "selfmade"
+
+// selfMadeStore writes the self-made store (testcorpus.SelfMadeStoreSessions:
+// the v3 transcripts of the self-made corpus, every third row zstd) into a
+// temporary directory of tb.
+func selfMadeStore(tb testing.TB) corpusStore {
+	tb.Helper()
+	return selfMadeStoreOf(tb, testcorpus.SelfMadeStoreSessions("main"))
+}
+
+// selfMadeStoreOf writes a store holding sessions of the self-made corpus
+// into a temporary directory of tb.
+func selfMadeStoreOf(tb testing.TB, sessions []testcorpus.StoreSession) corpusStore {
+	tb.Helper()
+	agents := filepath.Join(tb.TempDir(), selfMadeRepo, "agents")
+	path := testcorpus.WriteStore(tb, agents, "main", sessions...)
+	return corpusStore{name: selfMadeRepo + "/main", repo: selfMadeRepo, agent: "main", path: path}
+}
+
 // jsonlOf returns the JSONL transcript a session of a corpus store was
-// imported from.
+// imported from; for the self-made store, its rows written as a JSONL file
+// into a temporary directory of tb.
 func jsonlOf(tb testing.TB, cs corpusStore, id string) string {
 	tb.Helper()
-	shared, err := oracle.SharedDir()
-	if err != nil {
-		tb.Fatal(err)
+	if cs.repo == selfMadeRepo {
+		for _, s := range testcorpus.SelfMadeStoreSessions(cs.agent) {
+			if s.ID == id {
+				p := filepath.Join(tb.TempDir(), id+".jsonl")
+				if err := os.WriteFile(p, []byte(strings.Join(s.Rows, "\n")+"\n"), 0o600); err != nil {
+					tb.Fatal(err)
+				}
+				return p
+			}
+		}
+		tb.Fatalf("self-made store has no session %s", id)
 	}
+	shared := oracle.Shared(tb)
 	root := filepath.Join(shared, "corpus", "openclaw", cs.repo)
 	var found []string
 	_ = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -17,18 +18,45 @@ import (
 
 	bs "github.com/brainsurgeon/brainsurgeon"
 	"github.com/brainsurgeon/brainsurgeon/internal/jsonedit"
+	"github.com/brainsurgeon/brainsurgeon/internal/testcorpus"
 	"github.com/brainsurgeon/brainsurgeon/session/sqlite"
 )
 
-// musk is the corpus store with the most zstd rows.
+// musk is the corpus store with the most zstd rows, all its sessions
+// tool-heavy, or, without the shared directory, a self-made store of the
+// self-made sessions with tool results (its first session has the key
+// agent:main:main).
 func musk(tb testing.TB) corpusStore {
 	for _, cs := range corpusStores(tb) {
 		if strings.HasPrefix(cs.name, "Musk-fanX") {
 			return cs
 		}
+		if cs.repo == selfMadeRepo {
+			return selfMadeStoreOf(tb, toolSessions())
+		}
 	}
 	tb.Fatal("Musk-fanX store missing from the corpus")
 	return corpusStore{}
+}
+
+// toolSessions returns the self-made store sessions with tool results.
+func toolSessions() []testcorpus.StoreSession {
+	var out []testcorpus.StoreSession
+	for _, s := range testcorpus.SelfMadeStoreSessions("main") {
+		if slices.ContainsFunc(s.Rows, func(r string) bool { return strings.Contains(r, `"role":"toolResult"`) }) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// muskSession is the session of musk's store the tests address by id: the
+// big tool-heavy one of the corpus, or the first self-made one.
+func muskSession(cs corpusStore) string {
+	if cs.repo == selfMadeRepo {
+		return toolSessions()[0].ID
+	}
+	return "d27ecd5a-45f9-41a3-bad1-ddef6a3c79fc"
 }
 
 var toolResultText = regexp.MustCompile(`^/message/content/\d+/text$`)

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	bs "github.com/brainsurgeon/brainsurgeon"
+	"github.com/brainsurgeon/brainsurgeon/internal/oracle"
 	"github.com/brainsurgeon/brainsurgeon/session/sqlite"
 )
 
@@ -115,7 +116,7 @@ func TestUnsupportedVersion(t *testing.T) {
 	sum := fileSum(t, path)
 	st := sqlite.NewStore(state, sqlite.Options{})
 	ctx := context.Background()
-	ref := bs.SessionRef{Backend: bs.BackendSQLite, Agent: cs.agent, ID: "d27ecd5a-45f9-41a3-bad1-ddef6a3c79fc"}
+	ref := bs.SessionRef{Backend: bs.BackendSQLite, Agent: cs.agent, ID: muskSession(cs)}
 	_, errSessions := st.Sessions(ctx)
 	_, errOpen := st.Open(ctx, ref, nil)
 	errIdle := st.CheckIdle(ctx, ref)
@@ -159,7 +160,7 @@ func TestCorruptStore(t *testing.T) {
 			sum, names := fileSum(t, path), listDir(t, filepath.Dir(path))
 			st := sqlite.NewStore(state, sqlite.Options{})
 			ctx := context.Background()
-			ref := bs.SessionRef{Backend: bs.BackendSQLite, Agent: cs.agent, ID: "d27ecd5a-45f9-41a3-bad1-ddef6a3c79fc"}
+			ref := bs.SessionRef{Backend: bs.BackendSQLite, Agent: cs.agent, ID: muskSession(cs)}
 			var errs []error
 			_, err := st.Sessions(ctx)
 			errs = append(errs, err)
@@ -196,6 +197,7 @@ func TestCorruptStore(t *testing.T) {
 
 func TestSessionsAndResolve(t *testing.T) {
 	ctx := context.Background()
+	oracle.Shared(t) // the sessions and keys of one real store
 	var sirdeuce corpusStore
 	for _, cs := range corpusStores(t) {
 		if strings.HasPrefix(cs.name, "sirdeuce") {

@@ -6,12 +6,15 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/klauspost/compress/zstd"
 
+	"github.com/brainsurgeon/brainsurgeon/internal/oracle"
+	"github.com/brainsurgeon/brainsurgeon/internal/testcorpus"
 	"github.com/brainsurgeon/brainsurgeon/session/sqlite"
 )
 
@@ -19,11 +22,20 @@ import (
 // the smallest corpus store: its DDL only, never a row) and rows the test
 // writes, so that a test states every byte it checks.
 
-// schemaDDL returns the CREATE statements of the smallest corpus store, in
-// creation order, without the tables SQLite makes itself (sqlite_*, and
-// the shadow tables of FTS5 virtual tables).
+// schemaDDL returns OpenClaw's schema (testcorpus.StoreSchema: the DDL of
+// the smallest corpus store, committed as testdata, no rows).
 func schemaDDL(tb testing.TB) []string {
 	tb.Helper()
+	return testcorpus.StoreSchema()
+}
+
+// corpusDDL returns the CREATE statements of the smallest corpus store, in
+// creation order, without the tables SQLite makes itself (sqlite_*, and
+// the shadow tables of FTS5 virtual tables); tb is skipped without the
+// shared directory.
+func corpusDDL(tb testing.TB) []string {
+	tb.Helper()
+	oracle.Shared(tb)
 	var src corpusStore
 	for _, cs := range corpusStores(tb) {
 		if strings.HasPrefix(cs.name, "openclawlaw-cpu") {
@@ -67,6 +79,18 @@ func schemaDDL(tb testing.TB) []string {
 		tb.Fatal(err)
 	}
 	return out
+}
+
+// TestSchemaDDL checks the committed schema against the corpus store it
+// was taken from, and its user_version against the one this package reads.
+func TestSchemaDDL(t *testing.T) {
+	if testcorpus.SchemaVersion != sqlite.SchemaVersion {
+		t.Errorf("testcorpus.SchemaVersion = %d, sqlite.SchemaVersion = %d", testcorpus.SchemaVersion, sqlite.SchemaVersion)
+	}
+	got, want := testcorpus.StoreSchema(), corpusDDL(t)
+	if !slices.Equal(got, want) {
+		t.Errorf("testdata schema: %d statements, the corpus store %d; regenerate internal/testcorpus/testdata/openclaw-agent-schema.sql", len(got), len(want))
+	}
 }
 
 // synthNavigation is the smallest navigation_json the transcript_events
