@@ -18,7 +18,7 @@ import (
 // DESIGN decision 6 for the agent that has one, with nothing written.
 func TestMultiCreate(t *testing.T) {
 	ctx := context.Background()
-	root := testcorpus.CopyStore(t) // agent main has a SQLite store
+	root := testcorpus.Store(t) // agent main has a SQLite store
 	if err := os.MkdirAll(filepath.Join(root, "other", "sessions"), 0o700); err != nil {
 		t.Fatal(err)
 	}

@@ -393,7 +393,7 @@ func TestCompactRefusals(t *testing.T) {
 
 func TestSQLiteRefusedButReadable(t *testing.T) {
 	ctx := context.Background()
-	root := testcorpus.CopyStore(t)
+	root := testcorpus.Store(t)
 	st := sqlite.NewStore(root, sqlite.Options{})
 	refs, err := st.Sessions(ctx)
 	if err != nil || len(refs) == 0 {

@@ -19,7 +19,7 @@ import (
 func TestAutoCompactSQLiteRefused(t *testing.T) {
 	t.Setenv(summarize.EnvModel, "")
 	ctx := context.Background()
-	agents := testcorpus.CopyStore(t)
+	agents := testcorpus.Store(t)
 	var buf bytes.Buffer
 	log := slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	d, err := Open(ctx, Options{AgentsDir: agents, Logger: log})

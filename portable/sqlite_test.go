@@ -19,7 +19,7 @@ import (
 // 6), while a JSONL agents dir takes them.
 func TestSQLiteBackend(t *testing.T) {
 	ctx := context.Background()
-	st := sqlite.NewStore(testcorpus.CopyStore(t), sqlite.Options{})
+	st := sqlite.NewStore(testcorpus.Store(t), sqlite.Options{})
 	refs, err := st.Sessions(ctx)
 	if err != nil || len(refs) == 0 {
 		t.Fatalf("sessions: %v (%d)", err, len(refs))

@@ -392,7 +392,7 @@ func TestHumanBytes(t *testing.T) {
 // "all" expires them.
 func TestRunSQLite(t *testing.T) {
 	ctx := context.Background()
-	root := testcorpus.CopyStore(t)
+	root := testcorpus.Store(t)
 	set, err := backend.Open(ctx, root, backend.Options{})
 	if err != nil {
 		t.Fatal(err)

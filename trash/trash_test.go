@@ -478,7 +478,7 @@ func TestDeleteFailsMidway(t *testing.T) {
 // dir (the corpus is read, never written).
 func sqliteAgents(t *testing.T) string {
 	t.Helper()
-	return testcorpus.CopyStore(t)
+	return testcorpus.Store(t)
 }
 
 func TestDeleteSQLiteStore(t *testing.T) {

@@ -15,7 +15,7 @@ import (
 // import are refused with the reason (DESIGN decision 6), and the store is
 // left as it was.
 func TestContextSQLite(t *testing.T) {
-	agents := testcorpus.CopyStore(t)
+	agents := testcorpus.Store(t)
 	store := filepath.Join(agents, "main", testcorpus.StoreFile)
 	before, err := os.ReadFile(store)
 	if err != nil {

@@ -177,6 +177,17 @@ func Copy(tb testing.TB, src, id string) (agentsDir, path string) {
 	return agentsDir, path
 }
 
+// Store returns a fresh agents dir whose agent "main" has an OpenClaw SQLite store: a copy of a real one
+// ([CopyStore]) when the shared directory is there, else the self-made one ([SelfMadeStore]; and records that tb
+// ran on the self-made corpus only, or fails tb when the environment requires the shared corpus).
+func Store(tb testing.TB) (agentsDir string) {
+	tb.Helper()
+	if _, ok := oracle.SharedOptional(tb); ok {
+		return CopyStore(tb)
+	}
+	return SelfMadeStore(tb)
+}
+
 // StoreFile is where an OpenClaw ≥ 2026.8 agent keeps its SQLite store,
 // relative to the agent's dir (session/sqlite.StoreFile; not imported
 // here so that session/sqlite's own tests may use this package).
