@@ -1,5 +1,6 @@
 // Package oracle runs the real pi SessionManager (the JSONL-era OpenClaw host) on transcript files, so tests can
-// prove that the host still reads what BrainSurgeon writes.
+// prove that the host still reads what BrainSurgeon writes. It also decides, for every test package, what happens
+// when the oracle or the shared corpus is missing.
 //
 // One Node process per test binary serves every request (server.mjs, embedded; it answers like
 // ../shared/oracle/pi-session-oracle.mjs, which is kept as the reference): loading the pi package takes about a
@@ -7,20 +8,35 @@
 // requests one at a time, is started again if it dies, and exits with the test binary (or at [Close]).
 //
 // Requirements: Node >= 20.6 and the npm package @mariozechner/pi-coding-agent@0.70.6. `bash .ci/install-oracle.sh`
-// installs it into $HOME/.cache/bs-oracle/pi/node_modules. Tests call [Require] first: it skips when the oracle is
-// missing on a developer machine, and fails when CI is set or BRAINSURGEON_REQUIRE_ORACLE=1.
+// installs it into $HOME/.cache/bs-oracle/pi/node_modules.
 //
 // The server always works on a private temp copy of each file, so the inputs are never modified.
 //
-// A package whose tests use the oracle should call [Main] from its TestMain: it stops the process and, on a
-// developer machine without the oracle, says which oracle tests were skipped and how to install it.
+// The shared directory (../shared beside the repository, or $BRAINSURGEON_SHARED) holds the real corpus of
+// pi/OpenClaw transcripts and SQLite stores, and the reference oracle script. It is not part of the public
+// repository, so a clone runs without it: the corpus tests run on the self-made corpus (internal/testcorpus), and
+// tests that need real files skip.
+//
+// Missing pieces skip on a developer machine and fail when CI is set (and not "false" or "0") or
+// BRAINSURGEON_REQUIRE_ORACLE=1 (see [Required]): CI never skips silently.
+//   - [Require] skips a test that needs the oracle; [Optional] lets a test that uses it for some checks go on
+//     without them.
+//   - [Shared] skips a test that needs files of the real corpus; [SharedOptional] lets a test go on with the
+//     self-made corpus alone.
+//   - [Setup] is the body of each package's TestSetup: a test that always runs and skips, saying what is missing,
+//     so `go test -v` and `go test -json` show a `--- SKIP` line per package.
+//   - [Main] (or [Run]) is each package's TestMain: after the tests it stops the oracle process and prints one
+//     line naming the tests that skipped something and why. `go test ./...` hides the output of passing test
+//     binaries, so the line is appended to the go command's own standard error (see [Main]).
 //
 // Environment:
 //
-//	BRAINSURGEON_SHARED  the shared directory with the corpus (default: <module root>/../shared)
-//	PI_ORACLE_MODULES    node_modules holding the pi package (default: $ORACLE/pi/node_modules, else
-//	                     $HOME/.cache/bs-oracle/pi/node_modules)
-//	PI_ORACLE_NODE       the node binary (default: `node` on PATH, else $HOME/.cache/bs-oracle/node/package/bin/node)
+//	BRAINSURGEON_SHARED          the shared directory with the corpus (default: <module root>/../shared)
+//	BRAINSURGEON_REQUIRE_ORACLE  1: a missing oracle or shared corpus fails the tests (as CI does)
+//	PI_ORACLE_MODULES            node_modules holding the pi package (default: $ORACLE/pi/node_modules, else
+//	                             $HOME/.cache/bs-oracle/pi/node_modules)
+//	PI_ORACLE_NODE               the node binary (default: `node` on PATH, else
+//	                             $HOME/.cache/bs-oracle/node/package/bin/node)
 package oracle
 
 import (

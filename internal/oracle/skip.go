@@ -152,6 +152,12 @@ func Setup(t *testing.T, needs Needs) {
 //
 // It returns, and the testing package then exits with the tests' status. [Run] is the same for a TestMain that
 // has more to do.
+//
+// `go test` in package-list mode (`go test ./...`) keeps the output of a test binary to itself unless the package
+// fails or -v or -json is given. Without -v, when the test binary's parent is the go command (Linux: the name of
+// /proc/<ppid>/exe is go), the line is therefore appended to the go command's standard error, which is the user's
+// terminal, pipe or CI log; it goes to standard output otherwise, and when that standard error is a regular file
+// opened without O_APPEND (the go command would write over the line). Nothing is written to a terminal directly.
 func Main(m *testing.M) {
 	Run(m)
 }
