@@ -163,7 +163,7 @@ func writeConfig(t *testing.T, agentsDir string, cfg map[string]any) {
 // corpusFile returns the corpus transcript whose name is base.
 func corpusFile(t *testing.T, base string) string {
 	t.Helper()
-	for _, p := range testcorpus.Transcripts(t) {
+	for _, p := range testcorpus.Real(t) {
 		if filepath.Base(p) == base {
 			return p
 		}

@@ -210,7 +210,7 @@ func TestMigrationKeepsPlaceholders(t *testing.T) {
 	}
 	const clean, broken = "ea774ff3-e94f-41d2-aba0-a6a1c80697e4", "b4c26dcb-b630-4911-8f01-5b463210db72"
 	srcs := map[string]string{}
-	for _, p := range testcorpus.Transcripts(t) {
+	for _, p := range testcorpus.Real(t) {
 		if id := strings.TrimSuffix(filepath.Base(p), ".jsonl"); id == clean || id == broken {
 			srcs[id] = p
 		}

@@ -24,7 +24,7 @@ func TestSQLiteOracles(t *testing.T) {
 	})
 	const id = "ea774ff3-e94f-41d2-aba0-a6a1c80697e4"
 	var src string
-	for _, p := range testcorpus.Transcripts(t) {
+	for _, p := range testcorpus.Real(t) {
 		if filepath.Base(p) == id+".jsonl" {
 			src = p
 		}

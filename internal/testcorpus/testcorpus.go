@@ -8,6 +8,11 @@
 // runs on the self-made corpus only, and the package's closing line says so (see oracle.Main). A test that needs
 // particular real files takes [Real], [RealFile] or [CopyStore], which skip it when the shared directory is
 // missing. Both fail instead of skipping when CI is set or BRAINSURGEON_REQUIRE_ORACLE=1.
+//
+// The self-made corpus is generated at test time into a temporary directory rather than committed: the generator
+// is its only source (nothing to keep in sync, no check that committed files match), its CRLF endings, malformed
+// lines and lone surrogates never pass through git's text handling, and the repository stays small. What is
+// committed is only what cannot be generated: the DDL of OpenClaw's store (testdata, table structure, no rows).
 package testcorpus
 
 import (
