@@ -247,6 +247,10 @@ func (w *writer) usage(out int) string {
 		cache, in = in*3/4, in-in*3/4
 	}
 	zero := obj("input", "0", "output", "0", "cacheRead", "0", "cacheWrite", "0", "total", "0")
+	if w.v1 && w.rng.IntN(3) == 0 {
+		// Older pi versions wrote no totalTokens.
+		return obj("input", num(in), "output", num(out), "cacheRead", num(cache), "cacheWrite", "0", "cost", zero)
+	}
 	return obj("input", num(in), "output", num(out), "cacheRead", num(cache), "cacheWrite", "0",
 		"totalTokens", num(in+out+cache), "cost", zero)
 }
@@ -393,9 +397,12 @@ func genV1() []byte {
 	w.message("", obj("role", js("bashExecution"), "command", js("ls -la"), "output", js(w.output(1800)), "exitCode", "0",
 		"cancelled", "false", "truncated", "false", "timestamp", w.ms()))
 	w.turn(true, 900, 60_000)
-	// An aborted turn.
+	// An aborted turn, and one aborted while a tool call was streamed (its partialJson left behind).
 	w.user("", w.prose(120, false))
 	w.failed("", "aborted", "Request was aborted.")
+	w.user("", w.prose(90, false))
+	w.assistant("", "aborted", obj("type", js("toolCall"), "id", js("toolu_01"+w.hex(22)), "name", js("read"),
+		"arguments", obj("path", js("/home/user/project/src")), "partialJson", js(`{"path": "/home/user/project/src`)))
 	// A tool result with an image.
 	w.user("", "look at the screenshot")
 	id, call := w.toolCall("read", obj("path", js("/home/user/project/shot.png")))
@@ -592,6 +599,10 @@ func genMidRun() []byte {
 	w.turn(true, 3500, 1200, 700)
 	w.turn(true, 2000)
 	w.turn(false, 8000)
+	// A text block with its signature (OpenAI Responses).
+	w.user("", w.prose(120, false))
+	w.assistant("", "stop", thinking(w.prose(500, false), w.hex(300)),
+		obj("type", js("text"), "text", js(w.prose(700, true)), "textSignature", js(`{"v":1,"id":"msg_`+w.hex(40)+`"}`)))
 	w.user("", w.prose(200, true))
 	_, call := w.toolCall("exec", obj("command", js("make test"), "workdir", js("/srv/agent"), "timeout", "600"))
 	w.assistant("", "toolUse", thinking(w.prose(900, true), w.hex(200)), call)
