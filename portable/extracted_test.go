@@ -21,10 +21,10 @@ func (c at) Now() time.Time { return c.t }
 // TestExportResolveCorpusOracle extracts copies of the corpus transcripts,
 // exports them with Resolve and imports the exports: the imported session
 // carries the original values (no placeholder of the tail is left), and
-// the real pi SessionManager builds from it the context it built from the
-// transcript before extraction.
+// the real pi SessionManager (without it, session.Open) builds from it the
+// context it built from the transcript before extraction.
 func TestExportResolveCorpusOracle(t *testing.T) {
-	oracle.Require(t)
+	oracle.Optional(t) // without the oracle, checked against session.Open
 	ctx := context.Background()
 	checked, resolvedFiles := 0, 0
 	for src, orig := range corpusTranscripts(t) {
