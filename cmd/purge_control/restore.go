@@ -105,7 +105,9 @@ func printRestore(w io.Writer, res *restore.Result) {
 			n += res.SizesBytes[k]
 		}
 		status := "Written back now."
-		if res.Queued {
+		if res.AlreadyRestored {
+			status = "Already restored: this is the entry's current content; nothing was written."
+		} else if res.Queued {
 			status = "Queued: will be written back when the session is idle."
 		} else if !res.Applied {
 			status = "Not written back."
@@ -116,6 +118,9 @@ func printRestore(w io.Writer, res *restore.Result) {
 	}
 	if res.Warning != "" {
 		fmt.Fprintf(w, "Warning: %s\n", res.Warning)
+	}
+	if res.AlreadyRestored && res.PreviousRestoredAt != "" {
+		fmt.Fprintf(w, "Restored at %s.\n", res.PreviousRestoredAt)
 	}
 	if res.Suggestion != "" {
 		fmt.Fprintf(w, "Previously restored at %s. %s\n", res.PreviousRestoredAt, res.Suggestion)
