@@ -142,7 +142,7 @@ func TestDryRunAgrees(t *testing.T) {
 		// want is the status of every session in both runs (the real
 		// run's), "" for ErrDisabled.
 		want, wantReal string
-		idleAt       bool
+		idleAt         bool
 	}{
 		{name: "disabled", enabled: false},
 		{name: "quiet period", enabled: true, idle: 300, want: prune.StatusBusy, wantReal: prune.StatusBusy, idleAt: true},
