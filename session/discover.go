@@ -223,6 +223,15 @@ func (s *scanner) transcripts(dir string) (paths []string, store bool, err error
 		case name == "sessions.json":
 			store = isFile(p, e)
 		case ClassifyFile(name) == FileKindTranscript && isFile(p, e):
+			if err := IsTranscript(p); err != nil {
+				// Not listed; the cache is kept only while the file
+				// stays as it is (it may become one).
+				s.dep(p)
+				if !errors.Is(err, ErrNotTranscript) && !errors.Is(err, fs.ErrNotExist) {
+					s.warn(fmt.Errorf("read transcript %s: %w", p, err))
+				}
+				continue
+			}
 			paths = append(paths, p)
 		}
 	}

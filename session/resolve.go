@@ -1,6 +1,7 @@
 package session
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -175,6 +176,11 @@ func (r *resolver) byPath(name string) (brainsurgeon.SessionRef, error) {
 	if dotdot {
 		return brainsurgeon.SessionRef{}, errorf(brainsurgeon.ErrInvalid,
 			"session path %q contains a .. element and is not a discovered transcript", name)
+	}
+	if fi, serr := os.Stat(p); serr == nil && fi.Mode().IsRegular() {
+		if terr := IsTranscript(p); errors.Is(terr, ErrNotTranscript) {
+			return brainsurgeon.SessionRef{}, terr
+		}
 	}
 	if k := ClassifyFile(name); k != FileKindTranscript && k != FileKindOther {
 		return brainsurgeon.SessionRef{}, errorf(brainsurgeon.ErrNotFound,

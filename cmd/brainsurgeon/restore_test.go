@@ -479,9 +479,16 @@ func TestPruneCommand(t *testing.T) {
 		t.Fatalf("stderr %q", errs)
 	}
 
-	// --dry-run reports and writes nothing.
-	st0, _ := os.Stat(path)
+	// A dry run applies the same gates: disabled, it refuses the same way.
 	code, out, errs = run(t, "prune", "--dry-run", "--agents-dir", agents)
+	wantCode(t, code, 1, out, errs)
+	if !strings.Contains(errs, "smart pruning is disabled") || !strings.Contains(errs, "--dry-run --force") {
+		t.Fatalf("stderr %q", errs)
+	}
+
+	// --dry-run --force reports and writes nothing.
+	st0, _ := os.Stat(path)
+	code, out, errs = run(t, "prune", "--dry-run", "--force", "--agents-dir", agents)
 	wantCode(t, code, 0, out, errs)
 	if !strings.Contains(out, "would extract") || !strings.Contains(out, "would save") {
 		t.Fatalf("stdout %q", out)
