@@ -177,15 +177,15 @@ func (r *resolver) byPath(name string) (brainsurgeon.SessionRef, error) {
 		return brainsurgeon.SessionRef{}, errorf(brainsurgeon.ErrInvalid,
 			"session path %q contains a .. element and is not a discovered transcript", name)
 	}
-	if fi, serr := os.Stat(p); serr == nil && fi.Mode().IsRegular() {
-		if terr := IsTranscript(p); errors.Is(terr, ErrNotTranscript) {
-			return brainsurgeon.SessionRef{}, terr
-		}
-	}
 	if k := ClassifyFile(name); k != FileKindTranscript && k != FileKindOther {
 		return brainsurgeon.SessionRef{}, errorf(brainsurgeon.ErrNotFound,
 			"%q is not a session: a %s file name, not a live transcript (<sessionId>.jsonl); sessions: %s",
 			name, k, r.list(r.refs))
+	}
+	if fi, serr := os.Stat(p); serr == nil && fi.Mode().IsRegular() {
+		if terr := IsTranscript(p); errors.Is(terr, ErrNotTranscript) {
+			return brainsurgeon.SessionRef{}, terr
+		}
 	}
 	return brainsurgeon.SessionRef{}, errorf(brainsurgeon.ErrNotFound,
 		"no session at path %q: expected the path of a discovered transcript (absolute, relative to the working directory or to the agents dir); sessions: %s",
