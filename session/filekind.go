@@ -155,9 +155,33 @@ func IsTranscript(path string) error {
 	return checkHead(f, fi.Size(), path)
 }
 
-// checkHead applies IsTranscript's rule to the file r of size bytes.
+// checkHead applies IsTranscript's rule to the file r of size bytes. It
+// reads 4 KiB first (a session header is much shorter), and up to headMax
+// only when they do not tell: discovery runs it on every transcript.
 func checkHead(r io.ReaderAt, size int64, name string) error {
-	buf := make([]byte, min(size, headMax))
+	if size > headFirst {
+		err := checkPrefix(r, size, headFirst, name)
+		if !errors.Is(err, errUndecided) {
+			return err
+		}
+	}
+	err := checkPrefix(r, size, headMax, name)
+	if errors.Is(err, errUndecided) {
+		return nil // cannot be told from its head: taken for a transcript
+	}
+	return err
+}
+
+// headFirst is what checkHead reads first.
+const headFirst = 4 << 10
+
+// errUndecided is checkPrefix's answer when the bytes it read do not tell.
+var errUndecided = errors.New("undecided")
+
+// checkPrefix applies IsTranscript's rule to the first max bytes of r (of
+// size bytes); it returns errUndecided when they do not tell.
+func checkPrefix(r io.ReaderAt, size, max int64, name string) error {
+	buf := make([]byte, min(size, max))
 	n, err := r.ReadAt(buf, 0)
 	if err != nil && !errors.Is(err, io.EOF) {
 		return fmt.Errorf("read %s: %w", name, err)
@@ -182,12 +206,16 @@ func checkHead(r io.ReaderAt, size int64, name string) error {
 			// The first object runs past what was read: its beginning
 			// decides when it says, else the file is taken for one.
 			if l[0] != '{' {
+				return errUndecided
+			}
+			t, ok := prefixType(l)
+			switch {
+			case ok && t:
 				return nil
+			case ok:
+				return notTranscript(fmt.Sprintf("found at line %d a JSON object without a string \"type\" member", line))
 			}
-			if t, ok := prefixType(l); ok && !t {
-				return notTranscript(fmt.Sprintf("found at line %d a JSON object whose \"type\" is not a string", line))
-			}
-			return nil
+			return errUndecided
 		}
 		if l[0] != '{' || !json.Valid(l) {
 			malformed++
@@ -210,7 +238,7 @@ func checkHead(r io.ReaderAt, size int64, name string) error {
 		return notTranscript(fmt.Sprintf("found at line %d the JSON object %s, which %s", line, quoteShort(l), what))
 	}
 	if !whole {
-		return nil // blank or malformed lines only, in the part read
+		return errUndecided // blank or malformed lines only, in the part read
 	}
 	switch {
 	case malformed > 0:

@@ -33,6 +33,9 @@ func TestIsTranscript(t *testing.T) {
 		{"MalformedFirst", "oops\n\n" + header + "\n", ""},
 		{"GluedFirst", header + header + "\n" + header + "\n", ""},
 		{"LongFirstEntry", long + "\n", ""},
+		{"LongMalformedFirst", strings.Repeat("x", 5000) + "\n" + header + "\n", ""},
+		{"LongFirstTypeNotString", `{"type":{"a":"` + strings.Repeat("x", 100<<10) + `"}}` + "\n", ""}, // its head does not tell
+		{"LongFirstNoTypeEarly", `{"a":1,"type":2,"b":"` + strings.Repeat("x", 100<<10) + `"}` + "\n", `without a string "type" member`},
 		{"ObjectsWithoutType", "{\"a\":1}\n{\"a\":2}\n", `the JSON object {"a":1}, which has no "type" member`},
 		{"TypeNotString", "{\"type\":3}\n", `which has a "type" that is not a string`},
 		{"LongFirstWithoutType", longNoType + "\n", ""}, // cannot be told from its first 64 KiB
