@@ -17,6 +17,8 @@ const restoreUsage = `Usage: purge_control restore <entry> [--keys a,b] --agent 
 Prints the extracted values of an entry (the <entry> of [[extracted-<entry>]])
 right away. They are written back into the session now if it is idle, or
 queued and written back as soon as it is; either way you have the content now.
+Asking again for an entry that is already restored prints its current content
+and says "Already restored"; it is not an error.
 Unless configured otherwise (keep_purge_control_calls), this restore call and
 its output are later replaced by a short stub in the transcript, so the
 content does not appear twice.
