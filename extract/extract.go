@@ -85,7 +85,9 @@ type Result struct {
 	Values  int `json:"values"`
 	// BytesBefore and BytesAfter measure the transcript; BytesSaved is
 	// their difference (in a dry run, the planned one), zero when nothing
-	// was (or would be) written.
+	// was (or would be) written. A busy session is not read: its sizes
+	// come from the store's Stat (brainsurgeon.Stater), and are 0 when the
+	// store cannot tell a size without reading the transcript (SQLite).
 	BytesBefore int64 `json:"bytes_before"`
 	BytesAfter  int64 `json:"bytes_after"`
 	BytesSaved  int64 `json:"bytes_saved"`

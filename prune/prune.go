@@ -67,6 +67,10 @@ type Pass struct {
 	// Force, the idle gate, what the store accepts to edit), so its
 	// counts are the ones the same pass without DryRun writes now: a
 	// session the real pass would find busy is busy in the dry run too.
+	// The one difference: the real pass first applies the queued restore
+	// write-backs, which the dry run leaves queued, so the values they
+	// put back (protected for keep_after_restore_seconds) are not in its
+	// figures either way.
 	DryRun bool
 	// SkipPending leaves the queued restore write-backs alone: for a
 	// caller that applies them itself once (Restorer().ApplyPending) and
