@@ -129,8 +129,12 @@ type Report struct {
 	Sessions []SessionReport `json:"sessions"`
 	// WriteBacks counts the queued write-backs applied; WriteBackError
 	// says what failed while applying them.
-	WriteBacks     int    `json:"write_backs"`
-	WriteBackError string `json:"write_back_error,omitempty"`
+	WriteBacks int `json:"write_backs"`
+	// PendingWriteBacks counts, in a dry run, the queued restore
+	// write-backs (the real pass applies those of idle sessions first);
+	// zero in a real pass.
+	PendingWriteBacks int    `json:"pending_write_backs,omitempty"`
+	WriteBackError    string `json:"write_back_error,omitempty"`
 	// Unlisted says, one message each, which parts of the store could
 	// not be listed (brainsurgeon.PartialLister: an agent's SQLite store
 	// locked by another connection, corrupt or of another schema
@@ -179,6 +183,11 @@ func (p *Pass) Run(ctx context.Context, refs []bs.SessionRef) (*Report, error) {
 	log := bs.LoggerOrDiscard(p.Logger)
 	rep := &Report{Sessions: []SessionReport{}}
 	applied := map[string]int{}
+	if p.DryRun && !p.SkipPending && p.StateDir != "" {
+		if reqs, err := p.Restorer().Pending(); err == nil {
+			rep.PendingWriteBacks = len(reqs)
+		}
+	}
 	if !p.DryRun && !p.SkipPending {
 		n, done, err := p.applyPending(ctx)
 		rep.WriteBacks = n

@@ -104,6 +104,13 @@ func TestWriteBacksPerSession(t *testing.T) {
 	}
 	queue(ids[0], "t0r", "t1r")
 	queue(ids[1], "t0r")
+	dry := set.Pass(cfg, nil)
+	dry.DryRun = true
+	if rep, err := dry.Run(ctx, nil); err != nil {
+		t.Fatal(err)
+	} else if rep.PendingWriteBacks != 3 || rep.WriteBacks != 0 {
+		t.Fatalf("dry run: pending_write_backs %d, write_backs %d; want 3 pending, none applied", rep.PendingWriteBacks, rep.WriteBacks)
+	}
 	rep, err = pass.Run(ctx, nil)
 	if err != nil {
 		t.Fatal(err)

@@ -106,6 +106,9 @@ func (c *pruneCommand) Run(ctx context.Context, args []string) error {
 	if rep.WriteBacks > 0 {
 		fmt.Fprintf(c.m.Stderr, "applied %d pending restore write-backs\n", rep.WriteBacks)
 	}
+	if rep.PendingWriteBacks > 0 {
+		fmt.Fprintf(c.m.Stderr, "%d restore write-backs are queued: the real run applies them first (those of idle sessions)\n", rep.PendingWriteBacks)
+	}
 	if rep.WriteBackError != "" {
 		fmt.Fprintf(c.m.Stderr, "warning: pending restore write-backs: %s\n", rep.WriteBackError)
 	}
