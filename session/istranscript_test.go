@@ -101,11 +101,14 @@ func TestDiscoverSkipsNotTranscripts(t *testing.T) {
 		t.Fatalf("sessions %v, want [good]", got)
 	}
 	st := session.NewStore(agents)
-	for _, n := range []string{"readme.jsonl", "data.jsonl"} {
-		_, err := st.Resolve(ctx, filepath.Join(dir, n))
+	for _, n := range []string{filepath.Join(dir, "readme.jsonl"), filepath.Join(dir, "data.jsonl"), "main/readme", "data"} {
+		_, err := st.Resolve(ctx, n)
 		if !errors.Is(err, session.ErrNotTranscript) || !strings.Contains(err.Error(), "not a transcript") {
 			t.Errorf("resolve %s: %v, want it refused as not a transcript", n, err)
 		}
+	}
+	if _, err := st.Resolve(ctx, "other/readme"); !errors.Is(err, bs.ErrNotFound) {
+		t.Errorf("resolve other/readme: %v, want not found (no agent other)", err)
 	}
 	if err := os.WriteFile(filepath.Join(dir, "readme.jsonl"), []byte(strings.Replace(header, "good", "readme", 1)), 0o600); err != nil {
 		t.Fatal(err)
