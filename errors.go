@@ -3,6 +3,7 @@ package brainsurgeon
 import (
 	"errors"
 	"fmt"
+	"time"
 )
 
 // Sentinel errors. Functions wrap them with context; test with errors.Is.
@@ -44,3 +45,37 @@ func (e *LineError) Error() string {
 
 // Unwrap returns e.Err.
 func (e *LineError) Unwrap() error { return e.Err }
+
+// QuietError is the ErrBusy of a session that is busy only because it was
+// modified too recently: it must be left alone for Quiet (the quiet period,
+// idle_seconds) and was modified Age ago. It tells a caller when the
+// session will be idle (IdleAt), unless the host writes to it again.
+type QuietError struct {
+	// Msg is the whole message (it names the session and the times).
+	Msg string
+	// Age is how long ago the session was modified; Quiet is the quiet
+	// period it must have been left alone for.
+	Age, Quiet time.Duration
+	// At is when the store looked.
+	At time.Time
+}
+
+// Error returns Msg followed by ": " and ErrBusy's text.
+func (e *QuietError) Error() string { return e.Msg + ": " + ErrBusy.Error() }
+
+// Unwrap returns ErrBusy.
+func (e *QuietError) Unwrap() error { return ErrBusy }
+
+// IdleAt returns when the quiet period ends: At plus what is left of it.
+func (e *QuietError) IdleAt() time.Time { return e.At.Add(max(e.Quiet-e.Age, 0)) }
+
+// IdleAt returns when a session that err calls busy will be idle, when err
+// holds a *QuietError; ok is false for every other error (a run in flight
+// or a live lock ends when the host is done, which no one can tell).
+func IdleAt(err error) (at time.Time, ok bool) {
+	var q *QuietError
+	if errors.As(err, &q) {
+		return q.IdleAt(), true
+	}
+	return time.Time{}, false
+}

@@ -230,6 +230,21 @@ func TestExtractedContentAndRestore(t *testing.T) {
 	if !bytes.Contains(now, raw) {
 		t.Errorf("the restored transcript does not hold the value's original bytes")
 	}
+	// Again: the same content with a note, 200, nothing written.
+	var again struct {
+		Restored        bool              `json:"restored"`
+		AlreadyRestored bool              `json:"already_restored"`
+		Applied         bool              `json:"applied"`
+		Note            string            `json:"note"`
+		Content         map[string]string `json:"content"`
+	}
+	c.json("POST", base+"/entries/"+e.ID+"/restore", `{"keys":["`+v.Path+`"]}`, 200, &again)
+	if !again.Restored || !again.AlreadyRestored || again.Applied || again.Content[v.Path] != v.Content || !strings.Contains(again.Note, "already restored") {
+		t.Fatalf("second restore: %+v", again)
+	}
+	if after, _ := os.ReadFile(f.set.AgentsDir + "/alpha/sessions/" + id + ".jsonl"); !bytes.Equal(after, now) {
+		t.Error("the second restore wrote to the transcript")
+	}
 	code, b, _ = c.do("POST", base+"/entries/"+e.ID+"/restore", `{"keys":[]} {}`)
 	if code != 400 || !strings.Contains(string(b), "after the JSON object") {
 		t.Errorf("two objects: %d %s", code, b)
@@ -316,6 +331,18 @@ func TestSQLiteExtractedAndRestore(t *testing.T) {
 	c.json("POST", "/api/sessions/main/"+id+"/entries/"+e.ID+"/restore", "", 200, &res)
 	if !res.Restored || res.Content[full.Values[0].Path] != full.Values[0].Content {
 		t.Errorf("sqlite restore: %+v", res)
+	}
+	// Restoring again gives the content, with a note, once the first
+	// write-back is in (it may have been queued while the store was busy).
+	var again struct {
+		Restored        bool              `json:"restored"`
+		AlreadyRestored bool              `json:"already_restored"`
+		Queued          bool              `json:"queued"`
+		Content         map[string]string `json:"content"`
+	}
+	c.json("POST", "/api/sessions/main/"+id+"/entries/"+e.ID+"/restore", "", 200, &again)
+	if !again.Restored || again.Content[full.Values[0].Path] != full.Values[0].Content || (!again.AlreadyRestored && !again.Queued) {
+		t.Errorf("sqlite restore again: %+v", again)
 	}
 	// Trash is refused on SQLite with the reason.
 	code, b, _ := c.do("DELETE", "/api/sessions/main/"+id, "")

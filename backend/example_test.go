@@ -13,10 +13,13 @@ import (
 
 // The README's library example: open an installation (JSONL files and
 // OpenClaw SQLite stores alike), run one extraction pass with the runtime
-// config, restore one value at once, then undo everything byte for byte.
+// config, find the resolved session's result in the report, restore one
+// value at once, then undo everything byte for byte. It works on any
+// agents dir: TestExampleMultiSession runs it on one with several agents
+// and sessions.
 func Example() {
 	ctx := context.Background()
-	agentsDir, cleanup := demoCopy() // a copy of testdata/demo/agents
+	agentsDir, cleanup := demoCopy() // a temp copy of testdata/demo/agents; use your own agents dir
 	defer cleanup()
 
 	cfg, err := config.Load(ctx, agentsDir, nil) // .brainsurgeon/config.json, defaults when missing
@@ -44,7 +47,11 @@ func Example() {
 		fmt.Println(err)
 		return
 	}
-	s := rep.Sessions[0]
+	s := rep.Session(ref) // this session's result, whatever else the agents dir holds
+	if s == nil || s.Result == nil || len(s.Result.Details) == 0 {
+		fmt.Println("nothing extracted from", ref, "-", rep.Reason)
+		return
+	}
 	fmt.Println(s.Session, s.Backend, s.Status, s.Result.Entries, "entries")
 
 	r := restore.New(set.Store, set.Side, set.StateDir)
@@ -66,6 +73,10 @@ func Example() {
 	// restored: true written back: true
 	// pristine undo written: true
 }
+
+// demoExtra, when set, adds to the copy demoCopy makes (a test gives the
+// example an agents dir with more sessions).
+var demoExtra func(agentsDir string) error
 
 // demoCopy copies the bundled demo agents dir into a temp dir.
 func demoCopy() (string, func()) {
@@ -89,6 +100,9 @@ func demoCopy() (string, func()) {
 		}
 		return os.WriteFile(filepath.Join(dst, rel), b, 0o600)
 	})
+	if err == nil && demoExtra != nil {
+		err = demoExtra(dst)
+	}
 	if err != nil {
 		panic(err)
 	}

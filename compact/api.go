@@ -345,6 +345,11 @@ type Result struct {
 	Warnings []string `json:"warnings"`
 	// DryRun is true when nothing was written.
 	DryRun bool `json:"dry_run"`
+	// Reason says why nothing was written to the session, when nothing
+	// was: below every threshold, no valid cut point, a compaction that
+	// would not make the context smaller, nothing the prune layer could
+	// extract, or a dry run. It is empty when the session was written.
+	Reason string `json:"reason,omitempty"`
 	// Summary is the summary text written (or that would be written).
 	Summary string `json:"summary"`
 	// Pinned counts the pinned entries carried into the summary.

@@ -104,6 +104,7 @@ func Compact(ctx context.Context, st bs.Store, ref bs.SessionRef, o Options) (Re
 	if layer == LayerNone {
 		res.Warning = fmt.Sprintf("nothing to do: the context holds %d tokens, %.1f%% of the %d-token window, below every threshold", v.tokens, stat.Percent, s.ContextWindow)
 		res.Warnings = append(res.Warnings, res.Warning)
+		res.Reason = "nothing to compact: " + strings.TrimPrefix(res.Warning, "nothing to do: ")
 		return res, nil
 	}
 	res.Layer = layer
@@ -121,6 +122,7 @@ func Compact(ctx context.Context, st bs.Store, ref bs.SessionRef, o Options) (Re
 	if cut < 1 {
 		res.Warning = fmt.Sprintf("nothing to compact: the context's %d messages leave no valid cut point with anything before it (layer %s)", len(v.msgs), layer)
 		res.Warnings = append(res.Warnings, res.Warning)
+		res.Reason = res.Warning
 		return res, nil
 	}
 	if o.Summarizer == nil {
@@ -207,9 +209,11 @@ func Compact(ctx context.Context, st bs.Store, ref bs.SessionRef, o Options) (Re
 	if res.TokensAfter >= res.TokensBefore {
 		res.Warning = fmt.Sprintf("not written: the compaction would not make the context smaller (%d tokens before, %d after)", res.TokensBefore, res.TokensAfter)
 		res.Warnings = append([]string{res.Warning}, res.Warnings...)
+		res.Reason = res.Warning
 		return res, nil
 	}
 	if o.DryRun {
+		res.Reason = "dry run: nothing was written"
 		return res, nil
 	}
 	var err2 error
@@ -298,6 +302,12 @@ func prune(ctx context.Context, st bs.Store, ref bs.SessionRef, o Options, s Set
 		if r.Skipped != "" && r.SkipCode != extract.SkipDryRun {
 			res.Warning = "prune: " + r.Skipped
 			res.Warnings = append(res.Warnings, res.Warning)
+		}
+		switch {
+		case r.SkipCode == extract.SkipDryRun:
+			res.Reason = "dry run: nothing was written"
+		case !r.Written:
+			res.Reason = "prune: " + r.Skipped
 		}
 	}
 	if err != nil {

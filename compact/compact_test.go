@@ -176,6 +176,9 @@ func TestCompactDryRunWritesNothing(t *testing.T) {
 	if err != nil || !res.DryRun || res.EntryID != "" || res.Summary == "" || res.TokensAfter >= res.TokensBefore {
 		t.Fatalf("dry run: %+v, %v", res, err)
 	}
+	if res.Reason != "dry run: nothing was written" {
+		t.Errorf("reason %q, want the dry run's", res.Reason)
+	}
 	after, _ := os.ReadFile(ref.Path)
 	if !bytes.Equal(before, after) {
 		t.Error("dry run changed the transcript")
@@ -203,6 +206,10 @@ func TestCompactChoosesByThresholds(t *testing.T) {
 		}
 		if res.Layer != tt.want {
 			t.Errorf("window %d: layer %q (tokens %d), want %q", tt.window, res.Layer, res.TokensBefore, tt.want)
+		}
+		// A result that changes nothing says why.
+		if tt.want == compact.LayerNone && !strings.HasPrefix(res.Reason, "nothing to compact: the context holds") {
+			t.Errorf("window %d: reason %q, want why nothing was compacted", tt.window, res.Reason)
 		}
 	}
 }
@@ -362,7 +369,7 @@ func TestCompactRefusals(t *testing.T) {
 		o := opts()
 		o.Summarizer = bigSummarizer{}
 		res, err := compact.Compact(ctx, st, ref, o)
-		if err != nil || res.EntryID != "" || !strings.Contains(res.Warning, "not written") {
+		if err != nil || res.EntryID != "" || !strings.Contains(res.Warning, "not written") || !strings.Contains(res.Reason, "would not make the context smaller") {
 			t.Fatalf("a summary larger than its span: %+v, %v", res, err)
 		}
 		after, _ := os.ReadFile(ref.Path)

@@ -132,7 +132,7 @@ func TestScheduledPrune(t *testing.T) {
 		time.Sleep(2*time.Minute + time.Second)
 		synctest.Wait()
 		r := lastPrune(t, d)
-		if r.Sessions != 4 || r.Processed != 4 || r.Extracted != 4 || r.Failed != 0 || r.Values == 0 {
+		if r.Sessions != 4 || r.Processed != 4 || r.Extracted != 4 || r.Failed != 0 || r.Values == 0 || r.Reason != "" {
 			t.Fatalf("first run = %+v, want 4 sessions processed and extracted", r)
 		}
 		if countPlaceholders(t, sessions) == 0 {
@@ -151,6 +151,9 @@ func TestScheduledPrune(t *testing.T) {
 		r = lastPrune(t, d)
 		if r.Unchanged != 4 || r.Processed != 0 {
 			t.Fatalf("second run = %+v, want 4 unchanged", r)
+		}
+		if want := "nothing was written: every session (4) is unchanged since it was last processed"; r.Reason != want {
+			t.Errorf("second run's reason %q, want %q", r.Reason, want)
 		}
 		if want := "Session main/" + sessions[0].ID + " unchanged since 2000-01-01T00:02:"; !strings.Contains(lb.String(), want) {
 			t.Errorf("log lacks %q:\n%s", want, lb.String())

@@ -53,6 +53,12 @@ type PruneResult struct {
 	// Errors holds the first error messages (sessions in error, a failed
 	// write-back, an agent's store that could not be listed), at most 20.
 	Errors []string `json:"errors,omitempty"`
+	// Reason says why the run wrote no transcript (pruning disabled, every
+	// session busy or unchanged, nothing to extract); empty when it wrote
+	// one. IdleAt is the earliest time a session that was busy only for
+	// its quiet period (idle_seconds) will be idle, or nil.
+	Reason string     `json:"reason,omitempty"`
+	IdleAt *time.Time `json:"idle_at,omitempty"`
 	// Compaction is the automatic compaction that followed a scheduled
 	// run (compaction.auto_enabled), or nil.
 	Compaction *CompactResult `json:"compaction,omitempty"`
@@ -94,6 +100,7 @@ func (d *Daemon) runPrune(ctx context.Context, manual bool) (*PruneResult, error
 	}
 	if !cfg.Enabled && !manual {
 		res.Disabled = true
+		res.Reason = "smart pruning is disabled: only queued restore write-backs were applied"
 		d.log.Debug("prune: smart pruning is disabled, only queued write-backs were applied", "write_backs", n)
 		return res, nil
 	}
@@ -161,6 +168,7 @@ func (d *Daemon) runPrune(ctx context.Context, manual bool) (*PruneResult, error
 		d.changes.complete(live)
 		d.saveRunTime(ctx, func(c *config.Config) { t := start.UTC(); c.LastRunAt = &t })
 	}
+	res.Reason = res.reason()
 	msg := fmt.Sprintf("Prune run: %d sessions, %d processed, %d unchanged, %d extracted (%d values, %d bytes saved), %d busy, %d failed, %d write-backs",
 		res.Sessions, res.Processed, res.Unchanged, res.Extracted, res.Values, res.BytesSaved, res.Busy, res.Failed, res.WriteBacks)
 	args := []any{"job", JobPrune}
@@ -269,6 +277,10 @@ func (d *Daemon) processOne(ctx context.Context, pass *prune.Pass, ref bs.Sessio
 		d.changes.done(ref, st, now, sr.Result, cfg)
 	case prune.StatusBusy:
 		res.Busy++
+		if sr.IdleAt != nil && (res.IdleAt == nil || sr.IdleAt.Before(*res.IdleAt)) {
+			at := *sr.IdleAt
+			res.IdleAt = &at
+		}
 		d.log.Debug(fmt.Sprintf("Session %s busy, tried again next time: %s", ref, sr.Note))
 		d.changes.forget(ref)
 	default:
@@ -276,6 +288,25 @@ func (d *Daemon) processOne(ctx context.Context, pass *prune.Pass, ref bs.Sessio
 		res.addError(ref.String() + ": " + sr.Note)
 		d.changes.forget(ref)
 	}
+}
+
+// reason says why the run wrote no transcript, or "" when it wrote one.
+func (r *PruneResult) reason() string {
+	switch {
+	case r.Extracted > 0 || r.WriteBacks > 0:
+		return ""
+	case r.Sessions == 0:
+		return "nothing was written: there are no sessions"
+	case r.Stopped:
+		return "nothing was written: the run was stopped"
+	case r.Processed == 0:
+		return fmt.Sprintf("nothing was written: every session (%d) is unchanged since it was last processed", r.Sessions)
+	case r.Busy == r.Processed:
+		return fmt.Sprintf("nothing was written: every session processed (%d) is busy; busy sessions are tried again on the next run", r.Busy)
+	case r.Busy+r.Failed > 0:
+		return fmt.Sprintf("nothing was written: %d sessions busy, %d failed, %d with nothing to extract", r.Busy, r.Failed, r.Processed-r.Busy-r.Failed)
+	}
+	return "nothing was written: no session has anything to extract"
 }
 
 func orDefault(s, def string) string {

@@ -85,7 +85,9 @@ type Result struct {
 	Values  int `json:"values"`
 	// BytesBefore and BytesAfter measure the transcript; BytesSaved is
 	// their difference (in a dry run, the planned one), zero when nothing
-	// was (or would be) written.
+	// was (or would be) written. A busy session is not read: its sizes
+	// come from the store's Stat (brainsurgeon.Stater), and are 0 when the
+	// store cannot tell a size without reading the transcript (SQLite).
 	BytesBefore int64 `json:"bytes_before"`
 	BytesAfter  int64 `json:"bytes_after"`
 	BytesSaved  int64 `json:"bytes_saved"`
@@ -228,12 +230,18 @@ func (x *Extractor) Run(ctx context.Context, ref bs.SessionRef) (*Result, error)
 		res.skip(SkipDisabled, "pruning is disabled (Policy.Enabled is false): nothing was read or extracted")
 		return res, nil
 	}
-	// A session in use is left alone before any work is done.
-	if !x.DryRun {
-		if err := x.Store.CheckIdle(ctx, ref); err != nil {
-			res.skip(SkipBusy, err.Error())
-			return res, err
+	// A session in use is left alone before any work is done. A dry run
+	// applies the same gate, so that it reports what the real pass would
+	// do now: a busy session is busy in both, with its real size.
+	if err := x.Store.CheckIdle(ctx, ref); err != nil {
+		if st, ok := x.Store.(bs.Stater); ok {
+			if s, serr := st.Stat(ctx, ref); serr == nil {
+				res.BytesBefore = s.Version.Size()
+			}
 		}
+		res.skip(SkipBusy, err.Error())
+		res.Elapsed = time.Since(start)
+		return res, err
 	}
 	policy := x.Policy
 	if lim, ok := x.Store.(bs.EditLimiter); ok {

@@ -57,8 +57,20 @@ type Pass struct {
 	Config config.Config
 	// Force runs the pass even when Config.Enabled is false.
 	Force bool
+	// Now marks the pass as asked for by the user just now
+	// (brainsurgeon.ExplicitWrite): the stores skip their quiet period
+	// (idle_seconds). A session with a run in flight or a live lock holder
+	// is still busy.
+	Now bool
 	// DryRun decides and reports, and writes nothing (queued write-backs
-	// included).
+	// included). It applies every gate of the real pass (Enabled unless
+	// Force, the idle gate, what the store accepts to edit), so its
+	// counts are the ones the same pass without DryRun writes now: a
+	// session the real pass would find busy is busy in the dry run too.
+	// The one difference: the real pass first applies the queued restore
+	// write-backs, which the dry run leaves queued, so the values they
+	// put back (protected for keep_after_restore_seconds) are not in its
+	// figures either way.
 	DryRun bool
 	// SkipPending leaves the queued restore write-backs alone: for a
 	// caller that applies them itself once (Restorer().ApplyPending) and
@@ -94,12 +106,22 @@ type SessionReport struct {
 	Status string `json:"status"`
 	// Note says why a session is unchanged, busy or in error.
 	Note string `json:"note,omitempty"`
+	// Reason says why nothing was written to the session (busy, nothing
+	// qualifies, below min_saving_tokens, a dry run, an error); it is
+	// empty when the transcript was rewritten.
+	Reason string `json:"reason,omitempty"`
+	// IdleAt is when a session that is busy only because it was modified
+	// within the quiet period (idle_seconds) will be idle, unless the host
+	// writes to it again; nil otherwise.
+	IdleAt *time.Time `json:"idle_at,omitempty"`
 	// WriteBacks counts the queued restore write-backs applied to the
 	// session before the extraction: every one of them, so the sessions'
 	// figures add up to Report.WriteBacks.
 	WriteBacks int `json:"write_backs"`
 	// Result is the extraction's result, when it ran.
 	Result *extract.Result `json:"result,omitempty"`
+	// ref is the session, for Report.Session.
+	ref bs.SessionRef
 }
 
 // Report is the outcome of a pass.
@@ -107,8 +129,12 @@ type Report struct {
 	Sessions []SessionReport `json:"sessions"`
 	// WriteBacks counts the queued write-backs applied; WriteBackError
 	// says what failed while applying them.
-	WriteBacks     int    `json:"write_backs"`
-	WriteBackError string `json:"write_back_error,omitempty"`
+	WriteBacks int `json:"write_backs"`
+	// PendingWriteBacks counts, in a dry run, the queued restore
+	// write-backs (the real pass applies those of idle sessions first);
+	// zero in a real pass.
+	PendingWriteBacks int    `json:"pending_write_backs,omitempty"`
+	WriteBackError    string `json:"write_back_error,omitempty"`
 	// Unlisted says, one message each, which parts of the store could
 	// not be listed (brainsurgeon.PartialLister: an agent's SQLite store
 	// locked by another connection, corrupt or of another schema
@@ -117,6 +143,14 @@ type Report struct {
 	Unlisted []string `json:"unlisted,omitempty"`
 	// Failed counts sessions in error.
 	Failed int `json:"failed"`
+	// Written counts the sessions whose transcript was rewritten (by the
+	// extraction or by queued write-backs); Busy counts the sessions left
+	// alone because the host is using them.
+	Written int `json:"written"`
+	Busy    int `json:"busy"`
+	// Reason says, when no transcript was written, why (a dry run, every
+	// session busy, nothing to extract, …); empty when one was.
+	Reason string `json:"reason,omitempty"`
 	// Elapsed is the pass's duration.
 	Elapsed time.Duration `json:"elapsed_ns"`
 }
@@ -132,19 +166,28 @@ func (p *Pass) Restorer() *restore.Restorer {
 
 // Run makes one pass over refs, or over every session when refs is nil.
 // It returns ErrDisabled (and does nothing) when pruning is disabled and
-// the pass is neither forced nor a dry run. Errors of single sessions are
-// in the report, not returned.
+// the pass is not forced, a dry run included (it reports what the real
+// pass would do, and that pass would do nothing). Errors of single
+// sessions are in the report, not returned.
 func (p *Pass) Run(ctx context.Context, refs []bs.SessionRef) (*Report, error) {
 	start := time.Now()
 	if p == nil || p.Store == nil || p.Side == nil {
 		return nil, fmt.Errorf("prune: the Pass needs a Store and a Side store (backend.Open gives both): %w", bs.ErrInvalid)
 	}
-	if !p.Config.Enabled && !p.Force && !p.DryRun {
+	if !p.Config.Enabled && !p.Force {
 		return nil, ErrDisabled
+	}
+	if p.Now {
+		ctx = bs.ExplicitWrite(ctx)
 	}
 	log := bs.LoggerOrDiscard(p.Logger)
 	rep := &Report{Sessions: []SessionReport{}}
 	applied := map[string]int{}
+	if p.DryRun && !p.SkipPending && p.StateDir != "" {
+		if reqs, err := p.Restorer().Pending(); err == nil {
+			rep.PendingWriteBacks = len(reqs)
+		}
+	}
 	if !p.DryRun && !p.SkipPending {
 		n, done, err := p.applyPending(ctx)
 		rep.WriteBacks = n
@@ -184,7 +227,7 @@ func (p *Pass) Run(ctx context.Context, refs []bs.SessionRef) (*Report, error) {
 		if p.Progress != nil {
 			p.Progress(Progress{Done: i, Total: len(refs), Session: ref.String(), Bytes: bytes, Elapsed: time.Since(start)})
 		}
-		sr := SessionReport{Session: ref.String(), Backend: ref.Backend, WriteBacks: applied[ref.Identity()]}
+		sr := SessionReport{Session: ref.String(), Backend: ref.Backend, WriteBacks: applied[ref.Identity()], ref: ref}
 		res, err := x.Run(ctx, ref)
 		sr.Result = res
 		if res != nil {
@@ -195,24 +238,88 @@ func (p *Pass) Run(ctx context.Context, refs []bs.SessionRef) (*Report, error) {
 			sr.Status = StatusExtracted
 		case err == nil && p.DryRun && res.SkipCode == extract.SkipDryRun:
 			sr.Status = StatusWouldExtract
+			sr.Reason = "dry run: nothing is written"
 		case err == nil && sr.WriteBacks > 0:
 			sr.Status, sr.Note = StatusWrittenBack, res.Skipped
 		case err == nil:
 			sr.Status, sr.Note = StatusUnchanged, res.Skipped
 		case errors.Is(err, bs.ErrBusy), errors.Is(err, bs.ErrChanged):
 			sr.Status, sr.Note = StatusBusy, err.Error()
+			if at, ok := bs.IdleAt(err); ok {
+				at = at.UTC().Round(time.Second)
+				sr.IdleAt = &at
+			}
+			rep.Busy++
 		default:
 			sr.Status, sr.Note = StatusError, err.Error()
 			rep.Failed++
 			log.Error("extraction pass failed", "session", ref.String(), "error", err)
+		}
+		if sr.Status != StatusExtracted && sr.Reason == "" {
+			sr.Reason = sr.Note
+			if sr.Status == StatusWrittenBack {
+				sr.Reason = ""
+			}
+		}
+		if sr.Status == StatusExtracted || sr.Status == StatusWrittenBack {
+			rep.Written++
 		}
 		rep.Sessions = append(rep.Sessions, sr)
 	}
 	if p.Progress != nil {
 		p.Progress(Progress{Done: len(refs), Total: len(refs), Bytes: bytes, Elapsed: time.Since(start)})
 	}
+	rep.Reason = rep.reason(p.DryRun)
 	rep.Elapsed = time.Since(start)
 	return rep, nil
+}
+
+// reason says why a pass wrote no transcript, or "" when it wrote one.
+func (r *Report) reason(dry bool) string {
+	if r.Written > 0 {
+		return ""
+	}
+	n, would := len(r.Sessions), 0
+	for _, s := range r.Sessions {
+		if s.Status == StatusWouldExtract {
+			would++
+		}
+	}
+	var why string
+	switch {
+	case n == 0:
+		why = "there are no sessions"
+	case r.Busy == n:
+		why = fmt.Sprintf("every session (%d) is busy; busy sessions are tried again on the next pass", n)
+	case r.Failed == n:
+		why = fmt.Sprintf("every session (%d) failed", n)
+	case r.Busy+r.Failed > 0:
+		why = fmt.Sprintf("%d sessions busy, %d failed, %d with nothing to extract", r.Busy, r.Failed, n-r.Busy-r.Failed-would)
+	default:
+		why = "no session has anything to extract"
+	}
+	if dry {
+		if would > 0 {
+			return fmt.Sprintf("dry run: nothing was written; the same pass without the dry run would write %d of %d sessions", would, n)
+		}
+		return "dry run: nothing was written, and the same pass without the dry run would write nothing either: " + why
+	}
+	return "nothing was written: " + why
+}
+
+// Session returns the report of the session ref (matched by its
+// identity, agent and session id), or nil when the pass did not run on
+// it.
+func (r *Report) Session(ref bs.SessionRef) *SessionReport {
+	if r == nil {
+		return nil
+	}
+	for i := range r.Sessions {
+		if r.Sessions[i].ref.Same(ref) {
+			return &r.Sessions[i]
+		}
+	}
+	return nil
 }
 
 // applyPending applies the queued restore write-backs of idle sessions.

@@ -2,6 +2,7 @@ package prune_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -103,6 +104,13 @@ func TestWriteBacksPerSession(t *testing.T) {
 	}
 	queue(ids[0], "t0r", "t1r")
 	queue(ids[1], "t0r")
+	dry := set.Pass(cfg, nil)
+	dry.DryRun = true
+	if rep, err := dry.Run(ctx, nil); err != nil {
+		t.Fatal(err)
+	} else if rep.PendingWriteBacks != 3 || rep.WriteBacks != 0 {
+		t.Fatalf("dry run: pending_write_backs %d, write_backs %d; want 3 pending, none applied", rep.PendingWriteBacks, rep.WriteBacks)
+	}
 	rep, err = pass.Run(ctx, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -123,5 +131,112 @@ func TestWriteBacksPerSession(t *testing.T) {
 	}
 	if sum != rep.WriteBacks {
 		t.Errorf("the sessions' write_backs add up to %d, the report says %d", sum, rep.WriteBacks)
+	}
+}
+
+// TestDryRunAgrees runs the same pass as a dry run and for real, under
+// each gate of the real pass: the dry run reports what the real run then
+// does, with the same statuses and counts, busy sessions with their real
+// size and when they will be idle, and a reason when nothing is written.
+func TestDryRunAgrees(t *testing.T) {
+	cases := []struct {
+		name    string
+		enabled bool
+		force   bool
+		now     bool
+		idle    int
+		locked  bool
+		// want is the status of every session in both runs (the real
+		// run's), "" for ErrDisabled.
+		want, wantReal string
+		idleAt         bool
+	}{
+		{name: "disabled", enabled: false},
+		{name: "quiet period", enabled: true, idle: 300, want: prune.StatusBusy, wantReal: prune.StatusBusy, idleAt: true},
+		{name: "forced, disabled, quiet period", force: true, now: true, idle: 300, want: prune.StatusWouldExtract, wantReal: prune.StatusExtracted},
+		{name: "no quiet period", enabled: true, want: prune.StatusWouldExtract, wantReal: prune.StatusExtracted},
+		{name: "live lock, now", enabled: true, now: true, locked: true, want: prune.StatusBusy, wantReal: prune.StatusBusy},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := context.Background()
+			agents := filepath.Join(t.TempDir(), "agents")
+			dir := filepath.Join(agents, "main", "sessions")
+			if err := os.MkdirAll(dir, 0o700); err != nil {
+				t.Fatal(err)
+			}
+			var paths []string
+			for _, id := range []string{"dry-0001", "dry-0002"} {
+				p := filepath.Join(dir, id+".jsonl")
+				if err := os.WriteFile(p, []byte(turns(id, 4)), 0o600); err != nil {
+					t.Fatal(err)
+				}
+				paths = append(paths, p)
+			}
+			if tc.locked {
+				for _, p := range paths {
+					liveLock(t, p)
+				}
+			}
+			cfg := config.Default()
+			cfg.Enabled, cfg.IdleSeconds, cfg.MinValueLength, cfg.KeepRecent = tc.enabled, tc.idle, 500, 1
+			cfg.MinSavingTokens, cfg.AgeThresholdHours = 0, 0
+			set, err := backend.Open(ctx, agents, backend.FromConfig(cfg, nil))
+			if err != nil {
+				t.Fatal(err)
+			}
+			run := func(dry bool) *prune.Report {
+				p := set.Pass(cfg, nil)
+				p.Force, p.Now, p.DryRun = tc.force, tc.now, dry
+				rep, err := p.Run(ctx, nil)
+				if tc.want == "" {
+					if !errors.Is(err, prune.ErrDisabled) {
+						t.Fatalf("dry run %v: %v, want ErrDisabled", dry, err)
+					}
+					return nil
+				}
+				if err != nil {
+					t.Fatalf("dry run %v: %v", dry, err)
+				}
+				return rep
+			}
+			dry := run(true)
+			real := run(false)
+			if tc.want == "" {
+				return
+			}
+			if len(dry.Sessions) != 2 || len(real.Sessions) != 2 {
+				t.Fatalf("sessions: dry run %d, real run %d, want 2", len(dry.Sessions), len(real.Sessions))
+			}
+			for i := range dry.Sessions {
+				d, r := dry.Sessions[i], real.Sessions[i]
+				if d.Status != tc.want || r.Status != tc.wantReal {
+					t.Errorf("%s: dry run %s, real run %s (%s); want %s, %s", d.Session, d.Status, r.Status, r.Note, tc.want, tc.wantReal)
+				}
+				if d.Result.Entries != r.Result.Entries || d.Result.Values != r.Result.Values || d.Result.BytesSaved != r.Result.BytesSaved {
+					t.Errorf("%s: dry run %d entries %d values %d bytes, real run %d %d %d", d.Session,
+						d.Result.Entries, d.Result.Values, d.Result.BytesSaved, r.Result.Entries, r.Result.Values, r.Result.BytesSaved)
+				}
+				if d.Result.BytesBefore == 0 || d.Result.BytesBefore != r.Result.BytesBefore {
+					t.Errorf("%s: bytes before: dry run %d, real run %d; want the transcript's size", d.Session, d.Result.BytesBefore, r.Result.BytesBefore)
+				}
+				if (d.IdleAt != nil) != tc.idleAt || (r.IdleAt != nil) != tc.idleAt {
+					t.Errorf("%s: idle_at %v / %v, want one: %v", d.Session, d.IdleAt, r.IdleAt, tc.idleAt)
+				}
+				if d.Reason == "" || (r.Status != prune.StatusExtracted && r.Reason == "") {
+					t.Errorf("%s: reasons %q / %q: a session with nothing written says why", d.Session, d.Reason, r.Reason)
+				}
+				ref, err := set.Store.Resolve(ctx, r.Session)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got := real.Session(ref); got == nil || got.Session != r.Session {
+					t.Errorf("Report.Session(%s) = %v", r.Session, got)
+				}
+			}
+			if dry.Reason == "" || (real.Written == 0 && real.Reason == "") || (real.Written > 0 && real.Reason != "") {
+				t.Errorf("report reasons: dry run %q, real run %q (written %d)", dry.Reason, real.Reason, real.Written)
+			}
+		})
 	}
 }

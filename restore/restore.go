@@ -172,6 +172,13 @@ type Result struct {
 	Content map[string]string `json:"content"`
 	// Warning says what could not be restored or written, if anything.
 	Warning string `json:"warning,omitempty"`
+	// AlreadyRestored is true when every selected value was already back
+	// in the transcript: Content then holds their current text, Restored
+	// is true, nothing is written and Note says so. A restore that is
+	// asked again (an agent retrying) gets the content, not an error.
+	AlreadyRestored bool `json:"already_restored,omitempty"`
+	// Note is a human line about the result ("already restored at …").
+	Note string `json:"note,omitempty"`
 }
 
 // OnlyMissing reports whether nothing was restored only because side files
@@ -232,9 +239,13 @@ func newResult(id string) *Result {
 // puts the original bytes back, sets "_restored" and, unless
 // KeepPurgeControlCalls, redacts the restore call and its result.
 //
+// Restore is idempotent: when every selected value is already back in the
+// transcript, the result holds their current content with AlreadyRestored
+// and a Note, and nothing is written.
+//
 // Errors: a bad entry id or key wraps ErrInvalid; an unknown session,
-// entry or key, and an entry with nothing to restore, wrap ErrNotFound and
-// say what exists. A missing or corrupt side file is not an error: the
+// entry or key, and an entry that was never extracted, wrap ErrNotFound
+// and say what exists. A missing or corrupt side file is not an error: the
 // result carries MissingText or CorruptText, Restored false for those
 // values and a Warning, and a corrupt file is written to the audit log.
 // When the content is ready but the write-back fails for a reason other
@@ -330,12 +341,10 @@ func (r *Restorer) Restore(ctx context.Context, ref bs.SessionRef, entryID strin
 		res.Warning += unknownKeys(entryID, unknown, rec.Values).Error()
 	}
 	if len(res.KeysRestored) == 0 && len(res.Content) == 0 {
-		at := restoredAt(e)
-		what := "every selected value is already back in the transcript"
-		if at != "" {
-			what += " (restored at " + at + ")"
+		if alreadyRestored(res, e, sel, r.queuedAt(ref, entryID)); len(res.KeysRestored) > 0 {
+			return res, nil
 		}
-		return nil, fmt.Errorf("entry %s: nothing to restore: %s: %w", entryID, what, bs.ErrNotFound)
+		return nil, fmt.Errorf("entry %s: nothing to restore: the selected values are not in the entry any more: %w", entryID, bs.ErrNotFound)
 	}
 	res.Restored = len(res.KeysRestored) > 0
 	res.PreviousRestoredAt = restoredAt(e)
@@ -387,6 +396,32 @@ func (r *Restorer) deliver(ctx context.Context, ref bs.SessionRef, req *PendingR
 	}
 	r.log().Debug("session busy, write-back queued", "session", ref.String(), "entry_id", req.EntryID, "kind", req.Kind, "reason", err.Error())
 	return r.enqueue(ref, req)
+}
+
+// alreadyRestored fills res for an entry whose selected values sel are all
+// back in the transcript: their current content, and a note that says when
+// they came back.
+func alreadyRestored(res *Result, e *bs.Entry, sel []extract.StoredValue, queued string) {
+	for _, v := range sel {
+		s, en, ok := jsonedit.Find(e.Raw, v.Path)
+		if !ok {
+			continue
+		}
+		cur := e.Raw[s:en]
+		res.KeysRestored = append(res.KeysRestored, v.Path)
+		res.SizesBytes[v.Path] = len(cur)
+		res.Content[v.Path] = contentOf(v, cur)
+	}
+	res.Restored, res.AlreadyRestored = true, true
+	res.PreviousRestoredAt = restoredAt(e)
+	if res.PreviousRestoredAt == "" {
+		res.PreviousRestoredAt = queued
+	}
+	res.Note = fmt.Sprintf("entry %s: already restored", res.EntryID)
+	if res.PreviousRestoredAt != "" {
+		res.Note += " at " + res.PreviousRestoredAt
+	}
+	res.Note += "; this is its current content, nothing was written"
 }
 
 // contentOf decodes a restored value for the caller: the text of a

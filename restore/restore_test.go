@@ -810,7 +810,6 @@ func TestErrors(t *testing.T) {
 		{"UnknownEntry", ref, "zz99", nil, bs.ErrNotFound, []string{`entry "zz99" not found in session main/s1`, "7 entries", "ids look like u1, a1, r1", "get_context"}},
 		{"UnknownKey", ref, "a1", []string{"bogus"}, bs.ErrNotFound, []string{`key "bogus"`, "its keys are /message/content/0/thinking"}},
 		{"NeverExtracted", ref, "u1", nil, bs.ErrNotFound, []string{"entry u1: nothing to restore"}},
-		{"AlreadyRestored", ref, "r1", nil, bs.ErrNotFound, []string{"entry r1: nothing to restore", "already back", "2026-02-20T17:30:00.000Z"}},
 		{"BadEntryID", ref, "../x", nil, bs.ErrInvalid, []string{"entry id"}},
 		{"SlashKey", ref, "a1", []string{"/"}, bs.ErrInvalid, []string{"empty"}},
 	}
@@ -827,6 +826,33 @@ func TestErrors(t *testing.T) {
 			}
 		})
 	}
+	t.Run("AlreadyRestored", func(t *testing.T) {
+		// Restoring again is not an error: the current content, a note,
+		// and nothing written.
+		before := read(t, ref.Path)
+		for _, keys := range [][]string{nil, {"text"}} {
+			res, err := r.Restore(ctx(), ref, "r1", keys, restore.RestoreOptions{})
+			if err != nil {
+				t.Fatalf("keys %v: %v", keys, err)
+			}
+			if !res.Restored || !res.AlreadyRestored || res.Applied || res.Queued || len(res.KeysRestored) != 1 {
+				t.Fatalf("keys %v: %+v", keys, res)
+			}
+			if !strings.Contains(res.Note, "already restored") || !strings.Contains(res.Note, "2026-02-20T17:30:00.000Z") {
+				t.Errorf("note %q", res.Note)
+			}
+			var want string
+			if err := json.Unmarshal([]byte(valueAt(t, lineOf(t, before, "r1"), res.KeysRestored[0])), &want); err != nil {
+				t.Fatal(err)
+			}
+			if got := res.Content[res.KeysRestored[0]]; got != want {
+				t.Errorf("content %.80q, want the entry's current text %.80q", got, want)
+			}
+		}
+		if !bytes.Equal(read(t, ref.Path), before) {
+			t.Error("the transcript changed")
+		}
+	})
 	t.Run("SetExtractableUnknownEntry", func(t *testing.T) {
 		_, err := r.SetExtractable(ctx(), ref, "zz99", "false")
 		if !errors.Is(err, bs.ErrNotFound) || !strings.Contains(err.Error(), "ids look like") {

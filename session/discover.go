@@ -41,6 +41,9 @@ type Discovery struct {
 	Warnings []error
 
 	keys map[string][]string // transcript path → every key naming it, primary first
+	// notTranscripts are the files with a transcript's name but not its
+	// content (IsTranscript): path → why. Resolve names them when asked.
+	notTranscripts map[string]error
 }
 
 // Keys returns every sessions.json key whose entry names ref's transcript,
@@ -52,7 +55,21 @@ func (d *Discovery) Keys(ref brainsurgeon.SessionRef) []string {
 // Resolve finds one of d.Sessions by name with ResolveRef, by any of a
 // session's keys, not only its primary one.
 func (d *Discovery) Resolve(name string) (brainsurgeon.SessionRef, error) {
-	return ResolveRef(d.Sessions, name, func(ref brainsurgeon.SessionRef) []string { return d.keys[ref.Path] })
+	ref, err := ResolveRef(d.Sessions, name, func(ref brainsurgeon.SessionRef) []string { return d.keys[ref.Path] })
+	if errors.Is(err, brainsurgeon.ErrNotFound) && !isPathName(name) {
+		// "agent/id" or "id" naming a file that is not a transcript: say
+		// so rather than that no session has that id.
+		agent, id, ok := strings.Cut(name, "/")
+		if !ok {
+			agent, id = "", name
+		}
+		for p, why := range d.notTranscripts {
+			if filepath.Base(p) == id+".jsonl" && (agent == "" || filepath.Base(filepath.Dir(filepath.Dir(p))) == agent) {
+				return brainsurgeon.SessionRef{}, why
+			}
+		}
+	}
+	return ref, err
 }
 
 // Discover lists the live sessions under root, sorted by agent, then id.
@@ -149,6 +166,7 @@ func DiscoverWith(ctx context.Context, root string, opts DiscoverOptions) (*Disc
 		return nil, err
 	}
 	d.Warnings = s.warnings
+	d.notTranscripts = s.notTranscripts
 	d.Sessions = make([]brainsurgeon.SessionRef, 0, len(s.byPath))
 	for _, b := range s.byPath {
 		d.Sessions = append(d.Sessions, b.finish())
@@ -188,6 +206,9 @@ type scanner struct {
 	log      brainsurgeon.Logger
 	warnings []error
 	byPath   map[string]*pending
+	// notTranscripts are the files with a transcript's name but not its
+	// content, path → IsTranscript's error.
+	notTranscripts map[string]error
 	// deps are the stamps of what the scan read, for the discovery
 	// cache; noCache is set when the result must not be cached.
 	deps    []dep
@@ -223,6 +244,21 @@ func (s *scanner) transcripts(dir string) (paths []string, store bool, err error
 		case name == "sessions.json":
 			store = isFile(p, e)
 		case ClassifyFile(name) == FileKindTranscript && isFile(p, e):
+			if err := IsTranscript(p); err != nil {
+				// Not listed; the cache is kept only while the file
+				// stays as it is (it may become one).
+				s.dep(p)
+				switch {
+				case errors.Is(err, ErrNotTranscript):
+					if s.notTranscripts == nil {
+						s.notTranscripts = map[string]error{}
+					}
+					s.notTranscripts[p] = err
+				case !errors.Is(err, fs.ErrNotExist):
+					s.warn(fmt.Errorf("read transcript %s: %w", p, err))
+				}
+				continue
+			}
 			paths = append(paths, p)
 		}
 	}

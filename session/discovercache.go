@@ -94,7 +94,7 @@ func (s *scanner) keepDiscovery(root string, d *Discovery) {
 		return
 	}
 	c := &cachedDiscovery{deps: s.deps, d: &Discovery{Root: d.Root, Layout: d.Layout,
-		Sessions: slices.Clone(d.Sessions), keys: d.keys}}
+		Sessions: slices.Clone(d.Sessions), keys: d.keys, notTranscripts: d.notTranscripts}}
 	discoverCache.Lock()
 	if len(discoverCache.m) >= maxDiscoverCache {
 		discoverCache.m = map[string]*cachedDiscovery{}

@@ -31,7 +31,9 @@
 // among the refs of any backend ([Discovery.Resolve] and [Store.Resolve]
 // call it).
 // Sidecar and archive files are never taken for live sessions
-// ([ClassifyFile]).
+// ([ClassifyFile], by name), and neither is a file whose content is not a
+// transcript ([IsTranscript], the one rule that [Open], discovery and
+// resolving by path apply: such a file is refused by name).
 //
 // # Writing
 //

@@ -20,7 +20,7 @@ func inspectFile(t *testing.T, data string) (*session.Report, error) {
 	}
 	tr, err := session.Open(context.Background(), path, bs.SessionRef{Path: path}, nil)
 	if err != nil {
-		t.Fatalf("open: %v", err)
+		return nil, err // Open refuses a file that is not a transcript
 	}
 	return session.Inspect(context.Background(), tr)
 }
@@ -42,6 +42,9 @@ func TestInspectNotTranscript(t *testing.T) {
 		{name: "RandomBytes", data: "\x1f\x8b\x00\xff\xfe garbage\n\x00\x01", not: true},
 		{name: "BlankOnly", data: "\n\n", not: true},
 		{name: "Empty", data: "", not: true},
+		{name: "ObjectsWithoutType", data: "{\"a\":1}\n{\"a\":2}\n", not: true},
+		{name: "Hello", data: "hello\n", not: true},
+		{name: "MalformedThenHeader", data: "oops\n" + header, listed: 1, malformed: 1},
 		{name: "HeaderOnly", data: header},
 		{name: "CappedMalformed", data: header + garbage, listed: session.MaxMalformed, malformed: 25},
 		{name: "FewMalformed", data: header + "oops\n", listed: 1, malformed: 1},

@@ -1,6 +1,7 @@
 package session
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -180,6 +181,11 @@ func (r *resolver) byPath(name string) (brainsurgeon.SessionRef, error) {
 		return brainsurgeon.SessionRef{}, errorf(brainsurgeon.ErrNotFound,
 			"%q is not a session: a %s file name, not a live transcript (<sessionId>.jsonl); sessions: %s",
 			name, k, r.list(r.refs))
+	}
+	if fi, serr := os.Stat(p); serr == nil && fi.Mode().IsRegular() {
+		if terr := IsTranscript(p); errors.Is(terr, ErrNotTranscript) {
+			return brainsurgeon.SessionRef{}, terr
+		}
 	}
 	return brainsurgeon.SessionRef{}, errorf(brainsurgeon.ErrNotFound,
 		"no session at path %q: expected the path of a discovered transcript (absolute, relative to the working directory or to the agents dir); sessions: %s",

@@ -59,7 +59,8 @@ type Transcript struct {
 var _ bs.Transcript = (*Transcript)(nil)
 
 // Open reads and indexes the transcript at path. ref describes the session
-// when known; its Path is set to path. Open streams the file and keeps only
+// when known; its Path is set to path. A file that is not a transcript
+// (IsTranscript) is refused with an error wrapping ErrNotTranscript. Open streams the file and keeps only
 // the index in memory; when v is not nil its Visit sees every line during
 // that read. It never writes anything.
 func Open(ctx context.Context, path string, ref bs.SessionRef, v *bs.Visitor) (*Transcript, error) {
@@ -71,6 +72,9 @@ func Open(ctx context.Context, path string, ref bs.SessionRef, v *bs.Visitor) (*
 	st, err := hostfile.FingerprintFile(f)
 	if err != nil {
 		return nil, fmt.Errorf("open transcript %s: %w", path, err)
+	}
+	if err := checkHead(f, st.Size, path); err != nil {
+		return nil, err
 	}
 	ref.Path = path
 	if ref.ID == "" {

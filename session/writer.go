@@ -134,14 +134,15 @@ func (w *Writer) checkQuiet(ref bs.SessionRef) error {
 	if idle <= 0 {
 		return nil
 	}
-	age := bs.Now(w.Clock).Sub(fi.ModTime())
+	now := bs.Now(w.Clock)
+	age := now.Sub(fi.ModTime())
 	if age < 0 {
 		return fmt.Errorf("session %s: transcript modified %s in the future (clock skew?); wait until it has been idle for %s: %w",
 			refName(ref), (-age).Round(time.Second), idle, bs.ErrBusy)
 	}
 	if age < idle {
-		return fmt.Errorf("session %s: transcript modified %s ago; it must be idle for %s, try again in %s: %w",
-			refName(ref), age.Round(time.Second), idle, (idle - age).Round(time.Second), bs.ErrBusy)
+		return &bs.QuietError{Msg: fmt.Sprintf("session %s: transcript modified %s ago; it must be idle for %s, try again in %s",
+			refName(ref), age.Round(time.Second), idle, (idle - age).Round(time.Second)), Age: age, Quiet: idle, At: now}
 	}
 	return nil
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/brainsurgeon/brainsurgeon/internal/cli"
 	"github.com/brainsurgeon/brainsurgeon/prune"
 	"github.com/brainsurgeon/brainsurgeon/restore"
+	"github.com/brainsurgeon/brainsurgeon/session"
 )
 
 // loadConfig reads the runtime config beside agentsDir (see
@@ -57,6 +58,11 @@ func resolveRef(ctx context.Context, set *backend.Set, name string) (bs.SessionR
 		}
 		if ref, err := set.Store.Resolve(ctx, abs); err == nil {
 			return ref, nil
+		}
+		// A file outside the agents dir is read as it is, when it is a
+		// transcript (the rule discovery applies too).
+		if err := session.IsTranscript(abs); err != nil {
+			return bs.SessionRef{}, err
 		}
 		return bs.SessionRef{Backend: bs.BackendJSONL, Path: abs}, nil
 	}

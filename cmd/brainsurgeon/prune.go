@@ -26,10 +26,18 @@ Runs one extraction pass now: in every session (or the ones named with
 The settings come from .brainsurgeon/config.json beside the agents dir.
 
 Sessions in use are left alone (a run in flight, a live lock, or modified within
-idle_seconds) and reported as busy. Pending restore write-backs are applied first.
+idle_seconds) and reported as busy, with the time they will be idle. Pending
+restore write-backs are applied first.
 
 Smart pruning is off until enabled in the config ("enabled": true); --force runs
-this one pass anyway.
+this one pass anyway and skips the quiet period (idle_seconds): a session with a
+run in flight or a live lock is still left alone.
+
+--dry-run applies the same gates as the real run (enabled, busy sessions, what
+the store accepts to edit) and writes nothing: its counts are what the same
+command without --dry-run writes now. A run that writes nothing says why.
+Exit status: 0 when every session was processed or left alone as busy (the
+output then says nothing was written and why), 1 when a session failed.
 
 Examples:
   brainsurgeon prune --dry-run
@@ -53,7 +61,7 @@ func (c *pruneCommand) Run(ctx context.Context, args []string) error {
 	var sessions multiFlag
 	fs.Var(&sessions, "session", "a session to prune (repeatable; default: all sessions)")
 	dry := fs.Bool("dry-run", false, "decide and report, write nothing")
-	force := fs.Bool("force", false, "run even when smart pruning is disabled in the config")
+	force := fs.Bool("force", false, "run even when smart pruning is disabled in the config, and skip the quiet period (idle_seconds)")
 	asJSON := fs.Bool("json", false, "print the results as JSON")
 	pos, err := cli.ParseHelp(fs, args, c.m.Stdout, pruneUsage)
 	if err != nil {
@@ -66,7 +74,11 @@ func (c *pruneCommand) Run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	if !cfg.Enabled && !*force && !*dry {
+	if !cfg.Enabled && !*force {
+		// A dry run reports what the real run would do, and that refuses.
+		if *dry {
+			return fmt.Errorf("%w (a dry run applies the same gates as the real run; prune --dry-run --force shows what a forced pass would write)", cli.DisabledError(info))
+		}
 		return cli.DisabledError(info)
 	}
 	set, err := c.m.open(ctx, *agentsDir, cfg)
@@ -83,7 +95,7 @@ func (c *pruneCommand) Run(ctx context.Context, args []string) error {
 	}
 	limitMemory(ctx, set.Store, refs)
 	p := c.m.pass(set, cfg)
-	p.Force, p.DryRun = *force, *dry
+	p.Force, p.Now, p.DryRun = *force, *force, *dry
 	prog := newProgress(c.m.Stderr)
 	p.Progress = prog.show
 	rep, err := p.Run(ctx, refs)
@@ -93,6 +105,9 @@ func (c *pruneCommand) Run(ctx context.Context, args []string) error {
 	}
 	if rep.WriteBacks > 0 {
 		fmt.Fprintf(c.m.Stderr, "applied %d pending restore write-backs\n", rep.WriteBacks)
+	}
+	if rep.PendingWriteBacks > 0 {
+		fmt.Fprintf(c.m.Stderr, "%d restore write-backs are queued: the real run applies them first (those of idle sessions)\n", rep.PendingWriteBacks)
 	}
 	if rep.WriteBackError != "" {
 		fmt.Fprintf(c.m.Stderr, "warning: pending restore write-backs: %s\n", rep.WriteBackError)
@@ -121,6 +136,9 @@ func printPrune(w io.Writer, rep *prune.Report, dry bool) {
 			res = &extract.Result{}
 		}
 		note := r.Note
+		if r.IdleAt != nil {
+			note = strings.TrimSuffix(note, ": "+bs.ErrBusy.Error()) + "; idle at " + r.IdleAt.Format(time.RFC3339)
+		}
 		if r.WriteBacks > 0 {
 			note = strings.TrimPrefix(fmt.Sprintf("%s; %d write-backs applied", note, r.WriteBacks), "; ")
 		}
@@ -141,6 +159,9 @@ func printPrune(w io.Writer, rep *prune.Report, dry bool) {
 		verb = "would save"
 	}
 	fmt.Fprintf(w, "\n%d sessions, %d entries, %d values: %s %d of %d bytes\n", len(rep.Sessions), entries, values, verb, saved, before)
+	if rep.Reason != "" {
+		fmt.Fprintln(w, rep.Reason)
+	}
 }
 
 // progress shows "[i/n] name, MB, ETA" on a terminal and nothing in a

@@ -25,7 +25,9 @@ text as it was (byte for byte), several print each under a
 "== <key> (<n> bytes of text) ==" header.
 The values are written back into the transcript now when the session is
 idle, otherwise the write-back is queued and applied once it is (by the daemon
-or the next prune). A status line goes to stderr.
+or the next prune). A status line goes to stderr. Restoring an entry that is
+already restored prints its current content, says "already restored" and exits
+0; nothing is written.
 
 --keys selects values: a full JSON Pointer (/message/content/2/text), a
 member on the path (content, details, arguments), the last segment (text,
@@ -178,6 +180,9 @@ func restoreStatus(res *restore.Result) string {
 		}
 		parts = append(parts, s)
 		switch {
+		case res.AlreadyRestored:
+			parts = parts[:len(parts)-1]
+			parts = append(parts, res.Note)
 		case res.Applied && res.Redacted:
 			parts = append(parts, "written back now, restore call redacted")
 		case res.Applied:

@@ -180,10 +180,15 @@ func TestRestoreCommand(t *testing.T) {
 		if len(d.Keys) > 1 {
 			multi++
 		}
+		// Again: the same content, a note, exit 0, nothing written.
+		before := readFile(t, path)
 		code, out, errs := run(t, "restore", "agent:main:main", d.ID, "--agents-dir", agents)
-		wantCode(t, code, 1, out, errs)
-		if !strings.Contains(errs, "nothing to restore") {
-			t.Fatalf("second restore of %s: %s", d.ID, errs)
+		wantCode(t, code, 0, out, errs)
+		if !strings.Contains(errs, "already restored") || out == "" {
+			t.Fatalf("second restore of %s: stdout %.200q, stderr %s", d.ID, out, errs)
+		}
+		if !bytes.Equal(readFile(t, path), before) {
+			t.Fatalf("second restore of %s wrote to the transcript", d.ID)
 		}
 	}
 	if multi == 0 {
@@ -474,9 +479,16 @@ func TestPruneCommand(t *testing.T) {
 		t.Fatalf("stderr %q", errs)
 	}
 
-	// --dry-run reports and writes nothing.
-	st0, _ := os.Stat(path)
+	// A dry run applies the same gates: disabled, it refuses the same way.
 	code, out, errs = run(t, "prune", "--dry-run", "--agents-dir", agents)
+	wantCode(t, code, 1, out, errs)
+	if !strings.Contains(errs, "smart pruning is disabled") || !strings.Contains(errs, "--dry-run --force") {
+		t.Fatalf("stderr %q", errs)
+	}
+
+	// --dry-run --force reports and writes nothing.
+	st0, _ := os.Stat(path)
+	code, out, errs = run(t, "prune", "--dry-run", "--force", "--agents-dir", agents)
 	wantCode(t, code, 0, out, errs)
 	if !strings.Contains(out, "would extract") || !strings.Contains(out, "would save") {
 		t.Fatalf("stdout %q", out)

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"encoding/json"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -36,8 +38,9 @@ func TestSetup(t *testing.T) { oracle.Setup(t, oracle.NeedShared) }
 // --json output, on a copy of testdata/demo/agents.
 func TestScripts(t *testing.T) {
 	testscript.Run(t, clitest.Params("testdata/script", "../../testdata/demo/agents", map[string]func(ts *testscript.TestScript, neg bool, args []string){
-		"freeport": freeport,
-		"httpwait": httpwait,
+		"freeport":    freeport,
+		"httpwait":    httpwait,
+		"prunecounts": prunecounts,
 	}))
 }
 
@@ -76,4 +79,49 @@ func httpwait(ts *testscript.TestScript, neg bool, args []string) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	ts.Fatalf("%s did not answer %q within 30 s; last: %s", args[0], args[1], last)
+}
+
+// prunecounts DRY REAL checks that two prune --json reports agree: the
+// same sessions with, for each, the same entries, values and bytes saved
+// (what the dry run would write and what the real run wrote) and the same
+// bytes before. With !, they differ.
+func prunecounts(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 2 {
+		ts.Fatalf("usage: prunecounts DRY.json REAL.json")
+	}
+	type report struct {
+		Sessions []struct {
+			Session string `json:"session"`
+			Status  string `json:"status"`
+			Result  struct {
+				Entries     int   `json:"entries"`
+				Values      int   `json:"values"`
+				BytesBefore int64 `json:"bytes_before"`
+				BytesSaved  int64 `json:"bytes_saved"`
+			} `json:"result"`
+		} `json:"sessions"`
+	}
+	var reps [2]report
+	for i, f := range args {
+		if err := json.Unmarshal([]byte(ts.ReadFile(f)), &reps[i]); err != nil {
+			ts.Fatalf("%s: %v", f, err)
+		}
+	}
+	var diffs []string
+	d, r := reps[0].Sessions, reps[1].Sessions
+	if len(d) != len(r) {
+		diffs = append(diffs, fmt.Sprintf("%d sessions in the dry run, %d in the real run", len(d), len(r)))
+	}
+	for i := range min(len(d), len(r)) {
+		if d[i].Session != r[i].Session || d[i].Result != r[i].Result {
+			diffs = append(diffs, fmt.Sprintf("%s %s %+v; real run %s %s %+v", d[i].Session, d[i].Status, d[i].Result, r[i].Session, r[i].Status, r[i].Result))
+		}
+	}
+	switch {
+	case len(diffs) > 0 && !neg:
+		ts.Fatalf("the dry run and the real run disagree:\n  %s", strings.Join(diffs, "\n  "))
+	case len(diffs) == 0 && neg:
+		ts.Fatalf("the dry run and the real run agree")
+	}
+	ts.Logf("%d sessions: the dry run's counts are the real run's", len(d))
 }

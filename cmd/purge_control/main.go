@@ -216,6 +216,8 @@ func resolve(ctx context.Context, st bs.Lister, agent, name string) (bs.SessionR
 	}
 	if ref, err := st.Resolve(ctx, agent+"/"+name); err == nil {
 		return ref, nil
+	} else if errors.Is(err, session.ErrNotTranscript) {
+		return bs.SessionRef{}, err // a file of that name that is not a transcript
 	}
 	if !strings.HasPrefix(name, "agent:") {
 		if ref, err := st.Resolve(ctx, "agent:"+agent+":"+name); err == nil && ref.Agent == agent {

@@ -191,11 +191,14 @@ func TestPurgeControlRestore(t *testing.T) {
 		t.Fatalf("result not redacted: %s", r2)
 	}
 
-	// Nothing left to restore.
+	// Restored again: the same content and a note, exit 0, nothing written.
 	code, out, errs = f.run(t, "restore", "r1", "--agent", "main", "--session", "direct:123")
-	want(t, code, 1, out, errs)
-	if !strings.Contains(errs, "nothing to restore") {
-		t.Fatalf("stderr %q", errs)
+	want(t, code, 0, out, errs)
+	if !strings.HasPrefix(out, resultText+"\n") || !strings.Contains(out, "Already restored") {
+		t.Fatalf("second restore: stdout %q", out[max(0, len(out)-300):])
+	}
+	if string(f.line(t, "r1")) != string(r1) {
+		t.Fatalf("second restore wrote: %.300s", f.line(t, "r1"))
 	}
 
 	// Extracted again, restored again: the suggestion.

@@ -17,6 +17,8 @@ const restoreUsage = `Usage: purge_control restore <entry> [--keys a,b] --agent 
 Prints the extracted values of an entry (the <entry> of [[extracted-<entry>]])
 right away. They are written back into the session now if it is idle, or
 queued and written back as soon as it is; either way you have the content now.
+Asking again for an entry that is already restored prints its current content
+and says "Already restored"; it is not an error.
 Unless configured otherwise (keep_purge_control_calls), this restore call and
 its output are later replaced by a short stub in the transcript, so the
 content does not appear twice.
@@ -105,7 +107,9 @@ func printRestore(w io.Writer, res *restore.Result) {
 			n += res.SizesBytes[k]
 		}
 		status := "Written back now."
-		if res.Queued {
+		if res.AlreadyRestored {
+			status = "Already restored: this is the entry's current content; nothing was written."
+		} else if res.Queued {
 			status = "Queued: will be written back when the session is idle."
 		} else if !res.Applied {
 			status = "Not written back."
@@ -116,6 +120,9 @@ func printRestore(w io.Writer, res *restore.Result) {
 	}
 	if res.Warning != "" {
 		fmt.Fprintf(w, "Warning: %s\n", res.Warning)
+	}
+	if res.AlreadyRestored && res.PreviousRestoredAt != "" {
+		fmt.Fprintf(w, "Restored at %s.\n", res.PreviousRestoredAt)
 	}
 	if res.Suggestion != "" {
 		fmt.Fprintf(w, "Previously restored at %s. %s\n", res.PreviousRestoredAt, res.Suggestion)

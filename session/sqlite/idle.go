@@ -117,14 +117,15 @@ func (s *Store) checkIdleIn(ctx context.Context, q querier, path string, ref bs.
 	if what == "" {
 		return nil
 	}
-	age := bs.Now(s.opts.Clock).Sub(time.UnixMilli(last))
+	now := bs.Now(s.opts.Clock)
+	age := now.Sub(time.UnixMilli(last))
 	if age < 0 {
 		return fmt.Errorf("session %s: %s is %s in the future (clock skew?); wait until it has been idle for %s%s: %w",
 			ref, what, (-age).Round(time.Second), s.opts.Quiet, when, bs.ErrBusy)
 	}
 	if age < s.opts.Quiet {
-		return fmt.Errorf("session %s: changed %s ago (%s); it must be idle for %s, try again in %s%s: %w",
-			ref, age.Round(time.Second), what, s.opts.Quiet, (s.opts.Quiet - age).Round(time.Second), when, bs.ErrBusy)
+		return &bs.QuietError{Msg: fmt.Sprintf("session %s: changed %s ago (%s); it must be idle for %s, try again in %s%s",
+			ref, age.Round(time.Second), what, s.opts.Quiet, (s.opts.Quiet - age).Round(time.Second), when), Age: age, Quiet: s.opts.Quiet, At: now}
 	}
 	return nil
 }
