@@ -43,7 +43,12 @@ var fields = []field{
 	{"min_value_length",
 		func(c *Config) any { return c.MinValueLength },
 		func(c *Config, v jsontext.Value) string { return decodeInt(v, &c.MinValueLength) },
-		func(c *Config) string { return atLeast(c.MinValueLength, 1) }},
+		func(c *Config) string {
+			if c.MinValueLength < 1 {
+				return fmt.Sprintf("must be 1 byte or more, got %d", c.MinValueLength)
+			}
+			return ""
+		}},
 	{"trigger_types",
 		func(c *Config) any { return c.TriggerTypes },
 		func(c *Config, v jsontext.Value) string { return decodeStrings(v, &c.TriggerTypes) },

@@ -39,7 +39,7 @@ Usage:
   purge_control get_context --agent A --session S [--json] [--agents-dir DIR]
   purge_control restore <entry> [--keys a,b] --agent A --session S [--tool-call-id ID] [--json] [--agents-dir DIR]
   purge_control set_extractable <entry> <true|false|N> --agent A --session S [--json] [--agents-dir DIR]
-  purge_control grep PATTERN --agent A --session S [--regex] [--max N] [--json] [--agents-dir DIR]
+  purge_control grep PATTERN --agent A --session S [--regex] [--ignore-case] [--max N] [--json] [--agents-dir DIR]
   purge_control version
 
 Examples:

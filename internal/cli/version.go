@@ -22,14 +22,8 @@ func Version(linked string) string {
 // versionOf is Version over given build information.
 func versionOf(linked string, info *debug.BuildInfo, ok bool) string {
 	var parts []string
-	switch {
-	case linked != "" && linked != "dev":
-		parts = append(parts, linked)
-	case ok && info.Main.Version != "" && info.Main.Version != "(devel)":
-		parts = append(parts, info.Main.Version)
-	}
+	var rev, at string
 	if ok {
-		var rev, at string
 		dirty := false
 		for _, s := range info.Settings {
 			switch s.Key {
@@ -41,19 +35,28 @@ func versionOf(linked string, info *debug.BuildInfo, ok bool) string {
 				dirty = s.Value == "true"
 			}
 		}
-		if rev != "" {
-			if len(rev) > 12 {
-				rev = rev[:12]
-			}
-			if dirty {
-				rev += "+dirty"
-			}
-			r := "revision " + rev
-			if at != "" {
-				r += " (committed " + at + ")"
-			}
-			parts = append(parts, r)
+		if len(rev) > 12 {
+			rev = rev[:12]
 		}
+		if rev != "" && dirty {
+			rev += "+dirty"
+		}
+	}
+	switch {
+	case linked != "" && linked != "dev":
+		parts = append(parts, linked)
+	case ok && info.Main.Version != "" && info.Main.Version != "(devel)" &&
+		(rev == "" || !strings.Contains(info.Main.Version, strings.TrimSuffix(rev, "+dirty"))):
+		// A pseudo-version stamped from the revision says no more than
+		// the revision does.
+		parts = append(parts, info.Main.Version)
+	}
+	if rev != "" {
+		r := "revision " + rev
+		if at != "" {
+			r += " (committed " + at + ")"
+		}
+		parts = append(parts, r)
 	}
 	if len(parts) == 0 {
 		parts = append(parts, "devel")

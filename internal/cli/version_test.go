@@ -27,6 +27,8 @@ func TestVersionOf(t *testing.T) {
 			"revision 9d7fe94c1a2b+dirty (committed 2026-11-25T20:00:00Z), go1.26.8"},
 		{"CleanRevision", "", &debug.BuildInfo{GoVersion: "go1.26.8", Main: debug.Module{Version: "(devel)"}, Settings: vcs[:3]}, true,
 			"revision 9d7fe94c1a2b (committed 2026-11-25T20:00:00Z), go1.26.8"},
+		{"PseudoVersion", "dev", &debug.BuildInfo{GoVersion: "go1.26.8", Main: debug.Module{Version: "v0.0.0-20261125200000-9d7fe94c1a2b+dirty"}, Settings: vcs}, true,
+			"revision 9d7fe94c1a2b+dirty (committed 2026-11-25T20:00:00Z), go1.26.8"},
 		{"LinkedWins", "v2.0.0", &debug.BuildInfo{GoVersion: "go1.26.8", Main: debug.Module{Version: "v0.4.0"}, Settings: vcs[:2]}, true,
 			"v2.0.0, revision 9d7fe94c1a2b, go1.26.8"},
 	} {
