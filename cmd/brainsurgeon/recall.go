@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	bs "github.com/brainsurgeon/brainsurgeon"
+	"github.com/brainsurgeon/brainsurgeon/backend"
 	"github.com/brainsurgeon/brainsurgeon/internal/cli"
 	"github.com/brainsurgeon/brainsurgeon/portable"
 	"github.com/brainsurgeon/brainsurgeon/recall"
@@ -455,6 +456,9 @@ func (c *contextCommand) importSession(ctx context.Context, args []string) error
 	try := "brainsurgeon context import --help"
 	if len(pos) != 1 || pos[0] == "" {
 		return &cli.UsageError{Msg: fmt.Sprintf("context import takes one FILE (or - for stdin), got %d arguments", len(pos)), Try: try}
+	}
+	if err := backend.CheckAgentsDir(*agentsDir); err != nil {
+		return err
 	}
 	var data []byte
 	if pos[0] == "-" {
