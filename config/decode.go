@@ -216,11 +216,11 @@ func jsonError(data []byte, err error) *SyntaxError {
 	case errors.As(err, &se):
 		msg := se.Err.Error()
 		if se.Err == io.ErrUnexpectedEOF {
-			msg = "the file ends in the middle of a value (a missing closing brace, bracket or quote?)"
+			msg = "the text ends in the middle of a value (a missing closing brace, bracket or quote?)"
 		}
 		return syntaxError(data, se.ByteOffset, string(se.JSONPointer), "config is not valid JSON: "+msg)
 	case errors.Is(err, io.ErrUnexpectedEOF):
-		return syntaxError(data, int64(len(data)), "", "config is not valid JSON: the file ends in the middle of a value (a missing closing brace, bracket or quote?)")
+		return syntaxError(data, int64(len(data)), "", "config is not valid JSON: the text ends in the middle of a value (a missing closing brace, bracket or quote?)")
 	}
 	return syntaxError(data, 0, "", "config is not valid JSON: "+err.Error())
 }

@@ -472,7 +472,7 @@ func TestSyntaxErrorPosition(t *testing.T) {
 		{"SecondLine", "{\n  \"enabled\": tru}", 2, 17, `invalid character '}' in literal true (expecting 'e')`},
 		{"AfterNonASCII", "{\"trigger_types\": [\"é\",]}", 1, 24, "line 1, column 24: config is not valid JSON"},
 		{"MissingComma", "{\n\"enabled\": true\n\"keep_recent\": 3}", 3, 1, "config is not valid JSON"},
-		{"Truncated", "{\"enabled\": true,\n", 2, 1, "the file ends in the middle of a value"},
+		{"Truncated", "{\"enabled\": true,\n", 2, 1, "the text ends in the middle of a value"},
 		{"Empty", "\n\n", 3, 1, "config is empty, expected a JSON object"},
 		{"Array", "\n  []", 2, 3, "config must be a JSON object, got an array"},
 		{"TwoValues", "{}\n {}", 2, 2, "config holds more than one JSON value, expected one object"},
