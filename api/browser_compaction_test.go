@@ -82,8 +82,8 @@ func testCompaction(t *testing.T, browserCtx context.Context) {
 	cell := func(key string) string {
 		return eval[string](t, ctx, `document.querySelector('#inspect-table tr[data-key="`+key+`"] td').textContent`)
 	}
-	if got := cell("tool_outputs"); got != commas(in.ToolOutputs.Tokens) {
-		t.Errorf("tool outputs shown %q, want %s", got, commas(in.ToolOutputs.Tokens))
+	if got := cell("tool_outputs"); got != commas(in.Conversation.ToolOutputs.Tokens) {
+		t.Errorf("tool outputs shown %q, want %s", got, commas(in.Conversation.ToolOutputs.Tokens))
 	}
 	if got := cell("conversation"); got != commas(in.Conversation.Tokens) {
 		t.Errorf("conversation shown %q, want %s", got, commas(in.Conversation.Tokens))

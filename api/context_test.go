@@ -259,7 +259,7 @@ func TestContextDefaultsFromConfig(t *testing.T) {
 	}
 	var raw map[string]any
 	_, b, _ := c.do("GET", "/api/sessions/alpha/"+f.synthIDs[0]+"/context/inspect", "")
-	if err := json.Unmarshal(b, &raw); err != nil || raw["tool_outputs"] == nil || raw["system_prompt"] == nil {
+	if err := json.Unmarshal(b, &raw); err != nil || raw["system_prompt"] == nil || raw["conversation"].(map[string]any)["tool_outputs"] == nil {
 		t.Errorf("inspect JSON: %v %s", err, b)
 	}
 }

@@ -65,15 +65,8 @@ type Set struct {
 // It fails with an error wrapping brainsurgeon.ErrNotFound when root does
 // not exist.
 func Open(ctx context.Context, root string, opts Options) (*Set, error) {
-	fi, err := os.Stat(root)
-	if err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			return nil, fmt.Errorf("agents dir %s does not exist (set --agents-dir or BRAINSURGEON_AGENTS_DIR): %w", root, bs.ErrNotFound)
-		}
-		return nil, fmt.Errorf("agents dir %s: %w", root, err)
-	}
-	if !fi.IsDir() {
-		return nil, fmt.Errorf("agents dir %s is a file, expected a directory: %w", root, bs.ErrInvalid)
+	if err := CheckAgentsDir(root); err != nil {
+		return nil, err
 	}
 	js := session.NewStore(root)
 	js.Logger = opts.Logger
@@ -95,6 +88,31 @@ func Open(ctx context.Context, root string, opts Options) (*Set, error) {
 	set.Store = m
 	set.Side = extract.NewDirStore(m)
 	return set, nil
+}
+
+// CheckAgentsDir checks that root, an agents dir (or a ~/.openclaw dir,
+// or a pi sessions dir), is an existing directory, as Open does before
+// anything else; commands call it before they read a config or write a
+// log, so that a wrong path is the first thing they report. It reads
+// only. A missing root gives an error wrapping brainsurgeon.ErrNotFound
+// that says how to name another ("agents directory … does not exist (set
+// --agents-dir or BRAINSURGEON_AGENTS_DIR)"); a file, one wrapping
+// ErrInvalid.
+func CheckAgentsDir(root string) error {
+	if root == "" {
+		return fmt.Errorf("no agents directory given (set --agents-dir or BRAINSURGEON_AGENTS_DIR): %w", bs.ErrInvalid)
+	}
+	fi, err := os.Stat(root)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("agents directory %s does not exist (set --agents-dir or BRAINSURGEON_AGENTS_DIR): %w", root, bs.ErrNotFound)
+		}
+		return fmt.Errorf("agents directory %s: %w", root, err)
+	}
+	if !fi.IsDir() {
+		return fmt.Errorf("agents directory %s is a file, expected a directory: %w", root, bs.ErrInvalid)
+	}
+	return nil
 }
 
 // openOthers opens the database stores under root: OpenClaw's SQLite

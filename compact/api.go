@@ -205,6 +205,16 @@ type Count struct {
 	Count  int `json:"count"`
 }
 
+// Conversation is the messages of a context: their tokens and number, and
+// the part of them that tool results are.
+type Conversation struct {
+	Tokens   int `json:"tokens"`
+	Messages int `json:"messages"`
+	// ToolOutputs are the tool results among the messages: a part of
+	// Tokens and Messages, not an addition to them.
+	ToolOutputs Count `json:"tool_outputs"`
+}
+
 // MessageCount is a number of tokens in a number of messages.
 type MessageCount struct {
 	Tokens   int `json:"tokens"`
@@ -230,9 +240,8 @@ type Pinned struct {
 type InspectReport struct {
 	StatusReport
 	// Conversation is every context message (the compaction summary
-	// included); ToolOutputs the tool results among them.
-	Conversation MessageCount `json:"conversation"`
-	ToolOutputs  Count        `json:"tool_outputs"`
+	// included), with the tool results among them.
+	Conversation Conversation `json:"conversation"`
 	// SystemPrompt is the estimator's overhead: tokens the model sees
 	// that the transcript does not hold.
 	SystemPrompt MessageCount `json:"system_prompt"`

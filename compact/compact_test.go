@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"regexp"
 	"strings"
@@ -459,7 +460,7 @@ func TestStatusAndInspectGenerated(t *testing.T) {
 	for _, l := range lines {
 		want += (len(l) + 3) / 4
 	}
-	if in.Tokens != want || in.Conversation.Tokens != want || in.Conversation.Messages != 40 || in.ToolOutputs.Count != 10 || in.Tokenizer != "chars/4" {
+	if in.Tokens != want || in.Conversation.Tokens != want || in.Conversation.Messages != 40 || in.Conversation.ToolOutputs.Count != 10 || in.Tokenizer != "chars/4" {
 		t.Errorf("inspect %+v, want %d tokens in 40 messages", in, want)
 	}
 	if in.Protected.Tokens+in.Compactable.Tokens != want || in.Protected.Messages+in.Compactable.Messages != 40 {
@@ -469,6 +470,10 @@ func TestStatusAndInspectGenerated(t *testing.T) {
 		t.Errorf("status part %+v", in.StatusReport)
 	}
 	j, _ := json.Marshal(in)
+	// Tool outputs are a part of the conversation, not beside it.
+	if !bytes.Contains(j, fmt.Appendf(nil, `"conversation":{"tokens":%d,"messages":40,"tool_outputs":{"tokens":`, want)) {
+		t.Errorf("inspect JSON does not nest tool_outputs in conversation: %s", j)
+	}
 	for _, k := range []string{`"session"`, `"tokens"`, `"window"`, `"percent"`, `"tokenizer"`, `"auto_enabled"`, `"trigger_percent"`, `"compactions"`,
 		`"last_compaction_at"`, `"risk"`, `"warnings"`, `"recommendations"`, `"conversation"`, `"tool_outputs"`, `"system_prompt"`, `"protected"`,
 		`"compactable"`, `"savings"`, `"pinned"`} {

@@ -199,8 +199,8 @@ func Inspect(ctx context.Context, tr bs.Transcript, s Settings, tok TokenOptions
 			r.Pinned = append(r.Pinned, Pinned{ID: v.msgs[i].id, Line: v.msgs[i].line, Tokens: v.msgs[i].tokens})
 		}
 	}
-	r.Conversation = MessageCount{Tokens: conv, Messages: v.ctx.Count()}
-	r.ToolOutputs.Tokens, r.ToolOutputs.Count = v.toolTokens()
+	r.Conversation = Conversation{Tokens: conv, Messages: v.ctx.Count()}
+	r.Conversation.ToolOutputs.Tokens, r.Conversation.ToolOutputs.Count = v.toolTokens()
 	r.SystemPrompt = MessageCount{Tokens: v.est.Overhead()}
 	ok := validCuts(v.msgs)
 	cut := keepCut(v.msgs, ok, s.SummarizeKeepRecent)

@@ -82,8 +82,11 @@ type Config struct {
 	// the active path, counted from the end) are never extracted (design
 	// decision 5). It defaults to 3 and must be 0 or more.
 	KeepRecent int `json:"keep_recent"`
-	// MinValueLength is the length in characters below which a value is
-	// not extracted. It defaults to 500 and must be 1 or more.
+	// MinValueLength is the length in bytes below which a value is not
+	// extracted: bytes of the value's JSON text as the transcript stores
+	// it, without the quotes (escapes count as written, so "\n" is 2);
+	// an image block counts whole. It defaults to 500 and must be 1 or
+	// more.
 	MinValueLength int `json:"min_value_length"`
 	// TriggerTypes lists the kinds of values that may be extracted; see
 	// [TriggerTypes] for the allowed ones. It defaults to thinking and

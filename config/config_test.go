@@ -98,9 +98,9 @@ func TestValidate(t *testing.T) {
 		{"KeepRecentNegative", func(c *config.Config) { c.KeepRecent = -1 },
 			[]config.FieldError{{"keep_recent", "must be 0 or more, got -1"}}},
 		{"MinValueLengthZero", func(c *config.Config) { c.MinValueLength = 0 },
-			[]config.FieldError{{"min_value_length", "must be 1 or more, got 0"}}},
+			[]config.FieldError{{"min_value_length", "must be 1 byte or more, got 0"}}},
 		{"MinValueLengthNegative", func(c *config.Config) { c.MinValueLength = -5 },
-			[]config.FieldError{{"min_value_length", "must be 1 or more, got -5"}}},
+			[]config.FieldError{{"min_value_length", "must be 1 byte or more, got -5"}}},
 		{"TriggerTypeUnknown", func(c *config.Config) { c.TriggerTypes = []string{"thinking", "tool_output"} },
 			[]config.FieldError{{"trigger_types", `unknown trigger type "tool_output" ` + allowed}}},
 		{"TriggerTypesUnknownSeveral", func(c *config.Config) { c.TriggerTypes = []string{"Thinking", "", "user"} },
@@ -160,7 +160,7 @@ func TestValidate(t *testing.T) {
 			c.MinSavingTokens, c.PreviewChars = -1, -1
 		}, []config.FieldError{
 			{"keep_recent", "must be 0 or more, got -1"},
-			{"min_value_length", "must be 1 or more, got 0"},
+			{"min_value_length", "must be 1 byte or more, got 0"},
 			{"trigger_types", `unknown trigger type "x" ` + allowed},
 			{"age_threshold_hours", "must be 0 or more, got -1"},
 			{"scan_interval_seconds", "must be 1 or more, got 0"},

@@ -2,6 +2,7 @@ package config
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -42,7 +43,12 @@ var fields = []field{
 	{"min_value_length",
 		func(c *Config) any { return c.MinValueLength },
 		func(c *Config, v jsontext.Value) string { return decodeInt(v, &c.MinValueLength) },
-		func(c *Config) string { return atLeast(c.MinValueLength, 1) }},
+		func(c *Config) string {
+			if c.MinValueLength < 1 {
+				return fmt.Sprintf("must be 1 byte or more, got %d", c.MinValueLength)
+			}
+			return ""
+		}},
 	{"trigger_types",
 		func(c *Config) any { return c.TriggerTypes },
 		func(c *Config, v jsontext.Value) string { return decodeStrings(v, &c.TriggerTypes) },
@@ -157,11 +163,82 @@ type overlay struct {
 	typeErrs map[int]FieldError // indexed like fields
 }
 
+// SyntaxError says where a config that is not one JSON object goes wrong
+// and how: malformed JSON, duplicate names, another kind of value than an
+// object, trailing data, or no value at all. It wraps
+// brainsurgeon.ErrInvalid. [LoadFile] sets Path, so that the message
+// reads "<path>:<line>:<column>: …", as compilers and editors show it.
+type SyntaxError struct {
+	// Path is the file's path, or "" (a request body).
+	Path string
+	// Line and Column are 1-based; Column counts characters (not bytes)
+	// from the start of the line. Offset is the byte offset.
+	Line, Column int
+	Offset       int64
+	// Pointer is the JSON Pointer of the value being read ("/enabled"),
+	// or "" outside any member.
+	Pointer string
+	// Msg says what was expected and what was found.
+	Msg string
+}
+
+// Error returns "<path>:<line>:<column>: <Msg>", or "line L, column C:
+// <Msg>" without a path.
+func (e *SyntaxError) Error() string {
+	msg := e.Msg
+	if e.Pointer != "" {
+		msg += fmt.Sprintf(" (in the value of %q)", strings.TrimPrefix(e.Pointer, "/"))
+	}
+	if e.Path != "" {
+		return fmt.Sprintf("%s:%d:%d: %s", e.Path, e.Line, e.Column, msg)
+	}
+	return fmt.Sprintf("line %d, column %d: %s", e.Line, e.Column, msg)
+}
+
+// Unwrap returns brainsurgeon.ErrInvalid.
+func (e *SyntaxError) Unwrap() error { return brainsurgeon.ErrInvalid }
+
+// syntaxError returns the *SyntaxError at byte offset off of data.
+func syntaxError(data []byte, off int64, pointer, msg string) *SyntaxError {
+	off = min(max(off, 0), int64(len(data)))
+	before := data[:off]
+	line := bytes.Count(before, []byte("\n")) + 1
+	col := utf8.RuneCount(before[bytes.LastIndexByte(before, '\n')+1:]) + 1
+	return &SyntaxError{Line: line, Column: col, Offset: off, Pointer: pointer, Msg: msg}
+}
+
+// jsonError turns an error of the JSON decoder over data into a
+// *SyntaxError that says where and what: the decoder's own message says
+// which character it found and what it expected.
+func jsonError(data []byte, err error) *SyntaxError {
+	var se *jsontext.SyntacticError
+	switch {
+	case errors.As(err, &se):
+		msg := se.Err.Error()
+		if se.Err == io.ErrUnexpectedEOF {
+			msg = "the text ends in the middle of a value (a missing closing brace, bracket or quote?)"
+		}
+		return syntaxError(data, se.ByteOffset, string(se.JSONPointer), "config is not valid JSON: "+msg)
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return syntaxError(data, int64(len(data)), "", "config is not valid JSON: the text ends in the middle of a value (a missing closing brace, bracket or quote?)")
+	}
+	return syntaxError(data, 0, "", "config is not valid JSON: "+err.Error())
+}
+
+// skipSpace returns the offset of the first byte at or after off that is
+// not JSON white space.
+func skipSpace(data []byte, off int64) int64 {
+	for off < int64(len(data)) && strings.IndexByte(" \t\r\n", data[off]) >= 0 {
+		off++
+	}
+	return off
+}
+
 // apply reads the JSON object data onto c, field by field. Values of the
 // wrong JSON type leave their field unchanged and are reported in
-// typeErrs. The returned error is for input that is not one JSON object
-// (malformed JSON, duplicate names, another kind of value, trailing data);
-// it wraps brainsurgeon.ErrInvalid.
+// typeErrs. The returned error is a *SyntaxError for input that is not
+// one JSON object (malformed JSON, duplicate names, another kind of value,
+// trailing data); it wraps brainsurgeon.ErrInvalid.
 func (c *Config) apply(data []byte) (overlay, error) {
 	o := overlay{seen: make([]bool, len(fields))}
 	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf")) // a BOM from a text editor
@@ -169,22 +246,22 @@ func (c *Config) apply(data []byte) (overlay, error) {
 	tok, err := dec.ReadToken()
 	switch {
 	case err == io.EOF:
-		return o, fmt.Errorf("config is empty, expected a JSON object: %w", brainsurgeon.ErrInvalid)
+		return o, syntaxError(data, int64(len(data)), "", "config is empty, expected a JSON object")
 	case err != nil:
-		return o, fmt.Errorf("config is not valid JSON: %w: %w", err, brainsurgeon.ErrInvalid)
+		return o, jsonError(data, err)
 	case tok.Kind() != '{':
-		return o, fmt.Errorf("config must be a JSON object, got %s: %w", jsonedit.KindName(tok.Kind()), brainsurgeon.ErrInvalid)
+		return o, syntaxError(data, skipSpace(data, 0), "", "config must be a JSON object, got "+jsonedit.KindName(tok.Kind()))
 	}
 	var alias jsontext.Value
 	for dec.PeekKind() != '}' {
 		tok, err := dec.ReadToken()
 		if err != nil {
-			return o, fmt.Errorf("config is not valid JSON: %w: %w", err, brainsurgeon.ErrInvalid)
+			return o, jsonError(data, err)
 		}
 		name := tok.String()
 		v, err := dec.ReadValue()
 		if err != nil {
-			return o, fmt.Errorf("config is not valid JSON: %w: %w", err, brainsurgeon.ErrInvalid)
+			return o, jsonError(data, err)
 		}
 		if name == aliasPurgeControl {
 			alias = v.Clone()
@@ -201,13 +278,14 @@ func (c *Config) apply(data []byte) (overlay, error) {
 		}
 	}
 	if _, err := dec.ReadToken(); err != nil { // the closing '}'
-		return o, fmt.Errorf("config is not valid JSON: %w: %w", err, brainsurgeon.ErrInvalid)
+		return o, jsonError(data, err)
 	}
+	end := dec.InputOffset()
 	if _, err := dec.ReadValue(); err != io.EOF {
 		if err == nil {
-			return o, fmt.Errorf("config holds more than one JSON value, expected one object: %w", brainsurgeon.ErrInvalid)
+			return o, syntaxError(data, skipSpace(data, end), "", "config holds more than one JSON value, expected one object")
 		}
-		return o, fmt.Errorf("config is not valid JSON: %w: %w", err, brainsurgeon.ErrInvalid)
+		return o, jsonError(data, err)
 	}
 	if alias != nil {
 		i := fieldIndex["keep_purge_control_calls"]
@@ -237,9 +315,10 @@ func (o *overlay) setTypeErr(i int, name, msg string) {
 // missing and got their defaults (in field order; nil if none), and an
 // error.
 //
-// Each added field is logged at Info level as, for example,
-// "Config upgraded: added field keep_recent with default 3", with the
-// attributes field and default (the default in JSON). Decode never writes:
+// Each added field of a valid config is logged at Info level as, for
+// example, "Config upgraded: added field keep_recent with default 3", with
+// the attributes field and default (the default in JSON); a config that
+// fails validation logs no upgrade. Decode never writes:
 // a caller that wants the upgraded config on disk passes it to [Save].
 // The first design's name keep_restore_remote_calls is read as
 // keep_purge_control_calls (which wins if both are present). Names that
@@ -247,7 +326,8 @@ func (o *overlay) setTypeErr(i int, name, msg string) {
 // newer BrainSurgeon may have written them. A nil log discards.
 //
 // If data is not a single JSON object, Decode returns the zero Config, nil
-// and an error wrapping brainsurgeon.ErrInvalid. Otherwise a field holding
+// and a *SyntaxError (wrapping brainsurgeon.ErrInvalid) that says at which
+// line and column, and what was expected and found. Otherwise a field holding
 // the wrong JSON type (for example "keep_recent": "3") and every field that
 // fails [Config.Validate] are reported together in a *ValidationError; in
 // that case Decode still returns the decoded config, in which each field of
@@ -278,15 +358,18 @@ func decode(data []byte, log brainsurgeon.Logger) (c Config, added, unknown []st
 			"field", "keep_purge_control_calls", "old_field", aliasPurgeControl)
 	}
 	for i, f := range fields {
-		if o.seen[i] {
-			continue
+		if !o.seen[i] {
+			added = append(added, f.name)
 		}
-		added = append(added, f.name)
-		def := showJSON(f.get(&c))
-		log.Info(fmt.Sprintf("Config upgraded: added field %s with default %s", f.name, def), "field", f.name, "default", def)
 	}
 	if err := c.problems(o.typeErrs, nil); err != nil {
+		// A config that is refused is not upgraded: nothing is logged
+		// as added.
 		return c, added, o.unknown, err
+	}
+	for _, name := range added {
+		def := showJSON(fields[fieldIndex[name]].get(&c))
+		log.Info(fmt.Sprintf("Config upgraded: added field %s with default %s", name, def), "field", name, "default", def)
 	}
 	return c, added, o.unknown, nil
 }

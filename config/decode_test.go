@@ -458,3 +458,41 @@ func sameTime(a, b *time.Time) bool {
 	_, ob := b.Zone()
 	return a.Equal(*b) && oa == ob
 }
+
+// TestSyntaxErrorPosition checks that a config that is not one JSON
+// object is reported at its line and column (characters, 1-based), with
+// what was expected and what was found.
+func TestSyntaxErrorPosition(t *testing.T) {
+	for _, tt := range []struct {
+		name, in  string
+		line, col int
+		want      string
+	}{
+		{"BadLiteral", "{\"enabled\": thue}", 1, 14, `line 1, column 14: config is not valid JSON: invalid character 'h' in literal true (expecting 'r') (in the value of "enabled")`},
+		{"SecondLine", "{\n  \"enabled\": tru}", 2, 17, `invalid character '}' in literal true (expecting 'e')`},
+		{"AfterNonASCII", "{\"trigger_types\": [\"é\",]}", 1, 24, "line 1, column 24: config is not valid JSON"},
+		{"MissingComma", "{\n\"enabled\": true\n\"keep_recent\": 3}", 3, 1, "config is not valid JSON"},
+		{"Truncated", "{\"enabled\": true,\n", 2, 1, "the text ends in the middle of a value"},
+		{"Empty", "\n\n", 3, 1, "config is empty, expected a JSON object"},
+		{"Array", "\n  []", 2, 3, "config must be a JSON object, got an array"},
+		{"TwoValues", "{}\n {}", 2, 2, "config holds more than one JSON value, expected one object"},
+		{"BOM", "\xef\xbb\xbf{\"enabled\": x}", 1, 13, "invalid character 'x'"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			_, _, err := config.Decode([]byte(tt.in), nil)
+			var se *config.SyntaxError
+			if !errors.As(err, &se) {
+				t.Fatalf("Decode error = %v (%T), want a *SyntaxError", err, err)
+			}
+			if se.Line != tt.line || se.Column != tt.col {
+				t.Errorf("at line %d, column %d, want %d, %d (%v)", se.Line, se.Column, tt.line, tt.col, err)
+			}
+			if !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("error %q does not contain %q", err, tt.want)
+			}
+			if !errors.Is(err, bs.ErrInvalid) {
+				t.Errorf("error %v does not wrap brainsurgeon.ErrInvalid", err)
+			}
+		})
+	}
+}

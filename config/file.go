@@ -29,9 +29,11 @@ const MaxFileSize = 1 << 20
 //
 // Errors are wrapped with the file's path. A file that fails validation
 // gives a *ValidationError (find it with errors.As) together with the
-// decoded config, as Decode does; a file that is not a JSON object, an
-// empty agentsDir or a file larger than [MaxFileSize] gives an error
-// wrapping brainsurgeon.ErrInvalid and the zero Config. Load returns
+// decoded config, as Decode does; a file that is not a JSON object gives a
+// *SyntaxError whose Path is the file's, so that the message reads
+// "load config: <path>:<line>:<column>: …"; an empty agentsDir or a file
+// larger than [MaxFileSize] gives an error wrapping
+// brainsurgeon.ErrInvalid and the zero Config. Load returns
 // ctx.Err() if ctx is already done.
 func Load(ctx context.Context, agentsDir string, log brainsurgeon.Logger) (Config, error) {
 	c, _, err := LoadFile(ctx, agentsDir, log)
@@ -75,6 +77,11 @@ func LoadFile(ctx context.Context, agentsDir string, log brainsurgeon.Logger) (C
 	}
 	c, added, unknown, err := decode(data, log)
 	info.Added, info.Unknown = added, unknown
+	var se *SyntaxError
+	if errors.As(err, &se) {
+		se.Path = info.Path // "<path>:<line>:<column>: …"
+		return c, info, fmt.Errorf("load config: %w", se)
+	}
 	if err != nil {
 		return c, info, fmt.Errorf("load config %s: %w", info.Path, err)
 	}

@@ -460,3 +460,40 @@ func TestNearestField(t *testing.T) {
 		}
 	}
 }
+
+// TestLoadRefusedConfig checks what Load says about a config it refuses:
+// a syntax error names the file, line and column; and neither a syntax
+// error nor a failed validation logs an upgrade, since nothing is
+// upgraded.
+func TestLoadRefusedConfig(t *testing.T) {
+	for _, tt := range []struct {
+		name, content, want string
+	}{
+		{"Syntax", "{\n  \"enabled\": thue\n}\n", ":2:15: config is not valid JSON: invalid character 'h' in literal true (expecting 'r')"},
+		{"Invalid", `{"enabled": true, "keep_recent": "3"}`, "keep_recent: expected an integer"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			agentsDir, cfgDir := newAgentsDir(t)
+			if err := os.Mkdir(cfgDir, 0o700); err != nil {
+				t.Fatal(err)
+			}
+			path := filepath.Join(cfgDir, "config.json")
+			if err := os.WriteFile(path, []byte(tt.content), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			var log recorder
+			_, err := config.Load(context.Background(), agentsDir, &log)
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("Load error = %v, want one containing %q", err, tt.want)
+			}
+			if tt.name == "Syntax" && !strings.HasPrefix(err.Error(), "load config: "+path+":2:15: ") {
+				t.Errorf("error %q does not start with the file's path, line and column", err)
+			}
+			for _, line := range log.lines() {
+				if strings.Contains(line, "upgraded") {
+					t.Errorf("a refused config logged %q", line)
+				}
+			}
+		})
+	}
+}

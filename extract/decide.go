@@ -20,7 +20,8 @@ type Policy struct {
 	// are never extracted.
 	KeepRecent int
 	// MinValueLength is the minimum length of a value, in bytes of its
-	// stored JSON text without the quotes.
+	// stored JSON text without the quotes (escapes count as written); an
+	// image block counts whole.
 	MinValueLength int
 	// Triggers are the trigger types to extract.
 	Triggers []bs.TriggerType

@@ -49,6 +49,12 @@ func TestDecide(t *testing.T) {
 		{"OffPathIsOld", toolResult("a1", 48*time.Hour, 600, ""), -1, def, extract.CodeExtract},
 		{"TooShort", toolResult("a1", 48*time.Hour, 499, ""), 5, def, extract.CodeTooShort},
 		{"ExactlyMinLength", toolResult("a1", 48*time.Hour, 500, ""), 5, def, extract.CodeExtract},
+		// min_value_length counts bytes of the stored JSON text: 250 "é"
+		// are 500 bytes (250 characters), 250 "\n" escapes are 500 bytes
+		// as written (250 characters once decoded).
+		{"MinLengthCountsBytes", strings.Replace(toolResult("a1", 48*time.Hour, 0, ""), `"text":""`, `"text":"`+strings.Repeat("é", 250)+`"`, 1), 5, def, extract.CodeExtract},
+		{"MinLengthBytesShort", strings.Replace(toolResult("a1", 48*time.Hour, 0, ""), `"text":""`, `"text":"`+strings.Repeat("é", 249)+`x"`, 1), 5, def, extract.CodeTooShort},
+		{"MinLengthCountsEscapesAsWritten", strings.Replace(toolResult("a1", 48*time.Hour, 0, ""), `"text":""`, `"text":"`+strings.Repeat(`\n`, 250)+`"`, 1), 5, def, extract.CodeExtract},
 		{"WindowLonger", toolResult("a1", 48*time.Hour, 600, `,"_extractable":10`), 5, def, extract.CodeTooRecent},
 		{"WindowShorter", toolResult("a1", 48*time.Hour, 600, `,"_extractable":1`), 1, def, extract.CodeExtract},
 		{"ForcedShort", toolResult("a1", 48*time.Hour, 5, `,"_extractable":true`), 5, def, extract.CodeForced},

@@ -99,6 +99,10 @@ type Result struct {
 	// values' size: they are never extracted (DESIGN decision 3).
 	IDLessEntries int   `json:"id_less_entries"`
 	IDLessBytes   int64 `json:"id_less_bytes"`
+	// MalformedLines counts the transcript's lines that are not exactly
+	// one JSON object (invalid JSON, two glued values): they are kept as
+	// they are, byte for byte, and never extracted from.
+	MalformedLines int `json:"malformed_lines"`
 	// SideBytes is what the side records written take in the side store
 	// (compressed, on disk for the file store).
 	SideBytes int64 `json:"side_bytes"`
@@ -407,6 +411,7 @@ func (x *Extractor) Run(ctx context.Context, ref bs.SessionRef) (*Result, error)
 		return nil, fmt.Errorf("extract %s: %w", name, err)
 	}
 	res.BytesBefore = tr.Version().Size()
+	res.MalformedLines = len(tr.Malformed())
 	res.ReadTime = time.Since(start)
 	ref = tr.Ref() // with the session id taken from the file name if it had none
 	version := tr.Version()

@@ -33,8 +33,11 @@ type Expansion struct {
 	// Compaction describes the summary (see Describe).
 	Compaction *Description `json:"compaction"`
 	// Entries are the original entries the summary stands for, in path
-	// order, as raw lines.
+	// order, as raw lines: all of them, or the first MaxEntries.
 	Entries []RawEntry `json:"entries"`
+	// Total counts the entries the summary stands for, whether or not
+	// MaxEntries left some of them out of Entries.
+	Total int `json:"total"`
 	// Truncated is true when MaxEntries left entries out.
 	Truncated bool `json:"truncated"`
 	// Covers are the earlier summaries this one condenses (each
@@ -97,6 +100,7 @@ func Expand(ctx context.Context, tr bs.Transcript, id string, o ExpandOptions) (
 	}
 	sp := span(tr, d.Line-1)
 	idx := sp.entries
+	x.Total = len(idx)
 	if o.MaxEntries > 0 && len(idx) > o.MaxEntries {
 		idx, x.Truncated = idx[:o.MaxEntries], true
 	}

@@ -47,6 +47,10 @@ type VerifyReport struct {
 	Verified     int `json:"verified"`
 	// Entries counts the entries holding at least one placeholder.
 	Entries int `json:"entries"`
+	// MalformedLines counts the transcript's lines that are not exactly
+	// one JSON object (invalid JSON, two glued values): they are kept as
+	// they are, and a placeholder inside one is not checked.
+	MalformedLines int `json:"malformed_lines"`
 	// SideFiles counts the side files and Values the values they hold
 	// (files that cannot be read count no values).
 	SideFiles int `json:"side_files"`
@@ -115,7 +119,7 @@ func Verify(ctx context.Context, store bs.Opener, side bs.SideStore, ref bs.Sess
 	ref = tr.Ref()
 	name = ref.String()
 	rep := &VerifyReport{Session: name, Backend: ref.Backend, Path: ref.Path, Problems: []VerifyProblem{}, Orphans: []VerifyOrphan{},
-		Entries: len(held)}
+		Entries: len(held), MalformedLines: len(tr.Malformed())}
 	infos, err := side.List(ctx, ref)
 	if err != nil {
 		return nil, fmt.Errorf("verify %s: %w", name, err)

@@ -88,6 +88,9 @@ func (c *compactCommand) Run(ctx context.Context, args []string) error {
 	if err := checkTokenizer(*tokName, try); err != nil {
 		return err
 	}
+	if err := sf.checkAgentsDir(); err != nil {
+		return err
+	}
 	confirm := !*dry && !*yes
 	if confirm && !isTerminalReader(c.m.Stdin) {
 		return &cli.UsageError{Msg: "compact writes into the session's transcript and needs confirmation: stdin is not a terminal, so pass --yes (or --dry-run to preview)", Try: try}

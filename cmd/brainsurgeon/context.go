@@ -94,8 +94,8 @@ Flags:
 
 const inspectCtxUsage = `Usage: brainsurgeon context inspect [--session S] [--tokenizer T] [--json] [--agents-dir DIR]
 
-Shows where the tokens of the session's context are: conversation messages,
-tool outputs, the system prompt (inferred from the recorded usage), the recent
+Shows where the tokens of the session's context are: conversation messages
+(and the tool outputs among them), the system prompt (inferred from the recorded usage), the recent
 part the summarize layer keeps and the part it would replace, pinned entries
 (_extractable: false), and what each layer would save. Reads only.
 
@@ -270,7 +270,7 @@ func printInspect(w io.Writer, r compact.InspectReport) {
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "Breakdown:")
 	field(w, "  Conversation", "%s tokens (%s messages)", num(r.Conversation.Tokens), num(r.Conversation.Messages))
-	field(w, "  Tool Outputs", "%s tokens (%s outputs)", num(r.ToolOutputs.Tokens), num(r.ToolOutputs.Count))
+	field(w, "    Tool Outputs", "%s tokens in %s outputs (part of the conversation)", num(r.Conversation.ToolOutputs.Tokens), num(r.Conversation.ToolOutputs.Count))
 	field(w, "  System Prompt", "%s tokens", num(r.SystemPrompt.Tokens))
 	fmt.Fprintln(w)
 	field(w, "Protected", "%s tokens (%s recent messages)", num(r.Protected.Tokens), num(r.Protected.Messages))

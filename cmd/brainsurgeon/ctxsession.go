@@ -40,6 +40,18 @@ func (f *sessionFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&f.json, "json", false, "print the result as JSON")
 }
 
+// checkAgentsDir checks that --agents-dir exists, or, when it does not,
+// that --session names a transcript by path, which brings its own agents
+// dir (<agents>/<agent>/sessions/<id>.jsonl): that one is used instead.
+func (f *sessionFlags) checkAgentsDir() error {
+	if _, err := os.Stat(f.agentsDir); err != nil {
+		if dir, ok := agentsDirOf(f.session); ok {
+			f.agentsDir = dir
+		}
+	}
+	return backend.CheckAgentsDir(f.agentsDir)
+}
+
 // target is an opened installation and the session a command works on.
 type target struct {
 	cfg  config.Config
@@ -56,12 +68,8 @@ type target struct {
 // resolves --session, or picks the most recently modified session of
 // agent main and says so on stderr.
 func (m *Main) openTarget(ctx context.Context, f *sessionFlags) (*target, error) {
-	if _, err := os.Stat(f.agentsDir); err != nil {
-		// A transcript named by path brings its own agents dir
-		// (<agents>/<agent>/sessions/<id>.jsonl).
-		if dir, ok := agentsDirOf(f.session); ok {
-			f.agentsDir = dir
-		}
+	if err := f.checkAgentsDir(); err != nil {
+		return nil, err
 	}
 	cfg, info, err := m.loadConfig(ctx, f.agentsDir, true)
 	if err != nil {

@@ -11,7 +11,9 @@ import (
 	"syscall"
 )
 
-// version is set at build time with -ldflags "-X main.version=…".
+// version may be set at build time with -ldflags "-X main.version=…";
+// otherwise "version" reports the module version or the VCS revision
+// recorded in the build information (see cli.Version).
 var version = "dev"
 
 func main() {

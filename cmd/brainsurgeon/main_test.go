@@ -42,7 +42,7 @@ func TestInspect(t *testing.T) {
 		{"MissingFile", []string{"inspect", "/nonexistent/x.jsonl"}, 1, nil, []string{"/nonexistent/x.jsonl", "no such file"}},
 		{"UnknownCommand", []string{"frobnicate"}, 2, nil, []string{"unknown command \"frobnicate\""}},
 		{"NoCommand", nil, 2, nil, []string{"Commands:"}},
-		{"Version", []string{"version"}, 0, []string{"brainsurgeon dev"}, nil},
+		{"Version", []string{"version"}, 0, []string{"brainsurgeon devel"}, nil},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			code, out, errs := run(t, tt.args...)
@@ -110,5 +110,45 @@ func TestInspectWritesNothing(t *testing.T) {
 		if after[k] != v {
 			t.Fatalf("%s changed", k)
 		}
+	}
+}
+
+// TestContextGrepExitStatus checks that context grep exits as grep does:
+// 0 when something matched, 1 when nothing did (with nothing on stderr,
+// and under --json no error member), 2 for any error.
+func TestContextGrepExitStatus(t *testing.T) {
+	sess := []string{"--session", "agent:main:main", "--agents-dir", demoAgents}
+	for _, tt := range []struct {
+		name string
+		args []string
+		code int
+		err  string
+	}{
+		{"Match", []string{"the repo"}, 0, ""},
+		{"NoMatch", []string{"no such text anywhere"}, 1, ""},
+		{"NoMatchJSON", []string{"no such text anywhere", "--json"}, 1, ""},
+		{"BadRegex", []string{"(", "--regex"}, 2, "bad --regex pattern"},
+		{"NoPattern", nil, 2, "takes one non-empty PATTERN"},
+		{"UnknownSession", []string{"x", "--session", "nope"}, 2, "nope"},
+		{"MissingAgentsDir", []string{"x", "--agents-dir", "/nonexistent/agents"}, 2, "agents directory /nonexistent/agents does not exist"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			code, out, errs := run(t, append(append([]string{"context", "grep"}, sess...), tt.args...)...)
+			if code != tt.code {
+				t.Fatalf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, tt.code, out, errs)
+			}
+			if tt.err == "" && errs != "" {
+				t.Errorf("stderr is not empty:\n%s", errs)
+			}
+			if !strings.Contains(errs, tt.err) {
+				t.Errorf("stderr lacks %q:\n%s", tt.err, errs)
+			}
+			if tt.name == "NoMatchJSON" {
+				var doc map[string]any
+				if err := json.Unmarshal([]byte(out), &doc); err != nil || doc["count"] != 0.0 || doc["error"] != nil {
+					t.Errorf("stdout is not one JSON document with count 0 and no error (%v):\n%s", err, out)
+				}
+			}
+		})
 	}
 }

@@ -122,6 +122,7 @@ func (c *pruneCommand) Run(ctx context.Context, args []string) error {
 		return cli.WriteJSON(c.m.Stdout, rep, err)
 	}
 	printPrune(c.m.Stdout, rep, *dry)
+	printPruneMalformed(c.m.Stdout, rep)
 	return err
 }
 

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	bs "github.com/brainsurgeon/brainsurgeon"
+	"github.com/brainsurgeon/brainsurgeon/backend"
 	"github.com/brainsurgeon/brainsurgeon/internal/cli"
 	"github.com/brainsurgeon/brainsurgeon/portable"
 	"github.com/brainsurgeon/brainsurgeon/recall"
@@ -29,6 +30,9 @@ by default, RE2 with --regex. Each hit prints where it was found (active,
 compacted, off_path, extracted), the entry id and line, and a snippet.
 Streams; stops after --max hits (default 100). Reads only.
 
+Exit status, as grep's: 0 when something matched, 1 when nothing did, 2 for
+an error (a bad command line or pattern, a session that cannot be read).
+
 Examples:
   brainsurgeon context grep "connection refused"
   brainsurgeon context grep 'TODO|FIXME' --regex --max 20 --session agent:main:main
@@ -37,7 +41,18 @@ Examples:
 Flags:
 `
 
+// grep runs context grep, whose exit status is grep's: 0 when something
+// matched, 1 when nothing did, 2 for an error.
 func (c *contextCommand) grep(ctx context.Context, args []string) error {
+	err := c.grepRun(ctx, args)
+	var se *cli.StatusError
+	if err == nil || errors.Is(err, cli.ErrHelp) || errors.As(err, &se) {
+		return err
+	}
+	return &cli.StatusError{Err: err, Code: cli.ExitUsage}
+}
+
+func (c *contextCommand) grepRun(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("brainsurgeon context grep", flag.ContinueOnError)
 	var sf sessionFlags
 	sf.register(fs)
@@ -86,7 +101,8 @@ func parseWhere(s string) ([]recall.Where, error) {
 }
 
 // runGrep streams the hits of pattern in tr to w: one line per hit, or
-// one JSON document at the end.
+// one JSON document at the end. No match returns a *cli.StatusError of
+// status 1 that reports nothing more.
 func runGrep(ctx context.Context, w io.Writer, tr bs.Transcript, side bs.SideStore, pattern string, o recall.GrepOptions, asJSON bool) error {
 	out, err := recall.Search(ctx, tr, side, pattern, o, asJSON, func(h recall.Hit) {
 		if asJSON {
@@ -108,8 +124,15 @@ func runGrep(ctx context.Context, w io.Writer, tr bs.Transcript, side bs.SideSto
 	if err != nil {
 		return err
 	}
+	var none error
+	if out.Count == 0 {
+		none = &cli.StatusError{Code: cli.ExitProblem}
+	}
 	if asJSON {
-		return cli.WriteJSON(w, out, nil)
+		if err := cli.WriteJSON(w, out, nil); err != nil {
+			return err
+		}
+		return none
 	}
 	switch {
 	case out.Count == 0:
@@ -119,7 +142,7 @@ func runGrep(ctx context.Context, w io.Writer, tr bs.Transcript, side bs.SideSto
 	default:
 		fmt.Fprintf(w, "%d %s\n", out.Count, plural(out.Count, "hit"))
 	}
-	return nil
+	return none
 }
 
 const describeUsage = `Usage: brainsurgeon context describe ID [--session S] [--json] [--agents-dir DIR]
@@ -257,12 +280,12 @@ func (c *contextCommand) expand(ctx context.Context, args []string) error {
 		return cli.WriteJSON(c.m.Stdout, x, nil)
 	}
 	cp := x.Compaction
-	fmt.Fprintf(c.m.Stderr, "compaction %s (line %d) stands for %d entries", cp.EntryID, cp.Line, len(x.Entries))
+	fmt.Fprintf(c.m.Stderr, "compaction %s (line %d) stands for %d entries", cp.EntryID, cp.Line, x.Total)
 	if len(x.Covers) > 0 {
 		fmt.Fprintf(c.m.Stderr, " and condenses %d earlier summaries (expand them in turn)", len(x.Covers))
 	}
 	if x.Truncated {
-		fmt.Fprintf(c.m.Stderr, " (more left out by --max %d)", *max)
+		fmt.Fprintf(c.m.Stderr, "; showing the first %d (--max %d)", len(x.Entries), *max)
 	}
 	fmt.Fprintln(c.m.Stderr)
 	for _, cv := range x.Covers {
@@ -433,6 +456,9 @@ func (c *contextCommand) importSession(ctx context.Context, args []string) error
 	try := "brainsurgeon context import --help"
 	if len(pos) != 1 || pos[0] == "" {
 		return &cli.UsageError{Msg: fmt.Sprintf("context import takes one FILE (or - for stdin), got %d arguments", len(pos)), Try: try}
+	}
+	if err := backend.CheckAgentsDir(*agentsDir); err != nil {
+		return err
 	}
 	var data []byte
 	if pos[0] == "-" {

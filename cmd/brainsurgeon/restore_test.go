@@ -375,7 +375,7 @@ func TestVerifyCommand(t *testing.T) {
 	details := extractAll(t, path, 200)
 	code, out, errs := run(t, "verify", "--agents-dir", agents)
 	wantCode(t, code, 0, out, errs)
-	if !strings.HasPrefix(out, "OK: 1 sessions, "+itoa(len(details))+" placeholders, "+itoa(len(details))+" verified, 0 problems") {
+	if !strings.Contains("\n"+out, "\nOK: 1 sessions, "+itoa(len(details))+" placeholders, "+itoa(len(details))+" verified, 0 problems") {
 		t.Fatalf("stdout %q", out)
 	}
 	dir := sidetest.Dir(path, demoID)

@@ -58,6 +58,13 @@ $BRAINSURGEON_AGENTS_DIR, then $AGENTS_DIR, then ~/.openclaw/agents. Commands th
 take --session default to the most recently modified session of agent main.
 `
 
+const versionUsage = `Usage: brainsurgeon version
+
+Prints the version: the one set at build time, else the module version or the
+VCS revision (with "+dirty" for uncommitted changes, and the commit's time)
+that Go recorded in the binary, then the Go version.
+`
+
 // commands are the subcommands, for "help <command>".
 var commands = map[string]bool{"inspect": true, "prune": true, "restore": true, "extractable": true, "verify": true, "serve": true, "version": true,
 	"compact": true, "context": true, "session": true, "autocompact": true}
@@ -99,7 +106,7 @@ func (m *Main) run(ctx context.Context, args []string) error {
 	case "autocompact":
 		return (&autocompactCommand{m: m}).Run(ctx, rest)
 	case "version", "--version":
-		fmt.Fprintf(m.Stdout, "brainsurgeon %s\n", version)
+		fmt.Fprintf(m.Stdout, "brainsurgeon %s\n", cli.Version(version))
 		return nil
 	case "help", "-h", "--help", "-help":
 		// "help <command>" shows the command's help; "help help",
@@ -111,7 +118,7 @@ func (m *Main) run(ctx context.Context, args []string) error {
 					return m.run(ctx, []string{a, rest[i+1], "--help"})
 				}
 				if a == "version" {
-					fmt.Fprint(m.Stdout, "Usage: brainsurgeon version\n\nPrints the version.\n")
+					fmt.Fprint(m.Stdout, versionUsage)
 					return nil
 				}
 				return m.run(ctx, []string{a, "--help"})

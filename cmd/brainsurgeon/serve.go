@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/brainsurgeon/brainsurgeon/api"
+	"github.com/brainsurgeon/brainsurgeon/backend"
+	"github.com/brainsurgeon/brainsurgeon/config"
 	"github.com/brainsurgeon/brainsurgeon/daemon"
 	"github.com/brainsurgeon/brainsurgeon/internal/cli"
 	"github.com/brainsurgeon/brainsurgeon/internal/demo"
@@ -109,7 +111,7 @@ func splitList(s string) []string {
 // security settings of the environment.
 func serveHandler(ctx context.Context, d *daemon.Daemon, env serveEnv) (http.Handler, error) {
 	return d.Handler(ctx, api.Options{APIKeys: env.APIKeys, CORSOrigins: env.CORSOrigins, ReadOnly: env.ReadOnly,
-		AutoRefreshMS: env.AutoRefreshMS, Version: version})
+		AutoRefreshMS: env.AutoRefreshMS, Version: cli.Version(version)})
 }
 
 type serveCommand struct{ m *Main }
@@ -141,6 +143,21 @@ func (c *serveCommand) Run(ctx context.Context, args []string) error {
 		}
 		fmt.Fprintf(c.m.Stdout, "Demo agents dir: %s (removed on exit)\n", *agentsDir)
 	}
+	// Validate everything before writing anything, logs included: the
+	// agents dir, the config (read with its upgrade logged nowhere; the
+	// daemon logs it once the log is open) and the listen address. A
+	// refused start leaves no log file, no state dir and no config.
+	if err := backend.CheckAgentsDir(*agentsDir); err != nil {
+		return err
+	}
+	if _, err := config.Load(ctx, *agentsDir, nil); err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", *addr, err)
+	}
+	defer ln.Close() // a no-op once the server has closed it
 	level, _ := logging.ParseLevel(env.LogLevel)
 	lo := logging.Options{Level: level, File: filepath.Join(logging.Dir(*agentsDir), logging.FileName)}
 	if env.ReadOnly {
@@ -169,19 +186,13 @@ func (c *serveCommand) Run(ctx context.Context, args []string) error {
 		}
 		fmt.Fprintf(c.m.Stdout, "First pass: %d sessions, %d values extracted, %d bytes saved\n", r.Sessions, r.Values, r.BytesSaved)
 	}
-	ln, err := net.Listen("tcp", *addr)
-	if err != nil {
-		return fmt.Errorf("listen on %s: %w", *addr, err)
-	}
 	if err := d.Start(ctx); err != nil {
-		ln.Close()
 		return err
 	}
 	// Requests see ctx: on SIGINT a manual run asked through the API stops
 	// between sessions too.
 	h, err := serveHandler(ctx, d, env)
 	if err != nil {
-		ln.Close()
 		d.Close()
 		return err
 	}

@@ -23,7 +23,8 @@ file, missing value, hash mismatch, corrupt side file) are listed with the
 session, entry, line and path. Orphans — side files and values no placeholder
 points to, such as values already restored — are not problems: they are
 counted per session (with their bytes), and listed one by one with --verbose.
-They stay on disk. Reads only; never writes.
+They stay on disk. Malformed lines (not exactly one JSON object) are counted
+per session: they are kept as they are. Reads only; never writes.
 
 Exit status: 0 when every placeholder has its value, 1 when there are problems.
 
@@ -40,15 +41,18 @@ type verifyCommand struct{ m *Main }
 
 // verifySummary is the JSON output of verify.
 type verifySummary struct {
-	OK           bool                    `json:"ok"`
-	Sessions     int                     `json:"sessions"`
-	Placeholders int                     `json:"placeholders"`
-	Verified     int                     `json:"verified"`
-	Problems     int                     `json:"problems"`
-	Orphans      int                     `json:"orphans"`
-	OrphanBytes  int64                   `json:"orphan_bytes"`
-	SideFiles    int                     `json:"side_files"`
-	Reports      []*restore.VerifyReport `json:"reports"`
+	OK           bool  `json:"ok"`
+	Sessions     int   `json:"sessions"`
+	Placeholders int   `json:"placeholders"`
+	Verified     int   `json:"verified"`
+	Problems     int   `json:"problems"`
+	Orphans      int   `json:"orphans"`
+	OrphanBytes  int64 `json:"orphan_bytes"`
+	SideFiles    int   `json:"side_files"`
+	// MalformedLines counts the malformed lines of every session (kept
+	// as they are); each report has its session's.
+	MalformedLines int                     `json:"malformed_lines"`
+	Reports        []*restore.VerifyReport `json:"reports"`
 }
 
 func (c *verifyCommand) Run(ctx context.Context, args []string) error {
@@ -98,6 +102,7 @@ func (c *verifyCommand) Run(ctx context.Context, args []string) error {
 			sum.OrphanBytes += o.Bytes
 		}
 		sum.SideFiles += rep.SideFiles
+		sum.MalformedLines += rep.MalformedLines
 	}
 	prog.done()
 	sum.OK = sum.Problems == 0
@@ -158,10 +163,14 @@ func printVerify(w io.Writer, s *verifySummary, verbose bool) {
 		}
 		fmt.Fprintln(w)
 	}
+	if s.MalformedLines > 0 {
+		printVerifyMalformed(w, s.Reports)
+		fmt.Fprintln(w)
+	}
 	verdict := "OK"
 	if s.Problems > 0 {
 		verdict = "PROBLEMS"
 	}
-	fmt.Fprintf(w, "%s: %d sessions, %d placeholders, %d verified, %d problems, %d side files, %d orphans (%d bytes)\n",
-		verdict, s.Sessions, s.Placeholders, s.Verified, s.Problems, s.SideFiles, s.Orphans, s.OrphanBytes)
+	fmt.Fprintf(w, "%s: %d sessions, %d placeholders, %d verified, %d problems, %d side files, %d orphans (%d bytes), %d malformed lines\n",
+		verdict, s.Sessions, s.Placeholders, s.Verified, s.Problems, s.SideFiles, s.Orphans, s.OrphanBytes, s.MalformedLines)
 }

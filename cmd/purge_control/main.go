@@ -39,7 +39,7 @@ Usage:
   purge_control get_context --agent A --session S [--json] [--agents-dir DIR]
   purge_control restore <entry> [--keys a,b] --agent A --session S [--tool-call-id ID] [--json] [--agents-dir DIR]
   purge_control set_extractable <entry> <true|false|N> --agent A --session S [--json] [--agents-dir DIR]
-  purge_control grep PATTERN --agent A --session S [--regex] [--max N] [--json] [--agents-dir DIR]
+  purge_control grep PATTERN --agent A --session S [--regex] [--ignore-case] [--max N] [--json] [--agents-dir DIR]
   purge_control version
 
 Examples:
@@ -80,7 +80,9 @@ func (m *Main) logger() bs.Logger {
 	return m.Logger
 }
 
-// version is set at build time with -ldflags "-X main.version=…".
+// version may be set at build time with -ldflags "-X main.version=…";
+// otherwise "version" reports the module version or the VCS revision
+// recorded in the build information (see cli.Version).
 var version = "dev"
 
 // Run executes args and returns the exit status. With --json, an error is
@@ -108,7 +110,7 @@ func (m *Main) run(ctx context.Context, args []string) error {
 	case "grep":
 		return (&grepCommand{m: m}).Run(ctx, rest)
 	case "version", "--version":
-		fmt.Fprintf(m.Stdout, "purge_control %s\n", version)
+		fmt.Fprintf(m.Stdout, "purge_control %s\n", cli.Version(version))
 		return nil
 	case "help", "-h", "--help", "-help":
 		// "help <command>" shows the command's help; "help help" and

@@ -41,6 +41,27 @@ func Usagef(format string, args ...any) error {
 	return &UsageError{Msg: fmt.Sprintf(format, args...)}
 }
 
+// StatusError gives an error an exit status of its own, for a command
+// whose statuses differ from the usual ones (context grep: 1 for no match,
+// 2 for any error). Err is reported as Exit reports it; a nil Err reports
+// nothing (the command has said what there was to say) and, under --json,
+// adds no error to the output.
+type StatusError struct {
+	Err  error
+	Code int
+}
+
+// Error returns Err's message, or "exit status N" when Err is nil.
+func (e *StatusError) Error() string {
+	if e.Err == nil {
+		return fmt.Sprintf("exit status %d", e.Code)
+	}
+	return e.Err.Error()
+}
+
+// Unwrap returns Err.
+func (e *StatusError) Unwrap() error { return e.Err }
+
 // ErrHelp is returned by Parse when -h or --help was given; the usage has
 // been printed.
 var ErrHelp = flag.ErrHelp
@@ -91,11 +112,17 @@ func ParseHelp(fs *flag.FlagSet, args []string, stdout io.Writer, usage string) 
 }
 
 // Exit reports err on stderr in the commands' form ("Error: …" and an
-// optional "Try: …") and returns the exit status: 0 for nil or ErrHelp, 2
-// for a *UsageError, 1 otherwise.
+// optional "Try: …") and returns the exit status: a *StatusError's Code,
+// 0 for nil or ErrHelp, 2 for a *UsageError, 1 otherwise.
 func Exit(stderr io.Writer, err error) int {
 	var ue *UsageError
+	var se *StatusError
 	switch {
+	case errors.As(err, &se):
+		if se.Err != nil {
+			Exit(stderr, se.Err)
+		}
+		return se.Code
 	case err == nil, errors.Is(err, ErrHelp):
 		return ExitOK
 	case errors.As(err, &ue):

@@ -68,6 +68,9 @@ func TestExit(t *testing.T) {
 		{"Usage", &cli.UsageError{Msg: "bad", Try: "x --help"}, cli.ExitUsage, "Error: bad\nTry: x --help\n"},
 		{"Canceled", fmt.Errorf("run: %w", context.Canceled), cli.ExitProblem, "Error: interrupted\n"},
 		{"Problem", errors.New("boom"), cli.ExitProblem, "Error: boom\n"},
+		{"StatusQuiet", &cli.StatusError{Code: 1}, 1, ""},
+		{"StatusProblem", &cli.StatusError{Err: errors.New("boom"), Code: 2}, 2, "Error: boom\n"},
+		{"StatusUsage", &cli.StatusError{Err: &cli.UsageError{Msg: "bad", Try: "x --help"}, Code: 2}, 2, "Error: bad\nTry: x --help\n"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			var b strings.Builder

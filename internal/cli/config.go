@@ -8,15 +8,22 @@ import (
 	"slices"
 
 	bs "github.com/brainsurgeon/brainsurgeon"
+	"github.com/brainsurgeon/brainsurgeon/backend"
 	"github.com/brainsurgeon/brainsurgeon/config"
 )
 
-// LoadConfig reads the config beside agentsDir and warns on stderr about
-// each unknown field, with the nearest known name. With lenient, a config
+// LoadConfig checks that the agents dir exists (backend.CheckAgentsDir:
+// every command that loads the config works on the agents dir, and a
+// wrong path must be the first thing it reports, not a config it then
+// fails to find), then reads the config beside agentsDir and warns on
+// stderr about each unknown field, with the nearest known name. With lenient, a config
 // that fails validation is reported on stderr and its valid fields used
 // (restoring must not depend on a perfect config); otherwise that is an
 // error. Errors name the file once.
 func LoadConfig(ctx context.Context, stderr io.Writer, agentsDir string, log bs.Logger, lenient bool) (config.Config, config.FileInfo, error) {
+	if err := backend.CheckAgentsDir(agentsDir); err != nil {
+		return config.Config{}, config.FileInfo{Path: config.Path(agentsDir)}, err
+	}
 	cfg, info, err := config.LoadFile(ctx, agentsDir, log)
 	for _, name := range info.Unknown {
 		hint := ""

@@ -144,6 +144,10 @@ type jsonError struct {
 func ExitJSON(stdout, stderr io.Writer, err error) int {
 	code := Exit(stderr, err)
 	var done inOutput
+	var se *StatusError
+	if errors.As(err, &se) && se.Err == nil {
+		return code
+	}
 	if code != ExitOK && !errors.As(err, &done) {
 		WriteJSON(stdout, jsonError{Error: err.Error(), Kind: Kind(err)}, nil)
 	}

@@ -115,7 +115,7 @@ export function compactionPanel(base, withB) {
       h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, 'Part'), h('th', { scope: 'col', class: 'num' }, 'Tokens'), h('th', { scope: 'col', class: 'num' }, ''))),
       h('tbody', {},
         row('Conversation', 'conversation', r.conversation.tokens, msgs(r.conversation.messages)),
-        row('Tool outputs', 'tool_outputs', r.tool_outputs.tokens, `${fmtInt(r.tool_outputs.count)} result${r.tool_outputs.count === 1 ? '' : 's'}`),
+        row('\u2003of which tool outputs', 'tool_outputs', r.conversation.tool_outputs.tokens, `${fmtInt(r.conversation.tool_outputs.count)} result${r.conversation.tool_outputs.count === 1 ? '' : 's'}`),
         row('System prompt and tools (not in the transcript)', 'system_prompt', r.system_prompt.tokens, ''),
         row('Kept by a summary (recent)', 'protected', r.protected.tokens, msgs(r.protected.messages)),
         row('Compactable', 'compactable', r.compactable.tokens, msgs(r.compactable.messages)),
