@@ -82,8 +82,9 @@ type Config struct {
 	// the active path, counted from the end) are never extracted (design
 	// decision 5). It defaults to 3 and must be 0 or more.
 	KeepRecent int `json:"keep_recent"`
-	// MinValueLength is the length in characters below which a value is
-	// not extracted. It defaults to 500 and must be 1 or more.
+	// MinValueLength is the length in bytes (of the value's JSON text; for
+	// an image, of the whole block) below which a value is not extracted.
+	// It defaults to 500 and must be 1 or more.
 	MinValueLength int `json:"min_value_length"`
 	// TriggerTypes lists the kinds of values that may be extracted; see
 	// [TriggerTypes] for the allowed ones. It defaults to thinking and
@@ -93,9 +94,6 @@ type Config struct {
 	// extraction; 0 means no protection by age. It defaults to 24 and must
 	// be 0 or more.
 	AgeThresholdHours float64 `json:"age_threshold_hours"`
-	// ScanIntervalSeconds is how often the daemon looks for changed
-	// sessions. It defaults to 30 and must be 1 or more.
-	ScanIntervalSeconds int `json:"scan_interval_seconds"`
 	// AutoCron is the cron expression of automatic pruning runs. It
 	// defaults to "*/2 * * * *" (every two minutes). Five to seven fields
 	// (seconds and years optional) and tags such as "@daily" are accepted.
@@ -151,7 +149,6 @@ func Default() Config {
 		MinValueLength:          500,
 		TriggerTypes:            []string{TriggerThinking, TriggerToolResult},
 		AgeThresholdHours:       24,
-		ScanIntervalSeconds:     30,
 		AutoCron:                "*/2 * * * *",
 		Retention:               "24h",
 		RetentionCron:           "0 */6 * * *",
@@ -191,11 +188,6 @@ func (c Config) KeepAfterRestore() time.Duration { return seconds(c.KeepAfterRes
 // Idle returns IdleSeconds as a duration. A negative value gives 0; a value
 // too large for a time.Duration gives the largest duration.
 func (c Config) Idle() time.Duration { return seconds(c.IdleSeconds) }
-
-// ScanInterval returns ScanIntervalSeconds as a duration. A negative value
-// gives 0; a value too large for a time.Duration gives the largest
-// duration.
-func (c Config) ScanInterval() time.Duration { return seconds(c.ScanIntervalSeconds) }
 
 // AgeThreshold returns AgeThresholdHours as a duration, rounded down to
 // the nanosecond; 0 means no protection by age. A negative or NaN value
