@@ -436,7 +436,7 @@ func (s *server) checkPath(r *http.Request) error {
 	for i, seg := range segs {
 		v, err := url.PathUnescape(seg)
 		if err != nil {
-			bad[i] = fmt.Errorf("%q is not a valid escaped path segment: %v", seg, err)
+			bad[i] = fmt.Errorf("found %q, which is not a valid escaped path segment: %v", seg, err)
 			continue
 		}
 		if v == "" && i == len(segs)-1 {
@@ -470,7 +470,7 @@ func (s *server) checkPath(r *http.Request) error {
 	if n, ok := names[first]; ok {
 		name = paramName(n)
 	}
-	return fmt.Errorf("invalid %s: %v", name, bad[first])
+	return segmentError(name, bad[first])
 }
 
 // patternParams maps segment positions of a ServeMux pattern to its
