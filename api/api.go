@@ -45,6 +45,7 @@
 //	GET    /api/sessions/{agent}/{id}/context/history?depth=
 //	POST   /api/sessions/{agent}/{id}/context/compact  ({"focus","layer","dry_run"})
 //	GET    /api/sessions/{agent}/{id}/context/grep?q=&regex=&max=
+//	GET    /api/sessions/{agent}/{id}/usage
 //	POST   /api/sessions/{agent}/{id}/restore   (whole session: {"pristine":true})
 //	GET    /api/sessions/{agent}/{id}/entries/{entryId}/extracted?preview=200&key=&raw=
 //	POST   /api/sessions/{agent}/{id}/entries/{entryId}/restore
@@ -270,6 +271,7 @@ func (s *server) routeTable() []route {
 		{"GET /api/sessions/{agent}/{id}/context/history", false, s.answer(s.contextHistory)},
 		{"POST /api/sessions/{agent}/{id}/context/compact", false, s.answer(s.contextCompact)},
 		{"GET /api/sessions/{agent}/{id}/context/grep", false, s.contextGrep},
+		{"GET /api/sessions/{agent}/{id}/usage", false, s.answer(s.usage)},
 		{"POST /api/sessions/{agent}/{id}/restore", false, s.answer(s.restoreAll)},
 		{"GET /api/sessions/{agent}/{id}/entries/{entryId}/extracted", false, s.extracted},
 		{"POST /api/sessions/{agent}/{id}/entries/{entryId}/restore", false, s.answer(s.restoreEntry)},
