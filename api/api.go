@@ -36,6 +36,7 @@
 //	GET    /api/config/env                      (public)
 //	GET    /api/agents
 //	GET    /api/sessions?agent=&offset=&limit=
+//	GET    /api/disk
 //	GET    /api/agents/{agent}/sessions
 //	GET    /api/sessions/{agent}/{id}?offset=&limit=&backend=
 //	DELETE /api/sessions/{agent}/{id}
@@ -262,6 +263,7 @@ func (s *server) routeTable() []route {
 		{"GET /api/config/env", true, s.answer(s.configEnv)},
 		{"GET /api/agents", false, s.answer(s.agents)},
 		{"GET /api/sessions", false, s.answer(s.sessions)},
+		{"GET /api/disk", false, s.answer(s.disk)},
 		{"GET /api/agents/{agent}/sessions", false, s.answer(s.sessions)},
 		{"GET /api/sessions/{agent}/{id}", false, s.answer(s.detail)},
 		{"DELETE /api/sessions/{agent}/{id}", false, s.answer(s.deleteSession)},
