@@ -247,6 +247,7 @@ func TestUIInBrowser(t *testing.T) {
 	t.Run("LostValues", func(t *testing.T) { testLostValues(t, b) })
 	t.Run("DemoDaemon", func(t *testing.T) { testDemoDaemon(t, b) })
 	t.Run("Compaction", func(t *testing.T) { testCompaction(t, b) })
+	t.Run("UsageAndDisk", func(t *testing.T) { testUsageAndDisk(t, b) })
 }
 
 // testValueRestoreSettings opens an extracted badge and sees the value

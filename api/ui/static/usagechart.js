@@ -74,9 +74,13 @@ export function drawUsage(u) {
   for (const k of ticks) svg.append(s('text', { x: x(k), y: H - PAD.b + 16, class: 'axis', 'text-anchor': 'middle' }, `turn ${fmtInt(k)}`));
   // Markers under the line.
   const marks = s('g', { class: 'markers' });
+  const seen = new Map(); // after_turn → markers drawn there: each next one is nudged aside
   for (const m of u.markers || []) {
     const k = KINDS[m.kind] || { label: m.kind, cls: '' };
-    const xx = xm(m.after_turn);
+    const nth = seen.get(m.after_turn) || 0;
+    seen.set(m.after_turn, nth + 1);
+    const base = xm(m.after_turn);
+    const xx = base + (base > PAD.l + iw / 2 ? -1 : 1) * nth * 8;
     marks.append(s('g', { class: `marker ${k.cls}`, 'data-kind': m.kind, 'data-after-turn': m.after_turn },
       s('title', {}, markerText(m)),
       s('line', { x1: xx, x2: xx, y1: PAD.t, y2: PAD.t + ih }),
