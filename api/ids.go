@@ -58,7 +58,7 @@ func segmentError(name string, err error) error {
 func expectedOf(name string) string {
 	switch name {
 	case "entry_id":
-		return "an entry id (the entry's __id or id, as GET /api/sessions/{agent}/{id} lists it)"
+		return "an entry id, the entry's __id or id as GET /api/sessions/{agent}/{id} lists it"
 	case "session_id":
 		return "a session id or a unique prefix of 8 characters or more, or a session key"
 	case "agent":

@@ -103,6 +103,7 @@ func TestBadEntryIDSaysWhatWasExpected(t *testing.T) {
 			if code != http.StatusBadRequest {
 				t.Fatalf("%d %s, want 400", code, body)
 			}
+			t.Log(e.Error)
 			for _, want := range []string{"invalid entry_id", "expected an entry id", tt.found} {
 				if !strings.Contains(e.Error, want) {
 					t.Errorf("error %q, want it to say %q", e.Error, want)
