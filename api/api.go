@@ -204,8 +204,10 @@ type server struct {
 	keys     [][32]byte
 	log      bs.Logger
 	cache    *statsCache
-	maxBody  int64
-	started  time.Time
+	// sideStats spares GET …/usage re-reading unchanged side records.
+	sideStats sideStatsCache
+	maxBody   int64
+	started   time.Time
 }
 
 // New returns the API handler. It checks the options: a nil Set, an empty

@@ -2,10 +2,14 @@ package api
 
 import (
 	"bytes"
+	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"sort"
+	"sync"
 	"time"
 
 	bs "github.com/brainsurgeon/brainsurgeon"
@@ -216,17 +220,15 @@ func (s *server) usage(r *http.Request) (any, error) {
 			m.SavedTokens = m.TokensBefore - m.TokensAfter
 		}
 	}
-	passes, err := s.extractionPasses(r, ref, onPath)
+	passes, stats, err := s.extractionPasses(r, ref, onPath)
 	if err != nil {
 		return nil, err
 	}
 	// A restore's size is its values' sizes, from the side record.
 	for k := range restores {
-		if rec, err := extract.LoadRecord(ctx, s.set.Side, ref, restores[k].EntryID); err == nil {
-			restores[k].Values = -len(rec.Values)
-			for _, val := range rec.Values {
-				restores[k].SavedBytes -= int64(val.Size - len(val.Placeholder))
-			}
+		for _, v := range stats[restores[k].EntryID] {
+			restores[k].Values--
+			restores[k].SavedBytes -= v.saved
 		}
 	}
 	for _, m := range append(passes, restores...) {
@@ -246,46 +248,39 @@ func (s *server) usage(r *http.Request) (any, error) {
 // extractionPasses reads the session's side records and groups their
 // values by extraction time: one marker per pass. Values of entries that
 // are not on the active path are left out; a record that cannot be read is
-// skipped (GET …/extracted reports it).
-func (s *server) extractionPasses(r *http.Request, ref bs.SessionRef, onPath map[string]bool) ([]UsageMarker, error) {
+// skipped (GET …/extracted reports it). It also returns the values of
+// each entry, for the restore markers.
+func (s *server) extractionPasses(r *http.Request, ref bs.SessionRef, onPath map[string]bool) ([]UsageMarker, map[string][]valueStat, error) {
 	ctx := r.Context()
 	infos, err := s.set.Side.List(ctx, ref)
 	if err != nil {
 		if errors.Is(err, bs.ErrNotFound) {
-			return nil, nil
+			return nil, nil, nil
 		}
-		return nil, err
+		return nil, nil, err
+	}
+	stats, err := s.sideStats.get(ctx, s.set.Side, ref, infos)
+	if err != nil {
+		return nil, nil, err
 	}
 	type pass struct {
 		m       UsageMarker
 		entries map[string]bool
 	}
 	by := map[time.Time]*pass{}
-	for _, info := range infos {
-		if !onPath[info.EntryID] {
+	for entryID, vals := range stats {
+		if !onPath[entryID] {
 			continue
 		}
-		rec, err := extract.LoadRecord(ctx, s.set.Side, ref, info.EntryID)
-		if err != nil {
-			if ctx.Err() != nil {
-				return nil, ctx.Err()
-			}
-			continue
-		}
-		for _, val := range rec.Values {
-			at := val.ExtractedAt
-			if at.IsZero() {
-				at = rec.ExtractedAt
-			}
-			at = at.Truncate(time.Second) // one pass stamps its values alike
-			p := by[at]
+		for _, v := range vals {
+			p := by[v.at]
 			if p == nil {
-				p = &pass{m: UsageMarker{Kind: MarkerExtraction, Timestamp: at}, entries: map[string]bool{}}
-				by[at] = p
+				p = &pass{m: UsageMarker{Kind: MarkerExtraction, Timestamp: v.at}, entries: map[string]bool{}}
+				by[v.at] = p
 			}
-			p.entries[rec.EntryID] = true
+			p.entries[entryID] = true
 			p.m.Values++
-			p.m.SavedBytes += int64(val.Size - len(val.Placeholder))
+			p.m.SavedBytes += v.saved
 		}
 	}
 	out := make([]UsageMarker, 0, len(by))
@@ -294,7 +289,7 @@ func (s *server) extractionPasses(r *http.Request, ref bs.SessionRef, onPath map
 		out = append(out, p.m)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Timestamp.Before(out[j].Timestamp) })
-	return out, nil
+	return out, stats, nil
 }
 
 // turnsBefore counts the points recorded at or before t (points without a
@@ -309,4 +304,78 @@ func turnsBefore(points []UsagePoint, t time.Time) int {
 		break
 	}
 	return n
+}
+
+// valueStat is what the usage series needs of one extracted value: when
+// its pass ran (to the second: one pass stamps its values alike) and the
+// bytes the transcript lost by it.
+type valueStat struct {
+	at    time.Time
+	saved int64
+}
+
+// sideStatsCache keeps, per session, the valueStats of its side records,
+// keyed by a fingerprint of the side store's listing (entry, size and time
+// of each record): reading every record costs far more than the rest of
+// GET …/usage, and the records only change when a pass, a restore or
+// retention writes. At most maxSideStats sessions are kept.
+type sideStatsCache struct {
+	mu sync.Mutex
+	m  map[string]sideStatsEntry
+}
+
+type sideStatsEntry struct {
+	sig   [sha256.Size]byte
+	stats map[string][]valueStat
+}
+
+const maxSideStats = 64
+
+// get returns the valueStats of ref's side records by entry id, reading
+// the records when the listing changed since the last call. A record that
+// cannot be read is left out (GET …/extracted reports it).
+func (c *sideStatsCache) get(ctx context.Context, side bs.SideStore, ref bs.SessionRef, infos []bs.SideInfo) (map[string][]valueStat, error) {
+	h := sha256.New()
+	for _, info := range infos {
+		fmt.Fprintf(h, "%s\x00%d\x00%d\n", info.EntryID, info.Size, info.ModTime.UnixNano())
+	}
+	var sig [sha256.Size]byte
+	h.Sum(sig[:0])
+	key := ref.String()
+	c.mu.Lock()
+	if e, ok := c.m[key]; ok && e.sig == sig {
+		c.mu.Unlock()
+		return e.stats, nil
+	}
+	c.mu.Unlock()
+	stats := make(map[string][]valueStat, len(infos))
+	for _, info := range infos {
+		rec, err := extract.LoadRecord(ctx, side, ref, info.EntryID)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			continue
+		}
+		for _, val := range rec.Values {
+			at := val.ExtractedAt
+			if at.IsZero() {
+				at = rec.ExtractedAt
+			}
+			stats[rec.EntryID] = append(stats[rec.EntryID], valueStat{at: at.Truncate(time.Second), saved: int64(val.Size - len(val.Placeholder))})
+		}
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil {
+		c.m = map[string]sideStatsEntry{}
+	}
+	if _, ok := c.m[key]; !ok && len(c.m) >= maxSideStats {
+		for k := range c.m { // drop any one: the cache only spares repeated reads
+			delete(c.m, k)
+			break
+		}
+	}
+	c.m[key] = sideStatsEntry{sig: sig, stats: stats}
+	return stats, nil
 }
