@@ -147,3 +147,36 @@ func TestUsageSeries(t *testing.T) {
 		}
 	}
 }
+
+// TestUsageEveryBackend asks GET …/usage and GET /api/disk on every
+// session of the fixture, the corpus's JSONL transcript and SQLite store
+// included: every series has one point per recorded turn in order, and
+// the disk counts the SQLite store as transcripts.
+func TestUsageEveryBackend(t *testing.T) {
+	f := newFixture(t, true)
+	c := &client{tb: t, srv: serve(t, api.Options{Set: f.set})}
+	var list sessionsAnswer
+	c.json("GET", "/api/sessions", "", 200, &list)
+	recorded := 0
+	for _, in := range list.Sessions {
+		var u api.UsageSeries
+		c.json("GET", "/api/sessions/"+in.Agent+"/"+in.SessionID+"/usage?backend="+in.Backend, "", 200, &u)
+		for i, p := range u.Points {
+			if p.Turn != i+1 || p.Tokens <= 0 {
+				t.Errorf("%s/%s: point %d = %+v", in.Agent, in.SessionID, i, p)
+			}
+		}
+		recorded += len(u.Points)
+		t.Logf("%s/%s (%s): %d recorded turns, %d markers", in.Agent, in.SessionID, in.Backend, len(u.Points), len(u.Markers))
+	}
+	if recorded == 0 {
+		t.Error("no session of the fixture has a recorded turn")
+	}
+	var disk api.DiskUse
+	c.json("GET", "/api/disk", "", 200, &disk)
+	for _, a := range disk.Agents {
+		if a.Transcripts.Bytes == 0 {
+			t.Errorf("agent %s: no transcript bytes: %+v", a.Agent, a)
+		}
+	}
+}
