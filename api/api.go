@@ -58,6 +58,11 @@
 //	POST   /api/trash/{agent}/{id}/restore
 //	DELETE /api/trash/{agent}/{id}
 //
+// {id} names a session of {agent} the way the CLI does after "agent/"
+// (session.ResolveRef): its id, its transcript's file stem, a unique prefix
+// of either of 8 characters or more, or a session key (or a unique suffix
+// of one).
+//
 // Security (DESIGN decision 13): X-API-Key is compared in constant time
 // with every configured key; CORS headers are sent only to listed origins
 // (preflights too); read-only mode refuses every write; every path
