@@ -115,3 +115,30 @@ func TestBadEntryIDSaysWhatWasExpected(t *testing.T) {
 		})
 	}
 }
+
+// TestObsoleteConfigField posts the obsolete scan_interval_seconds: a 400
+// whose fields say why it would change nothing, and the config unchanged.
+func TestObsoleteConfigField(t *testing.T) {
+	agents, _, err := demo.Write(t.TempDir(), demo.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	set, err := backend.Open(context.Background(), agents, backend.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &client{tb: t, srv: serve(t, api.Options{Set: set, Control: newControl(set)})}
+	var ans struct {
+		Error  string            `json:"error"`
+		Fields map[string]string `json:"fields"`
+	}
+	c.json("POST", "/api/config", `{"keep_recent": 9, "scan_interval_seconds": 30}`, 400, &ans)
+	if msg := ans.Fields["scan_interval_seconds"]; !strings.Contains(msg, "obsolete") || !strings.Contains(msg, "auto_cron") {
+		t.Errorf("fields %v, want scan_interval_seconds called obsolete, with auto_cron as the reason", ans.Fields)
+	}
+	var cfg map[string]any
+	c.json("GET", "/api/config", "", 200, &cfg)
+	if _, ok := cfg["scan_interval_seconds"]; ok || cfg["keep_recent"] == float64(9) {
+		t.Errorf("config after the refused post: %v", cfg)
+	}
+}
