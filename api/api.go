@@ -36,6 +36,7 @@
 //	GET    /api/config/env                      (public)
 //	GET    /api/agents
 //	GET    /api/sessions?agent=&offset=&limit=
+//	GET    /api/disk
 //	GET    /api/agents/{agent}/sessions
 //	GET    /api/sessions/{agent}/{id}?offset=&limit=&backend=
 //	DELETE /api/sessions/{agent}/{id}
@@ -45,6 +46,7 @@
 //	GET    /api/sessions/{agent}/{id}/context/history?depth=
 //	POST   /api/sessions/{agent}/{id}/context/compact  ({"focus","layer","dry_run"})
 //	GET    /api/sessions/{agent}/{id}/context/grep?q=&regex=&max=
+//	GET    /api/sessions/{agent}/{id}/usage
 //	POST   /api/sessions/{agent}/{id}/restore   (whole session: {"pristine":true})
 //	GET    /api/sessions/{agent}/{id}/entries/{entryId}/extracted?preview=200&key=&raw=
 //	POST   /api/sessions/{agent}/{id}/entries/{entryId}/restore
@@ -55,6 +57,11 @@
 //	GET    /api/trash
 //	POST   /api/trash/{agent}/{id}/restore
 //	DELETE /api/trash/{agent}/{id}
+//
+// {id} names a session of {agent} the way the CLI does after "agent/"
+// (session.ResolveRef): its id, its transcript's file stem, a unique prefix
+// of either of 8 characters or more, or a session key (or a unique suffix
+// of one).
 //
 // Security (DESIGN decision 13): X-API-Key is compared in constant time
 // with every configured key; CORS headers are sent only to listed origins
@@ -202,8 +209,10 @@ type server struct {
 	keys     [][32]byte
 	log      bs.Logger
 	cache    *statsCache
-	maxBody  int64
-	started  time.Time
+	// sideStats spares GET …/usage re-reading unchanged side records.
+	sideStats sideStatsCache
+	maxBody   int64
+	started   time.Time
 }
 
 // New returns the API handler. It checks the options: a nil Set, an empty
@@ -261,6 +270,7 @@ func (s *server) routeTable() []route {
 		{"GET /api/config/env", true, s.answer(s.configEnv)},
 		{"GET /api/agents", false, s.answer(s.agents)},
 		{"GET /api/sessions", false, s.answer(s.sessions)},
+		{"GET /api/disk", false, s.answer(s.disk)},
 		{"GET /api/agents/{agent}/sessions", false, s.answer(s.sessions)},
 		{"GET /api/sessions/{agent}/{id}", false, s.answer(s.detail)},
 		{"DELETE /api/sessions/{agent}/{id}", false, s.answer(s.deleteSession)},
@@ -270,6 +280,7 @@ func (s *server) routeTable() []route {
 		{"GET /api/sessions/{agent}/{id}/context/history", false, s.answer(s.contextHistory)},
 		{"POST /api/sessions/{agent}/{id}/context/compact", false, s.answer(s.contextCompact)},
 		{"GET /api/sessions/{agent}/{id}/context/grep", false, s.contextGrep},
+		{"GET /api/sessions/{agent}/{id}/usage", false, s.answer(s.usage)},
 		{"POST /api/sessions/{agent}/{id}/restore", false, s.answer(s.restoreAll)},
 		{"GET /api/sessions/{agent}/{id}/entries/{entryId}/extracted", false, s.extracted},
 		{"POST /api/sessions/{agent}/{id}/entries/{entryId}/restore", false, s.answer(s.restoreEntry)},
@@ -436,7 +447,7 @@ func (s *server) checkPath(r *http.Request) error {
 	for i, seg := range segs {
 		v, err := url.PathUnescape(seg)
 		if err != nil {
-			bad[i] = fmt.Errorf("%q is not a valid escaped path segment: %v", seg, err)
+			bad[i] = fmt.Errorf("found %q, which is not a valid escaped path segment: %v", seg, err)
 			continue
 		}
 		if v == "" && i == len(segs)-1 {
@@ -470,7 +481,7 @@ func (s *server) checkPath(r *http.Request) error {
 	if n, ok := names[first]; ok {
 		name = paramName(n)
 	}
-	return fmt.Errorf("invalid %s: %v", name, bad[first])
+	return segmentError(name, bad[first])
 }
 
 // patternParams maps segment positions of a ServeMux pattern to its

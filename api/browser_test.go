@@ -247,6 +247,7 @@ func TestUIInBrowser(t *testing.T) {
 	t.Run("LostValues", func(t *testing.T) { testLostValues(t, b) })
 	t.Run("DemoDaemon", func(t *testing.T) { testDemoDaemon(t, b) })
 	t.Run("Compaction", func(t *testing.T) { testCompaction(t, b) })
+	t.Run("UsageAndDisk", func(t *testing.T) { testUsageAndDisk(t, b) })
 }
 
 // testValueRestoreSettings opens an extracted badge and sees the value
@@ -653,6 +654,7 @@ func testDemoDaemon(t *testing.T, browserCtx context.Context) {
 
 	do(t, tab, "open the settings", chromedp.Evaluate[chromedp.Void](`location.hash = '#/settings'`),
 		chromedp.WaitVisible(`#cfg-keep_recent`))
+	checkJobsTable(t, tab, d)
 	do(t, tab, "change keep_recent", chromedp.SetValue(`#cfg-keep_recent`, "5"), chromedp.Click(`#settings-form button[type=submit]`))
 	waitFor(t, tab, "the saved message", `document.querySelector('#settings-status.saved')`)
 	if got := d.Config().Get().KeepRecent; got != 5 {
@@ -677,4 +679,35 @@ func testDemoDaemon(t *testing.T, browserCtx context.Context) {
 	if p := problems(); len(p) > 0 {
 		t.Errorf("the page reported errors:\n%s", strings.Join(p, "\n"))
 	}
+}
+
+// checkJobsTable checks the settings' scheduled jobs against the daemon:
+// a table with one row per job, its cron text, and the last pruning
+// run's result as counts (the first pass ran), not a JSON dump; no field
+// for the obsolete scan interval, and the minimum length in bytes.
+func checkJobsTable(t *testing.T, tab context.Context, d *daemon.Daemon) {
+	t.Helper()
+	waitFor(t, tab, "the jobs table", `document.querySelector('table.jobs-table tr[data-job="prune"]')`)
+	st := d.Status()
+	for _, j := range []daemon.JobStatus{st.Prune, st.Retention} {
+		row := `document.querySelector('table.jobs-table tr[data-job=` + jsString(j.Name) + `]')`
+		if got := eval[string](t, tab, row+`.querySelector('td.schedule').textContent`); got != j.Cron {
+			t.Errorf("job %s: schedule %q, want the config's %q", j.Name, got, j.Cron)
+		}
+	}
+	result := eval[string](t, tab, `document.querySelector('table.jobs-table tr[data-job="prune"] td.last-result').textContent`)
+	r, _ := st.Prune.LastResult.(*daemon.PruneResult)
+	if r == nil || !strings.HasPrefix(result, "ok") || !strings.Contains(result, commas(r.Values)+" values") {
+		t.Errorf("last pruning result shown %q, want ok with the run's %+v", result, r)
+	}
+	if eval[bool](t, tab, `!!document.querySelector('.jobs-panel pre')`) {
+		t.Error("the scheduled jobs are shown as JSON")
+	}
+	if eval[bool](t, tab, `!!document.querySelector('#cfg-scan_interval_seconds')`) {
+		t.Error("the settings still offer the scan interval, which nothing reads")
+	}
+	if got := eval[string](t, tab, `document.querySelector('label[for="cfg-min_value_length"]').textContent`); !strings.Contains(got, "bytes") {
+		t.Errorf("min_value_length label %q, want its unit, bytes", got)
+	}
+	screenshot(t, tab, "ui-settings-jobs.png", true)
 }

@@ -10,10 +10,12 @@ import (
 	"runtime"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
 	bs "github.com/brainsurgeon/brainsurgeon"
+	"github.com/brainsurgeon/brainsurgeon/session"
 )
 
 // SessionInfo is one session in the sessions list.
@@ -297,7 +299,11 @@ func (s *server) listRefs(ctx context.Context, agent string) ([]bs.SessionRef, e
 
 // findSession finds the session named by the request's {agent} and {id}
 // among the sessions the store lists (no path is built from the request).
-// ?backend= chooses when both backends have it.
+// {id} is what the CLI accepts after "agent/": a session id, the file stem
+// of its transcript or a unique prefix of either of 8 characters or more,
+// or a session key (or a unique suffix of one on ":" boundaries);
+// session.ResolveRef, the CLI's resolver, decides. ?backend= chooses when
+// both backends have the session.
 func (s *server) findSession(r *http.Request) (bs.SessionRef, error) {
 	agent, err := param(r, "agent")
 	if err != nil {
@@ -315,22 +321,31 @@ func (s *server) findSession(r *http.Request) (bs.SessionRef, error) {
 	if err != nil {
 		return bs.SessionRef{}, err
 	}
-	var found []bs.SessionRef
-	for _, ref := range refs {
-		if ref.ID == id && (backend == "" || backendOf(ref) == backend) {
-			found = append(found, ref)
+	if len(refs) == 0 {
+		return bs.SessionRef{}, fmt.Errorf("session %s/%s: agent %q has no sessions: %w", agent, id, agent, bs.ErrNotFound)
+	}
+	mine := refs
+	if backend != "" {
+		mine = slices.DeleteFunc(slices.Clone(refs), func(ref bs.SessionRef) bool { return backendOf(ref) != backend })
+		if len(mine) == 0 {
+			return bs.SessionRef{}, fmt.Errorf("session %s/%s: agent %q has no sessions in the %s store: %w", agent, id, agent, backend, bs.ErrNotFound)
+		}
+	} else {
+		stores := map[string]bool{}
+		for _, ref := range refs {
+			if ref.ID == id {
+				stores[backendOf(ref)] = true
+			}
+		}
+		if len(stores) > 1 {
+			return bs.SessionRef{}, fmt.Errorf("session %s/%s is in both stores; add ?backend=jsonl or ?backend=sqlite: %w", agent, id, bs.ErrAmbiguous)
 		}
 	}
-	switch len(found) {
-	case 0:
-		if len(refs) == 0 {
-			return bs.SessionRef{}, fmt.Errorf("session %s/%s: agent %q has no sessions: %w", agent, id, agent, bs.ErrNotFound)
-		}
-		return bs.SessionRef{}, fmt.Errorf("session %s/%s: agent %q has %d sessions, none with this id: %w", agent, id, agent, len(refs), bs.ErrNotFound)
-	case 1:
-		return found[0], nil
+	name := agent + "/" + id
+	if strings.Contains(id, ":") {
+		name = id // a session key, resolved among the agent's sessions
 	}
-	return bs.SessionRef{}, fmt.Errorf("session %s/%s is in both stores; add ?backend=jsonl or ?backend=sqlite: %w", agent, id, bs.ErrAmbiguous)
+	return session.ResolveRef(mine, name, nil)
 }
 
 // AgentInfo is one agent in the agents list.
@@ -381,7 +396,7 @@ func (s *server) sessions(r *http.Request) (any, error) {
 		}
 	} else if agent != "" {
 		if err := checkSegment(agent); err != nil {
-			return nil, fmt.Errorf("invalid agent: %v: %w", err, bs.ErrInvalid)
+			return nil, fmt.Errorf("%w: %w", segmentError("agent", err), bs.ErrInvalid)
 		}
 	}
 	offset, err := queryInt(r, "offset", 0, 0)

@@ -96,9 +96,6 @@ type Config struct {
 	// extraction; 0 means no protection by age. It defaults to 24 and must
 	// be 0 or more.
 	AgeThresholdHours float64 `json:"age_threshold_hours"`
-	// ScanIntervalSeconds is how often the daemon looks for changed
-	// sessions. It defaults to 30 and must be 1 or more.
-	ScanIntervalSeconds int `json:"scan_interval_seconds"`
 	// AutoCron is the cron expression of automatic pruning runs. It
 	// defaults to "*/2 * * * *" (every two minutes). Five to seven fields
 	// (seconds and years optional) and tags such as "@daily" are accepted.
@@ -154,7 +151,6 @@ func Default() Config {
 		MinValueLength:          500,
 		TriggerTypes:            []string{TriggerThinking, TriggerToolResult},
 		AgeThresholdHours:       24,
-		ScanIntervalSeconds:     30,
 		AutoCron:                "*/2 * * * *",
 		Retention:               "24h",
 		RetentionCron:           "0 */6 * * *",
@@ -194,11 +190,6 @@ func (c Config) KeepAfterRestore() time.Duration { return seconds(c.KeepAfterRes
 // Idle returns IdleSeconds as a duration. A negative value gives 0; a value
 // too large for a time.Duration gives the largest duration.
 func (c Config) Idle() time.Duration { return seconds(c.IdleSeconds) }
-
-// ScanInterval returns ScanIntervalSeconds as a duration. A negative value
-// gives 0; a value too large for a time.Duration gives the largest
-// duration.
-func (c Config) ScanInterval() time.Duration { return seconds(c.ScanIntervalSeconds) }
 
 // AgeThreshold returns AgeThresholdHours as a duration, rounded down to
 // the nanosecond; 0 means no protection by age. A negative or NaN value

@@ -26,7 +26,6 @@ func TestDefault(t *testing.T) {
 		MinValueLength:          500,
 		TriggerTypes:            []string{"thinking", "tool_result"},
 		AgeThresholdHours:       24,
-		ScanIntervalSeconds:     30,
 		AutoCron:                "*/2 * * * *",
 		Retention:               "24h",
 		RetentionCron:           "0 */6 * * *",
@@ -75,7 +74,7 @@ func TestValidate(t *testing.T) {
 	}{
 		{"DefaultIsValid", func(c *config.Config) {}, nil},
 		{"LowestValues", func(c *config.Config) {
-			c.KeepRecent, c.MinValueLength, c.AgeThresholdHours, c.ScanIntervalSeconds = 0, 1, 0, 1
+			c.KeepRecent, c.MinValueLength, c.AgeThresholdHours = 0, 1, 0
 			c.KeepAfterRestoreSeconds, c.IdleSeconds, c.MinSavingTokens, c.PreviewChars = 0, 0, 0, 0
 			c.TriggerTypes = nil
 			c.Retention = "30m"
@@ -111,8 +110,6 @@ func TestValidate(t *testing.T) {
 			[]config.FieldError{{"age_threshold_hours", "must be a finite number of hours, got NaN"}}},
 		{"AgeThresholdInfinite", func(c *config.Config) { c.AgeThresholdHours = math.Inf(1) },
 			[]config.FieldError{{"age_threshold_hours", "must be a finite number of hours, got +Inf"}}},
-		{"ScanIntervalZero", func(c *config.Config) { c.ScanIntervalSeconds = 0 },
-			[]config.FieldError{{"scan_interval_seconds", "must be 1 or more, got 0"}}},
 		{"AutoCronOutOfRange", func(c *config.Config) { c.AutoCron = "61 * * * *" },
 			[]config.FieldError{{"auto_cron", `must be a cron expression such as "*/2 * * * *", got "61 * * * *"`}}},
 		{"AutoCronBadListItem", func(c *config.Config) { c.AutoCron = "0,99 * * * *" },
@@ -155,7 +152,7 @@ func TestValidate(t *testing.T) {
 			}},
 		{"EveryFieldBad", func(c *config.Config) {
 			c.KeepRecent, c.MinValueLength, c.TriggerTypes, c.AgeThresholdHours = -1, 0, []string{"x"}, -1
-			c.ScanIntervalSeconds, c.AutoCron, c.Retention, c.RetentionCron = 0, "x", "x", "y"
+			c.AutoCron, c.Retention, c.RetentionCron = "x", "x", "y"
 			c.RetentionScope, c.KeepAfterRestoreSeconds, c.IdleSeconds = "x", -1, -1
 			c.MinSavingTokens, c.PreviewChars = -1, -1
 		}, []config.FieldError{
@@ -163,7 +160,6 @@ func TestValidate(t *testing.T) {
 			{"min_value_length", "must be 1 byte or more, got 0"},
 			{"trigger_types", `unknown trigger type "x" ` + allowed},
 			{"age_threshold_hours", "must be 0 or more, got -1"},
-			{"scan_interval_seconds", "must be 1 or more, got 0"},
 			{"auto_cron", `must be a cron expression such as "*/2 * * * *", got "x"`},
 			{"retention", "Invalid duration 'x'. Use m, h, d, or w"},
 			{"retention_cron", `must be a cron expression such as "0 */6 * * *", got "y"`},
@@ -224,7 +220,6 @@ func TestAccessors(t *testing.T) {
 	c.Retention = "1d12h"
 	c.KeepAfterRestoreSeconds = 600
 	c.IdleSeconds = 300
-	c.ScanIntervalSeconds = 30
 	c.AgeThresholdHours = 1.5
 
 	for _, tt := range []struct {
@@ -234,7 +229,6 @@ func TestAccessors(t *testing.T) {
 	}{
 		{"KeepAfterRestore", c.KeepAfterRestore(), 10 * time.Minute},
 		{"Idle", c.Idle(), 5 * time.Minute},
-		{"ScanInterval", c.ScanInterval(), 30 * time.Second},
 		{"AgeThreshold", c.AgeThreshold(), 90 * time.Minute},
 		{"AgeThresholdZero", config.Config{}.AgeThreshold(), 0},
 		{"AgeThresholdNegative", config.Config{AgeThresholdHours: -1}.AgeThreshold(), 0},

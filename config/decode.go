@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -19,6 +20,15 @@ import (
 
 // aliasPurgeControl is the first design's name of keep_purge_control_calls.
 const aliasPurgeControl = "keep_restore_remote_calls"
+
+// obsoleteFields are the fields of earlier versions that nothing reads any
+// more, each with the reason. Loading a file that holds one ignores it
+// (logged as an upgrade; saving drops it), so an old config keeps loading;
+// Merge refuses one with its reason, so a client that sets it is told that
+// it would change nothing.
+var obsoleteFields = map[string]string{
+	"scan_interval_seconds": "nothing reads it: automatic pruning runs on the auto_cron schedule",
+}
 
 // field describes one field of Config: its JSON name, how to read it from
 // JSON (decode returns "" or a message saying what was expected and found),
@@ -66,10 +76,6 @@ var fields = []field{
 			}
 			return ""
 		}},
-	{"scan_interval_seconds",
-		func(c *Config) any { return c.ScanIntervalSeconds },
-		func(c *Config, v jsontext.Value) string { return decodeInt(v, &c.ScanIntervalSeconds) },
-		func(c *Config) string { return atLeast(c.ScanIntervalSeconds, 1) }},
 	{"auto_cron",
 		func(c *Config) any { return c.AutoCron },
 		func(c *Config, v jsontext.Value) string { return decodeString(v, &c.AutoCron) },
@@ -160,6 +166,7 @@ type overlay struct {
 	aliased  bool               // keep_purge_control_calls came from its alias
 	both     bool               // both keep_purge_control_calls and its alias were given
 	unknown  []string           // unknown names, in input order, without repeats
+	obsolete []string           // obsolete names (see obsoleteFields), in input order
 	typeErrs map[int]FieldError // indexed like fields
 }
 
@@ -267,6 +274,12 @@ func (c *Config) apply(data []byte) (overlay, error) {
 			alias = v.Clone()
 			continue
 		}
+		if _, ok := obsoleteFields[name]; ok {
+			if !slices.Contains(o.obsolete, name) {
+				o.obsolete = append(o.obsolete, name)
+			}
+			continue
+		}
 		i, ok := fieldIndex[name]
 		if !ok {
 			o.unknown = append(o.unknown, name)
@@ -337,14 +350,14 @@ func Decode(data []byte, log brainsurgeon.Logger) (Config, []string, error) {
 	return c, added, err
 }
 
-// decode is Decode that also returns the unknown field names, in input
-// order.
-func decode(data []byte, log brainsurgeon.Logger) (c Config, added, unknown []string, err error) {
+// decode is Decode that also returns what the data held that is not a
+// field: the unknown and the obsolete names, in input order.
+func decode(data []byte, log brainsurgeon.Logger) (c Config, added []string, o overlay, err error) {
 	log = brainsurgeon.LoggerOrDiscard(log)
 	c = Default()
-	o, err := c.apply(data)
+	o, err = c.apply(data)
 	if err != nil {
-		return Config{}, nil, nil, err
+		return Config{}, nil, overlay{}, err
 	}
 	for _, name := range o.unknown {
 		log.Warn(fmt.Sprintf("Config has unknown field %s; it is ignored and will not be kept when the config is saved", name), "field", name)
@@ -364,14 +377,18 @@ func decode(data []byte, log brainsurgeon.Logger) (c Config, added, unknown []st
 	}
 	if err := c.problems(o.typeErrs, nil); err != nil {
 		// A config that is refused is not upgraded: nothing is logged
-		// as added.
-		return c, added, o.unknown, err
+		// as added or dropped.
+		return c, added, o, err
+	}
+	for _, name := range o.obsolete {
+		log.Info(fmt.Sprintf("Config upgraded: obsolete field %s is ignored and removed when the config is saved (%s)", name, obsoleteFields[name]),
+			"field", name)
 	}
 	for _, name := range added {
 		def := showJSON(fields[fieldIndex[name]].get(&c))
 		log.Info(fmt.Sprintf("Config upgraded: added field %s with default %s", name, def), "field", name, "default", def)
 	}
-	return c, added, o.unknown, nil
+	return c, added, o, nil
 }
 
 // NearestField returns the field name closest to name by edit distance
@@ -430,6 +447,9 @@ func (c *Config) Merge(patch []byte) error {
 		return err
 	}
 	var extra []FieldError
+	for _, name := range o.obsolete {
+		extra = append(extra, FieldError{Field: name, Message: "obsolete field, " + obsoleteFields[name]})
+	}
 	for _, name := range o.unknown {
 		extra = append(extra, FieldError{Field: name, Message: "unknown field (allowed: " + strings.Join(FieldNames(), ", ") + ")"})
 	}

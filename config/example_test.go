@@ -84,6 +84,7 @@ func ExampleDecode() {
 	fmt.Println("added:", added)
 	fmt.Println("enabled:", c.Enabled, "retention:", c.Retention, "idle_seconds:", c.IdleSeconds)
 	// Output:
+	// level=INFO msg="Config upgraded: obsolete field scan_interval_seconds is ignored and removed when the config is saved (nothing reads it: automatic pruning runs on the auto_cron schedule)" field=scan_interval_seconds
 	// level=INFO msg="Config upgraded: renamed field keep_restore_remote_calls to keep_purge_control_calls" field=keep_purge_control_calls old_field=keep_restore_remote_calls
 	// level=INFO msg="Config upgraded: added field retention_scope with default \"all\"" field=retention_scope default="\"all\""
 	// level=INFO msg="Config upgraded: added field idle_seconds with default 300" field=idle_seconds default=300

@@ -50,6 +50,10 @@ type FileInfo struct {
 	// in file order, without repeats; they are ignored. See NearestField
 	// for a hint.
 	Unknown []string
+	// Obsolete lists the fields of earlier versions that the file holds
+	// and that nothing reads any more (scan_interval_seconds), in file
+	// order; they are ignored, and saving the config removes them.
+	Obsolete []string
 	// Added lists the fields missing from the file, which got defaults.
 	Added []string
 }
@@ -75,8 +79,8 @@ func LoadFile(ctx context.Context, agentsDir string, log brainsurgeon.Logger) (C
 	if err != nil {
 		return Config{}, info, fmt.Errorf("load config %s: %w", info.Path, err)
 	}
-	c, added, unknown, err := decode(data, log)
-	info.Added, info.Unknown = added, unknown
+	c, added, o, err := decode(data, log)
+	info.Added, info.Unknown, info.Obsolete = added, o.unknown, o.obsolete
 	var se *SyntaxError
 	if errors.As(err, &se) {
 		se.Path = info.Path // "<path>:<line>:<column>: …"

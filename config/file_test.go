@@ -98,7 +98,6 @@ func TestSaveLoadRoundTrip(t *testing.T) {
 		MinValueLength:          800,
 		TriggerTypes:            []string{"thinking", "tool_result", "image"},
 		AgeThresholdHours:       1.5,
-		ScanIntervalSeconds:     45,
 		AutoCron:                "*/5 * * * *",
 		Retention:               "1d12h",
 		RetentionCron:           "0 3 * * *",
@@ -434,7 +433,7 @@ func TestLoadFileInfo(t *testing.T) {
 	if err := os.MkdirAll(filepath.Dir(config.Path(agents)), 0o700); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(config.Path(agents), []byte(`{"enable": true, "keep_recnet": 2, "enabled": false, "zzz": 1}`), 0o600); err != nil {
+	if err := os.WriteFile(config.Path(agents), []byte(`{"enable": true, "keep_recnet": 2, "enabled": false, "scan_interval_seconds": 30, "zzz": 1}`), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	c, info, err := config.LoadFile(ctx, agents, nil)
@@ -443,6 +442,11 @@ func TestLoadFileInfo(t *testing.T) {
 	}
 	if got := strings.Join(info.Unknown, ","); got != "enable,keep_recnet,zzz" {
 		t.Fatalf("Unknown = %q", got)
+	}
+	// An obsolete field of an earlier version is not unknown: it is
+	// listed on its own, and the file still loads.
+	if got := strings.Join(info.Obsolete, ","); got != "scan_interval_seconds" {
+		t.Fatalf("Obsolete = %q", got)
 	}
 }
 

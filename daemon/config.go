@@ -34,7 +34,8 @@ type ConfigService struct {
 
 // OpenConfig loads the config of agentsDir (see config.Path). Unless
 // readOnly, a missing file is created with the defaults and a file that
-// lacked fields is saved with them added (the upgrade is logged). A file
+// lacked fields is saved with them added, and one that held obsolete
+// fields is saved without them (the upgrade is logged). A file
 // that fails validation is an error naming the file and every bad field:
 // the daemon does not start on a config it cannot trust. A nil log
 // discards.
@@ -47,14 +48,14 @@ func OpenConfig(ctx context.Context, agentsDir string, readOnly bool, log bs.Log
 	for _, name := range info.Unknown {
 		log.Warn(fmt.Sprintf("Config: unknown field %q in %s is ignored", name, info.Path), "field", name, "nearest", config.NearestField(name))
 	}
-	if !readOnly && (!info.Exists || len(info.Added) > 0) {
+	if !readOnly && (!info.Exists || len(info.Added) > 0 || len(info.Obsolete) > 0) {
 		if err := config.Save(agentsDir, c); err != nil {
 			return nil, err
 		}
 		if !info.Exists {
 			log.Info("Config created with the defaults", "path", info.Path)
 		} else {
-			log.Info("Config upgraded", "path", info.Path, "added", info.Added)
+			log.Info("Config upgraded", "path", info.Path, "added", info.Added, "removed", info.Obsolete)
 		}
 	}
 	return &ConfigService{agentsDir: agentsDir, readOnly: readOnly, log: log, cur: c}, nil

@@ -318,3 +318,47 @@ func TestConcurrentConfigChanges(t *testing.T) {
 func gronxNext(spec string) (time.Time, error) {
 	return gronx.NextTickAfter(spec, time.Now().UTC(), false)
 }
+
+// TestObsoleteFieldUpgraded opens a daemon on a config of an earlier
+// version that holds scan_interval_seconds, which nothing reads: the
+// daemon starts, keeps the file's other fields, and saves the file
+// without the obsolete field.
+func TestObsoleteFieldUpgraded(t *testing.T) {
+	agents, _, err := demo.Write(t.TempDir(), demo.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := config.Path(agents)
+	old := config.Default()
+	old.KeepRecent = 9
+	if err := config.Save(agents, old); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data = bytes.Replace(data, []byte(`"keep_recent": 9,`), []byte(`"keep_recent": 9, "scan_interval_seconds": 30,`), 1)
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	logs := &logBuf{}
+	d, err := daemon.Open(t.Context(), daemon.Options{AgentsDir: agents, Logger: logs.logger()})
+	if err != nil {
+		t.Fatalf("open with an obsolete field: %v", err)
+	}
+	defer d.Close()
+	if got := d.Config().Get().KeepRecent; got != 9 {
+		t.Errorf("keep_recent %d, want the file's 9", got)
+	}
+	saved, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Contains(saved, []byte("scan_interval_seconds")) {
+		t.Errorf("the upgraded config still holds the obsolete field:\n%s", saved)
+	}
+	if !strings.Contains(logs.String(), "obsolete field scan_interval_seconds is ignored") {
+		t.Errorf("the upgrade log does not say the field is ignored:\n%s", logs.String())
+	}
+}

@@ -6,6 +6,7 @@ import { api } from './api.js';
 import { h, add, fmtBytes, fmtInt, fmtTokens, time, seg, longText } from './dom.js';
 import { errorBox, showError, showOK, confirmDialog, writeButton, state } from './ui.js';
 import { compactionPanel } from './compaction.js';
+import { usagePanel } from './usagechart.js';
 
 const PAGE = 200;
 const PREVIEW = 200;
@@ -28,7 +29,8 @@ export function sessionView(agent, id, query) {
   const bar = h('div', { class: 'entries-bar' });
   const list = h('ol', { class: 'entries', 'aria-label': 'Entries' });
   const ctx = compactionPanel(base, withB);
-  const el = h('section', { class: 'view' }, head, side, ctx.el, bar, list);
+  const usage = usagePanel(base, withB);
+  const el = h('section', { class: 'view' }, head, side, ctx.el, usage.el, bar, list);
   let last = '';
   let data = null;
 
@@ -50,6 +52,7 @@ export function sessionView(agent, id, query) {
     render();
     loadContext();
     ctx.refresh(force);
+    usage.refresh(force);
   }
 
   // loadContext shows what the side store holds for the session: values

@@ -2,6 +2,7 @@
 import { api } from './api.js';
 import { h, fmtBytes, fmtInt, fmtTokens, time, seg } from './dom.js';
 import { errorBox, showError, showOK, confirmDialog, writeButton } from './ui.js';
+import { diskPanel } from './diskbar.js';
 
 export function sessionsView(query) {
   const agent = query.get('agent') || '';
@@ -17,6 +18,7 @@ export function sessionsView(query) {
   // Agents whose whole list is shown (else the first ROWS sessions).
   const expanded = new Set();
   let lastData = null;
+  const disk = diskPanel(agent);
   const el = h('section', { class: 'view' },
     h('div', { class: 'view-head' },
       h('div', {}, h('h1', {}, 'Sessions'),
@@ -31,7 +33,7 @@ export function sessionsView(query) {
             await refresh(true);
           } catch (e) { showError('Could not run a pruning pass', e); }
         }))),
-    runNote, cards, list);
+    runNote, cards, disk.el, list);
 
   let last = '';
   async function refresh(force) {
@@ -48,6 +50,7 @@ export function sessionsView(query) {
     if (sig === last && !force) return;
     last = sig;
     render(data);
+    disk.refresh();
   }
 
   let lastAgents = '';

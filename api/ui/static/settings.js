@@ -13,13 +13,12 @@ const GROUPS = [
   ['Automatic pruning', [
     { name: 'enabled', type: 'bool', label: 'Enabled', help: 'Master switch. While off, nothing rewrites your sessions.' },
     { name: 'auto_cron', type: 'text', label: 'Schedule (cron)', help: 'When passes run, e.g. */2 * * * * (every two minutes).' },
-    { name: 'scan_interval_seconds', type: 'int', label: 'Scan interval (seconds)', help: 'How often the daemon looks for changed sessions.' },
     { name: 'idle_seconds', type: 'int', label: 'Idle before editing (seconds)', help: 'A session is edited only after being left alone this long (the prompt-cache lifetime).' },
     { name: 'min_saving_tokens', type: 'int', label: 'Minimum saving (tokens)', help: 'A pass that would save less leaves the session alone.' },
   ]],
   ['What to extract', [
     { name: 'trigger_types', type: 'set', options: TRIGGERS, label: 'Value types', help: 'Kinds of values that may move to the side store.' },
-    { name: 'min_value_length', type: 'int', label: 'Minimum value length (characters)', help: 'Shorter values stay in the transcript.' },
+    { name: 'min_value_length', type: 'int', label: 'Minimum value length (bytes)', help: 'Values shorter than this many bytes (of their JSON text; for an image, the whole block) stay in the transcript.' },
     { name: 'keep_recent', type: 'int', label: 'Keep recent messages', help: 'The last N messages are never extracted.' },
     { name: 'age_threshold_hours', type: 'float', label: 'Age threshold (hours)', help: 'Entries younger than this stay; 0 means no protection by age.' },
     { name: 'preview_chars', type: 'int', label: 'Preview before placeholder (characters)', help: 'Characters kept in front of each placeholder; 0 keeps none.' },
@@ -44,9 +43,9 @@ export function settingsView() {
   const el = h('section', { class: 'view' },
     h('div', { class: 'view-head' }, h('div', {}, h('h1', {}, 'Settings'),
       h('p', { class: 'muted small' }, 'The runtime config, saved in .brainsurgeon/config.json. Changes apply at once.'))),
-    h('div', { class: 'settings-grid' }, formBox,
-      h('aside', {},
-        h('section', { class: 'panel', 'aria-labelledby': 'jobs-title' },
+    h('div', { class: 'settings-stack' },
+      h('div', {},
+        h('section', { class: 'panel jobs-panel', 'aria-labelledby': 'jobs-title' },
           h('div', { class: 'panel-head' }, h('h2', { id: 'jobs-title' }, 'Scheduled jobs')),
           jobsBox,
           h('div', { class: 'panel-body toolbar' },
@@ -66,7 +65,8 @@ export function settingsView() {
                 refresh(true);
               } catch (e) { showError('Could not run retention', e); }
             })),
-          h('div', { class: 'panel-body' }, runNote)))));
+          h('div', { class: 'panel-body' }, runNote))),
+      formBox));
 
   let cfg = null;        // the config the form shows
   let dirty = false;
@@ -243,25 +243,78 @@ function lastRuns(c) {
   ];
 }
 
-// renderJobs shows the scheduler's status: a list of jobs when it has
-// one, else its JSON.
-function renderJobs(st) {
-  const jobs = st && Array.isArray(st.jobs) ? st.jobs : null;
+// renderJobs shows the scheduler's status (GET /api/scheduler/status) as
+// a table people read: one row per job with its schedule (the cron text),
+// its next run, its last run and the last result (ok with its counts, or
+// the error message). The daemon sends the jobs as members "prune" and
+// "retention" (a server may send a "jobs" list instead).
+export function renderJobs(st) {
+  const jobs = jobList(st);
   if (!jobs) return [h('pre', { class: 'text' }, JSON.stringify(st, null, 2))];
   const out = [];
-  if (typeof st.active === 'boolean') {
-    out.push(h('p', {}, h('span', { class: st.active ? 'pill ok' : 'pill' }, st.active ? 'active' : 'inactive')));
-  }
-  for (const j of jobs) {
-    const kv = [];
-    for (const [k, v] of Object.entries(j)) {
-      if (k === 'name') continue;
-      kv.push(h('dt', {}, k.replaceAll('_', ' ')));
-      const isTime = typeof v === 'string' && /^\d{4}-\d\d-\d\dT/.test(v);
-      kv.push(h('dd', {}, v == null ? '–' : isTime ? time(v) : typeof v === 'object' ? JSON.stringify(v) : String(v)));
-    }
-    out.push(h('div', { class: 'job' }, h('h3', {}, j.name || 'job'), h('dl', { class: 'kv' }, kv)));
-  }
-  if (jobs.length === 0) out.push(h('p', { class: 'muted' }, 'No scheduled jobs.'));
+  const pills = [];
+  if (typeof st.enabled === 'boolean') pills.push(h('span', { class: st.enabled ? 'pill ok' : 'pill' }, st.enabled ? 'pruning enabled' : 'pruning disabled'));
+  if (st.read_only) pills.push(h('span', { class: 'pill warn' }, 'read-only: nothing is scheduled'));
+  if (typeof st.active === 'boolean') pills.push(h('span', { class: st.active ? 'pill ok' : 'pill' }, st.active ? 'active' : 'inactive'));
+  if (pills.length) out.push(h('p', { class: 'pills' }, pills));
+  if (jobs.length === 0) { out.push(h('p', { class: 'muted' }, 'No scheduled jobs.')); return out; }
+  const rows = jobs.map((j) => h('tr', { dataset: { job: j.name || '' } },
+    h('th', { scope: 'row' }, JOB_NAMES[j.name] || j.name || 'job'),
+    h('td', { class: 'schedule' }, (j.cron || j.expression) ? h('code', {}, j.cron || j.expression) : h('span', { class: 'muted' }, '–')),
+    h('td', { class: 'next-run' }, j.running ? h('span', { class: 'pill ok' }, 'running now')
+      : j.next_run_at ? time(j.next_run_at) : h('span', { class: 'muted' }, j.scheduled === false ? 'not scheduled' : '–')),
+    h('td', { class: 'last-run' }, lastRunOf(j)),
+    h('td', { class: 'last-result' }, lastResult(j))));
+  out.push(h('div', { class: 'table-wrap' }, h('table', { class: 'jobs-table' },
+    h('thead', {}, h('tr', {}, ['Job', 'Schedule', 'Next run', 'Last run', 'Last result'].map((t) => h('th', { scope: 'col' }, t)))),
+    h('tbody', {}, rows))));
   return out;
+}
+
+// JOB_NAMES are the daemon's job names as people say them.
+const JOB_NAMES = { prune: 'Pruning', retention: 'Retention' };
+
+// jobList returns the jobs of a scheduler status, or null when it has
+// none the panel can read.
+function jobList(st) {
+  if (!st || typeof st !== 'object') return null;
+  if (Array.isArray(st.jobs)) return st.jobs;
+  const jobs = Object.values(st).filter((v) => v && typeof v === 'object' && !Array.isArray(v) && ('cron' in v || 'expression' in v));
+  return jobs.length || Object.hasOwn(st, 'enabled') ? jobs : null;
+}
+
+// lastRunOf is the time of a job's last run: the last one this process
+// finished, else the one the config remembers.
+function lastRunOf(j) {
+  const t = j.last_finished_at || j.last_run_at || j.last_run;
+  return t ? time(t) : h('span', { class: 'muted' }, 'none yet');
+}
+
+// lastResult says how a job's last run ended: its error, or "ok" with its
+// counts.
+function lastResult(j) {
+  if (j.last_error) return h('span', { class: 'field-error', title: j.last_error }, `error: ${j.last_error}`);
+  const r = j.last_result;
+  if (r == null) return h('span', { class: 'muted' }, (j.last_run_at || j.last_run) ? 'not run since the server started' : '–');
+  if (typeof r !== 'object') return String(r);
+  if (r.disabled) return h('span', { class: 'muted' }, 'skipped: pruning is disabled');
+  const parts = [];
+  if ('sessions' in r && 'values' in r) { // a pruning run
+    parts.push(`${fmtInt(r.sessions)} sessions`);
+    if (r.extracted) parts.push(`${fmtInt(r.extracted)} rewritten`);
+    parts.push(`${fmtInt(r.values)} values, ${fmtBytes(r.bytes_saved || 0)} saved`);
+    if (r.busy) parts.push(`${fmtInt(r.busy)} busy`);
+    if (r.write_backs) parts.push(`${fmtInt(r.write_backs)} write-backs`);
+  } else if ('cleaned' in r) { // a retention run
+    parts.push(`${fmtInt(r.cleaned)} values deleted, ${fmtBytes(r.bytes || 0)}`);
+  } else {
+    return h('code', {}, JSON.stringify(r));
+  }
+  const failed = (r.failed || 0) + (typeof r.errors === 'number' ? r.errors : 0);
+  const errs = Array.isArray(r.errors) ? r.errors : [];
+  if (failed || errs.length || r.stopped) {
+    return h('span', { class: 'warn', title: errs.join('\n') || null },
+      `${r.stopped ? 'stopped' : 'with errors'}: ${parts.join(', ')}` + (failed ? `, ${fmtInt(failed)} failed` : '') + (errs.length ? ` (${errs[0]})` : ''));
+  }
+  return h('span', {}, h('span', { class: 'pill ok' }, 'ok'), ' ', parts.join(', '));
 }
