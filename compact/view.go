@@ -61,6 +61,32 @@ type view struct {
 	est   Estimator
 	// tokens is the predicted context size (overhead included).
 	tokens int
+	// window names the window of the session's model (TokenOptions.Window).
+	window WindowFunc
+}
+
+// model returns the "provider/model" the latest assistant message of the
+// context records, or "".
+func (v *view) model() string {
+	for i := len(v.msgs) - 1; i >= 0; i-- {
+		if v.msgs[i].role != "assistant" {
+			continue
+		}
+		var j struct {
+			Message struct {
+				Provider string `json:"provider"`
+				Model    string `json:"model"`
+			} `json:"message"`
+		}
+		if json.Unmarshal(v.msgs[i].raw, &j) != nil || j.Message.Model == "" {
+			continue
+		}
+		if j.Message.Provider == "" {
+			return j.Message.Model
+		}
+		return j.Message.Provider + "/" + j.Message.Model
+	}
+	return ""
 }
 
 // toolTokens returns the tokens held by tool results in the context.
@@ -112,7 +138,7 @@ func tokenizerName(e Estimator, t bs.Tokenizer) string {
 // load reads the context of tr: the latest compaction on the active path
 // and every context message, raw.
 func load(ctx context.Context, tr bs.Transcript, tok TokenOptions) (*view, error) {
-	v := &view{tr: tr, ctx: tr.Context(), tok: tokenizer(tok.Tokenizer)}
+	v := &view{tr: tr, ctx: tr.Context(), tok: tokenizer(tok.Tokenizer), window: tok.Window}
 	nodes := tr.Nodes()
 	var want []int
 	if v.ctx.Compaction >= 0 {
