@@ -174,9 +174,14 @@ type StatusReport struct {
 	// Tokens is the predicted size of the next turn's context, overhead
 	// included; Window the context window; Percent Tokens as a share of
 	// Window (0–100+).
-	Tokens  int     `json:"tokens"`
-	Window  int     `json:"window"`
-	Percent float64 `json:"percent"`
+	Tokens int `json:"tokens"`
+	// LastUsageTokens is the usage the latest assistant message of the
+	// context recorded (not zero): the context of the last turn as the
+	// provider counted it, before the messages after it; 0 when none is
+	// recorded.
+	LastUsageTokens int     `json:"last_usage_tokens"`
+	Window          int     `json:"window"`
+	Percent         float64 `json:"percent"`
 	// WindowSource says where Window comes from: "host_config" (the
 	// host's configuration names the window of the session's model),
 	// "model_table" (the window of the model the transcript records, from

@@ -110,14 +110,15 @@ type measured struct {
 	ref                        bs.SessionRef
 	tokenizer, model, refusal  string
 	tokens, tools, compactions int
+	lastUsage                  int
 	lastAt                     *time.Time
 }
 
 // measure counts the context v holds.
 func measure(v *view) measured {
 	tr := v.tr
-	m := measured{ref: tr.Ref(), tokens: v.tokens, tokenizer: tokenizerName(v.est, v.tok), model: v.model(),
-		refusal: refusal(tr)}
+	m := measured{ref: tr.Ref(), tokens: v.tokens, tokenizer: tokenizerName(v.est, v.tok), refusal: refusal(tr)}
+	m.model, m.lastUsage = v.recorded()
 	m.tools, _ = v.toolTokens()
 	on, _ := pathCompactions(tr)
 	m.compactions = len(on)
@@ -140,7 +141,7 @@ func status(v *view, s Settings) StatusReport {
 func judge(m measured, s Settings, w Window) StatusReport {
 	r := StatusReport{
 		Session: m.ref.String(), Backend: backendName(m.ref),
-		Tokens: m.tokens, Window: w.Tokens, Percent: percent(m.tokens, w.Tokens),
+		Tokens: m.tokens, LastUsageTokens: m.lastUsage, Window: w.Tokens, Percent: percent(m.tokens, w.Tokens),
 		WindowSource: w.Source, WindowFrom: w.From, Model: m.model,
 		Tokenizer: m.tokenizer, ToolOutputTokens: m.tools,
 		AutoEnabled: s.AutoEnabled, TriggerPercent: s.PruneTriggerPercent,
