@@ -2,6 +2,7 @@ package compact_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"testing"
 	"time"
@@ -87,4 +88,31 @@ func replaceLast(s, old, new string) string {
 		}
 	}
 	return s
+}
+
+// TestStatusCacheConcurrent: many requests at once for the same session
+// (tabs polling) get the same answer.
+func TestStatusCacheConcurrent(t *testing.T) {
+	st, ref := newStore(t, genTranscriptModel(t, "anthropic/claude-sonnet-4-5"))
+	c := compact.NewStatusCache(1)
+	tok := compact.Calibrated(nil)
+	want, err := compact.NewStatusCache(0).Status(context.Background(), st, ref, compact.Settings{}, tok)
+	if err != nil {
+		t.Fatal(err)
+	}
+	errs := make(chan error, 16)
+	for range 16 {
+		go func() {
+			r, err := c.Status(context.Background(), st, ref, compact.Settings{}, tok)
+			if err == nil && (r.Tokens != want.Tokens || r.Window != want.Window) {
+				err = fmt.Errorf("got %d of %d, want %d of %d", r.Tokens, r.Window, want.Tokens, want.Window)
+			}
+			errs <- err
+		}()
+	}
+	for range 16 {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+	}
 }
