@@ -133,7 +133,8 @@ func measure(v *view) measured {
 
 // status builds the StatusReport of a loaded context.
 func status(v *view, s Settings) StatusReport {
-	return judge(measure(v), s, resolveWindow(v.window, v.tr.Ref(), v.model(), s))
+	m := measure(v)
+	return judge(m, s, resolveWindow(v.window, m.ref, m.model, s))
 }
 
 // judge builds the StatusReport of m against the thresholds of s and the
@@ -145,8 +146,12 @@ func judge(m measured, s Settings, w Window) StatusReport {
 		WindowSource: w.Source, WindowFrom: w.From, Model: m.model,
 		Tokenizer: m.tokenizer, ToolOutputTokens: m.tools,
 		AutoEnabled: s.AutoEnabled, TriggerPercent: s.PruneTriggerPercent,
-		Compactions: m.compactions, LastCompactionAt: m.lastAt,
-		Warnings: []string{}, Recommendations: []string{},
+		Compactions: m.compactions,
+		Warnings:    []string{}, Recommendations: []string{},
+	}
+	if m.lastAt != nil {
+		at := *m.lastAt // the report's own: m may be cached
+		r.LastCompactionAt = &at
 	}
 	tools := m.tools
 	r.Risk = RiskOf(r.Compactions, s.WarnAt, s.HardWarnAt)
@@ -186,9 +191,12 @@ func backendName(ref bs.SessionRef) string {
 	return ref.Backend
 }
 
-// Status reports the size of tr's context against the window, the
-// compactions on its active path and the risk they carry. A zero s means
-// DefaultSettings. It reads the context's lines once.
+// Status reports the size of tr's context against the window of the
+// session's model (see TokenOptions.Window and [ModelWindow]; else
+// s.ContextWindow), the compactions on its active path and the risk they
+// carry. A zero s means DefaultSettings. It reads the lines of the current
+// context only (see tokens.Learn); [StatusCache] remembers the result for
+// each version of a transcript.
 func Status(ctx context.Context, tr bs.Transcript, s Settings, tok TokenOptions) (StatusReport, error) {
 	if tr == nil {
 		return StatusReport{}, invalidf("compact status: no transcript")
