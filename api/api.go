@@ -92,7 +92,9 @@ import (
 
 	bs "github.com/brainsurgeon/brainsurgeon"
 	"github.com/brainsurgeon/brainsurgeon/backend"
+	"github.com/brainsurgeon/brainsurgeon/compact"
 	"github.com/brainsurgeon/brainsurgeon/config"
+	"github.com/brainsurgeon/brainsurgeon/internal/compactwire"
 	"github.com/brainsurgeon/brainsurgeon/prune"
 	"github.com/brainsurgeon/brainsurgeon/restore"
 )
@@ -211,8 +213,12 @@ type server struct {
 	cache    *statsCache
 	// sideStats spares GET …/usage re-reading unchanged side records.
 	sideStats sideStatsCache
-	maxBody   int64
-	started   time.Time
+	// status caches each session's measured context by its Version;
+	// window names the window of a session's model from the host config.
+	statusCache *compact.StatusCache
+	window      compact.WindowFunc
+	maxBody     int64
+	started     time.Time
 }
 
 // New returns the API handler. It checks the options: a nil Set, an empty
@@ -223,7 +229,8 @@ func New(opts Options) (http.Handler, error) {
 		return nil, fmt.Errorf("api: Options.Set must be an opened backend.Set (backend.Open) with a Store and a Side store: %w", bs.ErrInvalid)
 	}
 	s := &server{opts: opts, set: opts.Set, restorer: opts.Restorer, log: bs.LoggerOrDiscard(opts.Logger),
-		cache: newStatsCache(), maxBody: opts.MaxBodyBytes, started: time.Now()}
+		cache: newStatsCache(), statusCache: compact.NewStatusCache(0), maxBody: opts.MaxBodyBytes, started: time.Now()}
+	s.window = compactwire.HostWindow(opts.Set.AgentsDir, s.log)
 	if s.maxBody <= 0 {
 		s.maxBody = DefaultMaxBodyBytes
 	}

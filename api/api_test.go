@@ -12,6 +12,7 @@ import (
 
 	bs "github.com/brainsurgeon/brainsurgeon"
 	"github.com/brainsurgeon/brainsurgeon/api"
+	"github.com/brainsurgeon/brainsurgeon/compact"
 	"github.com/brainsurgeon/brainsurgeon/extract"
 )
 
@@ -95,8 +96,15 @@ func TestSessionsAndDetailBothBackends(t *testing.T) {
 		}
 	}
 	s1 := findInfo(t, list.Sessions, "alpha", f.synthIDs[0])
-	if s1.Backend != "jsonl" || s1.Status != "done" || s1.Messages == 0 || s1.ToolCalls == 0 || s1.Tokens != 2480 || s1.Extracted == 0 {
-		t.Errorf("synthetic session: %+v (want jsonl, status done, tool calls, tokens 2480 from the last usage, extracted > 0)", s1)
+	if s1.Backend != "jsonl" || s1.Status != "done" || s1.Messages == 0 || s1.ToolCalls == 0 || s1.LastUsageTokens != 2480 || s1.Extracted == 0 {
+		t.Errorf("synthetic session: %+v (want jsonl, status done, tool calls, last usage 2480, extracted > 0)", s1)
+	}
+	// "tokens" is the current context, the same figure as the context
+	// status (and the detail's).
+	var st1 compact.StatusReport
+	c.json("GET", "/api/sessions/alpha/"+f.synthIDs[0]+"/context/status", "", 200, &st1)
+	if s1.Tokens != int64(st1.Tokens) || s1.Tokens <= s1.LastUsageTokens {
+		t.Errorf("sessions list: tokens %d, last usage %d; context status: %d (want the same, above the last usage)", s1.Tokens, s1.LastUsageTokens, st1.Tokens)
 	}
 	var sq api.SessionInfo
 	for _, in := range list.Sessions {

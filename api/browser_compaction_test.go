@@ -25,7 +25,7 @@ import (
 // entry appended).
 func testCompaction(t *testing.T, browserCtx context.Context) {
 	f := demoFixture(t)
-	srv := serve(t, api.Options{Set: f.set, Control: newControl(f.set), UI: ui.Handler(), Compaction: smallWindow(), AutoRefreshMS: 60000})
+	srv := serve(t, api.Options{Set: f.set, Control: newControl(f.set), UI: ui.Handler(), Compaction: smallWindow(f), AutoRefreshMS: 60000})
 	c := &client{tb: t, srv: srv}
 	ctx, problems := newTab(t, browserCtx)
 	id := f.synthIDs[1]
@@ -60,7 +60,8 @@ func testCompaction(t *testing.T, browserCtx context.Context) {
 		wantLevel = "prune"
 	}
 	if g.Tokens != fmt.Sprint(st.Tokens) || g.Window != "8000" || g.Level != wantLevel ||
-		!strings.Contains(g.Text, fmt.Sprintf("%s / 8,000 tokens", commas(st.Tokens))) || g.Width == "" {
+		!strings.Contains(g.Text, fmt.Sprintf("%s / 8,000 tokens", commas(st.Tokens))) || g.Width == "" ||
+		!strings.Contains(g.Text, "window 8,000 (from the host config)") {
 		t.Errorf("gauge = %+v, want %d / 8000 tokens at level %s", g, st.Tokens, wantLevel)
 	}
 	type eventInfo struct {

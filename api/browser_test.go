@@ -21,6 +21,7 @@ import (
 	"github.com/brainsurgeon/brainsurgeon/api"
 	"github.com/brainsurgeon/brainsurgeon/api/ui"
 	"github.com/brainsurgeon/brainsurgeon/backend"
+	"github.com/brainsurgeon/brainsurgeon/compact"
 	"github.com/brainsurgeon/brainsurgeon/daemon"
 	"github.com/brainsurgeon/brainsurgeon/internal/demo"
 	"github.com/brainsurgeon/brainsurgeon/internal/synth"
@@ -283,6 +284,17 @@ func testValueRestoreSettings(t *testing.T, browserCtx context.Context) {
 	do(t, ctx, "open the session", chromedp.Click(`tr[data-session="`+id+`"] a.session-link`),
 		chromedp.WaitVisible(`button.badge-extracted`))
 	screenshot(t, ctx, "ui-session-top.png", false)
+	// The header's context tokens are the context panel's: one figure,
+	// and the last recorded usage is labelled as such.
+	var st compact.StatusReport
+	c.json("GET", "/api/sessions/alpha/"+id+"/context/status", "", 200, &st)
+	waitFor(t, ctx, "the token gauge", `document.getElementById('token-gauge') !== null`)
+	head := eval[map[string]string](t, ctx, `(() => { const out = {};
+		for (const dt of document.querySelectorAll('dl.meta dt')) out[dt.textContent] = dt.nextElementSibling.textContent;
+		out.gauge = document.getElementById('token-gauge').dataset.tokens; return out; })()`)
+	if head["Context tokens"] != commas(st.Tokens) || head["gauge"] != fmt.Sprint(st.Tokens) || head["Last recorded usage"] == "" || head["Tokens"] != "" {
+		t.Errorf("session header %v, want Context tokens %s (the gauge's) and a Last recorded usage", head, commas(st.Tokens))
+	}
 	type badgeInfo struct {
 		Path  string `json:"path"`
 		Entry string `json:"entry"`

@@ -53,7 +53,11 @@ type Compaction struct {
 // environment, see internal/compactwire), else of the default config.
 func (s *server) compaction(ctx context.Context) (Compaction, error) {
 	if s.opts.Compaction != nil {
-		return *s.opts.Compaction, nil
+		cp := *s.opts.Compaction
+		if cp.Tokens.Window == nil {
+			cp.Tokens.Window = s.window
+		}
+		return cp, nil
 	}
 	c := config.DefaultCompaction()
 	if s.opts.Control != nil {
@@ -67,6 +71,7 @@ func (s *server) compaction(ctx context.Context) (Compaction, error) {
 	if err != nil {
 		return Compaction{}, err
 	}
+	t.Tokens.Window = s.window
 	return Compaction{Settings: t.Settings, Tokens: t.Tokens, Summarizer: t.Summarizer}, nil
 }
 
@@ -89,13 +94,18 @@ func (s *server) openContext(r *http.Request) (bs.Transcript, Compaction, error)
 }
 
 // contextStatus answers GET /api/sessions/{agent}/{id}/context/status
-// (compact.StatusReport).
+// (compact.StatusReport). The measurement of a transcript is cached by
+// its Version: asking again while it did not change costs a stat.
 func (s *server) contextStatus(r *http.Request) (any, error) {
-	tr, cp, err := s.openContext(r)
+	ref, err := s.findSession(r)
 	if err != nil {
 		return nil, err
 	}
-	return compact.Status(r.Context(), tr, cp.Settings, cp.Tokens)
+	cp, err := s.compaction(r.Context())
+	if err != nil {
+		return nil, err
+	}
+	return s.statusCache.Status(r.Context(), s.set.Store, ref, cp.Settings, cp.Tokens)
 }
 
 // contextInspect answers GET /api/sessions/{agent}/{id}/context/inspect

@@ -12,8 +12,11 @@ import (
 )
 
 // BenchmarkContextStatus measures GET …/context/status on a 10 MB
-// synthetic transcript with the default (calibrated, o200k-based)
-// tokenizer, as the UI's gauge asks for it.
+// synthetic transcript with the default (calibrated) tokenizer, as the
+// UI's gauge asks for it again and again: the first request measures the
+// transcript, the others are answered from the status cache while the
+// transcript does not change (BenchmarkStatus100MB in package compact
+// measures the cold path on 100 MB).
 func BenchmarkContextStatus(b *testing.B) {
 	root := b.TempDir()
 	dir := root + "/agents/alpha/sessions"

@@ -19,7 +19,13 @@ import (
 
 // smallWindow is a compaction setup whose window the synthetic sessions
 // fill: chars/4 tokens, the deterministic summarizer.
-func smallWindow() *api.Compaction {
+func smallWindow(f *fixture) *api.Compaction {
+	// The synthetic sessions record a Claude model, whose window the model
+	// table knows: the host's config caps it (agents.defaults.contextTokens),
+	// as a host configured with a small window does.
+	if err := os.WriteFile(filepath.Join(f.root, "openclaw.json"), []byte(`{"agents":{"defaults":{"contextTokens":8000}}}`), 0o600); err != nil {
+		panic(err)
+	}
 	s := compact.DefaultSettings()
 	s.ContextWindow, s.SummarizeKeepRecent, s.PruneProtectRecent, s.PruneMinToolTokens = 8000, 1500, 1500, 1000
 	return &api.Compaction{Settings: s, Tokens: compact.TokenOptions{Tokenizer: bs.CharsPer4{}},
@@ -45,7 +51,7 @@ type grepAnswer struct {
 // parameter of them.
 func TestContextEndpoints(t *testing.T) {
 	f := newFixture(t, false)
-	srv := serve(t, api.Options{Set: f.set, Control: newControl(f.set), Compaction: smallWindow()})
+	srv := serve(t, api.Options{Set: f.set, Control: newControl(f.set), Compaction: smallWindow(f)})
 	c := &client{tb: t, srv: srv}
 	id := f.synthIDs[1]
 	base := "/api/sessions/alpha/" + id + "/context"
@@ -53,7 +59,8 @@ func TestContextEndpoints(t *testing.T) {
 
 	var st compact.StatusReport
 	c.json("GET", base+"/status", "", 200, &st)
-	if st.Session != "alpha/"+id || st.Tokens <= 0 || st.Window != 8000 || st.Percent <= 0 || st.Tokenizer != "chars/4" ||
+	if st.Session != "alpha/"+id || st.Tokens <= 0 || st.Window != 8000 || st.WindowSource != compact.WindowHostConfig ||
+		!strings.Contains(st.WindowFrom, "agents.defaults.contextTokens") || st.Percent <= 0 || st.Tokenizer != "chars/4" ||
 		st.Compactions != 0 || st.Risk != compact.RiskLow || !st.CanCompact || st.Warnings == nil {
 		t.Fatalf("status = %+v", st)
 	}
@@ -179,7 +186,7 @@ func TestContextEndpoints(t *testing.T) {
 // while its status, inspect and history work.
 func TestContextCompactRefused(t *testing.T) {
 	f := newFixture(t, true)
-	srv := serve(t, api.Options{Set: f.set, Control: newControl(f.set), Compaction: smallWindow()})
+	srv := serve(t, api.Options{Set: f.set, Control: newControl(f.set), Compaction: smallWindow(f)})
 	c := &client{tb: t, srv: srv}
 	id := f.synthIDs[0]
 	path := filepath.Join(f.agents, "alpha", "sessions", id+".jsonl")
@@ -239,7 +246,8 @@ func TestContextCompactRefused(t *testing.T) {
 
 // TestContextDefaultsFromConfig: without Options.Compaction the runtime
 // config's compaction object is used (the calibrated tokenizer by
-// default, the window as configured).
+// default, the thresholds as configured; the window is the one of the
+// model the transcript records, which the model table knows).
 func TestContextDefaultsFromConfig(t *testing.T) {
 	f := newFixture(t, false)
 	ctl := newControl(f.set)
@@ -249,7 +257,8 @@ func TestContextDefaultsFromConfig(t *testing.T) {
 	c.json("POST", "/api/config", `{"compaction":{"context_window":50000,"auto_enabled":true}}`, 200, nil)
 	var st compact.StatusReport
 	c.json("GET", "/api/sessions/alpha/"+f.synthIDs[0]+"/context/status", "", 200, &st)
-	if st.Window != 50000 || !st.AutoEnabled || st.Tokenizer != "calibrated" || st.Tokens == 0 {
+	if st.Window != 200000 || st.WindowSource != compact.WindowModelTable || st.Model != "anthropic/claude-sonnet-4-6" ||
+		!st.AutoEnabled || st.Tokenizer != "calibrated" || st.Tokens == 0 {
 		t.Errorf("status with the config's compaction = %+v", st)
 	}
 	var res compact.Result
@@ -268,8 +277,9 @@ func TestContextDefaultsFromConfig(t *testing.T) {
 // compaction, a dry run included, is refused with 403.
 func TestContextReadOnly(t *testing.T) {
 	f := newFixture(t, false)
+	cp := smallWindow(f)
 	before := testtree.Snapshot(t, f.root)
-	srv := serve(t, api.Options{Set: f.set, Control: newControl(f.set), Compaction: smallWindow(), ReadOnly: true})
+	srv := serve(t, api.Options{Set: f.set, Control: newControl(f.set), Compaction: cp, ReadOnly: true})
 	c := &client{tb: t, srv: srv}
 	base := "/api/sessions/alpha/" + f.synthIDs[0] + "/context"
 	for _, p := range []string{"/status", "/inspect", "/history?depth=3", "/grep?q=tool&max=2"} {
@@ -282,4 +292,37 @@ func TestContextReadOnly(t *testing.T) {
 		}
 	}
 	testtree.Unchanged(t, f.root, before)
+}
+
+// TestContextWindowFromHostConfig: a host whose config gives the session's
+// model a 1,000,000-token window is reported with that window and says
+// so; the host's config is only read.
+func TestContextWindowFromHostConfig(t *testing.T) {
+	f := newFixture(t, false)
+	cfg := filepath.Join(f.root, "openclaw.json")
+	body := "{\n  // the live host's config\n  models: { providers: { anthropic: { models: [ { id: 'claude-sonnet-4-6', contextWindow: 1000000 }, ], }, }, },\n}\n"
+	if err := os.WriteFile(cfg, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	before, err := os.Stat(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := serve(t, api.Options{Set: f.set, Control: newControl(f.set)})
+	c := &client{tb: t, srv: srv}
+	var st compact.StatusReport
+	c.json("GET", "/api/sessions/alpha/"+f.synthIDs[0]+"/context/status", "", 200, &st)
+	if st.Window != 1_000_000 || st.WindowSource != compact.WindowHostConfig || st.Model != "anthropic/claude-sonnet-4-6" ||
+		!strings.Contains(st.WindowFrom, "models.providers.anthropic.models[claude-sonnet-4-6].contextWindow in "+cfg) {
+		t.Errorf("status = %+v, want the window 1,000,000 from the host config", st)
+	}
+	var raw map[string]any
+	_, b, _ := c.do("GET", "/api/sessions/alpha/"+f.synthIDs[0]+"/context/status", "")
+	if err := json.Unmarshal(b, &raw); err != nil || raw["window_source"] != "host_config" || raw["window_from"] == nil || raw["model"] == nil {
+		t.Errorf("status JSON: %v %s", err, b)
+	}
+	after, err := os.Stat(cfg)
+	if err != nil || !after.ModTime().Equal(before.ModTime()) || after.Size() != before.Size() || after.Mode() != before.Mode() {
+		t.Errorf("the host's config changed: %v %v", before, after)
+	}
 }

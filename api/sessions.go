@@ -16,6 +16,8 @@ import (
 
 	bs "github.com/brainsurgeon/brainsurgeon"
 	"github.com/brainsurgeon/brainsurgeon/session"
+	"github.com/brainsurgeon/brainsurgeon/compact"
+	"github.com/brainsurgeon/brainsurgeon/internal/compactwire"
 )
 
 // SessionInfo is one session in the sessions list.
@@ -37,11 +39,17 @@ type SessionInfo struct {
 	Entries   int `json:"entries"`
 	Messages  int `json:"messages"`
 	ToolCalls int `json:"tool_calls"`
-	// Tokens is the context size the model reported last: the latest
-	// assistant message's recorded usage that is not zero (totalTokens,
-	// else input + output + cacheRead + cacheWrite); 0 when none is
-	// recorded.
+	// Tokens is the size of the session's current context, the next
+	// turn's, calibrated by the transcript's recorded usage: the same
+	// figure as GET …/context/status "tokens" (with the config's
+	// tokenizer); 0 when it could not be measured.
 	Tokens int64 `json:"tokens"`
+	// LastUsageTokens is the usage the latest assistant message recorded
+	// that is not zero (totalTokens, else input + output + cacheRead +
+	// cacheWrite): the context of the last turn as the provider billed it,
+	// which the turns after it and compactions have changed since; 0 when
+	// none is recorded.
+	LastUsageTokens int64 `json:"last_usage_tokens"`
 	// Updated is the latest entry timestamp, else the transcript's
 	// modification time.
 	Updated time.Time `json:"updated,omitzero"`
@@ -76,7 +84,9 @@ type statsCache struct {
 
 type cached struct {
 	stamp stamp
-	info  SessionInfo
+	// tok names how Tokens was counted (the config's tokenizer).
+	tok  string
+	info SessionInfo
 }
 
 func newStatsCache() *statsCache { return &statsCache{m: map[string]cached{}} }
@@ -131,10 +141,18 @@ func (c *statsCache) list(ctx context.Context, s *server, refs []bs.SessionRef, 
 	stamps := make([]stamp, len(refs))
 	stamped := make([]bool, len(refs))
 	var todo []int
+	cp, cerr := s.compaction(ctx)
+	if cerr != nil {
+		s.log.Warn("sessions list: the compaction config could not be read; context tokens are counted with the defaults", "error", cerr.Error())
+		tok, _ := compactwire.TokenOptions("") // the default, calibrated: never an error
+		tok.Window = s.window
+		cp = Compaction{Settings: compact.DefaultSettings(), Tokens: tok}
+	}
+	tok := tokensKey(cp)
 	c.mu.Lock()
 	for i, ref := range refs {
 		stamps[i], stamped[i] = stampOf(ref)
-		if e, ok := c.m[ref.Identity()]; ok && stamped[i] && e.stamp == stamps[i] {
+		if e, ok := c.m[ref.Identity()]; ok && stamped[i] && e.stamp == stamps[i] && e.tok == tok {
 			out[i] = e.info
 			continue
 		}
@@ -149,7 +167,7 @@ func (c *statsCache) list(ctx context.Context, s *server, refs []bs.SessionRef, 
 			go func() {
 				defer wg.Done()
 				for i := range work {
-					out[i] = s.readInfo(ctx, refs[i])
+					out[i] = s.readInfo(ctx, refs[i], cp)
 				}
 			}()
 		}
@@ -166,7 +184,7 @@ func (c *statsCache) list(ctx context.Context, s *server, refs []bs.SessionRef, 
 	}
 	for i, ref := range refs {
 		if stamped[i] && out[i].Error == "" {
-			next[ref.Identity()] = cached{stamp: stamps[i], info: out[i]}
+			next[ref.Identity()] = cached{stamp: stamps[i], tok: tok, info: out[i]}
 		} else {
 			delete(next, ref.Identity())
 		}
@@ -207,8 +225,19 @@ func (u *usage) total() int64 {
 
 var usageKey = []byte(`"usage"`)
 
-// readInfo reads one session in one pass over its lines.
-func (s *server) readInfo(ctx context.Context, ref bs.SessionRef) SessionInfo {
+// tokensKey names how cp counts tokens, for the sessions cache.
+func tokensKey(cp Compaction) string {
+	name := "chars/4"
+	if cp.Tokens.Tokenizer != nil {
+		name = cp.Tokens.Tokenizer.Name()
+	}
+	return fmt.Sprintf("%s|%t", name, cp.Tokens.Estimator != nil)
+}
+
+// readInfo reads one session in one pass over its lines, then measures
+// its current context as the context status does (and leaves the
+// measurement in the status cache).
+func (s *server) readInfo(ctx context.Context, ref bs.SessionRef, cp Compaction) SessionInfo {
 	info := SessionInfo{Agent: agentName(ref), SessionID: ref.ID, Backend: backendOf(ref)}
 	v := &bs.Visitor{
 		Want: func([]byte) bool { return false }, // the envelope is enough
@@ -232,12 +261,18 @@ func (s *server) readInfo(ctx context.Context, ref bs.SessionRef) SessionInfo {
 					// A zero usage is a turn the provider did not
 					// report (an error, a mock): the last real one stands.
 					if u != nil && u.total() > 0 {
-						info.Tokens = u.total()
+						info.LastUsageTokens = u.total()
 					}
 				}
 			}
 			return nil
 		},
+	}
+	var ver bs.Version // seen before the read: a change during it is measured again next time
+	if st, ok := s.set.Store.(bs.Stater); ok {
+		if ss, err := st.Stat(ctx, ref); err == nil {
+			ver = ss.Version
+		}
 	}
 	tr, err := s.set.Store.Open(ctx, ref, v)
 	if err != nil {
@@ -245,6 +280,11 @@ func (s *server) readInfo(ctx context.Context, ref bs.SessionRef) SessionInfo {
 		return info
 	}
 	info.Size = tr.Version().Size()
+	if rep, err := s.statusCache.StatusOf(ctx, tr, ver, cp.Settings, cp.Tokens); err == nil {
+		info.Tokens = int64(rep.Tokens)
+	} else {
+		s.log.Warn("context of a session not measured", "session", ref.String(), "error", err.Error())
+	}
 	for _, n := range tr.Nodes() {
 		switch n.Kind {
 		case bs.KindMalformed:

@@ -133,6 +133,11 @@ type TokenOptions struct {
 	// transcript (tokens.Learn fits). Nil means TokenizerEstimator over
 	// Tokenizer, with no overhead.
 	Estimator func(ctx context.Context, tr bs.Transcript) (Estimator, error)
+	// Window, when not nil, names the context window of the model a
+	// session uses (for example from the host's config); when it is nil
+	// or knows none, the window comes from [ModelWindow], else from
+	// Settings.ContextWindow.
+	Window WindowFunc
 }
 
 // Calibrated returns the token options of the default method: the context
@@ -169,9 +174,24 @@ type StatusReport struct {
 	// Tokens is the predicted size of the next turn's context, overhead
 	// included; Window the context window; Percent Tokens as a share of
 	// Window (0–100+).
-	Tokens  int     `json:"tokens"`
-	Window  int     `json:"window"`
-	Percent float64 `json:"percent"`
+	Tokens int `json:"tokens"`
+	// LastUsageTokens is the usage the latest assistant message of the
+	// context recorded (not zero): the context of the last turn as the
+	// provider counted it, before the messages after it; 0 when none is
+	// recorded.
+	LastUsageTokens int     `json:"last_usage_tokens"`
+	Window          int     `json:"window"`
+	Percent         float64 `json:"percent"`
+	// WindowSource says where Window comes from: "host_config" (the
+	// host's configuration names the window of the session's model),
+	// "model_table" (the window of the model the transcript records, from
+	// [ModelWindow]) or "config" (our config's compaction.context_window);
+	// WindowFrom says it for people.
+	WindowSource string `json:"window_source"`
+	WindowFrom   string `json:"window_from"`
+	// Model is the "provider/model" the latest assistant message of the
+	// context records, or "" when none does.
+	Model string `json:"model"`
 	// Tokenizer names the counting method ("calibrated", "o200k",
 	// "chars/4").
 	Tokenizer string `json:"tokenizer"`

@@ -103,28 +103,60 @@ func percent(tokens, window int) float64 {
 	return math.Round(float64(tokens)*1000/float64(window)) / 10
 }
 
-// status builds the StatusReport of a loaded context.
-func status(v *view, s Settings) StatusReport {
+// measured is what a status report is judged from: the counts of a
+// transcript's context, which do not depend on the thresholds or the
+// window.
+type measured struct {
+	ref                        bs.SessionRef
+	tokenizer, model, refusal  string
+	tokens, tools, compactions int
+	lastUsage                  int
+	lastAt                     *time.Time
+}
+
+// measure counts the context v holds.
+func measure(v *view) measured {
 	tr := v.tr
-	tools, _ := v.toolTokens()
-	r := StatusReport{
-		Session: tr.Ref().String(), Backend: backendName(tr.Ref()),
-		Tokens: v.tokens, Window: s.ContextWindow, Percent: percent(v.tokens, s.ContextWindow),
-		Tokenizer: tokenizerName(v.est, v.tok), ToolOutputTokens: tools,
-		AutoEnabled: s.AutoEnabled, TriggerPercent: s.PruneTriggerPercent,
-		Warnings: []string{}, Recommendations: []string{},
-	}
+	m := measured{ref: tr.Ref(), tokens: v.tokens, tokenizer: tokenizerName(v.est, v.tok), refusal: refusal(tr)}
+	m.model, m.lastUsage = v.recorded()
+	m.tools, _ = v.toolTokens()
 	on, _ := pathCompactions(tr)
-	r.Compactions = len(on)
+	m.compactions = len(on)
 	if len(on) > 0 {
 		at := tr.Nodes()[on[len(on)-1]].Timestamp
 		if !at.IsZero() {
-			r.LastCompactionAt = &at
+			m.lastAt = &at
 		}
 	}
+	return m
+}
+
+// status builds the StatusReport of a loaded context.
+func status(v *view, s Settings) StatusReport {
+	m := measure(v)
+	return judge(m, s, resolveWindow(v.window, m.ref, m.model, s))
+}
+
+// judge builds the StatusReport of m against the thresholds of s and the
+// window w.
+func judge(m measured, s Settings, w Window) StatusReport {
+	r := StatusReport{
+		Session: m.ref.String(), Backend: backendName(m.ref),
+		Tokens: m.tokens, LastUsageTokens: m.lastUsage, Window: w.Tokens, Percent: percent(m.tokens, w.Tokens),
+		WindowSource: w.Source, WindowFrom: w.From, Model: m.model,
+		Tokenizer: m.tokenizer, ToolOutputTokens: m.tools,
+		AutoEnabled: s.AutoEnabled, TriggerPercent: s.PruneTriggerPercent,
+		Compactions: m.compactions,
+		Warnings:    []string{}, Recommendations: []string{},
+	}
+	if m.lastAt != nil {
+		at := *m.lastAt // the report's own: m may be cached
+		r.LastCompactionAt = &at
+	}
+	tools := m.tools
 	r.Risk = RiskOf(r.Compactions, s.WarnAt, s.HardWarnAt)
 	r.Layer = Choose(r, s)
-	r.Refusal = refusal(tr)
+	r.Refusal = m.refusal
 	r.CanCompact = r.Refusal == ""
 	switch r.Risk {
 	case RiskHigh:
@@ -159,9 +191,12 @@ func backendName(ref bs.SessionRef) string {
 	return ref.Backend
 }
 
-// Status reports the size of tr's context against the window, the
-// compactions on its active path and the risk they carry. A zero s means
-// DefaultSettings. It reads the context's lines once.
+// Status reports the size of tr's context against the window of the
+// session's model (see TokenOptions.Window and [ModelWindow]; else
+// s.ContextWindow), the compactions on its active path and the risk they
+// carry. A zero s means DefaultSettings. It reads the lines of the current
+// context only (see tokens.Learn); [StatusCache] remembers the result for
+// each version of a transcript.
 func Status(ctx context.Context, tr bs.Transcript, s Settings, tok TokenOptions) (StatusReport, error) {
 	if tr == nil {
 		return StatusReport{}, invalidf("compact status: no transcript")

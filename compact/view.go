@@ -61,6 +61,66 @@ type view struct {
 	est   Estimator
 	// tokens is the predicted context size (overhead included).
 	tokens int
+	// window names the window of the session's model (TokenOptions.Window).
+	window WindowFunc
+}
+
+// model returns the "provider/model" the latest assistant message of the
+// context records, or "".
+func (v *view) model() string {
+	m, _ := v.recorded()
+	return m
+}
+
+// recorded returns what the latest assistant messages of the context
+// that reached a model record: the "provider/model" of the latest that
+// names a model, and the usage of the latest whose usage is not zero
+// (totalTokens, else input + output + cacheRead + cacheWrite), or "" and
+// 0. Transcript-only assistants (provider openclaw or clawdbot: delivery
+// mirrors) and failed turns (stopReason error or aborted) are passed over.
+func (v *view) recorded() (model string, usage int) {
+	for i := len(v.msgs) - 1; i >= 0 && (model == "" || usage == 0); i-- {
+		if v.msgs[i].role != "assistant" {
+			continue
+		}
+		var j struct {
+			Message struct {
+				Provider   string `json:"provider"`
+				Model      string `json:"model"`
+				StopReason string `json:"stopReason"`
+				Usage      *struct {
+					Input       int `json:"input"`
+					Output      int `json:"output"`
+					CacheRead   int `json:"cacheRead"`
+					CacheWrite  int `json:"cacheWrite"`
+					TotalTokens int `json:"totalTokens"`
+				} `json:"usage"`
+			} `json:"message"`
+		}
+		if json.Unmarshal(v.msgs[i].raw, &j) != nil {
+			continue
+		}
+		switch j.Message.Provider {
+		case "openclaw", "clawdbot":
+			continue
+		}
+		if j.Message.StopReason == "error" || j.Message.StopReason == "aborted" {
+			continue
+		}
+		if model == "" && j.Message.Model != "" {
+			model = j.Message.Model
+			if j.Message.Provider != "" {
+				model = j.Message.Provider + "/" + model
+			}
+		}
+		if u := j.Message.Usage; usage == 0 && u != nil {
+			usage = u.TotalTokens
+			if usage <= 0 {
+				usage = u.Input + u.Output + u.CacheRead + u.CacheWrite
+			}
+		}
+	}
+	return model, usage
 }
 
 // toolTokens returns the tokens held by tool results in the context.
@@ -112,7 +172,7 @@ func tokenizerName(e Estimator, t bs.Tokenizer) string {
 // load reads the context of tr: the latest compaction on the active path
 // and every context message, raw.
 func load(ctx context.Context, tr bs.Transcript, tok TokenOptions) (*view, error) {
-	v := &view{tr: tr, ctx: tr.Context(), tok: tokenizer(tok.Tokenizer)}
+	v := &view{tr: tr, ctx: tr.Context(), tok: tokenizer(tok.Tokenizer), window: tok.Window}
 	nodes := tr.Nodes()
 	var want []int
 	if v.ctx.Compaction >= 0 {

@@ -105,6 +105,10 @@ func (d *Daemon) autoCompact(ctx context.Context) *CompactResult {
 		return res
 	}
 	set, err := backend.Open(ctx, d.opts.AgentsDir, backend.Options{Idle: cfg.Idle(), Logger: d.log})
+	if err == nil {
+		// The thresholds are shares of the window of each session's model.
+		tools.Tokens.Window = compactwire.HostWindow(set.AgentsDir, d.log)
+	}
 	if err != nil {
 		d.log.Error("auto-compaction: open the agents dir", "error", err)
 		res.Errors = append(res.Errors, err.Error())

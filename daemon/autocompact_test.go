@@ -95,6 +95,13 @@ func TestAutoCompaction(t *testing.T) {
 		// past the summarize threshold (88 %), under the full one (95 %).
 		window := slices.Max(toks) * 100 / 94
 		t.Logf("context tokens %v, window %d", toks, window)
+		// The sessions record a model whose window the model table knows,
+		// so the window comes from the host's config (the cap of
+		// agents.defaults.contextTokens), as on a host configured so.
+		host := fmt.Sprintf(`{"agents":{"defaults":{"contextTokens":%d}}}`, window)
+		if err := os.WriteFile(filepath.Join(filepath.Dir(agents), "openclaw.json"), []byte(host), 0o600); err != nil {
+			t.Fatal(err)
+		}
 		lb := &logBuf{}
 		d, err := daemon.Open(t.Context(), daemon.Options{AgentsDir: agents, Logger: lb.logger(), Location: time.UTC})
 		if err != nil {

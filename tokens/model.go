@@ -108,6 +108,11 @@ type anchor struct {
 	// prompt to (a context the model recorded three times or more), not
 	// the context's size.
 	saturated bool
+	// partial is true when f counts only part of the context the request
+	// carried (a turn before the latest compaction, scanned from the
+	// compaction's first kept entry on): its growth against the turn
+	// before it is right, its overhead is not.
+	partial bool
 	// f is, per base, the context the request carried (the message
 	// itself excluded); self the message itself.
 	f, self []feats
@@ -141,11 +146,51 @@ type timeline struct {
 // scan reads the active path of tr and measures its context messages with
 // each base.
 func scan(ctx context.Context, tr bs.Transcript, bases []bs.Tokenizer) (*timeline, error) {
+	return scanLines(ctx, tr, bases, nil)
+}
+
+// scanContext reads only the current context of tr (the latest compaction
+// on the active path and the messages the host sends with it) and
+// measures it with each base. The turns before the compaction are marked
+// partial. It returns nil when the context holds no usable recorded usage
+// after its compaction: the whole path must be scanned then.
+func scanContext(ctx context.Context, tr bs.Transcript, bases []bs.Tokenizer) (*timeline, error) {
+	c := tr.Context()
+	if c.Compaction < 0 {
+		return scan(ctx, tr, bases) // the context is the whole path
+	}
+	nodes := tr.Nodes()
+	keep := make(map[int]bool, len(c.Messages)+1)
+	keep[nodes[c.Compaction].Line] = true
+	for _, i := range c.Messages {
+		keep[nodes[i].Line] = true
+	}
+	tl, err := scanLines(ctx, tr, bases, keep)
+	if err != nil {
+		return nil, err
+	}
+	current := false
+	for i := range tl.anchors {
+		a := &tl.anchors[i]
+		a.partial = a.epoch < tl.epoch
+		current = current || (!a.partial && !a.saturated)
+	}
+	if !current {
+		return nil, nil
+	}
+	return tl, nil
+}
+
+// scanLines is scan over the path's lines in keep (nil: all of them).
+func scanLines(ctx context.Context, tr bs.Transcript, bases []bs.Tokenizer, keep map[int]bool) (*timeline, error) {
 	nodes := tr.Nodes()
 	path := tr.ActivePath()
 	var lines []int
 	for _, i := range path {
 		n := &nodes[i]
+		if keep != nil && !keep[n.Line] {
+			continue
+		}
 		if n.IsMessage() || (n.Kind == bs.KindEntry && n.Type == "compaction") {
 			lines = append(lines, n.Line)
 		}
@@ -471,7 +516,13 @@ func fit(anchors []anchor, b int, p params) fitted {
 	var over []float64
 	for k := len(anchors) - 1; k >= 0 && len(over) < p.recent; k-- {
 		a := &anchors[k]
+		if a.partial {
+			continue
+		}
 		over = append(over, float64(a.ctx)-f.ratio*p.x(a.f[b])-p.fixed(a.f[b]))
+	}
+	if len(over) == 0 {
+		return f
 	}
 	slices.Sort(over)
 	f.overhead = max(over[len(over)/2], 0)
@@ -534,19 +585,33 @@ type Model struct {
 	last *anchor
 }
 
-// Learn reads the active path of tr and the recorded usage of its
-// assistant messages, and fits the model with base as the underlying
-// count (o200k or chars/4; nil means chars/4). A transcript without
-// recorded usage gives a model that counts with base alone, with no
-// overhead. Learn reads the path's message lines once; it returns an
-// error when they cannot be read.
+// Learn reads the current context of tr (the latest compaction on the
+// active path and the messages the host sends with it) and the recorded
+// usage of its assistant messages, and fits the model with base as the
+// underlying count (o200k or chars/4; nil means chars/4). When the
+// context records no usage since its compaction, Learn reads the whole
+// active path instead, so that the overhead is learned from the turns
+// before the compaction. A transcript without recorded usage gives a
+// model that counts with base alone, with no overhead. Learn reads each
+// line it needs once; it returns an error when they cannot be read.
+//
+// Reading the current context only keeps the cost of Learn bounded by
+// the context's size, not the transcript's: a long-running session of
+// 100 MB whose context is a few hundred kilobytes is measured in
+// milliseconds.
 func Learn(ctx context.Context, tr bs.Transcript, base bs.Tokenizer) (*Model, error) {
 	if base == nil {
 		base = bs.CharsPer4{}
 	}
-	tl, err := scan(ctx, tr, []bs.Tokenizer{base})
+	bases := []bs.Tokenizer{base}
+	tl, err := scanContext(ctx, tr, bases)
 	if err != nil {
 		return nil, err
+	}
+	if tl == nil {
+		if tl, err = scan(ctx, tr, bases); err != nil {
+			return nil, err
+		}
 	}
 	return newModel(tl, 0, len(tl.anchors), base, defaultParams), nil
 }

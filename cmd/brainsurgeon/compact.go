@@ -99,7 +99,7 @@ func (c *compactCommand) Run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	tok, err := tokenOptions(*tokName, t.cfg)
+	tok, err := tokenOptions(*tokName, t.cfg, t.set.AgentsDir, c.m.logger())
 	if err != nil {
 		return err
 	}

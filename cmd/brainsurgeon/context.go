@@ -167,7 +167,7 @@ func (c *contextCommand) report(ctx context.Context, sub string, args []string) 
 		printHistory(c.m.Stdout, rep, s, now)
 		return nil
 	}
-	tok, err := tokenOptions(*tokName, t.cfg)
+	tok, err := tokenOptions(*tokName, t.cfg, t.set.AgentsDir, c.m.logger())
 	if err != nil {
 		return err
 	}
@@ -193,6 +193,19 @@ func (c *contextCommand) report(ctx context.Context, sub string, args []string) 
 	return nil
 }
 
+// windowWords says where the context window of r comes from.
+func windowWords(r compact.StatusReport) string {
+	src := map[string]string{compact.WindowHostConfig: "from the host config", compact.WindowModelTable: "from the model table",
+		compact.WindowConfig: "from the config"}[r.WindowSource]
+	if src == "" {
+		src = "from " + r.WindowSource
+	}
+	if r.WindowFrom != "" {
+		src += " (" + r.WindowFrom + ")"
+	}
+	return src
+}
+
 // pct prints a percentage without a needless ".0".
 func pct(p float64) string {
 	return strconv.FormatFloat(p, 'f', -1, 64) + "%"
@@ -212,6 +225,12 @@ func printStatus(w io.Writer, r compact.StatusReport, s compact.Settings, now ti
 	title(w, "Context Status")
 	field(w, "Session", "%s (%s)", r.Session, r.Backend)
 	field(w, "Total Tokens", "%s / %s (%s)", num(r.Tokens), num(r.Window), pct(r.Percent))
+	field(w, "Context Window", "%s tokens, %s", num(r.Window), windowWords(r))
+	if r.LastUsageTokens > 0 {
+		field(w, "Last Usage", "%s tokens (recorded by the latest turn; the total adds what came after it)", num(r.LastUsageTokens))
+	} else {
+		field(w, "Last Usage", "none recorded")
+	}
 	field(w, "Tokenizer", "%s", r.Tokenizer)
 	field(w, "Tool Outputs", "%s tokens", num(r.ToolOutputTokens))
 	thresholds := fmt.Sprintf("prune at %s, summarize at %s, full at %s", pct(s.PruneTriggerPercent), pct(s.SummarizeTriggerPercent), pct(s.FullTriggerPercent))

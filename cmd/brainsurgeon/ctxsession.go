@@ -159,12 +159,19 @@ var tokenizerNames = []string{tokens.NameCalibrated, tokens.NameO200k, tokens.Na
 
 // tokenOptions returns how tokens are counted for name ("" means the
 // config's compaction.tokenizer, then calibrated), as the API and the
-// daemon count them (internal/compactwire).
-func tokenOptions(name string, cfg config.Config) (compact.TokenOptions, error) {
+// daemon count them (internal/compactwire), with the context window of
+// each session's model from the host's config beside agentsDir (read
+// only; a config that cannot be read is reported on log).
+func tokenOptions(name string, cfg config.Config, agentsDir string, log bs.Logger) (compact.TokenOptions, error) {
 	if name == "" {
 		name = cfg.Compaction.Tokenizer
 	}
-	return compactwire.TokenOptions(name)
+	tok, err := compactwire.TokenOptions(name)
+	if err != nil {
+		return tok, err
+	}
+	tok.Window = compactwire.HostWindow(agentsDir, log)
+	return tok, nil
 }
 
 // checkTokenizer validates a --tokenizer value before any work is done.

@@ -10,7 +10,9 @@ import (
 	"text/tabwriter"
 
 	bs "github.com/brainsurgeon/brainsurgeon"
+	"github.com/brainsurgeon/brainsurgeon/compact"
 	"github.com/brainsurgeon/brainsurgeon/internal/cli"
+	"github.com/brainsurgeon/brainsurgeon/internal/compactwire"
 	"github.com/brainsurgeon/brainsurgeon/session"
 )
 
@@ -52,11 +54,30 @@ func (c *inspectCommand) Run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	if *asJSON {
-		return cli.WriteJSON(c.m.Stdout, rep, nil)
+	out := inspectReport{Report: rep}
+	// The context's tokens as context status counts them by default.
+	if tok, err := compactwire.TokenOptions(""); err == nil {
+		if st, err := compact.Status(ctx, tr, compact.Settings{}, tok); err == nil {
+			out.Tokens, out.LastUsageTokens = st.Tokens, st.LastUsageTokens
+		}
 	}
-	printReport(c.m.Stdout, rep)
+	if *asJSON {
+		return cli.WriteJSON(c.m.Stdout, out, nil)
+	}
+	printReport(c.m.Stdout, out)
 	return nil
+}
+
+// inspectReport is what inspect prints: the transcript's report and the
+// size of its context.
+type inspectReport struct {
+	*session.Report
+	// Tokens is the size of the current context, calibrated by the
+	// recorded usage (context status's figure with the default
+	// tokenizer); LastUsageTokens the usage the latest assistant turn
+	// recorded. 0 when there is none.
+	Tokens          int `json:"tokens"`
+	LastUsageTokens int `json:"last_usage_tokens"`
 }
 
 func counts(m map[string]int) string {
@@ -84,7 +105,8 @@ func counts(m map[string]int) string {
 	return strings.Join(parts, ", ")
 }
 
-func printReport(w io.Writer, r *session.Report) {
+func printReport(w io.Writer, out inspectReport) {
+	r := out.Report
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	name := r.Session.String()
 	if r.Session.Key != "" {
@@ -115,6 +137,11 @@ func printReport(w io.Writer, r *session.Report) {
 		}
 	}
 	fmt.Fprintf(tw, "Compactions\t%d%s\n", len(r.Compactions), active)
+	last := "none recorded"
+	if out.LastUsageTokens > 0 {
+		last = num(out.LastUsageTokens)
+	}
+	fmt.Fprintf(tw, "Tokens\t%s in the current context (calibrated by the recorded usage, as context status counts); last recorded usage %s\n", num(out.Tokens), last)
 	if r.MalformedTotal == 0 {
 		fmt.Fprintf(tw, "Malformed\tnone\n")
 	} else {

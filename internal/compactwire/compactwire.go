@@ -13,6 +13,7 @@ import (
 	bs "github.com/brainsurgeon/brainsurgeon"
 	"github.com/brainsurgeon/brainsurgeon/compact"
 	"github.com/brainsurgeon/brainsurgeon/config"
+	"github.com/brainsurgeon/brainsurgeon/internal/hostconfig"
 	"github.com/brainsurgeon/brainsurgeon/summarize"
 	"github.com/brainsurgeon/brainsurgeon/tokens"
 )
@@ -134,4 +135,32 @@ func (d *detailed) Name() string {
 		return d.s.Summarizer
 	}
 	return "escalate"
+}
+
+// HostWindow returns the compact.WindowFunc that takes a session's context
+// window from the host's config beside agentsDir (OpenClaw's
+// openclaw.json and the agent's models.json; see internal/hostconfig),
+// read only. A host config that cannot be read names no window (the model
+// table and our config apply) and is logged to log, once per change of
+// the message.
+func HostWindow(agentsDir string, log bs.Logger) compact.WindowFunc {
+	r := hostconfig.New(agentsDir)
+	var mu sync.Mutex
+	last := ""
+	return func(ref bs.SessionRef, model string) (compact.Window, bool) {
+		w, ok, err := r.Window(ref.Agent, model)
+		if err != nil {
+			mu.Lock()
+			if err.Error() != last && log != nil {
+				log.Warn("host config not read; the context window comes from the model table or the config", "error", err.Error())
+			}
+			last = err.Error()
+			mu.Unlock()
+			return compact.Window{}, false
+		}
+		if !ok {
+			return compact.Window{}, false
+		}
+		return compact.Window{Tokens: w.Tokens, Source: compact.WindowHostConfig, From: w.From}, true
+	}
 }

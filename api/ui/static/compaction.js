@@ -12,6 +12,13 @@ import { errorBox, showError, showOK, writeButton, state } from './ui.js';
 const SUMMARIZE = 88;
 const FULL = 95;
 
+// WINDOW_SOURCES say where the status's window comes from.
+const WINDOW_SOURCES = {
+  host_config: 'from the host config',
+  model_table: 'from the model table',
+  config: 'from the config',
+};
+
 // level names the gauge's color for a share of the window.
 export function level(percent, prune = 80) {
   if (percent >= FULL) return 'full';
@@ -89,6 +96,9 @@ export function compactionPanel(base, withB) {
     const facts = [
       h('b', { class: 'gauge-tokens' }, `${fmtInt(st.tokens)} / ${fmtInt(st.window)} tokens`),
       ` (${pct.toFixed(1)}%)`,
+      h('span', { class: 'muted window-source', title: st.window_from || '' },
+        `window ${fmtInt(st.window)} (${WINDOW_SOURCES[st.window_source] || `from ${st.window_source}`})`),
+      st.last_usage_tokens ? h('span', { class: 'muted' }, `last recorded usage ${fmtInt(st.last_usage_tokens)}`) : null,
       h('span', { class: `pill level-${lv}` }, lv === 'ok' ? 'below the thresholds' : `${lv} threshold crossed`),
       h('span', { class: 'muted' }, `counted ${st.tokenizer}`),
       h('span', { class: `pill risk-${st.risk}` }, `risk ${st.risk}`),

@@ -22,7 +22,7 @@ export function sessionsView(query) {
   const el = h('section', { class: 'view' },
     h('div', { class: 'view-head' },
       h('div', {}, h('h1', {}, 'Sessions'),
-        h('p', { class: 'muted small' }, 'Every agent\'s transcripts, their size and the tokens of their last recorded turn.')),
+        h('p', { class: 'muted small' }, 'Every agent\'s transcripts, their size and the tokens of their current context (as the context panel counts them).')),
       h('div', { class: 'toolbar' },
         h('label', { for: 'session-filter' }, 'Find'), search,
         h('label', { for: 'agent-filter' }, 'Agent'), filter,
@@ -80,7 +80,7 @@ export function sessionsView(query) {
     cards.replaceChildren(
       card('Sessions', needle ? `${fmtInt(sessions.length)} of ${fmtInt(all.length)}` : fmtInt(data.total ?? all.length)),
       card('Total size', fmtBytes(needle ? sessions.reduce((n, s) => n + (s.size || 0), 0) : data.total_size)),
-      card('Context tokens', fmtTokens(tokens), 'Sum over sessions of the last recorded usage'),
+      card('Context tokens', fmtTokens(tokens), 'Sum over sessions of the current context, calibrated by the recorded usage'),
       card('Entries with extracted values', fmtInt(extracted)));
     if (sessions.length === 0) {
       list.replaceChildren(h('div', { class: 'panel' }, h('p', { class: 'empty' },
@@ -112,7 +112,7 @@ export function sessionsView(query) {
     return h('table', {},
       h('thead', {}, h('tr', {},
         h('th', { scope: 'col' }, 'Session'), h('th', { scope: 'col' }, 'Status'), h('th', { scope: 'col' }, 'Updated'),
-        h('th', { scope: 'col', class: 'num' }, 'Size'), h('th', { scope: 'col', class: 'num' }, 'Tokens'),
+        h('th', { scope: 'col', class: 'num' }, 'Size'), h('th', { scope: 'col', class: 'num' }, 'Context tokens'),
         h('th', { scope: 'col', class: 'num' }, 'Entries'), h('th', { scope: 'col', class: 'num' }, 'Tool calls'),
         h('th', { scope: 'col', class: 'num' }, 'Extracted'), h('th', { scope: 'col' }, 'Backend'),
         h('th', { scope: 'col' }, h('span', { class: 'sr-only' }, 'Actions')))),
@@ -129,7 +129,7 @@ export function sessionsView(query) {
       h('td', {}, s.status ? h('span', { class: `pill ${s.status}` }, s.status) : h('span', { class: 'muted' }, '–')),
       h('td', {}, time(s.updated)),
       h('td', { class: 'num' }, fmtBytes(s.size)),
-      h('td', { class: 'num', title: s.tokens ? `${fmtInt(s.tokens)} tokens` : 'No usage recorded' }, fmtTokens(s.tokens)),
+      h('td', { class: 'num', title: `${s.tokens ? `${fmtInt(s.tokens)} tokens in the current context` : 'Context not measured'}; last recorded usage: ${s.last_usage_tokens ? fmtInt(s.last_usage_tokens) : 'none'}` }, fmtTokens(s.tokens)),
       h('td', { class: 'num' }, fmtInt(s.entries)),
       h('td', { class: 'num' }, fmtInt(s.tool_calls)),
       h('td', { class: 'num' }, s.extracted ? h('span', { class: 'pill count' }, fmtInt(s.extracted)) : '0'),
