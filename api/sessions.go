@@ -15,9 +15,9 @@ import (
 	"time"
 
 	bs "github.com/brainsurgeon/brainsurgeon"
-	"github.com/brainsurgeon/brainsurgeon/session"
 	"github.com/brainsurgeon/brainsurgeon/compact"
 	"github.com/brainsurgeon/brainsurgeon/internal/compactwire"
+	"github.com/brainsurgeon/brainsurgeon/session"
 )
 
 // SessionInfo is one session in the sessions list.

@@ -78,7 +78,7 @@ func TestUsageSeries(t *testing.T) {
 		t.Fatalf("pass: %+v, %v", rep, err)
 	}
 	pass := rep.Sessions[0].Result
-	srv := serve(t, api.Options{Set: set, Control: newControl(set), Compaction: smallWindow()})
+	srv := serve(t, api.Options{Set: set, Control: newControl(set), Compaction: smallWindow(&fixture{root: root, agents: agents})})
 	c := &client{tb: t, srv: srv}
 	base := "/api/sessions/alpha/" + id
 
