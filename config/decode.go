@@ -362,10 +362,6 @@ func decode(data []byte, log brainsurgeon.Logger) (c Config, added []string, o o
 	for _, name := range o.unknown {
 		log.Warn(fmt.Sprintf("Config has unknown field %s; it is ignored and will not be kept when the config is saved", name), "field", name)
 	}
-	if o.aliased {
-		log.Info("Config upgraded: renamed field "+aliasPurgeControl+" to keep_purge_control_calls",
-			"field", "keep_purge_control_calls", "old_field", aliasPurgeControl)
-	}
 	if o.both {
 		log.Warn("Config has both keep_purge_control_calls and "+aliasPurgeControl+"; using keep_purge_control_calls",
 			"field", "keep_purge_control_calls", "old_field", aliasPurgeControl)
@@ -377,12 +373,16 @@ func decode(data []byte, log brainsurgeon.Logger) (c Config, added []string, o o
 	}
 	if err := c.problems(o.typeErrs, nil); err != nil {
 		// A config that is refused is not upgraded: nothing is logged
-		// as added or dropped.
+		// as added, renamed or dropped.
 		return c, added, o, err
 	}
 	for _, name := range o.obsolete {
 		log.Info(fmt.Sprintf("Config upgraded: obsolete field %s is ignored and removed when the config is saved (%s)", name, obsoleteFields[name]),
 			"field", name)
+	}
+	if o.aliased {
+		log.Info("Config upgraded: renamed field "+aliasPurgeControl+" to keep_purge_control_calls",
+			"field", "keep_purge_control_calls", "old_field", aliasPurgeControl)
 	}
 	for _, name := range added {
 		def := showJSON(fields[fieldIndex[name]].get(&c))
