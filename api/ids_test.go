@@ -31,6 +31,10 @@ func TestSessionIDsAsTheCLI(t *testing.T) {
 		writeSynth(t, dir, id, synth.Options{Size: 8 << 10, Seed: uint64(i + 1), MinResult: 600, MaxResult: 1200})
 	}
 	writeSessionsJSON(t, dir, "alpha", ids)
+	// A file with a transcript's name but not its content.
+	if err := os.WriteFile(filepath.Join(dir, "notes.jsonl"), []byte("{\"a\":1}\n{\"a\":2}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	set, err := backend.Open(context.Background(), agents, backend.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -50,6 +54,7 @@ func TestSessionIDsAsTheCLI(t *testing.T) {
 		{"KeySuffix", "alpha:" + id[len(id)-4:], 200, ""},
 		{"Prefix7", id[:7], 404, "8 characters or more"},
 		{"Unknown", "ffffffff-0000", 404, "no session"},
+		{"NotTranscript", "notes", 400, "notes.jsonl is not a transcript: expected JSON lines"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			code, body, _ := c.do("GET", "/api/sessions/alpha/"+tt.id+"/context/status", "")

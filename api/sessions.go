@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"os"
@@ -385,7 +386,17 @@ func (s *server) findSession(r *http.Request) (bs.SessionRef, error) {
 	if strings.Contains(id, ":") {
 		name = id // a session key, resolved among the agent's sessions
 	}
-	return session.ResolveRef(mine, name, nil)
+	ref, err := session.ResolveRef(mine, name, nil)
+	if errors.Is(err, bs.ErrNotFound) && backend != bs.BackendSQLite && !strings.Contains(id, ":") {
+		// A file with a transcript's name but not its content is not
+		// listed; the store's own resolver names it, so the answer says
+		// that the file is not a transcript rather than that no session
+		// has this id.
+		if _, serr := s.set.Store.Resolve(r.Context(), name); errors.Is(serr, session.ErrNotTranscript) {
+			return bs.SessionRef{}, serr
+		}
+	}
+	return ref, err
 }
 
 // AgentInfo is one agent in the agents list.
