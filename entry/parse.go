@@ -1,5 +1,5 @@
 // Package entry parses one transcript line (a JSON object of the pi /
-// OpenClaw format, or the flat format of the seeds) into the root
+// OpenClaw format, or the flat format whose entries carry "__id") into the root
 // package's Entry view, without a round trip through maps: every string
 // with its JSON Pointer and byte span, the content blocks, the envelope.
 // Classify lists the values extraction may move out. The package knows

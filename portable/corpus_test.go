@@ -25,7 +25,7 @@ func corpusTranscripts(t *testing.T) map[string]*session.Transcript {
 		if err != nil {
 			t.Fatalf("%s: %v", testcorpus.Name(p), err)
 		}
-		// The flat entry shape of the seeds has no messages pi would load.
+		// The flat entry shape ({"__id":…}, no message entries) has no messages pi would load.
 		if tr.Header().Version >= 2 && len(tr.ActivePath()) > 0 && tr.Context().Count() > 0 {
 			out[p] = tr
 		}

@@ -941,7 +941,7 @@ func TestAudit(t *testing.T) {
 }
 
 // TestRestoreShapes restores the other shapes of extracted values: the
-// flat entries of the seeds, side files of the first BrainSurgeon, and
+// flat entries (ids in "__id"), side files of the first BrainSurgeon, and
 // whole image blocks.
 func TestRestoreShapes(t *testing.T) {
 	t.Run("FlatEntryWithSkillKeys", func(t *testing.T) {

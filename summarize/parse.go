@@ -131,7 +131,7 @@ func parseLine(raw []byte) (view, bool) {
 	return v, true
 }
 
-// parseFlat reads the flat entry shape of the seeds
+// parseFlat reads the flat entry shape
 // ({"__id":…,"type":"tool_result","output":…}).
 func parseFlat(v *view, typ, flatRole string, content, out []byte, thinking, errMsg string) {
 	r := typ

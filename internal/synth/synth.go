@@ -28,7 +28,7 @@ type Options struct {
 	MinThinking, MaxThinking int
 	// ImageEvery puts an image into every n-th tool result (0 = never).
 	ImageEvery int
-	// Flat writes the flat entry shape of the seeds
+	// Flat writes the flat entry shape
 	// ({"__id":…,"type":"tool_result","output":…}) instead of pi messages.
 	Flat bool
 	// Start is the time of the first entry (default 2026-03-01T00:00:00Z);

@@ -30,12 +30,12 @@ const (
 
 var selfMade = sync.OnceValue(generate)
 
-// flatName is the self-made transcript in the flat entry shape of the seeds.
+// flatName is the self-made transcript in the flat entry shape ({"__id":…,"type":…}, no parent links).
 const flatName = "synth-flat.jsonl"
 
 // SelfMadeFiles returns the self-made corpus: transcripts written by this package's generator in every shape the
-// real corpus has (headers v1, v2 and v3; flat v1 entries without id/parentId and the flat entry shape of the
-// seeds; branches; v1 and v3 compactions; base64 images; thinking blocks with signatures; big tool results; CRLF
+// real corpus has (headers v1, v2 and v3; flat v1 entries without id/parentId and the flat entry shape whose ids
+// are in "__id"; branches; v1 and v3 compactions; base64 images; thinking blocks with signatures; big tool results; CRLF
 // line endings; malformed and glued lines; lone surrogates; a session captured mid-run). The output is the same
 // on every call and every machine; the caller must not modify it.
 func SelfMadeFiles() []File { return selfMade() }

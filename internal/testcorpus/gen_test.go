@@ -73,7 +73,7 @@ func TestSelfMadeShapes(t *testing.T) {
 			case e.Type == "session":
 				want["v"+string(rune('0'+*e.Version))+" header"]++
 			case e.Flat != "":
-				want["seed flat entry"]++
+				want["flat entry"]++
 			case e.ID == nil:
 				want["v1 entry without id"]++
 			}
@@ -106,7 +106,7 @@ func TestSelfMadeShapes(t *testing.T) {
 		}
 		_ = bad
 	}
-	for _, shape := range []string{"v1 header", "v2 header", "v3 header", "v1 entry without id", "seed flat entry",
+	for _, shape := range []string{"v1 header", "v2 header", "v3 header", "v1 entry without id", "flat entry",
 		"v1 compaction", "v3 compaction", "image", "thinking", "big tool result", "hookMessage", "lone surrogate",
 		"branch (delivery-mirror sibling)", "crlf", "glued", "malformed"} {
 		if want[shape] == 0 {

@@ -137,7 +137,7 @@ func HasReal(files []string) bool {
 	return false
 }
 
-// IsFlat reports whether p is the self-made transcript in the flat entry shape of the seeds
+// IsFlat reports whether p is the self-made transcript in the flat entry shape ({"__id":…,"type":…}, no parent links)
 // ({"__id":…,"type":"tool_result","output":…}), which BrainSurgeon reads and pi does not: an oracle comparison
 // does not apply to it.
 func IsFlat(p string) bool {
