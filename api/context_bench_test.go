@@ -1,14 +1,10 @@
 package api_test
 
 import (
-	"context"
 	"net/http"
-	"os"
 	"testing"
 
 	"github.com/brainsurgeon/brainsurgeon/api"
-	"github.com/brainsurgeon/brainsurgeon/backend"
-	"github.com/brainsurgeon/brainsurgeon/internal/synth"
 )
 
 // BenchmarkContextStatus measures GET …/context/status on a 10 MB
@@ -18,18 +14,7 @@ import (
 // transcript does not change (BenchmarkStatus100MB in package compact
 // measures the cold path on 100 MB).
 func BenchmarkContextStatus(b *testing.B) {
-	root := b.TempDir()
-	dir := root + "/agents/alpha/sessions"
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		b.Fatal(err)
-	}
-	id := "00000000-0000-4000-8000-000000000001"
-	writeSynth(b, dir, id, synth.Options{Size: 10 << 20, Seed: 3})
-	writeSessionsJSON(b, dir, "alpha", []string{id})
-	set, err := backend.Open(context.Background(), root+"/agents", backend.Options{})
-	if err != nil {
-		b.Fatal(err)
-	}
+	set, id := bigSession(b)
 	srv := serve(b, api.Options{Set: set, Control: newControl(set)})
 	c := &client{tb: b, srv: srv}
 	for b.Loop() {

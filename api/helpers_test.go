@@ -60,6 +60,26 @@ func writeSynth(tb testing.TB, dir, id string, o synth.Options) {
 	}
 }
 
+// bigSession writes one synthetic transcript of about 10 MB as the only
+// session of agent alpha in a new agents dir and opens that dir (no quiet
+// period), for the benchmarks of requests on a big session.
+func bigSession(tb testing.TB) (*backend.Set, string) {
+	tb.Helper()
+	root := tb.TempDir()
+	dir := filepath.Join(root, "agents", "alpha", "sessions")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		tb.Fatal(err)
+	}
+	id := "00000000-0000-4000-8000-000000000001"
+	writeSynth(tb, dir, id, synth.Options{Size: 10 << 20, Seed: 3})
+	writeSessionsJSON(tb, dir, "alpha", []string{id})
+	set, err := backend.Open(context.Background(), filepath.Join(root, "agents"), backend.Options{Idle: 0})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return set, id
+}
+
 func writeSessionsJSON(tb testing.TB, dir, agent string, ids []string) {
 	tb.Helper()
 	m := map[string]any{}

@@ -4,12 +4,9 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"testing"
 
 	"github.com/brainsurgeon/brainsurgeon/api"
-	"github.com/brainsurgeon/brainsurgeon/backend"
-	"github.com/brainsurgeon/brainsurgeon/internal/synth"
 )
 
 // BenchmarkUsage measures GET …/usage, the session view's chart, on a
@@ -18,18 +15,7 @@ import (
 // (a new handler each time, so every side record is read), and GET
 // /api/disk over the same agents dir.
 func BenchmarkUsage(b *testing.B) {
-	root := b.TempDir()
-	dir := root + "/agents/alpha/sessions"
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		b.Fatal(err)
-	}
-	id := "00000000-0000-4000-8000-000000000001"
-	writeSynth(b, dir, id, synth.Options{Size: 10 << 20, Seed: 3})
-	writeSessionsJSON(b, dir, "alpha", []string{id})
-	set, err := backend.Open(context.Background(), root+"/agents", backend.Options{Idle: 0})
-	if err != nil {
-		b.Fatal(err)
-	}
+	set, id := bigSession(b)
 	rep, err := set.Pass(pruneConfig(), nil).Run(context.Background(), nil)
 	if err != nil || rep.Sessions[0].Result == nil {
 		b.Fatalf("pass: %+v, %v", rep, err)
