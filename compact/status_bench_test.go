@@ -1,16 +1,14 @@
 package compact_test
 
 import (
-	"bufio"
 	"context"
-	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	bs "github.com/brainsurgeon/brainsurgeon"
 	"github.com/brainsurgeon/brainsurgeon/compact"
+	"github.com/brainsurgeon/brainsurgeon/internal/synth"
 	"github.com/brainsurgeon/brainsurgeon/session"
 )
 
@@ -32,46 +30,7 @@ func writeLongSession(tb testing.TB, root string, size int64) (*session.Store, b
 	if err != nil {
 		tb.Fatal(err)
 	}
-	w := bufio.NewWriterSize(f, 1<<20)
-	var written int64
-	n, parent := 0, ""
-	line := func(typ, body string) string {
-		n++
-		id := fmt.Sprintf("%08x", uint32(n)*2654435761)
-		p := "null"
-		if parent != "" {
-			p = fmt.Sprintf("%q", parent)
-		}
-		s := fmt.Sprintf(`{"type":%q,"id":%q,"parentId":%s,"timestamp":"2026-03-01T00:00:00.000Z",%s}`+"\n", typ, id, p, body)
-		written += int64(len(s))
-		if _, err := w.WriteString(s); err != nil {
-			tb.Fatal(err)
-		}
-		parent = id
-		return id
-	}
-	if _, err := w.WriteString(`{"type":"session","version":3,"id":"` + id + `","timestamp":"2026-03-01T00:00:00.000Z","cwd":"/"}` + "\n"); err != nil {
-		tb.Fatal(err)
-	}
-	out := strings.Repeat("output line of a tool, with some text in it\\n", 450) // ~20 KB
-	usage := func(ctx int) string {
-		return fmt.Sprintf(`"api":"anthropic-messages","provider":"anthropic","model":"claude-sonnet-4-5","usage":{"input":%d,"output":20,"cacheRead":0,"cacheWrite":0,"totalTokens":%d}`, ctx-20, ctx)
-	}
-	var starts []string
-	ctx := 3000
-	for turn := 0; written < size; turn++ {
-		starts = append(starts, line("message", `"message":{"role":"user","content":[{"type":"text","text":"please run the next step"}]}`))
-		call := fmt.Sprintf("call_%d", turn)
-		line("message", fmt.Sprintf(`"message":{"role":"assistant","content":[{"type":"toolCall","id":%q,"name":"exec","arguments":{"command":"make"}}],%s}`, call, usage(ctx)))
-		line("message", fmt.Sprintf(`"message":{"role":"toolResult","toolCallId":%q,"toolName":"exec","content":[{"type":"text","text":"%s"}]}`, call, out))
-		ctx += 5000
-		line("message", fmt.Sprintf(`"message":{"role":"assistant","content":[{"type":"text","text":"done"}],%s}`, usage(ctx)))
-		if turn%50 == 49 {
-			line("compaction", fmt.Sprintf(`"summary":"summary of the work so far","firstKeptEntryId":%q,"tokensBefore":%d,"details":{"readFiles":[],"modifiedFiles":[]},"fromHook":false`, starts[len(starts)-2], ctx))
-			ctx = 13000
-		}
-	}
-	if err := w.Flush(); err != nil {
+	if _, err := synth.Compacted(f, synth.CompactedOptions{Size: size, HeaderID: id, Usage: true}); err != nil {
 		tb.Fatal(err)
 	}
 	if err := f.Close(); err != nil {

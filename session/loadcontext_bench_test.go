@@ -1,15 +1,13 @@
 package session_test
 
 import (
-	"bufio"
 	"context"
-	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	bs "github.com/brainsurgeon/brainsurgeon"
+	"github.com/brainsurgeon/brainsurgeon/internal/synth"
 	"github.com/brainsurgeon/brainsurgeon/session"
 )
 
@@ -22,38 +20,7 @@ func writeCompacted(tb testing.TB, path string, size int64) {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	w := bufio.NewWriterSize(f, 1<<20)
-	var written int64
-	n := 0
-	parent := ""
-	line := func(typ, body string) string {
-		n++
-		id := fmt.Sprintf("%08x", uint32(n)*2654435761)
-		p := "null"
-		if parent != "" {
-			p = fmt.Sprintf("%q", parent)
-		}
-		s := fmt.Sprintf(`{"type":%q,"id":%q,"parentId":%s,"timestamp":"2026-03-01T00:00:00.000Z",%s}`+"\n", typ, id, p, body)
-		written += int64(len(s))
-		w.WriteString(s)
-		parent = id
-		return id
-	}
-	w.WriteString(`{"type":"session","version":3,"id":"bench","timestamp":"2026-03-01T00:00:00.000Z","cwd":"/"}` + "\n")
-	out := strings.Repeat("output line of a tool, with some text in it\\n", 450) // ~20 KB
-	var turnStarts []string
-	for turn := 0; written < size; turn++ {
-		u := line("message", `"message":{"role":"user","content":[{"type":"text","text":"please run the next step"}]}`)
-		turnStarts = append(turnStarts, u)
-		call := fmt.Sprintf("call_%d", turn)
-		line("message", fmt.Sprintf(`"message":{"role":"assistant","content":[{"type":"toolCall","id":%q,"name":"exec","arguments":{"command":"make"}}]}`, call))
-		line("message", fmt.Sprintf(`"message":{"role":"toolResult","toolCallId":%q,"toolName":"exec","content":[{"type":"text","text":"%s"}]}`, call, out))
-		line("message", `"message":{"role":"assistant","content":[{"type":"text","text":"done"}]}`)
-		if turn%50 == 49 {
-			line("compaction", fmt.Sprintf(`"summary":"summary of the work so far","firstKeptEntryId":%q,"tokensBefore":150000,"details":{"readFiles":[],"modifiedFiles":[]},"fromHook":false`, turnStarts[len(turnStarts)-2]))
-		}
-	}
-	if err := w.Flush(); err != nil {
+	if _, err := synth.Compacted(f, synth.CompactedOptions{Size: size}); err != nil {
 		tb.Fatal(err)
 	}
 	if err := f.Close(); err != nil {
