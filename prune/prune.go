@@ -58,9 +58,10 @@ type Pass struct {
 	// Force runs the pass even when Config.Enabled is false.
 	Force bool
 	// Now marks the pass as asked for by the user just now
-	// (brainsurgeon.ExplicitWrite): the stores skip their quiet period
-	// (idle_seconds). A session with a run in flight or a live lock holder
-	// is still busy.
+	// (brainsurgeon.ExplicitWrite): the JSONL store skips its quiet period
+	// (idle_seconds); OpenClaw's SQLite store does not take this
+	// exemption and keeps its quiet period. A session with a run in flight or a live lock holder is
+	// still busy.
 	Now bool
 	// DryRun decides and reports, and writes nothing (queued write-backs
 	// included). It applies every gate of the real pass (Enabled unless

@@ -30,8 +30,8 @@ idle_seconds) and reported as busy, with the time they will be idle. Pending
 restore write-backs are applied first.
 
 Smart pruning is off until enabled in the config ("enabled": true); --force runs
-this one pass anyway and skips the quiet period (idle_seconds): a session with a
-run in flight or a live lock is still left alone.
+this one pass anyway and skips the quiet period (idle_seconds) of JSONL
+transcripts (OpenClaw's SQLite store keeps its quiet period); a session with a run in flight or a live lock is still left alone.
 
 --dry-run applies the same gates as the real run (enabled, busy sessions, what
 the store accepts to edit) and writes nothing: its counts are what the same
