@@ -51,8 +51,14 @@ type cached struct {
 	err   error
 }
 
-// New returns a Reader of the host config of agentsDir.
-func New(agentsDir string) *Reader {
+// New returns a Reader of the host config of root: an OpenClaw agents dir,
+// or its state dir (the directory holding agents/ and openclaw.json), as
+// backend.Open accepts either.
+func New(root string) *Reader {
+	agentsDir := root
+	if fi, err := os.Stat(filepath.Join(root, "agents")); err == nil && fi.IsDir() {
+		agentsDir = filepath.Join(root, "agents")
+	}
 	return &Reader{agentsDir: agentsDir, files: map[string]cached{}}
 }
 

@@ -88,6 +88,10 @@ func TestWindow(t *testing.T) {
 			if ok != (tc.want > 0) || w.Tokens != tc.want || !strings.Contains(w.From, tc.from) {
 				t.Errorf("Window(%q, %q) = %+v, %v; want %d from %q", tc.agent, tc.model, w, ok, tc.want, tc.from)
 			}
+			// The state dir (the agents dir's parent) names the same host.
+			if w2, ok2, err := hostconfig.New(home).Window(tc.agent, tc.model); err != nil || w2 != w || ok2 != ok {
+				t.Errorf("from the state dir: Window(%q, %q) = %+v, %v, %v; want %+v, %v", tc.agent, tc.model, w2, ok2, err, w, ok)
+			}
 			if after := snapshot(t, home); after != before {
 				t.Errorf("the host's files changed:\n%s\n%s", before, after)
 			}
