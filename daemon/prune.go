@@ -299,8 +299,10 @@ func (r *PruneResult) reason() string {
 		return "nothing was written: there are no sessions"
 	case r.Stopped:
 		return "nothing was written: the run was stopped"
+	case r.Processed == 0 && r.Unchanged == r.Sessions:
+		return fmt.Sprintf("nothing was written: every session (%d) is unchanged since it was last processed", r.Unchanged)
 	case r.Processed == 0:
-		return fmt.Sprintf("nothing was written: every session (%d) is unchanged since it was last processed", r.Sessions)
+		return fmt.Sprintf("nothing was written: %d of %d sessions are unchanged since they were last processed, the others were gone when their turn came", r.Unchanged, r.Sessions)
 	case r.Busy == r.Processed:
 		return fmt.Sprintf("nothing was written: every session processed (%d) is busy; busy sessions are tried again on the next run", r.Busy)
 	case r.Busy+r.Failed > 0:
