@@ -102,7 +102,7 @@ func Compact(ctx context.Context, st bs.Store, ref bs.SessionRef, o Options) (Re
 		layer = stat.Layer
 	}
 	if layer == LayerNone {
-		res.Warning = fmt.Sprintf("nothing to do: the context holds %d tokens, %.1f%% of the %d-token window, below every threshold", v.tokens, stat.Percent, s.ContextWindow)
+		res.Warning = fmt.Sprintf("nothing to do: the context holds %d tokens, %.1f%% of the %d-token window, below every threshold", v.tokens, stat.Percent, stat.Window)
 		res.Warnings = append(res.Warnings, res.Warning)
 		res.Reason = "nothing to compact: " + strings.TrimPrefix(res.Warning, "nothing to do: ")
 		return res, nil

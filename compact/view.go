@@ -67,11 +67,6 @@ type view struct {
 
 // model returns the "provider/model" the latest assistant message of the
 // context records, or "".
-func (v *view) model() string {
-	m, _ := v.recorded()
-	return m
-}
-
 // recorded returns what the latest assistant messages of the context
 // that reached a model record: the "provider/model" of the latest that
 // names a model, and the usage of the latest whose usage is not zero
