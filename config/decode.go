@@ -222,7 +222,7 @@ func jsonError(data []byte, err error) *SyntaxError {
 	switch {
 	case errors.As(err, &se):
 		msg := se.Err.Error()
-		if se.Err == io.ErrUnexpectedEOF {
+		if errors.Is(se.Err, io.ErrUnexpectedEOF) {
 			msg = "the text ends in the middle of a value (a missing closing brace, bracket or quote?)"
 		}
 		return syntaxError(data, se.ByteOffset, string(se.JSONPointer), "config is not valid JSON: "+msg)

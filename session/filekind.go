@@ -217,7 +217,7 @@ func checkPrefix(r io.ReaderAt, size, max int64, name string) error {
 			}
 			return errUndecided
 		}
-		if l[0] != '{' || !json.Valid(l) {
+		if l[0] != '{' {
 			malformed++
 			continue
 		}

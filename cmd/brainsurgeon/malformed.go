@@ -26,14 +26,14 @@ func printMalformed(w io.Writer, sessions []string, counts []int) {
 func printPruneMalformed(w io.Writer, rep *prune.Report) {
 	var names []string
 	var counts []int
-	any := false
+	found := false
 	for _, r := range rep.Sessions {
 		if r.Result != nil {
 			names, counts = append(names, r.Session), append(counts, r.Result.MalformedLines)
-			any = any || r.Result.MalformedLines > 0
+			found = found || r.Result.MalformedLines > 0
 		}
 	}
-	if any {
+	if found {
 		fmt.Fprintln(w)
 	}
 	printMalformed(w, names, counts)

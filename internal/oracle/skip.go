@@ -157,7 +157,8 @@ func Setup(t *testing.T, needs Needs) {
 // fails or -v or -json is given. Without -v, when the test binary's parent is the go command (Linux: the name of
 // /proc/<ppid>/exe is go), the line is therefore appended to the go command's standard error, which is the user's
 // terminal, pipe or CI log; it goes to standard output otherwise, and when that standard error is a regular file
-// opened without O_APPEND (the go command would write over the line). Nothing is written to a terminal directly.
+// opened without O_APPEND (the go command would write over the line). A result that go test replays from its
+// cache (ok … (cached)) does not show the line.
 func Main(m *testing.M) {
 	Run(m)
 }

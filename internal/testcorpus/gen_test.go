@@ -31,7 +31,6 @@ func TestSelfMadeShapes(t *testing.T) {
 			t.Errorf("%s: no trailing newline", f.Name)
 		}
 		lines := bytes.SplitAfter(f.Data, []byte("\n"))
-		bad := 0
 		for i, l := range lines {
 			if len(l) == 0 {
 				continue
@@ -41,7 +40,6 @@ func TestSelfMadeShapes(t *testing.T) {
 				want["crlf"]++
 			}
 			if !json.Valid(body) {
-				bad++
 				dec := json.NewDecoder(bytes.NewReader(body))
 				var v1, v2 json.RawMessage
 				if dec.Decode(&v1) == nil && dec.Decode(&v2) == nil {
@@ -104,7 +102,6 @@ func TestSelfMadeShapes(t *testing.T) {
 				want["branch (delivery-mirror sibling)"]++
 			}
 		}
-		_ = bad
 	}
 	for _, shape := range []string{"v1 header", "v2 header", "v3 header", "v1 entry without id", "flat entry",
 		"v1 compaction", "v3 compaction", "image", "thinking", "big tool result", "hookMessage", "lone surrogate",
