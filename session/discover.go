@@ -244,7 +244,7 @@ func (s *scanner) transcripts(dir string) (paths []string, store bool, err error
 		case name == "sessions.json":
 			store = isFile(p, e)
 		case ClassifyFile(name) == FileKindTranscript && isFile(p, e):
-			if err := IsTranscript(p); err != nil {
+			if err := isTranscript(p); err != nil {
 				// Not listed; the cache is kept only while the file
 				// stays as it is (it may become one).
 				s.dep(p)

@@ -102,3 +102,45 @@ func (s *scanner) keepDiscovery(root string, d *Discovery) {
 	discoverCache.m[root] = c
 	discoverCache.Unlock()
 }
+
+// knownTranscripts remembers the files IsTranscript accepted, by path,
+// with the stamp it saw, so that a scan that misses the discovery cache
+// (the host rewrote a sessions.json) does not read the head of every
+// transcript again. A file's head does not change while the file is only
+// appended to: the verdict is reused while the file keeps its device and
+// inode and has not shrunk. A rewrite by rename (a new inode) or a
+// truncation is read again; Open applies the rule itself in any case.
+var knownTranscripts = struct {
+	sync.Mutex
+	m map[string]hostfile.Stamp
+}{m: map[string]hostfile.Stamp{}}
+
+// maxKnownTranscripts bounds knownTranscripts; past it the map starts
+// afresh.
+const maxKnownTranscripts = 1 << 16
+
+// isTranscript is IsTranscript, answered from knownTranscripts when the
+// file was accepted before and was only appended to since.
+func isTranscript(path string) error {
+	st, serr := hostfile.Fingerprint(path)
+	if serr == nil && st.Inode != 0 {
+		knownTranscripts.Lock()
+		old, ok := knownTranscripts.m[path]
+		knownTranscripts.Unlock()
+		if ok && old.Dev == st.Dev && old.Inode == st.Inode && st.Size >= old.Size {
+			return nil
+		}
+	}
+	if err := IsTranscript(path); err != nil {
+		return err
+	}
+	if serr == nil && st.Inode != 0 {
+		knownTranscripts.Lock()
+		if len(knownTranscripts.m) >= maxKnownTranscripts {
+			clear(knownTranscripts.m)
+		}
+		knownTranscripts.m[path] = st
+		knownTranscripts.Unlock()
+	}
+	return nil
+}
