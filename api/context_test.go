@@ -13,7 +13,7 @@ import (
 	bs "github.com/brainsurgeon/brainsurgeon"
 	"github.com/brainsurgeon/brainsurgeon/api"
 	"github.com/brainsurgeon/brainsurgeon/compact"
-	"github.com/brainsurgeon/brainsurgeon/internal/testtree"
+	"github.com/brainsurgeon/brainsurgeon/internal/testkit/testtree"
 	"github.com/brainsurgeon/brainsurgeon/summarize"
 )
 

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/brainsurgeon/brainsurgeon/api"
-	"github.com/brainsurgeon/brainsurgeon/internal/testtree"
+	"github.com/brainsurgeon/brainsurgeon/internal/testkit/testtree"
 )
 
 // badSegments are path parameter values (as sent on the request line)

@@ -12,7 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/brainsurgeon/brainsurgeon/compact"
-	"github.com/brainsurgeon/brainsurgeon/internal/testcorpus"
+	"github.com/brainsurgeon/brainsurgeon/internal/testkit/testcorpus"
 )
 
 // plainCompaction is a compaction found by a plain JSON scan.

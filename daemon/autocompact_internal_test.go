@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/brainsurgeon/brainsurgeon/internal/testcorpus"
-	"github.com/brainsurgeon/brainsurgeon/internal/testtree"
+	"github.com/brainsurgeon/brainsurgeon/internal/testkit/testcorpus"
+	"github.com/brainsurgeon/brainsurgeon/internal/testkit/testtree"
 	"github.com/brainsurgeon/brainsurgeon/summarize"
 )
 

@@ -8,7 +8,7 @@ import (
 	"github.com/brainsurgeon/brainsurgeon/config"
 	"github.com/brainsurgeon/brainsurgeon/daemon"
 	"github.com/brainsurgeon/brainsurgeon/internal/demo"
-	"github.com/brainsurgeon/brainsurgeon/internal/testtree"
+	"github.com/brainsurgeon/brainsurgeon/internal/testkit/testtree"
 )
 
 // TestReadOnlyWritesNothing: with a config that enables pruning on every

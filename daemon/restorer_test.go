@@ -9,8 +9,8 @@ import (
 
 	"github.com/brainsurgeon/brainsurgeon/api"
 	"github.com/brainsurgeon/brainsurgeon/daemon"
-	"github.com/brainsurgeon/brainsurgeon/internal/apitest"
 	"github.com/brainsurgeon/brainsurgeon/internal/demo"
+	"github.com/brainsurgeon/brainsurgeon/internal/testkit/apitest"
 )
 
 // TestAPIRestoreFollowsConfig checks that a restore through the daemon's

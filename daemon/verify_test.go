@@ -11,8 +11,8 @@ import (
 
 	"github.com/brainsurgeon/brainsurgeon/api"
 	"github.com/brainsurgeon/brainsurgeon/daemon"
-	"github.com/brainsurgeon/brainsurgeon/internal/apitest"
 	"github.com/brainsurgeon/brainsurgeon/internal/demo"
+	"github.com/brainsurgeon/brainsurgeon/internal/testkit/apitest"
 )
 
 // TestSeedVerificationPath is seed 000's "Verification Path for

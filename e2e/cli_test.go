@@ -18,8 +18,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/brainsurgeon/brainsurgeon/internal/oracle"
-	"github.com/brainsurgeon/brainsurgeon/internal/testcorpus"
+	"github.com/brainsurgeon/brainsurgeon/internal/testkit/oracle"
+	"github.com/brainsurgeon/brainsurgeon/internal/testkit/testcorpus"
 )
 
 // bsBin and pcBin are the brainsurgeon and purge_control binaries built by TestMain from ./cmd.

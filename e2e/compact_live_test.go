@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/brainsurgeon/brainsurgeon/internal/openclaw"
+	"github.com/brainsurgeon/brainsurgeon/internal/testkit/openclaw"
 )
 
 // compactReport is `brainsurgeon compact --json`.

@@ -22,9 +22,9 @@ import (
 
 	"github.com/brainsurgeon/brainsurgeon/api"
 	"github.com/brainsurgeon/brainsurgeon/daemon"
-	"github.com/brainsurgeon/brainsurgeon/internal/apitest"
-	"github.com/brainsurgeon/brainsurgeon/internal/openclaw"
-	"github.com/brainsurgeon/brainsurgeon/internal/oracle"
+	"github.com/brainsurgeon/brainsurgeon/internal/testkit/apitest"
+	"github.com/brainsurgeon/brainsurgeon/internal/testkit/openclaw"
+	"github.com/brainsurgeon/brainsurgeon/internal/testkit/oracle"
 )
 
 // liveIdleSeconds is the daemon's idle gate in TestDaemonLive: short, so the test is fast, and long enough that

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/brainsurgeon/brainsurgeon/internal/openclaw"
+	"github.com/brainsurgeon/brainsurgeon/internal/testkit/openclaw"
 )
 
 const (

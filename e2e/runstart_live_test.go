@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/brainsurgeon/brainsurgeon/internal/openclaw"
+	"github.com/brainsurgeon/brainsurgeon/internal/testkit/openclaw"
 )
 
 // ageSession makes a session of the store look untouched for an hour (its window's and node's updated times), as

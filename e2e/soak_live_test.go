@@ -22,8 +22,8 @@ import (
 
 	"github.com/brainsurgeon/brainsurgeon/api"
 	"github.com/brainsurgeon/brainsurgeon/daemon"
-	"github.com/brainsurgeon/brainsurgeon/internal/apitest"
-	"github.com/brainsurgeon/brainsurgeon/internal/openclaw"
+	"github.com/brainsurgeon/brainsurgeon/internal/testkit/apitest"
+	"github.com/brainsurgeon/brainsurgeon/internal/testkit/openclaw"
 )
 
 // soakTurnsDefault is the number of turns per era that CI runs; BS_SOAK_TURNS sets another (the closing notes

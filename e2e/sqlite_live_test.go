@@ -22,8 +22,8 @@ import (
 
 	"github.com/brainsurgeon/brainsurgeon/api"
 	"github.com/brainsurgeon/brainsurgeon/daemon"
-	"github.com/brainsurgeon/brainsurgeon/internal/apitest"
-	"github.com/brainsurgeon/brainsurgeon/internal/openclaw"
+	"github.com/brainsurgeon/brainsurgeon/internal/testkit/apitest"
+	"github.com/brainsurgeon/brainsurgeon/internal/testkit/openclaw"
 )
 
 // liveSQLiteSeed is the corpus session TestLiveSQLite imports: an OpenClaw session of 2.8 MB with hundreds of

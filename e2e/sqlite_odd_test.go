@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/brainsurgeon/brainsurgeon/backend"
-	"github.com/brainsurgeon/brainsurgeon/internal/openclaw"
+	"github.com/brainsurgeon/brainsurgeon/internal/testkit/openclaw"
 	bsprune "github.com/brainsurgeon/brainsurgeon/prune"
 	"github.com/brainsurgeon/brainsurgeon/restore"
 )

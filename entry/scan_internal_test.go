@@ -14,7 +14,7 @@ import (
 
 	bs "github.com/brainsurgeon/brainsurgeon"
 	"github.com/brainsurgeon/brainsurgeon/internal/synth"
-	"github.com/brainsurgeon/brainsurgeon/internal/testcorpus"
+	"github.com/brainsurgeon/brainsurgeon/internal/testkit/testcorpus"
 )
 
 // diffEntry compares the fast parser's entry with the reference's: Err by

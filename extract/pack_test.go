@@ -18,7 +18,7 @@ import (
 
 	bs "github.com/brainsurgeon/brainsurgeon"
 	"github.com/brainsurgeon/brainsurgeon/extract"
-	"github.com/brainsurgeon/brainsurgeon/internal/sidetest"
+	"github.com/brainsurgeon/brainsurgeon/internal/testkit/sidetest"
 )
 
 func record(id, value string) []byte {

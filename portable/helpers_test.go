@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	bs "github.com/brainsurgeon/brainsurgeon"
-	"github.com/brainsurgeon/brainsurgeon/internal/recalltest"
+	"github.com/brainsurgeon/brainsurgeon/internal/testkit/recalltest"
 )
 
 // fixture, secret and open are recalltest's Fixture, Secret and Open.

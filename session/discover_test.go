@@ -13,8 +13,8 @@ import (
 	"testing"
 
 	"github.com/brainsurgeon/brainsurgeon"
-	"github.com/brainsurgeon/brainsurgeon/internal/oracle"
-	"github.com/brainsurgeon/brainsurgeon/internal/testtree"
+	"github.com/brainsurgeon/brainsurgeon/internal/testkit/oracle"
+	"github.com/brainsurgeon/brainsurgeon/internal/testkit/testtree"
 	"github.com/brainsurgeon/brainsurgeon/session"
 )
 

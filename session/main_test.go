@@ -3,7 +3,7 @@ package session_test
 import (
 	"testing"
 
-	"github.com/brainsurgeon/brainsurgeon/internal/oracle"
+	"github.com/brainsurgeon/brainsurgeon/internal/testkit/oracle"
 )
 
 // TestMain stops the pi oracle process after the tests and names the oracle

@@ -3,7 +3,7 @@ package summarize
 import (
 	"testing"
 
-	"github.com/brainsurgeon/brainsurgeon/internal/oracle"
+	"github.com/brainsurgeon/brainsurgeon/internal/testkit/oracle"
 )
 
 // TestMain runs the tests and then names, in one line, the tests that

@@ -12,8 +12,8 @@ import (
 
 	"testing"
 
-	"github.com/brainsurgeon/brainsurgeon/internal/clitest"
-	"github.com/brainsurgeon/brainsurgeon/internal/oracle"
+	"github.com/brainsurgeon/brainsurgeon/internal/testkit/clitest"
+	"github.com/brainsurgeon/brainsurgeon/internal/testkit/oracle"
 	"github.com/rogpeppe/go-internal/testscript"
 )
 

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/brainsurgeon/brainsurgeon/internal/testcorpus"
+	"github.com/brainsurgeon/brainsurgeon/internal/testkit/testcorpus"
 )
 
 // TestContextSQLite runs the context commands on a copy of a corpus

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/brainsurgeon/brainsurgeon/internal/clitest"
+	"github.com/brainsurgeon/brainsurgeon/internal/testkit/clitest"
 )
 
 // helpLine is the README's synopsis line of "help", which has no --help of

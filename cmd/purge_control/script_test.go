@@ -6,7 +6,7 @@ import (
 
 	"github.com/brainsurgeon/brainsurgeon/backend"
 	"github.com/brainsurgeon/brainsurgeon/config"
-	"github.com/brainsurgeon/brainsurgeon/internal/clitest"
+	"github.com/brainsurgeon/brainsurgeon/internal/testkit/clitest"
 	"github.com/rogpeppe/go-internal/testscript"
 )
 

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/brainsurgeon/brainsurgeon/internal/clitest"
+	"github.com/brainsurgeon/brainsurgeon/internal/testkit/clitest"
 )
 
 // TestREADMESynopsis checks that the README's CLI synopsis, the main

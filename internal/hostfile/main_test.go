@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/brainsurgeon/brainsurgeon/internal/oracle"
+	"github.com/brainsurgeon/brainsurgeon/internal/testkit/oracle"
 )
 
 // helperEnv selects a helper-process mode when the test binary is re-run

@@ -16,8 +16,8 @@ import (
 
 	_ "modernc.org/sqlite"
 
-	"github.com/brainsurgeon/brainsurgeon/internal/oracle"
-	"github.com/brainsurgeon/brainsurgeon/internal/testcorpus"
+	"github.com/brainsurgeon/brainsurgeon/internal/testkit/oracle"
+	"github.com/brainsurgeon/brainsurgeon/internal/testkit/testcorpus"
 )
 
 // corpusStore is one store of shared/corpus/openclaw-sqlite.

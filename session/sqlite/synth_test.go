@@ -13,8 +13,8 @@ import (
 
 	"github.com/klauspost/compress/zstd"
 
-	"github.com/brainsurgeon/brainsurgeon/internal/oracle"
-	"github.com/brainsurgeon/brainsurgeon/internal/testcorpus"
+	"github.com/brainsurgeon/brainsurgeon/internal/testkit/oracle"
+	"github.com/brainsurgeon/brainsurgeon/internal/testkit/testcorpus"
 	"github.com/brainsurgeon/brainsurgeon/session/sqlite"
 )
 
@@ -89,7 +89,7 @@ func TestSchemaDDL(t *testing.T) {
 	}
 	got, want := testcorpus.StoreSchema(), corpusDDL(t)
 	if !slices.Equal(got, want) {
-		t.Errorf("testdata schema: %d statements, the corpus store %d; regenerate internal/testcorpus/testdata/openclaw-agent-schema.sql", len(got), len(want))
+		t.Errorf("testdata schema: %d statements, the corpus store %d; regenerate internal/testkit/testcorpus/testdata/openclaw-agent-schema.sql", len(got), len(want))
 	}
 }
 

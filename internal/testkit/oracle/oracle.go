@@ -14,7 +14,7 @@
 //
 // The shared directory (../shared beside the repository, or $BRAINSURGEON_SHARED) holds the real corpus of
 // pi/OpenClaw transcripts and SQLite stores, and the reference oracle script. It is not part of the public
-// repository, so a clone runs without it: the corpus tests run on the self-made corpus (internal/testcorpus), and
+// repository, so a clone runs without it: the corpus tests run on the self-made corpus (internal/testkit/testcorpus), and
 // tests that need real files skip.
 //
 // Missing pieces skip on a developer machine and fail when CI is set (and not "false" or "0") or

@@ -14,7 +14,7 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/brainsurgeon/brainsurgeon/extract"
-	"github.com/brainsurgeon/brainsurgeon/internal/sidetest"
+	"github.com/brainsurgeon/brainsurgeon/internal/testkit/sidetest"
 )
 
 // Config is the config the fixture writes beside $AGENTS: pruning enabled,

@@ -1,4 +1,4 @@
-// brainsurgeon internal/oracle/server.mjs: the pi session oracle as a long-lived process.
+// brainsurgeon internal/testkit/oracle/server.mjs: the pi session oracle as a long-lived process.
 //
 // Started by package oracle (embedded, run as `node --input-type=module -e <this file>`), one process per test
 // binary, so the pi package is loaded once instead of once per comparison. It answers the same questions as

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/brainsurgeon/brainsurgeon/internal/testcorpus"
+	"github.com/brainsurgeon/brainsurgeon/internal/testkit/testcorpus"
 )
 
 // TestSQLiteOracles imports a corpus session with OpenClaw 2026.9.6's own importer and reads it back with its

@@ -23,7 +23,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/brainsurgeon/brainsurgeon/internal/oracle"
+	"github.com/brainsurgeon/brainsurgeon/internal/testkit/oracle"
 )
 
 // selfDir is the directory name of the self-made corpus, which [Name] shows as its prefix.

@@ -27,7 +27,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/brainsurgeon/brainsurgeon/internal/oracle"
+	"github.com/brainsurgeon/brainsurgeon/internal/testkit/oracle"
 )
 
 const (
@@ -123,7 +123,7 @@ func Locate(version string) (Install, error) {
 	return Install{Version: version, Node: node, Package: pkg}, nil
 }
 
-// SharedScript returns <shared>/oracle/<name> (shared located like internal/oracle does).
+// SharedScript returns <shared>/oracle/<name> (shared located like internal/testkit/oracle does).
 func SharedScript(name string) (string, error) {
 	shared, err := oracle.SharedDir()
 	if err != nil {
