@@ -18,7 +18,7 @@ var realTypes = map[string]bool{
 
 // Classify returns every value of the entry that extraction may move out,
 // with the trigger type it belongs to (DESIGN decision 4), in document
-// order. The entry must come from ParseEntry (its Strings and Blocks are
+// order. The entry must come from Parse (its Strings and Blocks are
 // used). Placeholders are not filtered here: deciding what to extract is the
 // policy's job.
 //

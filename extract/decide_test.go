@@ -7,8 +7,8 @@ import (
 
 	bs "github.com/brainsurgeon/brainsurgeon"
 	"github.com/brainsurgeon/brainsurgeon/config"
+	"github.com/brainsurgeon/brainsurgeon/entry"
 	"github.com/brainsurgeon/brainsurgeon/extract"
-	"github.com/brainsurgeon/brainsurgeon/session"
 )
 
 var now = time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
@@ -64,7 +64,7 @@ func TestDecide(t *testing.T) {
 		{"Compaction", `{"type":"compaction","id":"c1","timestamp":"2026-01-01T00:00:00Z","summary":"` + big(5000) + `"}`, 5, def, extract.CodeNothing},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			e := session.ParseEntry([]byte(tt.line), 1, 0)
+			e := entry.Parse([]byte(tt.line), 1, 0)
 			d := extract.Decide(e, tt.pos, tt.p, now)
 			if d.Code != tt.want {
 				t.Fatalf("code = %s, want %s (%s)", d.Code, tt.want, d.Reason)
@@ -87,7 +87,7 @@ func TestDecideReasonForm(t *testing.T) {
 	p := extract.DefaultPolicy()
 	p.Triggers = []bs.TriggerType{bs.TriggerThinking}
 	line := `{"type":"message","id":"45","timestamp":"` + now.Add(-48*time.Hour).Format(time.RFC3339) + `","message":{"role":"assistant","content":[{"type":"thinking","thinking":"` + big(800) + `"}]}}`
-	d := extract.Decide(session.ParseEntry([]byte(line), 1, 0), 10, p, now)
+	d := extract.Decide(entry.Parse([]byte(line), 1, 0), 10, p, now)
 	if d.Reason != "Entry 45: thinking, 2d old → EXTRACT" {
 		t.Fatalf("reason = %q", d.Reason)
 	}
@@ -115,7 +115,7 @@ func TestRestoreProtection(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			q := p
 			q.KeepAfterRestore = tt.keepAfter
-			d := extract.Decide(session.ParseEntry([]byte(tt.line), 1, 0), 10, q, now)
+			d := extract.Decide(entry.Parse([]byte(tt.line), 1, 0), 10, q, now)
 			if d.Extract != tt.extract {
 				t.Fatalf("extract = %v, want %v (%s)", d.Extract, tt.extract, d.Reason)
 			}

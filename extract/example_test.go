@@ -4,15 +4,15 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/brainsurgeon/brainsurgeon/entry"
 	"github.com/brainsurgeon/brainsurgeon/extract"
-	"github.com/brainsurgeon/brainsurgeon/session"
 )
 
 // Decide tells, for one entry, whether to extract it now and why.
 func ExampleDecide() {
 	now := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
 	line := `{"type":"message","id":"45","timestamp":"2026-11-19T12:00:00Z","message":{"role":"toolResult","toolCallId":"t1","toolName":"exec","content":[{"type":"text","text":"` + big(600) + `"}],"isError":false}}`
-	e := session.ParseEntry([]byte(line), 12, 0)
+	e := entry.Parse([]byte(line), 12, 0)
 	p := extract.DefaultPolicy()
 
 	d := extract.Decide(e, 5, p, now) // the 6th newest message

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	bs "github.com/brainsurgeon/brainsurgeon"
+	"github.com/brainsurgeon/brainsurgeon/entry"
 	"github.com/brainsurgeon/brainsurgeon/extract"
 	"github.com/brainsurgeon/brainsurgeon/internal/testkit/sidetest"
 	"github.com/brainsurgeon/brainsurgeon/restore"
@@ -221,7 +222,7 @@ func TestRestoreProtection(t *testing.T) {
 			)
 			p := extract.DefaultPolicy()
 			p.AgeThreshold, p.MinSavingTokens, p.KeepAfterRestore = 0, 0, tt.keepAfter
-			e := session.ParseEntry(lineOf(t, data, "r1"), 3, 0)
+			e := entry.Parse(lineOf(t, data, "r1"), 3, 0)
 			d := extract.Decide(e, 4, p, now)
 			if d.Extract != tt.want {
 				t.Fatalf("Decide: extract = %v (%s), want %v", d.Extract, d.Reason, tt.want)

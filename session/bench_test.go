@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/brainsurgeon/brainsurgeon/entry"
 	"github.com/brainsurgeon/brainsurgeon/internal/synth"
 	"github.com/brainsurgeon/brainsurgeon/session"
 )
@@ -109,7 +110,7 @@ func BenchmarkReadClassify(b *testing.B) {
 			r := session.NewReader(f)
 			n := 0
 			for r.Next() {
-				n += len(session.Classify(r.Entry()))
+				n += len(entry.Classify(r.Entry()))
 				if len(r.Raw()) > maxLine {
 					maxLine = len(r.Raw())
 				}
@@ -190,7 +191,7 @@ func BenchmarkReadClassifyHugeLine(b *testing.B) {
 			defer f.Close()
 			r := session.NewReader(f)
 			for r.Next() {
-				session.Classify(r.Entry())
+				entry.Classify(r.Entry())
 				if len(r.Raw()) > maxLine {
 					maxLine = len(r.Raw())
 				}

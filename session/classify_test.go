@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	bs "github.com/brainsurgeon/brainsurgeon"
-	"github.com/brainsurgeon/brainsurgeon/session"
+	"github.com/brainsurgeon/brainsurgeon/entry"
 )
 
 func TestClassify(t *testing.T) {
@@ -48,9 +48,9 @@ func TestClassify(t *testing.T) {
 		{"Malformed", `{"type":"message"`, nil},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			e := session.ParseEntry([]byte(tt.line), 1, 0)
+			e := entry.Parse([]byte(tt.line), 1, 0)
 			var got []string
-			for _, c := range session.Classify(e) {
+			for _, c := range entry.Classify(e) {
 				got = append(got, fmt.Sprintf("%s %s", c.Trigger, c.Pointer))
 				raw := tt.line[c.Start:c.End]
 				if c.Block && !(strings.HasPrefix(raw, "{") && strings.HasSuffix(raw, "}")) {
@@ -76,7 +76,7 @@ func TestClassifyCorpus(t *testing.T) {
 		r := openReader(t, f)
 		for r.Next() {
 			e := r.Entry()
-			for _, c := range session.Classify(e) {
+			for _, c := range entry.Classify(e) {
 				seen[c.Trigger]++
 				for _, bad := range []string{"/id", "/parentId", "/type", "/message/role", "/message/toolCallId", "/message/toolName", "/summary"} {
 					if c.Pointer == bad {

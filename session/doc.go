@@ -5,9 +5,9 @@
 // # Reading
 //
 // [Reader] streams a transcript line by line and keeps each line's raw
-// bytes; [ParseEntry] builds the parsed view of a line lazily (type, id,
-// parentId, timestamp, role, content blocks, and every string value with its
-// JSON Pointer and byte span). Malformed lines, blank lines, CRLF, two JSON
+// bytes; [Reader.Entry] builds the parsed view of a line lazily with
+// package entry's Parse (type, id, parentId, timestamp, role, content
+// blocks, and every string value with its JSON Pointer and byte span). Malformed lines, blank lines, CRLF, two JSON
 // values glued on one line, lone UTF-16 surrogate escapes and invalid UTF-8
 // are kept byte for byte and reported with their line numbers.
 //
@@ -19,9 +19,9 @@
 // firstKeptEntryId) and message positions for keep_recent. A Transcript
 // holds only an index; [Transcript.Entries] streams the lines again.
 //
-// [Classify] lists the values of an entry that extraction may move out, by
-// trigger type, in both the real nested format and the flat format of the
-// seeds.
+// Package entry's Classify lists the values of an entry that extraction may
+// move out, by trigger type, in both the real nested format and the flat
+// format whose entries carry "__id".
 //
 // # Discovery
 //

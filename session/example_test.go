@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/brainsurgeon/brainsurgeon/entry"
 	"github.com/brainsurgeon/brainsurgeon/session"
 )
 
@@ -48,7 +49,7 @@ func ExampleClassify() {
 	r := session.NewReader(strings.NewReader(line + "\n"))
 	for r.Next() {
 		e := r.Entry()
-		for _, c := range session.Classify(e) {
+		for _, c := range entry.Classify(e) {
 			fmt.Printf("%s %s %s\n", c.Trigger, c.Pointer, e.Raw[c.Start:c.End])
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	bs "github.com/brainsurgeon/brainsurgeon"
+	"github.com/brainsurgeon/brainsurgeon/entry"
 	"github.com/brainsurgeon/brainsurgeon/session"
 )
 
@@ -52,7 +53,7 @@ func FuzzReadLines(f *testing.F) {
 					t.Fatalf("bad string span %+v in %q", v, raw)
 				}
 			}
-			for _, c := range session.Classify(e) {
+			for _, c := range entry.Classify(e) {
 				if c.Start < 0 || c.End > len(raw) || c.Start >= c.End {
 					t.Fatalf("bad candidate span %+v in %q", c, raw)
 				}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	bs "github.com/brainsurgeon/brainsurgeon"
+	"github.com/brainsurgeon/brainsurgeon/entry"
 )
 
 // Report summarises what a transcript holds. It is what `brainsurgeon
@@ -198,7 +199,7 @@ func Inspect(ctx context.Context, t bs.Transcript) (*Report, error) {
 			return nil, fmt.Errorf("inspect %s: %w", t.Ref(), err)
 		}
 		idless := false
-		for _, cand := range Classify(e) {
+		for _, cand := range entry.Classify(e) {
 			s := r.Triggers[cand.Trigger]
 			s.Values++
 			s.Bytes += int64(cand.Len())

@@ -10,6 +10,7 @@ import (
 	"os"
 
 	bs "github.com/brainsurgeon/brainsurgeon"
+	"github.com/brainsurgeon/brainsurgeon/entry"
 )
 
 var _ bs.ContextLoader = (*Store)(nil)
@@ -81,7 +82,7 @@ func loadFull(ctx context.Context, path string, ref bs.SessionRef, why string) (
 			if err != nil {
 				return bs.LoadedContext{}, err
 			}
-			byLine[e.Line] = ParseEntry(e.Raw, e.Line, e.Offset)
+			byLine[e.Line] = entry.Parse(e.Raw, e.Line, e.Offset)
 		}
 	}
 	k := 0
@@ -148,7 +149,7 @@ func headerVersion(f io.ReaderAt, size int64) (int, error) {
 	if i < 0 {
 		return 0, nil
 	}
-	e := ParseLiteEntry(buf[:i], 1, 0)
+	e := entry.ParseLite(buf[:i], 1, 0)
 	if e.Kind != bs.KindHeader {
 		return 0, nil
 	}
@@ -199,7 +200,7 @@ func loadFromEnd(ctx context.Context, f *os.File, size int64) (bs.LoadedContext,
 		if len(bytes.TrimSpace(raw)) == 0 {
 			continue
 		}
-		e := ParseLiteEntry(raw, 0, off)
+		e := entry.ParseLite(raw, 0, off)
 		if e.Kind != bs.KindEntry {
 			continue
 		}
@@ -231,7 +232,7 @@ func loadFromEnd(ctx context.Context, f *os.File, size int64) (bs.LoadedContext,
 		isMsg := e.Type == "message" || e.Type == "custom_message" || e.Type == "branch_summary"
 		switch {
 		case comp == nil && e.Type == "compaction":
-			comp = ParseEntry(bytes.Clone(raw), 0, off)
+			comp = entry.Parse(bytes.Clone(raw), 0, off)
 			var x struct {
 				FirstKept *string `json:"firstKeptEntryId"`
 			}
@@ -239,9 +240,9 @@ func loadFromEnd(ctx context.Context, f *os.File, size int64) (bs.LoadedContext,
 				firstKept = *x.FirstKept
 			}
 		case comp == nil && isMsg:
-			after = append(after, ParseEntry(bytes.Clone(raw), 0, off))
+			after = append(after, entry.Parse(bytes.Clone(raw), 0, off))
 		case comp != nil && isMsg:
-			kept = append(kept, ParseEntry(bytes.Clone(raw), 0, off))
+			kept = append(kept, entry.Parse(bytes.Clone(raw), 0, off))
 		}
 		if comp != nil && firstKept != "" && e.ID == firstKept {
 			// The first kept entry: nothing before it is context.

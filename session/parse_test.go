@@ -10,6 +10,7 @@ import (
 	"time"
 
 	bs "github.com/brainsurgeon/brainsurgeon"
+	"github.com/brainsurgeon/brainsurgeon/entry"
 	"github.com/brainsurgeon/brainsurgeon/session"
 )
 
@@ -54,7 +55,7 @@ func TestParseEntry(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			raw := []byte(tt.line)
-			e := session.ParseEntry(raw, 7, 100)
+			e := entry.Parse(raw, 7, 100)
 			if e.Kind != tt.kind {
 				t.Fatalf("kind = %v, want %v (err %v)", e.Kind, tt.kind, e.Err)
 			}
@@ -94,7 +95,7 @@ func TestParseEntry(t *testing.T) {
 
 func TestParseEntryPointers(t *testing.T) {
 	line := `{"type":"message","id":"m1","message":{"role":"toolResult","content":[{"type":"text","text":"out"}],"details":{"a/b":{"c~d":["x","y"]}}}}`
-	e := session.ParseEntry([]byte(line), 1, 0)
+	e := entry.Parse([]byte(line), 1, 0)
 	var got []string
 	for _, v := range e.Strings {
 		got = append(got, v.Pointer+"="+line[v.Start:v.End])
@@ -181,7 +182,7 @@ func readHuge(t *testing.T, src io.Reader, bigLen int) {
 			if e.Kind != bs.KindEntry || e.ID != "big" || len(e.Strings) == 0 {
 				t.Fatalf("big line parsed as %v %q (%v)", e.Kind, e.ID, e.Err)
 			}
-			c := session.Classify(e)
+			c := entry.Classify(e)
 			if len(c) != 1 || c[0].Trigger != bs.TriggerToolResult || c[0].Len() < 50<<20-200 {
 				t.Fatalf("classify big line: %+v", c)
 			}

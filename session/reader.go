@@ -169,7 +169,7 @@ func (r *Reader) BytesRead() int64 { return r.next }
 // until the next call to Next.
 func (r *Reader) Entry() *bs.Entry {
 	if !r.parsed {
-		r.entry = ParseEntry(r.raw, r.line, r.offset)
+		r.entry = entry.Parse(r.raw, r.line, r.offset)
 		r.parsed = true
 	}
 	return r.entry

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	bs "github.com/brainsurgeon/brainsurgeon"
+	"github.com/brainsurgeon/brainsurgeon/entry"
 	"github.com/brainsurgeon/brainsurgeon/internal/testkit/oracle"
 	"github.com/brainsurgeon/brainsurgeon/session"
 )
@@ -98,7 +99,7 @@ func TestStoreRewriteRoundTrip(t *testing.T) {
 				}
 				var sp, un []bs.Splice
 				shift := 0
-				for _, c := range session.Classify(e) {
+				for _, c := range entry.Classify(e) {
 					if c.Block || len(edits) >= 50 {
 						continue
 					}

@@ -16,6 +16,7 @@ import (
 	"strings"
 
 	bs "github.com/brainsurgeon/brainsurgeon"
+	"github.com/brainsurgeon/brainsurgeon/entry"
 	"github.com/brainsurgeon/brainsurgeon/internal/hostfile"
 )
 
@@ -667,7 +668,7 @@ func (t *Transcript) Entry(ctx context.Context, line int) (*bs.Entry, error) {
 		if err != nil {
 			return nil, err
 		}
-		return ParseEntry(e.Raw, line, e.Offset), nil
+		return entry.Parse(e.Raw, line, e.Offset), nil
 	}
 	return nil, fmt.Errorf("read %s: line %d: nothing read: %w", t.ref.Path, line, bs.ErrChanged)
 }

@@ -14,7 +14,7 @@ import (
 	"sort"
 
 	"github.com/brainsurgeon/brainsurgeon/backend"
-	"github.com/brainsurgeon/brainsurgeon/session"
+	"github.com/brainsurgeon/brainsurgeon/entry"
 )
 
 type value struct {
@@ -65,7 +65,7 @@ func run(ctx context.Context, agentsDir, name string, n int) error {
 		if err != nil {
 			return err
 		}
-		for _, c := range session.Classify(e) {
+		for _, c := range entry.Classify(e) {
 			values = append(values, value{e.Line, e.ID, c.Pointer, string(c.Trigger), c.Len()})
 		}
 	}

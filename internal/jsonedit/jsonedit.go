@@ -6,7 +6,7 @@
 // they are, including key order, spacing, number spelling, escapes, invalid
 // UTF-8 and duplicate names.
 //
-// Decoding is as lenient as session.ParseEntry (invalid UTF-8 and duplicate
+// Decoding is as lenient as entry.Parse (invalid UTF-8 and duplicate
 // names allowed). When an object holds a name twice, the last occurrence
 // counts, as in JavaScript's JSON.parse.
 package jsonedit

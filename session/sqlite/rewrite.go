@@ -12,6 +12,7 @@ import (
 	"time"
 
 	bs "github.com/brainsurgeon/brainsurgeon"
+	"github.com/brainsurgeon/brainsurgeon/entry"
 	"github.com/brainsurgeon/brainsurgeon/session"
 )
 
@@ -194,9 +195,9 @@ func (s *Store) rewriteRow(ctx context.Context, q querier, path string, ref bs.S
 			return false, fmt.Errorf("rewrite %s: line %d (seq %d) changed since it was read (line sum %x, expected %x): %w", ref, e.Line, seq, sum, e.Sum, bs.ErrChanged)
 		}
 	}
-	entry := session.ParseLiteEntry(cur, e.Line, seq)
-	if e.ID != "" && entry.ID != e.ID {
-		return false, fmt.Errorf("rewrite %s: line %d (seq %d) holds entry %q, expected %q: %w", ref, e.Line, seq, entry.ID, e.ID, bs.ErrChanged)
+	held := entry.ParseLite(cur, e.Line, seq)
+	if e.ID != "" && held.ID != e.ID {
+		return false, fmt.Errorf("rewrite %s: line %d (seq %d) holds entry %q, expected %q: %w", ref, e.Line, seq, held.ID, e.ID, bs.ErrChanged)
 	}
 	next, err := splice(cur, e)
 	if err != nil {
@@ -206,7 +207,7 @@ func (s *Store) rewriteRow(ctx context.Context, q querier, path string, ref bs.S
 		return false, nil
 	}
 	if err := checkProjection(cur, next); err != nil {
-		name := entry.ID
+		name := held.ID
 		if name == "" {
 			name = "without id"
 		}

@@ -10,6 +10,7 @@ import (
 	"strconv"
 
 	bs "github.com/brainsurgeon/brainsurgeon"
+	"github.com/brainsurgeon/brainsurgeon/entry"
 	"github.com/brainsurgeon/brainsurgeon/session"
 )
 
@@ -194,9 +195,9 @@ func (s *Store) OpenTranscript(ctx context.Context, ref bs.SessionRef, v *bs.Vis
 			size += int64(len(raw))
 			var e *bs.Entry
 			if v != nil && v.Visit != nil && (v.Want == nil || v.Want(raw)) {
-				e = session.ParseEntry(raw, line, seq)
+				e = entry.Parse(raw, line, seq)
 			} else {
-				e = session.ParseLiteEntry(raw, line, seq)
+				e = entry.ParseLite(raw, line, seq)
 			}
 			ix.Add(e, true)
 			if v != nil && v.Visit != nil {
@@ -308,7 +309,7 @@ func (t *Transcript) Entries(ctx context.Context) iter.Seq2[*bs.Entry, error] {
 					return
 				}
 				line++
-				if !yield(session.ParseEntry(r.raw, line, r.seq), nil) {
+				if !yield(entry.Parse(r.raw, line, r.seq), nil) {
 					return
 				}
 			}
@@ -356,7 +357,7 @@ func (t *Transcript) Entry(ctx context.Context, line int) (*bs.Entry, error) {
 	if err != nil {
 		return nil, err
 	}
-	return session.ParseEntry(raw, line, seq), nil
+	return entry.Parse(raw, line, seq), nil
 }
 
 // Lines reads the given lines (1-based, ascending) again, in short read
