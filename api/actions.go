@@ -116,9 +116,10 @@ func (s *server) entryTarget(r *http.Request) (bs.SessionRef, string, error) {
 	return ref, entryID, err
 }
 
-// restoreEntry answers POST /api/sessions/{agent}/{id}/entries/{entryId}/restore:
-// the content at once; the write-back now when the session is idle, else
-// queued (DESIGN decision 7).
+// restoreEntry answers POST
+// /api/sessions/{agent}/{id}/entries/{entryId}/restore: the content at once;
+// the write-back now when the session is idle, else queued durably and
+// applied once the session is idle.
 func (s *server) restoreEntry(r *http.Request) (any, error) {
 	ref, entryID, err := s.entryTarget(r)
 	if err != nil {
@@ -143,7 +144,7 @@ func (s *server) restoreEntry(r *http.Request) (any, error) {
 
 // restoreAll answers POST /api/sessions/{agent}/{id}/restore: every value
 // put back; {"pristine": true} also removes BrainSurgeon's own keys, giving
-// back the original transcript byte for byte (DESIGN decision 2).
+// back the original transcript byte for byte.
 func (s *server) restoreAll(r *http.Request) (any, error) {
 	ref, err := s.findSession(r)
 	if err != nil {

@@ -1,10 +1,9 @@
 // Package api is BrainSurgeon's REST API as an http.Handler that another Go
-// program can mount (issue 9, item 5). It reaches sessions and extracted
-// values only through the library: the stores of a backend.Set, a
-// restore.Restorer and session.Inspect-style reads. The daemon's config
-// service, jobs and trash are reached through the small interfaces Control
-// and Trash; when one is not given, its endpoints answer 501 with the
-// reason.
+// program can mount. It reaches sessions and extracted values only through
+// the library: the stores of a backend.Set, a restore.Restorer and
+// session.Inspect-style reads. The daemon's config service, jobs and trash
+// are reached through the small interfaces Control and Trash; when one is
+// not given, its endpoints answer 501 with the reason.
 //
 // Every answer is JSON with snake_case names, like the CLI's --json; an
 // error is {"error": "…"} with its status:
@@ -22,7 +21,8 @@
 //   - 413: request body larger than Options.MaxBodyBytes;
 //   - 422: the operation is not supported by the session's backend
 //     (errors wrapping brainsurgeon.ErrUnsupported, such as trash or a
-//     compaction entry on the SQLite store, DESIGN decision 6): the request is well formed but
+//     compaction entry on the SQLite store, where BrainSurgeon never
+//     inserts or deletes rows): the request is well formed but
 //     this backend cannot process it, which is why 422 and not 409 (kept
 //     for conditions that pass);
 //   - 501: the endpoint needs a Control or Trash that was not given.
@@ -31,7 +31,7 @@
 //
 //	GET    /api/health
 //	GET    /api/auth-info                       (public)
-//	GET    /api/config                          (public, like the seed's SP-01)
+//	GET    /api/config                          (public: it holds no security setting)
 //	POST   /api/config
 //	GET    /api/config/env                      (public)
 //	GET    /api/agents
@@ -63,14 +63,14 @@
 // of either of 8 characters or more, or a session key (or a unique suffix
 // of one).
 //
-// Security (DESIGN decision 13): X-API-Key is compared in constant time
-// with every configured key; CORS headers are sent only to listed origins
-// (preflights too); read-only mode refuses every write; every path
-// parameter is checked before routing ("..", "%2e%2e", absolute paths, NUL
-// bytes, unicode slashes and any character outside letters, digits, "-",
-// "_", "." and ":" are a 400 naming the parameter), and sessions are only
-// ever found among the ones the store lists, so no path is built from a
-// request; request bodies are capped.
+// Security: X-API-Key is compared in constant time with every configured
+// key; CORS headers are sent only to listed origins (preflights too);
+// read-only mode refuses every write; every path parameter is checked before
+// routing ("..", "%2e%2e", absolute paths, NUL bytes, unicode slashes and
+// any character outside letters, digits, "-", "_", "." and ":" are a 400
+// naming the parameter), and sessions are only ever found among the ones the
+// store lists, so no path is built from a request; request bodies are
+// capped.
 package api
 
 import (
@@ -110,7 +110,8 @@ type Control interface {
 }
 
 // ConfigService reads and changes the runtime config
-// (".brainsurgeon/config.json", DESIGN decision 10).
+// (".brainsurgeon/config.json", a sibling of the agents dir, written
+// atomically; security settings are not part of it).
 type ConfigService interface {
 	// Config returns the current config.
 	Config(ctx context.Context) (config.Config, error)
@@ -135,9 +136,10 @@ type Jobs interface {
 	Status(ctx context.Context) (any, error)
 }
 
-// Trash is the session trash (seed SP-08). A backend that cannot trash a
-// session (SQLite: rows are never deleted, DESIGN decision 6) returns an
-// error wrapping brainsurgeon.ErrUnsupported, answered 422.
+// Trash is the session trash: a trashed session's transcript, extracted
+// values and child sessions go together. A backend that cannot trash a
+// session (SQLite: rows are never deleted) returns an error wrapping
+// brainsurgeon.ErrUnsupported, answered 422.
 type Trash interface {
 	// List returns the trashed sessions.
 	List(ctx context.Context) (any, error)
@@ -181,8 +183,9 @@ type Options struct {
 	// (from Control, else the defaults), with the summarizer model from
 	// that config or the environment.
 	Compaction *Compaction
-	// APIKeys are the accepted X-API-Key values; none means open access.
-	// The caller reads them from the environment (DESIGN decision 10).
+	// APIKeys are the accepted X-API-Key values; none means open access. The
+	// caller reads them from the environment: security settings never come
+	// from the config file.
 	APIKeys []string
 	// CORSOrigins are the origins that get CORS headers ("*" allows any).
 	CORSOrigins []string

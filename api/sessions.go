@@ -93,8 +93,8 @@ type cached struct {
 func newStatsCache() *statsCache { return &statsCache{m: map[string]cached{}} }
 
 // stamp identifies a state of a session's files: the transcript (or
-// database) and, for SQLite, its write-ahead log. A JSONL rewrite keeps
-// the modification time (DESIGN decision 16) but always changes the
+// database) and, for SQLite, its write-ahead log. A JSONL rewrite keeps the
+// modification time (the host reads it as a signal) but always changes the
 // inode and the change time, so both are part of the stamp.
 type stamp struct {
 	main, wal fileStamp

@@ -400,9 +400,9 @@ func (m *Multi) AppendAt(ctx context.Context, ref bs.SessionRef, base bs.Version
 }
 
 // Create makes a new session for agent in the store that serves the agent:
-// the SQLite store when the agent has one (which refuses, DESIGN decision
-// 6), else the JSONL store, the first. The store must be a bs.Creator;
-// otherwise the error wraps ErrUnsupported.
+// the SQLite store when the agent has one (which refuses: BrainSurgeon never
+// inserts rows into the host's database), else the JSONL store, the first.
+// The store must be a bs.Creator; otherwise the error wraps ErrUnsupported.
 func (m *Multi) Create(ctx context.Context, agent string, lines [][]byte) (bs.SessionRef, error) {
 	stores := m.stores()
 	if len(stores) == 0 {

@@ -55,8 +55,8 @@ const (
 	RiskHigh   Risk = "high"
 )
 
-// Settings are the thresholds of the layers (seed 004 FR-OC-1). Percents
-// are of ContextWindow; token counts are in the estimator's tokens.
+// Settings are the thresholds of the layers. Percents are of ContextWindow;
+// token counts are in the estimator's tokens.
 type Settings struct {
 	// ContextWindow is the model's context window in tokens (200000).
 	ContextWindow int
@@ -88,7 +88,7 @@ type Settings struct {
 	AutoQuiet time.Duration
 }
 
-// DefaultSettings returns the seed's defaults, the config's own
+// DefaultSettings returns the defaults, the config's own
 // (config.DefaultCompaction): a 200K window, prune at 80 % protecting the
 // newest 40K tokens, summarize at 88 % keeping 25K, full at 95 %, warnings
 // at 3 and 5 compactions, a 300 s quiet period for automatic compaction.

@@ -29,15 +29,14 @@ func invalidf(format string, args ...any) error {
 // Refusals, before anything is summarized or written: a session in use
 // (bs.IdleChecker; the error wraps bs.ErrBusy and says why; the store's
 // quiet period, a prompt-cache rule, applies to automatic compactions only,
-// see bs.ExplicitWrite), an automatic
-// compaction within Settings.AutoQuiet of the session's last change
-// (ErrBusy), a store that cannot append such an entry (OpenClaw's SQLite
-// store, DESIGN decision 6) or a v1 transcript (bs.ErrUnsupported). A
-// transcript that changed between the read and the append is refused
-// with bs.ErrChanged. A summarizer error is returned wrapped; falling back
-// to another summarizer is the summarizer's business (summarize.Escalate).
-// A compaction that would not make the context smaller is not written and
-// says so in Result.Warning.
+// see bs.ExplicitWrite), an automatic compaction within Settings.AutoQuiet
+// of the session's last change (ErrBusy), a store that cannot append such an
+// entry (OpenClaw's SQLite store, where BrainSurgeon never inserts rows) or
+// a v1 transcript (bs.ErrUnsupported). A transcript that changed between the
+// read and the append is refused with bs.ErrChanged. A summarizer error is
+// returned wrapped; falling back to another summarizer is the summarizer's
+// business (summarize.Escalate). A compaction that would not make the
+// context smaller is not written and says so in Result.Warning.
 func Compact(ctx context.Context, st bs.Store, ref bs.SessionRef, o Options) (Result, error) {
 	name := ref.String()
 	res := Result{Session: name, DryRun: o.DryRun, Warnings: []string{}}

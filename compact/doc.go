@@ -1,5 +1,7 @@
 // Package compact keeps a session's context under its model's window in
-// layers (DESIGN decision 11), and reports what a context holds.
+// layers, and reports what a context holds. Every compaction is host-native:
+// an OpenClaw "compaction" entry whose firstKeptEntryId the host's own
+// loader applies.
 //
 // The layers, chosen by thresholds on the context's share of the window
 // (see [Settings] and [Choose]):
@@ -32,5 +34,5 @@
 //
 // [Status], [Inspect] and [History] only read, and work on every backend;
 // [Compact] writes and is refused by a store that cannot append (OpenClaw's
-// SQLite store, DESIGN decision 6).
+// SQLite store, where BrainSurgeon never inserts rows).
 package compact

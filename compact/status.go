@@ -63,7 +63,7 @@ func settingsOr(s Settings) Settings {
 
 // sqliteRefusal says why a session of OpenClaw's SQLite store is not
 // compacted here.
-const sqliteRefusal = "the session is in OpenClaw's SQLite store, where BrainSurgeon never inserts rows (DESIGN decision 6); compact it with the host's own /compact"
+const sqliteRefusal = "the session is in OpenClaw's SQLite store, where BrainSurgeon never inserts rows (a row needs OpenClaw's identity, projection and idempotency rows); compact it with the host's own /compact"
 
 // refusal says why the store of tr cannot take a compaction entry, or "".
 func refusal(tr bs.Transcript) string {

@@ -21,10 +21,11 @@ const (
 )
 
 // Compaction is the "compaction" object of the config file: the thresholds
-// of the layered compaction (seed 004 FR-OC-1) and the summarizer's
-// settings. The summarizer's API key is never stored here: it comes from
-// the environment only (BRAINSURGEON_SUMMARY_API_KEY, OPENAI_API_KEY or
-// OPENROUTER_API_KEY).
+// of the layered compaction (layer 1 extraction, layer 2 summary, layer 3
+// full compaction, each at a percentage of the model's window) and the
+// summarizer's settings. The summarizer's API key is never stored here: it
+// comes from the environment only (BRAINSURGEON_SUMMARY_API_KEY,
+// OPENAI_API_KEY or OPENROUTER_API_KEY).
 type Compaction struct {
 	// AutoEnabled turns automatic compaction by the daemon on. It defaults
 	// to false.

@@ -37,8 +37,8 @@ const (
 	ScopeOrphans = "orphans"
 )
 
-// Trigger types, the values accepted in Config.TriggerTypes (design
-// decision 4): the root package's trigger types as strings.
+// Trigger types, the values accepted in Config.TriggerTypes: the root
+// package's trigger types as strings.
 const (
 	// TriggerThinking selects assistant thinking blocks.
 	TriggerThinking = string(brainsurgeon.TriggerThinking)
@@ -75,12 +75,12 @@ func TriggerTypes() []string {
 // from [Default].
 type Config struct {
 	// Enabled is the master switch of automatic pruning. It defaults to
-	// false: nothing rewrites a user's files until they opt in (design
-	// decision 10; the first design's default of true is not followed).
+	// false: nothing rewrites a user's files until they opt in (the first
+	// design's default of true is not followed).
 	Enabled bool `json:"enabled"`
-	// KeepRecent is how many messages (entries that reach the model, on
-	// the active path, counted from the end) are never extracted (design
-	// decision 5). It defaults to 3 and must be 0 or more.
+	// KeepRecent is how many messages (entries that reach the model, on the
+	// active path, counted from the end) are never extracted. It defaults to
+	// 3 and must be 0 or more.
 	KeepRecent int `json:"keep_recent"`
 	// MinValueLength is the length in bytes below which a value is not
 	// extracted: bytes of the value's JSON text as the transcript stores
@@ -110,21 +110,23 @@ type Config struct {
 	// [ScopeAll] (the default) or [ScopeOrphans].
 	RetentionScope string `json:"retention_scope"`
 	// KeepPurgeControlCalls keeps the agent's restore calls verbatim in the
-	// transcript instead of redacting them (design decision 7). It defaults
-	// to false. When decoding, the first design's name
-	// keep_restore_remote_calls is accepted as well.
+	// transcript instead of redacting them. It defaults to false. When
+	// decoding, the first design's name keep_restore_remote_calls is
+	// accepted as well.
 	KeepPurgeControlCalls bool `json:"keep_purge_control_calls"`
 	// KeepAfterRestoreSeconds protects a restored entry from being
 	// extracted again for this many seconds. It defaults to 600 and must be
 	// 0 or more.
 	KeepAfterRestoreSeconds int `json:"keep_after_restore_seconds"`
-	// IdleSeconds is how long a session must have been left alone before
-	// it is edited, the usual prompt-cache lifetime (design decisions 6 and
-	// 15). It defaults to 300 and must be 0 or more.
+	// IdleSeconds is how long a session must have been left alone before it
+	// is edited: longer than the usual prompt-cache lifetime, so an edit
+	// does not make the next turn re-bill a cached prefix, and long enough
+	// that a run starting is not mistaken for an idle session. It defaults
+	// to 300 and must be 0 or more.
 	IdleSeconds int `json:"idle_seconds"`
-	// MinSavingTokens is the smallest saving, in tokens, for which a
-	// pruning pass edits a session (design decision 15). It defaults to
-	// 2000 and must be 0 or more.
+	// MinSavingTokens is the smallest saving, in tokens, for which a pruning
+	// pass edits a session: a smaller edit would cost the provider's prompt
+	// cache more than it saves. It defaults to 2000 and must be 0 or more.
 	MinSavingTokens int `json:"min_saving_tokens"`
 	// PreviewChars is how many characters of an extracted value are kept
 	// before its placeholder; 0 (the default) keeps none. It must be

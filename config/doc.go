@@ -1,7 +1,8 @@
 // Package config holds the runtime configuration of BrainSurgeon's smart
-// pruning: what to extract, when to run, how long extracted values are
-// kept, and when the last runs happened (specs SP-01 and SP-03, design
-// decision 10).
+// pruning: what to extract, when to run, how long extracted values are kept,
+// and when the last runs happened. The runtime configuration lives in a
+// file; security settings and paths come from the environment only and are
+// never part of it.
 //
 // # The file
 //

@@ -14,14 +14,15 @@ import (
 )
 
 // ErrReadOnly is returned by every operation that would write while the
-// daemon runs in read-only mode (BRAINSURGEON_READONLY, DESIGN decision
-// 10): config changes and manual runs. An API answers it with 403.
+// daemon runs in read-only mode (BRAINSURGEON_READONLY, which only the
+// environment sets): config changes and manual runs. An API answers it with
+// 403.
 var ErrReadOnly = errors.New("read-only mode: nothing is written (BRAINSURGEON_READONLY is set)")
 
-// ConfigService holds the runtime config (SP-01): it loads it, validates
-// every change and saves it atomically (package config), and tells its
-// subscribers (the daemon's scheduler) about each change at once. It is
-// safe for concurrent use.
+// ConfigService holds the runtime config: it loads it, validates every
+// change and saves it atomically (package config), and tells its subscribers
+// (the daemon's scheduler) about each change at once. It is safe for
+// concurrent use.
 type ConfigService struct {
 	agentsDir string
 	readOnly  bool

@@ -24,11 +24,10 @@ const (
 	JobRetention = "retention"
 )
 
-// RetentionFunc runs one retention pass (DESIGN decision 9) over set with
-// the runtime config c and returns its stats (package retention's
-// {cleaned, bytes, errors}), which Status shows as they are (they should
-// marshal to JSON). It must stop early, between deletions, when ctx is
-// cancelled.
+// RetentionFunc runs one retention pass over set with the runtime config c
+// and returns its stats (package retention's {cleaned, bytes, errors}),
+// which Status shows as they are (they should marshal to JSON). It must stop
+// early, between deletions, when ctx is cancelled.
 type RetentionFunc func(ctx context.Context, set *backend.Set, c config.Config) (any, error)
 
 // Options tune Open.
@@ -36,10 +35,11 @@ type Options struct {
 	// AgentsDir is the agents dir (or a ~/.openclaw dir); required.
 	AgentsDir string
 	// ReadOnly writes nothing anywhere: no config file, no schedules, no
-	// manual runs (DESIGN decisions 10 and 13).
+	// manual runs, nothing at all.
 	ReadOnly bool
 	// Logger receives the daemon's records; nil discards. A *slog.Logger
-	// made by internal/logging gives SP-09's levels and file.
+	// made by internal/logging gives the levels trace to error and the
+	// rotated log file under the OpenClaw root.
 	Logger bs.Logger
 	// Retention is the retention pass; nil means the daemon schedules no
 	// retention and RunRetentionNow fails with ErrUnsupported.
@@ -111,10 +111,10 @@ func (d *Daemon) Config() *ConfigService { return d.cfg }
 func (d *Daemon) AgentsDir() string { return d.opts.AgentsDir }
 
 // Start schedules extraction on auto_cron and retention on retention_cron
-// and runs retention once now, in the background (DESIGN decision 9).
+// and runs retention once now, in the background, as at every start-up.
 // Cancelling ctx stops the schedules; a run in progress stops between
-// sessions, and a write in progress finishes. In read-only mode nothing
-// is scheduled. Start may be called once.
+// sessions, and a write in progress finishes. In read-only mode nothing is
+// scheduled. Start may be called once.
 func (d *Daemon) Start(ctx context.Context) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()

@@ -1,7 +1,7 @@
-// Package daemon is the core of `brainsurgeon serve` (issue 9, seed 000
-// SP-01, SP-03, SP-04): scheduled extraction and retention over an agents
-// dir, and the runtime config service. It never prints, exits or handles
-// signals: the command does, and cancels the context given to Start.
+// Package daemon is the core of `brainsurgeon serve`: scheduled extraction
+// and retention over an agents dir, and the runtime config service. It never
+// prints, exits or handles signals: the command does, and cancels the
+// context given to Start.
 //
 // # Use
 //
@@ -30,14 +30,14 @@
 // goroutine and one timer per job; a job never overlaps itself, and a tick
 // that passes while a run is going is skipped and logged. The daemon
 // schedules [JobPrune] on auto_cron and [JobRetention] on retention_cron,
-// runs retention once at Start (DESIGN decision 9), and reschedules at once
-// when a Set changes an expression. A manual run and a scheduled one never
-// overlap either.
+// runs retention once at Start as well, and reschedules at once when a Set
+// changes an expression. A manual run and a scheduled one never overlap
+// either.
 //
 // With "enabled": false the scheduled runs do no pruning and no retention;
-// the prune tick still applies queued restore write-backs (DESIGN decision
-// 7: the restore was asked for, and is finished once the session is idle).
-// In read-only mode nothing is scheduled and nothing is written.
+// the prune tick still applies queued restore write-backs (the restore was
+// asked for, and is finished once the session is idle). In read-only mode
+// nothing is scheduled and nothing is written.
 //
 // # One run
 //

@@ -61,9 +61,12 @@ type Policy struct {
 	ReuseStoredWithin time.Duration
 }
 
-// DefaultPolicy returns the defaults of DESIGN decisions 4, 5 and 15 with
-// Enabled set (the config's own default for Enabled is false), and reuses
-// side records for a quarter of the default retention (24h).
+// DefaultPolicy returns the default policy (trigger types thinking and
+// tool_result, values of 500 bytes or more, the newest 3 messages kept,
+// entries younger than 24 hours kept, a restored entry kept for 600 seconds,
+// a saving of at least 2000 tokens) with Enabled set (the config's own
+// default for Enabled is false), and reuses side records for a quarter of
+// the default retention (24h).
 func DefaultPolicy() Policy {
 	return Policy{
 		Enabled: true, KeepRecent: 3, MinValueLength: 500,
@@ -118,8 +121,8 @@ const (
 type Decision struct {
 	// Extract is true when Candidates should be extracted now.
 	Extract bool
-	// Code names the reason; Reason is a human sentence in seed 000's form
-	// ("Entry 45: thinking, 48h old → EXTRACT").
+	// Code names the reason; Reason is a human sentence of the form "Entry
+	// 45: thinking, 48h old → EXTRACT".
 	Code   Code
 	Reason string
 	// Type is the entry's detected trigger type ("" when none).
@@ -159,13 +162,13 @@ func ParseExtractable(raw []byte) Extractable {
 // (0 = newest, see session.Transcript.MessagePositions), or -1 for an
 // entry that is not a message on the active path (treated as old).
 //
-// The rules, in order (DESIGN decision 5 and seed 000): disabled; no id;
-// `_extractable: false`; no extractable values; values already holding
-// this entry's placeholder are skipped; type not in the triggers (ignored
-// when forced); younger than the age threshold; restored within
-// KeepAfterRestore (ignored when forced); within the keep window
-// (KeepRecent, or the entry's own `_extractable: N`; applies when forced
-// too); shorter than MinValueLength (ignored when forced).
+// The rules, in order: disabled; no id; `_extractable: false`; no
+// extractable values; values already holding this entry's placeholder are
+// skipped; type not in the triggers (ignored when forced); younger than the
+// age threshold; restored within KeepAfterRestore (ignored when forced);
+// within the keep window (KeepRecent, or the entry's own `_extractable: N`;
+// applies when forced too); shorter than MinValueLength (ignored when
+// forced).
 func Decide(e *bs.Entry, position int, p Policy, now time.Time) Decision {
 	d := Decision{}
 	label := func() string {
@@ -301,7 +304,7 @@ func valueLength(c bs.Candidate) int {
 }
 
 // entryAge returns the entry's age from its timestamp, or, when it has none,
-// an estimate of one minute per message from the end (seed 000's fallback).
+// an estimate of one minute per message from the end.
 func entryAge(e *bs.Entry, position int, now time.Time) (time.Duration, bool) {
 	if !e.Timestamp.IsZero() {
 		return now.Sub(e.Timestamp), true

@@ -61,8 +61,9 @@ const (
 	SkipBusy Skip = "busy"
 	// SkipNothing: no value qualifies.
 	SkipNothing Skip = "nothing"
-	// SkipNoIDs: values would qualify, but only in entries without ids (a
-	// v1 transcript, DESIGN decision 3), which are never extracted.
+	// SkipNoIDs: values would qualify, but only in entries without ids (a v1
+	// transcript), which are never extracted: a placeholder names its
+	// entry's id.
 	SkipNoIDs Skip = "no_ids"
 	// SkipBelowMinSaving: the saving is below Policy.MinSavingTokens.
 	SkipBelowMinSaving Skip = "below_min_saving"
@@ -94,9 +95,10 @@ type Result struct {
 	// Planned is what qualified for extraction, whether or not it was
 	// written (a pass below MinSavingTokens writes nothing).
 	Planned Planned `json:"planned"`
-	// IDLessEntries counts the entries without an id (a v1 transcript)
-	// that hold values that would otherwise qualify, and IDLessBytes those
-	// values' size: they are never extracted (DESIGN decision 3).
+	// IDLessEntries counts the entries without an id (a v1 transcript) that
+	// hold values that would otherwise qualify, and IDLessBytes those
+	// values' size: they are never extracted, since a placeholder names its
+	// entry's id.
 	IDLessEntries int   `json:"id_less_entries"`
 	IDLessBytes   int64 `json:"id_less_bytes"`
 	// MalformedLines counts the transcript's lines that are not exactly

@@ -7,8 +7,8 @@
 // New sessions carry a header whose parentSession names the session they
 // come from, as pi's own branched sessions do, and are written through
 // brainsurgeon.Creator (the JSONL store creates a new transcript file; the
-// SQLite store refuses, DESIGN decision 6). Lines taken from the source
-// are copied byte for byte.
+// SQLite store refuses, because BrainSurgeon never inserts rows into the
+// host's database). Lines taken from the source are copied byte for byte.
 package portable
 
 import (

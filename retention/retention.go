@@ -1,8 +1,7 @@
-// Package retention deletes old extracted values (DESIGN decision 9, seed
-// 000 SP-07): side data older than the config's "retention" ("24h" by
-// default) goes, on "retention_cron" and once at start-up; the
-// placeholders stay, and a restore of a value that is gone answers
-// restore.MissingText.
+// Package retention deletes old extracted values: side data older than the
+// config's "retention" ("24h" by default) goes, on "retention_cron" and once
+// at start-up; the placeholders stay, and a restore of a value that is gone
+// answers restore.MissingText.
 //
 // # What is deleted
 //
@@ -19,7 +18,7 @@
 //     promised that value;
 //   - records carrying another package's bookkeeping (restore's journal and
 //     redactions, Record.Extra): without them `restore --all --pristine`
-//     could not give back the host's bytes (DESIGN decision 2).
+//     could not give back the host's bytes.
 //
 // With "retention_scope": "orphans", the records of entries whose
 // placeholder "[[extracted-<id>]]" is still in the current transcript are
@@ -186,7 +185,7 @@ func Run(ctx context.Context, o Options) (Stats, error) {
 		return st, fmt.Errorf("retention: read the restore queue: %w", err)
 	}
 	r := &run{o: o, pruner: pruner, log: log, cutoff: cutoff, scope: scope, pending: pending}
-	// The values of deleted sessions go first (DESIGN decision 9).
+	// The values of deleted sessions go first: nothing can restore them.
 	if gl, ok := o.Store.(bs.GoneLister); ok {
 		gone, err := gl.GoneSessions(ctx)
 		if err != nil {
@@ -401,9 +400,8 @@ func referenced(ctx context.Context, store bs.Opener, ref bs.SessionRef) (map[st
 	return ids, nil
 }
 
-// HumanBytes formats a size as the retention log line does: "1.2 MB",
-// "512 B" (units of 1024 bytes, as seed 000's example: 1258291 bytes is
-// "1.2 MB").
+// HumanBytes formats a size as the retention log line does: "1.2 MB", "512
+// B" (units of 1024 bytes: 1258291 bytes is "1.2 MB").
 func HumanBytes(n int64) string {
 	if n < 1024 {
 		return fmt.Sprintf("%d B", n)

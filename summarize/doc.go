@@ -1,5 +1,7 @@
 // Package summarize writes the summaries that compaction records in a
-// transcript (DESIGN decision 11).
+// transcript, as the summary of a host-native compaction entry: an
+// OpenAI-compatible chat-completions client, or a deterministic extractive
+// summary that always works offline and marks itself degraded.
 //
 // It has four parts:
 //

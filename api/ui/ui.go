@@ -1,8 +1,7 @@
-// Package ui is BrainSurgeon's web UI (issue 9, item 6): a few static
-// files (HTML, CSS and JavaScript modules, no front-end build and nothing
-// fetched from elsewhere) embedded in the binary with go:embed, served by
-// Handler. Mount it as api.Options.UI: the API serves /api/ and hands every
-// other path to the UI.
+// Package ui is BrainSurgeon's web UI: a few static files (HTML, CSS and
+// JavaScript modules, no front-end build and nothing fetched from elsewhere)
+// embedded in the binary with go:embed, served by Handler. Mount it as
+// api.Options.UI: the API serves /api/ and hands every other path to the UI.
 //
 // The UI talks to the API of the same origin only. It shows the sessions
 // of each agent with their size and tokens; a session's entries with
