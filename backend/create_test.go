@@ -40,8 +40,8 @@ func TestMultiCreate(t *testing.T) {
 	}
 	before, _ := os.ReadDir(filepath.Join(root, "main"))
 	_, err = c.Create(ctx, "main", [][]byte{[]byte(`{"type":"session","version":3,"id":"new-2","timestamp":"2026-07-01T09:00:00.000Z","cwd":"/w"}`)})
-	if !errors.Is(err, bs.ErrUnsupported) || !strings.Contains(err.Error(), "DESIGN decision 6") {
-		t.Fatalf("create for the SQLite agent: err = %v, want ErrUnsupported naming DESIGN decision 6", err)
+	if !errors.Is(err, bs.ErrUnsupported) || !strings.Contains(err.Error(), "never inserts rows") {
+		t.Fatalf("create for the SQLite agent: err = %v, want ErrUnsupported saying BrainSurgeon never inserts rows", err)
 	}
 	after, _ := os.ReadDir(filepath.Join(root, "main"))
 	if len(after) != len(before) {

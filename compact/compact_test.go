@@ -417,7 +417,7 @@ func TestSQLiteRefusedButReadable(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if stat.Backend != bs.BackendSQLite || stat.CanCompact || !strings.Contains(stat.Refusal, "DESIGN decision 6") {
+		if stat.Backend != bs.BackendSQLite || stat.CanCompact || !strings.Contains(stat.Refusal, "never inserts rows") {
 			t.Errorf("status %+v", stat)
 		}
 		if _, err := compact.Inspect(ctx, tr, compact.Settings{}, compact.TokenOptions{}); err != nil {
@@ -431,7 +431,7 @@ func TestSQLiteRefusedButReadable(t *testing.T) {
 		}
 		for _, l := range []compact.Layer{compact.LayerSummarize, compact.LayerFull} {
 			_, err = compact.Compact(ctx, st, ref, compact.Options{Layer: l, Summarizer: &localSummarizer{}})
-			mustBe(t, err, bs.ErrUnsupported, "SQLite", "DESIGN decision 6")
+			mustBe(t, err, bs.ErrUnsupported, "SQLite", "never inserts rows")
 		}
 	}
 	if read == 0 {

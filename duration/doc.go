@@ -1,6 +1,5 @@
 // Package duration parses and formats the human time spans used in
-// BrainSurgeon's configuration, such as a retention of "6h" or "1d12h"
-// (spec SP-02).
+// BrainSurgeon's configuration, such as a retention of "6h" or "1d12h".
 //
 // # Grammar
 //

@@ -17,10 +17,9 @@ var realTypes = map[string]bool{
 }
 
 // Classify returns every value of the entry that extraction may move out,
-// with the trigger type it belongs to (DESIGN decision 4), in document
-// order. The entry must come from Parse (its Strings and Blocks are
-// used). Placeholders are not filtered here: deciding what to extract is the
-// policy's job.
+// with the trigger type it belongs to, in document order. The entry must
+// come from Parse (its Strings and Blocks are used). Placeholders are not
+// filtered here: deciding what to extract is the policy's job.
 //
 // In the real format: thinking blocks (the text and its signature) are
 // "thinking"; toolResult content text, string leaves of toolResult
@@ -32,8 +31,8 @@ var realTypes = map[string]bool{
 // never candidates.
 //
 // In the flat format ({"__id":…,"type":"tool_result","output":…}) the
-// trigger type is detected as seed 000 says (customType, type, role, then
-// the presence of a "thinking" member) and every string leaf that is not a
+// trigger type is detected from customType, then type, then role, then the
+// presence of a "thinking" member, and every string leaf that is not a
 // structural member is a candidate.
 func Classify(e *bs.Entry) []bs.Candidate {
 	if e == nil || e.Kind != bs.KindEntry {
@@ -166,9 +165,9 @@ func sortCandidates(c []bs.Candidate) {
 	}
 }
 
-// FlatTrigger detects the trigger type of a flat entry as seed 000 says:
-// customType, then type, then role, then a "thinking" member. It returns ""
-// when none applies.
+// FlatTrigger detects the trigger type of a flat entry from its customType,
+// then its type, then its role, then a "thinking" member. It returns "" when
+// none applies.
 func FlatTrigger(e *bs.Entry) bs.TriggerType {
 	for _, s := range []string{e.CustomType, e.Type, e.Role} {
 		if t := triggerName(s); t != "" {

@@ -183,7 +183,7 @@ func TestCreateSQLiteRefuses(t *testing.T) {
 	st := sqlite.NewStore(t.TempDir(), sqlite.Options{})
 	var c bs.Creator = st
 	_, err := c.Create(context.Background(), "main", [][]byte{[]byte(`{"type":"session","id":"n1"}`)})
-	if !errors.Is(err, bs.ErrUnsupported) || !strings.Contains(err.Error(), "DESIGN decision 6") {
-		t.Errorf("err = %v, want ErrUnsupported naming DESIGN decision 6", err)
+	if !errors.Is(err, bs.ErrUnsupported) || !strings.Contains(err.Error(), "never inserts rows") {
+		t.Errorf("err = %v, want ErrUnsupported saying BrainSurgeon never inserts rows", err)
 	}
 }

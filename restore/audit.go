@@ -11,8 +11,8 @@ import (
 )
 
 // AuditEvent is one line of the audit log. The first six members are in
-// every line; the others only where they apply (seed 000 SP-08's delete
-// and delete_extracted lines, the trash's steps).
+// every line; the others only where they apply (the trash's "delete" and
+// "delete_extracted" lines and its other steps).
 type AuditEvent struct {
 	Time    time.Time `json:"time"`
 	Action  string    `json:"action"`

@@ -1,7 +1,7 @@
-// Package restore brings extracted values back (DESIGN decisions 2, 5 and
-// 7, seeds 001 and 003): restore on demand with re-restore guidance,
-// redaction of the restore call, "_extractable" from the agent, the model
-// context report of get_context, and a full undo.
+// Package restore brings extracted values back, byte for byte: restore on
+// demand with re-restore guidance, redaction of the restore call,
+// "_extractable" from the agent, the model context report of get_context,
+// and a full undo.
 //
 // # Restore
 //
@@ -26,15 +26,15 @@
 // restore fails with an error naming the keys that exist; keys that match
 // nothing beside keys that do are reported in the Warning.
 //
-// Missing and corrupt side files are not errors (seed 001: graceful
-// degradation). A missing file gives [MissingText] for each placeholder
-// and a Warning; a corrupt file or a value whose hash does not match gives
+// Missing and corrupt side files are not errors: restore degrades
+// gracefully. A missing file gives [MissingText] for each placeholder and a
+// Warning; a corrupt file or a value whose hash does not match gives
 // [CorruptText], a Warning and an "restore_corrupt" line in the audit log
 // (<state dir>/audit.jsonl, see [Audit]); the placeholder stays, and other
-// values and entries are restored as usual. Restored is false when no
-// value could be returned. An entry that was never extracted, or whose
-// values are all back already, is an error wrapping ErrNotFound ("entry X:
-// nothing to restore").
+// values and entries are restored as usual. Restored is false when no value
+// could be returned. An entry that was never extracted, or whose values are
+// all back already, is an error wrapping ErrNotFound ("entry X: nothing to
+// restore").
 //
 // # Write-back and the queue
 //

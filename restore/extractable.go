@@ -43,12 +43,12 @@ func ParseExtractableValue(value string) (string, error) {
 	return "", fmt.Errorf("_extractable value %q: expected true, false or a non-negative integer (messages to keep): %w", value, bs.ErrInvalid)
 }
 
-// SetExtractable sets the entry's "_extractable" member (seed 003):
-// "true" forces extraction (still outside keep_recent), "false" prevents
-// it, a number N keeps the entry for N messages. The member is replaced
-// or inserted by splicing; its previous state is journaled in the entry's
-// side record so that RestoreAll pristine can undo it. A busy session
-// queues the change like a restore.
+// SetExtractable sets the entry's "_extractable" member: "true" forces
+// extraction (still outside keep_recent), "false" prevents it, a number N
+// keeps the entry for N messages. The member is replaced or inserted by
+// splicing; its previous state is journaled in the entry's side record so
+// that RestoreAll pristine can undo it. A busy session queues the change
+// like a restore.
 func (r *Restorer) SetExtractable(ctx context.Context, ref bs.SessionRef, entryID, value string) (*SetResult, error) {
 	if err := r.ready(); err != nil {
 		return nil, err

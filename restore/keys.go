@@ -90,7 +90,8 @@ func SplitKeys(keys []string) []string {
 	return out
 }
 
-// checkKeys validates user-given keys (DESIGN decision 13).
+// checkKeys validates user-given keys: every segment that comes from a user
+// is checked before use.
 func checkKeys(keys []string) error {
 	for _, k := range keys {
 		switch {

@@ -203,7 +203,8 @@ func (rs *recordSet) redaction(id, path string, orig, stub []byte, at time.Time)
 }
 
 // flush writes the changed records and makes them durable (before the
-// transcript changes, DESIGN decision 8).
+// transcript changes, so a failed transcript write never leaves a
+// placeholder without its value).
 func (rs *recordSet) flush() error {
 	wrote := false
 	for _, id := range rs.order {

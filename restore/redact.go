@@ -15,7 +15,7 @@ import (
 
 // toolCall is one tool call found in an entry: a toolCall (tool_use,
 // functionCall) block of an assistant message, or a flat entry of type
-// "tool_call" (seed 001's shape).
+// "tool_call" ({"type":"tool_call","name":…,"arguments":{…}}).
 type toolCall struct {
 	// ptr is the pointer of the call object ("/message/content/3", or ""
 	// for a flat entry); argsPtr the pointer of its arguments object.

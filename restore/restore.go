@@ -15,12 +15,13 @@ import (
 	"github.com/brainsurgeon/brainsurgeon/internal/jsonedit"
 )
 
-// Suggestion is the guidance given when an entry that was restored before
-// is restored again (seed 001, "Re-Restoring Already-Restored Entries").
+// Suggestion is the guidance given when an entry that was restored before is
+// restored again: the entry still carries "_restored", so the agent is told
+// how to keep it for good.
 const Suggestion = "This entry was previously restored. If you need to keep this content long-term, consider setting _extractable: false on the entry."
 
 // MissingText is the content returned for a value whose side file is gone
-// (retention deleted it, DESIGN decision 9).
+// (retention deleted it); the placeholder stays in the transcript.
 const MissingText = "[Content unavailable - extracted file missing]"
 
 // CorruptText returns the content returned for a value whose side file
@@ -31,16 +32,17 @@ func CorruptText(reason string) string {
 
 // Restorer restores extracted values, redacts restore calls, sets
 // "_extractable" and undoes everything BrainSurgeon did to a transcript
-// (DESIGN decisions 2, 5 and 7). It reaches transcripts and side values
-// only through the root interfaces, so it works on every backend.
+// exactly: extract then restore gives back the original value bytes. It
+// reaches transcripts and side values only through the root interfaces, so
+// it works on every backend.
 //
 // Store and Side are required; StateDir is required for the durable queue
 // and the audit log ([StateDir] computes it from an agents dir). A
 // Restorer is safe for concurrent use; write-backs to one session are
 // serialised, different sessions proceed in parallel.
 type Restorer struct {
-	// Store reads and writes transcripts under its safe-write protocol
-	// (DESIGN decision 6).
+	// Store reads and writes transcripts under its host-safety protocol
+	// (docs/ARCHITECTURE.md, "Host safety").
 	Store bs.Store
 	// Side holds the extracted values and restore's own bookkeeping.
 	Side bs.SideStore
@@ -57,8 +59,9 @@ type Restorer struct {
 	QueueDir string
 	// AuditPath is the audit log; default "<StateDir>/audit.jsonl".
 	AuditPath string
-	// Logger receives a debug record per restore (seed 001's fields) and
-	// warnings; nil discards.
+	// Logger receives a debug record per restore (entry id, keys restored,
+	// sizes in bytes, whether the call was redacted, session) and warnings;
+	// nil discards.
 	Logger bs.Logger
 	// Clock tells the time; nil is the system clock.
 	Clock bs.Clock
@@ -182,8 +185,8 @@ type Result struct {
 }
 
 // OnlyMissing reports whether nothing was restored only because side files
-// are gone (retention may remove them): the seeds treat that as success
-// with a warning, unlike a corrupt side file.
+// are gone (retention may remove them): that counts as success with a
+// warning, unlike a corrupt side file.
 func (res *Result) OnlyMissing() bool {
 	if res.Restored || len(res.Content) == 0 {
 		return false
@@ -229,7 +232,9 @@ func newResult(id string) *Result {
 
 // Restore returns the extracted values of an entry at once and writes them
 // back into the transcript: now when the session is idle, else through the
-// durable queue (DESIGN decision 7).
+// durable queue, which the daemon and the next prune apply once the session
+// is idle: the agent asks in the middle of its own run, when the transcript
+// must not be rewritten.
 //
 // keys select values (MatchKey; a key may list several separated by
 // commas, as the skill's "content,output"); none selects all. Keys that

@@ -80,14 +80,14 @@ type VerifyOrphan struct {
 	Detail string `json:"detail"`
 }
 
-// Verify checks a session's extracted values (DESIGN decisions 8 and 9):
-// every placeholder in the transcript — a string value or a text block
-// holding exactly its own entry's placeholder "[[extracted-<id>]]", or a
-// preview ending with "… [[extracted-<id>]]" — must have a side record
-// with a value at that path whose bytes match their sha256. A placeholder
-// naming another entry (a quotation) is ignored. Side files and values
-// that no placeholder points to are listed as orphans. Side files holding
-// only bookkeeping (journal, redactions) and no values are not orphans.
+// Verify checks a session's extracted values: every placeholder in the
+// transcript — a string value or a text block holding exactly its own
+// entry's placeholder "[[extracted-<id>]]", or a preview ending with "…
+// [[extracted-<id>]]" — must have a side record with a value at that path
+// whose bytes match their sha256. A placeholder naming another entry (a
+// quotation) is ignored. Side files and values that no placeholder points to
+// are listed as orphans. Side files holding only bookkeeping (journal,
+// redactions) and no values are not orphans.
 //
 // Verify only reads. It returns an error only when the transcript or the
 // side store cannot be read; what it finds is in the report.

@@ -7,10 +7,10 @@ import (
 )
 
 // DefaultAgentsDir returns the agents dir to use when none is given:
-// $BRAINSURGEON_AGENTS_DIR, then $AGENTS_DIR, then ~/.openclaw/agents
-// (DESIGN decision 14). A leading "~/" in a variable is expanded to the home
-// directory. When the home directory is unknown the last fallback is the
-// relative path ".openclaw/agents".
+// $BRAINSURGEON_AGENTS_DIR, then $AGENTS_DIR, then ~/.openclaw/agents A
+// leading "~/" in a variable is expanded to the home directory. When the
+// home directory is unknown the last fallback is the relative path
+// ".openclaw/agents".
 func DefaultAgentsDir() string {
 	for _, v := range []string{"BRAINSURGEON_AGENTS_DIR", "AGENTS_DIR"} {
 		if d := strings.TrimSpace(os.Getenv(v)); d != "" {

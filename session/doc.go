@@ -38,10 +38,10 @@
 // # Writing
 //
 // [Writer] rewrites (applying [brainsurgeon.Edit]s, which splice bytes) and
-// appends under the protocol of DESIGN decision 6: an idle gate, the
-// OpenClaw-compatible lock file, a re-check of the file's identity under the
-// lock, a temp file in the same directory, fsync, rename and directory
-// fsync.
+// appends under the host-safety protocol (docs/ARCHITECTURE.md, "Host
+// safety"): an idle gate, the OpenClaw-compatible lock file, a re-check of
+// the file's identity under the lock, a temp file in the same directory,
+// fsync, rename and directory fsync.
 //
 // [Store.Create] (brainsurgeon.Creator) writes a new transcript, a branch or
 // an imported session, as <agent>/sessions/<id>.jsonl: temp file, fsync,

@@ -23,10 +23,10 @@ type Report struct {
 	// Entries counts entry lines; Blank blank lines.
 	Entries int `json:"entries"`
 	Blank   int `json:"blank"`
-	// IDLessEntries counts the entries without an id (a v1 transcript)
-	// that hold extractable values, and IDLessBytes those values' size
-	// (Triggers includes them): they can never be extracted (DESIGN
-	// decision 3).
+	// IDLessEntries counts the entries without an id (a v1 transcript) that
+	// hold extractable values, and IDLessBytes those values' size (Triggers
+	// includes them): they can never be extracted, since a placeholder names
+	// its entry's id.
 	IDLessEntries int   `json:"id_less_entries"`
 	IDLessBytes   int64 `json:"id_less_bytes"`
 	// MalformedTotal counts the malformed lines; Malformed lists only the

@@ -43,10 +43,10 @@ type parsedStore struct {
 }
 
 // storeCache keeps the last parse of each sessions.json, keyed by path and
-// valid while the file's stamp (device, inode, size, modification time)
-// is the same: a daemon tick over thousands of sessions then costs one
-// stat per sessions.json instead of a parse (issue 9's tick target). The
-// host replaces the file by rename, which changes the inode.
+// valid while the file's stamp (device, inode, size, modification time) is
+// the same: a daemon tick over thousands of sessions then costs one stat per
+// sessions.json instead of a parse. The host replaces the file by rename,
+// which changes the inode.
 var storeCache = struct {
 	sync.Mutex
 	m map[string]*parsedStore

@@ -225,8 +225,9 @@ func (s *Store) refresh(ctx context.Context, ref bs.SessionRef) (bs.SessionRef, 
 	return ref, nil
 }
 
-// SideDir returns the side directory of a JSONL session,
-// "<transcript dir>/extracted/<sessionId>" (DESIGN decision 8).
+// SideDir returns the side directory of a JSONL session, "<transcript
+// dir>/extracted/<sessionId>", where the first BrainSurgeon put it, so that
+// its per-entry files stay readable.
 func (s *Store) SideDir(ref bs.SessionRef) (string, error) { return SideDir(ref) }
 
 // SideDir returns the side directory of a JSONL session,

@@ -16,10 +16,11 @@ import (
 	"github.com/brainsurgeon/brainsurgeon/internal/hostfile"
 )
 
-// DefaultQuiet is the quiet period NewWriter and NewStore set: a
-// transcript modified less than this long ago is not rewritten (DESIGN
-// decisions 6 and 15: idle_seconds 300, longer than the usual prompt-cache
-// lifetime).
+// DefaultQuiet is the quiet period NewWriter and NewStore set: a transcript
+// modified less than this long ago is not rewritten (idle_seconds 300:
+// longer than the usual prompt-cache lifetime, so an edit does not make the
+// next turn re-bill a cached prefix, and long enough that a run starting is
+// not taken for an idle session).
 const DefaultQuiet = 300 * time.Second
 
 // editBufferSize is the size of ApplyEdits' read and write buffers. Lines
@@ -27,13 +28,13 @@ const DefaultQuiet = 300 * time.Second
 const editBufferSize = 256 << 10
 
 // Writer rewrites and appends to JSONL transcripts next to a live host,
-// following DESIGN decision 6: it only touches an idle session, takes the
-// OpenClaw-compatible lock ("<file>.lock") and a flock that keeps
-// BrainSurgeon writers apart, re-checks under the lock that the transcript
-// is still the version that was read, writes a temp file in the same
-// directory, fsyncs, renames and fsyncs the directory. Bytes that a host
-// appends without honouring the lock while this happens are carried over,
-// never lost.
+// under the host-safety protocol (docs/ARCHITECTURE.md, "Host safety"): it
+// only touches an idle session, takes the OpenClaw-compatible lock
+// ("<file>.lock") and a flock that keeps BrainSurgeon writers apart,
+// re-checks under the lock that the transcript is still the version that was
+// read, writes a temp file in the same directory, fsyncs, renames and fsyncs
+// the directory. Bytes that a host appends without honouring the lock while
+// this happens are carried over, never lost.
 //
 // The zero value is ready to use, with no quiet period (Quiet 0: only the
 // run status and the host lock make a session busy); NewWriter sets the

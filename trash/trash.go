@@ -1,6 +1,6 @@
-// Package trash deletes sessions into a trash they can be restored from
-// (seed 000 SP-08): the transcript, its extracted dir as a whole, and the
-// session's sessions.json entry, with its child sessions.
+// Package trash deletes sessions into a trash they can be restored from: the
+// transcript, its extracted dir as a whole, and the session's sessions.json
+// entry, with its child sessions.
 //
 // # Layout
 //
@@ -30,15 +30,14 @@
 //	item, err := bin.Purge(ctx, item.ID)           // DELETE /api/trash/{id}
 //	n, bytes, err := bin.CleanExpired(ctx)         // retention (retention.Options.Trash)
 //
-// Delete refuses a busy session (the store's IdleChecker; an error
-// wrapping brainsurgeon.ErrBusy) and a session of the SQLite store (an
-// error wrapping ErrRefused and brainsurgeon.ErrUnsupported: BrainSurgeon
-// never deletes rows, DESIGN decision 6). It takes the host lock of every
-// transcript it moves. Child sessions go along: those whose header
-// "parentSession" names the session, or whose sessions.json entry has
-// "spawnedBy", "parentSessionKey", "parentSessionId" or "parentSession"
-// naming one of its keys or its id (recursively). A missing extracted dir
-// is no error.
+// Delete refuses a busy session (the store's IdleChecker; an error wrapping
+// brainsurgeon.ErrBusy) and a session of the SQLite store (an error wrapping
+// ErrRefused and brainsurgeon.ErrUnsupported: BrainSurgeon never deletes
+// rows). It takes the host lock of every transcript it moves. Child sessions
+// go along: those whose header "parentSession" names the session, or whose
+// sessions.json entry has "spawnedBy", "parentSessionKey", "parentSessionId"
+// or "parentSession" naming one of its keys or its id (recursively). A
+// missing extracted dir is no error.
 //
 // A deletion writes meta.json first ("state": "trashing"), then moves the
 // side dirs and transcripts, then removes the sessions.json keys in one
@@ -53,8 +52,8 @@
 //
 // Every step appends to the audit log "<state dir>/audit.jsonl" (see
 // restore.Audit): "delete" (moved_to_trash) and "delete_extracted"
-// (files_removed, bytes_removed) per session, as seed 000 writes them, then
-// "trash_restore", "trash_purge" and "trash_expire".
+// (files_removed, bytes_removed) per session, then "trash_restore",
+// "trash_purge" and "trash_expire".
 //
 // Items move by rename, so the state dir must be on the agents dir's file
 // system (it is, as its sibling, unless a mount point sits between them);
@@ -272,7 +271,7 @@ func (t *Trash) DeleteRef(ctx context.Context, ref bs.SessionRef) (*Item, error)
 		return nil, err
 	}
 	if b := ref.Backend; b != "" && b != bs.BackendJSONL {
-		return nil, fmt.Errorf("trash %s: the %s store keeps sessions as rows and BrainSurgeon never deletes rows (DESIGN decision 6); delete it in the host: %w: %w",
+		return nil, fmt.Errorf("trash %s: the %s store keeps sessions as rows and BrainSurgeon never deletes rows; delete it in the host: %w: %w",
 			ref, b, ErrRefused, bs.ErrUnsupported)
 	}
 	t.mu.Lock()

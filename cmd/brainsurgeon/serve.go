@@ -53,8 +53,8 @@ Examples:
 Flags:
 `
 
-// serveEnv is the environment of serve (DESIGN decision 10): security and
-// paths come from it only, never from the runtime config.
+// serveEnv is the environment of serve: security and paths come from it
+// only, never from the runtime config.
 type serveEnv struct {
 	APIKeys       []string
 	CORSOrigins   []string

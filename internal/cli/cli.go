@@ -17,7 +17,8 @@ import (
 	bs "github.com/brainsurgeon/brainsurgeon"
 )
 
-// Exit codes (DESIGN decision 14).
+// Exit codes, the same for every command: 0 success, 1 a problem found, 2 a
+// usage error.
 const (
 	// ExitOK means success.
 	ExitOK = 0

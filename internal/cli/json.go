@@ -185,10 +185,11 @@ func NewSetResult(res *restore.SetResult) SetResult {
 	return SetResult{SetResult: res, Value: ExtractableValue(res.Value), Previous: ExtractableValue(res.Previous)}
 }
 
-// Unreturned returns an error when a restore did not return every value
-// it was asked for (a side file missing or corrupt, or nothing found), and
-// nil when it did. The result itself still carries the seeds' text for
-// the missing values; the error only sets the exit status and says why.
+// Unreturned returns an error when a restore did not return every value it
+// was asked for (a side file missing or corrupt, or nothing found), and nil
+// when it did. The result itself still carries restore.MissingText or
+// restore.CorruptText for the missing values; the error only sets the exit
+// status and says why.
 func Unreturned(res *restore.Result) error {
 	var missing, corrupt int
 	for k, v := range res.Content {

@@ -1,7 +1,8 @@
 // Package hostfile writes transcript files that a live host (OpenClaw, pi)
 // may be using at the same time.
 //
-// It implements the write protocol of DESIGN decision 6:
+// It implements the host-safety write protocol (docs/ARCHITECTURE.md, "Host
+// safety"):
 //
 //   - Every write first takes an exclusive flock(2) on the per-directory
 //     file [DirLockName] (".brainsurgeon.flock" in the transcript's

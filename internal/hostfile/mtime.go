@@ -9,11 +9,11 @@ import (
 	bs "github.com/brainsurgeon/brainsurgeon"
 )
 
-// Keeping the modification time (DESIGN decision 16). A rewrite changes no
-// meaning, so the new file must not look newer than the original: OpenClaw
-// 2026.7 starts a new session after a run that ended "timeout" or "killed"
-// when the transcript is newer than sessions.json updatedAt, and our own
-// idle gate reads the mtime too.
+// Keeping the modification time. A rewrite changes no meaning, so the new
+// file must not look newer than the original: OpenClaw 2026.7 starts a new
+// session after a run that ended "timeout" or "killed" when the transcript
+// is newer than sessions.json updatedAt, and our own idle gate reads the
+// mtime too.
 
 // fileTimes is a file's access and modification time, to the nanosecond.
 type fileTimes struct {

@@ -148,7 +148,7 @@ func lockDir(ctx context.Context, dir string, timeout time.Duration) (*flock.Flo
 
 // Rewrite replaces the transcript at path by what transform writes to dst
 // when it reads the transcript's first base.Size bytes from src, following
-// DESIGN decision 6:
+// the host-safety protocol (docs/ARCHITECTURE.md, "Host safety"):
 //
 //  1. take the directory flock ([DirLockName]) and the host lock
 //     ([Acquire]); remove this file's temp files left by dead writers;
@@ -175,12 +175,12 @@ func lockDir(ctx context.Context, dir string, timeout time.Duration) (*flock.Flo
 //     it scans /proc for writers and then waits until the old file's size
 //     has been stable for 5 ms; without /proc (macOS) only the latter.
 //
-// The new file keeps the original's modification time (DESIGN decision
-// 16): just before the rename the temp file gets the original's current
-// mtime (carried-over bytes included) and the access time the original had
-// before it was read; after step 6 the new file gets the old file's last
-// mtime again, unless another process appended to the new file itself
-// (then its own, newer, mtime stays).
+// The new file keeps the original's modification time (see mtime.go): just
+// before the rename the temp file gets the original's current mtime
+// (carried-over bytes included) and the access time the original had before
+// it was read; after step 6 the new file gets the old file's last mtime
+// again, unless another process appended to the new file itself (then its
+// own, newer, mtime stays).
 //
 // Newlines on carry-over: the carried bytes "start a fresh line" when the
 // original's byte before them is "\n" (or the original was empty). Then,
@@ -309,9 +309,10 @@ func Rewrite(ctx context.Context, path string, base Stamp, transform func(dst io
 			}
 		}
 	}
-	// Keep the modification time (DESIGN decision 16): the new file gets
-	// the original's current mtime, carried-over appends included, and
-	// the access time the original had before we read it.
+	// Keep the modification time (a rewrite must not look newer to the
+	// host): the new file gets the original's current mtime, carried-over
+	// appends included, and the access time the original had before we read
+	// it.
 	mtime, err := timesOf(orig)
 	if err != nil {
 		return fmt.Errorf("original: %w", err)

@@ -1,10 +1,11 @@
 // Package jsonedit finds and edits members of raw JSON lines by splicing
-// bytes (DESIGN decision 1): it locates the byte span of a value at a JSON
-// Pointer and builds [brainsurgeon.Splice]s that replace a value, insert a
-// member before an object's closing brace or remove a member that was
-// inserted so. Nothing is ever re-encoded: bytes outside a splice stay as
-// they are, including key order, spacing, number spelling, escapes, invalid
-// UTF-8 and duplicate names.
+// bytes, so that key order, spacing, number spelling and escapes stay as
+// they were: it locates the byte span of a value at a JSON Pointer and
+// builds [brainsurgeon.Splice]s that replace a value, insert a member before
+// an object's closing brace or remove a member that was inserted so. Nothing
+// is ever re-encoded: bytes outside a splice stay as they are, including key
+// order, spacing, number spelling, escapes, invalid UTF-8 and duplicate
+// names.
 //
 // Decoding is as lenient as entry.Parse (invalid UTF-8 and duplicate
 // names allowed). When an object holds a name twice, the last occurrence

@@ -1,7 +1,7 @@
-// Package logging makes the daemon's logger (seed 000 SP-09): the levels
-// trace, debug, info, warn and error (LOG_LEVEL), written to
-// "<openclaw root>/logs/brainsurgeon.log" with size-based rotation, and to
-// stderr as well when stderr is a terminal.
+// Package logging makes the daemon's logger: the levels trace, debug, info,
+// warn and error (LOG_LEVEL), written to "<openclaw
+// root>/logs/brainsurgeon.log" with size-based rotation, and to stderr as
+// well when stderr is a terminal.
 //
 // Records are slog text lines. Debug records carry their context in the
 // message ("loadSession: main/abc123 cache hit"); info records carry the

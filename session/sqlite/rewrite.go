@@ -16,8 +16,9 @@ import (
 	"github.com/brainsurgeon/brainsurgeon/session"
 )
 
-// Rewrite applies edits to the session's rows, all of them or none, in
-// one BEGIN IMMEDIATE transaction (DESIGN decision 6, research note §5):
+// Rewrite applies edits to the session's rows, all of them or none, in one
+// BEGIN IMMEDIATE transaction, compare-and-swap per row (see
+// docs/ARCHITECTURE.md, "Host safety"):
 //
 //  1. the edits are checked (ErrInvalid) and the idle rules applied
 //     (CheckIdle, ErrBusy) before anything is opened for writing;
@@ -261,22 +262,21 @@ func splice(raw []byte, e bs.Edit) ([]byte, error) {
 }
 
 // Append is not supported: BrainSurgeon never inserts rows into an OpenClaw
-// SQLite store (DESIGN decision 6). A new row needs OpenClaw's identity,
-// projection and idempotency rows written with it; compactions on this
-// backend are OpenClaw's own (sessions.compact). The error wraps
-// ErrUnsupported.
+// SQLite store. A new row needs OpenClaw's identity, projection and
+// idempotency rows written with it; compactions on this backend are
+// OpenClaw's own (sessions.compact). The error wraps ErrUnsupported.
 func (s *Store) Append(ctx context.Context, ref bs.SessionRef, entries [][]byte) error {
-	return fmt.Errorf("append %d entries to %s: the OpenClaw SQLite store takes no new rows from outside OpenClaw (a row needs OpenClaw's identity, projection and idempotency rows; DESIGN decision 6); let OpenClaw compact the session (sessions.compact) instead: %w",
+	return fmt.Errorf("append %d entries to %s: the OpenClaw SQLite store takes no new rows from outside OpenClaw (a row needs OpenClaw's identity, projection and idempotency rows, so BrainSurgeon never inserts rows); let OpenClaw compact the session (sessions.compact) instead: %w",
 		len(entries), ref, bs.ErrUnsupported)
 }
 
 var _ bs.Creator = (*Store)(nil)
 
 // Create is not supported: OpenClaw's SQLite store takes no new sessions
-// from outside OpenClaw (DESIGN decision 6: we never insert rows). It
-// returns an error wrapping brainsurgeon.ErrUnsupported that says so and
-// what to do instead.
+// from outside OpenClaw (BrainSurgeon never inserts rows). It returns an
+// error wrapping brainsurgeon.ErrUnsupported that says so and what to do
+// instead.
 func (s *Store) Create(ctx context.Context, agent string, lines [][]byte) (bs.SessionRef, error) {
-	return bs.SessionRef{}, fmt.Errorf("create a session of agent %q (%d lines): the OpenClaw SQLite store takes no new sessions from outside OpenClaw (a session needs OpenClaw's identity, projection and idempotency rows; DESIGN decision 6: we never insert rows); write the branch or import into a JSONL agents dir instead: %w",
+	return bs.SessionRef{}, fmt.Errorf("create a session of agent %q (%d lines): the OpenClaw SQLite store takes no new sessions from outside OpenClaw (a session needs OpenClaw's identity, projection and idempotency rows, so BrainSurgeon never inserts rows); write the branch or import into a JSONL agents dir instead: %w",
 		agent, len(lines), bs.ErrUnsupported)
 }

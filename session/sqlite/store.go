@@ -17,9 +17,10 @@ import (
 )
 
 // DefaultQuiet is the quiet period a Store next to a live host wants: a
-// session whose transcript or window changed less than this long ago is
-// not written (DESIGN decisions 6 and 15). It equals session.DefaultQuiet;
-// set it as Options.Quiet.
+// session whose transcript or window changed less than this long ago is not
+// written: longer than the usual prompt-cache lifetime, and long enough that
+// a run starting is not taken for an idle session. It equals
+// session.DefaultQuiet; set it as Options.Quiet.
 const DefaultQuiet = session.DefaultQuiet
 
 // DefaultBusyTimeout is how long a write waits for another connection's
@@ -214,12 +215,12 @@ func (s *Store) StorePath(agent string) (string, error) {
 	return filepath.Join(agents, agent, StoreFile), nil
 }
 
-// SideDir returns the directory of a session's side files,
-// <agents dir>/<agent>/sessions/extracted/<sessionId>: where the JSONL era
-// put them, so values extracted before OpenClaw moved the session into its
-// SQLite store still restore. It returns "" when the agent or session id
-// is not a valid path segment or the root cannot be resolved; callers must
-// treat "" as an error.
+// SideDir returns the directory of a session's side files, <agents
+// dir>/<agent>/sessions/extracted/<sessionId>: where the JSONL era put them,
+// so values extracted before OpenClaw moved the session into its SQLite
+// store still restore. It returns an error wrapping ErrInvalid when the
+// agent or session id is not a plain path segment, and the resolution's
+// error when the root cannot be resolved.
 func (s *Store) SideDir(ref bs.SessionRef) (string, error) {
 	if !validSegment(ref.Agent) || !validSegment(ref.ID) {
 		return "", fmt.Errorf("session %s: agent %q and session id %q must be plain path segments: %w", ref, ref.Agent, ref.ID, bs.ErrInvalid)
