@@ -22,9 +22,8 @@
 // # Upgrades
 //
 // A file written by an older BrainSurgeon may lack fields added since.
-// [Decode] (and so Load) fills every missing field with its default,
-// returns the names of the fields it filled and logs each at Info level in
-// the words of the migration spec, for example
+// [Decode] (and so Load) fills every missing field with its default, returns
+// the names of the fields it filled and logs each at Info level, for example
 //
 //	Config upgraded: added field keep_recent with default 3
 //

@@ -168,7 +168,7 @@ func (c *compactCommand) Run(ctx context.Context, args []string) error {
 	return nil
 }
 
-// layerNumber is a layer's number as the seed writes it ("Layer 2").
+// layerNumber is a layer's number as the messages write it ("Layer 2").
 func layerNumber(l compact.Layer) int {
 	switch l {
 	case compact.LayerPrune:

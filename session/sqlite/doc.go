@@ -27,16 +27,17 @@
 //
 // # Writing
 //
-// Rewrite follows the research note's rules for an outside writer: only an
-// idle session (CheckIdle), one BEGIN IMMEDIATE transaction per session
-// that re-checks the idle rules and the fences, a compare-and-swap UPDATE
-// per row writing plain event_json, and the fences advanced as OpenClaw's
-// own row rewrite does. Only edits that keep OpenClaw's derived
-// projections valid are accepted (toolResult content and details,
-// thinking, images, toolCall arguments, "_" bookkeeping); [Store.Editable]
-// tells an extractor which trigger types qualify, and
-// [Store.EditableValues], which asks the same guard, which values. Rows are never inserted
-// or deleted: Append returns an error wrapping ErrUnsupported.
+// Rewrite follows the rules for an outside writer (docs/ARCHITECTURE.md,
+// "Host safety"): only an idle session (CheckIdle), one BEGIN IMMEDIATE
+// transaction per session that re-checks the idle rules and the fences, a
+// compare-and-swap UPDATE per row writing plain event_json, and the fences
+// advanced as OpenClaw's own row rewrite does. Only edits that keep
+// OpenClaw's derived projections valid are accepted (toolResult content and
+// details, thinking, images, toolCall arguments, "_" bookkeeping);
+// [Store.Editable] tells an extractor which trigger types qualify, and
+// [Store.EditableValues], which asks the same guard, which values. Rows are
+// never inserted or deleted: Append returns an error wrapping
+// ErrUnsupported.
 //
 // Only schema version 23 is supported; any other store is refused with an
 // error wrapping brainsurgeon.ErrUnsupported that names both versions.

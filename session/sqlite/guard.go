@@ -13,14 +13,14 @@ import (
 	"github.com/brainsurgeon/brainsurgeon/internal/jsonedit"
 )
 
-// The projection guard. OpenClaw keeps derived copies of some parts of
-// every row: the search index (user and assistant text blocks), the
-// active-path projection (the envelope: type, id, parentId, appendMode, …)
-// and the model-context flags (excludeFromContext). An edit of those
-// without rebuilding the projections leaves OpenClaw inconsistent, and a
-// rebuild breaks runs in flight (research note, E1 and E4). So before a
-// row is written, its old and new JSON are compared and the whole write is
-// refused unless every difference is one of:
+// The projection guard. OpenClaw keeps derived copies of some parts of every
+// row: the search index (user and assistant text blocks), the active-path
+// projection (the envelope: type, id, parentId, appendMode, …) and the
+// model-context flags (excludeFromContext). An edit of those without
+// rebuilding the projections leaves OpenClaw inconsistent, and a rebuild
+// breaks runs in flight (both seen on a live OpenClaw). So before a row is
+// written, its old and new JSON are compared and the whole write is refused
+// unless every difference is one of:
 //
 //   - a string value inside a toolResult's content or any message's
 //     details, inside an assistant thinking block (text and signature),

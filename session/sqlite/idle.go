@@ -21,8 +21,8 @@ import (
 const StateLockFile = "gateway.state.lock"
 
 // CheckIdle returns nil when the session may be written now, else an error
-// wrapping ErrBusy that says why. It applies the research note's idle
-// rules, in this order:
+// wrapping ErrBusy that says why. It applies these idle rules, in this
+// order:
 //
 //   - a live process other than a gateway holds OpenClaw's state lock
 //     (<state>/tmp/openclaw-<uid>/gateway.state.lock with a "role" other

@@ -55,12 +55,12 @@ type Options struct {
 // transcript_events, one row per former JSONL line.
 //
 // Reading never creates or changes a file (see Open). Writing follows the
-// research note's rules for an outside writer: one BEGIN IMMEDIATE
-// transaction per session, the idle rules and the fences checked again
-// inside it, each row replaced by compare-and-swap, only edits that keep
-// OpenClaw's projections valid, and the session's rewrite generation and
-// transcript_updated_at advanced. Rows are never inserted or deleted, so
-// Append is not supported.
+// rules for an outside writer (docs/ARCHITECTURE.md, "Host safety"): one
+// BEGIN IMMEDIATE transaction per session, the idle rules and the fences
+// checked again inside it, each row replaced by compare-and-swap, only edits
+// that keep OpenClaw's projections valid, and the session's rewrite
+// generation and transcript_updated_at advanced. Rows are never inserted or
+// deleted, so Append is not supported.
 //
 // A Store is safe for concurrent use; every call opens its own connection.
 type Store struct {
