@@ -490,8 +490,8 @@ func TestListCacheSeesChanges(t *testing.T) {
 	var a, b sessionsAnswer
 	c.json("GET", "/api/agents/alpha/sessions", "", 200, &a)
 	before := findInfo(t, a.Sessions, "alpha", f.synthIDs[0])
-	// Restore every value through the library: the file is rewritten
-	// with its modification time kept (DESIGN decision 16).
+	// Restore every value through the library: the file is rewritten with
+	// its modification time kept.
 	path := f.set.AgentsDir + "/alpha/sessions/" + f.synthIDs[0] + ".jsonl"
 	fi, _ := os.Stat(path)
 	refs, _ := f.set.Store.Sessions(context.Background())

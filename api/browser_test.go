@@ -237,8 +237,8 @@ type extractedValue struct {
 	Truncated bool   `json:"truncated"`
 }
 
-// TestUIInBrowser drives the web UI in a real headless Chromium against
-// real servers on loopback (issue 9, item 7), one tab per subtest.
+// TestUIInBrowser drives the web UI in a real headless Chromium against real
+// servers on loopback, one tab per subtest.
 func TestUIInBrowser(t *testing.T) {
 	b := browser(t)
 	t.Run("ValueRestoreSettings", func(t *testing.T) { testValueRestoreSettings(t, b) })

@@ -182,8 +182,8 @@ func TestContextEndpoints(t *testing.T) {
 }
 
 // TestContextCompactRefused: a busy session is a 409 with the reason and
-// stays as it was; the SQLite store is a 422 with the reason (DESIGN 6),
-// while its status, inspect and history work.
+// stays as it was; the SQLite store is a 422 with the reason (BrainSurgeon
+// never inserts rows there), while its status, inspect and history work.
 func TestContextCompactRefused(t *testing.T) {
 	f := newFixture(t, true)
 	srv := serve(t, api.Options{Set: f.set, Control: newControl(f.set), Compaction: smallWindow(f)})

@@ -12,10 +12,10 @@ import (
 	"github.com/brainsurgeon/brainsurgeon/api"
 )
 
-// TestRestoreWhileRunning asks for a restore while the host runs the
-// session (sessions.json status "running"): the content comes back at
-// once, the transcript is not touched, and the queued write-back lands on
-// the next pass once the session is idle (DESIGN decision 7).
+// TestRestoreWhileRunning asks for a restore while the host runs the session
+// (sessions.json status "running"): the content comes back at once, the
+// transcript is not touched, and the queued write-back lands on the next
+// pass once the session is idle.
 func TestRestoreWhileRunning(t *testing.T) {
 	f := newFixture(t, false)
 	srv := serve(t, api.Options{Set: f.set, Control: newControl(f.set)})
@@ -78,12 +78,12 @@ func writeStatus(t *testing.T, dir, agent string, ids []string, id, status strin
 	}
 }
 
-// TestSeedVerificationPath follows seed 000's "Verification Path for
-// Indispensable" through the API (the scheduler is the daemon's; the pass
-// is run now instead): config without a key, enable pruning, a session
-// with thinking blocks is pruned, its extracted dir and placeholders
-// exist, the detail marks the extracted entries, delete → trash → restore,
-// retention removes old side values.
+// TestSeedVerificationPath follows the first design's verification path
+// through the API (the scheduler is the daemon's; the pass is run now
+// instead): config without a key, enable pruning, a session with thinking
+// blocks is pruned, its extracted dir and placeholders exist, the detail
+// marks the extracted entries, delete → trash → restore, retention removes
+// old side values.
 func TestSeedVerificationPath(t *testing.T) {
 	f := newFixture(t, false)
 	ctl := newControl(f.set)

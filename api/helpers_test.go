@@ -325,7 +325,7 @@ func (t *dirTrash) List(context.Context) (any, error) {
 
 func (t *dirTrash) Delete(_ context.Context, ref bs.SessionRef) (any, error) {
 	if ref.Backend == bs.BackendSQLite {
-		return nil, fmt.Errorf("trash %s: the SQLite store's rows are never deleted (DESIGN decision 6): %w", ref, bs.ErrUnsupported)
+		return nil, fmt.Errorf("trash %s: the SQLite store's rows are never deleted: %w", ref, bs.ErrUnsupported)
 	}
 	dst := filepath.Join(t.dir, ref.Agent, ref.ID)
 	if err := os.MkdirAll(dst, 0o700); err != nil {

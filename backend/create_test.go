@@ -13,9 +13,10 @@ import (
 	"github.com/brainsurgeon/brainsurgeon/internal/testkit/testcorpus"
 )
 
-// TestMultiCreate checks that a new session goes to the store of its
-// agent: a file for an agent without a SQLite store, a refusal naming
-// DESIGN decision 6 for the agent that has one, with nothing written.
+// TestMultiCreate checks that a new session goes to the store of its agent:
+// a file for an agent without a SQLite store, a refusal naming
+// BrainSurgeon's "never inserts rows" rule for the agent that has one, with
+// nothing written.
 func TestMultiCreate(t *testing.T) {
 	ctx := context.Background()
 	root := testcorpus.Store(t) // agent main has a SQLite store

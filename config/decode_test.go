@@ -112,7 +112,7 @@ func TestDecode(t *testing.T) {
 			},
 		},
 		{
-			// The file of the first design (seed 000's SmartPruningConfig).
+			// The file of the first design (its SmartPruningConfig).
 			name: "FirstDesignFile",
 			in: `{"enabled":true,"trigger_types":["thinking"],"age_threshold_hours":48,
 				"auto_cron":"*/5 * * * *","last_run_at":"2026-02-20T17:30:00.000Z",

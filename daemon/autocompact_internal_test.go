@@ -13,9 +13,9 @@ import (
 )
 
 // TestAutoCompactSQLiteRefused: on OpenClaw's SQLite store a compaction
-// entry is never written (DESIGN decision 6): every session over the
-// thresholds is refused with the reason at debug, nothing changes, and the
-// refused sessions are not read again until they change.
+// entry is never written (BrainSurgeon never inserts rows): every session
+// over the thresholds is refused with the reason at debug, nothing changes,
+// and the refused sessions are not read again until they change.
 func TestAutoCompactSQLiteRefused(t *testing.T) {
 	t.Setenv(summarize.EnvModel, "")
 	ctx := context.Background()

@@ -77,7 +77,7 @@ func setup(t *testing.T, opts daemon.Options) (*daemon.Daemon, []demo.Session, *
 		t.Fatal(err)
 	}
 	if !opts.ReadOnly {
-		// Open creates the config file with the defaults (SP-01).
+		// Open creates the config file with the defaults.
 		if c, err := config.Load(t.Context(), agents, nil); err != nil || c.Enabled {
 			t.Fatalf("config after Open = %+v, %v; want the defaults", c, err)
 		}

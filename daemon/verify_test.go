@@ -15,13 +15,13 @@ import (
 	"github.com/brainsurgeon/brainsurgeon/internal/testkit/apitest"
 )
 
-// TestSeedVerificationPath is seed 000's "Verification Path for
-// Indispensable", end to end against the real daemon and API on loopback:
-// the config is reachable without a key, pruning is enabled, the
-// scheduled run (a real one-second cron) extracts the thinking blocks of
-// a session, the extracted dir and the placeholders are there, the API
-// marks the extracted values, delete moves the session to the trash and
-// restore brings it back byte for byte, and retention deletes old values.
+// TestSeedVerificationPath is the first design's verification path, end to
+// end against the real daemon and API on loopback: the config is reachable
+// without a key, pruning is enabled, the scheduled run (a real one-second
+// cron) extracts the thinking blocks of a session, the extracted dir and the
+// placeholders are there, the API marks the extracted values, delete moves
+// the session to the trash and restore brings it back byte for byte, and
+// retention deletes old values.
 func TestSeedVerificationPath(t *testing.T) {
 	root := t.TempDir()
 	agents, sessions, err := demo.Write(root, demo.Options{Agents: []string{"main"}, Sessions: 2})

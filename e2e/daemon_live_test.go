@@ -36,7 +36,7 @@ const heldTicks = 3
 
 // TestDaemonLive runs the daemon and its REST API (what `brainsurgeon serve` runs, in-process) on a one-second
 // cron next to a real OpenClaw 2026.7.35 gateway (loopback, mock model), on a seeded corpus session with large
-// tool results (issue 9, "The daemon next to a live host"):
+// tool results (the daemon next to a live host):
 //
 //	a. while the first turn's model call is held, several scheduled runs find the session busy and write nothing
 //	   (no placeholder, no side file, the transcript byte for byte the same); the run then ends without a
@@ -225,7 +225,7 @@ func TestDaemonLive(t *testing.T) {
 	}
 	compareLines(t, afterRun, back, restored)
 	if got := mtime(t, transcript); !got.Equal(afterRunMtime) {
-		t.Errorf("c: the write-back moved the transcript's mtime from %s to %s (DESIGN decision 16)",
+		t.Errorf("c: the write-back moved the transcript's mtime from %s to %s (a rewrite must keep it)",
 			afterRunMtime.Format(time.RFC3339Nano), got.Format(time.RFC3339Nano))
 	}
 	for _, s := range []string{"turn 1, held", "turn 2, held"} {

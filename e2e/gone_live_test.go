@@ -31,8 +31,8 @@ func (c clockAt) Now() time.Time { return time.Time(c) }
 
 // TestGoneAfterHostResetLive has a real OpenClaw 2026.7.35 gateway reset one pruned session (sessions.reset)
 // and delete another (sessions.delete), as /new and the Control UI do. The host archives their transcripts as
-// "<id>.jsonl.reset.<ts>" and "<id>.jsonl.deleted.<ts>" and never looks at extracted/. Retention (DESIGN
-// decision 9: the values of deleted sessions go first) then takes both sessions for gone: within the retention
+// "<id>.jsonl.reset.<ts>" and "<id>.jsonl.deleted.<ts>" and never looks at extracted/. Retention (the
+// values of deleted sessions go first) then takes both sessions for gone: within the retention
 // window nothing of theirs goes; once it has passed, their side data goes even in scope "orphans" (nothing
 // refers to it any more), their side directories are removed, and the host's archives are byte for byte what
 // the host wrote. The session the reset started, and any live session, is not gone.

@@ -18,7 +18,7 @@ const (
 
 // TestPrunedSessionStaysIdle drives the CLI on a copy of a corpus session that was left alone two hours ago, with
 // the default-like idle gate (idle_seconds 300): prune extracts, and since the rewrite keeps the transcript's
-// modification time (DESIGN decision 16) the session still looks idle afterwards: a second prune does not call it
+// modification time the session still looks idle afterwards: a second prune does not call it
 // busy, and restore --all writes back at once instead of being refused.
 func TestPrunedSessionStaysIdle(t *testing.T) {
 	agents := filepath.Join(t.TempDir(), "agents")

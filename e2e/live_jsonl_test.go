@@ -90,7 +90,7 @@ func turn(t *testing.T, h *openclaw.Host, msg string) openclaw.Chat {
 //	   finishes without a takeover/fence error;
 //	b. once the run is over, prune extracts, the next turn succeeds and the model receives the placeholders;
 //	c. after a run that ended "timeout", a restore write-back does not make the host start a new session: the
-//	   next turn continues the same session with its whole history (this is what DESIGN decision 16 protects).
+//	   next turn continues the same session with its whole history (this is what keeping the modification time protects).
 func TestLiveJSONL(t *testing.T) {
 	t0 := time.Now()
 	var transcript string

@@ -189,8 +189,8 @@ func benchPass(b *testing.B, src string, p extract.Policy, wantWrite bool) {
 // BenchmarkExtractPass is one extraction pass over a generated 100 MB
 // transcript at each density (see benchDensities), side files and their
 // fsync included, beside cp + sync of the same file on the same disk
-// (cp-sync-s; share-of-cp-sync is the pass's speed as a share of it).
-// Issue 8's floor: a share of 0.25 and peak heap ≤ 64 MB; goal 0.5.
+// (cp-sync-s; share-of-cp-sync is the pass's speed as a share of it). The
+// floor: a share of 0.25 and peak heap ≤ 64 MB; goal 0.5.
 func BenchmarkExtractPass(b *testing.B) {
 	p := extract.DefaultPolicy()
 	p.AgeThreshold = 0

@@ -82,7 +82,8 @@ func TestDecide(t *testing.T) {
 	}
 }
 
-// TestDecideReasonForm checks seed 000's debug form.
+// TestDecideReasonForm checks the debug form of a reason ("Entry 45:
+// thinking, 48h old → EXTRACT").
 func TestDecideReasonForm(t *testing.T) {
 	p := extract.DefaultPolicy()
 	p.Triggers = []bs.TriggerType{bs.TriggerThinking}
@@ -93,7 +94,8 @@ func TestDecideReasonForm(t *testing.T) {
 	}
 }
 
-// TestRestoreProtection is seed 001's six restore-protection cases.
+// TestRestoreProtection is the six cases of the restore protection: a
+// restored entry is kept for keep_after_restore_seconds unless forced.
 func TestRestoreProtection(t *testing.T) {
 	p := extract.DefaultPolicy()
 	p.AgeThreshold = 0

@@ -15,8 +15,8 @@ import (
 
 // TestSQLiteBackend exports, branches and greps the sessions of a corpus
 // SQLite store (OpenClaw ≥ 2026.8) through the same interfaces, and checks
-// that the store refuses to create the resulting sessions (DESIGN decision
-// 6), while a JSONL agents dir takes them.
+// that the store refuses to create the resulting sessions (BrainSurgeon
+// never inserts rows), while a JSONL agents dir takes them.
 func TestSQLiteBackend(t *testing.T) {
 	ctx := context.Background()
 	st := sqlite.NewStore(testcorpus.Store(t), sqlite.Options{})

@@ -20,15 +20,15 @@ import (
 )
 
 // TestUndoAcrossHistory is the round-trip property over sequences of
-// operations (issue 8, item 4): extraction passes with random policies,
-// restores of random entries (some asked for by a tool call the host
-// appends, which the write-back redacts), clock jumps past the protection
-// window so restored entries are extracted again into newer records,
-// set_extractable and more passes. Whatever the history, RestoreAll
-// pristine gives back the transcript as the host wrote it (the generated
-// original plus the lines the host appended), byte for byte. Only public
-// APIs are used (session.NewStore, extract.NewDirStore, restore.New), so
-// the property holds whatever the side store's layout.
+// operations: extraction passes with random policies, restores of random
+// entries (some asked for by a tool call the host appends, which the
+// write-back redacts), clock jumps past the protection window so restored
+// entries are extracted again into newer records, set_extractable and more
+// passes. Whatever the history, RestoreAll pristine gives back the
+// transcript as the host wrote it (the generated original plus the lines the
+// host appended), byte for byte. Only public APIs are used
+// (session.NewStore, extract.NewDirStore, restore.New), so the property
+// holds whatever the side store's layout.
 func TestUndoAcrossHistory(t *testing.T) {
 	maxOps, maxSize := 12, 40_000
 	if testing.Short() {

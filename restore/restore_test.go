@@ -88,7 +88,7 @@ func TestRestoreBasics(t *testing.T) {
 			t.Errorf("JSON result lacks %s: %.300s", k, b)
 		}
 	}
-	// Seed 001's restoration log record.
+	// The restoration log record: entry id, keys, sizes, redacted, session.
 	var rec map[string]any
 	for _, l := range strings.Split(strings.TrimSpace(logs.String()), "\n") {
 		var m map[string]any
@@ -188,9 +188,9 @@ func TestMatchKey(t *testing.T) {
 	}
 }
 
-// TestRestoreProtection is seed 001's "Time-Based Restore Protection" test
-// list. Tests 1-3, 5 and 6 decide on an entry restored some time ago, with
-// extract.Decide and with a real extraction pass; test 4 restores a
+// TestRestoreProtection is the test list of the time-based restore
+// protection. Tests 1-3, 5 and 6 decide on an entry restored some time ago,
+// with extract.Decide and with a real extraction pass; test 4 restores a
 // re-extracted entry through Restore.
 func TestRestoreProtection(t *testing.T) {
 	tests := []struct {
@@ -278,7 +278,7 @@ func TestRestoreProtection(t *testing.T) {
 	})
 }
 
-// TestExtractableOverride is seed 003's _extractable table, set through
+// TestExtractableOverride is the skill's _extractable table, set through
 // SetExtractable on a real file and checked with a real extraction pass
 // (keep_recent 3, min_value_length 500, triggers thinking and tool_result).
 func TestExtractableOverride(t *testing.T) {

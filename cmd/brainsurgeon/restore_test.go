@@ -257,7 +257,7 @@ func TestRestoreQueuedThenPrune(t *testing.T) {
 	saveConfig(t, agents, nil) // idle_seconds 300
 	details := extractAll(t, path, 200)
 	d := details[0]
-	// A host write makes the session busy (our own rewrite keeps the mtime, DESIGN decision 16).
+	// A host write makes the session busy (our own rewrite keeps the mtime).
 	if now := time.Now(); os.Chtimes(path, now, now) != nil {
 		t.Fatal("touch transcript")
 	}

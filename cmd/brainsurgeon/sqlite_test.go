@@ -10,10 +10,10 @@ import (
 	"github.com/brainsurgeon/brainsurgeon/internal/testkit/testcorpus"
 )
 
-// TestContextSQLite runs the context commands on a copy of a corpus
-// OpenClaw SQLite store: the read-only ones work, compaction, branch and
-// import are refused with the reason (DESIGN decision 6), and the store is
-// left as it was.
+// TestContextSQLite runs the context commands on a copy of a corpus OpenClaw
+// SQLite store: the read-only ones work, compaction, branch and import are
+// refused with the reason (BrainSurgeon never inserts rows), and the store
+// is left as it was.
 func TestContextSQLite(t *testing.T) {
 	agents := testcorpus.Store(t)
 	store := filepath.Join(agents, "main", testcorpus.StoreFile)

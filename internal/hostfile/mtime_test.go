@@ -44,8 +44,8 @@ func fmtime(t *testing.T, f *os.File) time.Time {
 }
 
 // TestRewriteKeepsMtime: a plain rewrite gives the new file the original's
-// modification time to the nanosecond (DESIGN decision 16), so the host
-// and the idle gate do not take it for a newer file.
+// modification time to the nanosecond, so the host and the idle gate do not
+// take it for a newer file.
 func TestRewriteKeepsMtime(t *testing.T) {
 	dir := t.TempDir()
 	p := filepath.Join(dir, "s.jsonl")
