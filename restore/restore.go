@@ -30,9 +30,9 @@ func CorruptText(reason string) string {
 	return "[Content unavailable - extracted file corrupt: " + reason + "]"
 }
 
-// Restorer restores extracted values, redacts restore calls, sets
-// "_extractable" and undoes everything BrainSurgeon did to a transcript
-// exactly: extract then restore gives back the original value bytes. It
+// Restorer restores extracted values (extract then restore gives back the
+// original value bytes), redacts restore calls, sets "_extractable" and
+// undoes everything BrainSurgeon did to a transcript, byte for byte. It
 // reaches transcripts and side values only through the root interfaces, so
 // it works on every backend.
 //

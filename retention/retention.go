@@ -185,7 +185,8 @@ func Run(ctx context.Context, o Options) (Stats, error) {
 		return st, fmt.Errorf("retention: read the restore queue: %w", err)
 	}
 	r := &run{o: o, pruner: pruner, log: log, cutoff: cutoff, scope: scope, pending: pending}
-	// The values of deleted sessions go first: nothing can restore them.
+	// The values of deleted sessions go first: no live transcript refers
+	// to them.
 	if gl, ok := o.Store.(bs.GoneLister); ok {
 		gone, err := gl.GoneSessions(ctx)
 		if err != nil {

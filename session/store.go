@@ -225,9 +225,10 @@ func (s *Store) refresh(ctx context.Context, ref bs.SessionRef) (bs.SessionRef, 
 	return ref, nil
 }
 
-// SideDir returns the side directory of a JSONL session, "<transcript
-// dir>/extracted/<sessionId>", where the first BrainSurgeon put it, so that
-// its per-entry files stay readable.
+// SideDir returns the side directory of a JSONL session,
+// "<transcript dir>/extracted/<sessionId>", where the first BrainSurgeon
+// put it, so that its per-entry files stay readable. It returns an error
+// wrapping ErrInvalid when the ref has no path or its id is not a file name.
 func (s *Store) SideDir(ref bs.SessionRef) (string, error) { return SideDir(ref) }
 
 // SideDir returns the side directory of a JSONL session,
