@@ -19,6 +19,7 @@ import (
 	"github.com/brainsurgeon/brainsurgeon/internal/testkit/sidetest"
 	"github.com/brainsurgeon/brainsurgeon/restore"
 	"github.com/brainsurgeon/brainsurgeon/session"
+	"github.com/brainsurgeon/brainsurgeon/sidedir"
 )
 
 const textPtr = "/message/content/0/text"
@@ -47,7 +48,7 @@ func extracted(t *testing.T, data []byte) (string, bs.SessionRef) {
 	p := extract.DefaultPolicy()
 	p.AgeThreshold, p.MinSavingTokens = 0, 0
 	x := extractor(p)
-	x.Side = &extract.DirStore{Dirs: x.Store.(extract.SideDirer), CompressAbove: -1}
+	x.Side = &sidedir.Store{Dirs: x.Store.(sidedir.Locator), CompressAbove: -1}
 	if _, err := x.Run(ctx(), ref); err != nil {
 		t.Fatal(err)
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/brainsurgeon/brainsurgeon/internal/testkit/testcorpus"
 	"github.com/brainsurgeon/brainsurgeon/restore"
 	"github.com/brainsurgeon/brainsurgeon/retention"
+	"github.com/brainsurgeon/brainsurgeon/sidedir"
 )
 
 type fixedClock time.Time
@@ -308,14 +309,14 @@ func keys(m map[string]bool) []string {
 // failingSide is the real side store with one fault injected: PruneSide
 // fails for session s1, as a deletion refused by the file system would.
 type failingSide struct {
-	*extract.DirStore
+	*sidedir.Store
 }
 
 func (s failingSide) PruneSide(ctx context.Context, ref bs.SessionRef, units, keep []string) (bs.SidePruneResult, error) {
 	if ref.ID == "s1" {
 		return bs.SidePruneResult{}, fmt.Errorf("remove %s: permission denied", units[0])
 	}
-	return s.DirStore.PruneSide(ctx, ref, units, keep)
+	return s.Store.PruneSide(ctx, ref, units, keep)
 }
 
 func TestRunFailedDeletionContinues(t *testing.T) {
@@ -324,7 +325,7 @@ func TestRunFailedDeletionContinues(t *testing.T) {
 	cfg := config.Default()
 	cfg.Retention = "1h"
 	var logs bytes.Buffer
-	st, err := retention.Run(ctx, retention.Options{Store: f.set.Store, Side: failingSide{f.set.Side.(*extract.DirStore)},
+	st, err := retention.Run(ctx, retention.Options{Store: f.set.Store, Side: failingSide{f.set.Side.(*sidedir.Store)},
 		StateDir: f.set.StateDir, Config: cfg, Clock: fixedClock(f.end.Add(2 * time.Hour)),
 		Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	if err == nil || !strings.Contains(err.Error(), "permission denied") {

@@ -20,6 +20,7 @@ import (
 	"github.com/brainsurgeon/brainsurgeon/internal/testkit/sidetest"
 	"github.com/brainsurgeon/brainsurgeon/restore"
 	"github.com/brainsurgeon/brainsurgeon/session"
+	"github.com/brainsurgeon/brainsurgeon/sidedir"
 )
 
 const demoID = "7f3e2a10-5b6c-4d8e-9f01-23456789abcd"
@@ -86,7 +87,7 @@ func extractAll(t *testing.T, path string, minLen int) []extract.EntryResult {
 	t.Helper()
 	x := &extract.Extractor{
 		Policy: extract.Policy{Enabled: true, KeepRecent: 0, MinValueLength: minLen, Triggers: bs.TriggerTypes(), AgeThreshold: 0, MinSavingTokens: 0},
-		Store:  sidetest.Store(""), Side: extract.NewDirStore(sidetest.Store("")),
+		Store:  sidetest.Store(""), Side: sidedir.New(sidetest.Store("")),
 	}
 	res, err := x.Run(context.Background(), bs.SessionRef{Agent: "main", ID: demoID, Path: path})
 	if err != nil {
@@ -519,7 +520,7 @@ func TestPruneCommand(t *testing.T) {
 		t.Fatal("prune --force did not extract")
 	}
 	files, _ := os.ReadDir(filepath.Join(side, demoID))
-	infos, err := extract.NewDirStore(extract.FixedDir(filepath.Join(side, demoID))).List(context.Background(), bs.SessionRef{})
+	infos, err := sidedir.New(sidedir.Fixed(filepath.Join(side, demoID))).List(context.Background(), bs.SessionRef{})
 	if len(files) != 1 || err != nil || len(infos) != reps[0].Result.Entries {
 		t.Fatalf("%d side files (want one pack), %d records, %d entries extracted (%v)", len(files), len(infos), reps[0].Result.Entries, err)
 	}

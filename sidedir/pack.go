@@ -1,4 +1,4 @@
-package extract
+package sidedir
 
 import (
 	"crypto/sha256"
@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	bs "github.com/brainsurgeon/brainsurgeon"
 )
 
 // A pack holds the records of one pass over one session (DESIGN decision
@@ -246,10 +248,10 @@ func jsonTime(t time.Time) bool {
 }
 
 // readPackIndex reads the index of the pack f of the given size. Errors
-// wrap ErrCorrupt.
+// wrap bs.ErrCorrupt.
 func readPackIndex(f io.ReaderAt, size int64, path string) (*packIndex, error) {
 	bad := func(why string, args ...any) error {
-		return fmt.Errorf("pack %s: %s: %w", path, fmt.Sprintf(why, args...), ErrCorrupt)
+		return fmt.Errorf("pack %s: %s: %w", path, fmt.Sprintf(why, args...), bs.ErrCorrupt)
 	}
 	if size < trailerSize+8 {
 		return nil, bad("truncated (%d bytes)", size)

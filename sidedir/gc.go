@@ -1,4 +1,4 @@
-package extract
+package sidedir
 
 import (
 	"context"
@@ -18,7 +18,7 @@ import (
 	"github.com/brainsurgeon/brainsurgeon/internal/atomicfile"
 )
 
-var _ bs.SidePruner = (*DirStore)(nil)
+var _ bs.SidePruner = (*Store)(nil)
 
 // pruneLocks serialises PruneSide per side directory.
 var pruneLocks sync.Map // dir → *sync.Mutex
@@ -67,7 +67,7 @@ func parsePackTime(name string) time.Time {
 
 // survey reads a side dir's packs and per-entry files and decides, as
 // Get does, which unit holds the newest state of each entry.
-func (d *DirStore) survey(dir string) (*gcSurvey, error) {
+func (d *Store) survey(dir string) (*gcSurvey, error) {
 	s := &gcSurvey{dir: dir, byName: map[string]*gcUnit{}, newest: map[string]*gcUnit{}, tomb: map[string]*gcUnit{},
 		tombTime: map[string]time.Time{}, holders: map[string][]*gcUnit{}}
 	ents, err := os.ReadDir(dir)
@@ -213,7 +213,7 @@ func (d *DirStore) survey(dir string) (*gcSurvey, error) {
 // holds. A pack whose index cannot be read is listed with Err set and the
 // pass time of its name. Records still in the pending pack (not yet
 // synced) are not listed.
-func (d *DirStore) SideUnits(ctx context.Context, ref bs.SessionRef) ([]bs.SideUnit, error) {
+func (d *Store) SideUnits(ctx context.Context, ref bs.SessionRef) ([]bs.SideUnit, error) {
 	dir, err := d.dir(ref)
 	if err != nil {
 		return nil, err
@@ -237,7 +237,7 @@ func (d *DirStore) SideUnits(ctx context.Context, ref bs.SessionRef) ([]bs.SideU
 // units or the new pack (or both, holding the same records), never
 // neither. The new pack carries the newest pass time of the units, so its
 // records keep their age. The store's caches forget the removed units.
-func (d *DirStore) PruneSide(ctx context.Context, ref bs.SessionRef, units []string, keep []string) (bs.SidePruneResult, error) {
+func (d *Store) PruneSide(ctx context.Context, ref bs.SessionRef, units []string, keep []string) (bs.SidePruneResult, error) {
 	var res bs.SidePruneResult
 	dir, err := d.dir(ref)
 	if err != nil {
@@ -322,7 +322,7 @@ func (d *DirStore) PruneSide(ctx context.Context, ref bs.SessionRef, units []str
 }
 
 // forget drops the cached indexes of removed units and the dir's listing.
-func (d *DirStore) forget(dir string, units []*gcUnit) {
+func (d *Store) forget(dir string, units []*gcUnit) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	for _, u := range units {
@@ -333,7 +333,7 @@ func (d *DirStore) forget(dir string, units []*gcUnit) {
 
 // forgetPath drops the cached index of a removed unit and the listing of
 // its dir.
-func (d *DirStore) forgetPath(dir, path string) {
+func (d *Store) forgetPath(dir, path string) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.forgetIndex(path)
@@ -343,7 +343,7 @@ func (d *DirStore) forgetPath(dir, path string) {
 // packsChanged reports whether dir's packs differ from packs, a listing
 // taken earlier (a PruneSide replaced some meanwhile), reading the dir
 // afresh.
-func (d *DirStore) packsChanged(dir string, packs []string) bool {
+func (d *Store) packsChanged(dir string, packs []string) bool {
 	d.mu.Lock()
 	delete(d.lists, dir)
 	d.mu.Unlock()
@@ -354,7 +354,7 @@ func (d *DirStore) packsChanged(dir string, packs []string) bool {
 // repack writes one pack holding the newest records of kept and the
 // deletions tombs, with the given pass time, and returns its name and
 // size once it is durable under its final name.
-func (d *DirStore) repack(ctx context.Context, s *gcSurvey, kept map[string]bool, tombs map[string]time.Time, passTime time.Time) (string, int64, error) {
+func (d *Store) repack(ctx context.Context, s *gcSurvey, kept map[string]bool, tombs map[string]time.Time, passTime time.Time) (string, int64, error) {
 	ids := make([]string, 0, len(kept))
 	for id := range kept {
 		ids = append(ids, id)
@@ -473,7 +473,7 @@ func (d *DirStore) repack(ctx context.Context, s *gcSurvey, kept map[string]bool
 
 // readUnitRecord reads the record of id from a unit, checked, with the
 // time it was written.
-func (d *DirStore) readUnitRecord(u *gcUnit, id string) ([]byte, time.Time, error) {
+func (d *Store) readUnitRecord(u *gcUnit, id string) ([]byte, time.Time, error) {
 	if u.Kind == bs.SideUnitFile {
 		data, err := d.readFile(u.path)
 		return data, u.Time, err
@@ -492,13 +492,13 @@ func (d *DirStore) readUnitRecord(u *gcUnit, id string) ([]byte, time.Time, erro
 	return data, t, err
 }
 
-var _ bs.SideRemover = (*DirStore)(nil)
+var _ bs.SideRemover = (*Store)(nil)
 
 // RemoveSideIfEmpty removes the session's side directory when it is empty
 // and no pass of this store is writing a pack into it, and fsyncs its
 // parent. It reports whether it removed the directory; a directory that
 // holds anything, or does not exist, is left without error.
-func (d *DirStore) RemoveSideIfEmpty(ctx context.Context, ref bs.SessionRef) (bool, error) {
+func (d *Store) RemoveSideIfEmpty(ctx context.Context, ref bs.SessionRef) (bool, error) {
 	if err := ctx.Err(); err != nil {
 		return false, err
 	}
