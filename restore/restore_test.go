@@ -48,7 +48,7 @@ func extracted(t *testing.T, data []byte) (string, bs.SessionRef) {
 	p := extract.DefaultPolicy()
 	p.AgeThreshold, p.MinSavingTokens = 0, 0
 	x := extractor(p)
-	x.Side = &sidedir.Store{Dirs: x.Store.(sidedir.Locator), CompressAbove: -1}
+	x.Side = sidedir.New(x.Store.(sidedir.Locator))
 	if _, err := x.Run(ctx(), ref); err != nil {
 		t.Fatal(err)
 	}
@@ -738,7 +738,7 @@ func TestCorruptSideFile(t *testing.T) {
 			}
 			b[i+5] = 'X' // still valid JSON, wrong hash
 			rec.Values[0].Raw = b
-			if err := sidetest.WriteRecord(side, rec, 0); err != nil {
+			if err := sidetest.WriteRecord(side, rec); err != nil {
 				t.Fatal(err)
 			}
 		}},

@@ -28,7 +28,7 @@ func verifyExtract(t *testing.T, src string, p extract.Policy) (bs.SessionRef, *
 	_, path := testcorpus.Copy(t, src, "s1")
 	ref := bs.SessionRef{Agent: "main", ID: "s1", Path: path}
 	st := sidetest.Store("")
-	x := &extract.Extractor{Policy: p, Store: st, Side: &sidedir.Store{Dirs: st, CompressAbove: -1}}
+	x := &extract.Extractor{Policy: p, Store: st, Side: sidedir.New(st)}
 	res, err := x.Run(context.Background(), ref)
 	if err != nil {
 		t.Fatalf("extract: %v", err)
@@ -146,7 +146,7 @@ func TestVerifyHashMismatch(t *testing.T) {
 		}
 	}
 	rec.Values[0].Raw = raw
-	if err := sidetest.WriteRecord(dir, rec, -1); err != nil {
+	if err := sidetest.WriteRecord(dir, rec); err != nil {
 		t.Fatal(err)
 	}
 	rep := mustVerify(t, ref)
@@ -173,7 +173,7 @@ func TestVerifyCorruptFileAndMissingValue(t *testing.T) {
 	}
 	dropped := rec.Values[0].Path
 	rec.Values = rec.Values[1:]
-	if err := sidetest.WriteRecord(dir, rec, -1); err != nil {
+	if err := sidetest.WriteRecord(dir, rec); err != nil {
 		t.Fatal(err)
 	}
 	rep := mustVerify(t, ref)
@@ -197,7 +197,7 @@ func TestVerifyOrphans(t *testing.T) {
 	// A stray side file of an entry the transcript does not have.
 	stray := &extract.Record{Session: "main/s1", EntryID: "stray-entry", TriggerType: "tool_result"}
 	stray.Put(extract.StoredValue{Path: "/message/content/0/text", Trigger: "tool_result", Raw: []byte(`"x"`), Size: 3})
-	if err := sidetest.WriteRecord(dir, stray, -1); err != nil {
+	if err := sidetest.WriteRecord(dir, stray); err != nil {
 		t.Fatal(err)
 	}
 	// An entry whose values are back in the transcript.

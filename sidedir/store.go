@@ -47,9 +47,6 @@ type Locator interface {
 type Store struct {
 	// Dirs locates each session's side directory.
 	Dirs Locator
-	// CompressAbove is ignored: every record of a pack is a zstd frame.
-	// It is kept for callers that set it.
-	CompressAbove int
 	// IndexCacheEntries bounds the pack indexes kept in memory, in entries
 	// (about 200 bytes each; 0 means DefaultIndexCacheEntries): a daemon
 	// reads the packs of thousands of sessions over its life. The least

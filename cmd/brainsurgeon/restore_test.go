@@ -381,7 +381,7 @@ func TestVerifyCommand(t *testing.T) {
 	}
 	dir := sidetest.Dir(path, demoID)
 	stray := &extract.Record{EntryID: "stray", Values: []extract.StoredValue{{Path: "/x", Raw: []byte(`"x"`), Size: 3}}}
-	if err := sidetest.WriteRecord(dir, stray, 0); err != nil {
+	if err := sidetest.WriteRecord(dir, stray); err != nil {
 		t.Fatal(err)
 	}
 	code, out, errs = run(t, "verify", "agent:main:main", "--agents-dir", agents)
@@ -576,7 +576,7 @@ func TestRestoreMissingSideFile(t *testing.T) {
 	for i := range rec.Values {
 		rec.Values[i].SHA256 = strings.Repeat("0", 64)
 	}
-	if err := sidetest.WriteRecord(dir, rec, 0); err != nil {
+	if err := sidetest.WriteRecord(dir, rec); err != nil {
 		t.Fatal(err)
 	}
 	code, out, errs = run(t, "restore", "agent:main:main", details[1].ID, "--agents-dir", agents)

@@ -54,10 +54,9 @@ func Location(dir, entryID string) string {
 	return in.Location
 }
 
-// WriteRecord writes rec into dir as a pack of one record and syncs it
-// (compressAbove is ignored: pack records are always compressed).
-func WriteRecord(dir string, rec *extract.Record, compressAbove int) error {
-	side := &sidedir.Store{Dirs: sidedir.Fixed(dir), CompressAbove: compressAbove}
+// WriteRecord writes rec into dir as a pack of one record and syncs it.
+func WriteRecord(dir string, rec *extract.Record) error {
+	side := sidedir.New(sidedir.Fixed(dir))
 	if _, err := extract.SaveRecord(context.Background(), side, bs.SessionRef{}, rec); err != nil {
 		return err
 	}
