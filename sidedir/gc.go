@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
-	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -28,17 +27,17 @@ func pruneLock(dir string) *sync.Mutex {
 	return m.(*sync.Mutex)
 }
 
-// repackHook, when set (by tests), runs after a repack's new pack is
-// written and fsynced and before it is renamed to its final name; an
-// error aborts the repack there.
-var repackHook func(tmp string) error
-
 // gcUnit is one unit of a side dir as surveyed.
 type gcUnit struct {
 	bs.SideUnit
 	path string
-	ix   *packIndex // packs only; nil when unreadable
+	ix   *packIndex  // packs only; nil when unreadable
+	info os.FileInfo // per-entry files only
 }
+
+// errUnreadable stands for the error of a pack whose index survey could
+// not read (the unit holds it).
+var errUnreadable = errors.New("unreadable pack index")
 
 // gcSurvey is what a side dir holds: its units and, per entry, where its
 // newest state is.
@@ -55,18 +54,9 @@ type gcSurvey struct {
 	holders map[string][]*gcUnit
 }
 
-// parsePackTime reads the pass time from a pack's name.
-func parsePackTime(name string) time.Time {
-	s := strings.TrimPrefix(name, packPrefix)
-	if i := strings.LastIndexByte(s, '-'); i > 0 {
-		s = s[:i]
-	}
-	t, _ := time.Parse(packTimeFmt, s)
-	return t
-}
-
-// survey reads a side dir's packs and per-entry files and decides, as
-// Get does, which unit holds the newest state of each entry.
+// survey reads a side dir's packs and per-entry files and decides, by the
+// newest-record rule (newest) as Get does, which unit holds the newest
+// state of each entry.
 func (d *Store) survey(dir string) (*gcSurvey, error) {
 	s := &gcSurvey{dir: dir, byName: map[string]*gcUnit{}, newest: map[string]*gcUnit{}, tomb: map[string]*gcUnit{},
 		tombTime: map[string]time.Time{}, holders: map[string][]*gcUnit{}}
@@ -98,9 +88,6 @@ func (d *Store) survey(dir string) (*gcSurvey, error) {
 				u.Err, u.Time = err.Error(), parsePackTime(name)
 			} else {
 				u.ix, u.Time = ix, ix.PassTime
-				if u.Time.IsZero() {
-					u.Time = parsePackTime(name)
-				}
 			}
 			packs = append(packs, u)
 		default:
@@ -108,67 +95,56 @@ func (d *Store) survey(dir string) (*gcSurvey, error) {
 			if !ok {
 				continue
 			}
-			u.Kind, u.Time = bs.SideUnitFile, info.ModTime()
+			u.Kind, u.Time, u.info = bs.SideUnitFile, info.ModTime(), info
 			files[name] = u
 			s.holders[id] = append(s.holders[id], u)
 		}
 		s.units = append(s.units, u)
 		s.byName[name] = u
 	}
-	// Packs newest first, as Get reads them: the first pack naming an
-	// entry holds its newest pack state.
+	// Packs newest first, as Get reads them.
 	sort.Slice(packs, func(i, j int) bool { return packs[i].Name > packs[j].Name })
-	type state struct {
-		u       *gcUnit
-		t       time.Time
-		deleted bool
-	}
-	best := map[string]state{}
-	for _, u := range packs {
+	names := make([]string, len(packs))
+	ids := map[string]bool{}
+	for i, u := range packs {
+		names[i] = u.Name
 		if u.ix == nil {
 			continue
 		}
 		for id := range u.ix.Entries {
 			s.holders[id] = append(s.holders[id], u)
-			if _, ok := best[id]; !ok {
-				best[id] = state{u: u, t: u.Time}
-			}
+			ids[id] = true
 		}
-		for id, t := range u.ix.Deleted {
-			if _, ok := best[id]; !ok {
-				best[id] = state{u: u, t: t, deleted: true}
-			}
+		for id := range u.ix.Deleted {
+			ids[id] = true
 		}
-	}
-	// A per-entry file wins when it is newer (".json.zst" before ".json",
-	// as Get looks).
-	ids := map[string]bool{}
-	for id := range best {
-		ids[id] = true
 	}
 	for name := range files {
 		id, _ := sideFileID(name)
 		ids[id] = true
 	}
-	for id := range ids {
-		b, ok := best[id]
-		for _, n := range []string{id + ".json.zst", id + ".json"} {
-			f := files[n]
-			if f == nil {
-				continue
-			}
-			if !ok || f.Time.After(b.t) {
-				b, ok = state{u: f, t: f.Time}, true
-			}
-			break
+	index := func(path string) (*packIndex, error) {
+		if u := s.byName[filepath.Base(path)]; u != nil && u.ix != nil {
+			return u.ix, nil
 		}
+		return nil, errUnreadable
+	}
+	file := func(name string) os.FileInfo {
+		if u := files[name]; u != nil {
+			return u.info
+		}
+		return nil
+	}
+	for id := range ids {
+		b, ok, _ := newest(dir, id, names, index, file)
 		if !ok {
 			continue
 		}
+		u := s.byName[filepath.Base(b.pack+b.file)]
 		if b.deleted {
-			s.tomb[id], s.tombTime[id] = b.u, b.t
+			s.tomb[id], s.tombTime[id] = u, b.time
 		} else {
-			s.newest[id] = b.u
+			s.newest[id] = u
 		}
 	}
 	for _, u := range s.units {
@@ -386,7 +362,7 @@ func (d *Store) repack(ctx context.Context, s *gcSurvey, kept map[string]bool, t
 		os.Remove(tmp)
 		return "", 0, err
 	}
-	ix := &packIndex{Format: PackFormat, PassTime: passTime.UTC(), Entries: map[string]packEntry{}}
+	ix := &packIndex{Format: PackFormat, Entries: map[string]packEntry{}}
 	if len(tombs) > 0 {
 		ix.Deleted = tombs
 	}
@@ -435,39 +411,14 @@ func (d *Store) repack(ctx context.Context, s *gcSurvey, kept map[string]bool, t
 	if err := flush(); err != nil {
 		return fail(err)
 	}
-	tail, err := packTail(ix, off)
+	name, size, err := d.finish(f, tmp, off, ix, passTime)
 	if err != nil {
-		return fail(err)
-	}
-	if _, err := f.Write(tail); err != nil {
-		return fail(fmt.Errorf("write pack %s: %w", tmp, err))
-	}
-	if err := f.Sync(); err != nil {
-		return fail(fmt.Errorf("sync pack %s: %w", tmp, err))
-	}
-	if err := f.Close(); err != nil {
-		os.Remove(tmp)
-		return "", 0, fmt.Errorf("close pack %s: %w", tmp, err)
-	}
-	size := off + int64(len(tail))
-	if repackHook != nil {
-		if err := repackHook(tmp); err != nil {
-			os.Remove(tmp)
-			return "", 0, err
-		}
-	}
-	name := packName(passTime)
-	if err := os.Rename(tmp, filepath.Join(s.dir, name)); err != nil {
-		os.Remove(tmp)
-		return "", 0, fmt.Errorf("rename pack %s: %w", tmp, err)
+		return "", 0, err
 	}
 	if err := atomicfile.SyncDir(s.dir); err != nil {
 		// The new pack may not survive a crash: keep the old units.
 		return "", 0, fmt.Errorf("sync side dir %s: %w", s.dir, err)
 	}
-	d.mu.Lock()
-	delete(d.lists, s.dir)
-	d.mu.Unlock()
 	return name, size, nil
 }
 

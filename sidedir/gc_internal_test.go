@@ -45,14 +45,14 @@ func TestRepackCrash(t *testing.T) {
 	}
 
 	boom := errors.New("power cut")
-	repackHook = func(tmp string) error {
+	renameHook = func(tmp string) error {
 		if _, err := os.Stat(tmp); err != nil {
 			t.Errorf("hook: the temp pack is not there: %v", err)
 		}
 		return boom
 	}
 	_, err = d.PruneSide(ctx, ref, names, []string{"a", "b"})
-	repackHook = nil
+	renameHook = nil
 	if !errors.Is(err, boom) {
 		t.Fatalf("err %v, want the hook's", err)
 	}

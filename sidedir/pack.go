@@ -9,6 +9,7 @@ import (
 	"hash/crc32"
 	"io"
 	"os"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -57,7 +58,8 @@ const (
 // packIndex is the index of a pack.
 type packIndex struct {
 	Format string `json:"format"`
-	// PassTime is when the pack was written; its name carries it too.
+	// PassTime is when the pack was written; its name carries it too, and
+	// an index read without one takes the name's.
 	PassTime time.Time `json:"pass_time"`
 	// Entries maps an entry id to its record's frame.
 	Entries map[string]packEntry `json:"entries"`
@@ -289,8 +291,24 @@ func readPackIndex(f io.ReaderAt, size int64, path string) (*packIndex, error) {
 			return nil, bad("entry %s: no record checksum (sha256 %q, crc32c %q) in a %s index", id, e.SHA256, e.CRC32C, ix.Format)
 		}
 	}
+	if ix.PassTime.IsZero() {
+		// A pack's time is its pass time: the index's, or the name's when
+		// the index has none.
+		ix.PassTime = parsePackTime(filepath.Base(path))
+	}
 	ix.sumFrames()
 	return ix, nil
+}
+
+// parsePackTime reads the pass time from a pack's name; it is zero when
+// the name holds none.
+func parsePackTime(name string) time.Time {
+	s := strings.TrimPrefix(name, packPrefix)
+	if i := strings.LastIndexByte(s, '-'); i > 0 {
+		s = s[:i]
+	}
+	t, _ := time.Parse(packTimeFmt, s)
+	return t
 }
 
 // castagnoli is the CRC-32C table (hardware-assisted on amd64 and arm64).

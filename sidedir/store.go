@@ -476,7 +476,7 @@ func (d *Store) Sync(ctx context.Context, ref bs.SessionRef) error {
 	if len(w.ix.Entries) == 0 && len(w.ix.Deleted) == 0 {
 		w.f.Close()
 		os.Remove(w.tmp)
-	} else if err := d.finish(w.f, w.tmp, w.off, &w.ix); err != nil {
+	} else if _, _, err := d.finish(w.f, w.tmp, w.off, &w.ix, time.Now()); err != nil {
 		return fmt.Errorf("sync side records of %s: %w", ref, err)
 	}
 	dirs := []string{dir}
@@ -491,11 +491,17 @@ func (d *Store) Sync(ctx context.Context, ref bs.SessionRef) error {
 	return nil
 }
 
-// finish appends the index and the trailer to a pack's temp file, fsyncs
-// and closes it and renames it to its final name. The caller fsyncs the
-// directory.
-func (d *Store) finish(f *os.File, tmp string, off int64, ix *packIndex) error {
-	ix.PassTime = time.Now().UTC()
+// renameHook, when set (by tests), runs in finish after a pack is
+// written, fsynced and closed and before it is renamed to its final name;
+// an error aborts finish there.
+var renameHook func(tmp string) error
+
+// finish appends the index, with the given pass time, and the trailer to
+// a pack's temp file, fsyncs and closes it and renames it to its final
+// name, which it returns with the pack's size. The caller fsyncs the
+// directory. On error the temp file is removed.
+func (d *Store) finish(f *os.File, tmp string, off int64, ix *packIndex, passTime time.Time) (string, int64, error) {
+	ix.PassTime = passTime.UTC()
 	tail, err := packTail(ix, off)
 	if err == nil {
 		_, err = f.Write(tail)
@@ -506,13 +512,17 @@ func (d *Store) finish(f *os.File, tmp string, off int64, ix *packIndex) error {
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
-	final := filepath.Join(filepath.Dir(tmp), packName(ix.PassTime))
+	if err == nil && renameHook != nil {
+		err = renameHook(tmp)
+	}
+	name := packName(ix.PassTime)
+	final := filepath.Join(filepath.Dir(tmp), name)
 	if err == nil {
 		err = os.Rename(tmp, final)
 	}
 	if err != nil {
 		os.Remove(tmp)
-		return fmt.Errorf("write pack in %s: %w", filepath.Dir(tmp), err)
+		return "", 0, fmt.Errorf("write pack in %s: %w", filepath.Dir(tmp), err)
 	}
 	d.mu.Lock()
 	delete(d.lists, filepath.Dir(tmp))
@@ -523,7 +533,7 @@ func (d *Store) finish(f *os.File, tmp string, off int64, ix *packIndex) error {
 		d.cacheIndex(final, cachedIndex{key: keyOf(fi), ix: ix})
 	}
 	d.mu.Unlock()
-	return nil
+	return name, off + int64(len(tail)), nil
 }
 
 // packs returns the names of dir's packs, newest first.
@@ -618,8 +628,13 @@ type found struct {
 	size    int64
 }
 
-// resolve finds the newest record of entryID in dir. bad lists the packs
-// whose index cannot be read.
+// resolve finds the newest record of entryID in dir: the session's
+// pending pack, when it holds the entry, is newer than everything on disk;
+// otherwise newest decides among the packs (names, newest first) and the
+// per-entry files. files, when not nil, holds the per-entry files of dir
+// by name (otherwise they are looked up); ixs holds indexes already read,
+// by path. A deleted entry is not found. bad lists the packs whose index
+// cannot be read.
 func (d *Store) resolve(dir, entryID string, packs []string, files map[string]os.FileInfo, ixs map[string]*packIndex) (best found, ok bool, bad []error) {
 	d.mu.Lock()
 	w := d.pending[dir]
@@ -640,32 +655,58 @@ func (d *Store) resolve(dir, entryID string, packs []string, files map[string]os
 			return found{pending: w, entry: e, size: e.Length}, true, nil
 		}
 	}
+	index := func(path string) (*packIndex, error) {
+		if ix := ixs[path]; ix != nil {
+			return ix, nil
+		}
+		return d.index(path)
+	}
+	file := func(name string) os.FileInfo {
+		if files != nil {
+			return files[name]
+		}
+		fi, _ := os.Stat(filepath.Join(dir, name))
+		return fi
+	}
+	best, ok, bad = newest(dir, entryID, packs, index, file)
+	if ok && best.deleted {
+		ok = false
+	}
+	return best, ok, bad
+}
+
+// newest applies the newest-record rule, which every reader of a side
+// dir follows (Get, List, Locate, Delete, SideUnits and PruneSide), to the
+// durable state of one key in dir. The first of packs (names, newest
+// first) whose index holds the key, as a record or as a deletion, gives
+// its pack state, timed by the pack's pass time (the index's, or the
+// name's when the index has none) or the deletion's time. The key's
+// per-entry file (".json.zst" looked at before ".json") wins when no pack
+// holds the key or when it was modified after that time. A deletion that
+// wins is returned with deleted set: the key has no record.
+//
+// index returns a pack's index by path; a pack whose index cannot be read
+// is passed over and its error returned in bad. file returns the
+// FileInfo of a file of dir by name, or nil.
+func newest(dir, key string, packs []string, index func(path string) (*packIndex, error), file func(name string) os.FileInfo) (best found, ok bool, bad []error) {
 	for _, name := range packs {
 		path := filepath.Join(dir, name)
-		ix, err := ixs[path], error(nil)
-		if ix == nil {
-			ix, err = d.index(path)
-		}
+		ix, err := index(path)
 		if err != nil {
 			bad = append(bad, err)
 			continue
 		}
-		if e, in := ix.Entries[entryID]; in {
+		if e, in := ix.Entries[key]; in {
 			best, ok = found{pack: path, entry: e, time: ix.PassTime, size: ix.stored(e)}, true
 			break
 		}
-		if t, in := ix.Deleted[entryID]; in {
+		if t, in := ix.Deleted[key]; in {
 			best, ok = found{pack: path, time: t, deleted: true}, true
 			break
 		}
 	}
-	for _, n := range []string{entryID + ".json.zst", entryID + ".json"} {
-		var fi os.FileInfo
-		if files != nil {
-			fi = files[n]
-		} else if st, err := os.Stat(filepath.Join(dir, n)); err == nil {
-			fi = st
-		}
+	for _, n := range []string{key + ".json.zst", key + ".json"} {
+		fi := file(n)
 		if fi == nil || !fi.Mode().IsRegular() {
 			continue
 		}
@@ -673,9 +714,6 @@ func (d *Store) resolve(dir, entryID string, packs []string, files map[string]os
 			best, ok = found{file: filepath.Join(dir, n), time: fi.ModTime(), size: fi.Size()}, true
 		}
 		break
-	}
-	if ok && best.deleted {
-		ok = false
 	}
 	return best, ok, bad
 }
@@ -946,7 +984,7 @@ func (d *Store) Delete(ctx context.Context, ref bs.SessionRef, entryID string) e
 		return err
 	}
 	ix := &packIndex{Format: PackFormat, Entries: map[string]packEntry{}, Deleted: map[string]time.Time{entryID: time.Now().UTC()}}
-	if err := d.finish(f, f.Name(), 0, ix); err != nil {
+	if _, _, err := d.finish(f, f.Name(), 0, ix, time.Now()); err != nil {
 		return fmt.Errorf("delete side record of entry %s: %w", entryID, err)
 	}
 	if err := atomicfile.SyncDir(dir); err != nil {
