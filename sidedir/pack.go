@@ -142,7 +142,7 @@ func packTail(ix *packIndex, off int64) ([]byte, error) {
 }
 
 // marshalIndex encodes ix exactly as encoding/json does, by hand when
-// every id is a plain string (ValidID's characters): reflection over the
+// every key is a plain string (most keys are): reflection over the
 // 20,000 entries of a real-density pass took 60 ms, on the path between
 // the last record and the transcript's rewrite.
 func marshalIndex(ix *packIndex) ([]byte, error) {
