@@ -18,15 +18,15 @@ import (
 	bs "github.com/brainsurgeon/brainsurgeon"
 )
 
-// A pack holds the records of one pass over one session (DESIGN decision
-// 8): zstd frames of records (each record is the JSON line EncodeRecord
-// returns; small records share a frame of up to frameTarget bytes, a
-// larger one has a frame of its own), then a zstd skippable frame with the index
-// (magic 0x184D2A50, little-endian uint32 length, packIndex as JSON), then
-// a 24-byte trailer, another skippable frame (magic 0x184D2A5F, length 16,
-// the index frame's offset as a little-endian uint64, then "bspack/1").
-// Decoders skip skippable frames, so `zstd -dc <pack>` prints every record
-// as a JSON line. A pack is written once under a temp name, fsynced and
+// A pack holds the records of one pass over one session: zstd frames of
+// records (small records share a frame of up to frameTarget bytes, a
+// larger one has a frame of its own), then a zstd skippable frame with
+// the index (magic 0x184D2A50, little-endian uint32 length, packIndex as
+// JSON), then a 24-byte trailer, another skippable frame (magic
+// 0x184D2A5F, length 16, the index frame's offset as a little-endian
+// uint64, then "bspack/1"). Decoders skip skippable frames, so
+// `zstd -dc <pack>` prints every record (the extraction's records are
+// JSON lines). A pack is written once under a temp name, fsynced and
 // renamed; it is never edited.
 const (
 	// PackFormat names the index's format. Version 2 checks each record

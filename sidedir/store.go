@@ -22,26 +22,19 @@ import (
 	"github.com/brainsurgeon/brainsurgeon/internal/atomicfile"
 )
 
-// Locator is implemented by stores that know where a session's side
-// files live on disk (session.Store and the SQLite store: the JSONL era's
-// "agents/<agent>/sessions/extracted/<sessionId>/").
+// Locator locates the side directories of sessions. The transcript
+// stores implement it (the JSONL store, the SQLite store and the store
+// over both), from where a session's transcript is or was.
 type Locator interface {
 	// SideDir returns the side directory of a session, or an error
 	// wrapping brainsurgeon.ErrInvalid when the ref cannot have one.
 	SideDir(ref bs.SessionRef) (string, error)
 }
 
-// Store is the brainsurgeon.SideStore on a local file system. The
-// records Put for a session between two Syncs go into one pack file in the
-// session's side directory (see PackFormat): Sync writes the pack's index,
-// fsyncs it, renames it to "pack-<UTC time>-<random>.bszst" and fsyncs the
-// directory (DESIGN decision 8). It also reads the per-entry files of
-// earlier versions, "<entryId>.json" and "<entryId>.json.zst", and those of
-// the first BrainSurgeon. The newest record of an entry wins: packs by the
-// time in their name, a per-entry file by its modification time. A Delete
-// removes per-entry files and, when a pack holds the entry, writes a small
-// pack whose index marks the entry deleted. Directories are created 0700
-// and files 0600.
+// Store is the brainsurgeon.SideStore in the side directories of
+// sessions, with the layout, the newest-record rule and the durability
+// the package documentation describes: the records Put for a session
+// between two Syncs go into one pack, durable when Sync returns.
 //
 // A Store is safe for concurrent use.
 type Store struct {
