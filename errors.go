@@ -25,6 +25,10 @@ var (
 	// ErrUnsupported means the store cannot do the operation (the SQLite
 	// store never appends rows, for example); the error names it.
 	ErrUnsupported = errors.New("not supported by this store")
+	// ErrCorrupt means stored side data cannot be trusted: a pack or a
+	// per-entry file does not parse, or a record or a value in it does
+	// not match its checksum.
+	ErrCorrupt = errors.New("corrupt side file")
 )
 
 // LineError reports a problem with one line of a transcript. It wraps Err,

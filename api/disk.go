@@ -8,7 +8,6 @@ import (
 	"sort"
 
 	bs "github.com/brainsurgeon/brainsurgeon"
-	"github.com/brainsurgeon/brainsurgeon/extract"
 	"github.com/brainsurgeon/brainsurgeon/session"
 )
 
@@ -107,7 +106,9 @@ func (s *server) disk(r *http.Request) (any, error) {
 			dirs[filepath.Dir(ref.Path)] = name
 			live[ref.Path] = true
 		}
-		if d, ok := s.set.Store.(extract.SideDirer); ok {
+		if d, ok := s.set.Store.(interface {
+			SideDir(bs.SessionRef) (string, error)
+		}); ok {
 			if side, err := d.SideDir(ref); err == nil {
 				sides[side] = name
 			}

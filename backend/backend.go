@@ -20,11 +20,11 @@ import (
 
 	bs "github.com/brainsurgeon/brainsurgeon"
 	"github.com/brainsurgeon/brainsurgeon/config"
-	"github.com/brainsurgeon/brainsurgeon/extract"
 	"github.com/brainsurgeon/brainsurgeon/prune"
 	"github.com/brainsurgeon/brainsurgeon/restore"
 	"github.com/brainsurgeon/brainsurgeon/session"
 	"github.com/brainsurgeon/brainsurgeon/session/sqlite"
+	"github.com/brainsurgeon/brainsurgeon/sidedir"
 )
 
 // Options tune Open. The zero value is valid: no quiet period, no logs.
@@ -86,7 +86,7 @@ func Open(ctx context.Context, root string, opts Options) (*Set, error) {
 	}
 	m := &Multi{Stores: stores}
 	set.Store = m
-	set.Side = extract.NewDirStore(m)
+	set.Side = sidedir.New(m)
 	return set, nil
 }
 
@@ -524,7 +524,7 @@ func (m *Multi) SideDir(ref bs.SessionRef) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	d, ok := s.(extract.SideDirer)
+	d, ok := s.(sidedir.Locator)
 	if !ok {
 		return "", fmt.Errorf("session %s: the %s store keeps no side directory: %w", ref, s.Name(), bs.ErrUnsupported)
 	}

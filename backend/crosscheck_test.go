@@ -134,7 +134,7 @@ func TestCrossCheckLost(t *testing.T) {
 	}
 	raw[1] ^= 0x01 // one byte changed, the stored sha256 stays
 	rec.Values[0].Raw = raw
-	if err := sidetest.WriteRecord(dir, rec, -1); err != nil {
+	if err := sidetest.WriteRecord(dir, rec); err != nil {
 		t.Fatal(err)
 	}
 	expect(mismatched, restore.ProblemHashMismatch, rec.Values[0].Path)

@@ -8,10 +8,10 @@ import (
 	bs "github.com/brainsurgeon/brainsurgeon"
 	"github.com/brainsurgeon/brainsurgeon/backend"
 	"github.com/brainsurgeon/brainsurgeon/config"
-	"github.com/brainsurgeon/brainsurgeon/extract"
 	"github.com/brainsurgeon/brainsurgeon/prune"
 	"github.com/brainsurgeon/brainsurgeon/restore"
 	"github.com/brainsurgeon/brainsurgeon/session"
+	"github.com/brainsurgeon/brainsurgeon/sidedir"
 )
 
 // TestMissingAgentsDir follows the README's snippet with the default
@@ -51,13 +51,13 @@ func TestMissingAgentsDir(t *testing.T) {
 		}, bs.ErrNotFound},
 		{"PassOnMissingDir", func() error {
 			st := session.NewStore(dir)
-			_, err := (&prune.Pass{Store: st, Side: extract.NewDirStore(st), Force: true}).Run(ctx, nil)
+			_, err := (&prune.Pass{Store: st, Side: sidedir.New(st), Force: true}).Run(ctx, nil)
 			return err
 		}, bs.ErrNotFound},
 		{"NilStoreSessions", func() error { _, err := nilStore.Sessions(ctx); return err }, bs.ErrInvalid},
 		{"NilStoreCheckIdle", func() error { return nilStore.CheckIdle(ctx, ref) }, bs.ErrInvalid},
 		{"NilStorePass", func() error {
-			_, err := (&prune.Pass{Store: nilStore, Side: extract.NewDirStore(nilStore), Force: true}).Run(ctx, nil)
+			_, err := (&prune.Pass{Store: nilStore, Side: sidedir.New(nilStore), Force: true}).Run(ctx, nil)
 			return err
 		}, bs.ErrInvalid},
 		{"NilMultiSessions", func() error { _, err := nilMulti.Sessions(ctx); return err }, bs.ErrInvalid},

@@ -14,9 +14,9 @@ import (
 
 	bs "github.com/brainsurgeon/brainsurgeon"
 	"github.com/brainsurgeon/brainsurgeon/compact"
-	"github.com/brainsurgeon/brainsurgeon/extract"
 	"github.com/brainsurgeon/brainsurgeon/internal/testkit/testcorpus"
 	"github.com/brainsurgeon/brainsurgeon/session/sqlite"
+	"github.com/brainsurgeon/brainsurgeon/sidedir"
 )
 
 // lastLine returns the last line of a file.
@@ -248,7 +248,7 @@ func TestCompactPrune(t *testing.T) {
 	st, ref := newStore(t, genTranscript(t, 30, 8000)) // 30 results of 2K tokens
 	s := compact.DefaultSettings()
 	s.PruneProtectRecent = 10000
-	res, err := compact.Compact(ctx, st, ref, compact.Options{Layer: compact.LayerPrune, Side: extract.NewDirStore(st), Settings: s})
+	res, err := compact.Compact(ctx, st, ref, compact.Options{Layer: compact.LayerPrune, Side: sidedir.New(st), Settings: s})
 	if err != nil {
 		t.Fatal(err)
 	}

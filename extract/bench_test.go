@@ -16,6 +16,7 @@ import (
 	"github.com/brainsurgeon/brainsurgeon/internal/memlimit"
 	"github.com/brainsurgeon/brainsurgeon/internal/synth"
 	"github.com/brainsurgeon/brainsurgeon/session"
+	"github.com/brainsurgeon/brainsurgeon/sidedir"
 )
 
 // benchDensities are the generated inputs of the pass benchmarks, each
@@ -151,7 +152,7 @@ func benchPass(b *testing.B, src string, p extract.Policy, wantWrite bool) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		x := &extract.Extractor{Policy: p, Store: st, Side: extract.NewDirStore(st)}
+		x := &extract.Extractor{Policy: p, Store: st, Side: sidedir.New(st)}
 		s := startSampler()
 		b.StartTimer()
 		res, err = x.Run(context.Background(), ref)

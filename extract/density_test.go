@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/brainsurgeon/brainsurgeon/extract"
+	"github.com/brainsurgeon/brainsurgeon/sidedir"
 )
 
 // TestSynthRealDensity checks that synth.DensityReal gives what the
@@ -19,7 +20,7 @@ func TestSynthRealDensity(t *testing.T) {
 	ref, st, orig := generated(t, size, "")
 	p := extract.DefaultPolicy()
 	p.AgeThreshold = 0
-	x := &extract.Extractor{Policy: p, Store: st, Side: extract.NewDirStore(st)}
+	x := &extract.Extractor{Policy: p, Store: st, Side: sidedir.New(st)}
 	res, err := x.Run(context.Background(), ref)
 	if err != nil {
 		t.Fatal(err)

@@ -10,6 +10,7 @@ import (
 	"github.com/brainsurgeon/brainsurgeon/extract"
 	"github.com/brainsurgeon/brainsurgeon/internal/testkit/sidetest"
 	"github.com/brainsurgeon/brainsurgeon/session"
+	"github.com/brainsurgeon/brainsurgeon/sidedir"
 )
 
 // resultLine is a v3 tool result line with the given id, parent and text.
@@ -79,7 +80,7 @@ func TestExtractDuplicateIDs(t *testing.T) {
 		// One side store for the pass and what comes after it, as in the
 		// daemon: whatever the skipped pass put is published by the
 		// next Sync of the session.
-		side := extract.NewDirStore(st)
+		side := sidedir.New(st)
 		x := &extract.Extractor{Policy: allTypes(500, 0), Store: st, Side: side}
 		res, err := x.Run(ctx, ref)
 		if err != nil {

@@ -1,15 +1,5 @@
 package extract
 
-import "time"
-
-// SetTempMaxAge sets the age above which a pack's temp file left by a
-// crash is removed, for tests, and returns the previous one.
-func SetTempMaxAge(d time.Duration) time.Duration {
-	old := tempMaxAge
-	tempMaxAge = d
-	return old
-}
-
 // SetHoldBack sets how many bytes of side records a pass holds back until
 // the keep window is known, and returns the previous value.
 func SetHoldBack(n int64) int64 {

@@ -21,6 +21,7 @@ import (
 	"github.com/brainsurgeon/brainsurgeon/internal/testkit/sidetest"
 	"github.com/brainsurgeon/brainsurgeon/internal/testkit/testcorpus"
 	"github.com/brainsurgeon/brainsurgeon/session"
+	"github.com/brainsurgeon/brainsurgeon/sidedir"
 )
 
 // allTypes is a policy that extracts every trigger type from every old
@@ -43,7 +44,7 @@ func setup(t testing.TB, src string) (bs.SessionRef, *session.Store) {
 
 func run(t testing.TB, ref bs.SessionRef, st *session.Store, p extract.Policy) *extract.Result {
 	t.Helper()
-	x := &extract.Extractor{Policy: p, Store: st, Side: extract.NewDirStore(st), Clock: fixedClock{time.Date(2027, 1, 1, 0, 0, 0, 0, time.UTC)}}
+	x := &extract.Extractor{Policy: p, Store: st, Side: sidedir.New(st), Clock: fixedClock{time.Date(2027, 1, 1, 0, 0, 0, 0, time.UTC)}}
 	res, err := x.Run(context.Background(), ref)
 	if err != nil {
 		t.Fatal(err)
@@ -200,7 +201,7 @@ func TestExtractGeneratedLossless(t *testing.T) {
 		defer extract.SetHoldBack(extract.SetHoldBack(hold))
 		batch := rapid.SampledFrom([]int64{0, 4 << 10, 128 << 10}).Draw(rt, "batch")
 		defer extract.SetBatchTarget(extract.SetBatchTarget(batch))
-		x := &extract.Extractor{Policy: p, Store: st, Side: extract.NewDirStore(st)}
+		x := &extract.Extractor{Policy: p, Store: st, Side: sidedir.New(st)}
 		if _, err := x.Run(context.Background(), ref); err != nil {
 			rt.Fatal(err)
 		}
@@ -411,7 +412,7 @@ func TestRunSkipped(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			ref, st := setup(t, tt.src)
 			orig, _ := os.ReadFile(ref.Path)
-			x := &extract.Extractor{Policy: tt.policy, Store: st, Side: extract.NewDirStore(st), DryRun: tt.dryRun}
+			x := &extract.Extractor{Policy: tt.policy, Store: st, Side: sidedir.New(st), DryRun: tt.dryRun}
 			res, err := x.Run(context.Background(), ref)
 			if err != nil {
 				t.Fatal(err)

@@ -11,6 +11,7 @@ import (
 	bs "github.com/brainsurgeon/brainsurgeon"
 	"github.com/brainsurgeon/brainsurgeon/extract"
 	"github.com/brainsurgeon/brainsurgeon/session"
+	"github.com/brainsurgeon/brainsurgeon/sidedir"
 )
 
 // valueLimited is a JSONL store that accepts the edit of a value only
@@ -61,7 +62,7 @@ func TestValueEditLimiter(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	x := &extract.Extractor{Policy: allTypes(100, 1), Store: st, Side: extract.NewDirStore(js)}
+	x := &extract.Extractor{Policy: allTypes(100, 1), Store: st, Side: sidedir.New(js)}
 	res, err := x.Run(ctx, ref)
 	if err != nil {
 		t.Fatal(err)

@@ -15,6 +15,7 @@ import (
 	"github.com/brainsurgeon/brainsurgeon/internal/synth"
 	"github.com/brainsurgeon/brainsurgeon/internal/testkit/sidetest"
 	"github.com/brainsurgeon/brainsurgeon/session"
+	"github.com/brainsurgeon/brainsurgeon/sidedir"
 )
 
 // generated writes a generated transcript of about size bytes (real
@@ -54,7 +55,7 @@ func sessionOf(t *testing.T, id string, data []byte) (bs.SessionRef, *session.St
 
 func sideIDs(t *testing.T, st *session.Store, ref bs.SessionRef) []string {
 	t.Helper()
-	infos, err := extract.NewDirStore(st).List(context.Background(), ref)
+	infos, err := sidedir.New(st).List(context.Background(), ref)
 	if err != nil {
 		t.Fatal(err)
 	}

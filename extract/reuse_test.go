@@ -13,6 +13,7 @@ import (
 	bs "github.com/brainsurgeon/brainsurgeon"
 	"github.com/brainsurgeon/brainsurgeon/extract"
 	"github.com/brainsurgeon/brainsurgeon/session"
+	"github.com/brainsurgeon/brainsurgeon/sidedir"
 )
 
 // refusingStore is a store whose rewrites fail as when the host wrote the
@@ -54,7 +55,7 @@ func TestReuseStoredRecords(t *testing.T) {
 	path := write(strings.Repeat("second output line. ", 80))
 	js := session.NewStore(root)
 	js.Writer.Quiet = 0
-	side := extract.NewDirStore(js)
+	side := sidedir.New(js)
 	ref, err := js.Resolve(ctx, path)
 	if err != nil {
 		t.Fatal(err)

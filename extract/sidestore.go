@@ -2,11 +2,11 @@ package extract
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"slices"
 	"sort"
@@ -24,8 +24,9 @@ import (
 const Format = "brainsurgeon.extracted/1"
 
 // ErrCorrupt means a side file or a value in it cannot be trusted: it does
-// not parse, or a value's sha256 does not match.
-var ErrCorrupt = errors.New("corrupt side file")
+// not parse, or a value's sha256 does not match. It is
+// brainsurgeon.ErrCorrupt, which the side store's errors wrap too.
+var ErrCorrupt = bs.ErrCorrupt
 
 // Record is the content of one side file: the values extracted from one
 // entry.
@@ -355,4 +356,39 @@ func appendValue(b []byte, v StoredValue) []byte {
 	b = append(b, `,"extracted_at":`...)
 	b = appendString(b, v.ExtractedAt.UTC().Format(time.RFC3339Nano))
 	return append(b, '}')
+}
+
+// LoadRecord reads and decodes the record of one entry from a side store.
+// A missing record wraps brainsurgeon.ErrNotFound, an undecodable one
+// ErrCorrupt.
+func LoadRecord(ctx context.Context, side bs.SideStore, ref bs.SessionRef, entryID string) (*Record, error) {
+	sr, err := side.Get(ctx, ref, entryID)
+	if err != nil {
+		return nil, err
+	}
+	rec, err := DecodeRecord(sr.Data)
+	if err != nil {
+		return nil, fmt.Errorf("side record of entry %s: %w", entryID, err)
+	}
+	if rec.EntryID == "" {
+		rec.EntryID = entryID
+	}
+	return rec, nil
+}
+
+// SaveRecord encodes rec and puts it into a side store (not yet durable:
+// call Sync).
+func SaveRecord(ctx context.Context, side bs.SideStore, ref bs.SessionRef, rec *Record) (int, error) {
+	_, n, err := saveRecord(ctx, side, ref, rec, nil)
+	return n, err
+}
+
+// saveRecord is SaveRecord encoding into buf, which it returns for reuse
+// (a SideStore keeps no Data once Put returns).
+func saveRecord(ctx context.Context, side bs.SideStore, ref bs.SessionRef, rec *Record, buf []byte) ([]byte, int, error) {
+	data, err := appendRecord(buf, rec)
+	if err != nil {
+		return buf, 0, fmt.Errorf("encode side record of entry %s: %w", rec.EntryID, err)
+	}
+	return data, len(data), side.Put(ctx, ref, []bs.SideRecord{{EntryID: rec.EntryID, Data: data}})
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/brainsurgeon/brainsurgeon/internal/testkit/testcorpus"
 	"github.com/brainsurgeon/brainsurgeon/portable"
 	"github.com/brainsurgeon/brainsurgeon/session"
+	"github.com/brainsurgeon/brainsurgeon/sidedir"
 )
 
 type at struct{ t time.Time }
@@ -36,7 +37,7 @@ func TestExportResolveCorpusOracle(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		side := extract.NewDirStore(st)
+		side := sidedir.New(st)
 		x := &extract.Extractor{Policy: extract.DefaultPolicy(), Store: st, Side: side, Clock: at{time.Date(2027, 1, 1, 0, 0, 0, 0, time.UTC)}}
 		res, err := x.Run(ctx, ref)
 		if err != nil {

@@ -13,6 +13,7 @@ import (
 	"github.com/brainsurgeon/brainsurgeon/internal/testkit/testcorpus"
 	"github.com/brainsurgeon/brainsurgeon/recall"
 	"github.com/brainsurgeon/brainsurgeon/session"
+	"github.com/brainsurgeon/brainsurgeon/sidedir"
 )
 
 type clock struct{ t time.Time }
@@ -43,7 +44,7 @@ func TestExtractedCorpus(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		side := extract.NewDirStore(st)
+		side := sidedir.New(st)
 		x := &extract.Extractor{Policy: extract.DefaultPolicy(), Store: st, Side: side, Clock: clock{time.Date(2027, 1, 1, 0, 0, 0, 0, time.UTC)}}
 		res, err := x.Run(ctx, ref)
 		if err != nil {

@@ -18,6 +18,7 @@ import (
 	"github.com/brainsurgeon/brainsurgeon/internal/testkit/testcorpus"
 	"github.com/brainsurgeon/brainsurgeon/restore"
 	"github.com/brainsurgeon/brainsurgeon/session"
+	"github.com/brainsurgeon/brainsurgeon/sidedir"
 )
 
 // now is the fixed time of the tests.
@@ -62,13 +63,13 @@ func install(t testing.TB, id string, data []byte) (string, bs.SessionRef) {
 
 func newRestorer(dir string) *restore.Restorer {
 	st := sidetest.Store(dir)
-	r := restore.New(st, extract.NewDirStore(st), restore.StateDir(dir))
+	r := restore.New(st, sidedir.New(st), restore.StateDir(dir))
 	r.Clock = &clock{now}
 	return r
 }
 
 func extractor(p extract.Policy) *extract.Extractor {
-	return &extract.Extractor{Policy: p, Store: sidetest.Store(""), Side: extract.NewDirStore(sidetest.Store("")), Clock: &clock{now}}
+	return &extract.Extractor{Policy: p, Store: sidetest.Store(""), Side: sidedir.New(sidetest.Store("")), Clock: &clock{now}}
 }
 
 // allPolicy extracts everything long enough, anywhere.

@@ -17,6 +17,7 @@ import (
 	"github.com/brainsurgeon/brainsurgeon/internal/synth"
 	"github.com/brainsurgeon/brainsurgeon/restore"
 	"github.com/brainsurgeon/brainsurgeon/session"
+	"github.com/brainsurgeon/brainsurgeon/sidedir"
 )
 
 // TestUndoAcrossHistory is the round-trip property over sequences of
@@ -27,7 +28,7 @@ import (
 // passes. Whatever the history, RestoreAll pristine gives back the
 // transcript as the host wrote it (the generated original plus the lines the
 // host appended), byte for byte. Only public APIs are used
-// (session.NewStore, extract.NewDirStore, restore.New), so the property
+// (session.NewStore, sidedir.New, restore.New), so the property
 // holds whatever the side store's layout.
 func TestUndoAcrossHistory(t *testing.T) {
 	maxOps, maxSize := 12, 40_000
@@ -132,7 +133,7 @@ func newHistory(t *testing.T, rt *rapid.T, orig []byte) *history {
 	if err != nil {
 		rt.Fatal(err)
 	}
-	h := &history{want: bytes.Clone(orig), ref: ref, st: st, side: extract.NewDirStore(st), clk: &clock{now}, restored: map[string]bool{}, n: &counts{}}
+	h := &history{want: bytes.Clone(orig), ref: ref, st: st, side: sidedir.New(st), clk: &clock{now}, restored: map[string]bool{}, n: &counts{}}
 	h.r = restore.New(st, h.side, restore.StateDir(root))
 	h.r.Clock = h.clk
 	h.rest()

@@ -13,6 +13,7 @@ import (
 	"github.com/brainsurgeon/brainsurgeon/extract"
 	"github.com/brainsurgeon/brainsurgeon/internal/testkit/sidetest"
 	"github.com/brainsurgeon/brainsurgeon/restore"
+	"github.com/brainsurgeon/brainsurgeon/sidedir"
 )
 
 // TestMixedSideDir: a side dir holding a pack, a tombstone pack, one of our
@@ -61,7 +62,7 @@ func TestMixedSideDir(t *testing.T) {
 		t.Fatalf("side dir %v; a1 at %s, r1 at %s", kinds, sidetest.Location(side, "a1"), sidetest.Location(side, "r1"))
 	}
 	st := sidetest.Store(dir)
-	rep, err := restore.Verify(ctx(), st, extract.NewDirStore(st), ref)
+	rep, err := restore.Verify(ctx(), st, sidedir.New(st), ref)
 	if err != nil || !rep.OK() || rep.Verified != 2 || rep.Placeholders != 2 || rep.SideFiles != 3 {
 		t.Fatalf("verify: %v %+v", err, rep)
 	}
@@ -91,7 +92,7 @@ func TestVerifyNamesPack(t *testing.T) {
 		t.Fatal(err)
 	}
 	st := sidetest.Store(dir)
-	rep, err := restore.Verify(ctx(), st, extract.NewDirStore(st), ref)
+	rep, err := restore.Verify(ctx(), st, sidedir.New(st), ref)
 	if err != nil || rep.OK() || len(rep.Problems) == 0 {
 		t.Fatalf("verify: %v %+v", err, rep)
 	}

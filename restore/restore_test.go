@@ -20,6 +20,7 @@ import (
 	"github.com/brainsurgeon/brainsurgeon/internal/testkit/sidetest"
 	"github.com/brainsurgeon/brainsurgeon/restore"
 	"github.com/brainsurgeon/brainsurgeon/session"
+	"github.com/brainsurgeon/brainsurgeon/sidedir"
 )
 
 const textPtr = "/message/content/0/text"
@@ -48,7 +49,7 @@ func extracted(t *testing.T, data []byte) (string, bs.SessionRef) {
 	p := extract.DefaultPolicy()
 	p.AgeThreshold, p.MinSavingTokens = 0, 0
 	x := extractor(p)
-	x.Side = &extract.DirStore{Dirs: x.Store.(extract.SideDirer), CompressAbove: -1}
+	x.Side = sidedir.New(x.Store.(sidedir.Locator))
 	if _, err := x.Run(ctx(), ref); err != nil {
 		t.Fatal(err)
 	}
@@ -738,7 +739,7 @@ func TestCorruptSideFile(t *testing.T) {
 			}
 			b[i+5] = 'X' // still valid JSON, wrong hash
 			rec.Values[0].Raw = b
-			if err := sidetest.WriteRecord(side, rec, 0); err != nil {
+			if err := sidetest.WriteRecord(side, rec); err != nil {
 				t.Fatal(err)
 			}
 		}},

@@ -12,6 +12,7 @@ import (
 	"github.com/brainsurgeon/brainsurgeon/internal/testkit/sidetest"
 	"github.com/brainsurgeon/brainsurgeon/internal/testkit/testcorpus"
 	"github.com/brainsurgeon/brainsurgeon/restore"
+	"github.com/brainsurgeon/brainsurgeon/sidedir"
 )
 
 // verifyPolicy extracts every value of minLen bytes or more, anywhere.
@@ -27,7 +28,7 @@ func verifyExtract(t *testing.T, src string, p extract.Policy) (bs.SessionRef, *
 	_, path := testcorpus.Copy(t, src, "s1")
 	ref := bs.SessionRef{Agent: "main", ID: "s1", Path: path}
 	st := sidetest.Store("")
-	x := &extract.Extractor{Policy: p, Store: st, Side: &extract.DirStore{Dirs: st, CompressAbove: -1}}
+	x := &extract.Extractor{Policy: p, Store: st, Side: sidedir.New(st)}
 	res, err := x.Run(context.Background(), ref)
 	if err != nil {
 		t.Fatalf("extract: %v", err)
@@ -38,7 +39,7 @@ func verifyExtract(t *testing.T, src string, p extract.Policy) (bs.SessionRef, *
 func mustVerify(t *testing.T, ref bs.SessionRef) *restore.VerifyReport {
 	t.Helper()
 	st := sidetest.Store("")
-	rep, err := restore.Verify(context.Background(), st, extract.NewDirStore(st), ref)
+	rep, err := restore.Verify(context.Background(), st, sidedir.New(st), ref)
 	if err != nil {
 		t.Fatalf("verify: %v", err)
 	}
@@ -145,7 +146,7 @@ func TestVerifyHashMismatch(t *testing.T) {
 		}
 	}
 	rec.Values[0].Raw = raw
-	if err := sidetest.WriteRecord(dir, rec, -1); err != nil {
+	if err := sidetest.WriteRecord(dir, rec); err != nil {
 		t.Fatal(err)
 	}
 	rep := mustVerify(t, ref)
@@ -172,7 +173,7 @@ func TestVerifyCorruptFileAndMissingValue(t *testing.T) {
 	}
 	dropped := rec.Values[0].Path
 	rec.Values = rec.Values[1:]
-	if err := sidetest.WriteRecord(dir, rec, -1); err != nil {
+	if err := sidetest.WriteRecord(dir, rec); err != nil {
 		t.Fatal(err)
 	}
 	rep := mustVerify(t, ref)
@@ -196,7 +197,7 @@ func TestVerifyOrphans(t *testing.T) {
 	// A stray side file of an entry the transcript does not have.
 	stray := &extract.Record{Session: "main/s1", EntryID: "stray-entry", TriggerType: "tool_result"}
 	stray.Put(extract.StoredValue{Path: "/message/content/0/text", Trigger: "tool_result", Raw: []byte(`"x"`), Size: 3})
-	if err := sidetest.WriteRecord(dir, stray, -1); err != nil {
+	if err := sidetest.WriteRecord(dir, stray); err != nil {
 		t.Fatal(err)
 	}
 	// An entry whose values are back in the transcript.
@@ -245,7 +246,7 @@ func TestVerifyForeignPlaceholder(t *testing.T) {
 	if p := rep.Problems[0]; p.EntryID != "b2" || p.Path != "/message/content/0/text" || p.Kind != restore.ProblemMissingFile || p.Line != 3 {
 		t.Fatalf("problem %+v", p)
 	}
-	if _, err := restore.Verify(context.Background(), sidetest.Store(""), extract.NewDirStore(sidetest.Store("")), bs.SessionRef{Path: filepath.Join(dir, "nope.jsonl")}); err == nil ||
+	if _, err := restore.Verify(context.Background(), sidetest.Store(""), sidedir.New(sidetest.Store("")), bs.SessionRef{Path: filepath.Join(dir, "nope.jsonl")}); err == nil ||
 		!strings.Contains(err.Error(), "s2") {
 		t.Fatalf("missing transcript: %v", err)
 	}

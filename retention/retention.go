@@ -113,7 +113,7 @@ type Options struct {
 		bs.Opener
 	}
 	// Side holds the extracted values; it must implement
-	// brainsurgeon.SidePruner (extract.DirStore does) for anything to be
+	// brainsurgeon.SidePruner (sidedir.Store does) for anything to be
 	// deleted.
 	Side bs.SideStore
 	// StateDir is BrainSurgeon's state dir; its restore queue names the

@@ -20,6 +20,7 @@ import (
 	"github.com/brainsurgeon/brainsurgeon/internal/testkit/testcorpus"
 	"github.com/brainsurgeon/brainsurgeon/restore"
 	"github.com/brainsurgeon/brainsurgeon/retention"
+	"github.com/brainsurgeon/brainsurgeon/sidedir"
 )
 
 type fixedClock time.Time
@@ -308,14 +309,14 @@ func keys(m map[string]bool) []string {
 // failingSide is the real side store with one fault injected: PruneSide
 // fails for session s1, as a deletion refused by the file system would.
 type failingSide struct {
-	*extract.DirStore
+	*sidedir.Store
 }
 
 func (s failingSide) PruneSide(ctx context.Context, ref bs.SessionRef, units, keep []string) (bs.SidePruneResult, error) {
 	if ref.ID == "s1" {
 		return bs.SidePruneResult{}, fmt.Errorf("remove %s: permission denied", units[0])
 	}
-	return s.DirStore.PruneSide(ctx, ref, units, keep)
+	return s.Store.PruneSide(ctx, ref, units, keep)
 }
 
 func TestRunFailedDeletionContinues(t *testing.T) {
@@ -324,7 +325,7 @@ func TestRunFailedDeletionContinues(t *testing.T) {
 	cfg := config.Default()
 	cfg.Retention = "1h"
 	var logs bytes.Buffer
-	st, err := retention.Run(ctx, retention.Options{Store: f.set.Store, Side: failingSide{f.set.Side.(*extract.DirStore)},
+	st, err := retention.Run(ctx, retention.Options{Store: f.set.Store, Side: failingSide{f.set.Side.(*sidedir.Store)},
 		StateDir: f.set.StateDir, Config: cfg, Clock: fixedClock(f.end.Add(2 * time.Hour)),
 		Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	if err == nil || !strings.Contains(err.Error(), "permission denied") {
@@ -441,6 +442,62 @@ func TestRunSQLite(t *testing.T) {
 	for _, ref := range refs {
 		if infos, err := set.Side.List(ctx, ref); err != nil || len(infos) != 0 {
 			t.Errorf("%s keeps %d side records after all-scope retention (%v)", ref, len(infos), err)
+		}
+	}
+}
+
+// TestRunToolCallKeys: records keyed by tool-call ids, stored before any
+// transcript entry exists, are side data like any other: retention lists
+// their pack and deletes it once expired.
+func TestRunToolCallKeys(t *testing.T) {
+	ctx := context.Background()
+	root := filepath.Join(t.TempDir(), "agents")
+	dir := filepath.Join(root, "main", "sessions")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	write(t, filepath.Join(dir, "s1.jsonl"), transcript("s1", "r1"), time.Now().Add(-time.Hour))
+	set, err := backend.Open(ctx, root, backend.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref, err := set.Store.Resolve(ctx, "main/s1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := []string{"toolu_01A09q90qw90lq917835lq9", "call_abc|fc_123"}
+	for _, k := range ids {
+		if err := set.Side.Put(ctx, ref, []bs.SideRecord{{EntryID: k, Data: []byte(`{"tool_call_id":"` + k + `"}`)}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := set.Side.Sync(ctx, ref); err != nil {
+		t.Fatal(err)
+	}
+	run := func(now time.Time) retention.Stats {
+		t.Helper()
+		cfg := config.Default()
+		cfg.Retention, cfg.RetentionScope = "1h", config.ScopeAll
+		st, err := retention.Run(ctx, retention.Options{Store: set.Store, Side: set.Side, StateDir: set.StateDir, Config: cfg, Clock: fixedClock(now)})
+		if err != nil || st.Errors != 0 {
+			t.Fatalf("retention: %+v, %v", st, err)
+		}
+		return st
+	}
+	if st := run(time.Now()); st.Sessions != 1 || st.Cleaned != 0 {
+		t.Errorf("fresh records: %+v, want the session's side data listed and nothing deleted", st)
+	}
+	for _, k := range ids {
+		if _, err := set.Side.Get(ctx, ref, k); err != nil {
+			t.Errorf("%s after retention of nothing: %v", k, err)
+		}
+	}
+	if st := run(time.Now().Add(2 * time.Hour)); st.Sessions != 1 || st.Cleaned != 1 {
+		t.Errorf("expired records: %+v, want their pack deleted", st)
+	}
+	for _, k := range ids {
+		if _, err := set.Side.Get(ctx, ref, k); !errors.Is(err, bs.ErrNotFound) {
+			t.Errorf("%s after retention: %v, want ErrNotFound", k, err)
 		}
 	}
 }

@@ -118,7 +118,7 @@ func TestCountsAgree(t *testing.T) {
 	raw := []byte(rec.Values[0].Raw)
 	raw[1] ^= 1
 	rec.Values[0].Raw = raw
-	if err := sidetest.WriteRecord(dir, rec, -1); err != nil {
+	if err := sidetest.WriteRecord(dir, rec); err != nil {
 		t.Fatal(err)
 	}
 	want = append(want, det[multi[1]].ID+" "+rec.Values[0].Path+" hash_mismatch")

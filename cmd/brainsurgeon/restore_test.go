@@ -20,6 +20,7 @@ import (
 	"github.com/brainsurgeon/brainsurgeon/internal/testkit/sidetest"
 	"github.com/brainsurgeon/brainsurgeon/restore"
 	"github.com/brainsurgeon/brainsurgeon/session"
+	"github.com/brainsurgeon/brainsurgeon/sidedir"
 )
 
 const demoID = "7f3e2a10-5b6c-4d8e-9f01-23456789abcd"
@@ -86,7 +87,7 @@ func extractAll(t *testing.T, path string, minLen int) []extract.EntryResult {
 	t.Helper()
 	x := &extract.Extractor{
 		Policy: extract.Policy{Enabled: true, KeepRecent: 0, MinValueLength: minLen, Triggers: bs.TriggerTypes(), AgeThreshold: 0, MinSavingTokens: 0},
-		Store:  sidetest.Store(""), Side: extract.NewDirStore(sidetest.Store("")),
+		Store:  sidetest.Store(""), Side: sidedir.New(sidetest.Store("")),
 	}
 	res, err := x.Run(context.Background(), bs.SessionRef{Agent: "main", ID: demoID, Path: path})
 	if err != nil {
@@ -380,7 +381,7 @@ func TestVerifyCommand(t *testing.T) {
 	}
 	dir := sidetest.Dir(path, demoID)
 	stray := &extract.Record{EntryID: "stray", Values: []extract.StoredValue{{Path: "/x", Raw: []byte(`"x"`), Size: 3}}}
-	if err := sidetest.WriteRecord(dir, stray, 0); err != nil {
+	if err := sidetest.WriteRecord(dir, stray); err != nil {
 		t.Fatal(err)
 	}
 	code, out, errs = run(t, "verify", "agent:main:main", "--agents-dir", agents)
@@ -519,7 +520,7 @@ func TestPruneCommand(t *testing.T) {
 		t.Fatal("prune --force did not extract")
 	}
 	files, _ := os.ReadDir(filepath.Join(side, demoID))
-	infos, err := extract.NewDirStore(extract.FixedDir(filepath.Join(side, demoID))).List(context.Background(), bs.SessionRef{})
+	infos, err := sidedir.New(sidedir.Fixed(filepath.Join(side, demoID))).List(context.Background(), bs.SessionRef{})
 	if len(files) != 1 || err != nil || len(infos) != reps[0].Result.Entries {
 		t.Fatalf("%d side files (want one pack), %d records, %d entries extracted (%v)", len(files), len(infos), reps[0].Result.Entries, err)
 	}
@@ -575,7 +576,7 @@ func TestRestoreMissingSideFile(t *testing.T) {
 	for i := range rec.Values {
 		rec.Values[i].SHA256 = strings.Repeat("0", 64)
 	}
-	if err := sidetest.WriteRecord(dir, rec, 0); err != nil {
+	if err := sidetest.WriteRecord(dir, rec); err != nil {
 		t.Fatal(err)
 	}
 	code, out, errs = run(t, "restore", "agent:main:main", details[1].ID, "--agents-dir", agents)

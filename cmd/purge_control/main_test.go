@@ -18,6 +18,7 @@ import (
 	"github.com/brainsurgeon/brainsurgeon/internal/testkit/sidetest"
 	"github.com/brainsurgeon/brainsurgeon/restore"
 	"github.com/brainsurgeon/brainsurgeon/session"
+	"github.com/brainsurgeon/brainsurgeon/sidedir"
 )
 
 const sessionID = "5d3c0a9e-1b2c-4d5e-8f90-a1b2c3d4e5f6"
@@ -87,7 +88,7 @@ func (f *fixture) extract(t *testing.T) {
 	t.Helper()
 	x := &extract.Extractor{
 		Policy: extract.Policy{Enabled: true, KeepRecent: 0, MinValueLength: 500, Triggers: []bs.TriggerType{bs.TriggerToolResult}},
-		Store:  sidetest.Store(""), Side: extract.NewDirStore(sidetest.Store("")),
+		Store:  sidetest.Store(""), Side: sidedir.New(sidetest.Store("")),
 	}
 	res, err := x.Run(context.Background(), f.ref)
 	if err != nil {

@@ -18,6 +18,7 @@ import (
 	"github.com/brainsurgeon/brainsurgeon/internal/jsonedit"
 	"github.com/brainsurgeon/brainsurgeon/internal/synth"
 	"github.com/brainsurgeon/brainsurgeon/session/sqlite"
+	"github.com/brainsurgeon/brainsurgeon/sidedir"
 )
 
 // benchSize is the size of the generated session: BS_BENCH_MB megabytes,
@@ -210,7 +211,7 @@ func BenchmarkSQLitePass(b *testing.B) {
 			b.Fatal(err)
 		}
 		sideDir := b.TempDir()
-		x := &extract.Extractor{Policy: p, Store: st, Side: extract.NewDirStore(extract.FixedDir(sideDir))}
+		x := &extract.Extractor{Policy: p, Store: st, Side: sidedir.New(sidedir.Fixed(sideDir))}
 		b.StartTimer()
 		res, err = x.Run(ctx, ref)
 		if err != nil || !res.Written {

@@ -12,10 +12,10 @@ import (
 
 	bs "github.com/brainsurgeon/brainsurgeon"
 	"github.com/brainsurgeon/brainsurgeon/backend"
-	"github.com/brainsurgeon/brainsurgeon/extract"
 	"github.com/brainsurgeon/brainsurgeon/prune"
 	"github.com/brainsurgeon/brainsurgeon/restore"
 	"github.com/brainsurgeon/brainsurgeon/session/sqlite"
+	"github.com/brainsurgeon/brainsurgeon/sidedir"
 )
 
 // touchingStore makes every rewrite of a JSONL transcript fail as a
@@ -83,7 +83,7 @@ func TestFailedWritesAddNoPacks(t *testing.T) {
 			case bs.BackendSQLite:
 				path := newSynthStore(t, agents, "main", synthSession{id: id, rows: rows, zstd: map[int]bool{3: true}})
 				st := sqlite.NewStore(agents, sqlite.Options{BusyTimeout: 50 * time.Millisecond})
-				working = &prune.Pass{Store: st, Side: extract.NewDirStore(st), StateDir: restore.StateDir(agents), Config: cfg}
+				working = &prune.Pass{Store: st, Side: sidedir.New(st), StateDir: restore.StateDir(agents), Config: cfg}
 				failing = working
 				// Another connection holds the write lock (as OpenClaw
 				// does during its own write transaction).

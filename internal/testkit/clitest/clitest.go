@@ -174,7 +174,7 @@ func Side(ts *testscript.TestScript, neg bool, args []string) {
 	case args[0] == "load":
 		var rec *extract.Record
 		if rec, err = extract.DecodeRecord([]byte(ts.ReadFile(args[2]))); err == nil {
-			err = sidetest.WriteRecord(dir, rec, 0)
+			err = sidetest.WriteRecord(dir, rec)
 		}
 	default:
 		ts.Fatalf("usage: side has|rm|corrupt|save|load DIR ...")

@@ -14,6 +14,7 @@ import (
 	bs "github.com/brainsurgeon/brainsurgeon"
 	"github.com/brainsurgeon/brainsurgeon/extract"
 	"github.com/brainsurgeon/brainsurgeon/session"
+	"github.com/brainsurgeon/brainsurgeon/sidedir"
 )
 
 // Fixture is a small v3 transcript with an extracted tool result, an
@@ -58,7 +59,7 @@ func Open(tb testing.TB, lines []string) (bs.Transcript, bs.SideStore) {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	side := extract.NewDirStore(extract.FixedDir(filepath.Join(dir, "extracted", "sess-1")))
+	side := sidedir.New(sidedir.Fixed(filepath.Join(dir, "extracted", "sess-1")))
 	at := time.Date(2026, 7, 1, 10, 0, 0, 0, time.UTC)
 	rec := &extract.Record{Format: extract.Format, Session: "main/sess-1", EntryID: "r1", TriggerType: "tool_result", ExtractedAt: at,
 		Values: []extract.StoredValue{extract.NewStoredValue("/message/content/0/text", bs.TriggerToolResult, false, []byte(Secret), []byte(`"[[extracted-r1]]"`), at)}}

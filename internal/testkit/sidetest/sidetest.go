@@ -20,6 +20,7 @@ import (
 	"github.com/brainsurgeon/brainsurgeon/extract"
 	"github.com/brainsurgeon/brainsurgeon/restore"
 	"github.com/brainsurgeon/brainsurgeon/session"
+	"github.com/brainsurgeon/brainsurgeon/sidedir"
 )
 
 // Dir returns the side directory of a JSONL transcript's session.
@@ -27,13 +28,13 @@ func Dir(transcript, sessionID string) string {
 	return filepath.Join(filepath.Dir(transcript), "extracted", sessionID)
 }
 
-// stores keeps one DirStore per side dir, so that reading many records
-// does not re-read pack indexes (a DirStore notices changed packs).
+// stores keeps one sidedir.Store per side dir, so that reading many records
+// does not re-read pack indexes (a sidedir.Store notices changed packs).
 var stores sync.Map
 
-func dirStore(dir string) *extract.DirStore {
-	s, _ := stores.LoadOrStore(dir, extract.NewDirStore(extract.FixedDir(dir)))
-	return s.(*extract.DirStore)
+func dirStore(dir string) *sidedir.Store {
+	s, _ := stores.LoadOrStore(dir, sidedir.New(sidedir.Fixed(dir)))
+	return s.(*sidedir.Store)
 }
 
 // ReadRecord reads the record of an entry from dir and returns it with
@@ -53,10 +54,9 @@ func Location(dir, entryID string) string {
 	return in.Location
 }
 
-// WriteRecord writes rec into dir as a pack of one record and syncs it
-// (compressAbove is ignored: pack records are always compressed).
-func WriteRecord(dir string, rec *extract.Record, compressAbove int) error {
-	side := &extract.DirStore{Dirs: extract.FixedDir(dir), CompressAbove: compressAbove}
+// WriteRecord writes rec into dir as a pack of one record and syncs it.
+func WriteRecord(dir string, rec *extract.Record) error {
+	side := sidedir.New(sidedir.Fixed(dir))
 	if _, err := extract.SaveRecord(context.Background(), side, bs.SessionRef{}, rec); err != nil {
 		return err
 	}
@@ -65,7 +65,7 @@ func WriteRecord(dir string, rec *extract.Record, compressAbove int) error {
 
 // RemoveRecord deletes the record of an entry from dir.
 func RemoveRecord(dir, entryID string) error {
-	return extract.NewDirStore(extract.FixedDir(dir)).Delete(context.Background(), bs.SessionRef{}, entryID)
+	return sidedir.New(sidedir.Fixed(dir)).Delete(context.Background(), bs.SessionRef{}, entryID)
 }
 
 // CorruptRecord damages the stored record of an entry in dir: in a pack,
@@ -214,8 +214,8 @@ func Restorer(st bs.Store, root string) *restore.Restorer {
 }
 
 func side(st bs.Store) bs.SideStore {
-	if d, ok := st.(extract.SideDirer); ok {
-		return extract.NewDirStore(d)
+	if d, ok := st.(sidedir.Locator); ok {
+		return sidedir.New(d)
 	}
 	return nil
 }

@@ -1,4 +1,4 @@
-package extract
+package sidedir
 
 import (
 	"bytes"
@@ -84,7 +84,7 @@ func TestPackFormat1(t *testing.T) {
 		recs[id] = []byte(`{"entry_id":"` + id + `","v":"` + strings.Repeat(id, 50) + `"}` + "\n")
 		put = append(put, bs.SideRecord{EntryID: id, Data: recs[id]})
 	}
-	w := NewDirStore(FixedDir(dir))
+	w := New(Fixed(dir))
 	if err := w.Put(ctx, bs.SessionRef{}, put); err != nil {
 		t.Fatal(err)
 	}
@@ -126,7 +126,7 @@ func TestPackFormat1(t *testing.T) {
 		}
 	}
 	get := func(id string) ([]byte, error) {
-		r, err := NewDirStore(FixedDir(dir)).Get(ctx, bs.SessionRef{}, id)
+		r, err := New(Fixed(dir)).Get(ctx, bs.SessionRef{}, id)
 		return r.Data, err
 	}
 
@@ -145,7 +145,7 @@ func TestPackFormat1(t *testing.T) {
 	for id, want := range recs {
 		got, err := get(id)
 		switch {
-		case id == "a2" && (!errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "sha256")):
+		case id == "a2" && (!errors.Is(err, bs.ErrCorrupt) || !strings.Contains(err.Error(), "sha256")):
 			t.Errorf("a2: %v, want ErrCorrupt naming the sha256", err)
 		case id != "a2" && (err != nil || !bytes.Equal(got, want)):
 			t.Errorf("%s: %q, %v; want the record back", id, got, err)
@@ -158,7 +158,7 @@ func TestPackFormat1(t *testing.T) {
 		}
 	})
 	for id := range recs {
-		if _, err := get(id); !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "no record checksum") {
+		if _, err := get(id); !errors.Is(err, bs.ErrCorrupt) || !strings.Contains(err.Error(), "no record checksum") {
 			t.Errorf("%s with a checksum-less entry in the index: %v, want ErrCorrupt", id, err)
 		}
 	}

@@ -1,4 +1,4 @@
-package extract_test
+package sidedir_test
 
 import (
 	"bufio"
@@ -17,12 +17,12 @@ import (
 	"github.com/klauspost/compress/zstd"
 
 	bs "github.com/brainsurgeon/brainsurgeon"
-	"github.com/brainsurgeon/brainsurgeon/extract"
 	"github.com/brainsurgeon/brainsurgeon/internal/testkit/sidetest"
+	"github.com/brainsurgeon/brainsurgeon/sidedir"
 )
 
 func record(id, value string) []byte {
-	return []byte(fmt.Sprintf(`{"format":%q,"entry_id":%q,"values":[{"path":"/x","raw":%q}]}`+"\n", extract.Format, id, value))
+	return []byte(fmt.Sprintf(`{"format":%q,"entry_id":%q,"values":[{"path":"/x","raw":%q}]}`+"\n", "brainsurgeon.extracted/1", id, value))
 }
 
 func packs(t *testing.T, dir string) []string {
@@ -34,7 +34,7 @@ func packs(t *testing.T, dir string) []string {
 	return m
 }
 
-func put(t *testing.T, side *extract.DirStore, recs ...bs.SideRecord) {
+func put(t *testing.T, side *sidedir.Store, recs ...bs.SideRecord) {
 	t.Helper()
 	ctx := context.Background()
 	if err := side.Put(ctx, bs.SessionRef{}, recs); err != nil {
@@ -45,7 +45,7 @@ func put(t *testing.T, side *extract.DirStore, recs ...bs.SideRecord) {
 	}
 }
 
-func get(side *extract.DirStore, id string) ([]byte, error) {
+func get(side *sidedir.Store, id string) ([]byte, error) {
 	r, err := side.Get(context.Background(), bs.SessionRef{}, id)
 	return r.Data, err
 }
@@ -54,7 +54,7 @@ func get(side *extract.DirStore, id string) ([]byte, error) {
 // records as JSON lines; with CI set the zstd CLI must be installed.
 func TestPackZstdCLI(t *testing.T) {
 	dir := t.TempDir()
-	side := extract.NewDirStore(extract.FixedDir(dir))
+	side := sidedir.New(sidedir.Fixed(dir))
 	var want bytes.Buffer
 	var recs []bs.SideRecord
 	for i := range 50 {
@@ -128,7 +128,7 @@ func TestPackMixedDir(t *testing.T) {
 	enc, _ := zstd.NewWriter(nil)
 	write("zst.json.zst", enc.EncodeAll(record("zst", "z"), nil), old)
 	write("shadowed.json", record("shadowed", "old file"), old)
-	side := extract.NewDirStore(extract.FixedDir(dir))
+	side := sidedir.New(sidedir.Fixed(dir))
 	put(t, side, bs.SideRecord{EntryID: "shadowed", Data: record("shadowed", "pack 1")}, bs.SideRecord{EntryID: "p1", Data: record("p1", "one")})
 	put(t, side, bs.SideRecord{EntryID: "p1", Data: record("p1", "two")})
 	time.Sleep(20 * time.Millisecond)
@@ -137,8 +137,8 @@ func TestPackMixedDir(t *testing.T) {
 
 	want := map[string][]byte{"legacy": legacy, "plain": record("plain", "p"), "zst": record("zst", "z"),
 		"shadowed": record("shadowed", "pack 1"), "p1": record("p1", "two"), "newer": record("newer", "file")}
-	fresh := extract.NewDirStore(extract.FixedDir(dir))
-	for _, s := range []*extract.DirStore{side, fresh} {
+	fresh := sidedir.New(sidedir.Fixed(dir))
+	for _, s := range []*sidedir.Store{side, fresh} {
 		for id, w := range want {
 			got, err := get(s, id)
 			if err != nil || !bytes.Equal(got, w) {
@@ -163,7 +163,7 @@ func TestPackMixedDir(t *testing.T) {
 		if err := side.Delete(context.Background(), bs.SessionRef{}, id); err != nil {
 			t.Fatal(err)
 		}
-		for _, s := range []*extract.DirStore{side, extract.NewDirStore(extract.FixedDir(dir))} {
+		for _, s := range []*sidedir.Store{side, sidedir.New(sidedir.Fixed(dir))} {
 			if _, err := get(s, id); !errors.Is(err, bs.ErrNotFound) {
 				t.Fatalf("deleted %s: %v", id, err)
 			}
@@ -201,7 +201,7 @@ func TestPackBadInput(t *testing.T) {
 		}, []string{"b1", "b2"}},
 		{"CorruptIndex", func(t *testing.T, pack string) {
 			b, _ := os.ReadFile(pack)
-			i := bytes.Index(b, []byte(`{"format":"`+extract.PackFormat))
+			i := bytes.Index(b, []byte(`{"format":"`+sidedir.PackFormat))
 			b[i] = '['
 			if err := os.WriteFile(pack, b, 0o600); err != nil {
 				t.Fatal(err)
@@ -239,7 +239,7 @@ func TestPackBadInput(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
-			side := extract.NewDirStore(extract.FixedDir(dir))
+			side := sidedir.New(sidedir.Fixed(dir))
 			put(t, side, bs.SideRecord{EntryID: "a1", Data: record("a1", "a")})
 			put(t, side, bs.SideRecord{EntryID: "b1", Data: record("b1", "b")}, bs.SideRecord{EntryID: "b2", Data: record("b2", "bb")})
 			put(t, side, bs.SideRecord{EntryID: "c1", Data: record("c1", "c")})
@@ -250,12 +250,12 @@ func TestPackBadInput(t *testing.T) {
 			}
 			time.Sleep(10 * time.Millisecond)
 			tc.damage(t, bad)
-			for _, s := range []*extract.DirStore{side, extract.NewDirStore(extract.FixedDir(dir))} {
+			for _, s := range []*sidedir.Store{side, sidedir.New(sidedir.Fixed(dir))} {
 				for _, id := range []string{"a1", "b1", "b2", "c1"} {
 					data, err := get(s, id)
 					failing := strings.Contains(strings.Join(tc.ids, " "), id)
 					switch {
-					case failing && (!errors.Is(err, extract.ErrCorrupt) || !strings.Contains(err.Error(), bad)):
+					case failing && (!errors.Is(err, bs.ErrCorrupt) || !strings.Contains(err.Error(), bad)):
 						t.Errorf("%s: err %v, want ErrCorrupt naming %s", id, err, bad)
 					case failing && len(tc.ids) == 1 && !strings.Contains(err.Error(), id):
 						t.Errorf("%s: err %v does not name the entry", id, err)
@@ -272,7 +272,7 @@ func TestPackBadInput(t *testing.T) {
 // Sync and land in one pack at Sync; records Put after it go to the next.
 func TestPackPending(t *testing.T) {
 	dir := t.TempDir()
-	side := extract.NewDirStore(extract.FixedDir(dir))
+	side := sidedir.New(sidedir.Fixed(dir))
 	ctx := context.Background()
 	errs := make(chan error, 8)
 	for g := range 8 {
@@ -301,12 +301,12 @@ func TestPackPending(t *testing.T) {
 	if err := side.Sync(ctx, bs.SessionRef{}); err != nil {
 		t.Fatal(err)
 	}
-	infos, err := extract.NewDirStore(extract.FixedDir(dir)).List(ctx, bs.SessionRef{})
+	infos, err := sidedir.New(sidedir.Fixed(dir)).List(ctx, bs.SessionRef{})
 	if err != nil || len(infos) != 160 || len(packs(t, dir)) != 1 {
 		t.Fatalf("%d records, %d packs, %v", len(infos), len(packs(t, dir)), err)
 	}
 	put(t, side, bs.SideRecord{EntryID: "g3-7", Data: record("g3-7", "again")})
-	if got, err := get(extract.NewDirStore(extract.FixedDir(dir)), "g3-7"); err != nil || !bytes.Equal(got, record("g3-7", "again")) || len(packs(t, dir)) != 2 {
+	if got, err := get(sidedir.New(sidedir.Fixed(dir)), "g3-7"); err != nil || !bytes.Equal(got, record("g3-7", "again")) || len(packs(t, dir)) != 2 {
 		t.Fatalf("newest record: %q %v", got, err)
 	}
 }

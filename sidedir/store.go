@@ -1,4 +1,4 @@
-package extract
+package sidedir
 
 import (
 	"bytes"
@@ -22,34 +22,24 @@ import (
 	"github.com/brainsurgeon/brainsurgeon/internal/atomicfile"
 )
 
-// SideDirer is implemented by stores that know where a session's side
-// files live on disk (session.Store and the SQLite store: the JSONL era's
-// "agents/<agent>/sessions/extracted/<sessionId>/").
-type SideDirer interface {
+// Locator locates the side directories of sessions. The transcript
+// stores implement it (the JSONL store, the SQLite store and the store
+// over both), from where a session's transcript is or was.
+type Locator interface {
 	// SideDir returns the side directory of a session, or an error
 	// wrapping brainsurgeon.ErrInvalid when the ref cannot have one.
 	SideDir(ref bs.SessionRef) (string, error)
 }
 
-// DirStore is the brainsurgeon.SideStore on a local file system. The
-// records Put for a session between two Syncs go into one pack file in the
-// session's side directory (see PackFormat): Sync writes the pack's index,
-// fsyncs it, renames it to "pack-<UTC time>-<random>.bszst" and fsyncs the
-// directory (DESIGN decision 8). It also reads the per-entry files of
-// earlier versions, "<entryId>.json" and "<entryId>.json.zst", and those of
-// the first BrainSurgeon. The newest record of an entry wins: packs by the
-// time in their name, a per-entry file by its modification time. A Delete
-// removes per-entry files and, when a pack holds the entry, writes a small
-// pack whose index marks the entry deleted. Directories are created 0700
-// and files 0600.
+// Store is the brainsurgeon.SideStore in the side directories of
+// sessions, with the layout, the newest-record rule and the durability
+// the package documentation describes: the records Put for a session
+// between two Syncs go into one pack, durable when Sync returns.
 //
-// A DirStore is safe for concurrent use.
-type DirStore struct {
+// A Store is safe for concurrent use.
+type Store struct {
 	// Dirs locates each session's side directory.
-	Dirs SideDirer
-	// CompressAbove is ignored: every record of a pack is a zstd frame.
-	// It is kept for callers that set it.
-	CompressAbove int
+	Dirs Locator
 	// IndexCacheEntries bounds the pack indexes kept in memory, in entries
 	// (about 200 bytes each; 0 means DefaultIndexCacheEntries): a daemon
 	// reads the packs of thousands of sessions over its life. The least
@@ -87,13 +77,13 @@ type cachedIndex struct {
 	used uint64 // d.tick when last used
 }
 
-// DefaultIndexCacheEntries is the default of DirStore.IndexCacheEntries.
+// DefaultIndexCacheEntries is the default of Store.IndexCacheEntries.
 const DefaultIndexCacheEntries = 200_000
 
 // cacheIndex keeps c as the index of path, dropping the least recently
 // used others while the cache holds more entries than allowed. d.mu is
 // held.
-func (d *DirStore) cacheIndex(path string, c cachedIndex) {
+func (d *Store) cacheIndex(path string, c cachedIndex) {
 	if d.indexes == nil {
 		d.indexes = map[string]cachedIndex{}
 	}
@@ -122,7 +112,7 @@ func (d *DirStore) cacheIndex(path string, c cachedIndex) {
 }
 
 // forgetIndex drops the cached index of path. d.mu is held.
-func (d *DirStore) forgetIndex(path string) {
+func (d *Store) forgetIndex(path string) {
 	if x, ok := d.indexes[path]; ok {
 		if x.ix != nil {
 			d.cached -= len(x.ix.Entries)
@@ -182,7 +172,7 @@ type frameJob struct {
 	members []member
 }
 
-func (d *DirStore) pools() {
+func (d *Store) pools() {
 	d.once.Do(func() {
 		n := runtime.GOMAXPROCS(0)
 		d.encs = make(chan *zstd.Encoder, n)
@@ -191,19 +181,19 @@ func (d *DirStore) pools() {
 	})
 }
 
-var _ bs.SideStore = (*DirStore)(nil)
+var _ bs.SideStore = (*Store)(nil)
 
-// NewDirStore returns a DirStore over dirs.
-func NewDirStore(dirs SideDirer) *DirStore { return &DirStore{Dirs: dirs} }
+// New returns a Store over dirs.
+func New(dirs Locator) *Store { return &Store{Dirs: dirs} }
 
-func (d *DirStore) dir(ref bs.SessionRef) (string, error) {
+func (d *Store) dir(ref bs.SessionRef) (string, error) {
 	if d.Dirs == nil {
 		return "", fmt.Errorf("side store: no directory locator: %w", bs.ErrInvalid)
 	}
 	return d.Dirs.SideDir(ref)
 }
 
-func (d *DirStore) encoder() *zstd.Encoder {
+func (d *Store) encoder() *zstd.Encoder {
 	d.pools()
 	select {
 	case e := <-d.encs:
@@ -220,14 +210,14 @@ func (d *DirStore) encoder() *zstd.Encoder {
 	return e
 }
 
-func (d *DirStore) putEncoder(e *zstd.Encoder) {
+func (d *Store) putEncoder(e *zstd.Encoder) {
 	select {
 	case d.encs <- e:
 	default:
 	}
 }
 
-func (d *DirStore) decoder() *zstd.Decoder {
+func (d *Store) decoder() *zstd.Decoder {
 	d.pools()
 	select {
 	case e := <-d.decList:
@@ -238,7 +228,7 @@ func (d *DirStore) decoder() *zstd.Decoder {
 	return e
 }
 
-func (d *DirStore) putDecoder(e *zstd.Decoder) {
+func (d *Store) putDecoder(e *zstd.Decoder) {
 	select {
 	case d.decList <- e:
 	default:
@@ -287,7 +277,7 @@ func cleanTemps(dir string) {
 }
 
 // writer returns the pack being written into dir, creating it.
-func (d *DirStore) writer(dir string) (*packWriter, error) {
+func (d *Store) writer(dir string) (*packWriter, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if w := d.pending[dir]; w != nil {
@@ -312,7 +302,7 @@ func (d *DirStore) writer(dir string) (*packWriter, error) {
 // records of the same entries once the pack is synced. It may be called
 // from several goroutines: a frame filled by one call is compressed by
 // that call, outside the pack's lock, so frames compress concurrently.
-func (d *DirStore) Put(ctx context.Context, ref bs.SessionRef, recs []bs.SideRecord) error {
+func (d *Store) Put(ctx context.Context, ref bs.SessionRef, recs []bs.SideRecord) error {
 	dir, err := d.dir(ref)
 	if err != nil {
 		return err
@@ -322,7 +312,7 @@ func (d *DirStore) Put(ctx context.Context, ref bs.SessionRef, recs []bs.SideRec
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		if err := ValidID(r.EntryID); err != nil {
+		if err := ValidKey(r.EntryID); err != nil {
 			return err
 		}
 		sums[i] = recordCRC(r.Data)
@@ -386,7 +376,7 @@ func (d *DirStore) Put(ctx context.Context, ref bs.SessionRef, recs []bs.SideRec
 // inflight tells that the frame was counted in w.inflight and the lock is
 // not held (compression then runs outside it); otherwise the caller holds
 // w.mu.
-func (d *DirStore) writeFrame(w *packWriter, j frameJob, inflight bool) error {
+func (d *Store) writeFrame(w *packWriter, j frameJob, inflight bool) error {
 	enc := d.encoder()
 	data := enc.EncodeAll(j.data, d.buffer())
 	d.putEncoder(enc)
@@ -424,7 +414,7 @@ func (d *DirStore) writeFrame(w *packWriter, j frameJob, inflight bool) error {
 // buffer returns an empty buffer that holds a frame of small records
 // without growing (they are below frameTarget, and a frame is closed once
 // it reaches frameTarget).
-func (d *DirStore) buffer() []byte {
+func (d *Store) buffer() []byte {
 	d.pools()
 	select {
 	case b := <-d.bufs:
@@ -435,7 +425,7 @@ func (d *DirStore) buffer() []byte {
 }
 
 // putBuffer keeps b for reuse when it is a frame buffer.
-func (d *DirStore) putBuffer(b []byte) {
+func (d *Store) putBuffer(b []byte) {
 	if cap(b) != 2*frameTarget {
 		return
 	}
@@ -448,7 +438,7 @@ func (d *DirStore) putBuffer(b []byte) {
 // Sync writes the session's pending pack's index, fsyncs the pack,
 // renames it to its final name and fsyncs the side directory (and, when
 // the pass created it, its parents).
-func (d *DirStore) Sync(ctx context.Context, ref bs.SessionRef) error {
+func (d *Store) Sync(ctx context.Context, ref bs.SessionRef) error {
 	dir, err := d.dir(ref)
 	if err != nil {
 		return err
@@ -479,7 +469,7 @@ func (d *DirStore) Sync(ctx context.Context, ref bs.SessionRef) error {
 	if len(w.ix.Entries) == 0 && len(w.ix.Deleted) == 0 {
 		w.f.Close()
 		os.Remove(w.tmp)
-	} else if err := d.finish(w.f, w.tmp, w.off, &w.ix); err != nil {
+	} else if _, _, err := d.finish(w.f, w.tmp, w.off, &w.ix, time.Now()); err != nil {
 		return fmt.Errorf("sync side records of %s: %w", ref, err)
 	}
 	dirs := []string{dir}
@@ -494,11 +484,17 @@ func (d *DirStore) Sync(ctx context.Context, ref bs.SessionRef) error {
 	return nil
 }
 
-// finish appends the index and the trailer to a pack's temp file, fsyncs
-// and closes it and renames it to its final name. The caller fsyncs the
-// directory.
-func (d *DirStore) finish(f *os.File, tmp string, off int64, ix *packIndex) error {
-	ix.PassTime = time.Now().UTC()
+// renameHook, when set (by tests), runs in finish after a pack is
+// written, fsynced and closed and before it is renamed to its final name;
+// an error aborts finish there.
+var renameHook func(tmp string) error
+
+// finish appends the index, with the given pass time, and the trailer to
+// a pack's temp file, fsyncs and closes it and renames it to its final
+// name, which it returns with the pack's size. The caller fsyncs the
+// directory. On error the temp file is removed.
+func (d *Store) finish(f *os.File, tmp string, off int64, ix *packIndex, passTime time.Time) (string, int64, error) {
+	ix.PassTime = passTime.UTC()
 	tail, err := packTail(ix, off)
 	if err == nil {
 		_, err = f.Write(tail)
@@ -509,13 +505,17 @@ func (d *DirStore) finish(f *os.File, tmp string, off int64, ix *packIndex) erro
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
-	final := filepath.Join(filepath.Dir(tmp), packName(ix.PassTime))
+	if err == nil && renameHook != nil {
+		err = renameHook(tmp)
+	}
+	name := packName(ix.PassTime)
+	final := filepath.Join(filepath.Dir(tmp), name)
 	if err == nil {
 		err = os.Rename(tmp, final)
 	}
 	if err != nil {
 		os.Remove(tmp)
-		return fmt.Errorf("write pack in %s: %w", filepath.Dir(tmp), err)
+		return "", 0, fmt.Errorf("write pack in %s: %w", filepath.Dir(tmp), err)
 	}
 	d.mu.Lock()
 	delete(d.lists, filepath.Dir(tmp))
@@ -526,11 +526,11 @@ func (d *DirStore) finish(f *os.File, tmp string, off int64, ix *packIndex) erro
 		d.cacheIndex(final, cachedIndex{key: keyOf(fi), ix: ix})
 	}
 	d.mu.Unlock()
-	return nil
+	return name, off + int64(len(tail)), nil
 }
 
 // packs returns the names of dir's packs, newest first.
-func (d *DirStore) packs(dir string) ([]string, error) {
+func (d *Store) packs(dir string) ([]string, error) {
 	fi, err := os.Stat(dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
@@ -556,7 +556,7 @@ func (d *DirStore) packs(dir string) ([]string, error) {
 
 // listed caches and returns the packs of a listing of dir taken when dir's
 // mtime was mtime.
-func (d *DirStore) listed(dir string, mtime time.Time, ents []fs.DirEntry) []string {
+func (d *Store) listed(dir string, mtime time.Time, ents []fs.DirEntry) []string {
 	var packs []string
 	for _, e := range ents {
 		if isPackName(e.Name()) && e.Type().IsRegular() {
@@ -578,7 +578,7 @@ func (d *DirStore) listed(dir string, mtime time.Time, ents []fs.DirEntry) []str
 }
 
 // index returns the index of a pack, cached by (path, size, mtime).
-func (d *DirStore) index(path string) (*packIndex, error) {
+func (d *Store) index(path string) (*packIndex, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
@@ -621,9 +621,14 @@ type found struct {
 	size    int64
 }
 
-// resolve finds the newest record of entryID in dir. bad lists the packs
-// whose index cannot be read.
-func (d *DirStore) resolve(dir, entryID string, packs []string, files map[string]os.FileInfo, ixs map[string]*packIndex) (best found, ok bool, bad []error) {
+// resolve finds the newest record of entryID in dir: the session's
+// pending pack, when it holds the entry, is newer than everything on disk;
+// otherwise newest decides among the packs (names, newest first) and the
+// per-entry files. files, when not nil, holds the per-entry files of dir
+// by name (otherwise they are looked up); ixs holds indexes already read,
+// by path. A deleted entry is not found. bad lists the packs whose index
+// cannot be read.
+func (d *Store) resolve(dir, entryID string, packs []string, files map[string]os.FileInfo, ixs map[string]*packIndex) (best found, ok bool, bad []error) {
 	d.mu.Lock()
 	w := d.pending[dir]
 	d.mu.Unlock()
@@ -643,32 +648,58 @@ func (d *DirStore) resolve(dir, entryID string, packs []string, files map[string
 			return found{pending: w, entry: e, size: e.Length}, true, nil
 		}
 	}
+	index := func(path string) (*packIndex, error) {
+		if ix := ixs[path]; ix != nil {
+			return ix, nil
+		}
+		return d.index(path)
+	}
+	file := func(name string) os.FileInfo {
+		if files != nil {
+			return files[name]
+		}
+		fi, _ := os.Stat(filepath.Join(dir, name))
+		return fi
+	}
+	best, ok, bad = newest(dir, entryID, packs, index, file)
+	if ok && best.deleted {
+		ok = false
+	}
+	return best, ok, bad
+}
+
+// newest applies the newest-record rule, which every reader of a side
+// dir follows (Get, List, Locate, Delete, SideUnits and PruneSide), to the
+// durable state of one key in dir. The first of packs (names, newest
+// first) whose index holds the key, as a record or as a deletion, gives
+// its pack state, timed by the pack's pass time (the index's, or the
+// name's when the index has none) or the deletion's time. The key's
+// per-entry file (".json.zst" looked at before ".json") wins when no pack
+// holds the key or when it was modified after that time. A deletion that
+// wins is returned with deleted set: the key has no record.
+//
+// index returns a pack's index by path; a pack whose index cannot be read
+// is passed over and its error returned in bad. file returns the
+// FileInfo of a file of dir by name, or nil.
+func newest(dir, key string, packs []string, index func(path string) (*packIndex, error), file func(name string) os.FileInfo) (best found, ok bool, bad []error) {
 	for _, name := range packs {
 		path := filepath.Join(dir, name)
-		ix, err := ixs[path], error(nil)
-		if ix == nil {
-			ix, err = d.index(path)
-		}
+		ix, err := index(path)
 		if err != nil {
 			bad = append(bad, err)
 			continue
 		}
-		if e, in := ix.Entries[entryID]; in {
+		if e, in := ix.Entries[key]; in {
 			best, ok = found{pack: path, entry: e, time: ix.PassTime, size: ix.stored(e)}, true
 			break
 		}
-		if t, in := ix.Deleted[entryID]; in {
+		if t, in := ix.Deleted[key]; in {
 			best, ok = found{pack: path, time: t, deleted: true}, true
 			break
 		}
 	}
-	for _, n := range []string{entryID + ".json.zst", entryID + ".json"} {
-		var fi os.FileInfo
-		if files != nil {
-			fi = files[n]
-		} else if st, err := os.Stat(filepath.Join(dir, n)); err == nil {
-			fi = st
-		}
+	for _, n := range []string{key + ".json.zst", key + ".json"} {
+		fi := file(n)
 		if fi == nil || !fi.Mode().IsRegular() {
 			continue
 		}
@@ -677,18 +708,15 @@ func (d *DirStore) resolve(dir, entryID string, packs []string, files map[string
 		}
 		break
 	}
-	if ok && best.deleted {
-		ok = false
-	}
 	return best, ok, bad
 }
 
 // Get reads the record of one entry, decompressed: the newest of the
 // packs and the per-entry files. A missing record is an error wrapping
 // brainsurgeon.ErrNotFound; an undecodable one, or a missing one while a
-// pack's index cannot be read, wraps ErrCorrupt and names the pack.
-func (d *DirStore) Get(ctx context.Context, ref bs.SessionRef, entryID string) (bs.SideRecord, error) {
-	if err := ValidID(entryID); err != nil {
+// pack's index cannot be read, wraps bs.ErrCorrupt and names the pack.
+func (d *Store) Get(ctx context.Context, ref bs.SessionRef, entryID string) (bs.SideRecord, error) {
+	if err := ValidKey(entryID); err != nil {
 		return bs.SideRecord{}, err
 	}
 	dir, err := d.dir(ref)
@@ -747,7 +775,7 @@ func (d *DirStore) Get(ctx context.Context, ref bs.SessionRef, entryID string) (
 // readFrame reads and checks the record of entryID at e in the pack f.
 // The last frame decoded is kept, so reading the records of one frame in
 // turn (verify, restore --all) decodes it once.
-func (d *DirStore) readFrame(f *os.File, path, entryID string, e packEntry) ([]byte, error) {
+func (d *Store) readFrame(f *os.File, path, entryID string, e packEntry) ([]byte, error) {
 	var key statKey
 	if fi, err := f.Stat(); err == nil {
 		key = keyOf(fi)
@@ -761,14 +789,14 @@ func (d *DirStore) readFrame(f *os.File, path, entryID string, e packEntry) ([]b
 	} else {
 		buf := make([]byte, e.Length)
 		if _, err := f.ReadAt(buf, e.Offset); err != nil {
-			return nil, fmt.Errorf("pack %s: entry %s: read frame at %d: %v: %w", path, entryID, e.Offset, err, ErrCorrupt)
+			return nil, fmt.Errorf("pack %s: entry %s: read frame at %d: %v: %w", path, entryID, e.Offset, err, bs.ErrCorrupt)
 		}
 		dec := d.decoder()
 		var err error
 		frame, err = dec.DecodeAll(buf, make([]byte, 0, max(e.Start+e.Size, e.Length*2)))
 		d.putDecoder(dec)
 		if err != nil {
-			return nil, fmt.Errorf("pack %s: entry %s: zstd frame at %d: %v: %w", path, entryID, e.Offset, err, ErrCorrupt)
+			return nil, fmt.Errorf("pack %s: entry %s: zstd frame at %d: %v: %w", path, entryID, e.Offset, err, bs.ErrCorrupt)
 		}
 		if !strings.HasPrefix(filepath.Base(path), packTemp) {
 			d.mu.Lock()
@@ -777,17 +805,17 @@ func (d *DirStore) readFrame(f *os.File, path, entryID string, e packEntry) ([]b
 		}
 	}
 	if e.Start+e.Size > int64(len(frame)) {
-		return nil, fmt.Errorf("pack %s: entry %s: record at %d+%d is past the frame's %d bytes: %w", path, entryID, e.Start, e.Size, len(frame), ErrCorrupt)
+		return nil, fmt.Errorf("pack %s: entry %s: record at %d+%d is past the frame's %d bytes: %w", path, entryID, e.Start, e.Size, len(frame), bs.ErrCorrupt)
 	}
 	data := bytes.Clone(frame[e.Start : e.Start+e.Size])
 	if err := checkRecord(data, e); err != nil {
-		return nil, fmt.Errorf("pack %s: entry %s: %v: %w", path, entryID, err, ErrCorrupt)
+		return nil, fmt.Errorf("pack %s: entry %s: %v: %w", path, entryID, err, bs.ErrCorrupt)
 	}
 	return data, nil
 }
 
 // readFile reads a per-entry file, decompressing a ".zst" one.
-func (d *DirStore) readFile(path string) ([]byte, error) {
+func (d *Store) readFile(path string) ([]byte, error) {
 	data, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("side file %s: %w", path, bs.ErrNotFound)
@@ -800,7 +828,7 @@ func (d *DirStore) readFile(path string) ([]byte, error) {
 		data, err = dec.DecodeAll(data, nil)
 		d.putDecoder(dec)
 		if err != nil {
-			return nil, fmt.Errorf("side file %s: zstd: %v: %w", path, err, ErrCorrupt)
+			return nil, fmt.Errorf("side file %s: zstd: %v: %w", path, err, bs.ErrCorrupt)
 		}
 	}
 	return data, nil
@@ -810,7 +838,7 @@ func (d *DirStore) readFile(path string) ([]byte, error) {
 // its pack or per-entry file, Size its stored (compressed) size. Packs
 // whose index cannot be read are left out (Get names them). A missing
 // directory has none.
-func (d *DirStore) List(ctx context.Context, ref bs.SessionRef) ([]bs.SideInfo, error) {
+func (d *Store) List(ctx context.Context, ref bs.SessionRef) ([]bs.SideInfo, error) {
 	dir, err := d.dir(ref)
 	if err != nil {
 		return nil, err
@@ -877,8 +905,8 @@ func (d *DirStore) List(ctx context.Context, ref bs.SessionRef) ([]bs.SideInfo, 
 
 // Locate returns where the newest record of one entry is, as List would
 // describe it, or an error wrapping brainsurgeon.ErrNotFound.
-func (d *DirStore) Locate(ctx context.Context, ref bs.SessionRef, entryID string) (bs.SideInfo, error) {
-	if err := ValidID(entryID); err != nil {
+func (d *Store) Locate(ctx context.Context, ref bs.SessionRef, entryID string) (bs.SideInfo, error) {
+	if err := ValidKey(entryID); err != nil {
 		return bs.SideInfo{}, err
 	}
 	dir, err := d.dir(ref)
@@ -914,8 +942,8 @@ func (f found) info(entryID string) bs.SideInfo {
 // Delete removes the record of one entry: its per-entry files, its record
 // in the pending pack and, when a pack holds it, it is marked deleted in a
 // new pack (packs are never edited), durable when Delete returns.
-func (d *DirStore) Delete(ctx context.Context, ref bs.SessionRef, entryID string) error {
-	if err := ValidID(entryID); err != nil {
+func (d *Store) Delete(ctx context.Context, ref bs.SessionRef, entryID string) error {
+	if err := ValidKey(entryID); err != nil {
 		return err
 	}
 	dir, err := d.dir(ref)
@@ -949,7 +977,7 @@ func (d *DirStore) Delete(ctx context.Context, ref bs.SessionRef, entryID string
 		return err
 	}
 	ix := &packIndex{Format: PackFormat, Entries: map[string]packEntry{}, Deleted: map[string]time.Time{entryID: time.Now().UTC()}}
-	if err := d.finish(f, f.Name(), 0, ix); err != nil {
+	if _, _, err := d.finish(f, f.Name(), 0, ix, time.Now()); err != nil {
 		return fmt.Errorf("delete side record of entry %s: %w", entryID, err)
 	}
 	if err := atomicfile.SyncDir(dir); err != nil {
@@ -967,7 +995,7 @@ func sideFileID(name string) (string, bool) {
 	if !ok {
 		id, ok = strings.CutSuffix(name, ".json")
 	}
-	if !ok || ValidID(id) != nil {
+	if !ok || ValidKey(id) != nil {
 		return "", false
 	}
 	return id, true
@@ -979,44 +1007,9 @@ func randHex() string {
 	return hex.EncodeToString(b[:])
 }
 
-// LoadRecord reads and decodes the record of one entry from a side store.
-// A missing record wraps brainsurgeon.ErrNotFound, an undecodable one
-// ErrCorrupt.
-func LoadRecord(ctx context.Context, side bs.SideStore, ref bs.SessionRef, entryID string) (*Record, error) {
-	sr, err := side.Get(ctx, ref, entryID)
-	if err != nil {
-		return nil, err
-	}
-	rec, err := DecodeRecord(sr.Data)
-	if err != nil {
-		return nil, fmt.Errorf("side record of entry %s: %w", entryID, err)
-	}
-	if rec.EntryID == "" {
-		rec.EntryID = entryID
-	}
-	return rec, nil
-}
-
-// SaveRecord encodes rec and puts it into a side store (not yet durable:
-// call Sync).
-func SaveRecord(ctx context.Context, side bs.SideStore, ref bs.SessionRef, rec *Record) (int, error) {
-	_, n, err := saveRecord(ctx, side, ref, rec, nil)
-	return n, err
-}
-
-// saveRecord is SaveRecord encoding into buf, which it returns for reuse
-// (a SideStore keeps no Data once Put returns).
-func saveRecord(ctx context.Context, side bs.SideStore, ref bs.SessionRef, rec *Record, buf []byte) ([]byte, int, error) {
-	data, err := appendRecord(buf, rec)
-	if err != nil {
-		return buf, 0, fmt.Errorf("encode side record of entry %s: %w", rec.EntryID, err)
-	}
-	return data, len(data), side.Put(ctx, ref, []bs.SideRecord{{EntryID: rec.EntryID, Data: data}})
-}
-
-// FixedDir is a SideDirer that places the side files of every session in
+// Fixed is a Locator that places the side files of every session in
 // one directory: for tools and tests that work on one session's side dir.
-type FixedDir string
+type Fixed string
 
 // SideDir returns the directory.
-func (d FixedDir) SideDir(bs.SessionRef) (string, error) { return string(d), nil }
+func (d Fixed) SideDir(bs.SessionRef) (string, error) { return string(d), nil }

@@ -1,4 +1,4 @@
-package extract
+package sidedir
 
 import (
 	"context"
@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
-	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -18,7 +17,7 @@ import (
 	"github.com/brainsurgeon/brainsurgeon/internal/atomicfile"
 )
 
-var _ bs.SidePruner = (*DirStore)(nil)
+var _ bs.SidePruner = (*Store)(nil)
 
 // pruneLocks serialises PruneSide per side directory.
 var pruneLocks sync.Map // dir → *sync.Mutex
@@ -28,17 +27,17 @@ func pruneLock(dir string) *sync.Mutex {
 	return m.(*sync.Mutex)
 }
 
-// repackHook, when set (by tests), runs after a repack's new pack is
-// written and fsynced and before it is renamed to its final name; an
-// error aborts the repack there.
-var repackHook func(tmp string) error
-
 // gcUnit is one unit of a side dir as surveyed.
 type gcUnit struct {
 	bs.SideUnit
 	path string
-	ix   *packIndex // packs only; nil when unreadable
+	ix   *packIndex  // packs only; nil when unreadable
+	info os.FileInfo // per-entry files only
 }
+
+// errUnreadable stands for the error of a pack whose index survey could
+// not read (the unit holds it).
+var errUnreadable = errors.New("unreadable pack index")
 
 // gcSurvey is what a side dir holds: its units and, per entry, where its
 // newest state is.
@@ -55,19 +54,10 @@ type gcSurvey struct {
 	holders map[string][]*gcUnit
 }
 
-// parsePackTime reads the pass time from a pack's name.
-func parsePackTime(name string) time.Time {
-	s := strings.TrimPrefix(name, packPrefix)
-	if i := strings.LastIndexByte(s, '-'); i > 0 {
-		s = s[:i]
-	}
-	t, _ := time.Parse(packTimeFmt, s)
-	return t
-}
-
-// survey reads a side dir's packs and per-entry files and decides, as
-// Get does, which unit holds the newest state of each entry.
-func (d *DirStore) survey(dir string) (*gcSurvey, error) {
+// survey reads a side dir's packs and per-entry files and decides, by the
+// newest-record rule (newest) as Get does, which unit holds the newest
+// state of each entry.
+func (d *Store) survey(dir string) (*gcSurvey, error) {
 	s := &gcSurvey{dir: dir, byName: map[string]*gcUnit{}, newest: map[string]*gcUnit{}, tomb: map[string]*gcUnit{},
 		tombTime: map[string]time.Time{}, holders: map[string][]*gcUnit{}}
 	ents, err := os.ReadDir(dir)
@@ -98,9 +88,6 @@ func (d *DirStore) survey(dir string) (*gcSurvey, error) {
 				u.Err, u.Time = err.Error(), parsePackTime(name)
 			} else {
 				u.ix, u.Time = ix, ix.PassTime
-				if u.Time.IsZero() {
-					u.Time = parsePackTime(name)
-				}
 			}
 			packs = append(packs, u)
 		default:
@@ -108,67 +95,56 @@ func (d *DirStore) survey(dir string) (*gcSurvey, error) {
 			if !ok {
 				continue
 			}
-			u.Kind, u.Time = bs.SideUnitFile, info.ModTime()
+			u.Kind, u.Time, u.info = bs.SideUnitFile, info.ModTime(), info
 			files[name] = u
 			s.holders[id] = append(s.holders[id], u)
 		}
 		s.units = append(s.units, u)
 		s.byName[name] = u
 	}
-	// Packs newest first, as Get reads them: the first pack naming an
-	// entry holds its newest pack state.
+	// Packs newest first, as Get reads them.
 	sort.Slice(packs, func(i, j int) bool { return packs[i].Name > packs[j].Name })
-	type state struct {
-		u       *gcUnit
-		t       time.Time
-		deleted bool
-	}
-	best := map[string]state{}
-	for _, u := range packs {
+	names := make([]string, len(packs))
+	ids := map[string]bool{}
+	for i, u := range packs {
+		names[i] = u.Name
 		if u.ix == nil {
 			continue
 		}
 		for id := range u.ix.Entries {
 			s.holders[id] = append(s.holders[id], u)
-			if _, ok := best[id]; !ok {
-				best[id] = state{u: u, t: u.Time}
-			}
+			ids[id] = true
 		}
-		for id, t := range u.ix.Deleted {
-			if _, ok := best[id]; !ok {
-				best[id] = state{u: u, t: t, deleted: true}
-			}
+		for id := range u.ix.Deleted {
+			ids[id] = true
 		}
-	}
-	// A per-entry file wins when it is newer (".json.zst" before ".json",
-	// as Get looks).
-	ids := map[string]bool{}
-	for id := range best {
-		ids[id] = true
 	}
 	for name := range files {
 		id, _ := sideFileID(name)
 		ids[id] = true
 	}
-	for id := range ids {
-		b, ok := best[id]
-		for _, n := range []string{id + ".json.zst", id + ".json"} {
-			f := files[n]
-			if f == nil {
-				continue
-			}
-			if !ok || f.Time.After(b.t) {
-				b, ok = state{u: f, t: f.Time}, true
-			}
-			break
+	index := func(path string) (*packIndex, error) {
+		if u := s.byName[filepath.Base(path)]; u != nil && u.ix != nil {
+			return u.ix, nil
 		}
+		return nil, errUnreadable
+	}
+	file := func(name string) os.FileInfo {
+		if u := files[name]; u != nil {
+			return u.info
+		}
+		return nil
+	}
+	for id := range ids {
+		b, ok, _ := newest(dir, id, names, index, file)
 		if !ok {
 			continue
 		}
+		u := s.byName[filepath.Base(b.pack+b.file)]
 		if b.deleted {
-			s.tomb[id], s.tombTime[id] = b.u, b.t
+			s.tomb[id], s.tombTime[id] = u, b.time
 		} else {
-			s.newest[id] = b.u
+			s.newest[id] = u
 		}
 	}
 	for _, u := range s.units {
@@ -213,7 +189,7 @@ func (d *DirStore) survey(dir string) (*gcSurvey, error) {
 // holds. A pack whose index cannot be read is listed with Err set and the
 // pass time of its name. Records still in the pending pack (not yet
 // synced) are not listed.
-func (d *DirStore) SideUnits(ctx context.Context, ref bs.SessionRef) ([]bs.SideUnit, error) {
+func (d *Store) SideUnits(ctx context.Context, ref bs.SessionRef) ([]bs.SideUnit, error) {
 	dir, err := d.dir(ref)
 	if err != nil {
 		return nil, err
@@ -237,7 +213,7 @@ func (d *DirStore) SideUnits(ctx context.Context, ref bs.SessionRef) ([]bs.SideU
 // units or the new pack (or both, holding the same records), never
 // neither. The new pack carries the newest pass time of the units, so its
 // records keep their age. The store's caches forget the removed units.
-func (d *DirStore) PruneSide(ctx context.Context, ref bs.SessionRef, units []string, keep []string) (bs.SidePruneResult, error) {
+func (d *Store) PruneSide(ctx context.Context, ref bs.SessionRef, units []string, keep []string) (bs.SidePruneResult, error) {
 	var res bs.SidePruneResult
 	dir, err := d.dir(ref)
 	if err != nil {
@@ -322,7 +298,7 @@ func (d *DirStore) PruneSide(ctx context.Context, ref bs.SessionRef, units []str
 }
 
 // forget drops the cached indexes of removed units and the dir's listing.
-func (d *DirStore) forget(dir string, units []*gcUnit) {
+func (d *Store) forget(dir string, units []*gcUnit) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	for _, u := range units {
@@ -333,7 +309,7 @@ func (d *DirStore) forget(dir string, units []*gcUnit) {
 
 // forgetPath drops the cached index of a removed unit and the listing of
 // its dir.
-func (d *DirStore) forgetPath(dir, path string) {
+func (d *Store) forgetPath(dir, path string) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.forgetIndex(path)
@@ -343,7 +319,7 @@ func (d *DirStore) forgetPath(dir, path string) {
 // packsChanged reports whether dir's packs differ from packs, a listing
 // taken earlier (a PruneSide replaced some meanwhile), reading the dir
 // afresh.
-func (d *DirStore) packsChanged(dir string, packs []string) bool {
+func (d *Store) packsChanged(dir string, packs []string) bool {
 	d.mu.Lock()
 	delete(d.lists, dir)
 	d.mu.Unlock()
@@ -354,7 +330,7 @@ func (d *DirStore) packsChanged(dir string, packs []string) bool {
 // repack writes one pack holding the newest records of kept and the
 // deletions tombs, with the given pass time, and returns its name and
 // size once it is durable under its final name.
-func (d *DirStore) repack(ctx context.Context, s *gcSurvey, kept map[string]bool, tombs map[string]time.Time, passTime time.Time) (string, int64, error) {
+func (d *Store) repack(ctx context.Context, s *gcSurvey, kept map[string]bool, tombs map[string]time.Time, passTime time.Time) (string, int64, error) {
 	ids := make([]string, 0, len(kept))
 	for id := range kept {
 		ids = append(ids, id)
@@ -386,7 +362,7 @@ func (d *DirStore) repack(ctx context.Context, s *gcSurvey, kept map[string]bool
 		os.Remove(tmp)
 		return "", 0, err
 	}
-	ix := &packIndex{Format: PackFormat, PassTime: passTime.UTC(), Entries: map[string]packEntry{}}
+	ix := &packIndex{Format: PackFormat, Entries: map[string]packEntry{}}
 	if len(tombs) > 0 {
 		ix.Deleted = tombs
 	}
@@ -435,45 +411,20 @@ func (d *DirStore) repack(ctx context.Context, s *gcSurvey, kept map[string]bool
 	if err := flush(); err != nil {
 		return fail(err)
 	}
-	tail, err := packTail(ix, off)
+	name, size, err := d.finish(f, tmp, off, ix, passTime)
 	if err != nil {
-		return fail(err)
-	}
-	if _, err := f.Write(tail); err != nil {
-		return fail(fmt.Errorf("write pack %s: %w", tmp, err))
-	}
-	if err := f.Sync(); err != nil {
-		return fail(fmt.Errorf("sync pack %s: %w", tmp, err))
-	}
-	if err := f.Close(); err != nil {
-		os.Remove(tmp)
-		return "", 0, fmt.Errorf("close pack %s: %w", tmp, err)
-	}
-	size := off + int64(len(tail))
-	if repackHook != nil {
-		if err := repackHook(tmp); err != nil {
-			os.Remove(tmp)
-			return "", 0, err
-		}
-	}
-	name := packName(passTime)
-	if err := os.Rename(tmp, filepath.Join(s.dir, name)); err != nil {
-		os.Remove(tmp)
-		return "", 0, fmt.Errorf("rename pack %s: %w", tmp, err)
+		return "", 0, err
 	}
 	if err := atomicfile.SyncDir(s.dir); err != nil {
 		// The new pack may not survive a crash: keep the old units.
 		return "", 0, fmt.Errorf("sync side dir %s: %w", s.dir, err)
 	}
-	d.mu.Lock()
-	delete(d.lists, s.dir)
-	d.mu.Unlock()
 	return name, size, nil
 }
 
 // readUnitRecord reads the record of id from a unit, checked, with the
 // time it was written.
-func (d *DirStore) readUnitRecord(u *gcUnit, id string) ([]byte, time.Time, error) {
+func (d *Store) readUnitRecord(u *gcUnit, id string) ([]byte, time.Time, error) {
 	if u.Kind == bs.SideUnitFile {
 		data, err := d.readFile(u.path)
 		return data, u.Time, err
@@ -492,13 +443,13 @@ func (d *DirStore) readUnitRecord(u *gcUnit, id string) ([]byte, time.Time, erro
 	return data, t, err
 }
 
-var _ bs.SideRemover = (*DirStore)(nil)
+var _ bs.SideRemover = (*Store)(nil)
 
 // RemoveSideIfEmpty removes the session's side directory when it is empty
 // and no pass of this store is writing a pack into it, and fsyncs its
 // parent. It reports whether it removed the directory; a directory that
 // holds anything, or does not exist, is left without error.
-func (d *DirStore) RemoveSideIfEmpty(ctx context.Context, ref bs.SessionRef) (bool, error) {
+func (d *Store) RemoveSideIfEmpty(ctx context.Context, ref bs.SessionRef) (bool, error) {
 	if err := ctx.Err(); err != nil {
 		return false, err
 	}

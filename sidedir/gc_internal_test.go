@@ -1,4 +1,4 @@
-package extract
+package sidedir
 
 import (
 	"context"
@@ -19,7 +19,7 @@ import (
 func TestRepackCrash(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	d := NewDirStore(FixedDir(dir))
+	d := New(Fixed(dir))
 	ref := bs.SessionRef{}
 	for _, id := range []string{"a", "b"} {
 		if err := d.Put(ctx, ref, []bs.SideRecord{{EntryID: id, Data: []byte(`{"entry_id":"` + id + `"}`)}}); err != nil {
@@ -45,14 +45,14 @@ func TestRepackCrash(t *testing.T) {
 	}
 
 	boom := errors.New("power cut")
-	repackHook = func(tmp string) error {
+	renameHook = func(tmp string) error {
 		if _, err := os.Stat(tmp); err != nil {
 			t.Errorf("hook: the temp pack is not there: %v", err)
 		}
 		return boom
 	}
 	_, err = d.PruneSide(ctx, ref, names, []string{"a", "b"})
-	repackHook = nil
+	renameHook = nil
 	if !errors.Is(err, boom) {
 		t.Fatalf("err %v, want the hook's", err)
 	}
@@ -90,11 +90,11 @@ func TestRepackCrash(t *testing.T) {
 func TestIndexCacheBounded(t *testing.T) {
 	ctx := context.Background()
 	root := t.TempDir()
-	d := &DirStore{Dirs: FixedDir(root), IndexCacheEntries: 25}
+	d := &Store{Dirs: Fixed(root), IndexCacheEntries: 25}
 	var refs []string
 	for p := 0; p < 6; p++ {
 		dir := filepath.Join(root, fmt.Sprint(p))
-		s := &DirStore{Dirs: FixedDir(dir)}
+		s := &Store{Dirs: Fixed(dir)}
 		for i := 0; i < 10; i++ {
 			id := fmt.Sprintf("e%d-%d", p, i)
 			if err := s.Put(ctx, bs.SessionRef{}, []bs.SideRecord{{EntryID: id, Data: []byte(`{"entry_id":"` + id + `"}` + "\n")}}); err != nil {
@@ -108,7 +108,7 @@ func TestIndexCacheBounded(t *testing.T) {
 	}
 	for round := 0; round < 2; round++ {
 		for p, dir := range refs {
-			d.Dirs = FixedDir(dir)
+			d.Dirs = Fixed(dir)
 			got, err := d.Get(ctx, bs.SessionRef{}, fmt.Sprintf("e%d-%d", p, 3))
 			if err != nil || !strings.Contains(string(got.Data), fmt.Sprintf("e%d-3", p)) {
 				t.Fatalf("pack %d: %q %v", p, got.Data, err)

@@ -1,4 +1,4 @@
-package extract_test
+package sidedir_test
 
 import (
 	"context"
@@ -11,7 +11,7 @@ import (
 	"time"
 
 	bs "github.com/brainsurgeon/brainsurgeon"
-	"github.com/brainsurgeon/brainsurgeon/extract"
+	"github.com/brainsurgeon/brainsurgeon/sidedir"
 )
 
 // gcDir builds a side dir holding every kind of unit:
@@ -21,10 +21,10 @@ import (
 //	pack 1      c, d, x
 //	pack 2      d (newer: d in pack 1 is stale)
 //	pack 3      the deletion of x (it hides x in pack 1)
-func gcDir(t *testing.T) (string, *extract.DirStore, map[string]string) {
+func gcDir(t *testing.T) (string, *sidedir.Store, map[string]string) {
 	t.Helper()
 	dir := t.TempDir()
-	side := extract.NewDirStore(extract.FixedDir(dir))
+	side := sidedir.New(sidedir.Fixed(dir))
 	old := time.Now().Add(-time.Hour)
 	if err := os.WriteFile(filepath.Join(dir, "a.json"), []byte(`{"output":"legacy","__meta":{"extracted_at":"2026-01-01T00:00:00Z","trigger_type":"tool_result"}}`), 0o600); err != nil {
 		t.Fatal(err)

@@ -1,4 +1,4 @@
-package extract
+package sidedir
 
 import (
 	"crypto/sha256"
@@ -9,21 +9,24 @@ import (
 	"hash/crc32"
 	"io"
 	"os"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
+
+	bs "github.com/brainsurgeon/brainsurgeon"
 )
 
-// A pack holds the records of one pass over one session (DESIGN decision
-// 8): zstd frames of records (each record is the JSON line EncodeRecord
-// returns; small records share a frame of up to frameTarget bytes, a
-// larger one has a frame of its own), then a zstd skippable frame with the index
-// (magic 0x184D2A50, little-endian uint32 length, packIndex as JSON), then
-// a 24-byte trailer, another skippable frame (magic 0x184D2A5F, length 16,
-// the index frame's offset as a little-endian uint64, then "bspack/1").
-// Decoders skip skippable frames, so `zstd -dc <pack>` prints every record
-// as a JSON line. A pack is written once under a temp name, fsynced and
+// A pack holds the records of one pass over one session: zstd frames of
+// records (small records share a frame of up to frameTarget bytes, a
+// larger one has a frame of its own), then a zstd skippable frame with
+// the index (magic 0x184D2A50, little-endian uint32 length, packIndex as
+// JSON), then a 24-byte trailer, another skippable frame (magic
+// 0x184D2A5F, length 16, the index frame's offset as a little-endian
+// uint64, then "bspack/1"). Decoders skip skippable frames, so
+// `zstd -dc <pack>` prints every record (the extraction's records are
+// JSON lines). A pack is written once under a temp name, fsynced and
 // renamed; it is never edited.
 const (
 	// PackFormat names the index's format. Version 2 checks each record
@@ -55,7 +58,8 @@ const (
 // packIndex is the index of a pack.
 type packIndex struct {
 	Format string `json:"format"`
-	// PassTime is when the pack was written; its name carries it too.
+	// PassTime is when the pack was written; its name carries it too, and
+	// an index read without one takes the name's.
 	PassTime time.Time `json:"pass_time"`
 	// Entries maps an entry id to its record's frame.
 	Entries map[string]packEntry `json:"entries"`
@@ -138,7 +142,7 @@ func packTail(ix *packIndex, off int64) ([]byte, error) {
 }
 
 // marshalIndex encodes ix exactly as encoding/json does, by hand when
-// every id is a plain string (ValidID's characters): reflection over the
+// every key is a plain string (most keys are): reflection over the
 // 20,000 entries of a real-density pass took 60 ms, on the path between
 // the last record and the transcript's rewrite.
 func marshalIndex(ix *packIndex) ([]byte, error) {
@@ -246,10 +250,10 @@ func jsonTime(t time.Time) bool {
 }
 
 // readPackIndex reads the index of the pack f of the given size. Errors
-// wrap ErrCorrupt.
+// wrap bs.ErrCorrupt.
 func readPackIndex(f io.ReaderAt, size int64, path string) (*packIndex, error) {
 	bad := func(why string, args ...any) error {
-		return fmt.Errorf("pack %s: %s: %w", path, fmt.Sprintf(why, args...), ErrCorrupt)
+		return fmt.Errorf("pack %s: %s: %w", path, fmt.Sprintf(why, args...), bs.ErrCorrupt)
 	}
 	if size < trailerSize+8 {
 		return nil, bad("truncated (%d bytes)", size)
@@ -287,8 +291,24 @@ func readPackIndex(f io.ReaderAt, size int64, path string) (*packIndex, error) {
 			return nil, bad("entry %s: no record checksum (sha256 %q, crc32c %q) in a %s index", id, e.SHA256, e.CRC32C, ix.Format)
 		}
 	}
+	if ix.PassTime.IsZero() {
+		// A pack's time is its pass time: the index's, or the name's when
+		// the index has none.
+		ix.PassTime = parsePackTime(filepath.Base(path))
+	}
 	ix.sumFrames()
 	return ix, nil
+}
+
+// parsePackTime reads the pass time from a pack's name; it is zero when
+// the name holds none.
+func parsePackTime(name string) time.Time {
+	s := strings.TrimPrefix(name, packPrefix)
+	if i := strings.LastIndexByte(s, '-'); i > 0 {
+		s = s[:i]
+	}
+	t, _ := time.Parse(packTimeFmt, s)
+	return t
 }
 
 // castagnoli is the CRC-32C table (hardware-assisted on amd64 and arm64).
