@@ -85,7 +85,7 @@ func demoFixture(t *testing.T) *fixture {
 		t.Fatal(err)
 	}
 	f.set = set
-	rep, err := set.Pass(pruneConfig(), nil).Run(context.Background(), nil)
+	rep, err := prune.New(set.Store, set.Side, set.StateDir, pruneConfig(), nil).Run(context.Background(), nil)
 	if err != nil {
 		t.Fatalf("first pass: %v", err)
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/brainsurgeon/brainsurgeon/api"
 	"github.com/brainsurgeon/brainsurgeon/backend"
+	"github.com/brainsurgeon/brainsurgeon/prune"
 )
 
 // TestDiskUse checks GET /api/disk on an agent whose sessions directory
@@ -46,7 +47,7 @@ func TestDiskUse(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := set.Pass(pruneConfig(), nil).Run(context.Background(), nil); err != nil {
+	if _, err := prune.New(set.Store, set.Side, set.StateDir, pruneConfig(), nil).Run(context.Background(), nil); err != nil {
 		t.Fatal(err)
 	}
 	size := func(p string) int64 {

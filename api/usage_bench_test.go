@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/brainsurgeon/brainsurgeon/api"
+	"github.com/brainsurgeon/brainsurgeon/prune"
 )
 
 // BenchmarkUsage measures GET …/usage, the session view's chart, on a
@@ -16,7 +17,7 @@ import (
 // /api/disk over the same agents dir.
 func BenchmarkUsage(b *testing.B) {
 	set, id := bigSession(b)
-	rep, err := set.Pass(pruneConfig(), nil).Run(context.Background(), nil)
+	rep, err := prune.New(set.Store, set.Side, set.StateDir, pruneConfig(), nil).Run(context.Background(), nil)
 	if err != nil || rep.Sessions[0].Result == nil {
 		b.Fatalf("pass: %+v, %v", rep, err)
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/brainsurgeon/brainsurgeon/api"
 	"github.com/brainsurgeon/brainsurgeon/backend"
 	"github.com/brainsurgeon/brainsurgeon/compact"
+	"github.com/brainsurgeon/brainsurgeon/prune"
 )
 
 var placeholderRE = regexp.MustCompile(`\[\[extracted-([^\]]+)\]\]`)
@@ -73,7 +74,7 @@ func TestUsageSeries(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep, err := set.Pass(pruneConfig(), nil).Run(context.Background(), nil)
+	rep, err := prune.New(set.Store, set.Side, set.StateDir, pruneConfig(), nil).Run(context.Background(), nil)
 	if err != nil || len(rep.Sessions) != 1 || rep.Sessions[0].Result == nil || rep.Sessions[0].Result.Values == 0 {
 		t.Fatalf("pass: %+v, %v", rep, err)
 	}

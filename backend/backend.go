@@ -21,8 +21,6 @@ import (
 	bs "github.com/brainsurgeon/brainsurgeon"
 	"github.com/brainsurgeon/brainsurgeon/config"
 	"github.com/brainsurgeon/brainsurgeon/extract"
-	"github.com/brainsurgeon/brainsurgeon/prune"
-	"github.com/brainsurgeon/brainsurgeon/restore"
 	"github.com/brainsurgeon/brainsurgeon/session"
 	"github.com/brainsurgeon/brainsurgeon/session/sqlite"
 )
@@ -73,7 +71,7 @@ func Open(ctx context.Context, root string, opts Options) (*Set, error) {
 	js.Writer.Logger = opts.Logger
 	js.Writer.Clock = opts.Clock
 	js.Writer.Quiet = max(opts.Idle, 0) // zero: no quiet period, as in Options
-	set := &Set{AgentsDir: root, StateDir: restore.StateDir(root)}
+	set := &Set{AgentsDir: root, StateDir: config.StateDir(root)}
 	stores := []bs.Store{js}
 	set.Backends = append(set.Backends, js.Name())
 	extra, err := openOthers(ctx, root, opts)
@@ -123,16 +121,6 @@ func openOthers(ctx context.Context, root string, opts Options) ([]bs.Store, err
 		return nil, nil // not an OpenClaw agents dir (a pi sessions dir), or no store
 	}
 	return []bs.Store{sqlite.NewStore(root, sqlite.Options{Logger: opts.Logger, Clock: opts.Clock, Quiet: max(opts.Idle, 0)})}, nil
-}
-
-// Pass returns the library-level extraction pass over the set with the
-// runtime config c. On a nil Set (Open failed) it returns a Pass whose Run
-// fails with an error wrapping brainsurgeon.ErrInvalid.
-func (s *Set) Pass(c config.Config, log bs.Logger) *prune.Pass {
-	if s == nil {
-		return &prune.Pass{Config: c, Logger: log}
-	}
-	return &prune.Pass{Store: s.Store, Side: s.Side, StateDir: s.StateDir, Config: c, Logger: log}
 }
 
 // Multi is a brainsurgeon.Store over several stores: it lists the

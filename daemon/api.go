@@ -11,6 +11,7 @@ import (
 	"github.com/brainsurgeon/brainsurgeon/api/ui"
 	"github.com/brainsurgeon/brainsurgeon/backend"
 	"github.com/brainsurgeon/brainsurgeon/config"
+	"github.com/brainsurgeon/brainsurgeon/prune"
 	"github.com/brainsurgeon/brainsurgeon/restore"
 	"github.com/brainsurgeon/brainsurgeon/retention"
 	"github.com/brainsurgeon/brainsurgeon/trash"
@@ -101,7 +102,7 @@ func (c control) Restorer() *restore.Restorer {
 		d.log.Warn("api: no restorer for the current config, the API's own is used", "error", err)
 		return nil
 	}
-	d.restorer = set.Pass(cfg, d.log).Restorer()
+	d.restorer = prune.New(set.Store, set.Side, set.StateDir, cfg, d.log).Restorer()
 	return d.restorer
 }
 

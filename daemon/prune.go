@@ -85,7 +85,7 @@ func (d *Daemon) runPrune(ctx context.Context, manual bool) (*PruneResult, error
 	if err != nil {
 		return res, err
 	}
-	pass := set.Pass(cfg, d.log)
+	pass := prune.New(set.Store, set.Side, set.StateDir, cfg, d.log)
 	pass.Force, pass.SkipPending = true, true
 	work := context.WithoutCancel(ctx)
 

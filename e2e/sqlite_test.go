@@ -19,6 +19,7 @@ import (
 	"github.com/brainsurgeon/brainsurgeon/internal/testkit/openclaw"
 	"github.com/brainsurgeon/brainsurgeon/internal/testkit/oracle"
 	"github.com/brainsurgeon/brainsurgeon/internal/testkit/testcorpus"
+	"github.com/brainsurgeon/brainsurgeon/prune"
 	bsprune "github.com/brainsurgeon/brainsurgeon/prune"
 	"github.com/brainsurgeon/brainsurgeon/restore"
 )
@@ -125,7 +126,7 @@ func TestSQLiteOracleAfterExtraction(t *testing.T) {
 				t.Fatalf("%s: oracle before: %v", ref, err)
 			}
 		}
-		rep, err := set.Pass(cfg, nil).Run(ctx, refs)
+		rep, err := prune.New(set.Store, set.Side, set.StateDir, cfg, nil).Run(ctx, refs)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -250,7 +251,7 @@ func TestMigrationKeepsPlaceholders(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep, err := set.Pass(cfg, nil).Run(ctx, nil)
+	rep, err := prune.New(set.Store, set.Side, set.StateDir, cfg, nil).Run(ctx, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/brainsurgeon/brainsurgeon/backend"
 	"github.com/brainsurgeon/brainsurgeon/config"
 	"github.com/brainsurgeon/brainsurgeon/internal/testkit/testcorpus"
+	"github.com/brainsurgeon/brainsurgeon/prune"
 	"github.com/brainsurgeon/brainsurgeon/restore"
 	"github.com/brainsurgeon/brainsurgeon/retention"
 	"github.com/brainsurgeon/brainsurgeon/trash"
@@ -100,7 +101,7 @@ func newFixture(t *testing.T, status string) *fx {
 	if status == "running" {
 		c.IdleSeconds = 0
 	}
-	if rep, err := set.Pass(c, nil).Run(ctx, nil); err != nil || rep.Failed > 0 {
+	if rep, err := prune.New(set.Store, set.Side, set.StateDir, c, nil).Run(ctx, nil); err != nil || rep.Failed > 0 {
 		t.Fatalf("pass: %+v, %v", rep, err)
 	}
 	// c1 has no extracted dir; the pass made one only if it extracted.
