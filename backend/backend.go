@@ -10,6 +10,7 @@ package backend
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -579,4 +580,97 @@ func canonical(dir string) string {
 		return c
 	}
 	return filepath.Clean(dir)
+}
+
+// fileStore is what a store that keeps sessions as files answers to move
+// them out of their place and back (the trash's Store): session.Store.
+type fileStore interface {
+	Family(ctx context.Context, ref bs.SessionRef) ([]bs.SessionFiles, error)
+	LockFiles(ctx context.Context, f bs.SessionFiles) (unlock func() error, err error)
+	Move(from, to string) error
+	IndexEntries(index string) map[string]json.RawMessage
+	RemoveIndexEntries(index string, keys []string) (map[string]json.RawMessage, error)
+	AddIndexEntries(index string, entries map[string]json.RawMessage) error
+}
+
+var _ fileStore = (*Multi)(nil)
+
+// files returns the store that keeps ref's session as files; an error
+// wrapping brainsurgeon.ErrUnsupported when that store keeps rows.
+func (m *Multi) files(ref bs.SessionRef) (fileStore, error) {
+	s, err := m.pick(ref)
+	if err != nil {
+		return nil, err
+	}
+	f, ok := s.(fileStore)
+	if !ok {
+		return nil, fmt.Errorf("session %s: the %s store does not keep sessions as files: %w", ref, s.Name(), bs.ErrUnsupported)
+	}
+	return f, nil
+}
+
+// jsonlFiles returns the JSONL store, which owns the transcripts, side
+// directories and sessions.json files the path-based calls name.
+func (m *Multi) jsonlFiles() (fileStore, error) {
+	return m.files(bs.SessionRef{Backend: bs.BackendJSONL})
+}
+
+// Family returns the files of ref and its children from ref's store (see
+// session.Store.Family).
+func (m *Multi) Family(ctx context.Context, ref bs.SessionRef) ([]bs.SessionFiles, error) {
+	f, err := m.files(ref)
+	if err != nil {
+		return nil, err
+	}
+	return f.Family(ctx, ref)
+}
+
+// LockFiles takes the host's lock of a session's transcript through its
+// store (see session.Store.LockFiles).
+func (m *Multi) LockFiles(ctx context.Context, sf bs.SessionFiles) (func() error, error) {
+	f, err := m.files(sf.Ref)
+	if err != nil {
+		return nil, err
+	}
+	return f.LockFiles(ctx, sf)
+}
+
+// Move moves a transcript or a side directory through the JSONL store
+// (see session.Store.Move).
+func (m *Multi) Move(from, to string) error {
+	f, err := m.jsonlFiles()
+	if err != nil {
+		return err
+	}
+	return f.Move(from, to)
+}
+
+// IndexEntries reads a sessions.json through the JSONL store (see
+// session.Store.IndexEntries); none when there is no JSONL store.
+func (m *Multi) IndexEntries(index string) map[string]json.RawMessage {
+	f, err := m.jsonlFiles()
+	if err != nil {
+		return map[string]json.RawMessage{}
+	}
+	return f.IndexEntries(index)
+}
+
+// RemoveIndexEntries edits a sessions.json through the JSONL store (see
+// session.Store.RemoveIndexEntries).
+func (m *Multi) RemoveIndexEntries(index string, keys []string) (map[string]json.RawMessage, error) {
+	f, err := m.jsonlFiles()
+	if err != nil {
+		return nil, err
+	}
+	return f.RemoveIndexEntries(index, keys)
+}
+
+// AddIndexEntries edits a sessions.json through the JSONL store (see
+// session.Store.AddIndexEntries).
+func (m *Multi) AddIndexEntries(index string, entries map[string]json.RawMessage) error {
+	f, err := m.jsonlFiles()
+	if err != nil {
+		return err
+	}
+	return f.AddIndexEntries(index, entries)
 }

@@ -22,7 +22,7 @@ import (
 // time (nil: the system clock).
 func Retention(log bs.Logger, clock bs.Clock) RetentionFunc {
 	return func(ctx context.Context, set *backend.Set, c config.Config) (any, error) {
-		t := trash.New(set)
+		t := trash.New(set.Store, set.AgentsDir, set.StateDir)
 		t.Logger, t.Clock = log, clock
 		return retention.Run(ctx, retention.Options{Store: set.Store, Side: set.Side, StateDir: set.StateDir,
 			Config: c, Trash: t, Logger: log, Clock: clock})
@@ -47,7 +47,7 @@ func (d *Daemon) Handler(ctx context.Context, opts api.Options) (http.Handler, e
 		opts.Control = control{d}
 	}
 	if opts.Trash == nil {
-		t := trash.New(opts.Set)
+		t := trash.New(opts.Set.Store, opts.Set.AgentsDir, opts.Set.StateDir)
 		t.Logger = d.log
 		opts.Trash = trashAPI{t}
 	}

@@ -106,7 +106,7 @@ func newFixture(t *testing.T, status string) *fx {
 	}
 	// c1 has no extracted dir; the pass made one only if it extracted.
 	os.RemoveAll(filepath.Join(dir, "extracted", "c1"))
-	f.bin = trash.New(set)
+	f.bin = trash.New(set.Store, set.AgentsDir, set.StateDir)
 	f.before = snapshot(t, root)
 	return f
 }
@@ -498,7 +498,7 @@ func TestDeleteSQLiteStore(t *testing.T) {
 	if ref.Backend != bs.BackendSQLite {
 		t.Fatalf("first session %+v is not in the SQLite store", ref)
 	}
-	_, err = trash.New(set).Delete(ctx, ref.Agent, ref.ID)
+	_, err = trash.New(set.Store, set.AgentsDir, set.StateDir).Delete(ctx, ref.Agent, ref.ID)
 	if !errors.Is(err, trash.ErrRefused) || !errors.Is(err, bs.ErrUnsupported) || !strings.Contains(err.Error(), "never deletes rows") {
 		t.Fatalf("err %v, want ErrRefused and ErrUnsupported with the reason", err)
 	}
