@@ -11,9 +11,9 @@ import (
 	"unicode/utf8"
 
 	bs "github.com/brainsurgeon/brainsurgeon"
+	"github.com/brainsurgeon/brainsurgeon/entry"
 	"github.com/brainsurgeon/brainsurgeon/extract"
 	"github.com/brainsurgeon/brainsurgeon/restore"
-	"github.com/brainsurgeon/brainsurgeon/session"
 )
 
 // Paging of the session detail.
@@ -97,7 +97,7 @@ func (s *server) detail(r *http.Request) (any, error) {
 		}
 		// Lines gives the raw bytes only: parse them (a copy, so that the
 		// views do not hold on to the buffer the lines were read into).
-		views = append(views, viewOf(session.ParseEntry(bytes.Clone(e.Raw), e.Line, e.Offset)))
+		views = append(views, viewOf(entry.Parse(bytes.Clone(e.Raw), e.Line, e.Offset)))
 	}
 	return map[string]any{"session": info, "total": total, "offset": offset,
 		"limit": limit, "entries": views}, nil

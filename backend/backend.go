@@ -674,3 +674,29 @@ func (m *Multi) AddIndexEntries(index string, entries map[string]json.RawMessage
 	}
 	return f.AddIndexEntries(index, entries)
 }
+
+// ResolveAmong finds the session name names among refs as the CLI does
+// (see session.ResolveRef, by each ref's primary key).
+func (s *Set) ResolveAmong(refs []bs.SessionRef, name string) (bs.SessionRef, error) {
+	return session.ResolveRef(refs, name, nil)
+}
+
+// NotTranscript reports whether err says that a name found a file with a
+// transcript's name but not its content (session.ErrNotTranscript).
+func (s *Set) NotTranscript(err error) bool { return errors.Is(err, session.ErrNotTranscript) }
+
+// SessionFile returns the file that keeps ref's transcript: the JSONL
+// transcript, or the SQLite database that keeps the session among others
+// (shared). A ref without a file gives an error wrapping
+// brainsurgeon.ErrInvalid.
+func (s *Set) SessionFile(ref bs.SessionRef) (path string, shared bool, err error) {
+	if ref.Path == "" {
+		return "", false, fmt.Errorf("session %s: no file keeps it: %w", ref, bs.ErrInvalid)
+	}
+	return ref.Path, ref.Backend == bs.BackendSQLite, nil
+}
+
+// ClassifyFile names the kind of a file in a session directory by its
+// name (session.ClassifyFile): "transcript", "store", "other", or a host
+// leftover's kind such as "lock" or "reset-archive".
+func (s *Set) ClassifyFile(name string) string { return session.ClassifyFile(name).String() }

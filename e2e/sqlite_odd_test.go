@@ -14,7 +14,6 @@ import (
 
 	"github.com/brainsurgeon/brainsurgeon/backend"
 	"github.com/brainsurgeon/brainsurgeon/internal/testkit/openclaw"
-	"github.com/brainsurgeon/brainsurgeon/prune"
 	bsprune "github.com/brainsurgeon/brainsurgeon/prune"
 	"github.com/brainsurgeon/brainsurgeon/restore"
 )
@@ -177,7 +176,7 @@ func TestImportedOddSessions(t *testing.T) {
 	if len(refs) != len(sessions) {
 		t.Fatalf("the store lists %d sessions, want %d", len(refs), len(sessions))
 	}
-	res, err := prune.New(set.Store, set.Side, set.StateDir, cfg, nil).Run(ctx, refs)
+	res, err := bsprune.New(set.Store, set.Side, set.StateDir, cfg, nil).Run(ctx, refs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -190,7 +189,7 @@ func TestImportedOddSessions(t *testing.T) {
 	}
 	files := sideFiles(t, st.AgentsDir())
 	for i := 0; i < 2; i++ {
-		res, err = prune.New(set.Store, set.Side, set.StateDir, cfg, nil).Run(ctx, refs)
+		res, err = bsprune.New(set.Store, set.Side, set.StateDir, cfg, nil).Run(ctx, refs)
 		if err != nil {
 			t.Fatal(err)
 		}

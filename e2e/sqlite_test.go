@@ -19,7 +19,6 @@ import (
 	"github.com/brainsurgeon/brainsurgeon/internal/testkit/openclaw"
 	"github.com/brainsurgeon/brainsurgeon/internal/testkit/oracle"
 	"github.com/brainsurgeon/brainsurgeon/internal/testkit/testcorpus"
-	"github.com/brainsurgeon/brainsurgeon/prune"
 	bsprune "github.com/brainsurgeon/brainsurgeon/prune"
 	"github.com/brainsurgeon/brainsurgeon/restore"
 )
@@ -126,7 +125,7 @@ func TestSQLiteOracleAfterExtraction(t *testing.T) {
 				t.Fatalf("%s: oracle before: %v", ref, err)
 			}
 		}
-		rep, err := prune.New(set.Store, set.Side, set.StateDir, cfg, nil).Run(ctx, refs)
+		rep, err := bsprune.New(set.Store, set.Side, set.StateDir, cfg, nil).Run(ctx, refs)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -251,7 +250,7 @@ func TestMigrationKeepsPlaceholders(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep, err := prune.New(set.Store, set.Side, set.StateDir, cfg, nil).Run(ctx, nil)
+	rep, err := bsprune.New(set.Store, set.Side, set.StateDir, cfg, nil).Run(ctx, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
