@@ -700,3 +700,17 @@ func (s *Set) SessionFile(ref bs.SessionRef) (path string, shared bool, err erro
 // name (session.ClassifyFile): "transcript", "store", "other", or a host
 // leftover's kind such as "lock" or "reset-archive".
 func (s *Set) ClassifyFile(name string) string { return session.ClassifyFile(name).String() }
+
+// Location returns where ref's session is stored, for people and for the
+// host formats that name it, as its store says; empty when the store does
+// not say.
+func (m *Multi) Location(ref bs.SessionRef) string {
+	s, err := m.pick(ref)
+	if err != nil {
+		return ""
+	}
+	if l, ok := s.(interface{ Location(bs.SessionRef) string }); ok {
+		return l.Location(ref)
+	}
+	return ""
+}
