@@ -212,7 +212,8 @@ type Trash struct {
 	// Store resolves names, tells whether a session is idle, and moves
 	// its files.
 	Store Store
-	// AgentsDir is the agents dir, for sessions.json.
+	// AgentsDir is the agents dir: Restore puts back only into places
+	// inside it.
 	AgentsDir string
 	// StateDir is BrainSurgeon's state dir (".brainsurgeon").
 	StateDir string
