@@ -1,9 +1,10 @@
 // Package api is BrainSurgeon's REST API as an http.Handler that another Go
-// program can mount. It reaches sessions and extracted values only through
-// the library: the stores of a backend.Set, a restore.Restorer and
-// session.Inspect-style reads. The daemon's config service, jobs and trash
-// are reached through the small interfaces Control and Trash; when one is
-// not given, its endpoints answer 501 with the reason.
+// program can mount. It reaches sessions and extracted
+// values only through the library: the root interfaces of an opened
+// installation (Stores), a restore.Restorer and the Backend's resolver. The daemon's config
+// service, jobs and trash are reached through the small interfaces Control
+// and Trash; when one is not given, its endpoints answer 501 with the
+// reason.
 //
 // Every answer is JSON with snake_case names, like the CLI's --json; an
 // error is {"error": "…"} with its status:
@@ -59,7 +60,7 @@
 //	DELETE /api/trash/{agent}/{id}
 //
 // {id} names a session of {agent} the way the CLI does after "agent/"
-// (session.ResolveRef): its id, its transcript's file stem, a unique prefix
+// (Backend.ResolveAmong): its id, its transcript's file stem, a unique prefix
 // of either of 8 characters or more, or a session key (or a unique suffix
 // of one).
 //
@@ -91,7 +92,6 @@ import (
 	"time"
 
 	bs "github.com/brainsurgeon/brainsurgeon"
-	"github.com/brainsurgeon/brainsurgeon/backend"
 	"github.com/brainsurgeon/brainsurgeon/compact"
 	"github.com/brainsurgeon/brainsurgeon/config"
 	"github.com/brainsurgeon/brainsurgeon/internal/compactwire"
@@ -162,14 +162,60 @@ type RestorerSource interface {
 	Restorer() *restore.Restorer
 }
 
-// Options configure the API. Set is required.
+// Stores is the installation the API serves, as the root interfaces:
+// cmd/brainsurgeon fills it from backend.Open's Set.
+type Stores struct {
+	// Store lists, opens and writes the sessions.
+	Store bs.Store
+	// Side holds the extracted values.
+	Side bs.SideStore
+	// AgentsDir is the agents dir that was opened (the host config beside
+	// it names the models' windows).
+	AgentsDir string
+	// StateDir is BrainSurgeon's state dir: queue, audit log.
+	StateDir string
+	// Backends names the backends in use, for /api/health.
+	Backends []string
+	// Backend answers what the API needs of the backends beyond the
+	// Store; required.
+	Backend Backend
+}
+
+// Backend is what the API needs of the backends beyond the Store: the
+// CLI's resolver, and for GET /api/disk where each listed session's
+// transcript is kept and what a file found beside the transcripts is.
+// backend.Set implements it.
+type Backend interface {
+	// ResolveAmong finds the session name names among refs as the CLI
+	// does (its id, its transcript's file stem, a unique prefix of
+	// either of 8 characters or more, a session key or a unique suffix
+	// of one); errors wrap brainsurgeon.ErrNotFound, ErrAmbiguous or
+	// ErrInvalid.
+	ResolveAmong(refs []bs.SessionRef, name string) (bs.SessionRef, error)
+	// NotTranscript reports whether err says that a name found a file
+	// with a transcript's name but not its content.
+	NotTranscript(err error) bool
+	// SessionFile returns the file that keeps ref's transcript; shared
+	// is true when it is a database that keeps many sessions (with its
+	// -wal, -shm and -journal files), false for a transcript file in a
+	// session directory. An error means the session has no file.
+	SessionFile(ref bs.SessionRef) (path string, shared bool, err error)
+	// ClassifyFile names the kind of a file found in a session directory
+	// by its name: "transcript", "store", "other", or the kind of a
+	// host's leftover ("lock", "reset-archive", "deleted-archive",
+	// "backup", "checkpoint", "corrupt", "trajectory").
+	ClassifyFile(name string) string
+}
+
+// Options configure the API. Stores.Store, Stores.Side and
+// Stores.Backend are required.
 type Options struct {
-	// Set is the opened installation (backend.Open): its Store lists,
-	// opens and writes sessions, its Side holds extracted values.
-	Set *backend.Set
+	// Stores is the opened installation: its Store lists, opens and
+	// writes sessions, its Side holds extracted values.
+	Stores Stores
 	// Restorer restores values, sets "_extractable" and answers
 	// get_context. When nil, a Control that is a RestorerSource gives it;
-	// else one is made over Set with the default policy. A daemon passes
+	// else one is made over Stores with the default policy. A daemon passes
 	// its own (or implements RestorerSource) so that write-backs of one
 	// session are serialised with its passes and follow the config.
 	Restorer *restore.Restorer
@@ -208,7 +254,7 @@ type Options struct {
 // server is the API's handler.
 type server struct {
 	opts     Options
-	set      *backend.Set
+	set      Stores
 	restorer *restore.Restorer
 	mux      *http.ServeMux
 	keys     [][32]byte
@@ -224,21 +270,21 @@ type server struct {
 	started     time.Time
 }
 
-// New returns the API handler. It checks the options: a nil Set, an empty
+// New returns the API handler. It checks the options: no Store or Side, an empty
 // API key or an origin that is not a URL origin is an error wrapping
 // brainsurgeon.ErrInvalid.
 func New(opts Options) (http.Handler, error) {
-	if opts.Set == nil || opts.Set.Store == nil || opts.Set.Side == nil {
-		return nil, fmt.Errorf("api: Options.Set must be an opened backend.Set (backend.Open) with a Store and a Side store: %w", bs.ErrInvalid)
+	if opts.Stores.Store == nil || opts.Stores.Side == nil || opts.Stores.Backend == nil {
+		return nil, fmt.Errorf("api: Options.Stores must hold an opened installation's Store, Side store and Backend (backend.Open's Set has them): %w", bs.ErrInvalid)
 	}
-	s := &server{opts: opts, set: opts.Set, restorer: opts.Restorer, log: bs.LoggerOrDiscard(opts.Logger),
+	s := &server{opts: opts, set: opts.Stores, restorer: opts.Restorer, log: bs.LoggerOrDiscard(opts.Logger),
 		cache: newStatsCache(), statusCache: compact.NewStatusCache(0), maxBody: opts.MaxBodyBytes, started: time.Now()}
-	s.window = compactwire.HostWindow(opts.Set.AgentsDir, s.log)
+	s.window = compactwire.HostWindow(opts.Stores.AgentsDir, s.log)
 	if s.maxBody <= 0 {
 		s.maxBody = DefaultMaxBodyBytes
 	}
 	if s.restorer == nil {
-		s.restorer = restore.New(opts.Set.Store, opts.Set.Side, opts.Set.StateDir)
+		s.restorer = restore.New(opts.Stores.Store, opts.Stores.Side, opts.Stores.StateDir)
 		s.restorer.Logger = opts.Logger
 	}
 	for i, k := range opts.APIKeys {

@@ -25,6 +25,7 @@ import (
 	"github.com/brainsurgeon/brainsurgeon/daemon"
 	"github.com/brainsurgeon/brainsurgeon/internal/demo"
 	"github.com/brainsurgeon/brainsurgeon/internal/synth"
+	"github.com/brainsurgeon/brainsurgeon/internal/wiring"
 	"github.com/brainsurgeon/brainsurgeon/prune"
 )
 
@@ -85,7 +86,7 @@ func demoFixture(t *testing.T) *fixture {
 		t.Fatal(err)
 	}
 	f.set = set
-	rep, err := set.Pass(pruneConfig(), nil).Run(context.Background(), nil)
+	rep, err := prune.New(set.Store, set.Side, set.StateDir, pruneConfig(), nil).Run(context.Background(), nil)
 	if err != nil {
 		t.Fatalf("first pass: %v", err)
 	}
@@ -259,7 +260,7 @@ func TestUIInBrowser(t *testing.T) {
 func testValueRestoreSettings(t *testing.T, browserCtx context.Context) {
 	f := demoFixture(t)
 	ctl := newControl(f.set)
-	srv := serve(t, api.Options{Set: f.set, Control: ctl, Trash: newTrash(f), UI: ui.Handler(), AutoRefreshMS: 1000, Version: "test"})
+	srv := serve(t, api.Options{Stores: stores(f.set), Control: ctl, Trash: newTrash(f), UI: ui.Handler(), AutoRefreshMS: 1000, Version: "test"})
 	c := &client{tb: t, srv: srv}
 	ctx, problems := newTab(t, browserCtx)
 	id := f.synthIDs[0] // the session with large thinking blocks
@@ -424,7 +425,7 @@ func testValueRestoreSettings(t *testing.T, browserCtx context.Context) {
 func testKeyExtractableRefreshTrash(t *testing.T, browserCtx context.Context) {
 	f := demoFixture(t)
 	const key = "s3cret-key"
-	srv := serve(t, api.Options{Set: f.set, Control: newControl(f.set), Trash: newTrash(f), UI: ui.Handler(),
+	srv := serve(t, api.Options{Stores: stores(f.set), Control: newControl(f.set), Trash: newTrash(f), UI: ui.Handler(),
 		APIKeys: []string{key}, AutoRefreshMS: 1000})
 	c := &client{tb: t, srv: srv, key: key}
 	ctx, problems := newTab(t, browserCtx)
@@ -509,7 +510,7 @@ func testKeyExtractableRefreshTrash(t *testing.T, browserCtx context.Context) {
 // trash views show with the server's reason; a missing session is a 404.
 func testErrors(t *testing.T, browserCtx context.Context) {
 	f := demoFixture(t)
-	srv := serve(t, api.Options{Set: f.set, UI: ui.Handler(), AutoRefreshMS: 1000})
+	srv := serve(t, api.Options{Stores: stores(f.set), UI: ui.Handler(), AutoRefreshMS: 1000})
 	ctx, problems := newTab(t, browserCtx)
 	do(t, ctx, "open the settings", chromedp.Navigate(srv.URL+"/#/settings"))
 	// The config and the scheduler status both fail; either box may come
@@ -533,7 +534,7 @@ func testErrors(t *testing.T, browserCtx context.Context) {
 // write: every write button and the settings' save are disabled.
 func testReadOnly(t *testing.T, browserCtx context.Context) {
 	f := demoFixture(t)
-	srv := serve(t, api.Options{Set: f.set, Control: newControl(f.set), Trash: newTrash(f), UI: ui.Handler(), ReadOnly: true})
+	srv := serve(t, api.Options{Stores: stores(f.set), Control: newControl(f.set), Trash: newTrash(f), UI: ui.Handler(), ReadOnly: true})
 	ctx, problems := newTab(t, browserCtx)
 	id := f.synthIDs[0]
 	do(t, ctx, "open the session", chromedp.Navigate(srv.URL+"/#/session/alpha/"+id), chromedp.WaitVisible(`button.badge-extracted`))
@@ -562,7 +563,7 @@ func testReadOnly(t *testing.T, browserCtx context.Context) {
 func testLostValues(t *testing.T, browserCtx context.Context) {
 	f := demoFixture(t)
 	ctl := newControl(f.set)
-	srv := serve(t, api.Options{Set: f.set, Control: ctl, UI: ui.Handler()})
+	srv := serve(t, api.Options{Stores: stores(f.set), Control: ctl, UI: ui.Handler()})
 	c := &client{tb: t, srv: srv}
 	ctl.setNow(func() time.Time { return time.Now().Add(72 * time.Hour) })
 	var ret struct {
@@ -612,7 +613,7 @@ func testDemoDaemon(t *testing.T, browserCtx context.Context) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d, err := daemon.Open(ctx, daemon.Options{AgentsDir: agents, Retention: daemon.Retention(nil, nil)})
+	d, err := daemon.Open(ctx, daemon.Options{AgentsDir: agents, Open: wiring.Opener(agents), Retention: daemon.Retention(nil, nil)})
 	if err != nil {
 		t.Fatal(err)
 	}

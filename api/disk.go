@@ -8,7 +8,6 @@ import (
 	"sort"
 
 	bs "github.com/brainsurgeon/brainsurgeon"
-	"github.com/brainsurgeon/brainsurgeon/session"
 )
 
 // DiskUse is the answer of GET /api/disk: per agent, how its bytes on disk
@@ -97,14 +96,15 @@ func (s *server) disk(r *http.Request) (any, error) {
 	for _, ref := range refs {
 		name := agentName(ref)
 		agent(name)
-		if ref.Path == "" {
+		file, shared, err := s.set.Backend.SessionFile(ref)
+		if err != nil || file == "" {
 			continue
 		}
-		if ref.Backend == bs.BackendSQLite {
-			dbs[ref.Path] = name
+		if shared {
+			dbs[file] = name
 		} else {
-			dirs[filepath.Dir(ref.Path)] = name
-			live[ref.Path] = true
+			dirs[filepath.Dir(file)] = name
+			live[file] = true
 		}
 		if d, ok := s.set.Store.(interface {
 			SideDir(bs.SessionRef) (string, error)
@@ -118,7 +118,7 @@ func (s *server) disk(r *http.Request) (any, error) {
 		if err := r.Context().Err(); err != nil {
 			return nil, err
 		}
-		scanSessionDir(dir, live, agent(name))
+		scanSessionDir(dir, live, s.set.Backend.ClassifyFile, agent(name))
 	}
 	for db, name := range dbs {
 		a := agent(name)
@@ -149,10 +149,10 @@ func (s *server) disk(r *http.Request) (any, error) {
 
 // scanSessionDir adds the files of one session directory to a: the live
 // transcripts (listed by the store), the other files by their name's kind
-// (session.ClassifyFile; a ".jsonl" file the store does not list is
-// "other"), the "extracted" tree as side storage, and any other directory
-// as a leftover of its own.
-func scanSessionDir(dir string, live map[string]bool, a *AgentDisk) {
+// (classify; a transcript file the store does not list is "other"), the
+// "extracted" tree as side storage, and any other directory as a leftover
+// of its own.
+func scanSessionDir(dir string, live map[string]bool, classify func(name string) string, a *AgentDisk) {
 	ents, err := os.ReadDir(dir)
 	if err != nil {
 		return
@@ -172,17 +172,17 @@ func scanSessionDir(dir string, live map[string]bool, a *AgentDisk) {
 		if err != nil || !fi.Mode().IsRegular() {
 			continue
 		}
-		switch k := session.ClassifyFile(e.Name()); k {
-		case session.FileKindTranscript:
+		switch k := classify(e.Name()); k {
+		case "transcript":
 			if live[p] {
 				a.Transcripts.add("", 1, fi.Size())
 			} else {
 				a.Other.add("", 1, fi.Size())
 			}
-		case session.FileKindOther, session.FileKindStore:
+		case "other", "store":
 			a.Other.add("", 1, fi.Size())
 		default:
-			a.Leftovers.add(k.String(), 1, fi.Size())
+			a.Leftovers.add(k, 1, fi.Size())
 		}
 	}
 }

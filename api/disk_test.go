@@ -9,6 +9,7 @@ import (
 
 	"github.com/brainsurgeon/brainsurgeon/api"
 	"github.com/brainsurgeon/brainsurgeon/backend"
+	"github.com/brainsurgeon/brainsurgeon/prune"
 )
 
 // TestDiskUse checks GET /api/disk on an agent whose sessions directory
@@ -46,7 +47,7 @@ func TestDiskUse(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := set.Pass(pruneConfig(), nil).Run(context.Background(), nil); err != nil {
+	if _, err := prune.New(set.Store, set.Side, set.StateDir, pruneConfig(), nil).Run(context.Background(), nil); err != nil {
 		t.Fatal(err)
 	}
 	size := func(p string) int64 {
@@ -74,7 +75,7 @@ func TestDiskUse(t *testing.T) {
 		wantKinds[kind] += size(filepath.Join(dir, name))
 	}
 
-	c := &client{tb: t, srv: serve(t, api.Options{Set: set})}
+	c := &client{tb: t, srv: serve(t, api.Options{Stores: stores(set)})}
 	var got api.DiskUse
 	c.json("GET", "/api/disk", "", 200, &got)
 	if len(got.Agents) != 1 || got.Agents[0].Agent != "alpha" {

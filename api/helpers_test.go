@@ -26,6 +26,7 @@ import (
 	"github.com/brainsurgeon/brainsurgeon/internal/synth"
 	"github.com/brainsurgeon/brainsurgeon/internal/testkit/oracle"
 	"github.com/brainsurgeon/brainsurgeon/internal/testkit/testcorpus"
+	"github.com/brainsurgeon/brainsurgeon/internal/wiring"
 	"github.com/brainsurgeon/brainsurgeon/prune"
 	"github.com/brainsurgeon/brainsurgeon/restore"
 )
@@ -160,7 +161,7 @@ func newFixture(tb testing.TB, withSQLite bool) *fixture {
 		tb.Fatal(err)
 	}
 	f.set = set
-	rep, err := set.Pass(pruneConfig(), nil).Run(context.Background(), nil)
+	rep, err := prune.New(set.Store, set.Side, set.StateDir, pruneConfig(), nil).Run(context.Background(), nil)
 	if err != nil {
 		tb.Fatalf("first pass: %v", err)
 	}
@@ -192,6 +193,9 @@ type memControl struct {
 	lastRetention *time.Time
 }
 
+// stores is what cmd/brainsurgeon hands the API from an opened set.
+func stores(set *backend.Set) api.Stores { return wiring.Stores(set) }
+
 func newControl(set *backend.Set) *memControl {
 	return &memControl{set: set, cfg: pruneConfig(), now: time.Now}
 }
@@ -211,7 +215,7 @@ func (c *memControl) clock() time.Time {
 // Restorer follows the config, as api.RestorerSource asks.
 func (c *memControl) Restorer() *restore.Restorer {
 	cfg, _ := c.Config(context.Background())
-	return c.set.Pass(cfg, nil).Restorer()
+	return prune.New(c.set.Store, c.set.Side, c.set.StateDir, cfg, nil).Restorer()
 }
 
 func (c *memControl) Config(context.Context) (config.Config, error) {
@@ -233,7 +237,7 @@ func (c *memControl) UpdateConfig(_ context.Context, patch []byte) (config.Confi
 
 func (c *memControl) RunPrune(ctx context.Context) (any, error) {
 	cfg, _ := c.Config(ctx)
-	rep, err := c.set.Pass(cfg, nil).Run(ctx, nil)
+	rep, err := prune.New(c.set.Store, c.set.Side, c.set.StateDir, cfg, nil).Run(ctx, nil)
 	if err != nil {
 		return nil, err
 	}

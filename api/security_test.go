@@ -81,7 +81,7 @@ func TestPathParametersEveryRoute(t *testing.T) {
 		t.Fatal(err)
 	}
 	before := testtree.Snapshot(t, f.root)
-	srv := serve(t, api.Options{Set: f.set, Control: newControl(f.set), Trash: newTrash(f)})
+	srv := serve(t, api.Options{Stores: stores(f.set), Control: newControl(f.set), Trash: newTrash(f)})
 	valid := map[string]string{"agent": "alpha", "id": f.synthIDs[0], "entryId": "e1", "name": "prune"}
 	routes := 0
 	for _, pattern := range api.Routes() {
@@ -124,7 +124,7 @@ func TestPathParametersEveryRoute(t *testing.T) {
 
 func TestAuth(t *testing.T) {
 	f := newFixture(t, false)
-	srv := serve(t, api.Options{Set: f.set, Control: newControl(f.set), Trash: newTrash(f), APIKeys: []string{"key-one", "key-two"}})
+	srv := serve(t, api.Options{Stores: stores(f.set), Control: newControl(f.set), Trash: newTrash(f), APIKeys: []string{"key-one", "key-two"}})
 	valid := map[string]string{"agent": "alpha", "id": f.synthIDs[0], "entryId": "e1", "name": "prune"}
 	public := map[string]bool{"GET /api/health": true, "GET /api/auth-info": true, "GET /auth-info": true,
 		"GET /api/config": true, "GET /api/config/env": true}
@@ -163,7 +163,7 @@ func TestAuth(t *testing.T) {
 func TestReadOnly(t *testing.T) {
 	f := newFixture(t, false)
 	before := testtree.Snapshot(t, f.root)
-	srv := serve(t, api.Options{Set: f.set, Control: newControl(f.set), Trash: newTrash(f), ReadOnly: true})
+	srv := serve(t, api.Options{Stores: stores(f.set), Control: newControl(f.set), Trash: newTrash(f), ReadOnly: true})
 	c := &client{tb: t, srv: srv}
 	e := firstExtracted(t, c, "alpha", f.synthIDs[0])
 	valid := map[string]string{"agent": "alpha", "id": f.synthIDs[0], "entryId": e.ID, "name": "prune"}
@@ -201,7 +201,7 @@ func TestReadOnly(t *testing.T) {
 
 func TestCORS(t *testing.T) {
 	f := newFixture(t, false)
-	srv := serve(t, api.Options{Set: f.set, CORSOrigins: []string{"http://localhost:3000"}, APIKeys: []string{"k"}})
+	srv := serve(t, api.Options{Stores: stores(f.set), CORSOrigins: []string{"http://localhost:3000"}, APIKeys: []string{"k"}})
 	c := &client{tb: t, srv: srv, key: "k"}
 	for _, tc := range []struct {
 		origin string
@@ -235,7 +235,7 @@ func TestCORS(t *testing.T) {
 
 func TestBodyCap(t *testing.T) {
 	f := newFixture(t, false)
-	srv := serve(t, api.Options{Set: f.set, Control: newControl(f.set), MaxBodyBytes: 1024})
+	srv := serve(t, api.Options{Stores: stores(f.set), Control: newControl(f.set), MaxBodyBytes: 1024})
 	c := &client{tb: t, srv: srv}
 	big := `{"keep_recent":3,"x":"` + strings.Repeat("a", 4096) + `"}`
 	code, b, _ := c.do("POST", "/api/config", big)
@@ -267,9 +267,9 @@ func TestNewChecksOptions(t *testing.T) {
 		opts api.Options
 	}{
 		{"no set", api.Options{}},
-		{"empty key", api.Options{Set: f.set, APIKeys: []string{"k", " "}}},
-		{"bad origin", api.Options{Set: f.set, CORSOrigins: []string{"localhost:3000/x"}}},
-		{"origin with path", api.Options{Set: f.set, CORSOrigins: []string{"http://a.example/app"}}},
+		{"empty key", api.Options{Stores: stores(f.set), APIKeys: []string{"k", " "}}},
+		{"bad origin", api.Options{Stores: stores(f.set), CORSOrigins: []string{"localhost:3000/x"}}},
+		{"origin with path", api.Options{Stores: stores(f.set), CORSOrigins: []string{"http://a.example/app"}}},
 	} {
 		if _, err := api.New(tc.opts); err == nil {
 			t.Errorf("%s: no error", tc.name)

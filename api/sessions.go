@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"os"
 	"runtime"
 	"slices"
 	"sort"
@@ -18,7 +17,6 @@ import (
 	bs "github.com/brainsurgeon/brainsurgeon"
 	"github.com/brainsurgeon/brainsurgeon/compact"
 	"github.com/brainsurgeon/brainsurgeon/internal/compactwire"
-	"github.com/brainsurgeon/brainsurgeon/session"
 )
 
 // SessionInfo is one session in the sessions list.
@@ -73,18 +71,18 @@ func agentName(ref bs.SessionRef) string {
 	return ref.Label
 }
 
-// statsCache keeps each session's counts, keyed by a stamp of the files
-// its store's Version is made from (see stampOf). The list endpoint
-// re-reads a transcript only when its stamp changed, so listing 10,000
-// unchanged sessions costs a discovery and a stat per session, not 10,000
-// parses. Entries of sessions no longer listed are dropped on each list.
+// statsCache keeps each session's counts, keyed by its store's version
+// (brainsurgeon.Stater). The list endpoint re-reads a transcript only when
+// its version changed, so listing 10,000 unchanged sessions costs a
+// discovery and a stat per session, not 10,000 parses. Entries of
+// sessions no longer listed are dropped on each list.
 type statsCache struct {
 	mu sync.Mutex
 	m  map[string]cached
 }
 
 type cached struct {
-	stamp stamp
+	ver bs.Version
 	// tok names how Tokens was counted (the config's tokenizer).
 	tok  string
 	info SessionInfo
@@ -92,46 +90,24 @@ type cached struct {
 
 func newStatsCache() *statsCache { return &statsCache{m: map[string]cached{}} }
 
-// stamp identifies a state of a session's files: the transcript (or
-// database) and, for SQLite, its write-ahead log. A JSONL rewrite keeps the
-// modification time (the host reads it as a signal) but always changes the
-// inode and the change time, so both are part of the stamp.
-type stamp struct {
-	main, wal fileStamp
-}
-
-type fileStamp struct {
-	size        int64
-	mtime       int64
-	ctime       int64
-	ino, dev    uint64
-	present, ok bool
-}
-
-// stampOf stats a ref's files; ok is false when the ref has no path to
-// stat (the session is then read on every list).
-func stampOf(ref bs.SessionRef) (stamp, bool) {
-	if ref.Path == "" {
-		return stamp{}, false
+// stats returns the store's state of each ref, in the order of refs: at
+// once when the store is a brainsurgeon.BatchStater, else one Stat each.
+// A store that cannot stat gives errors wrapping ErrUnsupported (its
+// sessions are then read every time). It is the API's one way to stat.
+func stats(ctx context.Context, store bs.Store, refs []bs.SessionRef) []bs.StatResult {
+	if b, ok := store.(bs.BatchStater); ok {
+		return b.StatMany(ctx, refs)
 	}
-	st := stamp{main: statFile(ref.Path)}
-	if !st.main.present {
-		return stamp{}, false
+	out := make([]bs.StatResult, len(refs))
+	st, ok := store.(bs.Stater)
+	for i, ref := range refs {
+		if !ok {
+			out[i].Err = fmt.Errorf("session %s: the %s store cannot stat a session: %w", ref, store.Name(), bs.ErrUnsupported)
+			continue
+		}
+		out[i].Stat, out[i].Err = st.Stat(ctx, ref)
 	}
-	if ref.Backend == bs.BackendSQLite {
-		st.wal = statFile(ref.Path + "-wal")
-	}
-	return st, true
-}
-
-func statFile(path string) fileStamp {
-	fi, err := os.Stat(path)
-	if err != nil {
-		return fileStamp{}
-	}
-	fs := fileStamp{size: fi.Size(), mtime: fi.ModTime().UnixNano(), present: true}
-	sysStamp(fi, &fs)
-	return fs
+	return out
 }
 
 // list returns the infos of refs, reading the sessions whose stamp
@@ -139,7 +115,7 @@ func statFile(path string) fileStamp {
 // lists, and the entries of the others are dropped.
 func (c *statsCache) list(ctx context.Context, s *server, refs []bs.SessionRef, all bool) []SessionInfo {
 	out := make([]SessionInfo, len(refs))
-	stamps := make([]stamp, len(refs))
+	vers := make([]bs.Version, len(refs))
 	stamped := make([]bool, len(refs))
 	var todo []int
 	cp, cerr := s.compaction(ctx)
@@ -150,10 +126,12 @@ func (c *statsCache) list(ctx context.Context, s *server, refs []bs.SessionRef, 
 		cp = Compaction{Settings: compact.DefaultSettings(), Tokens: tok}
 	}
 	tok := tokensKey(cp)
+	for i, r := range stats(ctx, s.set.Store, refs) {
+		vers[i], stamped[i] = r.Stat.Version, r.Err == nil && !r.Stat.Version.IsZero()
+	}
 	c.mu.Lock()
 	for i, ref := range refs {
-		stamps[i], stamped[i] = stampOf(ref)
-		if e, ok := c.m[ref.Identity()]; ok && stamped[i] && e.stamp == stamps[i] && e.tok == tok {
+		if e, ok := c.m[ref.Identity()]; ok && stamped[i] && e.ver.Equal(vers[i]) && e.tok == tok {
 			out[i] = e.info
 			continue
 		}
@@ -185,7 +163,7 @@ func (c *statsCache) list(ctx context.Context, s *server, refs []bs.SessionRef, 
 	}
 	for i, ref := range refs {
 		if stamped[i] && out[i].Error == "" {
-			next[ref.Identity()] = cached{stamp: stamps[i], tok: tok, info: out[i]}
+			next[ref.Identity()] = cached{ver: vers[i], tok: tok, info: out[i]}
 		} else {
 			delete(next, ref.Identity())
 		}
@@ -270,10 +248,9 @@ func (s *server) readInfo(ctx context.Context, ref bs.SessionRef, cp Compaction)
 		},
 	}
 	var ver bs.Version // seen before the read: a change during it is measured again next time
-	if st, ok := s.set.Store.(bs.Stater); ok {
-		if ss, err := st.Stat(ctx, ref); err == nil {
-			ver = ss.Version
-		}
+	var mtime time.Time
+	if r := stats(ctx, s.set.Store, []bs.SessionRef{ref})[0]; r.Err == nil {
+		ver, mtime = r.Stat.Version, r.Stat.ModTime
 	}
 	tr, err := s.set.Store.Open(ctx, ref, v)
 	if err != nil {
@@ -306,9 +283,7 @@ func (s *server) readInfo(ctx context.Context, ref bs.SessionRef, cp Compaction)
 		}
 	}
 	if info.Updated.IsZero() && ref.Backend != bs.BackendSQLite {
-		if fi, err := os.Stat(ref.Path); err == nil {
-			info.Updated = fi.ModTime()
-		}
+		info.Updated = mtime
 	}
 	return info
 }
@@ -343,7 +318,7 @@ func (s *server) listRefs(ctx context.Context, agent string) ([]bs.SessionRef, e
 // {id} is what the CLI accepts after "agent/": a session id, the file stem
 // of its transcript or a unique prefix of either of 8 characters or more,
 // or a session key (or a unique suffix of one on ":" boundaries);
-// session.ResolveRef, the CLI's resolver, decides. ?backend= chooses when
+// the CLI's resolver (Backend.ResolveAmong) decides. ?backend= chooses when
 // both backends have the session.
 func (s *server) findSession(r *http.Request) (bs.SessionRef, error) {
 	agent, err := param(r, "agent")
@@ -386,13 +361,13 @@ func (s *server) findSession(r *http.Request) (bs.SessionRef, error) {
 	if strings.Contains(id, ":") {
 		name = id // a session key, resolved among the agent's sessions
 	}
-	ref, err := session.ResolveRef(mine, name, nil)
+	ref, err := s.set.Backend.ResolveAmong(mine, name)
 	if errors.Is(err, bs.ErrNotFound) && backend != bs.BackendSQLite && !strings.Contains(id, ":") {
 		// A file with a transcript's name but not its content is not
 		// listed; the store's own resolver names it, so the answer says
 		// that the file is not a transcript rather than that no session
 		// has this id.
-		if _, serr := s.set.Store.Resolve(r.Context(), name); errors.Is(serr, session.ErrNotTranscript) {
+		if _, serr := s.set.Store.Resolve(r.Context(), name); s.set.Backend.NotTranscript(serr) {
 			return bs.SessionRef{}, serr
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/brainsurgeon/brainsurgeon/api"
+	"github.com/brainsurgeon/brainsurgeon/prune"
 )
 
 // BenchmarkUsage measures GET …/usage, the session view's chart, on a
@@ -16,16 +17,16 @@ import (
 // /api/disk over the same agents dir.
 func BenchmarkUsage(b *testing.B) {
 	set, id := bigSession(b)
-	rep, err := set.Pass(pruneConfig(), nil).Run(context.Background(), nil)
+	rep, err := prune.New(set.Store, set.Side, set.StateDir, pruneConfig(), nil).Run(context.Background(), nil)
 	if err != nil || rep.Sessions[0].Result == nil {
 		b.Fatalf("pass: %+v, %v", rep, err)
 	}
 	b.Logf("%d values extracted from %d entries", rep.Sessions[0].Result.Values, rep.Sessions[0].Result.Entries)
-	srv := serve(b, api.Options{Set: set})
+	srv := serve(b, api.Options{Stores: stores(set)})
 	c := &client{tb: b, srv: srv}
 	b.Run("Usage10MBCold", func(b *testing.B) {
 		for b.Loop() {
-			h, err := api.New(api.Options{Set: set})
+			h, err := api.New(api.Options{Stores: stores(set)})
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -13,6 +13,7 @@ import (
 	"github.com/brainsurgeon/brainsurgeon/api"
 	"github.com/brainsurgeon/brainsurgeon/backend"
 	"github.com/brainsurgeon/brainsurgeon/compact"
+	"github.com/brainsurgeon/brainsurgeon/prune"
 )
 
 var placeholderRE = regexp.MustCompile(`\[\[extracted-([^\]]+)\]\]`)
@@ -73,12 +74,12 @@ func TestUsageSeries(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep, err := set.Pass(pruneConfig(), nil).Run(context.Background(), nil)
+	rep, err := prune.New(set.Store, set.Side, set.StateDir, pruneConfig(), nil).Run(context.Background(), nil)
 	if err != nil || len(rep.Sessions) != 1 || rep.Sessions[0].Result == nil || rep.Sessions[0].Result.Values == 0 {
 		t.Fatalf("pass: %+v, %v", rep, err)
 	}
 	pass := rep.Sessions[0].Result
-	srv := serve(t, api.Options{Set: set, Control: newControl(set), Compaction: smallWindow(&fixture{root: root, agents: agents})})
+	srv := serve(t, api.Options{Stores: stores(set), Control: newControl(set), Compaction: smallWindow(&fixture{root: root, agents: agents})})
 	c := &client{tb: t, srv: srv}
 	base := "/api/sessions/alpha/" + id
 
@@ -154,7 +155,7 @@ func TestUsageSeries(t *testing.T) {
 // the disk counts the SQLite store as transcripts.
 func TestUsageEveryBackend(t *testing.T) {
 	f := newFixture(t, true)
-	c := &client{tb: t, srv: serve(t, api.Options{Set: f.set})}
+	c := &client{tb: t, srv: serve(t, api.Options{Stores: stores(f.set)})}
 	var list sessionsAnswer
 	c.json("GET", "/api/sessions", "", 200, &list)
 	recorded := 0

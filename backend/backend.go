@@ -10,6 +10,7 @@ package backend
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -20,8 +21,6 @@ import (
 
 	bs "github.com/brainsurgeon/brainsurgeon"
 	"github.com/brainsurgeon/brainsurgeon/config"
-	"github.com/brainsurgeon/brainsurgeon/prune"
-	"github.com/brainsurgeon/brainsurgeon/restore"
 	"github.com/brainsurgeon/brainsurgeon/session"
 	"github.com/brainsurgeon/brainsurgeon/session/sqlite"
 	"github.com/brainsurgeon/brainsurgeon/sidedir"
@@ -73,7 +72,7 @@ func Open(ctx context.Context, root string, opts Options) (*Set, error) {
 	js.Writer.Logger = opts.Logger
 	js.Writer.Clock = opts.Clock
 	js.Writer.Quiet = max(opts.Idle, 0) // zero: no quiet period, as in Options
-	set := &Set{AgentsDir: root, StateDir: restore.StateDir(root)}
+	set := &Set{AgentsDir: root, StateDir: config.StateDir(root)}
 	stores := []bs.Store{js}
 	set.Backends = append(set.Backends, js.Name())
 	extra, err := openOthers(ctx, root, opts)
@@ -123,16 +122,6 @@ func openOthers(ctx context.Context, root string, opts Options) ([]bs.Store, err
 		return nil, nil // not an OpenClaw agents dir (a pi sessions dir), or no store
 	}
 	return []bs.Store{sqlite.NewStore(root, sqlite.Options{Logger: opts.Logger, Clock: opts.Clock, Quiet: max(opts.Idle, 0)})}, nil
-}
-
-// Pass returns the library-level extraction pass over the set with the
-// runtime config c. On a nil Set (Open failed) it returns a Pass whose Run
-// fails with an error wrapping brainsurgeon.ErrInvalid.
-func (s *Set) Pass(c config.Config, log bs.Logger) *prune.Pass {
-	if s == nil {
-		return &prune.Pass{Config: c, Logger: log}
-	}
-	return &prune.Pass{Store: s.Store, Side: s.Side, StateDir: s.StateDir, Config: c, Logger: log}
 }
 
 // Multi is a brainsurgeon.Store over several stores: it lists the
@@ -591,4 +580,137 @@ func canonical(dir string) string {
 		return c
 	}
 	return filepath.Clean(dir)
+}
+
+// fileStore is what a store that keeps sessions as files answers to move
+// them out of their place and back (the trash's Store): session.Store.
+type fileStore interface {
+	Family(ctx context.Context, ref bs.SessionRef) ([]bs.SessionFiles, error)
+	LockFiles(ctx context.Context, f bs.SessionFiles) (unlock func() error, err error)
+	Move(from, to string) error
+	IndexEntries(index string) map[string]json.RawMessage
+	RemoveIndexEntries(index string, keys []string) (map[string]json.RawMessage, error)
+	AddIndexEntries(index string, entries map[string]json.RawMessage) error
+}
+
+var _ fileStore = (*Multi)(nil)
+
+// files returns the store that keeps ref's session as files; an error
+// wrapping brainsurgeon.ErrUnsupported when that store keeps rows.
+func (m *Multi) files(ref bs.SessionRef) (fileStore, error) {
+	s, err := m.pick(ref)
+	if err != nil {
+		return nil, err
+	}
+	f, ok := s.(fileStore)
+	if !ok {
+		return nil, fmt.Errorf("session %s: the %s store does not keep sessions as files: %w", ref, s.Name(), bs.ErrUnsupported)
+	}
+	return f, nil
+}
+
+// jsonlFiles returns the JSONL store, which owns the transcripts, side
+// directories and sessions.json files the path-based calls name.
+func (m *Multi) jsonlFiles() (fileStore, error) {
+	return m.files(bs.SessionRef{Backend: bs.BackendJSONL})
+}
+
+// Family returns the files of ref and its children from ref's store (see
+// session.Store.Family).
+func (m *Multi) Family(ctx context.Context, ref bs.SessionRef) ([]bs.SessionFiles, error) {
+	f, err := m.files(ref)
+	if err != nil {
+		return nil, err
+	}
+	return f.Family(ctx, ref)
+}
+
+// LockFiles takes the host's lock of a session's transcript through its
+// store (see session.Store.LockFiles).
+func (m *Multi) LockFiles(ctx context.Context, sf bs.SessionFiles) (func() error, error) {
+	f, err := m.files(sf.Ref)
+	if err != nil {
+		return nil, err
+	}
+	return f.LockFiles(ctx, sf)
+}
+
+// Move moves a transcript or a side directory through the JSONL store
+// (see session.Store.Move).
+func (m *Multi) Move(from, to string) error {
+	f, err := m.jsonlFiles()
+	if err != nil {
+		return err
+	}
+	return f.Move(from, to)
+}
+
+// IndexEntries reads a sessions.json through the JSONL store (see
+// session.Store.IndexEntries); none when there is no JSONL store.
+func (m *Multi) IndexEntries(index string) map[string]json.RawMessage {
+	f, err := m.jsonlFiles()
+	if err != nil {
+		return map[string]json.RawMessage{}
+	}
+	return f.IndexEntries(index)
+}
+
+// RemoveIndexEntries edits a sessions.json through the JSONL store (see
+// session.Store.RemoveIndexEntries).
+func (m *Multi) RemoveIndexEntries(index string, keys []string) (map[string]json.RawMessage, error) {
+	f, err := m.jsonlFiles()
+	if err != nil {
+		return nil, err
+	}
+	return f.RemoveIndexEntries(index, keys)
+}
+
+// AddIndexEntries edits a sessions.json through the JSONL store (see
+// session.Store.AddIndexEntries).
+func (m *Multi) AddIndexEntries(index string, entries map[string]json.RawMessage) error {
+	f, err := m.jsonlFiles()
+	if err != nil {
+		return err
+	}
+	return f.AddIndexEntries(index, entries)
+}
+
+// ResolveAmong finds the session name names among refs as the CLI does
+// (see session.ResolveRef, by each ref's primary key).
+func (s *Set) ResolveAmong(refs []bs.SessionRef, name string) (bs.SessionRef, error) {
+	return session.ResolveRef(refs, name, nil)
+}
+
+// NotTranscript reports whether err says that a name found a file with a
+// transcript's name but not its content (session.ErrNotTranscript).
+func (s *Set) NotTranscript(err error) bool { return errors.Is(err, session.ErrNotTranscript) }
+
+// SessionFile returns the file that keeps ref's transcript: the JSONL
+// transcript, or the SQLite database that keeps the session among others
+// (shared). A ref without a file gives an error wrapping
+// brainsurgeon.ErrInvalid.
+func (s *Set) SessionFile(ref bs.SessionRef) (path string, shared bool, err error) {
+	if ref.Path == "" {
+		return "", false, fmt.Errorf("session %s: no file keeps it: %w", ref, bs.ErrInvalid)
+	}
+	return ref.Path, ref.Backend == bs.BackendSQLite, nil
+}
+
+// ClassifyFile names the kind of a file in a session directory by its
+// name (session.ClassifyFile): "transcript", "store", "other", or a host
+// leftover's kind such as "lock" or "reset-archive".
+func (s *Set) ClassifyFile(name string) string { return session.ClassifyFile(name).String() }
+
+// Location returns where ref's session is stored, for people and for the
+// host formats that name it, as its store says; empty when the store does
+// not say.
+func (m *Multi) Location(ref bs.SessionRef) string {
+	s, err := m.pick(ref)
+	if err != nil {
+		return ""
+	}
+	if l, ok := s.(interface{ Location(bs.SessionRef) string }); ok {
+		return l.Location(ref)
+	}
+	return ""
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/brainsurgeon/brainsurgeon/backend"
 	"github.com/brainsurgeon/brainsurgeon/config"
 	"github.com/brainsurgeon/brainsurgeon/internal/testkit/testcorpus"
+	"github.com/brainsurgeon/brainsurgeon/prune"
 )
 
 // treeTranscripts returns the corpus transcripts with a v2 or v3 header
@@ -66,7 +67,7 @@ func copySynced(b *testing.B, src, dst string) int64 {
 }
 
 // BenchmarkManySmallSessions is one library pass (backend.Open and
-// Set.Pass, as `brainsurgeon prune` runs it) over copies of the corpus's
+// prune.New over the Set, as `brainsurgeon prune` runs it) over copies of the corpus's
 // v2/v3 transcripts, each a session of its own, beside cp + sync of the
 // same files in the same run. It reports the pass's time per session (the
 // fixed cost a session adds) and its ratio to cp + sync. "extract" is a
@@ -116,7 +117,7 @@ func BenchmarkManySmallSessions(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				rep, err := set.Pass(cfg, nil).Run(ctx, nil)
+				rep, err := prune.New(set.Store, set.Side, set.StateDir, cfg, nil).Run(ctx, nil)
 				if err != nil {
 					b.Fatal(err)
 				}

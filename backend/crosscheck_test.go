@@ -57,7 +57,7 @@ func crossFixture(t *testing.T, cfg config.Config) (*backend.Set, bs.SessionRef)
 // pass runs one pass over ref and returns its session report.
 func pass(t *testing.T, set *backend.Set, cfg config.Config, ref bs.SessionRef, dryRun bool) prune.SessionReport {
 	t.Helper()
-	p := set.Pass(cfg, nil)
+	p := prune.New(set.Store, set.Side, set.StateDir, cfg, nil)
 	p.DryRun = dryRun
 	rep, err := p.Run(context.Background(), []bs.SessionRef{ref})
 	if err != nil || len(rep.Sessions) != 1 {

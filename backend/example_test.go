@@ -8,6 +8,7 @@ import (
 
 	"github.com/brainsurgeon/brainsurgeon/backend"
 	"github.com/brainsurgeon/brainsurgeon/config"
+	"github.com/brainsurgeon/brainsurgeon/prune"
 	"github.com/brainsurgeon/brainsurgeon/restore"
 )
 
@@ -42,7 +43,7 @@ func Example() {
 		fmt.Println(err)
 		return
 	}
-	rep, err := set.Pass(cfg, nil).Run(ctx, nil) // queued write-backs, then one pass per session
+	rep, err := prune.New(set.Store, set.Side, set.StateDir, cfg, nil).Run(ctx, nil) // queued write-backs, then one pass per session
 	if err != nil {
 		fmt.Println(err)
 		return

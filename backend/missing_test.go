@@ -41,7 +41,7 @@ func TestMissingAgentsDir(t *testing.T) {
 		call func() error
 		want error
 	}{
-		{"NilSetPass", func() error { _, err := set.Pass(cfg, nil).Run(ctx, nil); return err }, bs.ErrInvalid},
+		{"StorelessPass", func() error { _, err := prune.New(nil, nil, "", cfg, nil).Run(ctx, nil); return err }, bs.ErrInvalid},
 		{"NilPass", func() error { var p *prune.Pass; _, err := p.Run(ctx, nil); return err }, bs.ErrInvalid},
 		{"StoreOnMissingDir", func() error { _, err := session.NewStore(dir).Sessions(ctx); return err }, bs.ErrNotFound},
 		{"ResolveOnMissingDir", func() error { _, err := session.NewStore(dir).Resolve(ctx, "agent:main:main"); return err }, bs.ErrNotFound},

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -172,6 +173,21 @@ func Default() Config {
 // I/O and does not check agentsDir.
 func Path(agentsDir string) string {
 	return filepath.Join(filepath.Dir(filepath.Clean(agentsDir)), Dir, FileName)
+}
+
+// StateDir returns BrainSurgeon's state dir for an agents dir (or a
+// ~/.openclaw dir holding "agents"): "<agents dir>/../.brainsurgeon", the
+// sibling of "agents" where config.json lives too. It makes agentsDir
+// absolute and looks whether it holds an "agents" directory.
+func StateDir(agentsDir string) string {
+	abs, err := filepath.Abs(agentsDir)
+	if err != nil {
+		abs = agentsDir
+	}
+	if fi, err := os.Stat(filepath.Join(abs, "agents")); err == nil && fi.IsDir() {
+		return filepath.Join(abs, Dir)
+	}
+	return filepath.Join(filepath.Dir(abs), Dir)
 }
 
 // RetentionDuration returns Retention parsed by [duration.Parse]. The error,

@@ -9,8 +9,8 @@ import (
 	bs "github.com/brainsurgeon/brainsurgeon"
 	"github.com/brainsurgeon/brainsurgeon/api"
 	"github.com/brainsurgeon/brainsurgeon/api/ui"
-	"github.com/brainsurgeon/brainsurgeon/backend"
 	"github.com/brainsurgeon/brainsurgeon/config"
+	"github.com/brainsurgeon/brainsurgeon/prune"
 	"github.com/brainsurgeon/brainsurgeon/restore"
 	"github.com/brainsurgeon/brainsurgeon/retention"
 	"github.com/brainsurgeon/brainsurgeon/trash"
@@ -20,8 +20,8 @@ import (
 // set, with the trash's expired items removed first. clock tells the
 // time (nil: the system clock).
 func Retention(log bs.Logger, clock bs.Clock) RetentionFunc {
-	return func(ctx context.Context, set *backend.Set, c config.Config) (any, error) {
-		t := trash.New(set)
+	return func(ctx context.Context, set api.Stores, c config.Config) (any, error) {
+		t := trash.New(set.Store, set.AgentsDir, set.StateDir)
 		t.Logger, t.Clock = log, clock
 		return retention.Run(ctx, retention.Options{Store: set.Store, Side: set.Side, StateDir: set.StateDir,
 			Config: c, Trash: t, Logger: log, Clock: clock})
@@ -30,23 +30,22 @@ func Retention(log bs.Logger, clock bs.Clock) RetentionFunc {
 
 // Handler returns the REST API and the web UI (package api/ui unless
 // opts.UI says otherwise) over the daemon: api.New with the daemon as its Control (config, run now,
-// status) and a trash over the daemon's agents dir. opts.Set, Control and
+// status) and a trash over the daemon's agents dir. opts.Stores, Control and
 // Trash are filled when empty; the rest (keys, CORS, read-only, refresh
 // period) comes from the caller, which reads the environment.
 func (d *Daemon) Handler(ctx context.Context, opts api.Options) (http.Handler, error) {
-	if opts.Set == nil {
-		c := d.cfg.Get()
-		set, err := backend.Open(ctx, d.opts.AgentsDir, backend.Options{Idle: c.Idle(), Logger: d.log})
+	if opts.Stores.Store == nil {
+		set, err := d.open(ctx, d.cfg.Get())
 		if err != nil {
 			return nil, err
 		}
-		opts.Set = set
+		opts.Stores = set
 	}
 	if opts.Control == nil {
 		opts.Control = control{d}
 	}
 	if opts.Trash == nil {
-		t := trash.New(opts.Set)
+		t := trash.New(opts.Stores.Store, opts.Stores.AgentsDir, opts.Stores.StateDir)
 		t.Logger = d.log
 		opts.Trash = trashAPI{t}
 	}
@@ -96,12 +95,12 @@ func (c control) Restorer() *restore.Restorer {
 		return d.restorer
 	}
 	cfg := d.cfg.Get()
-	set, err := backend.Open(context.Background(), d.opts.AgentsDir, backend.Options{Idle: cfg.Idle(), Logger: d.log})
+	set, err := d.open(context.Background(), cfg)
 	if err != nil {
 		d.log.Warn("api: no restorer for the current config, the API's own is used", "error", err)
 		return nil
 	}
-	d.restorer = set.Pass(cfg, d.log).Restorer()
+	d.restorer = prune.New(set.Store, set.Side, set.StateDir, cfg, d.log).Restorer()
 	return d.restorer
 }
 

@@ -16,7 +16,7 @@ func TestControlRestorerFollowsConfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d, err := Open(ctx, Options{AgentsDir: agents})
+	d, err := Open(ctx, Options{AgentsDir: agents, Open: opener(agents)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	bs "github.com/brainsurgeon/brainsurgeon"
-	"github.com/brainsurgeon/brainsurgeon/backend"
+	"github.com/brainsurgeon/brainsurgeon/api"
 	"github.com/brainsurgeon/brainsurgeon/compact"
 	"github.com/brainsurgeon/brainsurgeon/config"
 	"github.com/brainsurgeon/brainsurgeon/internal/compactwire"
@@ -104,7 +104,7 @@ func (d *Daemon) autoCompact(ctx context.Context) *CompactResult {
 		res.Errors = append(res.Errors, err.Error())
 		return res
 	}
-	set, err := backend.Open(ctx, d.opts.AgentsDir, backend.Options{Idle: cfg.Idle(), Logger: d.log})
+	set, err := d.open(ctx, cfg)
 	if err == nil {
 		// The thresholds are shares of the window of each session's model.
 		tools.Tokens.Window = compactwire.HostWindow(set.AgentsDir, d.log)
@@ -158,7 +158,7 @@ func (d *Daemon) autoCompact(ctx context.Context) *CompactResult {
 
 // compactOne checks one session's thresholds and compacts it when one is
 // crossed.
-func (d *Daemon) compactOne(ctx context.Context, set *backend.Set, ref bs.SessionRef, st bs.SessionStat, tools compactwire.Tools, cfg config.Config, res *CompactResult) {
+func (d *Daemon) compactOne(ctx context.Context, set api.Stores, ref bs.SessionRef, st bs.SessionStat, tools compactwire.Tools, cfg config.Config, res *CompactResult) {
 	id := ref.Identity()
 	tr, err := set.Store.Open(ctx, ref, nil)
 	if err == nil {

@@ -22,7 +22,7 @@ func TestAutoCompactSQLiteRefused(t *testing.T) {
 	agents := testcorpus.Store(t)
 	var buf bytes.Buffer
 	log := slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	d, err := Open(ctx, Options{AgentsDir: agents, Logger: log})
+	d, err := Open(ctx, Options{AgentsDir: agents, Open: opener(agents), Logger: log})
 	if err != nil {
 		t.Fatal(err)
 	}

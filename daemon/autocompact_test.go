@@ -19,6 +19,7 @@ import (
 	"github.com/brainsurgeon/brainsurgeon/compact"
 	"github.com/brainsurgeon/brainsurgeon/daemon"
 	"github.com/brainsurgeon/brainsurgeon/internal/demo"
+	"github.com/brainsurgeon/brainsurgeon/internal/wiring"
 	"github.com/brainsurgeon/brainsurgeon/summarize"
 )
 
@@ -103,7 +104,7 @@ func TestAutoCompaction(t *testing.T) {
 			t.Fatal(err)
 		}
 		lb := &logBuf{}
-		d, err := daemon.Open(t.Context(), daemon.Options{AgentsDir: agents, Logger: lb.logger(), Location: time.UTC})
+		d, err := daemon.Open(t.Context(), daemon.Options{AgentsDir: agents, Open: wiring.Opener(agents), Logger: lb.logger(), Location: time.UTC})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -63,7 +63,7 @@ func BenchmarkTickUnchanged10k(b *testing.B) {
 	if err := config.Save(agentsDir, c); err != nil {
 		b.Fatal(err)
 	}
-	d, err := Open(ctx, Options{AgentsDir: agentsDir})
+	d, err := Open(ctx, Options{AgentsDir: agentsDir, Open: opener(agentsDir)})
 	if err != nil {
 		b.Fatal(err)
 	}

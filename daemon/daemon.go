@@ -9,7 +9,7 @@ import (
 	"time"
 
 	bs "github.com/brainsurgeon/brainsurgeon"
-	"github.com/brainsurgeon/brainsurgeon/backend"
+	"github.com/brainsurgeon/brainsurgeon/api"
 	"github.com/brainsurgeon/brainsurgeon/config"
 	"github.com/brainsurgeon/brainsurgeon/internal/logging"
 	"github.com/brainsurgeon/brainsurgeon/restore"
@@ -24,16 +24,27 @@ const (
 	JobRetention = "retention"
 )
 
-// RetentionFunc runs one retention pass over set with the runtime config c
-// and returns its stats (package retention's {cleaned, bytes, errors}),
-// which Status shows as they are (they should marshal to JSON). It must stop
-// early, between deletions, when ctx is cancelled.
-type RetentionFunc func(ctx context.Context, set *backend.Set, c config.Config) (any, error)
+// RetentionFunc runs one retention pass over set with
+// the runtime config c and returns its stats (package retention's
+// {cleaned, bytes, errors}), which Status shows as they are (they should
+// marshal to JSON). It must stop early, between deletions, when ctx is
+// cancelled.
+type RetentionFunc func(ctx context.Context, set api.Stores, c config.Config) (any, error)
+
+// OpenFunc opens the agents dir's stores with the quiet period idle
+// (idle_seconds; zero means none) and the logger log. The daemon calls it
+// on every run, with the current config's idle, so that a changed config
+// and sessions the host made meanwhile are seen; cmd/brainsurgeon fills
+// it with backend.Open. It fails with an error wrapping
+// brainsurgeon.ErrNotFound when the agents dir does not exist.
+type OpenFunc func(ctx context.Context, idle time.Duration, log bs.Logger) (api.Stores, error)
 
 // Options tune Open.
 type Options struct {
 	// AgentsDir is the agents dir (or a ~/.openclaw dir); required.
 	AgentsDir string
+	// Open opens the stores of AgentsDir; required.
+	Open OpenFunc
 	// ReadOnly writes nothing anywhere: no config file, no schedules, no
 	// manual runs, nothing at all.
 	ReadOnly bool
@@ -90,8 +101,11 @@ func Open(ctx context.Context, opts Options) (*Daemon, error) {
 	if opts.AgentsDir == "" {
 		return nil, fmt.Errorf("daemon: no agents dir given: %w", bs.ErrInvalid)
 	}
+	if opts.Open == nil {
+		return nil, fmt.Errorf("daemon: no Open func given (cmd/brainsurgeon passes one over backend.Open): %w", bs.ErrInvalid)
+	}
 	log := bs.LoggerOrDiscard(opts.Logger)
-	if _, err := backend.Open(ctx, opts.AgentsDir, backend.Options{}); err != nil {
+	if _, err := opts.Open(ctx, 0, nil); err != nil {
 		return nil, err
 	}
 	cfg, err := OpenConfig(ctx, opts.AgentsDir, opts.ReadOnly, log)
@@ -102,6 +116,11 @@ func Open(ctx context.Context, opts Options) (*Daemon, error) {
 	d.prune.name, d.retention.name = JobPrune, JobRetention
 	cfg.Subscribe(d.onConfig)
 	return d, nil
+}
+
+// open opens the stores with the quiet period of the runtime config c.
+func (d *Daemon) open(ctx context.Context, c config.Config) (api.Stores, error) {
+	return d.opts.Open(ctx, c.Idle(), d.log)
 }
 
 // Config returns the config service: Get and Set for the API.
@@ -287,7 +306,7 @@ func (d *Daemon) runRetention(ctx context.Context, manual bool) (any, error) {
 		return RetentionSkipped{Disabled: true}, nil
 	}
 	start := time.Now()
-	set, err := backend.Open(ctx, d.opts.AgentsDir, backend.Options{Idle: cfg.Idle(), Logger: d.log})
+	set, err := d.open(ctx, cfg)
 	if err != nil {
 		return nil, err
 	}

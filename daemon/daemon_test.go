@@ -16,11 +16,12 @@ import (
 	"time"
 
 	bs "github.com/brainsurgeon/brainsurgeon"
-	"github.com/brainsurgeon/brainsurgeon/backend"
+	"github.com/brainsurgeon/brainsurgeon/api"
 	"github.com/brainsurgeon/brainsurgeon/config"
 	"github.com/brainsurgeon/brainsurgeon/daemon"
 	"github.com/brainsurgeon/brainsurgeon/internal/demo"
 	"github.com/brainsurgeon/brainsurgeon/internal/memlimit"
+	"github.com/brainsurgeon/brainsurgeon/internal/wiring"
 )
 
 // logBuf collects log records; an optional hook sees each message.
@@ -71,7 +72,7 @@ func setup(t *testing.T, opts daemon.Options) (*daemon.Daemon, []demo.Session, *
 		t.Fatal(err)
 	}
 	lb := &logBuf{}
-	opts.AgentsDir, opts.Logger, opts.Location = agents, lb.logger(), time.UTC
+	opts.AgentsDir, opts.Open, opts.Logger, opts.Location = agents, wiring.Opener(agents), lb.logger(), time.UTC
 	d, err := daemon.Open(t.Context(), opts)
 	if err != nil {
 		t.Fatal(err)
@@ -223,7 +224,7 @@ func TestRunsNeverOverlap(t *testing.T) {
 		release := make(chan struct{})
 		var runs int
 		var mu sync.Mutex
-		retention := func(ctx context.Context, set *backend.Set, c config.Config) (any, error) {
+		retention := func(ctx context.Context, set api.Stores, c config.Config) (any, error) {
 			mu.Lock()
 			runs++
 			mu.Unlock()

@@ -5,7 +5,7 @@
 //
 // # Use
 //
-//	d, err := daemon.Open(ctx, daemon.Options{AgentsDir: dir, Logger: log, Retention: retentionPass})
+//	d, err := daemon.Open(ctx, daemon.Options{AgentsDir: dir, Open: wiring.Opener(dir), Logger: log, Retention: retentionPass})
 //	if err := d.Start(ctx); err != nil { … }
 //	defer d.Close() // waits for a run in progress
 //

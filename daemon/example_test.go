@@ -7,6 +7,7 @@ import (
 
 	"github.com/brainsurgeon/brainsurgeon/daemon"
 	"github.com/brainsurgeon/brainsurgeon/internal/demo"
+	"github.com/brainsurgeon/brainsurgeon/internal/wiring"
 )
 
 // Open a daemon on an agents dir, enable pruning through the config
@@ -21,7 +22,7 @@ func Example() {
 		return
 	}
 	ctx := context.Background()
-	d, err := daemon.Open(ctx, daemon.Options{AgentsDir: agents})
+	d, err := daemon.Open(ctx, daemon.Options{AgentsDir: agents, Open: wiring.Opener(agents)})
 	if err != nil {
 		fmt.Println(err)
 		return

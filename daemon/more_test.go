@@ -16,10 +16,12 @@ import (
 	"github.com/adhocore/gronx"
 
 	bs "github.com/brainsurgeon/brainsurgeon"
+	"github.com/brainsurgeon/brainsurgeon/api"
 	"github.com/brainsurgeon/brainsurgeon/backend"
 	"github.com/brainsurgeon/brainsurgeon/config"
 	"github.com/brainsurgeon/brainsurgeon/daemon"
 	"github.com/brainsurgeon/brainsurgeon/internal/demo"
+	"github.com/brainsurgeon/brainsurgeon/internal/wiring"
 	"github.com/brainsurgeon/brainsurgeon/restore"
 )
 
@@ -135,7 +137,7 @@ func TestCron(t *testing.T) {
 func TestRunTimeKeepsConfigChange(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		release := make(chan struct{})
-		retention := func(ctx context.Context, set *backend.Set, c config.Config) (any, error) {
+		retention := func(ctx context.Context, set api.Stores, c config.Config) (any, error) {
 			<-release
 			return nil, nil
 		}
@@ -243,7 +245,7 @@ func TestRecheckAfterAgeThreshold(t *testing.T) {
 		}
 		hours := time.Since(mid).Hours()
 		lb := &logBuf{}
-		d, err := daemon.Open(t.Context(), daemon.Options{AgentsDir: agents, Logger: lb.logger(), Location: time.UTC})
+		d, err := daemon.Open(t.Context(), daemon.Options{AgentsDir: agents, Open: wiring.Opener(agents), Logger: lb.logger(), Location: time.UTC})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -279,7 +281,7 @@ func TestRecheckAfterAgeThreshold(t *testing.T) {
 // final expression (and nothing deadlocks).
 func TestConcurrentConfigChanges(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		d, _, _ := setup(t, daemon.Options{Retention: func(ctx context.Context, set *backend.Set, c config.Config) (any, error) { return nil, nil }})
+		d, _, _ := setup(t, daemon.Options{Retention: func(ctx context.Context, set api.Stores, c config.Config) (any, error) { return nil, nil }})
 		ctx, cancel := context.WithCancel(t.Context())
 		defer func() { cancel(); d.Close() }()
 		var wg sync.WaitGroup
@@ -343,7 +345,7 @@ func TestObsoleteFieldUpgraded(t *testing.T) {
 		t.Fatal(err)
 	}
 	logs := &logBuf{}
-	d, err := daemon.Open(t.Context(), daemon.Options{AgentsDir: agents, Logger: logs.logger()})
+	d, err := daemon.Open(t.Context(), daemon.Options{AgentsDir: agents, Open: wiring.Opener(agents), Logger: logs.logger()})
 	if err != nil {
 		t.Fatalf("open with an obsolete field: %v", err)
 	}

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	bs "github.com/brainsurgeon/brainsurgeon"
-	"github.com/brainsurgeon/brainsurgeon/backend"
 	"github.com/brainsurgeon/brainsurgeon/config"
 	"github.com/brainsurgeon/brainsurgeon/internal/logging"
 	"github.com/brainsurgeon/brainsurgeon/internal/memlimit"
@@ -81,11 +80,11 @@ func (d *Daemon) runPrune(ctx context.Context, manual bool) (*PruneResult, error
 	cfg := d.cfg.Get()
 	res := &PruneResult{StartedAt: start.UTC(), Manual: manual, Errors: nil}
 	defer func() { res.Elapsed = time.Since(start) }()
-	set, err := backend.Open(ctx, d.opts.AgentsDir, backend.Options{Idle: cfg.Idle(), Logger: d.log})
+	set, err := d.open(ctx, cfg)
 	if err != nil {
 		return res, err
 	}
-	pass := set.Pass(cfg, d.log)
+	pass := prune.New(set.Store, set.Side, set.StateDir, cfg, d.log)
 	pass.Force, pass.SkipPending = true, true
 	work := context.WithoutCancel(ctx)
 

@@ -11,6 +11,7 @@ import (
 	"github.com/brainsurgeon/brainsurgeon/daemon"
 	"github.com/brainsurgeon/brainsurgeon/internal/demo"
 	"github.com/brainsurgeon/brainsurgeon/internal/testkit/apitest"
+	"github.com/brainsurgeon/brainsurgeon/internal/wiring"
 )
 
 // TestAPIRestoreFollowsConfig checks that a restore through the daemon's
@@ -27,7 +28,7 @@ func TestAPIRestoreFollowsConfig(t *testing.T) {
 	s := sessions[0]
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	d, err := daemon.Open(ctx, daemon.Options{AgentsDir: agents})
+	d, err := daemon.Open(ctx, daemon.Options{AgentsDir: agents, Open: wiring.Opener(agents)})
 	if err != nil {
 		t.Fatal(err)
 	}

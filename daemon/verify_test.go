@@ -13,6 +13,7 @@ import (
 	"github.com/brainsurgeon/brainsurgeon/daemon"
 	"github.com/brainsurgeon/brainsurgeon/internal/demo"
 	"github.com/brainsurgeon/brainsurgeon/internal/testkit/apitest"
+	"github.com/brainsurgeon/brainsurgeon/internal/wiring"
 )
 
 // TestSeedVerificationPath is the first design's verification path, end to
@@ -34,7 +35,7 @@ func TestSeedVerificationPath(t *testing.T) {
 	// Retention's clock runs 31 minutes ahead: values extracted now are
 	// older than the shortest retention (30m) for it.
 	later := clockFunc(func() time.Time { return time.Now().Add(31 * time.Minute) })
-	d, err := daemon.Open(ctx, daemon.Options{AgentsDir: agents, Retention: daemon.Retention(nil, later)})
+	d, err := daemon.Open(ctx, daemon.Options{AgentsDir: agents, Open: wiring.Opener(agents), Retention: daemon.Retention(nil, later)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -25,6 +25,7 @@ import (
 	"github.com/brainsurgeon/brainsurgeon/internal/testkit/apitest"
 	"github.com/brainsurgeon/brainsurgeon/internal/testkit/openclaw"
 	"github.com/brainsurgeon/brainsurgeon/internal/testkit/oracle"
+	"github.com/brainsurgeon/brainsurgeon/internal/wiring"
 )
 
 // liveIdleSeconds is the daemon's idle gate in TestDaemonLive: short, so the test is fast, and long enough that
@@ -84,7 +85,7 @@ func TestDaemonLive(t *testing.T) {
 	}()
 	log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	ctx, cancel := context.WithCancel(context.Background())
-	d, err := daemon.Open(ctx, daemon.Options{AgentsDir: agents, Logger: log, Retention: daemon.Retention(log, nil)})
+	d, err := daemon.Open(ctx, daemon.Options{AgentsDir: agents, Open: wiring.Opener(agents), Logger: log, Retention: daemon.Retention(log, nil)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -24,6 +24,7 @@ import (
 	"github.com/brainsurgeon/brainsurgeon/daemon"
 	"github.com/brainsurgeon/brainsurgeon/internal/testkit/apitest"
 	"github.com/brainsurgeon/brainsurgeon/internal/testkit/openclaw"
+	"github.com/brainsurgeon/brainsurgeon/internal/wiring"
 )
 
 // soakTurnsDefault is the number of turns per era that CI runs; BS_SOAK_TURNS sets another (the closing notes
@@ -402,7 +403,7 @@ func runDaemon(t *testing.T, agents string) (logs *syncBuffer, srv *httptest.Ser
 	logs = &syncBuffer{}
 	log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	ctx, cancel := context.WithCancel(context.Background())
-	d, err := daemon.Open(ctx, daemon.Options{AgentsDir: agents, Logger: log})
+	d, err := daemon.Open(ctx, daemon.Options{AgentsDir: agents, Open: wiring.Opener(agents), Logger: log})
 	if err != nil {
 		cancel()
 		t.Fatal(err)

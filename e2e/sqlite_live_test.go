@@ -24,6 +24,7 @@ import (
 	"github.com/brainsurgeon/brainsurgeon/daemon"
 	"github.com/brainsurgeon/brainsurgeon/internal/testkit/apitest"
 	"github.com/brainsurgeon/brainsurgeon/internal/testkit/openclaw"
+	"github.com/brainsurgeon/brainsurgeon/internal/wiring"
 )
 
 // liveSQLiteSeed is the corpus session TestLiveSQLite imports: an OpenClaw session of 2.8 MB with hundreds of
@@ -509,7 +510,7 @@ func integrity(t *testing.T, path string) {
 func apiServer(t *testing.T, agents string) *httptest.Server {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	d, err := daemon.Open(ctx, daemon.Options{AgentsDir: agents})
+	d, err := daemon.Open(ctx, daemon.Options{AgentsDir: agents, Open: wiring.Opener(agents)})
 	if err != nil {
 		cancel()
 		t.Fatal(err)

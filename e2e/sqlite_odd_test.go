@@ -176,7 +176,7 @@ func TestImportedOddSessions(t *testing.T) {
 	if len(refs) != len(sessions) {
 		t.Fatalf("the store lists %d sessions, want %d", len(refs), len(sessions))
 	}
-	res, err := set.Pass(cfg, nil).Run(ctx, refs)
+	res, err := bsprune.New(set.Store, set.Side, set.StateDir, cfg, nil).Run(ctx, refs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -189,7 +189,7 @@ func TestImportedOddSessions(t *testing.T) {
 	}
 	files := sideFiles(t, st.AgentsDir())
 	for i := 0; i < 2; i++ {
-		res, err = set.Pass(cfg, nil).Run(ctx, refs)
+		res, err = bsprune.New(set.Store, set.Side, set.StateDir, cfg, nil).Run(ctx, refs)
 		if err != nil {
 			t.Fatal(err)
 		}

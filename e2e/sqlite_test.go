@@ -125,7 +125,7 @@ func TestSQLiteOracleAfterExtraction(t *testing.T) {
 				t.Fatalf("%s: oracle before: %v", ref, err)
 			}
 		}
-		rep, err := set.Pass(cfg, nil).Run(ctx, refs)
+		rep, err := bsprune.New(set.Store, set.Side, set.StateDir, cfg, nil).Run(ctx, refs)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -250,7 +250,7 @@ func TestMigrationKeepsPlaceholders(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep, err := set.Pass(cfg, nil).Run(ctx, nil)
+	rep, err := bsprune.New(set.Store, set.Side, set.StateDir, cfg, nil).Run(ctx, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -63,7 +63,7 @@ func Branch(ctx context.Context, tr bs.Transcript, at string, o BranchOptions) (
 	if id == "" {
 		id = NewUUID()
 	}
-	hl, err := newHeader(id, h.Version, bs.Now(o.Clock), h.Cwd, parentOf(tr.Ref()))
+	hl, err := newHeader(id, h.Version, bs.Now(o.Clock), h.Cwd, parentOf(tr))
 	if err != nil {
 		return nil, fmt.Errorf("branch %s: %w", tr.Ref(), err)
 	}

@@ -99,9 +99,9 @@ func newEntryID(used map[string]bool) string {
 
 // parentOf names the source session in a new header's parentSession: its
 // transcript path, as pi writes it, or its identity when it has no path.
-func parentOf(ref bs.SessionRef) string {
-	if ref.Path != "" {
-		return ref.Path
+func parentOf(tr bs.Transcript) string {
+	if p := locationOf(tr); p != "" {
+		return p
 	}
-	return ref.Identity()
+	return tr.Ref().Identity()
 }

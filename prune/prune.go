@@ -44,8 +44,8 @@ const (
 // not forced.
 var ErrDisabled = errors.New("smart pruning is disabled")
 
-// Pass runs extraction passes. Store, Side and Config are required;
-// backend.Set.Pass fills them from an opened installation.
+// Pass runs extraction passes. Store, Side and Config are required; New
+// fills them.
 type Pass struct {
 	// Store reads and writes the sessions.
 	Store bs.Store
@@ -154,6 +154,14 @@ type Report struct {
 	Reason string `json:"reason,omitempty"`
 	// Elapsed is the pass's duration.
 	Elapsed time.Duration `json:"elapsed_ns"`
+}
+
+// New returns the pass over store and side with its state in stateDir
+// (the queue of restore write-backs, the audit log) and the runtime config
+// c; log receives its records (nil discards). Callers that open an
+// installation pass the stores it opened.
+func New(store bs.Store, side bs.SideStore, stateDir string, c config.Config, log bs.Logger) *Pass {
+	return &Pass{Store: store, Side: side, StateDir: stateDir, Config: c, Logger: log}
 }
 
 // Restorer returns the Restorer the pass uses for queued write-backs.

@@ -82,7 +82,7 @@ func TestWriteBacksPerSession(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pass := set.Pass(cfg, nil)
+	pass := prune.New(set.Store, set.Side, set.StateDir, cfg, nil)
 	rep, err := pass.Run(ctx, nil)
 	if err != nil || len(rep.Sessions) != 2 || rep.Sessions[0].Status != prune.StatusExtracted || rep.Sessions[1].Status != prune.StatusExtracted {
 		t.Fatalf("first pass: %v %+v", err, rep)
@@ -104,7 +104,7 @@ func TestWriteBacksPerSession(t *testing.T) {
 	}
 	queue(ids[0], "t0r", "t1r")
 	queue(ids[1], "t0r")
-	dry := set.Pass(cfg, nil)
+	dry := prune.New(set.Store, set.Side, set.StateDir, cfg, nil)
 	dry.DryRun = true
 	if rep, err := dry.Run(ctx, nil); err != nil {
 		t.Fatal(err)
@@ -186,7 +186,7 @@ func TestDryRunAgrees(t *testing.T) {
 				t.Fatal(err)
 			}
 			run := func(dry bool) *prune.Report {
-				p := set.Pass(cfg, nil)
+				p := prune.New(set.Store, set.Side, set.StateDir, cfg, nil)
 				p.Force, p.Now, p.DryRun = tc.force, tc.now, dry
 				rep, err := p.Run(ctx, nil)
 				if tc.want == "" {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	bs "github.com/brainsurgeon/brainsurgeon"
+	"github.com/brainsurgeon/brainsurgeon/config"
 	"github.com/brainsurgeon/brainsurgeon/extract"
 	"github.com/brainsurgeon/brainsurgeon/internal/jsonedit"
 	"github.com/brainsurgeon/brainsurgeon/internal/testkit/sidetest"
@@ -63,7 +64,7 @@ func install(t testing.TB, id string, data []byte) (string, bs.SessionRef) {
 
 func newRestorer(dir string) *restore.Restorer {
 	st := sidetest.Store(dir)
-	r := restore.New(st, sidedir.New(st), restore.StateDir(dir))
+	r := restore.New(st, sidedir.New(st), config.StateDir(dir))
 	r.Clock = &clock{now}
 	return r
 }

@@ -13,6 +13,7 @@ import (
 	"pgregory.net/rapid"
 
 	bs "github.com/brainsurgeon/brainsurgeon"
+	"github.com/brainsurgeon/brainsurgeon/config"
 	"github.com/brainsurgeon/brainsurgeon/extract"
 	"github.com/brainsurgeon/brainsurgeon/internal/synth"
 	"github.com/brainsurgeon/brainsurgeon/restore"
@@ -134,7 +135,7 @@ func newHistory(t *testing.T, rt *rapid.T, orig []byte) *history {
 		rt.Fatal(err)
 	}
 	h := &history{want: bytes.Clone(orig), ref: ref, st: st, side: sidedir.New(st), clk: &clock{now}, restored: map[string]bool{}, n: &counts{}}
-	h.r = restore.New(st, h.side, restore.StateDir(root))
+	h.r = restore.New(st, h.side, config.StateDir(root))
 	h.r.Clock = h.clk
 	h.rest()
 	return h

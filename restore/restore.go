@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -74,20 +73,6 @@ type Restorer struct {
 // stateDir and extract.DefaultPolicy.
 func New(store bs.Store, side bs.SideStore, stateDir string) *Restorer {
 	return &Restorer{Store: store, Side: side, StateDir: stateDir, Policy: extract.DefaultPolicy()}
-}
-
-// StateDir returns BrainSurgeon's state dir for an agents dir (or a
-// ~/.openclaw dir holding "agents"): "<agents dir>/../.brainsurgeon", the
-// sibling of "agents" where config.json lives too.
-func StateDir(agentsDir string) string {
-	abs, err := filepath.Abs(agentsDir)
-	if err != nil {
-		abs = agentsDir
-	}
-	if fi, err := os.Stat(filepath.Join(abs, "agents")); err == nil && fi.IsDir() {
-		return filepath.Join(abs, ".brainsurgeon")
-	}
-	return filepath.Join(filepath.Dir(abs), ".brainsurgeon")
 }
 
 // lock returns the mutex that serialises write-backs of one session.

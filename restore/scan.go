@@ -178,12 +178,14 @@ func (r *Restorer) missingEntry(ctx context.Context, ref bs.SessionRef, id strin
 		like = "; ids look like " + strings.Join(sample, ", ")
 	}
 	return fmt.Errorf("entry %q not found in session %s (%d entries%s; get_context lists the extracted ones): %w",
-		id, refName(ref), n, like, bs.ErrNotFound)
+		id, r.refName(ref), n, like, bs.ErrNotFound)
 }
 
-func refName(ref bs.SessionRef) string {
+// refName names ref in a message: "agent/id", or where the store keeps
+// it when the ref has no id.
+func (r *Restorer) refName(ref bs.SessionRef) string {
 	if ref.ID == "" {
-		return ref.Path
+		return location(r.Store, ref)
 	}
 	return ref.String()
 }

@@ -118,7 +118,7 @@ func Verify(ctx context.Context, store bs.Opener, side bs.SideStore, ref bs.Sess
 	}
 	ref = tr.Ref()
 	name = ref.String()
-	rep := &VerifyReport{Session: name, Backend: ref.Backend, Path: ref.Path, Problems: []VerifyProblem{}, Orphans: []VerifyOrphan{},
+	rep := &VerifyReport{Session: name, Backend: ref.Backend, Path: location(store, ref), Problems: []VerifyProblem{}, Orphans: []VerifyOrphan{},
 		Entries: len(held), MalformedLines: len(tr.Malformed())}
 	infos, err := side.List(ctx, ref)
 	if err != nil {

@@ -167,7 +167,7 @@ func (r *Restorer) writeBack(ctx context.Context, ref bs.SessionRef, reqs []*Pen
 			return outs, nil
 		}
 		if err := p.recs.flush(); err != nil {
-			return nil, fmt.Errorf("session %s: %w", refName(ref), err)
+			return nil, fmt.Errorf("session %s: %w", r.refName(ref), err)
 		}
 		err := r.Store.Rewrite(ctx, ref, snap.version, edits)
 		if err == nil {

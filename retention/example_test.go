@@ -9,6 +9,7 @@ import (
 
 	"github.com/brainsurgeon/brainsurgeon/backend"
 	"github.com/brainsurgeon/brainsurgeon/config"
+	"github.com/brainsurgeon/brainsurgeon/prune"
 	"github.com/brainsurgeon/brainsurgeon/restore"
 	"github.com/brainsurgeon/brainsurgeon/retention"
 )
@@ -33,7 +34,7 @@ func ExampleRun() {
 		fmt.Println(err)
 		return
 	}
-	if _, err := set.Pass(passConfig(), nil).Run(ctx, nil); err != nil {
+	if _, err := prune.New(set.Store, set.Side, set.StateDir, passConfig(), nil).Run(ctx, nil); err != nil {
 		fmt.Println(err)
 		return
 	}

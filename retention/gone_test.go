@@ -10,6 +10,7 @@ import (
 	bs "github.com/brainsurgeon/brainsurgeon"
 	"github.com/brainsurgeon/brainsurgeon/backend"
 	"github.com/brainsurgeon/brainsurgeon/config"
+	"github.com/brainsurgeon/brainsurgeon/prune"
 	"github.com/brainsurgeon/brainsurgeon/restore"
 	"github.com/brainsurgeon/brainsurgeon/retention"
 )
@@ -35,7 +36,7 @@ func goneFixture(t *testing.T) (root, dir string, set *backend.Set) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep, err := set.Pass(passConfig(), nil).Run(ctx, nil)
+	rep, err := prune.New(set.Store, set.Side, set.StateDir, passConfig(), nil).Run(ctx, nil)
 	if err != nil || rep.Failed > 0 {
 		t.Fatalf("pass: %+v, %v", rep, err)
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/brainsurgeon/brainsurgeon/config"
 	"github.com/brainsurgeon/brainsurgeon/extract"
 	"github.com/brainsurgeon/brainsurgeon/internal/testkit/testcorpus"
+	"github.com/brainsurgeon/brainsurgeon/prune"
 	"github.com/brainsurgeon/brainsurgeon/restore"
 	"github.com/brainsurgeon/brainsurgeon/retention"
 	"github.com/brainsurgeon/brainsurgeon/sidedir"
@@ -105,7 +106,7 @@ func newFixture(t *testing.T) *fx {
 	if err := set.Side.Put(ctx, ref1, []bs.SideRecord{{EntryID: "ghost", Data: []byte(`{"format":"` + extract.Format + `","entry_id":"ghost","values":[]}` + "\n")}}); err != nil {
 		t.Fatal(err)
 	}
-	if rep, err := set.Pass(passConfig(), nil).Run(ctx, nil); err != nil || rep.Failed > 0 {
+	if rep, err := prune.New(set.Store, set.Side, set.StateDir, passConfig(), nil).Run(ctx, nil); err != nil || rep.Failed > 0 {
 		t.Fatalf("pass 1: %+v, %v", rep, err)
 	}
 	time.Sleep(5 * time.Millisecond)
@@ -121,7 +122,7 @@ func newFixture(t *testing.T) *fx {
 	grown := append(readFile(t, f.s1), transcript("x", "r7")[len(`{"type":"session","version":3,"id":"x","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/tmp"}`)+1:]...)
 	grown = bytes.Replace(grown, []byte(`"id":"r7","parentId":null`), []byte(`"id":"r7","parentId":"r6"`), 1)
 	write(t, f.s1, grown, old)
-	if rep, err := set.Pass(passConfig(), nil).Run(ctx, nil); err != nil || rep.Failed > 0 {
+	if rep, err := prune.New(set.Store, set.Side, set.StateDir, passConfig(), nil).Run(ctx, nil); err != nil || rep.Failed > 0 {
 		t.Fatalf("pass 2: %+v, %v", rep, err)
 	}
 	// Per-entry files, old: the first BrainSurgeon's and ours.
@@ -400,7 +401,7 @@ func TestRunSQLite(t *testing.T) {
 	}
 	c := passConfig()
 	c.TriggerTypes = []string{"tool_result", "thinking"}
-	rep, err := set.Pass(c, nil).Run(ctx, nil)
+	rep, err := prune.New(set.Store, set.Side, set.StateDir, c, nil).Run(ctx, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

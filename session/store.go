@@ -253,3 +253,8 @@ func SideDir(ref bs.SessionRef) (string, error) {
 func sideDirName(id string) bool {
 	return id != "" && id != "." && id != ".." && !strings.ContainsAny(id, `/\`+"\x00")
 }
+
+// Location returns where a JSONL session is stored, its transcript file,
+// for people and for the host formats that name it (pi's parentSession);
+// empty when the ref has none.
+func (s *Store) Location(ref bs.SessionRef) string { return ref.Path }

@@ -774,3 +774,7 @@ const (
 	readGap   = 64 << 10
 	readChunk = 1 << 20
 )
+
+// Location returns the transcript file, for people and for the host
+// formats that name it (pi's parentSession).
+func (t *Transcript) Location() string { return t.ref.Path }

@@ -33,7 +33,7 @@ func Example() {
 		fmt.Println(err)
 		return
 	}
-	bin := trash.New(set)
+	bin := trash.New(set.Store, set.AgentsDir, set.StateDir)
 	item, err := bin.Delete(ctx, "main", "abc")
 	if err != nil {
 		fmt.Println(err)

@@ -23,21 +23,25 @@
 //
 // Each operation is one call, for the CLI and the HTTP API alike:
 //
-//	bin := trash.New(set)                      // set from backend.Open
+//	bin := trash.New(set.Store, set.AgentsDir, set.StateDir) // set from backend.Open
 //	item, err := bin.Delete(ctx, "main", "abc123") // DELETE /api/sessions/main/abc123
 //	items, err := bin.List(ctx)                    // GET /api/trash
 //	item, err := bin.Restore(ctx, item.ID)         // POST /api/trash/{id}/restore
 //	item, err := bin.Purge(ctx, item.ID)           // DELETE /api/trash/{id}
 //	n, bytes, err := bin.CleanExpired(ctx)         // retention (retention.Options.Trash)
 //
-// Delete refuses a busy session (the store's IdleChecker; an error wrapping
-// brainsurgeon.ErrBusy) and a session of the SQLite store (an error wrapping
-// ErrRefused and brainsurgeon.ErrUnsupported: BrainSurgeon never deletes
-// rows). It takes the host lock of every transcript it moves. Child sessions
-// go along: those whose header "parentSession" names the session, or whose
-// sessions.json entry has "spawnedBy", "parentSessionKey", "parentSessionId"
-// or "parentSession" naming one of its keys or its id (recursively). A
-// missing extracted dir is no error.
+// The store does the moves and the sessions.json edits (see Store); the
+// trash keeps the items, their meta.json and the audit log.
+//
+// Delete refuses a busy session (the store's IdleChecker; an error
+// wrapping brainsurgeon.ErrBusy) and a session of the SQLite store (an
+// error wrapping ErrRefused and brainsurgeon.ErrUnsupported: BrainSurgeon
+// never deletes rows). It takes the host lock of every
+// transcript it moves. Child sessions go along: those whose header
+// "parentSession" names the session, or whose sessions.json entry has
+// "spawnedBy", "parentSessionKey", "parentSessionId" or "parentSession"
+// naming one of its keys or its id (recursively). A missing extracted dir
+// is no error.
 //
 // A deletion writes meta.json first ("state": "trashing"), then moves the
 // side dirs and transcripts, then removes the sessions.json keys in one
@@ -69,7 +73,6 @@
 package trash
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"crypto/rand"
@@ -88,12 +91,8 @@ import (
 	"time"
 
 	bs "github.com/brainsurgeon/brainsurgeon"
-	"github.com/brainsurgeon/brainsurgeon/backend"
 	"github.com/brainsurgeon/brainsurgeon/internal/atomicfile"
-	"github.com/brainsurgeon/brainsurgeon/internal/hostfile"
-	"github.com/brainsurgeon/brainsurgeon/internal/jsonedit"
 	"github.com/brainsurgeon/brainsurgeon/restore"
-	"github.com/brainsurgeon/brainsurgeon/session"
 )
 
 // Format identifies a trash item's meta.json.
@@ -176,12 +175,45 @@ type Session struct {
 	ExtractedBytes  int64 `json:"extracted_bytes"`
 }
 
+// Store is what the trash needs of the store of the sessions it moves:
+// the JSONL store (session.Store) implements it, and backend.Multi passes
+// it on to that store. The paths it names are the store's; the trash
+// records them in meta.json and hands them back.
+type Store interface {
+	// Resolve finds a session by name.
+	Resolve(ctx context.Context, name string) (bs.SessionRef, error)
+	// CheckIdle fails with an error wrapping brainsurgeon.ErrBusy when
+	// the host is using the session.
+	CheckIdle(ctx context.Context, ref bs.SessionRef) error
+	// Family returns the files of ref and of the sessions forked or
+	// spawned from it, recursively, ref first.
+	Family(ctx context.Context, ref bs.SessionRef) ([]bs.SessionFiles, error)
+	// LockFiles takes the host's lock of a session's transcript, without
+	// waiting, until unlock.
+	LockFiles(ctx context.Context, f bs.SessionFiles) (unlock func() error, err error)
+	// Move renames a transcript or a side directory from to to, making
+	// to's parent and syncing both parents.
+	Move(from, to string) error
+	// IndexEntries returns the entries of an index file (sessions.json);
+	// none when it is missing or unreadable.
+	IndexEntries(index string) map[string]json.RawMessage
+	// RemoveIndexEntries removes keys from an index file in one atomic
+	// rewrite and returns the removed entries.
+	RemoveIndexEntries(index string, keys []string) (map[string]json.RawMessage, error)
+	// AddIndexEntries inserts entries into an index file (created when
+	// missing) in one atomic rewrite; a key already there is an error
+	// wrapping fs.ErrExist.
+	AddIndexEntries(index string, entries map[string]json.RawMessage) error
+}
+
 // Trash deletes sessions into "<StateDir>/trash" and brings them back.
 // Store, AgentsDir and StateDir are required; New fills them.
 type Trash struct {
-	// Store resolves names and tells whether a session is idle.
-	Store bs.Store
-	// AgentsDir is the agents dir, for sessions.json.
+	// Store resolves names, tells whether a session is idle, and moves
+	// its files.
+	Store Store
+	// AgentsDir is the agents dir: Restore puts back only into places
+	// inside it.
 	AgentsDir string
 	// StateDir is BrainSurgeon's state dir (".brainsurgeon").
 	StateDir string
@@ -197,17 +229,21 @@ type Trash struct {
 	mu sync.Mutex
 }
 
-// New returns the Trash of an opened installation.
-func New(set *backend.Set) *Trash {
-	if set == nil {
-		return &Trash{}
+// New returns the Trash of an opened installation: its store, agents dir
+// and state dir (backend.Open's Set has them). A store that is not a
+// Store (nil included) gives a Trash whose operations fail with an error
+// wrapping brainsurgeon.ErrInvalid.
+func New(store bs.Store, agentsDir, stateDir string) *Trash {
+	t := &Trash{AgentsDir: agentsDir, StateDir: stateDir}
+	if s, ok := store.(Store); ok {
+		t.Store = s
 	}
-	return &Trash{Store: set.Store, AgentsDir: set.AgentsDir, StateDir: set.StateDir}
+	return t
 }
 
 func (t *Trash) ready() error {
 	if t == nil || t.Store == nil || t.AgentsDir == "" || t.StateDir == "" {
-		return fmt.Errorf("trash: needs a Store, an AgentsDir and a StateDir (trash.New(set) fills them): %w", bs.ErrInvalid)
+		return fmt.Errorf("trash: needs a Store that moves session files, an AgentsDir and a StateDir (trash.New fills them): %w", bs.ErrInvalid)
 	}
 	return nil
 }
@@ -296,18 +332,18 @@ func (t *Trash) DeleteRef(ctx context.Context, ref bs.SessionRef) (*Item, error)
 		item.Sessions = append(item.Sessions, s.Session)
 	}
 	// Host locks: nobody writes a transcript while it moves.
-	var locks []*hostfile.Lock
+	var unlocks []func() error
 	defer func() {
-		for _, l := range locks {
-			_ = l.Release()
+		for _, u := range unlocks {
+			_ = u()
 		}
 	}()
 	for _, s := range sessions {
-		l, err := hostfile.Acquire(ctx, s.OriginalPath, hostfile.LockOptions{Timeout: -1, Clock: t.Clock, Logger: t.Logger})
+		u, err := t.Store.LockFiles(ctx, s.files)
 		if err != nil {
 			return nil, fmt.Errorf("trash %s: %w", ref, err)
 		}
-		locks = append(locks, l)
+		unlocks = append(unlocks, u)
 	}
 	idir := filepath.Join(t.dir(), item.ID)
 	if err := os.MkdirAll(idir, 0o700); err != nil {
@@ -349,20 +385,20 @@ func (t *Trash) DeleteRef(ctx context.Context, ref bs.SessionRef) (*Item, error)
 		sideFrom, sideTo := s.SideDir, filepath.Join(idir, "extracted", s.SessionID)
 		if sideFrom != "" {
 			if _, err := os.Stat(sideFrom); err == nil {
-				if err := move(sideFrom, sideTo); err != nil {
+				if err := t.Store.Move(sideFrom, sideTo); err != nil {
 					return fail(err)
 				}
-				undo = append(undo, func() error { return move(sideTo, sideFrom) })
+				undo = append(undo, func() error { return t.Store.Move(sideTo, sideFrom) })
 			}
 		}
 		if err := step("side:" + s.SessionID); err != nil {
 			return fail(err)
 		}
 		trFrom, trTo := s.OriginalPath, filepath.Join(idir, s.SessionID+".jsonl")
-		if err := move(trFrom, trTo); err != nil {
+		if err := t.Store.Move(trFrom, trTo); err != nil {
 			return fail(err)
 		}
-		undo = append(undo, func() error { return move(trTo, trFrom) })
+		undo = append(undo, func() error { return t.Store.Move(trTo, trFrom) })
 		if err := step("transcript:" + s.SessionID); err != nil {
 			return fail(err)
 		}
@@ -379,7 +415,7 @@ func (t *Trash) DeleteRef(ctx context.Context, ref bs.SessionRef) (*Item, error)
 		for _, i := range byFile[file] {
 			keys = append(keys, slices.Sorted(maps.Keys(item.Sessions[i].Entries))...)
 		}
-		removed, err := removeKeys(file, keys)
+		removed, err := t.Store.RemoveIndexEntries(file, keys)
 		if err != nil {
 			return fail(err)
 		}
@@ -391,7 +427,7 @@ func (t *Trash) DeleteRef(ctx context.Context, ref bs.SessionRef) (*Item, error)
 				}
 			}
 		}
-		undo = append(undo, func() error { return addKeys(file, removed) })
+		undo = append(undo, func() error { return t.addKeys(file, removed) })
 		if err := step("sessions_json"); err != nil {
 			return fail(err)
 		}
@@ -416,145 +452,26 @@ func (t *Trash) DeleteRef(ctx context.Context, ref bs.SessionRef) (*Item, error)
 // member is one session found for a deletion.
 type member struct {
 	Session
-	ref bs.SessionRef
-}
-
-// storeEntry holds the sessions.json fields that link sessions.
-type storeEntry struct {
-	SessionID        string `json:"sessionId"`
-	SpawnedBy        string `json:"spawnedBy"`
-	ParentSessionKey string `json:"parentSessionKey"`
-	ParentSessionID  string `json:"parentSessionId"`
-	ParentSession    string `json:"parentSession"`
+	ref   bs.SessionRef
+	files bs.SessionFiles
 }
 
 // family returns the session and its children (recursively), the session
-// first.
+// first, as the store finds them.
 func (t *Trash) family(ctx context.Context, ref bs.SessionRef) ([]member, error) {
-	d, err := session.DiscoverWith(ctx, t.AgentsDir, session.DiscoverOptions{})
+	fam, err := t.Store.Family(ctx, ref)
 	if err != nil {
 		return nil, fmt.Errorf("trash %s: %w", ref, err)
 	}
-	stores := map[string]map[string]json.RawMessage{} // sessions.json path → entries
-	load := func(p string) map[string]json.RawMessage {
-		if m, ok := stores[p]; ok {
-			return m
-		}
-		var m map[string]json.RawMessage
-		if data, err := os.ReadFile(p); err == nil {
-			_ = json.Unmarshal(data, &m)
-		}
-		stores[p] = m
-		return m
-	}
-	mk := func(r bs.SessionRef, parent string) (member, error) {
-		if r.Path == "" {
-			return member{}, fmt.Errorf("trash %s: no transcript path: %w", r, bs.ErrInvalid)
-		}
-		m := member{ref: r, Session: Session{Agent: r.Agent, SessionID: r.ID, Parent: parent, OriginalPath: r.Path}}
-		if fi, err := os.Stat(r.Path); err == nil {
-			m.TranscriptBytes = fi.Size()
-		} else {
-			return member{}, fmt.Errorf("trash %s: %w", r, err)
-		}
-		if sd, err := session.SideDir(r); err == nil {
-			m.SideDir = sd
-			m.ExtractedFiles, m.ExtractedBytes = countFiles(sd)
-		}
-		if keys := d.Keys(r); len(keys) > 0 {
-			m.SessionsJSON = filepath.Join(filepath.Dir(r.Path), "sessions.json")
-			all := load(m.SessionsJSON)
-			m.Entries = map[string]string{}
-			for _, k := range keys {
-				if raw, ok := all[k]; ok {
-					m.Entries[k] = string(raw)
-				}
-			}
-		}
-		return m, nil
-	}
-	root, err := mk(ref, "")
-	if err != nil {
-		return nil, err
-	}
-	out := []member{root}
-	taken := map[string]bool{ref.Path: true}
-	for i := 0; i < len(out); i++ {
-		p := out[i]
-		for _, c := range d.Sessions {
-			if taken[c.Path] || (c.Backend != "" && c.Backend != bs.BackendJSONL) || c.Agent != p.Agent {
-				continue
-			}
-			if !t.isChild(c, p, d.Keys(c), load) {
-				continue
-			}
-			m, err := mk(c, p.SessionID)
-			if err != nil {
-				return nil, err
-			}
-			taken[c.Path] = true
-			out = append(out, m)
-		}
+	out := make([]member, len(fam))
+	for i, f := range fam {
+		out[i] = member{ref: f.Ref, files: f, Session: Session{
+			Agent: f.Ref.Agent, SessionID: f.Ref.ID, Parent: f.Parent, OriginalPath: f.Transcript, SideDir: f.SideDir,
+			SessionsJSON: f.Index, Entries: f.Entries, TranscriptBytes: f.TranscriptBytes,
+			ExtractedFiles: f.SideFiles, ExtractedBytes: f.SideBytes,
+		}}
 	}
 	return out, nil
-}
-
-// isChild reports whether c was forked or spawned from p.
-func (t *Trash) isChild(c bs.SessionRef, p member, cKeys []string, load func(string) map[string]json.RawMessage) bool {
-	names := func(s string) bool {
-		if s == "" {
-			return false
-		}
-		if s == p.SessionID || slices.Contains(slices.Collect(maps.Keys(p.Entries)), s) {
-			return true
-		}
-		if filepath.Clean(s) == filepath.Clean(p.OriginalPath) {
-			return true
-		}
-		base := s
-		if i := strings.LastIndexAny(base, `/\`); i >= 0 {
-			base = base[i+1:]
-		}
-		return strings.TrimSuffix(base, ".jsonl") == p.SessionID
-	}
-	if names(headerParent(c.Path)) {
-		return true
-	}
-	if len(cKeys) == 0 {
-		return false
-	}
-	all := load(filepath.Join(filepath.Dir(c.Path), "sessions.json"))
-	for _, k := range cKeys {
-		var e storeEntry
-		if json.Unmarshal(all[k], &e) != nil {
-			continue
-		}
-		if names(e.SpawnedBy) || names(e.ParentSessionKey) || names(e.ParentSessionID) || names(e.ParentSession) {
-			return true
-		}
-	}
-	return false
-}
-
-// headerParent returns the "parentSession" of a transcript's header line.
-func headerParent(path string) string {
-	f, err := os.Open(path)
-	if err != nil {
-		return ""
-	}
-	defer f.Close()
-	line, err := bufio.NewReaderSize(f, 64<<10).ReadSlice('\n')
-	if err != nil && len(line) == 0 {
-		return ""
-	}
-	var h struct {
-		Type          string `json:"type"`
-		ParentSession string `json:"parentSession"`
-	}
-	if json.Unmarshal(bytes.TrimSpace(line), &h) != nil || h.Type != "session" {
-		return ""
-	}
-	return h.ParentSession
 }
 
 // List returns the items in the trash, newest first. Items whose meta.json
@@ -645,10 +562,7 @@ func (t *Trash) Restore(ctx context.Context, id string) (*Item, error) {
 		if s.SessionsJSON == "" || len(s.Entries) == 0 {
 			continue
 		}
-		cur := map[string]json.RawMessage{}
-		if data, err := os.ReadFile(s.SessionsJSON); err == nil {
-			_ = json.Unmarshal(data, &cur)
-		}
+		cur := t.Store.IndexEntries(s.SessionsJSON)
 		for k, raw := range s.Entries {
 			if have, ok := cur[k]; ok {
 				if !bytes.Equal(bytes.TrimSpace(have), bytes.TrimSpace([]byte(raw))) {
@@ -666,18 +580,12 @@ func (t *Trash) Restore(ctx context.Context, id string) (*Item, error) {
 		return nil, fmt.Errorf("trash restore %s: %s: %w", id, strings.Join(busy, ", "), ErrOccupied)
 	}
 	for _, m := range moves {
-		if err := os.MkdirAll(filepath.Dir(m.to), 0o700); err != nil {
-			return nil, fmt.Errorf("trash restore %s: %w", id, err)
-		}
-		if emptyOrMissing(m.to) {
-			_ = os.Remove(m.to) // an empty side dir made meanwhile
-		}
-		if err := move(m.from, m.to); err != nil {
+		if err := t.Store.Move(m.from, m.to); err != nil {
 			return nil, fmt.Errorf("trash restore %s: %w (restore again to finish)", id, err)
 		}
 	}
 	for _, file := range slices.Sorted(maps.Keys(adds)) {
-		if err := addKeys(file, adds[file]); err != nil {
+		if err := t.addKeys(file, adds[file]); err != nil {
 			return nil, fmt.Errorf("trash restore %s: %w (restore again to finish)", id, err)
 		}
 	}
@@ -845,20 +753,6 @@ func itemID(ref bs.SessionRef, now time.Time) string {
 	return clean(agent) + "_" + clean(ref.ID) + "_" + now.Format("20060102T150405Z") + "-" + hex.EncodeToString(rnd[:])
 }
 
-// move renames from to to, making to's parent, and syncs both parents.
-func move(from, to string) error {
-	if err := os.MkdirAll(filepath.Dir(to), 0o700); err != nil {
-		return err
-	}
-	if err := os.Rename(from, to); err != nil {
-		return fmt.Errorf("move %s: %w", from, err)
-	}
-	if err := atomicfile.SyncDir(filepath.Dir(to)); err != nil {
-		return err
-	}
-	return atomicfile.SyncDir(filepath.Dir(from))
-}
-
 func exists(p string) bool { _, err := os.Lstat(p); return err == nil }
 
 func emptyOrMissing(dir string) bool {
@@ -886,70 +780,12 @@ func countFiles(dir string) (int, int64) {
 	return n, b
 }
 
-// removeKeys removes keys from a sessions.json in one atomic rewrite and
-// returns the removed entries' raw JSON. The other bytes are unchanged.
-func removeKeys(path string, keys []string) (map[string]json.RawMessage, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("sessions.json: %w", err)
+// addKeys puts entries back into a sessions.json through the store; a
+// key already there is an error wrapping ErrOccupied.
+func (t *Trash) addKeys(index string, entries map[string]json.RawMessage) error {
+	err := t.Store.AddIndexEntries(index, entries)
+	if errors.Is(err, fs.ErrExist) {
+		return fmt.Errorf("%w: %w", err, ErrOccupied)
 	}
-	fi, err := os.Stat(path)
-	if err != nil {
-		return nil, fmt.Errorf("sessions.json: %w", err)
-	}
-	removed := map[string]json.RawMessage{}
-	for _, k := range keys {
-		_, vs, ve, ok := jsonedit.Member(data, "", k)
-		if !ok {
-			continue
-		}
-		removed[k] = json.RawMessage(bytes.Clone(data[vs:ve]))
-		sp, err := jsonedit.Remove(data, "", k)
-		if err != nil {
-			return nil, fmt.Errorf("sessions.json %s: key %q: %w", path, k, err)
-		}
-		data = jsonedit.Apply(data, sp)
-	}
-	if len(removed) == 0 {
-		return removed, nil
-	}
-	if err := atomicfile.WriteFile(path, data, fi.Mode().Perm()); err != nil {
-		return nil, fmt.Errorf("sessions.json %s: %w", path, err)
-	}
-	return removed, nil
-}
-
-// addKeys inserts entries into a sessions.json (created when missing) in
-// one atomic rewrite. A key already there is an error wrapping
-// ErrOccupied.
-func addKeys(path string, entries map[string]json.RawMessage) error {
-	if len(entries) == 0 {
-		return nil
-	}
-	perm := os.FileMode(0o600)
-	data, err := os.ReadFile(path)
-	switch {
-	case errors.Is(err, fs.ErrNotExist) || (err == nil && len(bytes.TrimSpace(data)) == 0):
-		data = []byte("{}")
-	case err != nil:
-		return fmt.Errorf("sessions.json: %w", err)
-	default:
-		if fi, err := os.Stat(path); err == nil {
-			perm = fi.Mode().Perm()
-		}
-	}
-	for _, k := range slices.Sorted(maps.Keys(entries)) {
-		if _, _, _, ok := jsonedit.Member(data, "", k); ok {
-			return fmt.Errorf("sessions.json %s: key %q: %w", path, k, ErrOccupied)
-		}
-		sp, err := jsonedit.Insert(data, "", k, entries[k])
-		if err != nil {
-			return fmt.Errorf("sessions.json %s: key %q: %w", path, k, err)
-		}
-		data = jsonedit.Apply(data, sp)
-	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return err
-	}
-	return atomicfile.WriteFile(path, data, perm)
+	return err
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/brainsurgeon/brainsurgeon/backend"
 	"github.com/brainsurgeon/brainsurgeon/config"
 	"github.com/brainsurgeon/brainsurgeon/internal/testkit/testcorpus"
+	"github.com/brainsurgeon/brainsurgeon/prune"
 	"github.com/brainsurgeon/brainsurgeon/restore"
 	"github.com/brainsurgeon/brainsurgeon/retention"
 	"github.com/brainsurgeon/brainsurgeon/trash"
@@ -100,12 +101,12 @@ func newFixture(t *testing.T, status string) *fx {
 	if status == "running" {
 		c.IdleSeconds = 0
 	}
-	if rep, err := set.Pass(c, nil).Run(ctx, nil); err != nil || rep.Failed > 0 {
+	if rep, err := prune.New(set.Store, set.Side, set.StateDir, c, nil).Run(ctx, nil); err != nil || rep.Failed > 0 {
 		t.Fatalf("pass: %+v, %v", rep, err)
 	}
 	// c1 has no extracted dir; the pass made one only if it extracted.
 	os.RemoveAll(filepath.Join(dir, "extracted", "c1"))
-	f.bin = trash.New(set)
+	f.bin = trash.New(set.Store, set.AgentsDir, set.StateDir)
 	f.before = snapshot(t, root)
 	return f
 }
@@ -497,7 +498,7 @@ func TestDeleteSQLiteStore(t *testing.T) {
 	if ref.Backend != bs.BackendSQLite {
 		t.Fatalf("first session %+v is not in the SQLite store", ref)
 	}
-	_, err = trash.New(set).Delete(ctx, ref.Agent, ref.ID)
+	_, err = trash.New(set.Store, set.AgentsDir, set.StateDir).Delete(ctx, ref.Agent, ref.ID)
 	if !errors.Is(err, trash.ErrRefused) || !errors.Is(err, bs.ErrUnsupported) || !strings.Contains(err.Error(), "never deletes rows") {
 		t.Fatalf("err %v, want ErrRefused and ErrUnsupported with the reason", err)
 	}

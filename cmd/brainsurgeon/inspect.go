@@ -64,7 +64,7 @@ func (c *inspectCommand) Run(ctx context.Context, args []string) error {
 	if *asJSON {
 		return cli.WriteJSON(c.m.Stdout, out, nil)
 	}
-	printReport(c.m.Stdout, out)
+	printReport(c.m.Stdout, out, transcriptLocation(tr))
 	return nil
 }
 
@@ -105,7 +105,7 @@ func counts(m map[string]int) string {
 	return strings.Join(parts, ", ")
 }
 
-func printReport(w io.Writer, out inspectReport) {
+func printReport(w io.Writer, out inspectReport, where string) {
 	r := out.Report
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	name := r.Session.String()
@@ -117,7 +117,7 @@ func printReport(w io.Writer, out inspectReport) {
 	if r.Session.Backend == bs.BackendSQLite {
 		what = "Store"
 	}
-	fmt.Fprintf(tw, "%s\t%s  (%d bytes, %d lines)\n", what, r.Session.Path, r.Bytes, r.Lines)
+	fmt.Fprintf(tw, "%s\t%s  (%d bytes, %d lines)\n", what, where, r.Bytes, r.Lines)
 	if r.Header.Line > 0 {
 		fmt.Fprintf(tw, "Header\tline %d, format v%d, id %s, cwd %s\n", r.Header.Line, r.Header.Version, r.Header.ID, r.Header.Cwd)
 	} else {

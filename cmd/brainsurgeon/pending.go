@@ -29,7 +29,7 @@ func (m *Main) open(ctx context.Context, agentsDir string, cfg config.Config) (*
 
 // pass returns the library-level pass over set.
 func (m *Main) pass(set *backend.Set, cfg config.Config) *prune.Pass {
-	return set.Pass(cfg, m.logger())
+	return prune.New(set.Store, set.Side, set.StateDir, cfg, m.logger())
 }
 
 // restorer returns a Restorer over the agents dir, set up from its config

@@ -20,6 +20,7 @@ import (
 	"github.com/brainsurgeon/brainsurgeon/internal/cli"
 	"github.com/brainsurgeon/brainsurgeon/internal/demo"
 	"github.com/brainsurgeon/brainsurgeon/internal/logging"
+	"github.com/brainsurgeon/brainsurgeon/internal/wiring"
 	"github.com/brainsurgeon/brainsurgeon/session"
 )
 
@@ -172,7 +173,7 @@ func (c *serveCommand) Run(ctx context.Context, args []string) error {
 	}
 	defer closer.Close()
 
-	d, err := daemon.Open(ctx, daemon.Options{AgentsDir: *agentsDir, ReadOnly: env.ReadOnly, Logger: log, Retention: daemon.Retention(log, nil), LimitMemory: true})
+	d, err := daemon.Open(ctx, daemon.Options{AgentsDir: *agentsDir, Open: wiring.Opener(*agentsDir), ReadOnly: env.ReadOnly, Logger: log, Retention: daemon.Retention(log, nil), LimitMemory: true})
 	if err != nil {
 		return err
 	}

@@ -18,6 +18,7 @@ import (
 	bs "github.com/brainsurgeon/brainsurgeon"
 	"github.com/brainsurgeon/brainsurgeon/backend"
 	"github.com/brainsurgeon/brainsurgeon/internal/cli"
+	"github.com/brainsurgeon/brainsurgeon/prune"
 	"github.com/brainsurgeon/brainsurgeon/restore"
 	"github.com/brainsurgeon/brainsurgeon/session"
 )
@@ -192,7 +193,7 @@ func (m *Main) setup(ctx context.Context, c *common) (*restore.Restorer, bs.Sess
 	if err != nil {
 		return nil, bs.SessionRef{}, err
 	}
-	p := set.Pass(cfg, m.logger())
+	p := prune.New(set.Store, set.Side, set.StateDir, cfg, m.logger())
 	r := p.Restorer()
 	r.Policy.Enabled = true
 	return r, ref, nil

@@ -7,6 +7,7 @@ import (
 	"github.com/brainsurgeon/brainsurgeon/backend"
 	"github.com/brainsurgeon/brainsurgeon/config"
 	"github.com/brainsurgeon/brainsurgeon/internal/testkit/clitest"
+	"github.com/brainsurgeon/brainsurgeon/prune"
 	"github.com/rogpeppe/go-internal/testscript"
 )
 
@@ -21,17 +22,17 @@ func TestMain(m *testing.M) {
 // $AGENTS with the library (brainsurgeon prune is another binary).
 func TestScripts(t *testing.T) {
 	testscript.Run(t, clitest.Params("testdata/script", "../../testdata/demo/agents",
-		map[string]func(ts *testscript.TestScript, neg bool, args []string){"prune": prune}))
+		map[string]func(ts *testscript.TestScript, neg bool, args []string){"prune": runPrune}))
 }
 
-func prune(ts *testscript.TestScript, neg bool, args []string) {
+func runPrune(ts *testscript.TestScript, neg bool, args []string) {
 	ctx := context.Background()
 	agents := ts.Getenv("AGENTS")
 	cfg, err := config.Load(ctx, agents, nil)
 	ts.Check(err)
 	set, err := backend.Open(ctx, agents, backend.FromConfig(cfg, nil))
 	ts.Check(err)
-	rep, err := set.Pass(cfg, nil).Run(ctx, nil)
+	rep, err := prune.New(set.Store, set.Side, set.StateDir, cfg, nil).Run(ctx, nil)
 	ts.Check(err)
 	if (rep.Failed > 0) != neg {
 		ts.Fatalf("prune: %d sessions failed", rep.Failed)

@@ -11,8 +11,8 @@ import (
 
 	bs "github.com/brainsurgeon/brainsurgeon"
 	"github.com/brainsurgeon/brainsurgeon/backend"
+	"github.com/brainsurgeon/brainsurgeon/config"
 	"github.com/brainsurgeon/brainsurgeon/prune"
-	"github.com/brainsurgeon/brainsurgeon/restore"
 	"github.com/brainsurgeon/brainsurgeon/session/sqlite"
 	"github.com/brainsurgeon/brainsurgeon/sidedir"
 )
@@ -35,7 +35,7 @@ func badInputStores(t *testing.T) (*prune.Pass, string, string) {
 	newSynthStore(t, agents, "other", synthSession{id: "good-3", rows: synthTurns("good-3", 3, 2000)})
 	cfg := passConfig(t, agents, 500)
 	st := sqlite.NewStore(agents, sqlite.Options{BusyTimeout: 100 * time.Millisecond})
-	return &prune.Pass{Store: st, Side: sidedir.New(st), StateDir: restore.StateDir(agents), Config: cfg}, main, agents
+	return &prune.Pass{Store: st, Side: sidedir.New(st), StateDir: config.StateDir(agents), Config: cfg}, main, agents
 }
 
 // statuses returns each session's report by session name.

@@ -48,7 +48,7 @@ func TestFlatEntriesStayInPlace(t *testing.T) {
 		t.Fatal(err)
 	}
 	before := rowsOf(t, set.Store)[ref.Identity()]
-	rep, err := set.Pass(cfg, nil).Run(ctx, nil)
+	rep, err := prune.New(set.Store, set.Side, set.StateDir, cfg, nil).Run(ctx, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,7 +73,7 @@ func TestFlatEntriesStayInPlace(t *testing.T) {
 		}
 	}
 	// A second pass finds nothing more to do.
-	rep, err = set.Pass(cfg, nil).Run(ctx, nil)
+	rep, err = prune.New(set.Store, set.Side, set.StateDir, cfg, nil).Run(ctx, nil)
 	if err != nil || rep.Sessions[0].Status != prune.StatusUnchanged {
 		t.Fatalf("second pass: %v %+v", err, rep.Sessions)
 	}

@@ -81,7 +81,7 @@ func TestPassPristineOnEveryStore(t *testing.T) {
 			}
 			before := rowsOf(t, set.Store)
 			others := dumpOthers(t, path)
-			rep, err := set.Pass(cfg, nil).Run(ctx, nil)
+			rep, err := prune.New(set.Store, set.Side, set.StateDir, cfg, nil).Run(ctx, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -216,7 +216,7 @@ func TestBothBackends(t *testing.T) {
 				run  func(t *testing.T, f *fixture)
 			}{
 				{"PassExtracts", func(t *testing.T, f *fixture) {
-					rep, err := f.set.Pass(f.cfg, nil).Run(ctx, []bs.SessionRef{f.ref})
+					rep, err := prune.New(f.set.Store, f.set.Side, f.set.StateDir, f.cfg, nil).Run(ctx, []bs.SessionRef{f.ref})
 					if err != nil || len(rep.Sessions) != 1 || rep.Sessions[0].Status != prune.StatusExtracted {
 						t.Fatalf("pass: %v %+v", err, rep)
 					}

@@ -12,6 +12,7 @@ import (
 
 	bs "github.com/brainsurgeon/brainsurgeon"
 	"github.com/brainsurgeon/brainsurgeon/backend"
+	"github.com/brainsurgeon/brainsurgeon/config"
 	"github.com/brainsurgeon/brainsurgeon/prune"
 	"github.com/brainsurgeon/brainsurgeon/restore"
 	"github.com/brainsurgeon/brainsurgeon/session/sqlite"
@@ -76,14 +77,14 @@ func TestFailedWritesAddNoPacks(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				working = set.Pass(cfg, nil)
-				failing = set.Pass(cfg, nil)
+				working = prune.New(set.Store, set.Side, set.StateDir, cfg, nil)
+				failing = prune.New(set.Store, set.Side, set.StateDir, cfg, nil)
 				failing.Store = touchingStore{set.Store}
 				release = func() {}
 			case bs.BackendSQLite:
 				path := newSynthStore(t, agents, "main", synthSession{id: id, rows: rows, zstd: map[int]bool{3: true}})
 				st := sqlite.NewStore(agents, sqlite.Options{BusyTimeout: 50 * time.Millisecond})
-				working = &prune.Pass{Store: st, Side: sidedir.New(st), StateDir: restore.StateDir(agents), Config: cfg}
+				working = &prune.Pass{Store: st, Side: sidedir.New(st), StateDir: config.StateDir(agents), Config: cfg}
 				failing = working
 				// Another connection holds the write lock (as OpenClaw
 				// does during its own write transaction).

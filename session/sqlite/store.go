@@ -465,3 +465,7 @@ func (s *Store) Agents() []string {
 	}
 	return a
 }
+
+// Location returns the agent's SQLite database that keeps ref's session,
+// for people; empty when the ref has none.
+func (s *Store) Location(ref bs.SessionRef) string { return ref.Path }

@@ -42,7 +42,7 @@ func TestLoneSurrogates(t *testing.T) {
 		t.Fatal(err)
 	}
 	before := rowsOf(t, set.Store)[ref.Identity()]
-	rep, err := set.Pass(cfg, nil).Run(ctx, nil)
+	rep, err := prune.New(set.Store, set.Side, set.StateDir, cfg, nil).Run(ctx, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -443,3 +443,7 @@ func (r *lineReader) Lines(ctx context.Context) iter.Seq2[*bs.Entry, error] {
 		}
 	}
 }
+
+// Location returns the agent's SQLite database that keeps the session,
+// for people.
+func (t *Transcript) Location() string { return t.ref.Path }

@@ -17,6 +17,7 @@ import (
 	"github.com/klauspost/compress/zstd"
 
 	bs "github.com/brainsurgeon/brainsurgeon"
+	"github.com/brainsurgeon/brainsurgeon/config"
 	"github.com/brainsurgeon/brainsurgeon/extract"
 	"github.com/brainsurgeon/brainsurgeon/restore"
 	"github.com/brainsurgeon/brainsurgeon/session"
@@ -210,7 +211,7 @@ func Extractor(st bs.Store, p extract.Policy) *extract.Extractor {
 
 // Restorer returns a Restorer over st with its state beside root.
 func Restorer(st bs.Store, root string) *restore.Restorer {
-	return restore.New(st, side(st), restore.StateDir(root))
+	return restore.New(st, side(st), config.StateDir(root))
 }
 
 func side(st bs.Store) bs.SideStore {

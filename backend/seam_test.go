@@ -1,0 +1,156 @@
+package backend_test
+
+import (
+	"go/ast"
+	"go/types"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+
+	"golang.org/x/tools/go/packages"
+)
+
+// module is the module's import path.
+const module = "github.com/brainsurgeon/brainsurgeon"
+
+// backends are the packages that may read SessionRef.Path: the stores
+// that make the refs, the side store (it places side directories by the
+// transcript's location) and backend, which assembles them.
+var backends = []string{"session", "session/sqlite", "sidedir", "backend"}
+
+// policies are the packages that must not depend on a backend: they see
+// only the root interfaces, and cmd/brainsurgeon wires the backends in.
+var policies = []string{"extract", "restore", "compact", "prune", "retention", "recall", "summarize", "daemon", "trash", "api"}
+
+// inside reports whether the package path is rel or one of its
+// subpackages.
+func inside(path, rel string) bool {
+	full := module + "/" + rel
+	return path == full || strings.HasPrefix(path, full+"/")
+}
+
+// TestSeam proves the seam between the backends and the rest: no package
+// outside the backends reads SessionRef.Path (found with exact type
+// information, so that an unrelated Path field does not count and an
+// embedded or aliased SessionRef does), and no policy package imports a
+// backend, directly or through another package.
+func TestSeam(t *testing.T) {
+	if testing.Short() {
+		t.Skip("loads and type-checks the whole module")
+	}
+	cfg := &packages.Config{
+		Mode: packages.NeedName | packages.NeedImports | packages.NeedDeps | packages.NeedTypes |
+			packages.NeedSyntax | packages.NeedTypesInfo,
+		Dir: "..",
+	}
+	pkgs, err := packages.Load(cfg, module+"/...")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var root *types.Package
+	byPath := map[string]*packages.Package{}
+	packages.Visit(pkgs, nil, func(p *packages.Package) {
+		byPath[p.PkgPath] = p
+		if p.PkgPath == module {
+			root = p.Types
+		}
+	})
+	for _, p := range pkgs {
+		for _, e := range p.Errors {
+			t.Errorf("load %s: %v", p.PkgPath, e)
+		}
+	}
+	if root == nil {
+		t.Fatalf("the root package %s was not loaded", module)
+	}
+	ref := root.Scope().Lookup("SessionRef")
+	if ref == nil {
+		t.Fatal("the root package has no SessionRef")
+	}
+	isRef := func(t types.Type) bool {
+		if p, ok := types.Unalias(t).(*types.Pointer); ok {
+			t = p.Elem()
+		}
+		n, ok := types.Unalias(t).(*types.Named)
+		return ok && n.Obj() == ref
+	}
+
+	t.Run("SessionRefPath", func(t *testing.T) {
+		var found []string
+		for _, p := range pkgs {
+			if !strings.HasPrefix(p.PkgPath, module) || slices.ContainsFunc(backends, func(b string) bool { return inside(p.PkgPath, b) }) {
+				continue
+			}
+			for _, f := range p.Syntax {
+				ast.Inspect(f, func(n ast.Node) bool {
+					sel, ok := n.(*ast.SelectorExpr)
+					if !ok || sel.Sel.Name != "Path" {
+						return true
+					}
+					s := p.TypesInfo.Selections[sel]
+					if s == nil || s.Kind() != types.FieldVal {
+						return true
+					}
+					// The field's owner: the receiver, or the struct that
+					// embeds SessionRef on the way to Path.
+					owner := s.Recv()
+					if idx := s.Index(); len(idx) > 1 {
+						st, _ := types.Unalias(derefType(owner)).Underlying().(*types.Struct)
+						for _, i := range idx[:len(idx)-1] {
+							if st == nil {
+								break
+							}
+							owner = st.Field(i).Type()
+							st, _ = types.Unalias(derefType(owner)).Underlying().(*types.Struct)
+						}
+					}
+					if isRef(owner) {
+						found = append(found, p.Fset.Position(sel.Sel.Pos()).String())
+					}
+					return true
+				})
+			}
+		}
+		sort.Strings(found)
+		for _, f := range found {
+			t.Errorf("%s reads SessionRef.Path outside the backends (%s): ask the store instead", f, strings.Join(backends, ", "))
+		}
+	})
+
+	t.Run("PolicyImports", func(t *testing.T) {
+		for _, rel := range policies {
+			p := byPath[module+"/"+rel]
+			if p == nil {
+				t.Errorf("policy package %s was not loaded", rel)
+				continue
+			}
+			seen := map[string]bool{}
+			var walk func(p *packages.Package, via []string)
+			walk = func(p *packages.Package, via []string) {
+				for _, imp := range p.Imports {
+					if seen[imp.PkgPath] {
+						continue
+					}
+					seen[imp.PkgPath] = true
+					chain := append(slices.Clone(via), strings.TrimPrefix(imp.PkgPath, module+"/"))
+					for _, b := range backends {
+						if imp.PkgPath == module+"/"+b {
+							t.Errorf("policy package %s depends on the backend %s (through %s)", rel, b, strings.Join(chain, " → "))
+						}
+					}
+					walk(imp, chain)
+				}
+			}
+			walk(p, []string{rel})
+		}
+	})
+}
+
+// derefType returns the element type of a pointer, else t.
+func derefType(t types.Type) types.Type {
+	if p, ok := types.Unalias(t).(*types.Pointer); ok {
+		return p.Elem()
+	}
+	return t
+}
