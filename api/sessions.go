@@ -270,10 +270,8 @@ func (s *server) readInfo(ctx context.Context, ref bs.SessionRef, cp Compaction)
 		},
 	}
 	var ver bs.Version // seen before the read: a change during it is measured again next time
-	if st, ok := s.set.Store.(bs.Stater); ok {
-		if ss, err := st.Stat(ctx, ref); err == nil {
-			ver = ss.Version
-		}
+	if ss, err := s.set.Store.Stat(ctx, ref); err == nil {
+		ver = ss.Version
 	}
 	tr, err := s.set.Store.Open(ctx, ref, v)
 	if err != nil {
@@ -322,7 +320,7 @@ func backendOf(ref bs.SessionRef) string {
 
 // listRefs lists every session, optionally of one agent.
 func (s *server) listRefs(ctx context.Context, agent string) ([]bs.SessionRef, error) {
-	refs, err := s.set.Store.Sessions(ctx)
+	refs, err := bs.ListSessions(ctx, s.set.Store, s.log)
 	if err != nil {
 		return nil, err
 	}

@@ -701,7 +701,7 @@ func (d *DirStore) Get(ctx context.Context, ref bs.SessionRef, entryID string) (
 	}
 	best, ok, bad := d.resolve(dir, entryID, packs, nil, nil)
 	if !ok && d.packsChanged(dir, packs) {
-		return d.Get(ctx, ref, entryID) // PruneSide replaced packs meanwhile: look again
+		return d.Get(ctx, ref, entryID) // DropUnits replaced packs meanwhile: look again
 	}
 	if !ok {
 		if len(bad) > 0 {
@@ -733,7 +733,7 @@ func (d *DirStore) Get(ctx context.Context, ref bs.SessionRef, entryID string) (
 		data, err = d.readFile(best.file)
 	}
 	if err != nil && best.pending == nil && (errors.Is(err, fs.ErrNotExist) || (best.file != "" && errors.Is(err, bs.ErrNotFound))) {
-		// Removed meanwhile by PruneSide, which made the records it keeps
+		// Removed meanwhile by DropUnits, which made the records it keeps
 		// durable in a new pack first: look again.
 		d.forgetPath(dir, best.pack+best.file)
 		return d.Get(ctx, ref, entryID)

@@ -30,7 +30,7 @@
 //	item, err := bin.Purge(ctx, item.ID)           // DELETE /api/trash/{id}
 //	n, bytes, err := bin.CleanExpired(ctx)         // retention (retention.Options.Trash)
 //
-// Delete refuses a busy session (the store's IdleChecker; an error
+// Delete refuses a busy session (the store's CheckIdle; an error
 // wrapping brainsurgeon.ErrBusy) and a session of the SQLite store (an
 // error wrapping ErrRefused and brainsurgeon.ErrUnsupported: BrainSurgeon
 // never deletes rows, DESIGN decision 6). It takes the host lock of every
