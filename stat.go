@@ -30,16 +30,19 @@ type StatResult struct {
 // BatchStater is implemented by stores that can tell the state of many
 // sessions at once more cheaply than one Stat each (the JSONL store opens
 // each sessions directory once and stats the transcripts relative to it).
-// It is the one optional store interface; callers use it only through
-// StatMany.
+// It is the one optional store interface: callers never assert it
+// themselves but call the package function [StatMany], which falls back
+// to one Stat each.
 type BatchStater interface {
 	// StatMany returns the state of each session, in the order of refs;
 	// a transcript that is gone gives an error wrapping ErrNotFound.
 	StatMany(ctx context.Context, refs []SessionRef) []StatResult
 }
 
-// StatMany returns the state of each session of refs, in order: in one
-// call when st is a BatchStater, else one Stat each.
+// StatMany returns the state of each session of refs, in order (a
+// transcript that is gone gives an error wrapping ErrNotFound): in one
+// call when st is a BatchStater, else one Stat each. It is the one place
+// that looks for a BatchStater.
 func StatMany(ctx context.Context, st Store, refs []SessionRef) []StatResult {
 	if b, ok := st.(BatchStater); ok {
 		return b.StatMany(ctx, refs)
