@@ -92,15 +92,6 @@ func (s *Store) Rewrite(ctx context.Context, ref bs.SessionRef, base bs.Version,
 	return s.Writer.RewriteGated(ctx, ref, base, edits, gate)
 }
 
-// Append adds entries at the end of the session's transcript (see
-// Writer.Append).
-func (s *Store) Append(ctx context.Context, ref bs.SessionRef, entries [][]byte) error {
-	if s == nil {
-		return errNoStore
-	}
-	return s.Writer.Append(ctx, ref, entries)
-}
-
 // AppendAt adds entries at the end of the session's transcript if it is
 // still the version base (see Writer.AppendAt).
 func (s *Store) AppendAt(ctx context.Context, ref bs.SessionRef, base bs.Version, entries [][]byte) error {
