@@ -3,6 +3,7 @@ package brainsurgeon
 import (
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"hash/maphash"
 	"iter"
@@ -40,7 +41,8 @@ func (k LineKind) String() string {
 	return "unknown"
 }
 
-// TriggerType names a class of extractable values (DESIGN decision 4).
+// TriggerType names a class of extractable values: the kinds of content
+// extraction may move out of a transcript.
 type TriggerType string
 
 // The trigger types.
@@ -136,8 +138,9 @@ type Entry struct {
 	ID string
 	// ParentID is the "parentId" member; empty for a root or a v1 entry.
 	ParentID string
-	// Timestamp is the entry's time, taken from the first source present in
-	// seed 000's order; the zero time when none is present.
+	// Timestamp is the entry's time, taken from the first source present
+	// in this order: "timestamp", "__ts", "message.created_at", "time"; the
+	// zero time when none is present.
 	Timestamp time.Time
 	// Role is "message.role" (or a top-level "role" in the flat format).
 	Role string
@@ -492,94 +495,106 @@ type Visitor struct {
 	Prepare func(e *Entry) any
 }
 
-// Lister lists the sessions of a store.
-type Lister interface {
-	// Sessions returns every live session the store knows. Archived copies
-	// and sidecar files are never returned.
-	Sessions(ctx context.Context) ([]SessionRef, error)
+// Store is a transcript backend: JSONL files or a database. Every method
+// is required; a store that cannot do an operation answers with an error
+// wrapping ErrUnsupported that says why. The writing methods return an
+// error wrapping ErrBusy when the session is in use and one wrapping
+// ErrChanged when the transcript no longer matches the version read.
+type Store interface {
+	// Name returns the backend name that the store puts in the refs it
+	// makes (BackendJSONL, BackendSQLite, …).
+	Name() string
+	// Sessions returns every live session the store knows. Archived
+	// copies and sidecar files are never returned. A store that cannot
+	// read a part of what it holds (OpenClaw's SQLite store: an agent's
+	// database that is locked, corrupt or of another schema version)
+	// leaves that part's sessions out and returns one error for it in
+	// skipped, saying why (a lock held by another connection wraps
+	// ErrBusy); it does not log them: reporting them is the caller's
+	// (see ListSessions). err is for a failure of the whole listing.
+	Sessions(ctx context.Context) (refs []SessionRef, skipped []error, err error)
 	// Resolve finds one session by "agent/sessionId", a path, a session id
 	// (or a unique prefix) or a session key (or a unique suffix of one). It
 	// returns an error wrapping ErrNotFound or ErrAmbiguous that lists the
 	// candidates.
 	Resolve(ctx context.Context, name string) (SessionRef, error)
-}
-
-// PartialLister is implemented by stores whose Sessions leaves out the
-// sessions of a part it cannot read rather than failing (OpenClaw's SQLite
-// store skips an agent's database that is locked, corrupt or of another
-// schema version). A caller that reports on every session (a prune pass)
-// uses SessionsPartial to say what was left out.
-type PartialLister interface {
-	// SessionsPartial returns what Sessions returns and, one error each,
-	// the parts whose sessions are missing from the list because they
-	// could not be read, saying why (a lock held by another connection
-	// wraps ErrBusy). Parts it skips are not logged: reporting them is
-	// the caller's. err is for a failure of the whole listing.
-	SessionsPartial(ctx context.Context) (refs []SessionRef, skipped []error, err error)
-}
-
-// Opener reads transcripts.
-type Opener interface {
 	// Open reads and indexes the session's transcript. When v is not nil,
 	// its Visit sees every line during that same read.
 	Open(ctx context.Context, ref SessionRef, v *Visitor) (Transcript, error)
-}
-
-// Editor writes transcripts safely. Both methods return an error wrapping
-// ErrBusy when the session is in use, one wrapping ErrChanged when the
-// transcript no longer matches base, and one wrapping ErrUnsupported when
-// the store cannot do the operation.
-type Editor interface {
-	// Rewrite applies edits to the transcript read at base, atomically:
-	// all of them or none.
-	Rewrite(ctx context.Context, ref SessionRef, base Version, edits []Edit) error
-	// Append adds entries (raw JSON objects without a newline) at the end.
-	Append(ctx context.Context, ref SessionRef, entries [][]byte) error
-}
-
-// VersionedAppender is implemented by stores that can append only while the
-// transcript is still the version that was read: the version is compared
-// under the same locks as the append, so no write of the host can come in
-// between. Policy code that decides what to append from what it read (a
-// compaction entry names the leaf it follows) uses it when the store has it.
-type VersionedAppender interface {
-	// AppendAt adds entries (raw JSON objects without a newline) at the
-	// end of the transcript if it is still the version base; otherwise it
-	// writes nothing and returns an error wrapping ErrChanged.
-	AppendAt(ctx context.Context, ref SessionRef, base Version, entries [][]byte) error
-}
-
-// GatedRewriter is a Store that can let its caller make other data
-// durable while it writes a rewrite's new content, and still keep the
-// order "that data first, then the new transcript": gate is called once,
-// after the new content is durable and just before it replaces the old,
-// and only a nil result lets the rewrite finish. An error from gate leaves
-// the old content in place and is returned wrapped. When the rewrite fails
-// before it gets there, gate is not called. The extractor syncs its side
-// records in parallel with the rewrite this way.
-type GatedRewriter interface {
-	// RewriteGated is Store.Rewrite with gate called as described.
-	RewriteGated(ctx context.Context, ref SessionRef, base Version, edits []Edit, gate func() error) error
-}
-
-// IdleChecker tells cheaply whether the host is using a session. Stores
-// implement it; callers ask before they read, so that a busy session costs
-// nothing. The store checks again before it writes.
-type IdleChecker interface {
-	// CheckIdle returns nil when the session may be written now, else an
-	// error wrapping ErrBusy that says why.
+	// CheckIdle tells cheaply whether the host is using the session:
+	// callers ask before they read, so that a busy session costs nothing,
+	// and the store checks again before it writes. It returns nil when
+	// the session may be written now, else an error wrapping ErrBusy that
+	// says why.
 	CheckIdle(ctx context.Context, ref SessionRef) error
+	// Rewrite applies edits to the transcript read at base, atomically:
+	// all of them or none. When gate is not nil, it lets the caller make
+	// other data durable while the store writes the new content, and
+	// still keep the order "that data first, then the new transcript":
+	// gate is called once, after the new content is durable and just
+	// before it replaces the old, and only a nil result lets the rewrite
+	// finish. An error from gate leaves the old content in place and is
+	// returned wrapped. When the rewrite fails before it gets there, gate
+	// is not called. A store that cannot overlap the two calls gate first
+	// and writes only after it succeeded.
+	Rewrite(ctx context.Context, ref SessionRef, base Version, edits []Edit, gate func() error) error
+	// AppendAt adds entries (raw JSON objects without a newline) at the
+	// end of the transcript if it is still the version base: the version
+	// is compared under the same locks as the append, so no write of the
+	// host can come in between. Otherwise it writes nothing and returns
+	// an error wrapping ErrChanged.
+	AppendAt(ctx context.Context, ref SessionRef, base Version, entries [][]byte) error
+	// Create writes lines (raw JSON objects without a newline) as a new
+	// session of agent (a branch or an imported copy of another one) and
+	// returns its ref. lines[0] must be a session header (type "session")
+	// whose "id" is the new session's id. Create never replaces an
+	// existing session: an id already in use is an error wrapping
+	// ErrInvalid. The session is complete and durable when Create
+	// returns, or absent. A store that takes no new sessions from outside
+	// its host (OpenClaw's SQLite store) refuses with an error wrapping
+	// ErrUnsupported that says why.
+	Create(ctx context.Context, agent string, lines [][]byte) (SessionRef, error)
+	// Stat tells cheaply, with a stat or one small query and without
+	// reading the transcript, the session's current state, so that a
+	// caller can skip unchanged sessions. It returns an error wrapping
+	// ErrNotFound when the transcript is gone.
+	Stat(ctx context.Context, ref SessionRef) (SessionStat, error)
+	// Editable reports whether values of trigger type t may be replaced
+	// in the session ref. A store that may change only some kinds of
+	// values (OpenClaw's SQLite store: tool results, thinking and images,
+	// because the host's search index reads the rest) says no for the
+	// others, and extraction skips them.
+	Editable(ref SessionRef, t TriggerType) bool
+	// EditableValues reports, for each candidate cands[i] of entry e in
+	// the session ref, whether the store accepts replacing the candidate's
+	// bytes in e.Raw by with[i] (a JSON string holding a placeholder, or
+	// for a block a text block holding one) in a Rewrite. A store may
+	// refuse a value by where it is in its entry, not by trigger type
+	// alone (OpenClaw's SQLite store accepts edits only inside tool
+	// results, thinking blocks, images and tool-call arguments), and it
+	// answers with the same rules as Editable. Extraction leaves the
+	// refused values in place. The result has len(cands) elements and is
+	// the caller's. cands are sorted by position and do not overlap; with
+	// has len(cands) elements. It is safe for concurrent use.
+	EditableValues(ref SessionRef, e *Entry, cands []Candidate, with [][]byte) []bool
 }
 
-// Store is a transcript backend: JSONL files or a database.
-type Store interface {
-	Lister
-	Opener
-	Editor
-	IdleChecker
-	// Name returns the backend name that the store puts in the refs it
-	// makes (BackendJSONL, BackendSQLite, …).
-	Name() string
+// ListSessions lists st's sessions for a caller that does not report the
+// parts a store skipped itself: each skipped part is logged on log as a
+// warning, and when no session could be listed and some part was skipped,
+// the error joins the skipped parts.
+func ListSessions(ctx context.Context, st Store, log Logger) ([]SessionRef, error) {
+	refs, skipped, err := st.Sessions(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if len(refs) == 0 && len(skipped) > 0 {
+		return nil, errors.Join(skipped...)
+	}
+	for _, e := range skipped {
+		LoggerOrDiscard(log).Warn("sessions not listed", "error", e)
+	}
+	return refs, nil
 }
 
 // SideInfo describes one stored side record.
@@ -659,9 +674,11 @@ func (CharsPer4) Tokens(text []byte) int { return (len(text) + 3) / 4 }
 // Name returns "chars/4".
 func (CharsPer4) Name() string { return "chars/4" }
 
-// TokensOfBytes returns t's count for n bytes of ordinary text, when only a
-// size is known: it asks t for a run of n spaces' worth only when t is
-// CharsPer4 or nil, and otherwise scales t's count of a sample.
+// TokensOfBytes estimates t's count for n bytes of ordinary text, when
+// only a size is known: for CharsPer4 or a nil t it computes (n+3)/4
+// without asking t; for any other tokenizer it counts a fixed English
+// sample with t and scales that count to n bytes, rounded to the nearest
+// token. It returns 0 for n <= 0.
 func TokensOfBytes(t Tokenizer, n int64) int64 {
 	if n <= 0 {
 		return 0
@@ -674,39 +691,24 @@ func TokensOfBytes(t Tokenizer, n int64) int64 {
 	return int64(float64(n)*per + 0.5)
 }
 
+// Summary is what a Summarizer wrote and how.
+type Summary struct {
+	// Text is the summary.
+	Text string
+	// Degraded is true when the summary was made without a model.
+	Degraded bool
+	// Reason says why the summary is degraded ("" when it is not, or when
+	// the summarizer cannot tell).
+	Reason string
+	// Method names what wrote Text ("openai:<model>", "deterministic");
+	// "" when the summarizer does not say.
+	Method string
+}
+
 // Summarizer writes the summary of a stretch of conversation for a
 // compaction.
 type Summarizer interface {
-	// Summarize returns a summary of messages (raw transcript lines). focus,
-	// when not empty, says what the summary must keep. degraded is true
-	// when the summary was made without a model.
-	Summarize(ctx context.Context, messages [][]byte, focus string) (summary string, degraded bool, err error)
-}
-
-// Job is work a Scheduler runs.
-type Job func(ctx context.Context) error
-
-// Scheduler runs jobs on cron schedules.
-type Scheduler interface {
-	// Schedule runs job on the cron expression spec under name, replacing
-	// an earlier job of that name. It returns an error wrapping ErrInvalid
-	// for a bad expression.
-	Schedule(name, spec string, job Job) error
-	// Unschedule removes the job of that name.
-	Unschedule(name string)
-}
-
-// Creator is implemented by stores that can create a new session (a branch
-// or an imported copy of another one). It is optional: callers type-assert
-// a Store to it, and a store that never creates sessions (OpenClaw's SQLite
-// store, DESIGN decision 6) implements it by refusing with an error wrapping
-// ErrUnsupported that says why.
-type Creator interface {
-	// Create writes lines (raw JSON objects without a newline) as a new
-	// session of agent and returns its ref. lines[0] must be a session
-	// header (type "session") whose "id" is the new session's id. Create
-	// never replaces an existing session: an id already in use is an error
-	// wrapping ErrInvalid. The session is complete and durable when Create
-	// returns, or absent.
-	Create(ctx context.Context, agent string, lines [][]byte) (SessionRef, error)
+	// Summarize summarizes messages (raw transcript lines). focus, when
+	// not empty, says what the summary must keep.
+	Summarize(ctx context.Context, messages [][]byte, focus string) (Summary, error)
 }

@@ -8,6 +8,11 @@
 // [ErrChanged]) plus the structured [LineError]. It imports only the
 // standard library.
 //
+// A [Store] has no optional methods: a backend that cannot do something
+// (OpenClaw's SQLite store appends no entries and creates no sessions)
+// answers with an error wrapping [ErrUnsupported] that says why. The one
+// optional interface, [BatchStater], is reached only through [StatMany].
+//
 // # Packages
 //
 //   - session: JSONL transcripts of pi and OpenClaw (≤ 2026.7): reading lines

@@ -8,7 +8,7 @@ type explicitKey struct{}
 // ExplicitWrite returns a context that marks the writes made with it as
 // asked for by the user just now (a manual compaction, for example). A
 // store then skips its quiet period, the wait for the transcript to have
-// been left alone for a while (DESIGN decision 15): that wait protects the
+// been left alone for a while: that wait protects the
 // provider's prompt cache from automatic edits, and a write the user asks
 // for breaks the cache anyway. Everything that tells whether the host is
 // using the session (its status, a live lock holder) still applies, and so

@@ -39,15 +39,13 @@ func LoggerOrDiscard(l Logger) Logger {
 
 // DebugEnabled reports whether l may record debug messages, so that a
 // caller can skip building them: false for a discarding Logger and for a
-// Logger with an Enabled method (a *slog.Logger) that says debug is off,
+// *slog.Logger that says debug is off,
 // true otherwise.
 func DebugEnabled(l Logger) bool {
 	switch v := LoggerOrDiscard(l).(type) {
 	case discard:
 		return false
-	case interface {
-		Enabled(context.Context, slog.Level) bool
-	}:
+	case *slog.Logger:
 		return v.Enabled(context.Background(), slog.LevelDebug)
 	}
 	return true

@@ -5,7 +5,7 @@ import (
 	"time"
 )
 
-// SessionStat is what a [Stater] tells about a session's transcript
+// SessionStat is what [Store.Stat] tells about a session's transcript
 // without reading it.
 type SessionStat struct {
 	// Version changes whenever the transcript may have changed (an append,
@@ -16,18 +16,9 @@ type SessionStat struct {
 	// ModTime is when the host last changed the transcript (a file's
 	// modification time, a database's transcript update time); the zero
 	// time when the store does not know. A rewrite by this module keeps
-	// it (DESIGN decision 16).
+	// it: the host reads the time as a signal, and an edit by BrainSurgeon
+	// must never make a session look busy.
 	ModTime time.Time
-}
-
-// Stater is implemented by stores that can tell cheaply, with a stat or
-// one small query and without reading the transcript, whether a session
-// changed. The daemon uses it to skip unchanged sessions on every tick;
-// with a store that does not implement it, every session is read.
-type Stater interface {
-	// Stat returns the session's current state. It returns an error
-	// wrapping ErrNotFound when the transcript is gone.
-	Stat(ctx context.Context, ref SessionRef) (SessionStat, error)
 }
 
 // StatResult is the state of one session, or why it could not be had.
@@ -39,8 +30,26 @@ type StatResult struct {
 // BatchStater is implemented by stores that can tell the state of many
 // sessions at once more cheaply than one Stat each (the JSONL store opens
 // each sessions directory once and stats the transcripts relative to it).
+// It is the one optional store interface: callers never assert it
+// themselves but call the package function [StatMany], which falls back
+// to one Stat each.
 type BatchStater interface {
 	// StatMany returns the state of each session, in the order of refs;
 	// a transcript that is gone gives an error wrapping ErrNotFound.
 	StatMany(ctx context.Context, refs []SessionRef) []StatResult
+}
+
+// StatMany returns the state of each session of refs, in order (a
+// transcript that is gone gives an error wrapping ErrNotFound): in one
+// call when st is a BatchStater, else one Stat each. It is the one place
+// that looks for a BatchStater.
+func StatMany(ctx context.Context, st Store, refs []SessionRef) []StatResult {
+	if b, ok := st.(BatchStater); ok {
+		return b.StatMany(ctx, refs)
+	}
+	out := make([]StatResult, len(refs))
+	for i, ref := range refs {
+		out[i].Stat, out[i].Err = st.Stat(ctx, ref)
+	}
+	return out
 }

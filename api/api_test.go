@@ -494,7 +494,7 @@ func TestListCacheSeesChanges(t *testing.T) {
 	// its modification time kept.
 	path := f.set.AgentsDir + "/alpha/sessions/" + f.synthIDs[0] + ".jsonl"
 	fi, _ := os.Stat(path)
-	refs, _ := f.set.Store.Sessions(context.Background())
+	refs, _, _ := f.set.Store.Sessions(context.Background())
 	for _, r := range refs {
 		if r.ID == f.synthIDs[0] {
 			if _, err := newRestorer(f).RestoreAll(context.Background(), r, false); err != nil {

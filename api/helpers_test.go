@@ -260,7 +260,7 @@ func (c *memControl) RunRetention(ctx context.Context) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	refs, err := c.set.Store.Sessions(ctx)
+	refs, _, err := c.set.Store.Sessions(ctx)
 	if err != nil {
 		return nil, err
 	}

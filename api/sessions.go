@@ -90,26 +90,6 @@ type cached struct {
 
 func newStatsCache() *statsCache { return &statsCache{m: map[string]cached{}} }
 
-// stats returns the store's state of each ref, in the order of refs: at
-// once when the store is a brainsurgeon.BatchStater, else one Stat each.
-// A store that cannot stat gives errors wrapping ErrUnsupported (its
-// sessions are then read every time). It is the API's one way to stat.
-func stats(ctx context.Context, store bs.Store, refs []bs.SessionRef) []bs.StatResult {
-	if b, ok := store.(bs.BatchStater); ok {
-		return b.StatMany(ctx, refs)
-	}
-	out := make([]bs.StatResult, len(refs))
-	st, ok := store.(bs.Stater)
-	for i, ref := range refs {
-		if !ok {
-			out[i].Err = fmt.Errorf("session %s: the %s store cannot stat a session: %w", ref, store.Name(), bs.ErrUnsupported)
-			continue
-		}
-		out[i].Stat, out[i].Err = st.Stat(ctx, ref)
-	}
-	return out
-}
-
 // list returns the infos of refs, reading the sessions whose stamp
 // changed, in parallel. When all is true refs are every session the store
 // lists, and the entries of the others are dropped.
@@ -126,7 +106,7 @@ func (c *statsCache) list(ctx context.Context, s *server, refs []bs.SessionRef, 
 		cp = Compaction{Settings: compact.DefaultSettings(), Tokens: tok}
 	}
 	tok := tokensKey(cp)
-	for i, r := range stats(ctx, s.set.Store, refs) {
+	for i, r := range bs.StatMany(ctx, s.set.Store, refs) {
 		vers[i], stamped[i] = r.Stat.Version, r.Err == nil && !r.Stat.Version.IsZero()
 	}
 	c.mu.Lock()
@@ -249,7 +229,7 @@ func (s *server) readInfo(ctx context.Context, ref bs.SessionRef, cp Compaction)
 	}
 	var ver bs.Version // seen before the read: a change during it is measured again next time
 	var mtime time.Time
-	if r := stats(ctx, s.set.Store, []bs.SessionRef{ref})[0]; r.Err == nil {
+	if r := bs.StatMany(ctx, s.set.Store, []bs.SessionRef{ref})[0]; r.Err == nil {
 		ver, mtime = r.Stat.Version, r.Stat.ModTime
 	}
 	tr, err := s.set.Store.Open(ctx, ref, v)
@@ -297,7 +277,7 @@ func backendOf(ref bs.SessionRef) string {
 
 // listRefs lists every session, optionally of one agent.
 func (s *server) listRefs(ctx context.Context, agent string) ([]bs.SessionRef, error) {
-	refs, err := s.set.Store.Sessions(ctx)
+	refs, err := bs.ListSessions(ctx, s.set.Store, s.log)
 	if err != nil {
 		return nil, err
 	}

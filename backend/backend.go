@@ -83,7 +83,7 @@ func Open(ctx context.Context, root string, opts Options) (*Set, error) {
 		stores = append(stores, s)
 		set.Backends = append(set.Backends, s.Name())
 	}
-	m := &Multi{Stores: stores}
+	m := &Multi{Stores: stores, Logger: opts.Logger}
 	set.Store = m
 	set.Side = sidedir.New(m)
 	return set, nil
@@ -130,13 +130,14 @@ func openOthers(ctx context.Context, root string, opts Options) ([]bs.Store, err
 type Multi struct {
 	// Stores are the stores, JSONL first.
 	Stores []bs.Store
+	// Logger receives the parts of the stores that GoneSessions could not
+	// list; nil discards.
+	Logger bs.Logger
 }
 
 var (
-	_ bs.Store             = (*Multi)(nil)
-	_ bs.Creator           = (*Multi)(nil)
-	_ bs.VersionedAppender = (*Multi)(nil)
-	_ bs.GatedRewriter     = (*Multi)(nil)
+	_ bs.Store       = (*Multi)(nil)
+	_ bs.BatchStater = (*Multi)(nil)
 )
 
 // errNoStores is what a Multi without stores (or nil) answers.
@@ -160,9 +161,8 @@ func (m *Multi) Name() string {
 	return strings.Join(names, "+")
 }
 
-// Owns reports whether one of the stores serves ref's backend.
-func (m *Multi) Owns(ref bs.SessionRef) bool { _, err := m.pick(ref); return err == nil }
-
+// pick returns the store that serves ref's backend; a backend no store
+// serves gives an error wrapping ErrUnsupported.
 func (m *Multi) pick(ref bs.SessionRef) (bs.Store, error) {
 	b := ref.Backend
 	if b == "" {
@@ -180,63 +180,51 @@ func (m *Multi) pick(ref bs.SessionRef) (bs.Store, error) {
 	return nil, fmt.Errorf("session %s: no %s store here: %w", ref, b, bs.ErrUnsupported)
 }
 
-// agentsWith returns the agents a store serves, when it says.
+// agentsWith returns the agents a store serves when it serves only some
+// (OpenClaw's SQLite store: the agents that have a database), else nil.
 func agentsWith(s bs.Store) map[string]bool {
-	if a, ok := s.(interface{ Agents() []string }); ok {
-		out := map[string]bool{}
-		for _, x := range a.Agents() {
-			out[x] = true
-		}
-		return out
+	db, ok := s.(*sqlite.Store)
+	if !ok {
+		return nil
 	}
-	return nil
+	out := map[string]bool{}
+	for _, x := range db.Agents() {
+		out[x] = true
+	}
+	return out
 }
 
 // Sessions lists the sessions of every store. JSONL sessions of an agent
 // that a later store (the SQLite store) serves are left out: after
-// OpenClaw's import they are archived copies.
-func (m *Multi) Sessions(ctx context.Context) ([]bs.SessionRef, error) {
+// OpenClaw's import they are archived copies. skipped holds the parts
+// the stores skipped and, one error each, the stores whose listing
+// failed as a whole (the others are still listed; the JSONL sessions of
+// the agents such a store serves are still left out).
+func (m *Multi) Sessions(ctx context.Context) ([]bs.SessionRef, []error, error) {
 	stores := m.stores()
 	if len(stores) == 0 {
-		return nil, errNoStores
+		return nil, nil, errNoStores
 	}
-	lists := make([]func(ctx context.Context) ([]bs.SessionRef, error), len(stores))
-	for i, s := range stores {
-		lists[i] = s.Sessions
-	}
-	refs, failed, err := m.sessions(ctx, lists)
-	if err == nil && len(failed) > 0 {
-		err = failed[0]
-	}
-	if err != nil {
-		return nil, err
-	}
-	return refs, nil
-}
-
-// sessions merges the lists of the stores (lists[i] lists stores[i]), as
-// Sessions describes. failed holds the errors of the stores whose listing
-// failed, in the order tried (the last store first); their sessions are
-// missing, and the JSONL sessions of the agents they serve are still left
-// out (the archived copies must not be taken for live sessions).
-func (m *Multi) sessions(ctx context.Context, lists []func(ctx context.Context) ([]bs.SessionRef, error)) (refs []bs.SessionRef, failed []error, err error) {
-	stores := m.stores()
+	var skipped, failed []error
+	var refs []bs.SessionRef
 	taken := map[string]bool{}
 	for i := len(stores) - 1; i >= 0; i-- {
-		list, err := lists[i](ctx)
+		s := stores[i]
+		list, sk, err := s.Sessions(ctx)
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil, nil, ctx.Err()
 			}
-			failed = append(failed, err)
+			failed = append(failed, fmt.Errorf("the sessions of the %s store are not listed: %w", s.Name(), err))
 		}
+		skipped = append(skipped, sk...)
 		for _, r := range list {
 			if i == 0 && taken[r.Agent] && r.Agent != "" {
 				continue
 			}
 			refs = append(refs, r)
 		}
-		for a := range agentsWith(stores[i]) {
+		for a := range agentsWith(s) {
 			taken[a] = true
 		}
 	}
@@ -246,44 +234,6 @@ func (m *Multi) sessions(ctx context.Context, lists []func(ctx context.Context) 
 		}
 		return refs[i].ID < refs[j].ID
 	})
-	return refs, failed, nil
-}
-
-var _ bs.PartialLister = (*Multi)(nil)
-
-// SessionsPartial is Sessions that also returns the parts of the stores
-// whose sessions are left out because they could not be read (see
-// brainsurgeon.PartialLister), from the stores that say so; a store that
-// fails to list as a whole is one of them too, so the others are still
-// listed.
-func (m *Multi) SessionsPartial(ctx context.Context) ([]bs.SessionRef, []error, error) {
-	stores := m.stores()
-	if len(stores) == 0 {
-		return nil, nil, errNoStores
-	}
-	var skipped []error
-	lists := make([]func(ctx context.Context) ([]bs.SessionRef, error), len(stores))
-	for i, s := range stores {
-		lists[i] = func(ctx context.Context) ([]bs.SessionRef, error) {
-			var refs []bs.SessionRef
-			var err error
-			if pl, ok := s.(bs.PartialLister); ok {
-				var sk []error
-				refs, sk, err = pl.SessionsPartial(ctx)
-				skipped = append(skipped, sk...)
-			} else {
-				refs, err = s.Sessions(ctx)
-			}
-			if err != nil {
-				err = fmt.Errorf("the sessions of the %s store are not listed: %w", s.Name(), err)
-			}
-			return refs, err
-		}
-	}
-	refs, failed, err := m.sessions(ctx, lists)
-	if err != nil {
-		return nil, nil, err
-	}
 	return refs, append(skipped, failed...), nil
 }
 
@@ -336,62 +286,27 @@ func (m *Multi) Open(ctx context.Context, ref bs.SessionRef, v *bs.Visitor) (bs.
 	return s.Open(ctx, ref, v)
 }
 
-// Rewrite writes a session through its store.
-func (m *Multi) Rewrite(ctx context.Context, ref bs.SessionRef, base bs.Version, edits []bs.Edit) error {
+// Rewrite writes a session through its store, gate included.
+func (m *Multi) Rewrite(ctx context.Context, ref bs.SessionRef, base bs.Version, edits []bs.Edit, gate func() error) error {
 	s, err := m.pick(ref)
 	if err != nil {
 		return err
 	}
-	return s.Rewrite(ctx, ref, base, edits)
+	return s.Rewrite(ctx, ref, base, edits, gate)
 }
 
-// Append appends to a session through its store.
-func (m *Multi) Append(ctx context.Context, ref bs.SessionRef, entries [][]byte) error {
-	s, err := m.pick(ref)
-	if err != nil {
-		return err
-	}
-	return s.Append(ctx, ref, entries)
-}
-
-// RewriteGated rewrites through the session's store, gated when it is a
-// bs.GatedRewriter; otherwise gate runs first and the plain Rewrite only
-// after it succeeded, which keeps the order at the cost of the overlap.
-func (m *Multi) RewriteGated(ctx context.Context, ref bs.SessionRef, base bs.Version, edits []bs.Edit, gate func() error) error {
-	s, err := m.pick(ref)
-	if err != nil {
-		return err
-	}
-	if g, ok := s.(bs.GatedRewriter); ok {
-		return g.RewriteGated(ctx, ref, base, edits, gate)
-	}
-	if gate != nil {
-		if err := gate(); err != nil {
-			return fmt.Errorf("rewrite %s: not written: %w", ref, err)
-		}
-	}
-	return s.Rewrite(ctx, ref, base, edits)
-}
-
-// AppendAt appends through the session's store when it can check the
-// version under its locks (bs.VersionedAppender), and refuses otherwise
-// with an error wrapping ErrUnsupported.
+// AppendAt appends to a session through its store.
 func (m *Multi) AppendAt(ctx context.Context, ref bs.SessionRef, base bs.Version, entries [][]byte) error {
 	s, err := m.pick(ref)
 	if err != nil {
 		return err
 	}
-	va, ok := s.(bs.VersionedAppender)
-	if !ok {
-		return fmt.Errorf("append to %s: the %s store cannot append at a version: %w", ref, s.Name(), bs.ErrUnsupported)
-	}
-	return va.AppendAt(ctx, ref, base, entries)
+	return s.AppendAt(ctx, ref, base, entries)
 }
 
 // Create makes a new session for agent in the store that serves the agent:
 // the SQLite store when the agent has one (which refuses: BrainSurgeon never
 // inserts rows into the host's database), else the JSONL store, the first.
-// The store must be a bs.Creator; otherwise the error wraps ErrUnsupported.
 func (m *Multi) Create(ctx context.Context, agent string, lines [][]byte) (bs.SessionRef, error) {
 	stores := m.stores()
 	if len(stores) == 0 {
@@ -403,11 +318,7 @@ func (m *Multi) Create(ctx context.Context, agent string, lines [][]byte) (bs.Se
 			st = s
 		}
 	}
-	c, ok := st.(bs.Creator)
-	if !ok {
-		return bs.SessionRef{}, fmt.Errorf("create a session of agent %q: the %s store cannot create sessions: %w", agent, st.Name(), bs.ErrUnsupported)
-	}
-	return c.Create(ctx, agent, lines)
+	return st.Create(ctx, agent, lines)
 }
 
 // CheckIdle asks the session's store.
@@ -419,24 +330,17 @@ func (m *Multi) CheckIdle(ctx context.Context, ref bs.SessionRef) error {
 	return s.CheckIdle(ctx, ref)
 }
 
-// Stat asks the session's store for its state without reading it (see
-// brainsurgeon.Stater); a store that cannot tell gives an error wrapping
-// brainsurgeon.ErrUnsupported.
+// Stat asks the session's store for its state without reading it.
 func (m *Multi) Stat(ctx context.Context, ref bs.SessionRef) (bs.SessionStat, error) {
 	s, err := m.pick(ref)
 	if err != nil {
 		return bs.SessionStat{}, err
 	}
-	st, ok := s.(bs.Stater)
-	if !ok {
-		return bs.SessionStat{}, fmt.Errorf("session %s: the %s store cannot stat a session: %w", ref, s.Name(), bs.ErrUnsupported)
-	}
-	return st.Stat(ctx, ref)
+	return s.Stat(ctx, ref)
 }
 
 // StatMany returns the state of each session, in the order of refs,
-// asking each store for its sessions at once when it is a BatchStater
-// and one Stat each otherwise (see brainsurgeon.BatchStater).
+// asking each store for its sessions at once (brainsurgeon.StatMany).
 func (m *Multi) StatMany(ctx context.Context, refs []bs.SessionRef) []bs.StatResult {
 	out := make([]bs.StatResult, len(refs))
 	byStore := map[bs.Store][]int{}
@@ -454,57 +358,35 @@ func (m *Multi) StatMany(ctx context.Context, refs []bs.SessionRef) []bs.StatRes
 	}
 	for _, s := range order {
 		idx := byStore[s]
-		if b, ok := s.(bs.BatchStater); ok {
-			sub := make([]bs.SessionRef, len(idx))
-			for k, i := range idx {
-				sub[k] = refs[i]
-			}
-			for k, r := range b.StatMany(ctx, sub) {
-				out[idx[k]] = r
-			}
-			continue
+		sub := make([]bs.SessionRef, len(idx))
+		for k, i := range idx {
+			sub[k] = refs[i]
 		}
-		for _, i := range idx {
-			out[i].Stat, out[i].Err = m.Stat(ctx, refs[i])
+		for k, r := range bs.StatMany(ctx, s, sub) {
+			out[idx[k]] = r
 		}
 	}
 	return out
 }
 
 // Editable reports whether values of trigger type t may be replaced in
-// the session ref (see brainsurgeon.EditLimiter): its store decides.
+// the session ref: its store decides; a ref no store serves gets false.
 func (m *Multi) Editable(ref bs.SessionRef, t bs.TriggerType) bool {
 	s, err := m.pick(ref)
 	if err != nil {
 		return false
 	}
-	if l, ok := s.(bs.EditLimiter); ok {
-		return l.Editable(ref, t)
-	}
-	return true
+	return s.Editable(ref, t)
 }
 
-var _ bs.ValueEditLimiter = (*Multi)(nil)
-
 // EditableValues asks the session's store which values of entry e it
-// accepts to replace (see brainsurgeon.ValueEditLimiter). A store that
-// cannot tell value by value answers by trigger type (EditLimiter), and
-// a store that limits nothing accepts every value; a ref no store serves
-// gets none.
+// accepts to replace; a ref no store serves gets none.
 func (m *Multi) EditableValues(ref bs.SessionRef, e *bs.Entry, cands []bs.Candidate, with [][]byte) []bool {
-	out := make([]bool, len(cands))
 	s, err := m.pick(ref)
 	if err != nil {
-		return out
+		return make([]bool, len(cands))
 	}
-	if l, ok := s.(bs.ValueEditLimiter); ok {
-		return l.EditableValues(ref, e, cands, with)
-	}
-	l, limited := s.(bs.EditLimiter)
-	for i, c := range cands {
-		out[i] = !limited || l.Editable(ref, c.Trigger)
-	}
-	return out
+	return s.EditableValues(ref, e, cands, with)
 }
 
 // SideDir returns the side directory of a session from its store.
@@ -524,10 +406,8 @@ func (m *Multi) SideDir(ref bs.SessionRef) (string, error) {
 // this is for callers that need a store's own methods).
 func (m *Multi) For(ref bs.SessionRef) (bs.Store, error) { return m.pick(ref) }
 
-var _ bs.GoneLister = (*Multi)(nil)
-
-// GoneSessions returns the gone sessions of the stores that can tell (see
-// brainsurgeon.GoneLister), less those whose side directory a live session
+// GoneSessions returns the gone sessions of the stores that can tell (the
+// JSONL store), less those whose side directory a live session
 // of any store still uses: the stores share the agents' side directories
 // (a session OpenClaw moved into its SQLite store keeps the side directory
 // of its JSONL days, while its JSONL transcript is archived). It fails
@@ -540,7 +420,7 @@ func (m *Multi) GoneSessions(ctx context.Context) ([]bs.SessionRef, error) {
 	}
 	live := map[string]bool{}
 	for _, s := range stores {
-		refs, err := s.Sessions(ctx)
+		refs, err := bs.ListSessions(ctx, s, m.Logger)
 		if err != nil {
 			return nil, fmt.Errorf("gone sessions: %s store: %w", s.Name(), err)
 		}
@@ -552,7 +432,7 @@ func (m *Multi) GoneSessions(ctx context.Context) ([]bs.SessionRef, error) {
 	}
 	var out []bs.SessionRef
 	for _, s := range stores {
-		g, ok := s.(bs.GoneLister)
+		g, ok := s.(*session.Store)
 		if !ok {
 			continue
 		}

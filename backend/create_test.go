@@ -27,10 +27,7 @@ func TestMultiCreate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, ok := set.Store.(bs.Creator)
-	if !ok {
-		t.Fatalf("the set's store %T is not a bs.Creator", set.Store)
-	}
+	c := set.Store
 	lines := [][]byte{[]byte(`{"type":"session","version":3,"id":"new-1","timestamp":"2026-07-01T09:00:00.000Z","cwd":"/w"}`)}
 	ref, err := c.Create(ctx, "other", lines)
 	if err != nil {

@@ -43,7 +43,7 @@ func TestMissingAgentsDir(t *testing.T) {
 	}{
 		{"StorelessPass", func() error { _, err := prune.New(nil, nil, "", cfg, nil).Run(ctx, nil); return err }, bs.ErrInvalid},
 		{"NilPass", func() error { var p *prune.Pass; _, err := p.Run(ctx, nil); return err }, bs.ErrInvalid},
-		{"StoreOnMissingDir", func() error { _, err := session.NewStore(dir).Sessions(ctx); return err }, bs.ErrNotFound},
+		{"StoreOnMissingDir", func() error { _, _, err := session.NewStore(dir).Sessions(ctx); return err }, bs.ErrNotFound},
 		{"ResolveOnMissingDir", func() error { _, err := session.NewStore(dir).Resolve(ctx, "agent:main:main"); return err }, bs.ErrNotFound},
 		{"DiscoverMissingDir", func() error {
 			_, err := session.DiscoverWith(ctx, dir, session.DiscoverOptions{})
@@ -54,13 +54,13 @@ func TestMissingAgentsDir(t *testing.T) {
 			_, err := (&prune.Pass{Store: st, Side: sidedir.New(st), Force: true}).Run(ctx, nil)
 			return err
 		}, bs.ErrNotFound},
-		{"NilStoreSessions", func() error { _, err := nilStore.Sessions(ctx); return err }, bs.ErrInvalid},
+		{"NilStoreSessions", func() error { _, _, err := nilStore.Sessions(ctx); return err }, bs.ErrInvalid},
 		{"NilStoreCheckIdle", func() error { return nilStore.CheckIdle(ctx, ref) }, bs.ErrInvalid},
 		{"NilStorePass", func() error {
 			_, err := (&prune.Pass{Store: nilStore, Side: sidedir.New(nilStore), Force: true}).Run(ctx, nil)
 			return err
 		}, bs.ErrInvalid},
-		{"NilMultiSessions", func() error { _, err := nilMulti.Sessions(ctx); return err }, bs.ErrInvalid},
+		{"NilMultiSessions", func() error { _, _, err := nilMulti.Sessions(ctx); return err }, bs.ErrInvalid},
 		{"NilMultiResolve", func() error { _, err := nilMulti.Resolve(ctx, "x"); return err }, bs.ErrInvalid},
 		{"NilMultiOpen", func() error { _, err := nilMulti.Open(ctx, ref, nil); return err }, bs.ErrInvalid},
 		{"NilRestorer", func() error { _, err := nilRestorer.RestoreAll(ctx, ref, true); return err }, bs.ErrInvalid},

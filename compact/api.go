@@ -122,6 +122,9 @@ type Estimator interface {
 	// were exactly these raw transcript lines (a compaction line stands for
 	// its summary).
 	Predict(messages [][]byte) int
+	// TokenizerName names the counting method, as a status report shows
+	// it ("chars/4", "o200k", "calibrated").
+	TokenizerName() string
 }
 
 // TokenOptions say how tokens are counted.
@@ -329,9 +332,9 @@ type Options struct {
 	// DryRun computes everything and writes nothing.
 	DryRun bool
 	// Summarizer writes the summary of the summarized span; nil is an
-	// error for the summarize and full layers. A summarizer with a method
-	// LastReason() string explains why it degraded; one with Name() string
-	// names itself in details.brainsurgeon.summarizer.
+	// error for the summarize and full layers. The Summary's Reason
+	// explains why it degraded; its Method names what wrote it in
+	// details.brainsurgeon.summarizer.
 	Summarizer bs.Summarizer
 	// Settings are the thresholds; the zero value means DefaultSettings.
 	Settings Settings

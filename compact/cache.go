@@ -49,7 +49,7 @@ func tokKey(tok TokenOptions) string {
 
 // Status returns the status of session ref of st, as [Status] reports it
 // (a zero s means DefaultSettings). When st tells the transcript's
-// version (bs.Stater) and a measurement of that version with the same
+// version (Stat) and a measurement of that version with the same
 // counting method is cached, nothing is read; otherwise the transcript is
 // opened (index only), its current context measured, and the measurement
 // cached under the version seen before the read (a transcript that
@@ -57,8 +57,8 @@ func tokKey(tok TokenOptions) string {
 func (c *StatusCache) Status(ctx context.Context, st bs.Store, ref bs.SessionRef, s Settings, tok TokenOptions) (StatusReport, error) {
 	s = settingsOr(s)
 	var ver bs.Version
-	if sr, ok := st.(bs.Stater); ok && c != nil {
-		if ss, err := sr.Stat(ctx, ref); err == nil {
+	if c != nil {
+		if ss, err := st.Stat(ctx, ref); err == nil {
 			ver = ss.Version
 		}
 	}

@@ -27,7 +27,7 @@ func invalidf(format string, args ...any) error {
 // safe append.
 //
 // Refusals, before anything is summarized or written: a session in use
-// (bs.IdleChecker; the error wraps bs.ErrBusy and says why; the store's
+// (the store's CheckIdle; the error wraps bs.ErrBusy and says why; the store's
 // quiet period, a prompt-cache rule, applies to automatic compactions only,
 // see bs.ExplicitWrite), an automatic compaction within Settings.AutoQuiet
 // of the session's last change (ErrBusy), a store that cannot append such an
@@ -70,14 +70,6 @@ func Compact(ctx context.Context, st bs.Store, ref bs.SessionRef, o Options) (Re
 	if !o.DryRun {
 		if err := st.CheckIdle(wctx, ref); err != nil {
 			return res, fmt.Errorf("compact %s: refused, the session is in use: %w", name, err)
-		}
-	}
-	var before bs.SessionStat
-	stater, canStat := st.(bs.Stater)
-	if canStat {
-		var err error
-		if before, err = stater.Stat(ctx, ref); err != nil {
-			return res, fmt.Errorf("compact %s: %w", name, err)
 		}
 	}
 	tr, err := st.Open(ctx, ref, nil)
@@ -135,18 +127,17 @@ func Compact(ctx context.Context, st bs.Store, ref bs.SessionRef, o Options) (Re
 	for i := range span {
 		input = append(input, span[i].raw)
 	}
-	text, degraded, err := o.Summarizer.Summarize(ctx, input, o.Focus)
+	sum, err := o.Summarizer.Summarize(ctx, input, o.Focus)
 	if err != nil {
 		return res, fmt.Errorf("compact %s: summarizer failed: %w", name, err)
 	}
+	text := sum.Text
 	if strings.TrimSpace(text) == "" {
 		return res, fmt.Errorf("compact %s: the summarizer returned an empty summary: %w", name, bs.ErrInvalid)
 	}
-	if degraded {
+	if sum.Degraded {
 		res.Degraded = true
-		if lr, ok := o.Summarizer.(interface{ LastReason() string }); ok {
-			res.DegradedReason = lr.LastReason()
-		}
+		res.DegradedReason = sum.Reason
 		if res.DegradedReason == "" {
 			res.DegradedReason = "the summary was made without a model"
 		}
@@ -167,7 +158,7 @@ func Compact(ctx context.Context, st bs.Store, ref bs.SessionRef, o Options) (Re
 		Summary: summary, FirstKeptEntryID: v.msgs[cut].id, TokensBefore: v.tokens, FromHook: true,
 		Details: detailsJSON{ReadFiles: read, ModifiedFiles: modified, BrainSurgeon: ours{
 			Layer: layer, Trigger: trig, MessagesCompacted: cut, Focus: o.Focus,
-			Degraded: res.Degraded, DegradedReason: res.DegradedReason, Summarizer: summarizerName(o.Summarizer),
+			Degraded: res.Degraded, DegradedReason: res.DegradedReason, Summarizer: summarizerName(o.Summarizer, sum),
 			Covers: []string{}, Pinned: pinned,
 		}}}
 	if v.prior != nil {
@@ -215,30 +206,15 @@ func Compact(ctx context.Context, st bs.Store, ref bs.SessionRef, o Options) (Re
 		res.Reason = "dry run: nothing was written"
 		return res, nil
 	}
-	var err2 error
-	if va, ok := st.(bs.VersionedAppender); ok {
-		// The version is compared under the store's locks.
-		err2 = va.AppendAt(wctx, tr.Ref(), tr.Version(), [][]byte{line})
-	} else {
-		if canStat {
-			now, err := stater.Stat(ctx, ref)
-			if err != nil {
-				return res, fmt.Errorf("compact %s: %w", name, err)
-			}
-			if !now.Version.Equal(before.Version) {
-				return res, fmt.Errorf("compact %s: the transcript changed while the summary was written: %w", name, bs.ErrChanged)
-			}
+	// The version is compared under the store's locks.
+	if err := st.AppendAt(wctx, tr.Ref(), tr.Version(), [][]byte{line}); err != nil {
+		if errors.Is(err, bs.ErrUnsupported) {
+			return res, fmt.Errorf("compact %s: refused: the store cannot append a compaction entry: %w", name, err)
 		}
-		err2 = st.Append(wctx, tr.Ref(), [][]byte{line})
-	}
-	if err2 != nil {
-		if errors.Is(err2, bs.ErrUnsupported) {
-			return res, fmt.Errorf("compact %s: refused: the store cannot append a compaction entry: %w", name, err2)
+		if errors.Is(err, bs.ErrChanged) {
+			return res, fmt.Errorf("compact %s: the transcript changed while the summary was written; nothing was appended, run it again: %w", name, err)
 		}
-		if errors.Is(err2, bs.ErrChanged) {
-			return res, fmt.Errorf("compact %s: the transcript changed while the summary was written; nothing was appended, run it again: %w", name, err2)
-		}
-		return res, fmt.Errorf("compact %s: %w", name, err2)
+		return res, fmt.Errorf("compact %s: %w", name, err)
 	}
 	res.EntryID = id
 	log.Info("compaction", "session", name, "layer", layer, "trigger", trig, "entry", id,
@@ -269,10 +245,11 @@ func (r *Result) warn(layer Layer, count int, s Settings) {
 	}
 }
 
-// summarizerName names the summarizer in details.brainsurgeon.
-func summarizerName(s bs.Summarizer) string {
-	if n, ok := s.(interface{ Name() string }); ok {
-		return n.Name()
+// summarizerName names what wrote sum in details.brainsurgeon: the
+// summary's Method, else the summarizer's type.
+func summarizerName(s bs.Summarizer, sum bs.Summary) string {
+	if sum.Method != "" {
+		return sum.Method
 	}
 	return fmt.Sprintf("%T", s)
 }

@@ -403,7 +403,7 @@ func TestSQLiteRefusedButReadable(t *testing.T) {
 	ctx := context.Background()
 	root := testcorpus.Store(t)
 	st := sqlite.NewStore(root, sqlite.Options{})
-	refs, err := st.Sessions(ctx)
+	refs, _, err := st.Sessions(ctx)
 	if err != nil || len(refs) == 0 {
 		t.Fatalf("sessions: %v (%d)", err, len(refs))
 	}
@@ -486,15 +486,16 @@ func TestStatusAndInspectGenerated(t *testing.T) {
 // bigSummarizer answers with a summary larger than anything it is given.
 type bigSummarizer struct{}
 
-func (bigSummarizer) Summarize(context.Context, [][]byte, string) (string, bool, error) {
-	return strings.Repeat("words ", 200000), false, nil
+func (bigSummarizer) Summarize(context.Context, [][]byte, string) (bs.Summary, error) {
+	return bs.Summary{Text: strings.Repeat("words ", 200000)}, nil
 }
 
 // fixedEstimator is an Estimator with an overhead, as a calibrated model
 // has.
 type fixedEstimator struct{ overhead int }
 
-func (f fixedEstimator) Overhead() int { return f.overhead }
+func (f fixedEstimator) Overhead() int         { return f.overhead }
+func (f fixedEstimator) TokenizerName() string { return bs.CharsPer4{}.Name() }
 func (f fixedEstimator) Predict(m [][]byte) int {
 	return f.overhead + compact.TokenizerEstimator{}.Predict(m)
 }

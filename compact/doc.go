@@ -28,9 +28,9 @@
 // bs.Summarizer; one that falls back to a deterministic summary says so
 // (degraded), and the entry and the Result carry the warning.
 //
-// The host builds the context from the compaction boundary; a store that
-// implements bs.ContextLoader (the JSONL store does) builds the same
-// context by reading the transcript from its end.
+// The host builds the context from the compaction boundary; the JSONL
+// store's session.LoadContext builds the same context by reading the
+// transcript from its end.
 //
 // [Status], [Inspect] and [History] only read, and work on every backend;
 // [Compact] writes and is refused by a store that cannot append (OpenClaw's

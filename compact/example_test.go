@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	bs "github.com/brainsurgeon/brainsurgeon"
 	"github.com/brainsurgeon/brainsurgeon/compact"
 	"github.com/brainsurgeon/brainsurgeon/session"
 )
@@ -14,8 +15,8 @@ import (
 // oneLine is a Summarizer for the example: a fixed summary.
 type oneLine struct{}
 
-func (oneLine) Summarize(_ context.Context, messages [][]byte, focus string) (string, bool, error) {
-	return fmt.Sprintf("## Goal\nFix the build (%d lines summarized, focus %q).", len(messages), focus), false, nil
+func (oneLine) Summarize(_ context.Context, messages [][]byte, focus string) (bs.Summary, error) {
+	return bs.Summary{Text: fmt.Sprintf("## Goal\nFix the build (%d lines summarized, focus %q).", len(messages), focus)}, nil
 }
 
 func Example() {

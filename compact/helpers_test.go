@@ -24,23 +24,17 @@ type localSummarizer struct {
 	err      error
 }
 
-func (s *localSummarizer) Summarize(_ context.Context, messages [][]byte, focus string) (string, bool, error) {
+func (s *localSummarizer) Summarize(_ context.Context, messages [][]byte, focus string) (bs.Summary, error) {
 	s.calls++
 	s.lines, s.focus = len(messages), focus
 	if s.err != nil {
-		return "", false, s.err
+		return bs.Summary{}, s.err
 	}
-	return fmt.Sprintf("## Goal\nSummary of %d lines.", len(messages)), s.degraded, nil
-}
-
-func (s *localSummarizer) Name() string { return "local" }
-
-// LastReason explains a degraded summary.
-func (s *localSummarizer) LastReason() string {
+	sum := bs.Summary{Text: fmt.Sprintf("## Goal\nSummary of %d lines.", len(messages)), Degraded: s.degraded, Method: "local"}
 	if s.degraded {
-		return "model unreachable (test)"
+		sum.Reason = "model unreachable (test)"
 	}
-	return ""
+	return sum, nil
 }
 
 // extractiveSummarizer is a deterministic extractive summarizer in the
@@ -48,7 +42,7 @@ func (s *localSummarizer) LastReason() string {
 // and the tool names of the span, bounded to 8 KB.
 type extractiveSummarizer struct{}
 
-func (extractiveSummarizer) Summarize(_ context.Context, messages [][]byte, _ string) (string, bool, error) {
+func (extractiveSummarizer) Summarize(_ context.Context, messages [][]byte, _ string) (bs.Summary, error) {
 	var b strings.Builder
 	b.WriteString("## Goal\n")
 	for _, m := range messages {
@@ -59,7 +53,7 @@ func (extractiveSummarizer) Summarize(_ context.Context, messages [][]byte, _ st
 			fmt.Fprintf(&b, "- user request at byte %d\n", i)
 		}
 	}
-	return b.String(), true, nil
+	return bs.Summary{Text: b.String(), Degraded: true}, nil
 }
 
 // newStore copies a transcript into a fresh agents dir and returns a JSONL

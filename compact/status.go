@@ -25,6 +25,9 @@ func (e TokenizerEstimator) Predict(messages [][]byte) int {
 	return n
 }
 
+// TokenizerName returns the tokenizer's name ("chars/4" for a nil one).
+func (e TokenizerEstimator) TokenizerName() string { return tokenizer(e.Tokenizer).Name() }
+
 // Choose returns the layer the thresholds of s pick for st: full above
 // FullTriggerPercent, summarize above SummarizeTriggerPercent, prune above
 // PruneTriggerPercent when the tool output holds more than
@@ -117,7 +120,7 @@ type measured struct {
 // measure counts the context v holds.
 func measure(v *view) measured {
 	tr := v.tr
-	m := measured{ref: tr.Ref(), tokens: v.tokens, tokenizer: tokenizerName(v.est, v.tok), refusal: refusal(tr)}
+	m := measured{ref: tr.Ref(), tokens: v.tokens, tokenizer: v.est.TokenizerName(), refusal: refusal(tr)}
 	m.model, m.lastUsage = v.recorded()
 	m.tools, _ = v.toolTokens()
 	on, _ := pathCompactions(tr)
@@ -345,13 +348,11 @@ func event(raw []byte) Event {
 }
 
 // quietFor returns how long ago the session was last changed: the store's
-// modification time when it tells (bs.Stater), else the newest entry
+// modification time when it tells (Stat), else the newest entry
 // time in the transcript.
 func quietFor(ctx context.Context, st bs.Store, ref bs.SessionRef, tr bs.Transcript, now time.Time) time.Duration {
-	if s, ok := st.(bs.Stater); ok {
-		if ss, err := s.Stat(ctx, ref); err == nil && !ss.ModTime.IsZero() {
-			return now.Sub(ss.ModTime)
-		}
+	if ss, err := st.Stat(ctx, ref); err == nil && !ss.ModTime.IsZero() {
+		return now.Sub(ss.ModTime)
 	}
 	var last time.Time
 	for _, n := range tr.Nodes() {

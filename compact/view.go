@@ -152,18 +152,6 @@ func estimator(ctx context.Context, tr bs.Transcript, tok TokenOptions) (Estimat
 	return e, nil
 }
 
-// tokenizerName names the counting method: the estimator's own tokenizer
-// when it has one (a tokens.Model's "calibrated"), else the tokenizer's.
-func tokenizerName(e Estimator, t bs.Tokenizer) string {
-	if te, ok := e.(TokenizerEstimator); ok {
-		return tokenizer(te.Tokenizer).Name()
-	}
-	if n, ok := e.(interface{ Tokenizer() bs.Tokenizer }); ok && n.Tokenizer() != nil {
-		return n.Tokenizer().Name()
-	}
-	return t.Name()
-}
-
 // load reads the context of tr: the latest compaction on the active path
 // and every context message, raw.
 func load(ctx context.Context, tr bs.Transcript, tok TokenOptions) (*view, error) {

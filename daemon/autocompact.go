@@ -114,7 +114,7 @@ func (d *Daemon) autoCompact(ctx context.Context) *CompactResult {
 		res.Errors = append(res.Errors, err.Error())
 		return res
 	}
-	refs, err := set.Store.Sessions(ctx)
+	refs, err := bs.ListSessions(ctx, set.Store, d.log)
 	if err != nil {
 		d.log.Error("auto-compaction: list sessions", "error", err)
 		res.Errors = append(res.Errors, err.Error())
@@ -224,11 +224,9 @@ func (d *Daemon) compactOne(ctx context.Context, set api.Stores, ref bs.SessionR
 		d.log.Warn("audit event not written", "action", "compact", "session", ref.String(), "error", err.Error())
 	}
 	// The compaction changed the transcript: remember its new state.
-	if s, ok := set.Store.(bs.Stater); ok {
-		if st2, err := s.Stat(ctx, ref); err == nil {
-			d.compactMarks.set(id, st2.Version)
-			return
-		}
+	if st2, err := set.Store.Stat(ctx, ref); err == nil {
+		d.compactMarks.set(id, st2.Version)
+		return
 	}
 	d.compactMarks.forget(id)
 }

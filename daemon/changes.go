@@ -10,7 +10,7 @@ import (
 )
 
 // changes remembers, per session, the state in which the last run left it
-// (a Stater's version), so that a tick reads only the sessions that
+// (the version the store's Stat tells), so that a tick reads only the sessions that
 // changed since. A session is also read again once a time-based
 // protection that kept values in it may have expired (age_threshold_hours,
 // keep_after_restore_seconds), though its transcript did not change.

@@ -13,7 +13,7 @@ import (
 	"github.com/brainsurgeon/brainsurgeon/config"
 )
 
-// Cron is a brainsurgeon.Scheduler on cron expressions (gronx syntax: five
+// Cron runs jobs on cron expressions (gronx syntax: five
 // to seven fields, tags such as "@daily"). Each job has its own goroutine
 // that sleeps on a timer until the next tick and runs the job in line, so a
 // job never overlaps itself; a tick that passes while the job runs is
@@ -36,11 +36,12 @@ type Cron struct {
 	closed bool
 }
 
-var _ bs.Scheduler = (*Cron)(nil)
+// Job is work a Cron runs.
+type Job func(ctx context.Context) error
 
 type cronJob struct {
 	spec string
-	job  bs.Job
+	job  Job
 	stop chan struct{}
 	next time.Time // guarded by Cron.mu
 }
@@ -76,7 +77,7 @@ func ValidSpec(spec string) error {
 // name (a run of the earlier job that is in progress finishes). It returns
 // an error wrapping brainsurgeon.ErrInvalid for a bad expression, and one
 // wrapping brainsurgeon.ErrUnsupported after Close.
-func (c *Cron) Schedule(name, spec string, job bs.Job) error {
+func (c *Cron) Schedule(name, spec string, job Job) error {
 	if err := ValidSpec(spec); err != nil {
 		return fmt.Errorf("schedule %s: %w", name, err)
 	}

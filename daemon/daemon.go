@@ -453,14 +453,3 @@ func (d *Daemon) trace(ctx context.Context, msg string, args ...any) {
 		l.Log(ctx, logging.LevelTrace, msg, args...)
 	}
 }
-
-// enabled reports whether log writes records of level l (true for a
-// logger that cannot tell).
-func enabled(log bs.Logger, l slog.Level) bool {
-	if e, ok := log.(interface {
-		Enabled(context.Context, slog.Level) bool
-	}); ok {
-		return e.Enabled(context.Background(), l)
-	}
-	return log != bs.DiscardLogger()
-}

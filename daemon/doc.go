@@ -26,7 +26,7 @@
 //
 // # Scheduling
 //
-// [Cron] implements brainsurgeon.Scheduler with adhocore/gronx: one
+// [Cron] runs jobs on cron expressions with adhocore/gronx: one
 // goroutine and one timer per job; a job never overlaps itself, and a tick
 // that passes while a run is going is skipped and logged. The daemon
 // schedules [JobPrune] on auto_cron and [JobRetention] on retention_cron,
@@ -43,7 +43,7 @@
 //
 // A run first applies the queued restore write-backs of idle sessions,
 // then lists the sessions and asks the store for each one's state with
-// a stat (brainsurgeon.Stater: a file's stat, the SQLite store's fences).
+// a stat (the store's Stat: a file's stat, the SQLite store's fences).
 // A session whose state did not change since the daemon last processed it
 // is skipped (debug: "Session main/abc123 unchanged since …, skipping");
 // after a restart, a session last changed before the previous run's

@@ -35,7 +35,7 @@ func TestCron(t *testing.T) {
 		c.Location = time.UTC
 		var mu sync.Mutex
 		runs := map[string]int{}
-		count := func(name string) bs.Job {
+		count := func(name string) daemon.Job {
 			return func(ctx context.Context) error {
 				mu.Lock()
 				runs[name]++

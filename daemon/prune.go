@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"runtime"
 	rdebug "runtime/debug"
 	"sync"
@@ -104,13 +103,7 @@ func (d *Daemon) runPrune(ctx context.Context, manual bool) (*PruneResult, error
 		return res, nil
 	}
 
-	var refs []bs.SessionRef
-	var skipped []error
-	if pl, ok := set.Store.(bs.PartialLister); ok {
-		refs, skipped, err = pl.SessionsPartial(ctx)
-	} else {
-		refs, err = set.Store.Sessions(ctx)
-	}
+	refs, skipped, err := set.Store.Sessions(ctx)
 	if err != nil {
 		return res, fmt.Errorf("prune: list sessions: %w", err)
 	}
@@ -120,7 +113,7 @@ func (d *Daemon) runPrune(ctx context.Context, manual bool) (*PruneResult, error
 	}
 	res.Sessions = len(refs)
 	stats := statAll(ctx, set.Store, refs)
-	debug := enabled(d.log, slog.LevelDebug)
+	debug := bs.DebugEnabled(d.log)
 	live := make(map[string]bool, len(refs))
 	ids := make([]string, len(refs))
 	for i, ref := range refs {
@@ -189,38 +182,18 @@ type statResult struct {
 
 // statAll asks the store for the state of every session, on a few
 // goroutines (a stat is a system call; 10,000 of them are most of a
-// tick). A store that is not a Stater gives zero states: every session is
-// then read.
+// tick), in contiguous runs so that each sessions directory is opened
+// once per run (brainsurgeon.StatMany).
 func statAll(ctx context.Context, store bs.Store, refs []bs.SessionRef) []statResult {
 	out := make([]statResult, len(refs))
 	workers := min(max(runtime.GOMAXPROCS(0), 2), 8, max(len(refs)/256, 1))
 	var wg sync.WaitGroup
-	if b, ok := store.(bs.BatchStater); ok {
-		// Contiguous runs, so that each sessions directory is opened
-		// once per run.
-		per := (len(refs) + workers - 1) / workers
-		for start := 0; start < len(refs); start += per {
-			end := min(start+per, len(refs))
-			wg.Go(func() {
-				for k, r := range b.StatMany(ctx, refs[start:end]) {
-					out[start+k].st, out[start+k].err = r.Stat, r.Err
-				}
-			})
-		}
-		wg.Wait()
-		return out
-	}
-	stater, ok := store.(bs.Stater)
-	if !ok {
-		return out
-	}
-	for w := range workers {
+	per := (len(refs) + workers - 1) / workers
+	for start := 0; start < len(refs); start += per {
+		end := min(start+per, len(refs))
 		wg.Go(func() {
-			for i := w; i < len(refs); i += workers {
-				if ctx.Err() != nil {
-					return
-				}
-				out[i].st, out[i].err = stater.Stat(ctx, refs[i])
+			for k, r := range bs.StatMany(ctx, store, refs[start:end]) {
+				out[start+k].st, out[start+k].err = r.Stat, r.Err
 			}
 		})
 	}
@@ -260,11 +233,9 @@ func (d *Daemon) processOne(ctx context.Context, pass *prune.Pass, ref bs.Sessio
 		d.log.Info(fmt.Sprintf("Processing session %s, %d entries to check: %d values of %d entries extracted, %d bytes saved",
 			ref, checked, sr.Result.Values, sr.Result.Entries, sr.Result.BytesSaved), args...)
 		// The rewrite changed the transcript: remember its new state.
-		if s, ok := pass.Store.(bs.Stater); ok {
-			if st2, err := s.Stat(ctx, ref); err == nil {
-				d.changes.done(ref, st2, now, sr.Result, cfg)
-				return
-			}
+		if st2, err := pass.Store.Stat(ctx, ref); err == nil {
+			d.changes.done(ref, st2, now, sr.Result, cfg)
+			return
 		}
 		d.changes.forget(ref)
 	case prune.StatusUnchanged, prune.StatusWrittenBack:

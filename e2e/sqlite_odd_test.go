@@ -169,7 +169,7 @@ func TestImportedOddSessions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	refs, err := set.Store.Sessions(ctx)
+	refs, _, err := set.Store.Sessions(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -112,7 +112,7 @@ func TestSQLiteOracleAfterExtraction(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		refs, err := set.Store.Sessions(ctx)
+		refs, _, err := set.Store.Sessions(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -288,7 +288,7 @@ func TestMigrationKeepsPlaceholders(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	refs, err := set.Store.Sessions(ctx)
+	refs, _, err := set.Store.Sessions(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}

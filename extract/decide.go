@@ -111,7 +111,7 @@ const (
 	// so extracting either line could lose the other's values.
 	CodeDuplicateID Code = "duplicate_id"
 	// CodeNotEditable: the store does not accept edits of the entry's
-	// values (brainsurgeon.ValueEditLimiter: OpenClaw's SQLite store and
+	// values (the store's EditableValues: OpenClaw's SQLite store and
 	// the values of a flat entry, for one); they stay in place. The
 	// Extractor decides it, not Decide.
 	CodeNotEditable Code = "not_editable"

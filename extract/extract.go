@@ -19,10 +19,9 @@ import (
 type Extractor struct {
 	// Policy decides what is extracted.
 	Policy Policy
-	// Store reads and writes transcripts. When it implements
-	// brainsurgeon.EditLimiter, only the trigger types it allows are
-	// extracted; when it implements brainsurgeon.ValueEditLimiter, only
-	// the values it accepts (the others stay in place, decision
+	// Store reads and writes transcripts. Only the trigger types it
+	// allows (Editable) are extracted, and of those only the values it
+	// accepts (EditableValues; the others stay in place, decision
 	// CodeNotEditable).
 	Store bs.Store
 	// Side keeps the extracted values.
@@ -87,7 +86,7 @@ type Result struct {
 	// BytesBefore and BytesAfter measure the transcript; BytesSaved is
 	// their difference (in a dry run, the planned one), zero when nothing
 	// was (or would be) written. A busy session is not read: its sizes
-	// come from the store's Stat (brainsurgeon.Stater), and are 0 when the
+	// come from the store's Stat, and are 0 when the
 	// store cannot tell a size without reading the transcript (SQLite).
 	BytesBefore int64 `json:"bytes_before"`
 	BytesAfter  int64 `json:"bytes_after"`
@@ -122,9 +121,10 @@ type Result struct {
 	// meanwhile, see sidePipe), the side records' remainder, and
 	// rewriting the transcript. SyncTime is the part of SideTime spent
 	// making the side records durable (for a pack: its index, fsync,
-	// rename and the directory's fsync); with a store that is a
-	// brainsurgeon.GatedRewriter it runs during WriteTime, so the phases
-	// then add up to more than Elapsed.
+	// rename and the directory's fsync); with a store whose Rewrite
+	// writes the new transcript while it waits for its gate (the JSONL
+	// store) it runs during WriteTime, so the phases then add up to more
+	// than Elapsed.
 	ReadTime  time.Duration `json:"read_ns"`
 	SideTime  time.Duration `json:"side_ns"`
 	SyncTime  time.Duration `json:"sync_ns"`
@@ -240,28 +240,23 @@ func (x *Extractor) Run(ctx context.Context, ref bs.SessionRef) (*Result, error)
 	// applies the same gate, so that it reports what the real pass would
 	// do now: a busy session is busy in both, with its real size.
 	if err := x.Store.CheckIdle(ctx, ref); err != nil {
-		if st, ok := x.Store.(bs.Stater); ok {
-			if s, serr := st.Stat(ctx, ref); serr == nil {
-				res.BytesBefore = s.Version.Size()
-			}
+		if s, serr := x.Store.Stat(ctx, ref); serr == nil {
+			res.BytesBefore = s.Version.Size()
 		}
 		res.skip(SkipBusy, err.Error())
 		res.Elapsed = time.Since(start)
 		return res, err
 	}
 	policy := x.Policy
-	if lim, ok := x.Store.(bs.EditLimiter); ok {
-		kept := policy.Triggers[:0:0]
-		for _, t := range policy.Triggers {
-			if lim.Editable(ref, t) {
-				kept = append(kept, t)
-			} else {
-				log.Debug("trigger type not editable in this store", "session", name, "trigger", t, "store", x.Store.Name())
-			}
+	kept := policy.Triggers[:0:0]
+	for _, t := range policy.Triggers {
+		if x.Store.Editable(ref, t) {
+			kept = append(kept, t)
+		} else {
+			log.Debug("trigger type not editable in this store", "session", name, "trigger", t, "store", x.Store.Name())
 		}
-		policy.Triggers = kept
 	}
-	vlim, _ := x.Store.(bs.ValueEditLimiter)
+	policy.Triggers = kept
 
 	// One read: the index (for message positions), the decisions and the
 	// side records. The keep window needs positions, which are known only
@@ -323,9 +318,7 @@ func (x *Extractor) Run(ctx context.Context, ref bs.SessionRef) (*Result, error)
 			for i, c := range d.Candidates {
 				repl[i] = replacement(e.Raw, c, e.ID, policy.PreviewChars)
 			}
-			if vlim != nil {
-				d, repl = editable(vlim, ref, e, d, repl, x.Store.Name(), policy.NoReasons)
-			}
+			d, repl = editable(x.Store, ref, e, d, repl, x.Store.Name(), policy.NoReasons)
 		}
 		if k := keptDecisions[d.Code]; k != nil && d.Reason == "" {
 			return k
@@ -523,9 +516,9 @@ func (x *Extractor) Run(ctx context.Context, ref bs.SessionRef) (*Result, error)
 	if err != nil {
 		return nil, err
 	}
-	// The records must be durable before the transcript names them. A
-	// store that can wait for that right before its rename
-	// (bs.GatedRewriter) writes and syncs the new transcript meanwhile.
+	// The records must be durable before the transcript names them: the
+	// store's Rewrite waits for that (the gate) right before its rename,
+	// and a store that can writes and syncs the new transcript meanwhile.
 	var (
 		syncErr  error
 		syncDone = make(chan struct{})
@@ -550,18 +543,8 @@ func (x *Extractor) Run(ctx context.Context, ref bs.SessionRef) (*Result, error)
 		}
 		return nil
 	}
-	gr, gated := x.Store.(bs.GatedRewriter)
-	if !gated {
-		if err := synced(); err != nil {
-			return nil, err
-		}
-	}
 	t2 := time.Now()
-	if gated {
-		err = gr.RewriteGated(ctx, ref, version, edits, synced)
-	} else {
-		err = x.Store.Rewrite(ctx, ref, version, edits)
-	}
+	err = x.Store.Rewrite(ctx, ref, version, edits, synced)
 	res.WriteTime = time.Since(t2)
 	<-storedDone // a rewrite that failed before its gate did not wait
 	if syncErr != nil {
@@ -587,7 +570,7 @@ func (x *Extractor) Run(ctx context.Context, ref bs.SessionRef) (*Result, error)
 // editable keeps the candidates of d (and their replacements repl) that
 // the store accepts to replace. When it accepts none, the decision is
 // CodeNotEditable: the entry's values stay in place.
-func editable(lim bs.ValueEditLimiter, ref bs.SessionRef, e *bs.Entry, d Decision, repl [][]byte, store string, noReasons bool) (Decision, [][]byte) {
+func editable(lim bs.Store, ref bs.SessionRef, e *bs.Entry, d Decision, repl [][]byte, store string, noReasons bool) (Decision, [][]byte) {
 	ok := lim.EditableValues(ref, e, d.Candidates, repl)
 	cands, kept := d.Candidates[:0:0], repl[:0:0]
 	for i, c := range d.Candidates {

@@ -15,7 +15,7 @@ import (
 )
 
 // valueLimited is a JSONL store that accepts the edit of a value only
-// when accept says so (brainsurgeon.ValueEditLimiter).
+// when accept says so (its EditableValues).
 type valueLimited struct {
 	*session.Store
 	accept func(e *bs.Entry, c bs.Candidate) bool

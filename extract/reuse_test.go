@@ -20,7 +20,7 @@ import (
 // session meanwhile.
 type refusingStore struct{ bs.Store }
 
-func (refusingStore) Rewrite(_ context.Context, ref bs.SessionRef, _ bs.Version, _ []bs.Edit) error {
+func (refusingStore) Rewrite(_ context.Context, ref bs.SessionRef, _ bs.Version, _ []bs.Edit, _ func() error) error {
 	return fmt.Errorf("rewrite %s: the host wrote it: %w", ref, bs.ErrChanged)
 }
 

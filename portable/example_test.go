@@ -56,7 +56,7 @@ func ExampleBranch() {
 
 	_, err = portable.Branch(ctx, tr, "u9", portable.BranchOptions{})
 	fmt.Println(err)
-	var _ bs.Creator = st
+	var _ bs.Store = st
 	// Output:
 	// main/s2 entries: 1 parent: s1.jsonl
 	// branch: --at "u9": no entry of session main/s1 has that id (expected an entry id; nearby ids: u1, u2): not found

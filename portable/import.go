@@ -251,7 +251,7 @@ func summaryEntry(x *Document, id, parent, firstKept string, now time.Time) ([]b
 // malformed document is an error wrapping brainsurgeon.ErrInvalid and
 // nothing is written; a store that cannot create sessions returns an error
 // wrapping ErrUnsupported.
-func Import(ctx context.Context, c bs.Creator, agent string, data []byte, o ImportOptions) (bs.SessionRef, error) {
+func Import(ctx context.Context, c bs.Store, agent string, data []byte, o ImportOptions) (bs.SessionRef, error) {
 	x, err := Decode(data)
 	if err != nil {
 		return bs.SessionRef{}, err

@@ -6,7 +6,7 @@
 //
 // New sessions carry a header whose parentSession names the session they
 // come from, as pi's own branched sessions do, and are written through
-// brainsurgeon.Creator (the JSONL store creates a new transcript file; the
+// the store's Create (the JSONL store creates a new transcript file; the
 // SQLite store refuses, because BrainSurgeon never inserts rows into the
 // host's database). Lines taken from the source are copied byte for byte.
 package portable
@@ -35,9 +35,9 @@ type NewSession struct {
 // Create writes s through c as a new session of agent. A store that
 // cannot create sessions (OpenClaw's SQLite store) returns an error
 // wrapping brainsurgeon.ErrUnsupported; nothing is written then.
-func Create(ctx context.Context, c bs.Creator, agent string, s *NewSession) (bs.SessionRef, error) {
+func Create(ctx context.Context, c bs.Store, agent string, s *NewSession) (bs.SessionRef, error) {
 	if c == nil {
-		return bs.SessionRef{}, fmt.Errorf("create session %s: the store cannot create sessions (it does not implement brainsurgeon.Creator): %w", s.ID, bs.ErrUnsupported)
+		return bs.SessionRef{}, fmt.Errorf("create session %s: no store to create the session in (nil): %w", s.ID, bs.ErrUnsupported)
 	}
 	return c.Create(ctx, agent, s.Lines)
 }

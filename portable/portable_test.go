@@ -181,7 +181,7 @@ func TestCreate(t *testing.T) {
 
 func TestCreateSQLiteRefuses(t *testing.T) {
 	st := sqlite.NewStore(t.TempDir(), sqlite.Options{})
-	var c bs.Creator = st
+	var c bs.Store = st
 	_, err := c.Create(context.Background(), "main", [][]byte{[]byte(`{"type":"session","id":"n1"}`)})
 	if !errors.Is(err, bs.ErrUnsupported) || !strings.Contains(err.Error(), "never inserts rows") {
 		t.Errorf("err = %v, want ErrUnsupported saying BrainSurgeon never inserts rows", err)

@@ -20,7 +20,7 @@ import (
 func TestSQLiteBackend(t *testing.T) {
 	ctx := context.Background()
 	st := sqlite.NewStore(testcorpus.Store(t), sqlite.Options{})
-	refs, err := st.Sessions(ctx)
+	refs, _, err := st.Sessions(ctx)
 	if err != nil || len(refs) == 0 {
 		t.Fatalf("sessions: %v (%d)", err, len(refs))
 	}

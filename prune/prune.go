@@ -137,10 +137,10 @@ type Report struct {
 	PendingWriteBacks int    `json:"pending_write_backs,omitempty"`
 	WriteBackError    string `json:"write_back_error,omitempty"`
 	// Unlisted says, one message each, which parts of the store could
-	// not be listed (brainsurgeon.PartialLister: an agent's SQLite store
-	// locked by another connection, corrupt or of another schema
-	// version): their sessions are missing from Sessions, and the next
-	// pass tries them again. Only a pass over every session lists.
+	// not be listed (the parts the store's Sessions skipped: an agent's
+	// SQLite store locked by another connection, corrupt or of another
+	// schema version): their sessions are missing from Sessions, and the
+	// next pass tries them again. Only a pass over every session lists.
 	Unlisted []string `json:"unlisted,omitempty"`
 	// Failed counts sessions in error.
 	Failed int `json:"failed"`
@@ -211,11 +211,7 @@ func (p *Pass) Run(ctx context.Context, refs []bs.SessionRef) (*Report, error) {
 	if refs == nil {
 		var skipped []error
 		var err error
-		if pl, ok := p.Store.(bs.PartialLister); ok {
-			refs, skipped, err = pl.SessionsPartial(ctx)
-		} else {
-			refs, err = p.Store.Sessions(ctx)
-		}
+		refs, skipped, err = p.Store.Sessions(ctx)
 		if err != nil {
 			return nil, err
 		}

@@ -165,7 +165,7 @@ func (r *Restorer) RestoreAll(ctx context.Context, ref bs.SessionRef, pristine b
 		if err := p.recs.flush(); err != nil {
 			return nil, fmt.Errorf("restore all of %s: %w", ref, err)
 		}
-		if err := r.Store.Rewrite(ctx, ref, snap.version, edits); err != nil {
+		if err := r.Store.Rewrite(ctx, ref, snap.version, edits, nil); err != nil {
 			return nil, fmt.Errorf("restore all of %s: %w", ref, err)
 		}
 		res.Applied = true

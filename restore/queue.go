@@ -208,9 +208,7 @@ func (r *Restorer) ApplyPending(ctx context.Context) (applied int, sessions []bs
 	groups := map[string][]*PendingRequest{}
 	var order []string
 	for _, q := range reqs {
-		if owner, ok := r.Store.(interface{ Owns(bs.SessionRef) bool }); ok && !owner.Owns(q.ref()) {
-			continue
-		} else if !ok && q.ref().Backend != r.Store.Name() {
+		if !serves(ctx, r.Store, q.ref()) {
 			continue
 		}
 		id := q.ref().Identity()
@@ -286,4 +284,18 @@ func (r *Restorer) dropPending(ref bs.SessionRef) {
 		}
 	}
 	removeAll(mine)
+}
+
+// serves reports whether st serves ref's backend, so that the write-backs
+// queued for a backend it has no store for stay queued: st is that
+// backend's store, or its Stat of ref does not refuse the ref as one it
+// cannot take (a store over several backends answers a ref of a backend
+// it has none for with an error wrapping ErrUnsupported; a store of one
+// backend answers another backend's ref with one wrapping ErrInvalid).
+func serves(ctx context.Context, st bs.Store, ref bs.SessionRef) bool {
+	if ref.Backend == st.Name() {
+		return true
+	}
+	_, err := st.Stat(ctx, ref)
+	return !errors.Is(err, bs.ErrUnsupported) && !errors.Is(err, bs.ErrInvalid)
 }

@@ -140,7 +140,7 @@ func isCallOrResult(e *bs.Entry) bool {
 // the sessions of the same agent.
 func (r *Restorer) missingSession(ctx context.Context, ref bs.SessionRef, cause error) error {
 	var ids []string
-	if refs, err := r.Store.Sessions(ctx); err == nil {
+	if refs, _, err := r.Store.Sessions(ctx); err == nil {
 		for _, o := range refs {
 			if o.Agent == ref.Agent {
 				ids = append(ids, o.ID)

@@ -91,7 +91,7 @@ type VerifyOrphan struct {
 //
 // Verify only reads. It returns an error only when the transcript or the
 // side store cannot be read; what it finds is in the report.
-func Verify(ctx context.Context, store bs.Opener, side bs.SideStore, ref bs.SessionRef) (*VerifyReport, error) {
+func Verify(ctx context.Context, store bs.Store, side bs.SideStore, ref bs.SessionRef) (*VerifyReport, error) {
 	name := ref.String()
 
 	// One read: the entries holding placeholders, and the ids present.

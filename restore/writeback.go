@@ -169,7 +169,7 @@ func (r *Restorer) writeBack(ctx context.Context, ref bs.SessionRef, reqs []*Pen
 		if err := p.recs.flush(); err != nil {
 			return nil, fmt.Errorf("session %s: %w", r.refName(ref), err)
 		}
-		err := r.Store.Rewrite(ctx, ref, snap.version, edits)
+		err := r.Store.Rewrite(ctx, ref, snap.version, edits, nil)
 		if err == nil {
 			return outs, nil
 		}

@@ -70,7 +70,7 @@ func goneFixture(t *testing.T) (root, dir string, set *backend.Set) {
 func TestGoneSessions(t *testing.T) {
 	ctx := context.Background()
 	_, dir, set := goneFixture(t)
-	gl, ok := set.Store.(bs.GoneLister)
+	gl, ok := set.Store.(retention.GoneLister)
 	if !ok {
 		t.Fatalf("the backend store %T is no GoneLister", set.Store)
 	}

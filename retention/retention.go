@@ -25,8 +25,8 @@
 // kept as well; with "all" (the default) they expire with their unit.
 // An expired unit that holds only records to keep stays as it is; one that
 // holds both kinds is repacked atomically into a new pack of the records
-// to keep (the side store's [brainsurgeon.SidePruner]; the new pack keeps
-// the old pass time); the others are deleted. Transcripts are read through
+// to keep (the side store's [SideCollector]; the new pack keeps the old
+// pass time); the others are deleted. Transcripts are read through
 // the root Store, side data through the SideStore, so retention works the
 // same on every backend and never touches a file path.
 //
@@ -36,12 +36,12 @@
 // is cleaned first when Options.Trash is set. Then come the sessions whose
 // transcript is gone although their side data remains: deleted, or
 // archived by the host (OpenClaw renames a transcript on /new, /reset and
-// sessions.delete), when the Store names them (brainsurgeon.GoneLister;
-// backend.Multi does, and names a session only when no transcript or other
-// file of its directory still names it). Their expired units go in every
+// sessions.delete), when the Store names them ([GoneLister]; the
+// installation's store does, and names a session only when no transcript
+// or other file of its directory still names it). Their expired units go in every
 // scope, the undo journal with them (it undoes edits of a transcript that
 // is gone); only what a queued write-back names is kept. Their side
-// location is removed once empty (brainsurgeon.SideRemover). A gone
+// location is removed once empty ([SideCollector]). A gone
 // session's values are never deleted before they expire: telling a
 // session gone by mistake costs at most what scope "all" would delete.
 //
@@ -85,7 +85,7 @@ type Stats struct {
 	// Sessions counts the sessions whose side data was examined.
 	Sessions int `json:"sessions"`
 	// Gone counts those of them whose transcript is gone (deleted or
-	// archived by the host, brainsurgeon.GoneLister): their expired side
+	// archived by the host, GoneLister): their expired side
 	// data went first, in every scope.
 	Gone int `json:"gone"`
 	// Repacked counts the new packs written to keep records of expired
@@ -105,16 +105,52 @@ type TrashCleaner interface {
 	CleanExpired(ctx context.Context) (items int, bytes int64, err error)
 }
 
+// SideCollector is the part of a side store that retention removes side
+// data with: it lists a session's side data as units and removes them,
+// keeping chosen records, and removes a session's side location once it
+// is empty. Retention decides what to remove from the units' age and
+// entries, never from file paths. The side store of the JSONL era's side
+// directories implements it.
+type SideCollector interface {
+	// SideUnits lists the session's side units, oldest first. A session
+	// without side data has none.
+	SideUnits(ctx context.Context, ref bs.SessionRef) ([]bs.SideUnit, error)
+	// DropUnits removes the named units of a session. The live records
+	// of the entries in keep that the units hold are first copied into
+	// one new pack (with the newest pass time of the units, so its age
+	// does not restart), and deletions that still hide older records
+	// elsewhere are carried over too; the new pack is made durable before
+	// any unit is removed, so a crash leaves the old units or the new
+	// pack, never neither. With nothing to keep, the units are simply
+	// removed. An unknown unit name is an error wrapping ErrNotFound and
+	// nothing is removed; the units are named as SideUnits names them.
+	DropUnits(ctx context.Context, ref bs.SessionRef, units []string, keep []string) (bs.SideDropResult, error)
+	// RemoveSideIfEmpty removes the session's side location when it
+	// holds nothing and reports whether it did; a location that still
+	// holds anything, or none at all, is no error. Retention calls it for
+	// gone sessions after their last unit went.
+	RemoveSideIfEmpty(ctx context.Context, ref bs.SessionRef) (bool, error)
+}
+
+// GoneLister names the sessions whose transcript is gone (deleted, or
+// archived by the host: OpenClaw renames a transcript
+// "<file>.jsonl.deleted.<ts>" or "<file>.jsonl.reset.<ts>") while their
+// side data remains, so that their values go first. It names a session
+// only when it is sure the transcript is gone; one it cannot tell about
+// (a directory it cannot read) is left out. The refs serve to reach the
+// side data; they cannot be opened. The installation's store implements
+// it.
+type GoneLister interface {
+	GoneSessions(ctx context.Context) ([]bs.SessionRef, error)
+}
+
 // Options configure Run. Store, Side and Config are required.
 type Options struct {
-	// Store lists the sessions and reads their transcripts.
-	Store interface {
-		bs.Lister
-		bs.Opener
-	}
-	// Side holds the extracted values; it must implement
-	// brainsurgeon.SidePruner (sidedir.Store does) for anything to be
-	// deleted.
+	// Store lists the sessions and reads their transcripts. When it is a
+	// GoneLister, the side data of gone sessions goes first.
+	Store bs.Store
+	// Side holds the extracted values; it must be a SideCollector for
+	// anything to be deleted.
 	Side bs.SideStore
 	// StateDir is BrainSurgeon's state dir; its restore queue names the
 	// values queued write-backs still need. Empty: no queue.
@@ -157,7 +193,7 @@ func Run(ctx context.Context, o Options) (Stats, error) {
 	default:
 		return st, fmt.Errorf("retention: retention_scope: must be %q or %q, got %q: %w", config.ScopeAll, config.ScopeOrphans, scope, bs.ErrInvalid)
 	}
-	pruner, ok := o.Side.(bs.SidePruner)
+	collector, ok := o.Side.(SideCollector)
 	if !ok {
 		return st, fmt.Errorf("retention: the side store %T cannot delete side data in units: %w", o.Side, bs.ErrUnsupported)
 	}
@@ -184,10 +220,9 @@ func Run(ctx context.Context, o Options) (Stats, error) {
 		// everything rather than guess.
 		return st, fmt.Errorf("retention: read the restore queue: %w", err)
 	}
-	r := &run{o: o, pruner: pruner, log: log, cutoff: cutoff, scope: scope, pending: pending}
-	// The values of deleted sessions go first: no live transcript refers
-	// to them.
-	if gl, ok := o.Store.(bs.GoneLister); ok {
+	r := &run{o: o, side: collector, log: log, cutoff: cutoff, scope: scope, pending: pending}
+	// The values of deleted sessions go first.
+	if gl, ok := o.Store.(GoneLister); ok {
 		gone, err := gl.GoneSessions(ctx)
 		if err != nil {
 			st.Errors++
@@ -204,7 +239,7 @@ func Run(ctx context.Context, o Options) (Stats, error) {
 			}
 		}
 	}
-	refs, err := o.Store.Sessions(ctx)
+	refs, err := bs.ListSessions(ctx, o.Store, log)
 	if err != nil {
 		errs = append(errs, fmt.Errorf("retention: list sessions: %w", err))
 		return st, errors.Join(errs...)
@@ -227,7 +262,7 @@ func Run(ctx context.Context, o Options) (Stats, error) {
 // run is one retention run.
 type run struct {
 	o       Options
-	pruner  bs.SidePruner
+	side    SideCollector
 	log     bs.Logger
 	cutoff  time.Time
 	scope   string
@@ -243,7 +278,7 @@ func (r *run) session(ctx context.Context, ref bs.SessionRef, st *Stats, gone bo
 	if gone {
 		defer r.removeIfEmpty(ctx, ref)
 	}
-	units, err := r.pruner.SideUnits(ctx, ref)
+	units, err := r.side.SideUnits(ctx, ref)
 	if err != nil {
 		if errors.Is(err, bs.ErrUnsupported) || errors.Is(err, bs.ErrInvalid) {
 			return nil // a session that cannot have side data
@@ -324,7 +359,7 @@ func (r *run) session(ctx context.Context, ref bs.SessionRef, st *Stats, gone bo
 		return nil
 	}
 	sort.Strings(kept)
-	res, err := r.pruner.PruneSide(ctx, ref, doomed, kept)
+	res, err := r.side.DropUnits(ctx, ref, doomed, kept)
 	st.Cleaned += res.Removed
 	st.Bytes += res.Freed
 	st.Kept += res.Kept
@@ -343,13 +378,9 @@ func (r *run) session(ctx context.Context, ref bs.SessionRef, st *Stats, gone bo
 }
 
 // removeIfEmpty removes the side location of a gone session once nothing
-// is left in it, when the side store can (brainsurgeon.SideRemover).
+// is left in it.
 func (r *run) removeIfEmpty(ctx context.Context, ref bs.SessionRef) {
-	rm, ok := r.o.Side.(bs.SideRemover)
-	if !ok {
-		return
-	}
-	if done, err := rm.RemoveSideIfEmpty(ctx, ref); err != nil {
+	if done, err := r.side.RemoveSideIfEmpty(ctx, ref); err != nil {
 		r.log.Warn("[RETENTION] empty side location of a gone session not removed", "session", ref.String(), "error", err)
 	} else if done {
 		r.log.Debug("[RETENTION] empty side location of a gone session removed", "session", ref.String())
@@ -370,7 +401,7 @@ func pendingRef(q *restore.PendingRequest) bs.SessionRef {
 // entry's text (keeping a value too many is harmless, one too few is
 // not), and so does the first BrainSurgeon's bare "[[extracted]]", which
 // names the entry that holds it.
-func referenced(ctx context.Context, store bs.Opener, ref bs.SessionRef) (map[string]bool, error) {
+func referenced(ctx context.Context, store bs.Store, ref bs.SessionRef) (map[string]bool, error) {
 	ids := map[string]bool{}
 	mark := []byte(extract.PlaceholderPrefix)
 	bare := []byte("[[extracted]]")

@@ -307,17 +307,17 @@ func keys(m map[string]bool) []string {
 	return out
 }
 
-// failingSide is the real side store with one fault injected: PruneSide
+// failingSide is the real side store with one fault injected: DropUnits
 // fails for session s1, as a deletion refused by the file system would.
 type failingSide struct {
 	*sidedir.Store
 }
 
-func (s failingSide) PruneSide(ctx context.Context, ref bs.SessionRef, units, keep []string) (bs.SidePruneResult, error) {
+func (s failingSide) DropUnits(ctx context.Context, ref bs.SessionRef, units, keep []string) (bs.SideDropResult, error) {
 	if ref.ID == "s1" {
-		return bs.SidePruneResult{}, fmt.Errorf("remove %s: permission denied", units[0])
+		return bs.SideDropResult{}, fmt.Errorf("remove %s: permission denied", units[0])
 	}
-	return s.Store.PruneSide(ctx, ref, units, keep)
+	return s.Store.DropUnits(ctx, ref, units, keep)
 }
 
 func TestRunFailedDeletionContinues(t *testing.T) {

@@ -15,8 +15,6 @@ import (
 	"github.com/brainsurgeon/brainsurgeon/internal/atomicfile"
 )
 
-var _ bs.Creator = (*Store)(nil)
-
 // Create writes lines as a new transcript
 // <agentsDir>/<agent>/sessions/<id>.jsonl, where id is the "id" of the
 // session header lines[0]. The agent's directory must exist (its sessions

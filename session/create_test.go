@@ -37,7 +37,7 @@ func TestCreate(t *testing.T) {
 		t.Errorf("mode %v", fi.Mode())
 	}
 	// The store lists it as an orphan transcript of the agent.
-	refs, err := st.Sessions(ctx)
+	refs, _, err := st.Sessions(ctx)
 	if err != nil || len(refs) != 1 || refs[0].ID != "n1" {
 		t.Errorf("sessions %+v %v", refs, err)
 	}

@@ -43,7 +43,7 @@
 // the file's identity under the lock, a temp file in the same directory,
 // fsync, rename and directory fsync.
 //
-// [Store.Create] (brainsurgeon.Creator) writes a new transcript, a branch or
+// [Store.Create] writes a new transcript, a branch or
 // an imported session, as <agent>/sessions/<id>.jsonl: temp file, fsync,
 // hard link to its name (so an existing transcript is never replaced),
 // directory fsync.

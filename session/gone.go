@@ -12,13 +12,11 @@ import (
 	bs "github.com/brainsurgeon/brainsurgeon"
 )
 
-var _ bs.GoneLister = (*Store)(nil)
-
-// GoneSessions returns the sessions whose side directory ("<transcript
-// dir>/extracted/<sessionId>") remains while their transcript is gone:
-// deleted, or archived by the host ("<file>.jsonl.deleted.<ts>",
-// "<file>.jsonl.reset.<ts>"). It implements brainsurgeon.GoneLister, for
-// retention, which deletes the values of gone sessions first. It only reads.
+// GoneSessions returns the sessions whose side directory
+// ("<transcript dir>/extracted/<sessionId>") remains while their transcript
+// is gone: deleted, or archived by the host ("<file>.jsonl.deleted.<ts>",
+// "<file>.jsonl.reset.<ts>"), for retention, which removes the values of
+// deleted sessions first. It only reads.
 //
 // A side directory counts as gone only when all of these hold, so that a
 // session is never taken for gone by mistake:

@@ -13,13 +13,34 @@ import (
 	"github.com/brainsurgeon/brainsurgeon/entry"
 )
 
-var _ bs.ContextLoader = (*Store)(nil)
+// LoadedContext is the model context of a session as the host builds it
+// from a compaction boundary (pi's buildSessionContext), read without
+// indexing the whole transcript.
+type LoadedContext struct {
+	// Leaf is the id of the active leaf.
+	Leaf string
+	// Compaction is the latest compaction entry on the active path, or nil
+	// when there is none. Its summary is the first context message.
+	Compaction *bs.Entry
+	// Entries are the entries that become the other context messages, in
+	// order: the path's message, custom_message and branch_summary entries
+	// from the compaction's firstKeptEntryId up to the compaction, then
+	// those after it. Each carries its Raw bytes (the caller's to keep),
+	// Offset and parsed view; Line is 0 when the transcript was read from
+	// the end (line numbers are unknown there).
+	Entries []*bs.Entry
+	// FullRead is true when the transcript had to be read from the start
+	// (a v1 transcript, a leaf control line, a parent that could not be
+	// found before its child, a duplicate id); FullReadReason says why.
+	FullRead       bool
+	FullReadReason string
+}
 
 // LoadContext builds the session's model context from the end of its
 // transcript (see LoadContext).
-func (s *Store) LoadContext(ctx context.Context, ref bs.SessionRef) (bs.LoadedContext, error) {
+func (s *Store) LoadContext(ctx context.Context, ref bs.SessionRef) (LoadedContext, error) {
 	if ref.Path == "" {
-		return bs.LoadedContext{}, fmt.Errorf("load context of %s: the ref has no transcript path: %w", ref, bs.ErrInvalid)
+		return LoadedContext{}, fmt.Errorf("load context of %s: the ref has no transcript path: %w", ref, bs.ErrInvalid)
 	}
 	return LoadContext(ctx, ref.Path, ref)
 }
@@ -36,19 +57,19 @@ const loadChunk = 256 << 10
 // not found before its child; an id that appears twice) it reads the whole
 // file with Open and says so in FullRead. The result equals Open followed
 // by Transcript.Context.
-func LoadContext(ctx context.Context, path string, ref bs.SessionRef) (bs.LoadedContext, error) {
+func LoadContext(ctx context.Context, path string, ref bs.SessionRef) (LoadedContext, error) {
 	f, err := openTranscriptFile(path)
 	if err != nil {
-		return bs.LoadedContext{}, err
+		return LoadedContext{}, err
 	}
 	defer f.Close()
 	fi, err := f.Stat()
 	if err != nil {
-		return bs.LoadedContext{}, fmt.Errorf("load context of %s: %w", path, err)
+		return LoadedContext{}, fmt.Errorf("load context of %s: %w", path, err)
 	}
 	lc, why, err := loadFromEnd(ctx, f, fi.Size())
 	if err != nil {
-		return bs.LoadedContext{}, fmt.Errorf("load context of %s: %w", path, err)
+		return LoadedContext{}, fmt.Errorf("load context of %s: %w", path, err)
 	}
 	if why == "" {
 		return lc, nil
@@ -57,12 +78,12 @@ func LoadContext(ctx context.Context, path string, ref bs.SessionRef) (bs.Loaded
 }
 
 // loadFull is LoadContext's fallback: Open, then Context.
-func loadFull(ctx context.Context, path string, ref bs.SessionRef, why string) (bs.LoadedContext, error) {
+func loadFull(ctx context.Context, path string, ref bs.SessionRef, why string) (LoadedContext, error) {
 	tr, err := Open(ctx, path, ref, nil)
 	if err != nil {
-		return bs.LoadedContext{}, err
+		return LoadedContext{}, err
 	}
-	lc := bs.LoadedContext{FullRead: true, FullReadReason: why}
+	lc := LoadedContext{FullRead: true, FullReadReason: why}
 	if leaf, ok := tr.Leaf(); ok {
 		lc.Leaf = leaf.ID
 	}
@@ -80,7 +101,7 @@ func loadFull(ctx context.Context, path string, ref bs.SessionRef, why string) (
 		sortInts(sorted)
 		for e, err := range tr.Lines(ctx, sorted) {
 			if err != nil {
-				return bs.LoadedContext{}, err
+				return LoadedContext{}, err
 			}
 			byLine[e.Line] = entry.Parse(e.Raw, e.Line, e.Offset)
 		}
@@ -167,8 +188,8 @@ func headerVersion(f io.ReaderAt, size int64) (int, error) {
 
 // loadFromEnd is LoadContext's shortcut. It returns a non-empty reason
 // when the shortcut cannot be trusted and the whole file must be read.
-func loadFromEnd(ctx context.Context, f *os.File, size int64) (bs.LoadedContext, string, error) {
-	var lc bs.LoadedContext
+func loadFromEnd(ctx context.Context, f *os.File, size int64) (LoadedContext, string, error) {
+	var lc LoadedContext
 	v, err := headerVersion(f, size)
 	if err != nil {
 		return lc, "", err
@@ -268,7 +289,7 @@ func loadFromEnd(ctx context.Context, f *os.File, size int64) (bs.LoadedContext,
 }
 
 // finish puts the context together: kept and after are newest first.
-func finish(lc bs.LoadedContext, comp *bs.Entry, kept, after []*bs.Entry) bs.LoadedContext {
+func finish(lc LoadedContext, comp *bs.Entry, kept, after []*bs.Entry) LoadedContext {
 	lc.Compaction = comp
 	for i := len(kept) - 1; i >= 0; i-- {
 		lc.Entries = append(lc.Entries, kept[i])

@@ -60,7 +60,7 @@ func fullContext(t *testing.T, path string) (leaf string, comp []byte, msgs [][]
 }
 
 // checkLoaded compares LoadContext with Open + Context on one file.
-func checkLoaded(t *testing.T, path string) bs.LoadedContext {
+func checkLoaded(t *testing.T, path string) session.LoadedContext {
 	t.Helper()
 	lc, err := session.LoadContext(context.Background(), path, bs.SessionRef{})
 	if err != nil {

@@ -33,8 +33,8 @@ type Store struct {
 }
 
 var (
-	_ bs.Store         = (*Store)(nil)
-	_ bs.GatedRewriter = (*Store)(nil)
+	_ bs.Store       = (*Store)(nil)
+	_ bs.BatchStater = (*Store)(nil)
 )
 
 // NewStore returns a Store over root with default write settings.
@@ -54,13 +54,14 @@ func (s *Store) discover(ctx context.Context) (*Discovery, error) {
 	return DiscoverWith(ctx, s.Root, DiscoverOptions{Logger: s.Logger})
 }
 
-// Sessions returns every live session under Root.
-func (s *Store) Sessions(ctx context.Context) ([]bs.SessionRef, error) {
+// Sessions returns every live session under Root. It skips no part:
+// discovery warnings go to Logger.
+func (s *Store) Sessions(ctx context.Context) ([]bs.SessionRef, []error, error) {
 	d, err := s.discover(ctx)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return d.Sessions, nil
+	return d.Sessions, nil, nil
 }
 
 // Resolve finds one session by agent/sessionId, path, session id or
@@ -82,30 +83,13 @@ func (s *Store) Open(ctx context.Context, ref bs.SessionRef, v *bs.Visitor) (bs.
 }
 
 // Rewrite applies edits to the session's transcript read at base, under
-// the full write protocol (see Writer.Rewrite).
-func (s *Store) Rewrite(ctx context.Context, ref bs.SessionRef, base bs.Version, edits []bs.Edit) error {
-	if s == nil {
-		return errNoStore
-	}
-	return s.Writer.Rewrite(ctx, ref, base, edits)
-}
-
-// RewriteGated applies edits like Rewrite, calling gate right before the
+// the full write protocol, calling gate (when not nil) right before the
 // new content replaces the old (see Writer.RewriteGated).
-func (s *Store) RewriteGated(ctx context.Context, ref bs.SessionRef, base bs.Version, edits []bs.Edit, gate func() error) error {
+func (s *Store) Rewrite(ctx context.Context, ref bs.SessionRef, base bs.Version, edits []bs.Edit, gate func() error) error {
 	if s == nil {
 		return errNoStore
 	}
 	return s.Writer.RewriteGated(ctx, ref, base, edits, gate)
-}
-
-// Append adds entries at the end of the session's transcript (see
-// Writer.Append).
-func (s *Store) Append(ctx context.Context, ref bs.SessionRef, entries [][]byte) error {
-	if s == nil {
-		return errNoStore
-	}
-	return s.Writer.Append(ctx, ref, entries)
 }
 
 // AppendAt adds entries at the end of the session's transcript if it is
@@ -128,7 +112,18 @@ func (s *Store) CheckIdle(ctx context.Context, ref bs.SessionRef) error {
 // Name returns brainsurgeon.BackendJSONL.
 func (s *Store) Name() string { return bs.BackendJSONL }
 
-var _ bs.Stater = (*Store)(nil)
+// Editable returns true: a JSONL transcript is the store's own, and any
+// value may be replaced.
+func (s *Store) Editable(bs.SessionRef, bs.TriggerType) bool { return true }
+
+// EditableValues accepts every candidate.
+func (s *Store) EditableValues(_ bs.SessionRef, _ *bs.Entry, cands []bs.Candidate, _ [][]byte) []bool {
+	out := make([]bool, len(cands))
+	for i := range out {
+		out[i] = true
+	}
+	return out
+}
 
 // Stat returns the transcript file's version (device, inode, size and
 // modification time, as Open records it) and modification time, with one

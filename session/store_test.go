@@ -77,7 +77,7 @@ func TestStoreRewriteRoundTrip(t *testing.T) {
 			}
 			// An edit that changes nothing still goes through the whole
 			// write path (temp file, fsync, rename): a new inode, same bytes.
-			if err := st.Rewrite(ctx, ref, tr.Version(), noop); err != nil {
+			if err := st.Rewrite(ctx, ref, tr.Version(), noop, nil); err != nil {
 				t.Fatal(err)
 			}
 			if fileSHA(t, path) != orig {
@@ -114,7 +114,7 @@ func TestStoreRewriteRoundTrip(t *testing.T) {
 					undo = append(undo, bs.Edit{Line: e.Line, ID: e.ID, Splices: un})
 				}
 			}
-			if err := st.Rewrite(ctx, ref, tr.Version(), edits); err != nil {
+			if err := st.Rewrite(ctx, ref, tr.Version(), edits, nil); err != nil {
 				t.Fatal(err)
 			}
 			edited, err := os.ReadFile(path)
@@ -140,7 +140,7 @@ func TestStoreRewriteRoundTrip(t *testing.T) {
 					t.Fatalf("pi sees a different session after the edit: %+v", cmp)
 				}
 			}
-			if err := st.Rewrite(ctx, ref, tr2.Version(), undo); err != nil {
+			if err := st.Rewrite(ctx, ref, tr2.Version(), undo, nil); err != nil {
 				t.Fatal(err)
 			}
 			if fileSHA(t, path) != orig {
@@ -156,7 +156,7 @@ func TestStoreErrors(t *testing.T) {
 	if _, err := st.Resolve(ctx, "main/nope"); !errors.Is(err, bs.ErrNotFound) {
 		t.Fatalf("unknown session: %v", err)
 	}
-	refs, err := st.Sessions(ctx)
+	refs, _, err := st.Sessions(ctx)
 	if err != nil || len(refs) != 1 || refs[0].Key != "agent:main:main" || refs[0].Status != "done" {
 		t.Fatalf("sessions = %+v, %v", refs, err)
 	}
@@ -174,13 +174,13 @@ func TestStoreErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	before := fileSHA(t, path)
-	if err := st2.Rewrite(ctx, ref, stale, noop); !errors.Is(err, bs.ErrChanged) {
+	if err := st2.Rewrite(ctx, ref, stale, noop, nil); !errors.Is(err, bs.ErrChanged) {
 		t.Fatalf("stale base: %v", err)
 	}
 	// A session modified just now is busy under the default idle gate.
 	st2.Writer.Quiet = session.DefaultQuiet
 	tr2, _ := session.Open(ctx, path, ref, nil)
-	if err := st2.Rewrite(ctx, ref, tr2.Version(), noop); !errors.Is(err, bs.ErrBusy) {
+	if err := st2.Rewrite(ctx, ref, tr2.Version(), noop, nil); !errors.Is(err, bs.ErrBusy) {
 		t.Fatalf("fresh file under the default idle gate: %v", err)
 	}
 	if fileSHA(t, path) != before {
@@ -220,7 +220,7 @@ func TestSessionsJSONCache(t *testing.T) {
 	}
 	keyOf := func(id string) string {
 		t.Helper()
-		refs, err := session.NewStore(filepath.Join(root, "agents")).Sessions(context.Background())
+		refs, _, err := session.NewStore(filepath.Join(root, "agents")).Sessions(context.Background())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -304,7 +304,7 @@ func TestDiscoveryCache(t *testing.T) {
 	}
 	list := func() []bs.SessionRef {
 		t.Helper()
-		refs, err := session.NewStore(agents).Sessions(ctx)
+		refs, _, err := session.NewStore(agents).Sessions(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -64,8 +64,6 @@ type Writer struct {
 	Refresh func(ctx context.Context, ref bs.SessionRef) (bs.SessionRef, error)
 }
 
-var _ bs.Editor = (*Writer)(nil)
-
 // NewWriter returns a Writer with the defaults for a live host: a quiet
 // period of DefaultQuiet.
 func NewWriter() *Writer { return &Writer{Quiet: DefaultQuiet} }
@@ -193,7 +191,7 @@ func (w *Writer) Rewrite(ctx context.Context, ref bs.SessionRef, base bs.Version
 
 // RewriteGated is Rewrite calling gate, when not nil, once the new
 // content is fsynced and right before the rename that puts it in place
-// (see brainsurgeon.GatedRewriter). The locks are held meanwhile.
+// (the gate of brainsurgeon.Store.Rewrite). The locks are held meanwhile.
 func (w *Writer) RewriteGated(ctx context.Context, ref bs.SessionRef, base bs.Version, edits []bs.Edit, gate func() error) error {
 	if _, err := SortEdits(edits); err != nil {
 		return fmt.Errorf("rewrite %s: %w", ref.Path, err)

@@ -3,7 +3,7 @@
 // record a writer keeps beside a session) in the session's side
 // directory. Store implements brainsurgeon.SideStore there, with the
 // listing and pruning of whole units that retention uses (SideUnits,
-// PruneSide, RemoveSideIfEmpty). It knows nothing of what a record holds: a record is
+// DropUnits, RemoveSideIfEmpty). It knows nothing of what a record holds: a record is
 // bytes under a key, encoded by the package that writes it.
 //
 // # Where
@@ -45,7 +45,7 @@
 //
 // A key may have records in several packs and per-entry files; one rule
 // decides which is its newest state, for every reader alike (Get, List,
-// Locate, Delete, SideUnits and PruneSide): the records Put and not yet
+// Locate, Delete, SideUnits and DropUnits): the records Put and not yet
 // synced come first; then the newest pack (by name) whose index holds
 // the key, as a record or as a deletion, timed by its pass time (the
 // index's, or the name's when the index has none) or the deletion's
@@ -61,7 +61,7 @@
 // before they change the transcript, so a crash leaves at most a record
 // no placeholder names, never a placeholder without its record. A crash
 // while a pack is written leaves a temp file, which the next pack written
-// into the directory removes once it is a minute old. PruneSide writes
+// into the directory removes once it is a minute old. DropUnits writes
 // the records it keeps into a new pack, durable under its final name,
 // before it removes any unit: a crash leaves the old units, the new pack
 // or both (holding the same records), never neither. A pack whose index
@@ -69,6 +69,6 @@
 // error by SideUnits; a damaged record is an error wrapping
 // brainsurgeon.ErrCorrupt.
 //
-// A Store is safe for concurrent use; PruneSide and RemoveSideIfEmpty are
+// A Store is safe for concurrent use; DropUnits and RemoveSideIfEmpty are
 // serialised per side directory within a process.
 package sidedir

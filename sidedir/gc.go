@@ -17,9 +17,7 @@ import (
 	"github.com/brainsurgeon/brainsurgeon/internal/atomicfile"
 )
 
-var _ bs.SidePruner = (*Store)(nil)
-
-// pruneLocks serialises PruneSide per side directory.
+// pruneLocks serialises DropUnits per side directory.
 var pruneLocks sync.Map // dir → *sync.Mutex
 
 func pruneLock(dir string) *sync.Mutex {
@@ -205,7 +203,7 @@ func (d *Store) SideUnits(ctx context.Context, ref bs.SessionRef) ([]bs.SideUnit
 	return out, nil
 }
 
-// PruneSide removes the named units of a session, first copying the live
+// DropUnits removes the named units of a session, first copying the live
 // records of the entries in keep that they hold, and the deletions that
 // still hide older records elsewhere, into one new pack: written under a
 // temp name, fsynced, renamed, directory fsynced, and only then the old
@@ -213,8 +211,8 @@ func (d *Store) SideUnits(ctx context.Context, ref bs.SessionRef) ([]bs.SideUnit
 // units or the new pack (or both, holding the same records), never
 // neither. The new pack carries the newest pass time of the units, so its
 // records keep their age. The store's caches forget the removed units.
-func (d *Store) PruneSide(ctx context.Context, ref bs.SessionRef, units []string, keep []string) (bs.SidePruneResult, error) {
-	var res bs.SidePruneResult
+func (d *Store) DropUnits(ctx context.Context, ref bs.SessionRef, units []string, keep []string) (bs.SideDropResult, error) {
+	var res bs.SideDropResult
 	dir, err := d.dir(ref)
 	if err != nil {
 		return res, err
@@ -317,7 +315,7 @@ func (d *Store) forgetPath(dir, path string) {
 }
 
 // packsChanged reports whether dir's packs differ from packs, a listing
-// taken earlier (a PruneSide replaced some meanwhile), reading the dir
+// taken earlier (a DropUnits replaced some meanwhile), reading the dir
 // afresh.
 func (d *Store) packsChanged(dir string, packs []string) bool {
 	d.mu.Lock()
@@ -442,8 +440,6 @@ func (d *Store) readUnitRecord(u *gcUnit, id string) ([]byte, time.Time, error) 
 	}
 	return data, t, err
 }
-
-var _ bs.SideRemover = (*Store)(nil)
 
 // RemoveSideIfEmpty removes the session's side directory when it is empty
 // and no pass of this store is writing a pack into it, and fsyncs its

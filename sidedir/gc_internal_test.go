@@ -51,7 +51,7 @@ func TestRepackCrash(t *testing.T) {
 		}
 		return boom
 	}
-	_, err = d.PruneSide(ctx, ref, names, []string{"a", "b"})
+	_, err = d.DropUnits(ctx, ref, names, []string{"a", "b"})
 	renameHook = nil
 	if !errors.Is(err, boom) {
 		t.Fatalf("err %v, want the hook's", err)
@@ -74,7 +74,7 @@ func TestRepackCrash(t *testing.T) {
 		t.Errorf("after the rename %d packs, want 3", len(m))
 	}
 	check("after a crash before the old packs were removed")
-	res, err := d.PruneSide(ctx, ref, names, []string{"a", "b"})
+	res, err := d.DropUnits(ctx, ref, names, []string{"a", "b"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -95,7 +95,7 @@ func TestSideUnits(t *testing.T) {
 	}
 }
 
-func TestPruneSide(t *testing.T) {
+func TestDropUnits(t *testing.T) {
 	for _, tt := range []struct {
 		name      string
 		units     []string // keys of gcDir's names
@@ -133,7 +133,7 @@ func TestPruneSide(t *testing.T) {
 			for _, k := range tt.units {
 				units = append(units, names[k])
 			}
-			res, err := side.PruneSide(ctx, bs.SessionRef{}, units, tt.keep)
+			res, err := side.DropUnits(ctx, bs.SessionRef{}, units, tt.keep)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -176,7 +176,7 @@ func TestPruneSide(t *testing.T) {
 	}
 }
 
-func TestPruneSideKeepsAge(t *testing.T) {
+func TestDropUnitsKeepsAge(t *testing.T) {
 	ctx := context.Background()
 	_, side, names := gcDir(t)
 	units, _ := side.SideUnits(ctx, bs.SessionRef{})
@@ -186,7 +186,7 @@ func TestPruneSideKeepsAge(t *testing.T) {
 			t2 = u.Time
 		}
 	}
-	res, err := side.PruneSide(ctx, bs.SessionRef{}, []string{names["pack1"], names["pack2"]}, []string{"c", "d"})
+	res, err := side.DropUnits(ctx, bs.SessionRef{}, []string{names["pack1"], names["pack2"]}, []string{"c", "d"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -198,9 +198,9 @@ func TestPruneSideKeepsAge(t *testing.T) {
 	}
 }
 
-func TestPruneSideUnknownUnit(t *testing.T) {
+func TestDropUnitsUnknownUnit(t *testing.T) {
 	dir, side, names := gcDir(t)
-	_, err := side.PruneSide(context.Background(), bs.SessionRef{}, []string{names["pack1"], "pack-nope.bszst"}, nil)
+	_, err := side.DropUnits(context.Background(), bs.SessionRef{}, []string{names["pack1"], "pack-nope.bszst"}, nil)
 	if !errors.Is(err, bs.ErrNotFound) {
 		t.Fatalf("err %v, want ErrNotFound", err)
 	}
@@ -209,9 +209,9 @@ func TestPruneSideUnknownUnit(t *testing.T) {
 	}
 }
 
-// TestPruneSideConcurrentGet: readers never fail while retention repacks
+// TestDropUnitsConcurrentGet: readers never fail while retention repacks
 // and deletes the units they read from.
-func TestPruneSideConcurrentGet(t *testing.T) {
+func TestDropUnitsConcurrentGet(t *testing.T) {
 	ctx := context.Background()
 	for round := range 10 {
 		_, side, names := gcDir(t)
@@ -247,7 +247,7 @@ func TestPruneSideConcurrentGet(t *testing.T) {
 				}
 			}
 		}()
-		if _, err := side.PruneSide(ctx, bs.SessionRef{}, []string{names["pack1"], names["pack2"], "a.json", "b.json"}, []string{"a", "b", "c", "d"}); err != nil {
+		if _, err := side.DropUnits(ctx, bs.SessionRef{}, []string{names["pack1"], names["pack2"], "a.json", "b.json"}, []string{"a", "b", "c", "d"}); err != nil {
 			t.Fatal(err)
 		}
 		close(stop)

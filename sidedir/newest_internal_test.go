@@ -35,7 +35,7 @@ func writeBarePack(t *testing.T, dir, key string, rec []byte, at time.Time) stri
 
 // TestNewestPackWithoutPassTime: a pack whose index has no pass time is
 // as old as its name says, for every reader alike. Get, Locate, List,
-// SideUnits and PruneSide agree on which record of the key is the newest:
+// SideUnits and DropUnits agree on which record of the key is the newest:
 // the pack's when the per-entry file is older than the pack's name, the
 // file's when it is newer.
 func TestNewestPackWithoutPassTime(t *testing.T) {
@@ -97,13 +97,13 @@ func TestNewestPackWithoutPassTime(t *testing.T) {
 				}
 			}
 			// Pruning the unit that holds the older record loses nothing.
-			res, err := d.PruneSide(ctx, ref, []string{filepath.Base(loser)}, []string{"e"})
+			res, err := d.DropUnits(ctx, ref, []string{filepath.Base(loser)}, []string{"e"})
 			if err != nil || res.Dropped != 0 || res.Removed != 1 {
-				t.Errorf("PruneSide of the older unit: %+v, %v; want it removed and nothing dropped", res, err)
+				t.Errorf("DropUnits of the older unit: %+v, %v; want it removed and nothing dropped", res, err)
 			}
 			got, err = d.Get(ctx, ref, "e")
 			if err != nil || string(got.Data) != string(want) {
-				t.Errorf("Get after PruneSide: %q, %v; want %q", got.Data, err, want)
+				t.Errorf("Get after DropUnits: %q, %v; want %q", got.Data, err, want)
 			}
 		})
 	}

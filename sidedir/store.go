@@ -669,7 +669,7 @@ func (d *Store) resolve(dir, entryID string, packs []string, files map[string]os
 }
 
 // newest applies the newest-record rule, which every reader of a side
-// dir follows (Get, List, Locate, Delete, SideUnits and PruneSide), to the
+// dir follows (Get, List, Locate, Delete, SideUnits and DropUnits), to the
 // durable state of one key in dir. The first of packs (names, newest
 // first) whose index holds the key, as a record or as a deletion, gives
 // its pack state, timed by the pack's pass time (the index's, or the
@@ -729,7 +729,7 @@ func (d *Store) Get(ctx context.Context, ref bs.SessionRef, entryID string) (bs.
 	}
 	best, ok, bad := d.resolve(dir, entryID, packs, nil, nil)
 	if !ok && d.packsChanged(dir, packs) {
-		return d.Get(ctx, ref, entryID) // PruneSide replaced packs meanwhile: look again
+		return d.Get(ctx, ref, entryID) // DropUnits replaced packs meanwhile: look again
 	}
 	if !ok {
 		if len(bad) > 0 {
@@ -761,7 +761,7 @@ func (d *Store) Get(ctx context.Context, ref bs.SessionRef, entryID string) (bs.
 		data, err = d.readFile(best.file)
 	}
 	if err != nil && best.pending == nil && (errors.Is(err, fs.ErrNotExist) || (best.file != "" && errors.Is(err, bs.ErrNotFound))) {
-		// Removed meanwhile by PruneSide, which made the records it keeps
+		// Removed meanwhile by DropUnits, which made the records it keeps
 		// durable in a new pack first: look again.
 		d.forgetPath(dir, best.pack+best.file)
 		return d.Get(ctx, ref, entryID)

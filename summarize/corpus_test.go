@@ -114,7 +114,8 @@ func TestCorpusProperties(t *testing.T) {
 			}
 			for wi, lines := range windows {
 				input := inputSize(lines)
-				s, degraded, err := d.Summarize(context.Background(), lines, "")
+				sum, err := d.Summarize(context.Background(), lines, "")
+				s, degraded := sum.Text, sum.Degraded
 				if err != nil || !degraded {
 					t.Fatalf("window %d: degraded %v err %v", wi, degraded, err)
 				}

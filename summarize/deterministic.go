@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	bs "github.com/brainsurgeon/brainsurgeon"
 )
 
 // Default bounds of a deterministic summary.
@@ -55,14 +57,15 @@ func (d *Deterministic) Limit(inputBytes int) int {
 }
 
 // Summarize returns the extractive summary of messages (raw transcript
-// lines); degraded is always true. Items that mention a word of focus are
-// kept first when space runs short. It fails only when ctx is done.
-func (d *Deterministic) Summarize(ctx context.Context, messages [][]byte, focus string) (string, bool, error) {
+// lines); it is always degraded (made without a model), and its Method is
+// Name's. Items that mention a word of focus are kept first when space
+// runs short. It fails only when ctx is done.
+func (d *Deterministic) Summarize(ctx context.Context, messages [][]byte, focus string) (bs.Summary, error) {
 	if err := ctx.Err(); err != nil {
-		return "", true, fmt.Errorf("deterministic summary: %w", err)
+		return bs.Summary{Degraded: true, Method: d.Name()}, fmt.Errorf("deterministic summary: %w", err)
 	}
 	x := extract(messages)
-	return renderFacts(x, focus, d.Limit(x.inputBytes)), true, nil
+	return bs.Summary{Text: renderFacts(x, focus, d.Limit(x.inputBytes)), Degraded: true, Method: d.Name()}, nil
 }
 
 // renderFacts renders x within limit bytes, showing fewer and shorter

@@ -17,7 +17,12 @@ import (
 // variant; [OpenAI] is one. Escalate uses it for the aggressive attempt.
 type VariantSummarizer interface {
 	bs.Summarizer
+	// SummarizeVariant returns the summary of messages with the prompt
+	// of variant v.
 	SummarizeVariant(ctx context.Context, messages [][]byte, focus string, v Variant) (string, error)
+	// Name names the summarizer in a Summary's Method
+	// ("openai:<model>").
+	Name() string
 }
 
 // Summary is a summary with how it was made.
@@ -67,10 +72,11 @@ type Escalate struct {
 	Logger bs.Logger
 }
 
-// Summarize returns SummarizeDetailed's text and degraded flag.
-func (e *Escalate) Summarize(ctx context.Context, messages [][]byte, focus string) (string, bool, error) {
+// Summarize returns SummarizeDetailed's summary as the root package's
+// Summary: its text, whether and why it degraded, and what wrote it.
+func (e *Escalate) Summarize(ctx context.Context, messages [][]byte, focus string) (bs.Summary, error) {
 	s, err := e.SummarizeDetailed(ctx, messages, focus)
-	return s.Text, s.Degraded, err
+	return bs.Summary{Text: s.Text, Degraded: s.Degraded, Reason: s.Reason, Method: s.Summarizer}, err
 }
 
 // SummarizeDetailed summarizes messages (raw transcript lines) and says
@@ -89,10 +95,13 @@ func (e *Escalate) SummarizeDetailed(ctx context.Context, messages [][]byte, foc
 	if e.Model == nil {
 		reasons = append(reasons, "no model summarizer is configured")
 	} else {
-		name := nameOf(e.Model)
 		for _, v := range []Variant{Normal, Aggressive} {
 			start := time.Now()
-			text, degraded, err := e.try(ctx, messages, focus, v)
+			sum, err := e.try(ctx, messages, focus, v)
+			text, degraded, name := sum.Text, sum.Degraded, sum.Method
+			if name == "" {
+				name = fmt.Sprintf("%T", e.Model)
+			}
 			s.Attempts++
 			step := Step{Stage: string(v), Chars: len(text), Millis: time.Since(start).Milliseconds()}
 			if err == nil {
@@ -122,7 +131,8 @@ func (e *Escalate) SummarizeDetailed(ctx context.Context, messages [][]byte, foc
 		fb = &Deterministic{}
 	}
 	start := time.Now()
-	text, _, err := fb.Summarize(ctx, messages, focus)
+	fs, err := fb.Summarize(ctx, messages, focus)
+	text := fs.Text
 	s.Attempts++
 	s.Steps = append(s.Steps, Step{Stage: "deterministic", Chars: len(text), Millis: time.Since(start).Milliseconds()})
 	if err != nil {
@@ -135,10 +145,10 @@ func (e *Escalate) SummarizeDetailed(ctx context.Context, messages [][]byte, foc
 }
 
 // try runs one attempt of variant v.
-func (e *Escalate) try(ctx context.Context, messages [][]byte, focus string, v Variant) (string, bool, error) {
+func (e *Escalate) try(ctx context.Context, messages [][]byte, focus string, v Variant) (bs.Summary, error) {
 	if vs, ok := e.Model.(VariantSummarizer); ok {
 		text, err := vs.SummarizeVariant(ctx, messages, focus, v)
-		return text, false, err
+		return bs.Summary{Text: text, Method: vs.Name()}, err
 	}
 	if v == Aggressive {
 		brief := "Be extremely brief: keep only the goal, files modified, unresolved errors and next steps."
@@ -204,12 +214,4 @@ func garbage(text string, input int) error {
 		return fmt.Errorf("expected a summary shorter than its input, got %d bytes for %d bytes of input: %w", len(t), input, ErrGarbage)
 	}
 	return nil
-}
-
-// nameOf names a summarizer: its Name method, else its type.
-func nameOf(s bs.Summarizer) string {
-	if n, ok := s.(interface{ Name() string }); ok {
-		return n.Name()
-	}
-	return fmt.Sprintf("%T", s)
 }

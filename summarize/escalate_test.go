@@ -101,7 +101,8 @@ func TestEscalate(t *testing.T) {
 					}
 				}
 			}
-			text, degraded, err := e.Summarize(context.Background(), sampleLines, "")
+			sum, err := e.Summarize(context.Background(), sampleLines, "")
+			text, degraded := sum.Text, sum.Degraded
 			if err != nil || degraded != tc.degraded || text == "" {
 				t.Errorf("Summarize = %q, %v, %v", text, degraded, err)
 			}
@@ -115,10 +116,10 @@ type plain struct {
 	answer  func(n int) (string, error)
 }
 
-func (p *plain) Summarize(ctx context.Context, messages [][]byte, focus string) (string, bool, error) {
+func (p *plain) Summarize(ctx context.Context, messages [][]byte, focus string) (bs.Summary, error) {
 	p.focuses = append(p.focuses, focus)
 	s, err := p.answer(len(p.focuses))
-	return s, false, err
+	return bs.Summary{Text: s}, err
 }
 
 func TestEscalatePlainSummarizer(t *testing.T) {

@@ -44,7 +44,8 @@ func FuzzExtractFacts(f *testing.F) {
 		if bytes.Contains(b, []byte(":null")) {
 			t.Fatalf("facts have a null list: %s", b)
 		}
-		s, degraded, err := d.Summarize(context.Background(), lines, "focus x.go")
+		sum, err := d.Summarize(context.Background(), lines, "focus x.go")
+		s, degraded := sum.Text, sum.Degraded
 		if err != nil || !degraded {
 			t.Fatalf("summary: %v, degraded %v", err, degraded)
 		}

@@ -59,7 +59,8 @@ func TestGoldenDeterministic(t *testing.T) {
 		{"deterministic-small.golden.md", "", Deterministic{MaxBytes: 900, MinBytes: 900}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s, degraded, err := tc.d.Summarize(context.Background(), lines, tc.focus)
+			sum, err := tc.d.Summarize(context.Background(), lines, tc.focus)
+			s, degraded := sum.Text, sum.Degraded
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -218,10 +218,11 @@ func (o OpenAI) baseURL() string {
 }
 
 // Summarize returns the model's summary of messages (raw transcript
-// lines) with the normal prompt; degraded is always false.
-func (o *OpenAI) Summarize(ctx context.Context, messages [][]byte, focus string) (string, bool, error) {
+// lines) with the normal prompt; it is never degraded, and its Method is
+// Name's.
+func (o *OpenAI) Summarize(ctx context.Context, messages [][]byte, focus string) (bs.Summary, error) {
 	s, err := o.SummarizeVariant(ctx, messages, focus, Normal)
-	return s, false, err
+	return bs.Summary{Text: s, Method: o.Name()}, err
 }
 
 // SummarizeVariant returns the model's summary of messages with the

@@ -163,7 +163,8 @@ func TestOpenAIProtocol(t *testing.T) {
 			if tc.setup != nil {
 				tc.setup(o)
 			}
-			got, degraded, err := o.Summarize(context.Background(), sampleLines, "aliases")
+			sum, err := o.Summarize(context.Background(), sampleLines, "aliases")
+			got, degraded := sum.Text, sum.Degraded
 			if degraded {
 				t.Error("model summary marked degraded")
 			}
@@ -232,7 +233,7 @@ func TestOpenAIBackoffGrowsWithJitter(t *testing.T) {
 	o.Backoff, o.MaxBackoff = 100*time.Millisecond, 350*time.Millisecond
 	var waits []time.Duration
 	o.sleep = func(ctx context.Context, d time.Duration) error { waits = append(waits, d); return nil }
-	if _, _, err := o.Summarize(context.Background(), sampleLines, ""); err == nil {
+	if _, err := o.Summarize(context.Background(), sampleLines, ""); err == nil {
 		t.Fatal("expected an error")
 	}
 	if len(waits) != 4 {
@@ -252,7 +253,7 @@ func TestOpenAIContextCancelled(t *testing.T) {
 	o := f.client()
 	ctx, cancel := context.WithCancel(context.Background())
 	o.sleep = func(c context.Context, d time.Duration) error { cancel(); return c.Err() }
-	_, _, err := o.Summarize(ctx, sampleLines, "")
+	_, err := o.Summarize(ctx, sampleLines, "")
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("err = %v, want context.Canceled", err)
 	}
@@ -263,11 +264,11 @@ func TestOpenAIContextCancelled(t *testing.T) {
 
 func TestOpenAIConfigErrors(t *testing.T) {
 	o := &OpenAI{BaseURL: "http://127.0.0.1:1/v1"}
-	if _, _, err := o.Summarize(context.Background(), sampleLines, ""); !errors.Is(err, bs.ErrInvalid) || !strings.Contains(err.Error(), "expected a model name") {
+	if _, err := o.Summarize(context.Background(), sampleLines, ""); !errors.Is(err, bs.ErrInvalid) || !strings.Contains(err.Error(), "expected a model name") {
 		t.Errorf("no model: err = %v", err)
 	}
 	o = &OpenAI{BaseURL: "http://127.0.0.1:1/v1", Model: "m", Retries: 0, Timeout: time.Second}
-	_, _, err := o.Summarize(context.Background(), sampleLines, "")
+	_, err := o.Summarize(context.Background(), sampleLines, "")
 	if err == nil || !strings.Contains(err.Error(), "got a transport error") {
 		t.Errorf("unreachable: err = %v", err)
 	}

@@ -643,6 +643,10 @@ func (m *Model) Ratio() float64 { return m.ratio }
 // learned ratio. Its name is "calibrated".
 func (m *Model) Tokenizer() bs.Tokenizer { return calibrated{m.base, m.ratio} }
 
+// TokenizerName names the counting method: the calibrated tokenizer's
+// name, "calibrated".
+func (m *Model) TokenizerName() string { return m.Tokenizer().Name() }
+
 // Overhead returns the inferred number of tokens the host sends that are
 // not in the transcript (system prompt, tool definitions); 0 when the
 // transcript records no usage.

@@ -17,7 +17,7 @@ import (
 func TestLearnSQLite(t *testing.T) {
 	ctx := context.Background()
 	st := sqlite.NewStore(testcorpus.CopyStore(t), sqlite.Options{})
-	refs, err := st.Sessions(ctx)
+	refs, _, err := st.Sessions(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}

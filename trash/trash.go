@@ -33,7 +33,7 @@
 // The store does the moves and the sessions.json edits (see Store); the
 // trash keeps the items, their meta.json and the audit log.
 //
-// Delete refuses a busy session (the store's IdleChecker; an error
+// Delete refuses a busy session (the store's CheckIdle; an error
 // wrapping brainsurgeon.ErrBusy) and a session of the SQLite store (an
 // error wrapping ErrRefused and brainsurgeon.ErrUnsupported: BrainSurgeon
 // never deletes rows). It takes the host lock of every

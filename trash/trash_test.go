@@ -215,7 +215,7 @@ func TestDeleteAndRestore(t *testing.T) {
 	if err := json.Unmarshal(sj, &left); err != nil || len(left) != 1 || left["agent:main:other"] == nil {
 		t.Errorf("sessions.json after delete: %s (%v)", sj, err)
 	}
-	if refs, _ := f.set.Store.Sessions(ctx); len(refs) != 1 || refs[0].ID != "u1" {
+	if refs, _, _ := f.set.Store.Sessions(ctx); len(refs) != 1 || refs[0].ID != "u1" {
 		t.Errorf("sessions after delete: %+v", refs)
 	}
 	items, err := f.bin.List(ctx)
@@ -489,7 +489,7 @@ func TestDeleteSQLiteStore(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	refs, err := set.Store.Sessions(ctx)
+	refs, _, err := set.Store.Sessions(ctx)
 	if err != nil || len(refs) == 0 {
 		t.Fatalf("sessions: %v, %v", refs, err)
 	}

@@ -63,11 +63,7 @@ func (c *sessionCommand) branch(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	cr, err := creatorFor(t.set, t.ref)
-	if err != nil {
-		return err
-	}
-	ref, err := portable.Create(ctx, cr, t.ref.Agent, ns)
+	ref, err := portable.Create(ctx, t.set.Store, t.ref.Agent, ns)
 	if err != nil {
 		return err
 	}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -86,7 +85,7 @@ func (m *Main) openTarget(ctx context.Context, f *sessionFlags) (*target, error)
 		}
 		return t, nil
 	}
-	ref, mod, err := newestSession(ctx, set.Store, defaultAgent)
+	ref, mod, err := newestSession(ctx, set.Store, defaultAgent, m.logger())
 	if err != nil {
 		return nil, err
 	}
@@ -115,8 +114,8 @@ func (m *Main) openTranscript(ctx context.Context, f *sessionFlags) (*target, bs
 
 // newestSession returns the most recently modified session of agent and
 // its modification time.
-func newestSession(ctx context.Context, st bs.Store, agent string) (bs.SessionRef, time.Time, error) {
-	refs, agents, total, err := cli.AgentSessions(ctx, st, agent)
+func newestSession(ctx context.Context, st bs.Store, agent string, log bs.Logger) (bs.SessionRef, time.Time, error) {
+	refs, agents, total, err := cli.AgentSessions(ctx, st, agent, log)
 	if err != nil {
 		return bs.SessionRef{}, time.Time{}, err
 	}
@@ -132,17 +131,9 @@ func newestSession(ctx context.Context, st bs.Store, agent string) (bs.SessionRe
 			agent, total, cli.JoinMax(names, 10), bs.ErrNotFound)
 	}
 	mods := make([]time.Time, len(refs))
-	if bst, ok := st.(bs.BatchStater); ok {
-		for i, r := range bst.StatMany(ctx, refs) {
-			if r.Err == nil {
-				mods[i] = r.Stat.ModTime
-			}
-		}
-	} else if s, ok := st.(bs.Stater); ok {
-		for i, r := range refs {
-			if ss, err := s.Stat(ctx, r); err == nil {
-				mods[i] = ss.ModTime
-			}
+	for i, r := range bs.StatMany(ctx, st, refs) {
+		if r.Err == nil {
+			mods[i] = r.Stat.ModTime
 		}
 	}
 	best := 0
@@ -187,9 +178,9 @@ func checkTokenizer(name, try string) error {
 	return &cli.UsageError{Msg: fmt.Sprintf("--tokenizer %q: expected one of %s", name, strings.Join(tokenizerNames, ", ")), Try: try}
 }
 
-// summarizer is summarize.Escalate as compact.Compact wants it: it names
-// itself and tells why a summary degraded (Escalate reports that through
-// SummarizeDetailed only).
+// summarizer is summarize.Escalate as the compact command wants it: it
+// remembers the last summary's steps for the JSON output and names what
+// wrote it.
 type summarizer struct {
 	esc  *summarize.Escalate
 	last summarize.Summary
@@ -198,17 +189,14 @@ type summarizer struct {
 }
 
 // Summarize summarizes through the escalation and remembers how.
-func (s *summarizer) Summarize(ctx context.Context, messages [][]byte, focus string) (string, bool, error) {
+func (s *summarizer) Summarize(ctx context.Context, messages [][]byte, focus string) (bs.Summary, error) {
 	sum, err := s.esc.SummarizeDetailed(ctx, messages, focus)
 	if err != nil {
-		return "", false, err
+		return bs.Summary{}, err
 	}
 	s.last = sum
-	return sum.Text, sum.Degraded, nil
+	return bs.Summary{Text: sum.Text, Degraded: sum.Degraded, Reason: sum.Reason, Method: sum.Summarizer}, nil
 }
-
-// LastReason says why the last summary degraded.
-func (s *summarizer) LastReason() string { return s.last.Reason }
 
 // Name names what wrote the last summary ("openai:<model>",
 // "deterministic"), or the escalation's first choice before any summary.
@@ -300,42 +288,6 @@ func ago(now, t time.Time) string {
 
 // rule is the line under a report's title.
 const rule = "────────────────────────────────────────"
-
-// creatorFor returns the bs.Creator of the store that serves ref, or an
-// error wrapping ErrUnsupported when that store cannot create sessions.
-func creatorFor(set *backend.Set, ref bs.SessionRef) (bs.Creator, error) {
-	if c, ok := set.Store.(bs.Creator); ok {
-		return c, nil // backend.Multi: the store of the agent
-	}
-	st := set.Store
-	if m, ok := st.(*backend.Multi); ok {
-		s, err := m.For(ref)
-		if err != nil {
-			return nil, err
-		}
-		st = s
-	}
-	c, ok := st.(bs.Creator)
-	if !ok {
-		return nil, fmt.Errorf("the %s store of %s cannot create sessions: %w", st.Name(), ref, bs.ErrUnsupported)
-	}
-	return c, nil
-}
-
-// storeForAgent returns a ref that routes to the store serving agent: one
-// of its sessions, else a JSONL ref (a new agent's sessions are files).
-func storeForAgent(ctx context.Context, set *backend.Set, agent string) (bs.SessionRef, error) {
-	all, err := set.Store.Sessions(ctx)
-	if err != nil && !errors.Is(err, bs.ErrNotFound) {
-		return bs.SessionRef{}, err
-	}
-	for _, r := range all {
-		if r.Agent == agent {
-			return bs.SessionRef{Backend: r.Backend, Agent: agent}, nil
-		}
-	}
-	return bs.SessionRef{Backend: bs.BackendJSONL, Agent: agent}, nil
-}
 
 // agentsDirOf returns the agents dir that holds the transcript file name,
 // when name is one in an OpenClaw layout (<agents>/<agent>/sessions/<file>).

@@ -11,23 +11,19 @@ import (
 // (every session when refs is empty), unless GOMEMLIMIT is set: half the
 // size of the largest transcript, and at least 48 MB (see
 // internal/memlimit), so that a pass over a 100 MB transcript stays under
-// 64 MB of memory. A store that cannot tell sizes (not a Stater) leaves
-// the default.
+// 64 MB of memory. Sessions whose size the store cannot tell count as
+// empty.
 func limitMemory(ctx context.Context, store bs.Store, refs []bs.SessionRef) {
-	st, ok := store.(bs.Stater)
-	if !ok {
-		return
-	}
 	if len(refs) == 0 {
 		var err error
-		if refs, err = store.Sessions(ctx); err != nil {
+		if refs, _, err = store.Sessions(ctx); err != nil {
 			return
 		}
 	}
 	var largest int64
-	for _, ref := range refs {
-		if s, err := st.Stat(ctx, ref); err == nil && s.Version.Size() > largest {
-			largest = s.Version.Size()
+	for _, r := range bs.StatMany(ctx, store, refs) {
+		if r.Err == nil && r.Stat.Version.Size() > largest {
+			largest = r.Stat.Version.Size()
 		}
 	}
 	memlimit.Set(largest)

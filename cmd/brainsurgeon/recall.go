@@ -489,15 +489,8 @@ func (c *contextCommand) importSession(ctx context.Context, args []string) error
 	if err != nil {
 		return err
 	}
-	route, err := storeForAgent(ctx, set, *agent)
-	if err != nil {
-		return err
-	}
-	cr, err := creatorFor(set, route)
-	if err != nil {
-		return err
-	}
-	ref, err := portable.Import(ctx, cr, *agent, data, portable.ImportOptions{})
+	// The store creates the session in the store that serves the agent.
+	ref, err := portable.Import(ctx, set.Store, *agent, data, portable.ImportOptions{})
 	if err != nil {
 		return fmt.Errorf("import %s: %w", pos[0], err)
 	}

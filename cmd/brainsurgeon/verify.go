@@ -78,7 +78,7 @@ func (c *verifyCommand) Run(ctx context.Context, args []string) error {
 			return err
 		}
 		refs = append(refs, ref)
-	} else if refs, err = set.Store.Sessions(ctx); err != nil {
+	} else if refs, err = bs.ListSessions(ctx, set.Store, c.m.logger()); err != nil {
 		return err
 	}
 	sum := verifySummary{Sessions: len(refs), Reports: []*restore.VerifyReport{}}

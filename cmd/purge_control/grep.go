@@ -59,7 +59,7 @@ func (c *grepCommand) Run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	ref, err := resolve(ctx, set.Store, com.agent, com.session)
+	ref, err := resolve(ctx, set.Store, com.agent, com.session, c.m.logger())
 	if err != nil {
 		return err
 	}

@@ -189,7 +189,7 @@ func (m *Main) setup(ctx context.Context, c *common) (*restore.Restorer, bs.Sess
 	if err != nil {
 		return nil, bs.SessionRef{}, err
 	}
-	ref, err := resolve(ctx, set.Store, c.agent, c.session)
+	ref, err := resolve(ctx, set.Store, c.agent, c.session, m.logger())
 	if err != nil {
 		return nil, bs.SessionRef{}, err
 	}
@@ -203,14 +203,14 @@ func (m *Main) setup(ctx context.Context, c *common) (*restore.Restorer, bs.Sess
 // alone under the agent (a session id, or a session key or its suffix,
 // also tried as "agent:<agent>:<session>"). Without an agent the session
 // name is resolved on its own.
-func resolve(ctx context.Context, st bs.Lister, agent, name string) (bs.SessionRef, error) {
+func resolve(ctx context.Context, st bs.Store, agent, name string, log bs.Logger) (bs.SessionRef, error) {
 	if agent == "" {
 		return st.Resolve(ctx, name)
 	}
 	if strings.ContainsAny(agent, "/\\") || agent == "." || agent == ".." {
 		return bs.SessionRef{}, fmt.Errorf("agent %q: expected an agent id such as main: %w", agent, bs.ErrInvalid)
 	}
-	mine, agents, _, err := cli.AgentSessions(ctx, st, agent)
+	mine, agents, _, err := cli.AgentSessions(ctx, st, agent, log)
 	if err != nil {
 		return bs.SessionRef{}, err
 	}

@@ -168,9 +168,10 @@ func JoinMax(names []string, max int) string {
 
 // AgentSessions returns the sessions of agent among the n sessions st
 // knows, and the sorted names of every agent seen, for an error that says
-// what exists when agent has none.
-func AgentSessions(ctx context.Context, st bs.Lister, agent string) (mine []bs.SessionRef, agents []string, n int, err error) {
-	all, err := st.Sessions(ctx)
+// what exists when agent has none. The parts of the store it could not
+// list are logged on log (see brainsurgeon.ListSessions).
+func AgentSessions(ctx context.Context, st bs.Store, agent string, log bs.Logger) (mine []bs.SessionRef, agents []string, n int, err error) {
+	all, err := bs.ListSessions(ctx, st, log)
 	if err != nil {
 		return nil, nil, 0, err
 	}

@@ -5,7 +5,6 @@
 package compactwire
 
 import (
-	"context"
 	"fmt"
 	"sync"
 	"time"
@@ -94,47 +93,14 @@ func New(c config.Compaction, log bs.Logger) (Tools, error) {
 	return t, nil
 }
 
-// Summarizer returns a summarizer for one compaction: it summarizes with
-// t.Escalate and tells compact why the summary degraded (LastReason)
-// and what wrote it (Name).
+// Summarizer returns the summarizer of a compaction: t.Escalate, whose
+// Summary says why it degraded and what wrote it; the deterministic
+// summarizer alone when t has no Escalate.
 func (t Tools) Summarizer() bs.Summarizer {
 	if t.Escalate == nil {
-		return &detailed{e: &summarize.Escalate{Fallback: &summarize.Deterministic{}}}
+		return &summarize.Escalate{Fallback: &summarize.Deterministic{}}
 	}
-	return &detailed{e: t.Escalate}
-}
-
-// detailed is an Escalate that remembers its last summary's reason and
-// author.
-type detailed struct {
-	e  *summarize.Escalate
-	mu sync.Mutex
-	s  summarize.Summary
-}
-
-func (d *detailed) Summarize(ctx context.Context, messages [][]byte, focus string) (string, bool, error) {
-	s, err := d.e.SummarizeDetailed(ctx, messages, focus)
-	d.mu.Lock()
-	d.s = s
-	d.mu.Unlock()
-	return s.Text, s.Degraded, err
-}
-
-// LastReason says why the last summary degraded ("" when it did not).
-func (d *detailed) LastReason() string {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return d.s.Reason
-}
-
-// Name names what wrote the last summary.
-func (d *detailed) Name() string {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.s.Summarizer != "" {
-		return d.s.Summarizer
-	}
-	return "escalate"
+	return t.Escalate
 }
 
 // HostWindow returns the compact.WindowFunc that takes a session's context

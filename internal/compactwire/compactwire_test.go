@@ -63,14 +63,15 @@ func TestNewDeterministicOnly(t *testing.T) {
 		t.Fatalf("tools = %+v", tools)
 	}
 	s := tools.Summarizer()
-	text, degraded, err := s.Summarize(context.Background(), lines, "")
+	sum, err := s.Summarize(context.Background(), lines, "")
+	text, degraded := sum.Text, sum.Degraded
 	if err != nil || !degraded || text == "" {
 		t.Fatalf("summary = %q, %v, %v", text, degraded, err)
 	}
-	if r := s.(interface{ LastReason() string }).LastReason(); r == "" {
+	if r := sum.Reason; r == "" {
 		t.Error("no reason for the degraded summary")
 	}
-	if n := s.(interface{ Name() string }).Name(); n != "deterministic" {
+	if n := sum.Method; n != "deterministic" {
 		t.Errorf("name %q, want deterministic", n)
 	}
 }
@@ -110,23 +111,25 @@ func TestNewModelFromConfig(t *testing.T) {
 		t.Fatalf("model summarizer = %v (%T)", tools.Escalate.Model, tools.Escalate.Model)
 	}
 	s := tools.Summarizer()
-	text, degraded, err := s.Summarize(context.Background(), lines, "parser")
+	sum, err := s.Summarize(context.Background(), lines, "parser")
+	text, degraded := sum.Text, sum.Degraded
 	if err != nil || degraded || !strings.Contains(text, "Fix the parser test") {
 		t.Fatalf("summary = %q, %v, %v", text, degraded, err)
 	}
 	if gotKey.Load() != "Bearer sk-test" || gotModel.Load() != "tiny" {
 		t.Errorf("request: key %v model %v", gotKey.Load(), gotModel.Load())
 	}
-	if n := s.(interface{ Name() string }).Name(); n != "openai:tiny" {
+	if n := sum.Method; n != "openai:tiny" {
 		t.Errorf("name %q", n)
 	}
 	fail.Store(true)
 	s = tools.Summarizer()
-	text, degraded, err = s.Summarize(context.Background(), lines, "")
+	sum, err = s.Summarize(context.Background(), lines, "")
+	text, degraded = sum.Text, sum.Degraded
 	if err != nil || !degraded || text == "" {
 		t.Fatalf("fallback summary = %q, %v, %v", text, degraded, err)
 	}
-	if r := s.(interface{ LastReason() string }).LastReason(); !strings.Contains(r, "401") {
+	if r := sum.Reason; !strings.Contains(r, "401") {
 		t.Errorf("reason %q, want the 401", r)
 	}
 }

@@ -111,7 +111,7 @@ func TestBadRows(t *testing.T) {
 func rowsOfAll(t *testing.T, st bs.Store) map[string][][]byte {
 	t.Helper()
 	ctx := context.Background()
-	refs, err := st.Sessions(ctx)
+	refs, _, err := st.Sessions(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -179,9 +179,9 @@ func TestLockedStore(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				refs, skipped, err := set.Store.(bs.PartialLister).SessionsPartial(ctx)
+				refs, skipped, err := set.Store.Sessions(ctx)
 				if err != nil || len(refs) != 1 || refs[0].String() != "other/good-3" || len(skipped) != 1 || !errors.Is(skipped[0], bs.ErrBusy) {
-					t.Errorf("backend SessionsPartial: %v %v %v, want other/good-3 and main's store skipped as busy", refs, skipped, err)
+					t.Errorf("backend Sessions: %v %v %v, want other/good-3 and main's store skipped as busy", refs, skipped, err)
 				}
 			} else {
 				if len(rep.Unlisted) != 0 {

@@ -160,7 +160,7 @@ func BenchmarkRewrite(b *testing.B) {
 		}
 		i++
 		b.StartTimer()
-		if err := st.Rewrite(ctx, ref, tr.Version(), edits); err != nil {
+		if err := st.Rewrite(ctx, ref, tr.Version(), edits, nil); err != nil {
 			b.Fatal(err)
 		}
 	}

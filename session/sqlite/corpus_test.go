@@ -33,7 +33,7 @@ func TestCorpusMatchesJSONL(t *testing.T) {
 		t.Run(cs.name, func(t *testing.T) {
 			state, _ := copyStore(t, cs.path, cs.agent)
 			st := sqlite.NewStore(state, sqlite.Options{})
-			refs, err := st.Sessions(ctx)
+			refs, _, err := st.Sessions(ctx)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -76,7 +76,7 @@ func Example() {
 	}
 	fmt.Println("lines:", len(tr.Nodes()), "context messages:", tr.Context().Count())
 
-	if err := st.Rewrite(ctx, ref, tr.Version(), []bs.Edit{edit}); err != nil {
+	if err := st.Rewrite(ctx, ref, tr.Version(), []bs.Edit{edit}, nil); err != nil {
 		fmt.Println(err)
 		return
 	}
@@ -86,7 +86,7 @@ func Example() {
 	fmt.Println("same tree:", len(tr2.Nodes()) == len(tr.Nodes()), tr2.Context().Count() == tr.Context().Count())
 
 	// Writing against the old version fails: the fences moved.
-	err = st.Rewrite(ctx, ref, tr.Version(), []bs.Edit{edit})
+	err = st.Rewrite(ctx, ref, tr.Version(), []bs.Edit{edit}, nil)
 	fmt.Println("stale base:", errors.Is(err, bs.ErrChanged))
 	fmt.Println("tool_call editable:", st.Editable(bs.SessionRef{}, bs.TriggerToolCall))
 	// Output:

@@ -43,7 +43,7 @@ func passConfig(t testing.TB, agentsDir string, minLen int) config.Config {
 func rowsOf(t testing.TB, st bs.Store) map[string][][]byte {
 	t.Helper()
 	ctx := context.Background()
-	refs, err := st.Sessions(ctx)
+	refs, _, err := st.Sessions(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,7 +101,7 @@ func TestPassPristineOnEveryStore(t *testing.T) {
 			if extracted == 0 {
 				t.Fatal("nothing was extracted")
 			}
-			refs, err := set.Store.Sessions(ctx)
+			refs, _, err := set.Store.Sessions(ctx)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -24,12 +24,12 @@ import (
 // the writer finds the file changed since it was read.
 type touchingStore struct{ bs.Store }
 
-func (s touchingStore) Rewrite(ctx context.Context, ref bs.SessionRef, base bs.Version, edits []bs.Edit) error {
+func (s touchingStore) Rewrite(ctx context.Context, ref bs.SessionRef, base bs.Version, edits []bs.Edit, gate func() error) error {
 	t := time.Now().Add(time.Duration(len(edits)) * time.Second)
 	if err := os.Chtimes(ref.Path, t, t); err != nil {
 		return err
 	}
-	return s.Store.Rewrite(ctx, ref, base, edits)
+	return s.Store.Rewrite(ctx, ref, base, edits, gate)
 }
 
 // packsIn lists the packs of a side directory.

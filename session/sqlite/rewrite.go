@@ -40,7 +40,16 @@ import (
 // database and its sidecar files are never replaced, deleted, vacuumed or
 // switched to another journal mode. Edits that change nothing leave the
 // store as it is. On any error the transaction is rolled back.
-func (s *Store) Rewrite(ctx context.Context, ref bs.SessionRef, base bs.Version, edits []bs.Edit) error {
+//
+// The store cannot overlap gate with its transaction: a non-nil gate is
+// called first, and the rewrite starts only after it succeeded; its error
+// is returned wrapped and nothing is written.
+func (s *Store) Rewrite(ctx context.Context, ref bs.SessionRef, base bs.Version, edits []bs.Edit, gate func() error) error {
+	if gate != nil {
+		if err := gate(); err != nil {
+			return fmt.Errorf("rewrite %s: not written: %w", ref, err)
+		}
+	}
 	sorted, err := session.SortEdits(edits)
 	if err != nil {
 		return fmt.Errorf("rewrite %s: %w", ref, err)
@@ -261,16 +270,14 @@ func splice(raw []byte, e bs.Edit) ([]byte, error) {
 	return append(out, raw[at:]...), nil
 }
 
-// Append is not supported: BrainSurgeon never inserts rows into an OpenClaw
-// SQLite store. A new row needs OpenClaw's identity, projection and
-// idempotency rows written with it; compactions on this backend are
+// AppendAt is not supported: BrainSurgeon never inserts rows into an
+// OpenClaw SQLite store. A new row needs OpenClaw's identity, projection
+// and idempotency rows written with it; compactions on this backend are
 // OpenClaw's own (sessions.compact). The error wraps ErrUnsupported.
-func (s *Store) Append(ctx context.Context, ref bs.SessionRef, entries [][]byte) error {
+func (s *Store) AppendAt(ctx context.Context, ref bs.SessionRef, base bs.Version, entries [][]byte) error {
 	return fmt.Errorf("append %d entries to %s: the OpenClaw SQLite store takes no new rows from outside OpenClaw (a row needs OpenClaw's identity, projection and idempotency rows, so BrainSurgeon never inserts rows); let OpenClaw compact the session (sessions.compact) instead: %w",
 		len(entries), ref, bs.ErrUnsupported)
 }
-
-var _ bs.Creator = (*Store)(nil)
 
 // Create is not supported: OpenClaw's SQLite store takes no new sessions
 // from outside OpenClaw (BrainSurgeon never inserts rows). It returns an

@@ -147,7 +147,7 @@ func TestRewriteRoundTrip(t *testing.T) {
 	state, path := copyStore(t, cs.path, cs.agent)
 	clock := &fixedClock{t: time.Now()}
 	st := sqlite.NewStore(state, sqlite.Options{Clock: clock})
-	refs, err := st.Sessions(ctx)
+	refs, _, err := st.Sessions(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -160,7 +160,7 @@ func TestRewriteRoundTrip(t *testing.T) {
 				t.Fatalf("only %d toolResult rows to edit", len(edits))
 			}
 			zstdEdited := countZstd(t, path, ref.ID, tr, edits)
-			if err := st.Rewrite(ctx, ref, tr.Version(), edits); err != nil {
+			if err := st.Rewrite(ctx, ref, tr.Version(), edits, nil); err != nil {
 				t.Fatal(err)
 			}
 			mid := snap(t, path, ref.ID)
@@ -176,7 +176,7 @@ func TestRewriteRoundTrip(t *testing.T) {
 				}
 			}
 			// The old version is stale now.
-			if err := st.Rewrite(ctx, ref, tr.Version(), edits); !errors.Is(err, bs.ErrChanged) {
+			if err := st.Rewrite(ctx, ref, tr.Version(), edits, nil); !errors.Is(err, bs.ErrChanged) {
 				t.Fatalf("rewrite at the old version: %v, want ErrChanged", err)
 			}
 			// And back.
@@ -191,7 +191,7 @@ func TestRewriteRoundTrip(t *testing.T) {
 				sum := bs.LineSum(cur)
 				back = append(back, bs.Edit{Line: e.Line, ID: e.ID, Sum: sum, Splices: []bs.Splice{jsonedit.Diff(cur, orig[e.Line])}})
 			}
-			if err := st.Rewrite(ctx, ref, tr2.Version(), back); err != nil {
+			if err := st.Rewrite(ctx, ref, tr2.Version(), back, nil); err != nil {
 				t.Fatal(err)
 			}
 			after := snap(t, path, ref.ID)
@@ -249,7 +249,7 @@ func setup(t *testing.T, opts sqlite.Options) (st *sqlite.Store, path string, re
 	cs := musk(t)
 	state, path := copyStore(t, cs.path, cs.agent)
 	st = sqlite.NewStore(state, opts)
-	refs, err := st.Sessions(context.Background())
+	refs, _, err := st.Sessions(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -301,7 +301,7 @@ func TestRewriteChanged(t *testing.T) {
 			st, path, ref, tr, edits := setup(t, sqlite.Options{})
 			tt.change(t, path, ref.ID, tr.Nodes()[edits[0].Line-1].Offset)
 			before := snap(t, path, ref.ID)
-			err := st.Rewrite(context.Background(), ref, tr.Version(), edits)
+			err := st.Rewrite(context.Background(), ref, tr.Version(), edits, nil)
 			if !errors.Is(err, bs.ErrChanged) {
 				t.Fatalf("Rewrite: %v, want ErrChanged", err)
 			}
@@ -326,7 +326,7 @@ func TestRewriteBusy(t *testing.T) {
 	}
 	mustExec(t, conn, "BEGIN IMMEDIATE")
 	start := time.Now()
-	err = st.Rewrite(context.Background(), ref, tr.Version(), edits)
+	err = st.Rewrite(context.Background(), ref, tr.Version(), edits, nil)
 	took := time.Since(start)
 	if !errors.Is(err, bs.ErrBusy) {
 		t.Fatalf("Rewrite while another connection writes: %v, want ErrBusy", err)
@@ -343,7 +343,7 @@ func TestRewriteBusy(t *testing.T) {
 		t.Errorf("store file changed")
 	}
 	// Once the other writer is gone the same rewrite goes through.
-	if err := st.Rewrite(context.Background(), ref, tr.Version(), edits); err != nil {
+	if err := st.Rewrite(context.Background(), ref, tr.Version(), edits, nil); err != nil {
 		t.Fatalf("Rewrite after the other writer ended: %v", err)
 	}
 }
@@ -430,7 +430,7 @@ func TestIdleRules(t *testing.T) {
 			if tr2, err := st.Open(context.Background(), ref, nil); err == nil {
 				tr = tr2
 			}
-			err = st.Rewrite(context.Background(), ref, tr.Version(), edits)
+			err = st.Rewrite(context.Background(), ref, tr.Version(), edits, nil)
 			if !errors.Is(err, bs.ErrBusy) {
 				t.Fatalf("Rewrite: %v, want ErrBusy", err)
 			}
@@ -478,7 +478,7 @@ func TestRewriteProjectionGuard(t *testing.T) {
 		t.Fatal("no user text block found")
 	}
 	before := snap(t, path, ref.ID)
-	err = st.Rewrite(ctx, ref, tr.Version(), []bs.Edit{edit})
+	err = st.Rewrite(ctx, ref, tr.Version(), []bs.Edit{edit}, nil)
 	if !errors.Is(err, bs.ErrUnsupported) || !strings.Contains(err.Error(), edit.ID) {
 		t.Fatalf("Rewrite of a user text block: %v, want ErrUnsupported naming the entry", err)
 	}
@@ -488,8 +488,30 @@ func TestRewriteProjectionGuard(t *testing.T) {
 
 func TestAppendUnsupported(t *testing.T) {
 	st := sqlite.NewStore(t.TempDir(), sqlite.Options{})
-	err := st.Append(context.Background(), bs.SessionRef{Backend: bs.BackendSQLite, Agent: "main", ID: "x"}, [][]byte{[]byte(`{}`)})
+	err := st.AppendAt(context.Background(), bs.SessionRef{Backend: bs.BackendSQLite, Agent: "main", ID: "x"}, bs.Version{}, [][]byte{[]byte(`{}`)})
 	if !errors.Is(err, bs.ErrUnsupported) {
-		t.Fatalf("Append: %v, want ErrUnsupported", err)
+		t.Fatalf("AppendAt: %v, want ErrUnsupported", err)
+	}
+}
+
+// TestRewriteGate checks that the store, which cannot overlap a gate with
+// its transaction, keeps the gate's order: the gate first, the rewrite
+// only after it succeeded; a failing gate leaves the session as it was.
+func TestRewriteGate(t *testing.T) {
+	st, path, ref, tr, edits := setup(t, sqlite.Options{})
+	before := snap(t, path, ref.ID)
+	errSide := errors.New("not durable")
+	calls := 0
+	err := st.Rewrite(context.Background(), ref, tr.Version(), edits, func() error { calls++; return errSide })
+	if !errors.Is(err, errSide) || calls != 1 {
+		t.Fatalf("Rewrite with a failing gate: %v after %d calls, want the gate's error after one", err, calls)
+	}
+	unchanged(t, path, ref.ID, before)
+	calls = 0
+	if err := st.Rewrite(context.Background(), ref, tr.Version(), edits, func() error { calls++; return nil }); err != nil || calls != 1 {
+		t.Fatalf("Rewrite with a gate: %v after %d calls, want success after one", err, calls)
+	}
+	if after := snap(t, path, ref.ID); after.generation == before.generation {
+		t.Error("the rewrite after the gate wrote nothing")
 	}
 }

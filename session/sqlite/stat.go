@@ -9,8 +9,6 @@ import (
 	bs "github.com/brainsurgeon/brainsurgeon"
 )
 
-var _ bs.Stater = (*Store)(nil)
-
 // Stat returns the session's fences (rewrite generation, last row, row
 // count and transcript update time) as its version, and the transcript
 // update time as its modification time, in one short read transaction

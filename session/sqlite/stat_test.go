@@ -23,7 +23,7 @@ func TestStat(t *testing.T) {
 	}
 	state, path := copyStore(t, cs.path, cs.agent)
 	st := sqlite.NewStore(state, sqlite.Options{})
-	refs, err := st.Sessions(ctx)
+	refs, _, err := st.Sessions(ctx)
 	if err != nil || len(refs) < 2 {
 		t.Fatalf("Sessions = %d, %v", len(refs), err)
 	}

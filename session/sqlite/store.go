@@ -84,10 +84,7 @@ func NewStore(root string, opts Options) *Store {
 // Name returns brainsurgeon.BackendSQLite.
 func (s *Store) Name() string { return bs.BackendSQLite }
 
-var (
-	_ bs.EditLimiter      = (*Store)(nil)
-	_ bs.ValueEditLimiter = (*Store)(nil)
-)
+var _ bs.Store = (*Store)(nil)
 
 // Editable reports whether the store lets values of trigger type t be
 // replaced: only thinking, tool_result and image values, whose edits keep
@@ -246,26 +243,12 @@ type listed struct {
 // storage (their rows moved out of the database) have no rows and are not
 // listed.
 //
-// A store that cannot be read (unsupported schema, corrupt file) is
-// logged and skipped; when no session could be listed and some store
-// failed, the errors are returned.
-func (s *Store) Sessions(ctx context.Context) ([]bs.SessionRef, error) {
-	ls, err := s.list(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return refsOf(ls), nil
-}
-
-var _ bs.PartialLister = (*Store)(nil)
-
-// SessionsPartial is Sessions that returns, instead of logging them, the
-// errors of the agents' stores it could not read (see
-// brainsurgeon.PartialLister), each naming the agent and the store: a
-// store locked by another connection wraps ErrBusy, a corrupt one
-// ErrInvalid, one of another schema version ErrUnsupported. Only an
-// agents dir that cannot be read fails the whole listing.
-func (s *Store) SessionsPartial(ctx context.Context) ([]bs.SessionRef, []error, error) {
+// An agent's store that cannot be read is skipped: its error, naming the
+// agent and the store, is in skipped and is not logged (a store locked by
+// another connection wraps ErrBusy, a corrupt one ErrInvalid, one of
+// another schema version ErrUnsupported). Only an agents dir that cannot
+// be read fails the whole listing.
+func (s *Store) Sessions(ctx context.Context) ([]bs.SessionRef, []error, error) {
 	ls, skipped, err := s.listAll(ctx)
 	if err != nil {
 		return nil, nil, err

@@ -21,7 +21,7 @@ func readAll(t *testing.T, state string) {
 	t.Helper()
 	ctx := context.Background()
 	st := sqlite.NewStore(state, sqlite.Options{})
-	refs, err := st.Sessions(ctx)
+	refs, _, err := st.Sessions(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,7 +91,7 @@ func TestReadOnlyWhileHostHasItOpen(t *testing.T) {
 	}
 	sum := fileSum(t, path)
 	readAll(t, state)
-	refs, err := sqlite.NewStore(state, sqlite.Options{}).Sessions(context.Background())
+	refs, _, err := sqlite.NewStore(state, sqlite.Options{}).Sessions(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,10 +117,10 @@ func TestUnsupportedVersion(t *testing.T) {
 	st := sqlite.NewStore(state, sqlite.Options{})
 	ctx := context.Background()
 	ref := bs.SessionRef{Backend: bs.BackendSQLite, Agent: cs.agent, ID: muskSession(cs)}
-	_, errSessions := st.Sessions(ctx)
+	_, errSessions := bs.ListSessions(ctx, st, nil)
 	_, errOpen := st.Open(ctx, ref, nil)
 	errIdle := st.CheckIdle(ctx, ref)
-	errRewrite := st.Rewrite(ctx, ref, bs.NewVersion(bs.BackendSQLite, "x", 0), []bs.Edit{{Line: 1}})
+	errRewrite := st.Rewrite(ctx, ref, bs.NewVersion(bs.BackendSQLite, "x", 0), []bs.Edit{{Line: 1}}, nil)
 	for name, err := range map[string]error{"Sessions": errSessions, "Open": errOpen, "CheckIdle": errIdle} {
 		if !errors.Is(err, bs.ErrUnsupported) || !strings.Contains(err.Error(), "version 24") || !strings.Contains(err.Error(), "expected exactly 23") {
 			t.Errorf("%s: %v, want ErrUnsupported naming 24 and 23", name, err)
@@ -162,7 +162,7 @@ func TestCorruptStore(t *testing.T) {
 			ctx := context.Background()
 			ref := bs.SessionRef{Backend: bs.BackendSQLite, Agent: cs.agent, ID: muskSession(cs)}
 			var errs []error
-			_, err := st.Sessions(ctx)
+			_, err := bs.ListSessions(ctx, st, nil)
 			errs = append(errs, err)
 			if tr, err := st.Open(ctx, ref, nil); err != nil {
 				errs = append(errs, err)
@@ -174,7 +174,7 @@ func TestCorruptStore(t *testing.T) {
 					}
 				}
 			}
-			errs = append(errs, st.Rewrite(ctx, ref, bs.NewVersion(bs.BackendSQLite, "x", 0), []bs.Edit{{Line: 1}}))
+			errs = append(errs, st.Rewrite(ctx, ref, bs.NewVersion(bs.BackendSQLite, "x", 0), []bs.Edit{{Line: 1}}, nil))
 			failed := 0
 			for _, err := range errs {
 				if err != nil {
@@ -207,7 +207,7 @@ func TestSessionsAndResolve(t *testing.T) {
 	state, path := copyStore(t, sirdeuce.path, sirdeuce.agent)
 	for _, root := range []string{state, filepath.Join(state, "agents")} {
 		st := sqlite.NewStore(root, sqlite.Options{})
-		refs, err := st.Sessions(ctx)
+		refs, _, err := st.Sessions(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
