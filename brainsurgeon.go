@@ -451,6 +451,10 @@ type Transcript interface {
 	MessagePositions() map[int]int
 	// Malformed returns the malformed lines.
 	Malformed() []*LineError
+	// Location returns where the transcript was read from, for people and
+	// for the host formats that name it (a pi header's parentSession): the
+	// JSONL file, or the database that holds the session.
+	Location() string
 	// Entries streams every line in order, raw bytes and parsed view. The
 	// entry is valid only until the next iteration. It yields an error
 	// wrapping ErrChanged when the store no longer holds the version that
@@ -577,6 +581,11 @@ type Store interface {
 	// the caller's. cands are sorted by position and do not overlap; with
 	// has len(cands) elements. It is safe for concurrent use.
 	EditableValues(ref SessionRef, e *Entry, cands []Candidate, with [][]byte) []bool
+	// Location returns where the session is stored, for people and for the
+	// host formats that name it: the JSONL file, or the database that
+	// holds the session. It is empty when the store does not serve ref.
+	// Code outside a backend shows it and never derives anything from it.
+	Location(ref SessionRef) string
 }
 
 // ListSessions lists st's sessions for a caller that does not report the

@@ -205,6 +205,9 @@ type Backend interface {
 	// host's leftover ("lock", "reset-archive", "deleted-archive",
 	// "backup", "checkpoint", "corrupt", "trajectory").
 	ClassifyFile(name string) string
+	// SideDir returns the directory that keeps ref's extracted values; an
+	// error means the session has none.
+	SideDir(ref bs.SessionRef) (string, error)
 }
 
 // Options configure the API. Stores.Store, Stores.Side and

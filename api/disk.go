@@ -6,8 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-
-	bs "github.com/brainsurgeon/brainsurgeon"
 )
 
 // DiskUse is the answer of GET /api/disk: per agent, how its bytes on disk
@@ -106,12 +104,8 @@ func (s *server) disk(r *http.Request) (any, error) {
 			dirs[filepath.Dir(file)] = name
 			live[file] = true
 		}
-		if d, ok := s.set.Store.(interface {
-			SideDir(bs.SessionRef) (string, error)
-		}); ok {
-			if side, err := d.SideDir(ref); err == nil {
-				sides[side] = name
-			}
+		if side, err := s.set.Backend.SideDir(ref); err == nil {
+			sides[side] = name
 		}
 	}
 	for dir, name := range dirs {

@@ -581,16 +581,22 @@ func (s *Set) SessionFile(ref bs.SessionRef) (path string, shared bool, err erro
 // leftover's kind such as "lock" or "reset-archive".
 func (s *Set) ClassifyFile(name string) string { return session.ClassifyFile(name).String() }
 
-// Location returns where ref's session is stored, for people and for the
-// host formats that name it, as its store says; empty when the store does
-// not say.
+// SideDir returns the directory that keeps ref's extracted values, as the
+// store that serves ref says.
+func (s *Set) SideDir(ref bs.SessionRef) (string, error) {
+	m, ok := s.Store.(*Multi)
+	if !ok {
+		return "", fmt.Errorf("session %s: the set's store is not the Multi that backend.Open makes: %w", ref, bs.ErrInvalid)
+	}
+	return m.SideDir(ref)
+}
+
+// Location returns where ref's session is stored, as the store that
+// serves it says; empty when no store serves it.
 func (m *Multi) Location(ref bs.SessionRef) string {
 	s, err := m.pick(ref)
 	if err != nil {
 		return ""
 	}
-	if l, ok := s.(interface{ Location(bs.SessionRef) string }); ok {
-		return l.Location(ref)
-	}
-	return ""
+	return s.Location(ref)
 }

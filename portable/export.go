@@ -108,7 +108,7 @@ func Export(ctx context.Context, tr bs.Transcript, side bs.SideStore, o ExportOp
 		return nil, fmt.Errorf("export %s: the session has no entries: %w", ref, bs.ErrInvalid)
 	}
 	x := &Document{SchemaVersion: SchemaVersion, CreatedAt: bs.Now(o.Clock).UTC(),
-		Source: Source{Agent: ref.Agent, SessionID: ref.ID, Backend: ref.Backend, Path: locationOf(tr), Version: h.Version, Cwd: h.Cwd,
+		Source: Source{Agent: ref.Agent, SessionID: ref.ID, Backend: ref.Backend, Path: tr.Location(), Version: h.Version, Cwd: h.Cwd,
 			LeafID: nodes[path[len(path)-1]].ID}}
 	if x.Source.Backend == "" {
 		x.Source.Backend = bs.BackendJSONL

@@ -100,7 +100,7 @@ func newEntryID(used map[string]bool) string {
 // parentOf names the source session in a new header's parentSession: its
 // transcript path, as pi writes it, or its identity when it has no path.
 func parentOf(tr bs.Transcript) string {
-	if p := locationOf(tr); p != "" {
+	if p := tr.Location(); p != "" {
 		return p
 	}
 	return tr.Ref().Identity()

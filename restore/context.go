@@ -80,7 +80,7 @@ func (r *Restorer) GetContext(ctx context.Context, ref bs.SessionRef) (*Context,
 		return nil, err
 	}
 	ref = tr.Ref()
-	c := &Context{Session: ref.String(), Agent: ref.Agent, SessionID: ref.ID, Path: location(r.Store, ref),
+	c := &Context{Session: ref.String(), Agent: ref.Agent, SessionID: ref.ID, Path: r.Store.Location(ref),
 		Entries: entryCount(tr.Nodes()), ContextMessages: tr.Context().Count(), Bytes: tr.Version().Size(),
 		Extracted: []ExtractedEntry{}, Lost: []Problem{}}
 	infos, err := r.Side.List(ctx, ref)

@@ -59,7 +59,7 @@ type PendingRequest struct {
 }
 
 func (r *Restorer) newRequest(kind string, ref bs.SessionRef, entryID string) *PendingRequest {
-	return &PendingRequest{Format: QueueFormat, Kind: kind, Backend: ref.Backend, Transcript: location(r.Store, ref), Agent: ref.Agent,
+	return &PendingRequest{Format: QueueFormat, Kind: kind, Backend: ref.Backend, Transcript: r.Store.Location(ref), Agent: ref.Agent,
 		SessionID: ref.ID, Key: ref.Key, EntryID: entryID, RequestedAt: bs.Now(r.Clock).UTC()}
 }
 

@@ -185,7 +185,7 @@ func (r *Restorer) missingEntry(ctx context.Context, ref bs.SessionRef, id strin
 // it when the ref has no id.
 func (r *Restorer) refName(ref bs.SessionRef) string {
 	if ref.ID == "" {
-		return location(r.Store, ref)
+		return r.Store.Location(ref)
 	}
 	return ref.String()
 }

@@ -118,7 +118,7 @@ func Verify(ctx context.Context, store bs.Store, side bs.SideStore, ref bs.Sessi
 	}
 	ref = tr.Ref()
 	name = ref.String()
-	rep := &VerifyReport{Session: name, Backend: ref.Backend, Path: location(store, ref), Problems: []VerifyProblem{}, Orphans: []VerifyOrphan{},
+	rep := &VerifyReport{Session: name, Backend: ref.Backend, Path: store.Location(ref), Problems: []VerifyProblem{}, Orphans: []VerifyOrphan{},
 		Entries: len(held), MalformedLines: len(tr.Malformed())}
 	infos, err := side.List(ctx, ref)
 	if err != nil {

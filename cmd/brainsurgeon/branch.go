@@ -67,7 +67,7 @@ func (c *sessionCommand) branch(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	out := createdOutput{Session: ref.String(), Agent: ref.Agent, SessionID: ref.ID, Path: storeLocation(t.set.Store, ref), ParentSession: t.ref.ID, Lines: len(ns.Lines), At: *at}
+	out := createdOutput{Session: ref.String(), Agent: ref.Agent, SessionID: ref.ID, Path: t.set.Store.Location(ref), ParentSession: t.ref.ID, Lines: len(ns.Lines), At: *at}
 	if out.At == "" {
 		if p := tr.ActivePath(); len(p) > 0 {
 			out.At = tr.Nodes()[p[len(p)-1]].ID

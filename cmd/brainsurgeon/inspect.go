@@ -64,7 +64,7 @@ func (c *inspectCommand) Run(ctx context.Context, args []string) error {
 	if *asJSON {
 		return cli.WriteJSON(c.m.Stdout, out, nil)
 	}
-	printReport(c.m.Stdout, out, transcriptLocation(tr))
+	printReport(c.m.Stdout, out, tr.Location())
 	return nil
 }
 

@@ -494,7 +494,7 @@ func (c *contextCommand) importSession(ctx context.Context, args []string) error
 	if err != nil {
 		return fmt.Errorf("import %s: %w", pos[0], err)
 	}
-	out := createdOutput{Session: ref.String(), Agent: ref.Agent, SessionID: ref.ID, Path: storeLocation(set.Store, ref), ParentSession: doc.Source.SessionID}
+	out := createdOutput{Session: ref.String(), Agent: ref.Agent, SessionID: ref.ID, Path: set.Store.Location(ref), ParentSession: doc.Source.SessionID}
 	out.Lines = len(doc.Tail) + 1
 	if doc.Summary != nil {
 		out.Lines++
