@@ -392,10 +392,24 @@ func (n *Node) Target() string {
 	return n.Extra.Target
 }
 
+// IsMessageType reports whether an entry of type typ becomes a message of
+// the model's context when it lies on the active path, as the host's
+// buildSessionContext decides: message, custom_message and branch_summary
+// entries do; every other type (compaction, model_change, custom, …) does
+// not. This is the one rule for what counts as a message: the context, the
+// message positions, keep_recent and the recent-token window all use it.
+func IsMessageType(typ string) bool {
+	switch typ {
+	case "message", "custom_message", "branch_summary":
+		return true
+	}
+	return false
+}
+
 // IsMessage reports whether the node's entry reaches the model as a message
-// (a message, a custom_message or a branch_summary entry).
+// (see IsMessageType).
 func (n *Node) IsMessage() bool {
-	return n.Kind == KindEntry && (n.Type == "message" || n.Type == "custom_message" || n.Type == "branch_summary")
+	return n.Kind == KindEntry && IsMessageType(n.Type)
 }
 
 // Context describes what the host builds from the active path for the

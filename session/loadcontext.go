@@ -228,7 +228,7 @@ func loadFromEnd(ctx context.Context, f *os.File, size int64) (bs.LoadedContext,
 		if !onPath {
 			continue
 		}
-		isMsg := e.Type == "message" || e.Type == "custom_message" || e.Type == "branch_summary"
+		isMsg := bs.IsMessageType(e.Type)
 		switch {
 		case comp == nil && e.Type == "compaction":
 			comp = ParseEntry(bytes.Clone(raw), 0, off)
