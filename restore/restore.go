@@ -254,7 +254,7 @@ func (r *Restorer) Restore(ctx context.Context, ref bs.SessionRef, entryID strin
 	if err := r.ready(); err != nil {
 		return nil, err
 	}
-	if err := extract.ValidID(entryID); err != nil {
+	if err := bs.IDEntry.Check(entryID); err != nil {
 		return nil, err
 	}
 	keys = SplitKeys(keys)

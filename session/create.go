@@ -74,7 +74,7 @@ func (s *Store) Create(ctx context.Context, agent string, lines [][]byte) (bs.Se
 
 // checkNewSession validates the lines of a new session and returns its id.
 func checkNewSession(agent string, lines [][]byte) (string, error) {
-	if agent == "" || agent == "." || agent == ".." || filepath.Base(agent) != agent || bytes.ContainsAny([]byte(agent), `/\`+"\x00") {
+	if bs.CheckSegment(agent) != nil {
 		return "", fmt.Errorf("agent %q: expected an agent name (one path segment): %w", agent, bs.ErrInvalid)
 	}
 	if len(lines) == 0 {
@@ -95,25 +95,10 @@ func checkNewSession(agent string, lines [][]byte) (string, error) {
 	if err := json.Unmarshal(lines[0], &h); err != nil || h.Type != "session" {
 		return "", fmt.Errorf("line 1: expected a session header {\"type\":\"session\",\"id\":…}, found %q: %w", clip(lines[0], 60), bs.ErrInvalid)
 	}
-	if err := validFileID(h.ID); err != nil {
-		return "", fmt.Errorf("line 1: session %w", err)
+	if err := bs.IDSessionFile.Check(h.ID); err != nil {
+		return "", fmt.Errorf("line 1: %w", err)
 	}
 	return h.ID, nil
-}
-
-// validFileID checks that a session id can be a file name.
-func validFileID(id string) error {
-	if id == "" || len(id) > 128 || id[0] == '.' {
-		return fmt.Errorf("id %q: expected 1 to 128 characters not starting with '.': %w", id, bs.ErrInvalid)
-	}
-	for _, r := range id {
-		switch {
-		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '-', r == '_', r == '.':
-		default:
-			return fmt.Errorf("id %q: character %q not allowed (expected letters, digits, '-', '_', '.'): %w", id, r, bs.ErrInvalid)
-		}
-	}
-	return nil
 }
 
 func clip(b []byte, n int) string {

@@ -115,7 +115,7 @@ func goneIn(dir string, live map[string]bool) ([]string, error) {
 	for _, e := range sides {
 		id := e.Name()
 		// Dot names are temp or hidden dirs, never a session's.
-		if !e.IsDir() || strings.HasPrefix(id, ".") || !sideDirName(id) || named[id] || live[filepath.Join(dir, "extracted", id)] {
+		if !e.IsDir() || strings.HasPrefix(id, ".") || bs.CheckSegment(id) != nil || named[id] || live[filepath.Join(dir, "extracted", id)] {
 			continue
 		}
 		out = append(out, id)

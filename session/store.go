@@ -8,7 +8,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	bs "github.com/brainsurgeon/brainsurgeon"
@@ -240,14 +239,8 @@ func SideDir(ref bs.SessionRef) (string, error) {
 	if id == "" {
 		id = sessionIDFromPath(ref.Path)
 	}
-	if !sideDirName(id) {
-		return "", fmt.Errorf("session id %q: expected a file name without path separators: %w", id, bs.ErrInvalid)
+	if err := bs.CheckSegment(id); err != nil {
+		return "", fmt.Errorf("session id %q: %w", id, err)
 	}
 	return filepath.Join(filepath.Dir(ref.Path), "extracted", id), nil
-}
-
-// sideDirName reports whether id can name a side directory: one path
-// element, not "." or "..", without "/", "\" or NUL.
-func sideDirName(id string) bool {
-	return id != "" && id != "." && id != ".." && !strings.ContainsAny(id, `/\`+"\x00")
 }
