@@ -239,8 +239,22 @@ func SideDir(ref bs.SessionRef) (string, error) {
 	if id == "" {
 		id = sessionIDFromPath(ref.Path)
 	}
+	return SideDirIn(filepath.Dir(ref.Path), id)
+}
+
+// SideDirName is the directory, beside an agent's transcripts, that holds
+// one side directory per session.
+const SideDirName = "extracted"
+
+// SideDirIn returns the side directory of session id whose transcripts lie
+// (or, for a database store, lay) in the directory dir:
+// "<dir>/extracted/<id>". Every store places side files by it, so a session
+// that moves from JSONL into the SQLite store keeps them. The id must be
+// one path element (brainsurgeon.CheckSegment), else the error wraps
+// ErrInvalid.
+func SideDirIn(dir, id string) (string, error) {
 	if err := bs.CheckSegment(id); err != nil {
 		return "", fmt.Errorf("session id %q: %w", id, err)
 	}
-	return filepath.Join(filepath.Dir(ref.Path), "extracted", id), nil
+	return filepath.Join(dir, SideDirName, id), nil
 }

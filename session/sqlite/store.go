@@ -211,18 +211,17 @@ func (s *Store) StorePath(agent string) (string, error) {
 // SideDir returns the directory of a session's side files,
 // <agents dir>/<agent>/sessions/extracted/<sessionId>: where the JSONL era
 // put them, so values extracted before OpenClaw moved the session into its
-// SQLite store still restore. It returns "" when the agent or session id
-// is not a valid path segment or the root cannot be resolved; callers must
-// treat "" as an error.
+// SQLite store still restore: session.SideDirIn places both. The error
+// wraps ErrInvalid when the agent or session id is not one path element.
 func (s *Store) SideDir(ref bs.SessionRef) (string, error) {
-	if bs.CheckSegment(ref.Agent) != nil || bs.CheckSegment(ref.ID) != nil {
-		return "", fmt.Errorf("session %s: agent %q and session id %q must be plain path segments: %w", ref, ref.Agent, ref.ID, bs.ErrInvalid)
+	if err := bs.CheckSegment(ref.Agent); err != nil {
+		return "", fmt.Errorf("session %s: agent %q: %w", ref, ref.Agent, err)
 	}
 	agents, _, err := dirs(s.root)
 	if err != nil {
 		return "", err
 	}
-	return filepath.Join(agents, ref.Agent, "sessions", "extracted", ref.ID), nil
+	return session.SideDirIn(filepath.Join(agents, ref.Agent, "sessions"), ref.ID)
 }
 
 // listed is one listed session with what Resolve needs beyond the ref.
