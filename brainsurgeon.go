@@ -655,6 +655,15 @@ func Now(c Clock) time.Time {
 	return c.Now()
 }
 
+// TimestampLayout is the layout of the host's timestamps, as JavaScript's
+// Date.prototype.toISOString writes them: UTC with milliseconds,
+// "2026-03-04T15:35:52.631Z".
+const TimestampLayout = "2006-01-02T15:04:05.000Z"
+
+// FormatTimestamp formats t in UTC by TimestampLayout, as the host writes
+// an entry's timestamp (finer digits are dropped, not rounded).
+func FormatTimestamp(t time.Time) string { return t.UTC().Format(TimestampLayout) }
+
 // Tokenizer counts the tokens of a text as a model would.
 type Tokenizer interface {
 	// Tokens returns the token count of text.

@@ -164,7 +164,7 @@ func Compact(ctx context.Context, st bs.Store, ref bs.SessionRef, o Options) (Re
 		p := tr.Nodes()[path[len(path)-1]].ID
 		parent = &p
 	}
-	e := entryJSON{Type: "compaction", ID: id, ParentID: parent, Timestamp: timestamp(now),
+	e := entryJSON{Type: "compaction", ID: id, ParentID: parent, Timestamp: bs.FormatTimestamp(now),
 		Summary: summary, FirstKeptEntryID: v.msgs[cut].id, TokensBefore: v.tokens, FromHook: true,
 		Details: detailsJSON{ReadFiles: read, ModifiedFiles: modified, BrainSurgeon: ours{
 			Layer: layer, Trigger: trig, MessagesCompacted: cut, Focus: o.Focus,

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"time"
 
 	bs "github.com/brainsurgeon/brainsurgeon"
 )
@@ -38,9 +37,6 @@ type detailsJSON struct {
 	ModifiedFiles []string `json:"modifiedFiles"`
 	BrainSurgeon  ours     `json:"brainsurgeon"`
 }
-
-// timestampLayout is how JavaScript's Date.toISOString writes a time.
-const timestampLayout = "2006-01-02T15:04:05.000Z"
 
 // newID returns a fresh 8-hex-digit entry id that tr does not hold, as
 // pi's generateId makes them.
@@ -138,6 +134,3 @@ func withPinned(summary string, p *prior, span []msg) (string, []string) {
 	}
 	return strings.TrimRight(summary, "\n") + pinnedHeading + carried + b.String(), ids
 }
-
-// timestamp formats t as the host does.
-func timestamp(t time.Time) string { return t.UTC().Format(timestampLayout) }

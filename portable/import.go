@@ -242,7 +242,7 @@ func summaryEntry(x *Document, id, parent, firstKept string, now time.Time) ([]b
 	if d.ModifiedFiles == nil {
 		d.ModifiedFiles = []string{}
 	}
-	return marshal(compactionEntry{Type: "compaction", ID: id, ParentID: parent, Timestamp: isoTime(now), Summary: s.Text,
+	return marshal(compactionEntry{Type: "compaction", ID: id, ParentID: parent, Timestamp: bs.FormatTimestamp(now), Summary: s.Text,
 		FirstKeptEntryID: firstKept, TokensBefore: s.TokensBefore, Details: d, FromHook: true})
 }
 

@@ -69,11 +69,8 @@ func newHeader(id string, version int, at time.Time, cwd, parent string) ([]byte
 	if version < 2 {
 		version = 0 // a v1 header has no version member
 	}
-	return marshal(header{Type: "session", Version: version, ID: id, Timestamp: isoTime(at), Cwd: cwd, ParentSession: parent})
+	return marshal(header{Type: "session", Version: version, ID: id, Timestamp: bs.FormatTimestamp(at), Cwd: cwd, ParentSession: parent})
 }
-
-// isoTime formats t as JavaScript's Date.toISOString does.
-func isoTime(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000Z") }
 
 // NewUUID returns a random (version 4) uuid, the form of pi's session ids.
 func NewUUID() string {

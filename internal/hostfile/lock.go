@@ -465,13 +465,7 @@ func newLock(lp string, f *os.File, payload []byte) (*Lock, error) {
 // Payload returns the lock payload OpenClaw writes for pid at time t:
 // JSON.stringify({pid, createdAt: t.toISOString()}, null, 2) + "\n".
 func Payload(pid int, t time.Time) []byte {
-	return fmt.Appendf(nil, "{\n  \"pid\": %d,\n  \"createdAt\": \"%s\"\n}\n", pid, ISOTime(t))
-}
-
-// ISOTime formats t like JavaScript's Date.prototype.toISOString:
-// UTC with milliseconds, "2026-03-04T15:35:52.631Z".
-func ISOTime(t time.Time) string {
-	return t.UTC().Format("2006-01-02T15:04:05.000Z")
+	return fmt.Appendf(nil, "{\n  \"pid\": %d,\n  \"createdAt\": \"%s\"\n}\n", pid, bs.FormatTimestamp(t))
 }
 
 // removeIfSame removes the lock file judged in info if it still is the same
