@@ -1,6 +1,8 @@
 package brainsurgeon
 
 import (
+	"crypto/rand"
+	"encoding/hex"
 	"fmt"
 	"strings"
 	"unicode/utf8"
@@ -140,4 +142,19 @@ func (k IDKind) Check(id string) error {
 		return nil
 	}
 	return fmt.Errorf("%s not allowed: expected %s, %s: %w", k.rule().what, k.Expected(), found, ErrInvalid)
+}
+
+// NewEntryID returns a fresh entry id in the host's form, 8 random hex
+// digits (pi's generateId), for which taken reports false; taken may be
+// nil. It gives up with an error after 100 ids that were all taken.
+func NewEntryID(taken func(id string) bool) (string, error) {
+	var b [4]byte
+	for range 100 {
+		_, _ = rand.Read(b[:]) // crypto/rand.Read never fails (Go 1.24+)
+		id := hex.EncodeToString(b[:])
+		if taken == nil || !taken(id) {
+			return id, nil
+		}
+	}
+	return "", fmt.Errorf("entry id: expected a free 8-hex-digit id, found 100 random ids all taken")
 }

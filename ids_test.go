@@ -86,3 +86,23 @@ func TestCheckSegment(t *testing.T) {
 		}
 	}
 }
+
+func TestNewEntryID(t *testing.T) {
+	seen := map[string]bool{}
+	for range 50 {
+		id, err := bs.NewEntryID(func(id string) bool { return seen[id] })
+		if err != nil || len(id) != 8 || strings.Trim(id, "0123456789abcdef") != "" || seen[id] {
+			t.Fatalf("NewEntryID = %q, %v; want 8 fresh lowercase hex digits", id, err)
+		}
+		if err := bs.IDEntry.Check(id); err != nil {
+			t.Fatalf("NewEntryID made an id the entry rule refuses: %v", err)
+		}
+		seen[id] = true
+	}
+	if id, err := bs.NewEntryID(func(string) bool { return true }); err == nil {
+		t.Fatalf("NewEntryID with every id taken = %q, want an error", id)
+	}
+	if _, err := bs.NewEntryID(nil); err != nil {
+		t.Fatalf("NewEntryID(nil) = %v", err)
+	}
+}

@@ -155,7 +155,7 @@ func Compact(ctx context.Context, st bs.Store, ref bs.SessionRef, o Options) (Re
 	summary, pinned := withPinned(text, v.prior, span)
 	res.Pinned = len(pinned)
 	read, modified := fileLists(v.prior, span)
-	id, err := newID(tr)
+	id, err := bs.NewEntryID(func(id string) bool { _, taken := tr.Node(id); return taken })
 	if err != nil {
 		return res, fmt.Errorf("compact %s: %w", name, err)
 	}

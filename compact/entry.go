@@ -2,14 +2,10 @@ package compact
 
 import (
 	"bytes"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
-
-	bs "github.com/brainsurgeon/brainsurgeon"
 )
 
 // pinnedHeading starts the section of a summary that carries pinned
@@ -36,22 +32,6 @@ type detailsJSON struct {
 	ReadFiles     []string `json:"readFiles"`
 	ModifiedFiles []string `json:"modifiedFiles"`
 	BrainSurgeon  ours     `json:"brainsurgeon"`
-}
-
-// newID returns a fresh 8-hex-digit entry id that tr does not hold, as
-// pi's generateId makes them.
-func newID(tr bs.Transcript) (string, error) {
-	var b [4]byte
-	for range 100 {
-		if _, err := rand.Read(b[:]); err != nil {
-			return "", fmt.Errorf("entry id: %w", err)
-		}
-		id := hex.EncodeToString(b[:])
-		if _, taken := tr.Node(id); !taken {
-			return id, nil
-		}
-	}
-	return "", fmt.Errorf("entry id: 100 random ids were all taken")
 }
 
 // marshalEntry encodes e as one line, without escaping <, > and & (as

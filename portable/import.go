@@ -9,6 +9,7 @@ import (
 	"time"
 
 	bs "github.com/brainsurgeon/brainsurgeon"
+	"github.com/google/uuid"
 )
 
 // Decode reads an export document and validates it strictly: one JSON
@@ -163,7 +164,7 @@ func (x *Document) Session(o ImportOptions) (*NewSession, error) {
 	}
 	id := o.ID
 	if id == "" {
-		id = NewUUID()
+		id = uuid.NewString() // a version 4 uuid, the form of pi's session ids
 	}
 	cwd := o.Cwd
 	if cwd == "" {
@@ -196,7 +197,11 @@ func (x *Document) Session(o ImportOptions) (*NewSession, error) {
 		used[last] = true
 	}
 	if x.Summary != nil {
-		line, err := summaryEntry(x, newEntryID(used), last, firstID(x.Tail[0]), now)
+		id, err := bs.NewEntryID(func(id string) bool { return used[id] })
+		if err != nil {
+			return nil, fmt.Errorf("import: %w", err)
+		}
+		line, err := summaryEntry(x, id, last, firstID(x.Tail[0]), now)
 		if err != nil {
 			return nil, fmt.Errorf("import: %w", err)
 		}

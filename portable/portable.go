@@ -14,8 +14,6 @@ package portable
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"time"
@@ -70,28 +68,6 @@ func newHeader(id string, version int, at time.Time, cwd, parent string) ([]byte
 		version = 0 // a v1 header has no version member
 	}
 	return marshal(header{Type: "session", Version: version, ID: id, Timestamp: bs.FormatTimestamp(at), Cwd: cwd, ParentSession: parent})
-}
-
-// NewUUID returns a random (version 4) uuid, the form of pi's session ids.
-func NewUUID() string {
-	var b [16]byte
-	_, _ = rand.Read(b[:])
-	b[6] = b[6]&0x0f | 0x40
-	b[8] = b[8]&0x3f | 0x80
-	h := hex.EncodeToString(b[:])
-	return h[:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]
-}
-
-// newEntryID returns an 8-hex-digit entry id (pi's form) not in used.
-func newEntryID(used map[string]bool) string {
-	for {
-		var b [4]byte
-		_, _ = rand.Read(b[:])
-		id := hex.EncodeToString(b[:])
-		if !used[id] {
-			return id
-		}
-	}
 }
 
 // parentOf names the source session in a new header's parentSession: its
