@@ -95,24 +95,39 @@ func New(c config.Compaction, log bs.Logger) (Tools, error) {
 }
 
 // Summarizer returns a summarizer for one compaction: it summarizes with
-// t.Escalate and tells compact why the summary degraded (LastReason)
-// and what wrote it (Name).
-func (t Tools) Summarizer() bs.Summarizer {
+// t.Escalate and tells compact why the summary degraded (LastReason) and
+// what wrote it (Name). The zero Tools gives the deterministic summarizer
+// alone.
+func (t Tools) Summarizer() *Summarizer {
 	if t.Escalate == nil {
-		return &detailed{e: &summarize.Escalate{Fallback: &summarize.Deterministic{}}}
+		return Deterministic()
 	}
-	return &detailed{e: t.Escalate}
+	return &Summarizer{e: t.Escalate}
 }
 
-// detailed is an Escalate that remembers its last summary's reason and
-// author.
-type detailed struct {
+// Deterministic returns a Summarizer that never calls a model: the
+// deterministic summarizer alone (a preview's, or when no model is
+// configured).
+func Deterministic() *Summarizer {
+	return &Summarizer{e: &summarize.Escalate{Fallback: &summarize.Deterministic{}}}
+}
+
+// Summarizer is a summarize.Escalate as package compact wants it: it
+// remembers its last summary, so that it can say why the summary degraded
+// and what wrote it. The CLI, the REST API and the daemon all summarize
+// through it. It is safe for concurrent use; Last describes the summary
+// that finished last.
+type Summarizer struct {
 	e  *summarize.Escalate
 	mu sync.Mutex
 	s  summarize.Summary
 }
 
-func (d *detailed) Summarize(ctx context.Context, messages [][]byte, focus string) (string, bool, error) {
+var _ bs.Summarizer = (*Summarizer)(nil)
+
+// Summarize summarizes messages through the escalation and remembers how
+// (also when it fails: Last then tells the attempts made).
+func (d *Summarizer) Summarize(ctx context.Context, messages [][]byte, focus string) (string, bool, error) {
 	s, err := d.e.SummarizeDetailed(ctx, messages, focus)
 	d.mu.Lock()
 	d.s = s
@@ -120,21 +135,28 @@ func (d *detailed) Summarize(ctx context.Context, messages [][]byte, focus strin
 	return s.Text, s.Degraded, err
 }
 
-// LastReason says why the last summary degraded ("" when it did not).
-func (d *detailed) LastReason() string {
+// Last returns the last summary with how it was made (the zero Summary
+// before any).
+func (d *Summarizer) Last() summarize.Summary {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	return d.s.Reason
+	return d.s
 }
 
-// Name names what wrote the last summary.
-func (d *detailed) Name() string {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.s.Summarizer != "" {
-		return d.s.Summarizer
+// LastReason says why the last summary degraded ("" when it did not).
+func (d *Summarizer) LastReason() string { return d.Last().Reason }
+
+// Name names what wrote the last summary ("openai:<model>",
+// "deterministic"); before any summary, the escalation's first choice: its
+// model's name when it has a model, else the deterministic summarizer's.
+func (d *Summarizer) Name() string {
+	if n := d.Last().Summarizer; n != "" {
+		return n
 	}
-	return "escalate"
+	if m, ok := d.e.Model.(interface{ Name() string }); ok {
+		return m.Name()
+	}
+	return d.e.Fallback.Name()
 }
 
 // HostWindow returns the compact.WindowFunc that takes a session's context

@@ -63,14 +63,17 @@ func TestNewDeterministicOnly(t *testing.T) {
 		t.Fatalf("tools = %+v", tools)
 	}
 	s := tools.Summarizer()
+	if n := s.Name(); n != "deterministic" {
+		t.Errorf("name before any summary %q, want deterministic", n)
+	}
 	text, degraded, err := s.Summarize(context.Background(), lines, "")
 	if err != nil || !degraded || text == "" {
 		t.Fatalf("summary = %q, %v, %v", text, degraded, err)
 	}
-	if r := s.(interface{ LastReason() string }).LastReason(); r == "" {
+	if r := s.LastReason(); r == "" {
 		t.Error("no reason for the degraded summary")
 	}
-	if n := s.(interface{ Name() string }).Name(); n != "deterministic" {
+	if n := s.Name(); n != "deterministic" {
 		t.Errorf("name %q, want deterministic", n)
 	}
 }
@@ -110,6 +113,9 @@ func TestNewModelFromConfig(t *testing.T) {
 		t.Fatalf("model summarizer = %v (%T)", tools.Escalate.Model, tools.Escalate.Model)
 	}
 	s := tools.Summarizer()
+	if n := s.Name(); n != "openai:tiny" {
+		t.Errorf("name before any summary %q, want the model's, openai:tiny", n)
+	}
 	text, degraded, err := s.Summarize(context.Background(), lines, "parser")
 	if err != nil || degraded || !strings.Contains(text, "Fix the parser test") {
 		t.Fatalf("summary = %q, %v, %v", text, degraded, err)
@@ -117,7 +123,7 @@ func TestNewModelFromConfig(t *testing.T) {
 	if gotKey.Load() != "Bearer sk-test" || gotModel.Load() != "tiny" {
 		t.Errorf("request: key %v model %v", gotKey.Load(), gotModel.Load())
 	}
-	if n := s.(interface{ Name() string }).Name(); n != "openai:tiny" {
+	if n := s.Name(); n != "openai:tiny" {
 		t.Errorf("name %q", n)
 	}
 	fail.Store(true)
@@ -126,7 +132,7 @@ func TestNewModelFromConfig(t *testing.T) {
 	if err != nil || !degraded || text == "" {
 		t.Fatalf("fallback summary = %q, %v, %v", text, degraded, err)
 	}
-	if r := s.(interface{ LastReason() string }).LastReason(); !strings.Contains(r, "401") {
+	if r := s.LastReason(); !strings.Contains(r, "401") {
 		t.Errorf("reason %q, want the 401", r)
 	}
 }
