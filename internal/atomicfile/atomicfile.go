@@ -20,6 +20,24 @@ import (
 // On error the temp file is removed and path keeps its old content, except when only the final directory sync
 // failed: then path has the new content, which may not survive a crash.
 func WriteFile(path string, data []byte, perm os.FileMode) error {
+	return write(path, data, perm, os.Rename)
+}
+
+// WriteNew is WriteFile for a path that must not exist: the temp file is hard-linked to path instead of renamed
+// over it, so a file already there (or created meanwhile) is never replaced and the error wraps fs.ErrExist.
+// The temp file is removed in every case.
+func WriteNew(path string, data []byte, perm os.FileMode) error {
+	return write(path, data, perm, func(tmp, path string) error {
+		if err := os.Link(tmp, path); err != nil {
+			return err
+		}
+		return os.Remove(tmp)
+	})
+}
+
+// write writes data to a temp file beside path with mode perm, fsyncs it, puts it in place with place(tmp, path)
+// and fsyncs the directory.
+func write(path string, data []byte, perm os.FileMode, place func(tmp, path string) error) error {
 	dir, base := filepath.Split(path)
 	if dir == "" {
 		dir = "."
@@ -40,7 +58,7 @@ func WriteFile(path string, data []byte, perm os.FileMode) error {
 		err = cerr
 	}
 	if err == nil {
-		err = os.Rename(name, path)
+		err = place(name, path)
 	}
 	if err != nil {
 		_ = os.Remove(name)
