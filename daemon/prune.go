@@ -129,13 +129,7 @@ func (d *Daemon) runPrune(ctx context.Context, manual bool) (*PruneResult, error
 		live[ids[i]] = true
 	}
 	if d.opts.LimitMemory {
-		var largest int64
-		for _, s := range stats {
-			if s.err == nil {
-				largest = max(largest, s.st.Version.Size())
-			}
-		}
-		memlimit.Set(largest)
+		memlimit.SetFor(stats)
 		defer func() {
 			if res.Processed > 0 {
 				rdebug.FreeOSMemory()
@@ -147,7 +141,7 @@ func (d *Daemon) runPrune(ctx context.Context, manual bool) (*PruneResult, error
 			res.Stopped = true
 			break
 		}
-		st, err := stats[i].st, stats[i].err
+		st, err := stats[i].Stat, stats[i].Err
 		if errors.Is(err, bs.ErrNotFound) {
 			continue // gone since the listing
 		}
@@ -183,17 +177,12 @@ func (d *Daemon) runPrune(ctx context.Context, manual bool) (*PruneResult, error
 	return res, nil
 }
 
-type statResult struct {
-	st  bs.SessionStat
-	err error
-}
-
 // statAll asks the store for the state of every session, on a few
 // goroutines (a stat is a system call; 10,000 of them are most of a
 // tick). A store that is not a Stater gives zero states: every session is
 // then read.
-func statAll(ctx context.Context, store bs.Store, refs []bs.SessionRef) []statResult {
-	out := make([]statResult, len(refs))
+func statAll(ctx context.Context, store bs.Store, refs []bs.SessionRef) []bs.StatResult {
+	out := make([]bs.StatResult, len(refs))
 	workers := min(max(runtime.GOMAXPROCS(0), 2), 8, max(len(refs)/256, 1))
 	var wg sync.WaitGroup
 	if b, ok := store.(bs.BatchStater); ok {
@@ -203,9 +192,7 @@ func statAll(ctx context.Context, store bs.Store, refs []bs.SessionRef) []statRe
 		for start := 0; start < len(refs); start += per {
 			end := min(start+per, len(refs))
 			wg.Go(func() {
-				for k, r := range b.StatMany(ctx, refs[start:end]) {
-					out[start+k].st, out[start+k].err = r.Stat, r.Err
-				}
+				copy(out[start:end], b.StatMany(ctx, refs[start:end]))
 			})
 		}
 		wg.Wait()
@@ -221,7 +208,7 @@ func statAll(ctx context.Context, store bs.Store, refs []bs.SessionRef) []statRe
 				if ctx.Err() != nil {
 					return
 				}
-				out[i].st, out[i].err = stater.Stat(ctx, refs[i])
+				out[i].Stat, out[i].Err = stater.Stat(ctx, refs[i])
 			}
 		})
 	}
