@@ -9,7 +9,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"syscall"
 
 	bs "github.com/brainsurgeon/brainsurgeon"
 	"github.com/brainsurgeon/brainsurgeon/internal/atomicfile"
@@ -109,69 +108,12 @@ func clip(b []byte, n int) string {
 }
 
 // createNoReplace writes data to a new file at path, durably, failing when
-// path exists: temp file in the same directory, fsync, hard link to path
-// (exclusive create where the file system has no hard links), remove the
-// temp file, fsync the directory.
+// path exists (atomicfile.WriteNew: a temp file hard-linked to path, or an
+// exclusive create where the file system has no hard links).
 func createNoReplace(path string, data []byte) error {
-	dir, base := filepath.Split(path)
-	if _, err := os.Lstat(path); err == nil {
+	err := atomicfile.WriteNew(path, data, 0o600)
+	if errors.Is(err, fs.ErrExist) {
 		return fmt.Errorf("%s exists (a new session never replaces one): %w", path, bs.ErrInvalid)
-	}
-	tmp, err := os.CreateTemp(dir, "."+base+".tmp-*")
-	if err != nil {
-		return err
-	}
-	name := tmp.Name()
-	defer os.Remove(name)
-	err = tmp.Chmod(0o600)
-	if err == nil {
-		_, err = tmp.Write(data)
-	}
-	if err == nil {
-		err = tmp.Sync()
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return err
-	}
-	if err := os.Link(name, path); err != nil {
-		if errors.Is(err, fs.ErrExist) {
-			return fmt.Errorf("%s exists (a new session never replaces one): %w", path, bs.ErrInvalid)
-		}
-		if !errors.Is(err, syscall.EPERM) && !errors.Is(err, syscall.EOPNOTSUPP) && !errors.Is(err, syscall.ENOSYS) && !errors.Is(err, syscall.EMLINK) {
-			return err
-		}
-		if err := writeExclusive(path, data); err != nil {
-			return err
-		}
-	}
-	if err := atomicfile.SyncDir(dir); err != nil {
-		return fmt.Errorf("sync %s: %w", dir, err)
-	}
-	return nil
-}
-
-// writeExclusive creates path exclusively and writes data, for file systems
-// without hard links; a failed write removes the file it created.
-func writeExclusive(path string, data []byte) error {
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
-	if err != nil {
-		if errors.Is(err, fs.ErrExist) {
-			return fmt.Errorf("%s exists (a new session never replaces one): %w", path, bs.ErrInvalid)
-		}
-		return err
-	}
-	_, err = f.Write(data)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		os.Remove(path)
 	}
 	return err
 }

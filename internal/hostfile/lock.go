@@ -16,6 +16,7 @@ import (
 	"time"
 
 	bs "github.com/brainsurgeon/brainsurgeon"
+	"github.com/brainsurgeon/brainsurgeon/internal/atomicfile"
 )
 
 // Defaults of [LockOptions].
@@ -402,7 +403,7 @@ func create(lp string, opts LockOptions) (*Lock, error) {
 	os.Remove(tmp)
 	if lerr != nil {
 		f.Close()
-		if !linkUnsupported(lerr) {
+		if !atomicfile.LinkUnsupported(lerr) {
 			return nil, lerr
 		}
 		return createExclusive(lp, payload)
@@ -424,13 +425,6 @@ func chownToDirOwner(f *os.File, dir string) {
 	if st, ok := fi.Sys().(*syscall.Stat_t); ok && st.Uid != 0 {
 		_ = f.Chown(int(st.Uid), int(st.Gid))
 	}
-}
-
-// linkUnsupported reports whether err says the file system has no hard
-// links.
-func linkUnsupported(err error) bool {
-	return errors.Is(err, syscall.EPERM) || errors.Is(err, syscall.EOPNOTSUPP) ||
-		errors.Is(err, syscall.ENOSYS) || errors.Is(err, syscall.EMLINK)
 }
 
 // createExclusive is OpenClaw's way: open(lockPath, "wx") and write.
