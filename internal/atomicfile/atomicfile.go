@@ -58,7 +58,17 @@ func writeExclusive(path string, data []byte, perm os.FileMode) error {
 	if err != nil {
 		return err
 	}
-	err = f.Chmod(perm)
+	if err := fill(f, data, perm); err != nil {
+		_ = os.Remove(path)
+		return err
+	}
+	return nil
+}
+
+// fill gives the new file f mode perm exactly (the umask does not apply),
+// writes data, fsyncs it and closes it.
+func fill(f *os.File, data []byte, perm os.FileMode) error {
+	err := f.Chmod(perm)
 	if err == nil {
 		_, err = f.Write(data)
 	}
@@ -67,9 +77,6 @@ func writeExclusive(path string, data []byte, perm os.FileMode) error {
 	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
-	}
-	if err != nil {
-		_ = os.Remove(path)
 	}
 	return err
 }
@@ -86,16 +93,7 @@ func write(path string, data []byte, perm os.FileMode, place func(tmp, path stri
 		return err
 	}
 	name := tmp.Name()
-	err = tmp.Chmod(perm)
-	if err == nil {
-		_, err = tmp.Write(data)
-	}
-	if err == nil {
-		err = tmp.Sync()
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
+	err = fill(tmp, data, perm)
 	if err == nil {
 		err = place(name, path)
 	}
