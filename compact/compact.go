@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	bs "github.com/brainsurgeon/brainsurgeon"
+	"github.com/brainsurgeon/brainsurgeon/entry"
 	"github.com/brainsurgeon/brainsurgeon/extract"
 )
 
@@ -165,8 +166,8 @@ func Compact(ctx context.Context, st bs.Store, ref bs.SessionRef, o Options) (Re
 		parent = &p
 	}
 	e := entryJSON{Type: "compaction", ID: id, ParentID: parent, Timestamp: bs.FormatTimestamp(now),
-		Summary: summary, FirstKeptEntryID: v.msgs[cut].id, TokensBefore: v.tokens, FromHook: true,
-		Details: detailsJSON{ReadFiles: read, ModifiedFiles: modified, BrainSurgeon: ours{
+		Summary: summary, FirstKeptEntryID: v.msgs[cut].id, TokensBefore: int64(v.tokens), FromHook: true,
+		Details: entry.CompactionDetails[ours]{ReadFiles: read, ModifiedFiles: modified, BrainSurgeon: ours{
 			Layer: layer, Trigger: trig, MessagesCompacted: cut, Focus: o.Focus,
 			Degraded: res.Degraded, DegradedReason: res.DegradedReason, Summarizer: summarizerName(o.Summarizer),
 			Covers: []string{}, Pinned: pinned,

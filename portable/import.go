@@ -9,6 +9,7 @@ import (
 	"time"
 
 	bs "github.com/brainsurgeon/brainsurgeon"
+	"github.com/brainsurgeon/brainsurgeon/entry"
 	"github.com/google/uuid"
 )
 
@@ -210,25 +211,6 @@ func (x *Document) Session(o ImportOptions) (*NewSession, error) {
 	return s, nil
 }
 
-// compactionEntry is the host's compaction entry, in pi's member order.
-type compactionEntry struct {
-	Type             string         `json:"type"`
-	ID               string         `json:"id"`
-	ParentID         string         `json:"parentId"`
-	Timestamp        string         `json:"timestamp"`
-	Summary          string         `json:"summary"`
-	FirstKeptEntryID string         `json:"firstKeptEntryId"`
-	TokensBefore     int64          `json:"tokensBefore"`
-	Details          summaryDetails `json:"details"`
-	FromHook         bool           `json:"fromHook"`
-}
-
-type summaryDetails struct {
-	ReadFiles     []string     `json:"readFiles"`
-	ModifiedFiles []string     `json:"modifiedFiles"`
-	BrainSurgeon  importDetail `json:"brainsurgeon"`
-}
-
 // importDetail is our part of an imported summary's details.
 type importDetail struct {
 	Layer        string `json:"layer"`
@@ -239,7 +221,7 @@ type importDetail struct {
 
 func summaryEntry(x *Document, id, parent, firstKept string, now time.Time) ([]byte, error) {
 	s := x.Summary
-	d := summaryDetails{ReadFiles: s.ReadFiles, ModifiedFiles: s.ModifiedFiles,
+	d := entry.CompactionDetails[importDetail]{ReadFiles: s.ReadFiles, ModifiedFiles: s.ModifiedFiles,
 		BrainSurgeon: importDetail{Layer: "import", Trigger: "manual", ImportedFrom: x.Source.Agent + "/" + x.Source.SessionID, SummaryOf: s.EntryID}}
 	if d.ReadFiles == nil {
 		d.ReadFiles = []string{}
@@ -247,7 +229,7 @@ func summaryEntry(x *Document, id, parent, firstKept string, now time.Time) ([]b
 	if d.ModifiedFiles == nil {
 		d.ModifiedFiles = []string{}
 	}
-	return marshal(compactionEntry{Type: "compaction", ID: id, ParentID: parent, Timestamp: bs.FormatTimestamp(now), Summary: s.Text,
+	return entry.Marshal(entry.Compaction[importDetail]{Type: "compaction", ID: id, ParentID: &parent, Timestamp: bs.FormatTimestamp(now), Summary: s.Text,
 		FirstKeptEntryID: firstKept, TokensBefore: s.TokensBefore, Details: d, FromHook: true})
 }
 

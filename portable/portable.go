@@ -12,13 +12,12 @@
 package portable
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"time"
 
 	bs "github.com/brainsurgeon/brainsurgeon"
+	"github.com/brainsurgeon/brainsurgeon/entry"
 )
 
 // NewSession is a session ready to be created: its id and its lines (the
@@ -50,24 +49,12 @@ type header struct {
 	ParentSession string `json:"parentSession,omitempty"`
 }
 
-// marshal encodes v as one compact JSON line without escaping <, > and &
-// (as JavaScript's JSON.stringify writes).
-func marshal(v any) ([]byte, error) {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimRight(b.Bytes(), "\n"), nil
-}
-
 // newHeader returns a header line for a new session.
 func newHeader(id string, version int, at time.Time, cwd, parent string) ([]byte, error) {
 	if version < 2 {
 		version = 0 // a v1 header has no version member
 	}
-	return marshal(header{Type: "session", Version: version, ID: id, Timestamp: bs.FormatTimestamp(at), Cwd: cwd, ParentSession: parent})
+	return entry.Marshal(header{Type: "session", Version: version, ID: id, Timestamp: bs.FormatTimestamp(at), Cwd: cwd, ParentSession: parent})
 }
 
 // parentOf names the source session in a new header's parentSession: its
