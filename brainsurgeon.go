@@ -1,11 +1,14 @@
 package brainsurgeon
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
+	"encoding/json"
 	"fmt"
 	"hash/maphash"
 	"iter"
+	"strconv"
 	"time"
 )
 
@@ -350,6 +353,10 @@ type NodeExtra struct {
 	FirstKeptIndex int
 	// Target is a leaf control line's targetId.
 	Target string
+	// Silent is true for an entry whose type makes messages but that the
+	// host sends no message for (see IsMessageLine): a branch_summary
+	// without a summary.
+	Silent bool
 }
 
 // Err returns why a malformed line is malformed, or nil.
@@ -392,12 +399,13 @@ func (n *Node) Target() string {
 	return n.Extra.Target
 }
 
-// IsMessageType reports whether an entry of type typ becomes a message of
-// the model's context when it lies on the active path, as the host's
+// IsMessageType reports whether entries of type typ become messages of
+// the model's context when they lie on the active path, as the host's
 // buildSessionContext decides: message, custom_message and branch_summary
 // entries do; every other type (compaction, model_change, custom, …) does
-// not. This is the one rule for what counts as a message: the context, the
-// message positions, keep_recent and the recent-token window all use it.
+// not. IsMessageLine adds the one exception a line can make. These are the
+// one rule for what counts as a message: the context, the message
+// positions, keep_recent and the recent-token window all use them.
 func IsMessageType(typ string) bool {
 	switch typ {
 	case "message", "custom_message", "branch_summary":
@@ -406,10 +414,37 @@ func IsMessageType(typ string) bool {
 	return false
 }
 
+// IsMessageLine reports whether the entry line raw, of type typ, becomes a
+// message of the model's context when it lies on the active path: its type
+// must make messages (IsMessageType), and a branch_summary must carry a
+// summary (the host skips one whose "summary" is missing, null, "", false
+// or 0, as JavaScript's truthiness has it).
+func IsMessageLine(typ string, raw []byte) bool {
+	if !IsMessageType(typ) {
+		return false
+	}
+	if typ != "branch_summary" {
+		return true
+	}
+	var x struct {
+		Summary json.RawMessage `json:"summary"`
+	}
+	if json.Unmarshal(raw, &x) != nil {
+		return false
+	}
+	switch v := string(bytes.TrimSpace(x.Summary)); v {
+	case "", "null", "false", `""`:
+		return false
+	default:
+		f, err := strconv.ParseFloat(v, 64)
+		return err != nil || f != 0
+	}
+}
+
 // IsMessage reports whether the node's entry reaches the model as a message
-// (see IsMessageType).
+// (IsMessageLine, as the indexer recorded it).
 func (n *Node) IsMessage() bool {
-	return n.Kind == KindEntry && IsMessageType(n.Type)
+	return n.Kind == KindEntry && IsMessageType(n.Type) && (n.Extra == nil || !n.Extra.Silent)
 }
 
 // Context describes what the host builds from the active path for the

@@ -228,7 +228,7 @@ func loadFromEnd(ctx context.Context, f *os.File, size int64) (bs.LoadedContext,
 		if !onPath {
 			continue
 		}
-		isMsg := bs.IsMessageType(e.Type)
+		isMsg := bs.IsMessageLine(e.Type, raw)
 		switch {
 		case comp == nil && e.Type == "compaction":
 			comp = ParseEntry(bytes.Clone(raw), 0, off)

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	bs "github.com/brainsurgeon/brainsurgeon"
 	"github.com/brainsurgeon/brainsurgeon/internal/testkit/oracle"
 	"github.com/brainsurgeon/brainsurgeon/session"
 )
@@ -40,6 +41,14 @@ func TestMessageRuleMatchesHost(t *testing.T) {
 {"type":"branch_summary","id":"e","parentId":"d","timestamp":"2026-07-01T09:00:05.000Z","fromId":"c","summary":"later summary"}
 {"type":"message","id":"f","parentId":"e","timestamp":"2026-07-01T09:00:06.000Z","message":{"role":"user","content":"three","timestamp":6}}
 `, []string{"f", "e", "c", "b", "a"}},
+		{"branch summaries without a summary", `{"type":"session","version":3,"id":"s","timestamp":"2026-07-01T09:00:00.000Z","cwd":"/w"}
+{"type":"message","id":"a","parentId":null,"timestamp":"2026-07-01T09:00:01.000Z","message":{"role":"user","content":"one","timestamp":1}}
+{"type":"branch_summary","id":"b","parentId":"a","timestamp":"2026-07-01T09:00:02.000Z","fromId":"a","summary":""}
+{"type":"branch_summary","id":"c","parentId":"b","timestamp":"2026-07-01T09:00:03.000Z","fromId":"a"}
+{"type":"branch_summary","id":"d","parentId":"c","timestamp":"2026-07-01T09:00:04.000Z","fromId":"a","summary":null}
+{"type":"branch_summary","id":"e","parentId":"d","timestamp":"2026-07-01T09:00:05.000Z","fromId":"a","summary":"real"}
+{"type":"message","id":"f","parentId":"e","timestamp":"2026-07-01T09:00:06.000Z","message":{"role":"user","content":"two","timestamp":6}}
+`, []string{"f", "e", "a"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			f := filepath.Join(t.TempDir(), "s.jsonl")
@@ -62,6 +71,13 @@ func TestMessageRuleMatchesHost(t *testing.T) {
 				if got, ok := pos[n.Line]; !ok || got != want {
 					t.Errorf("position of %s = %d,%v, want %d", id, got, ok, want)
 				}
+			}
+			lc, err := session.LoadContext(context.Background(), f, bs.SessionRef{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got, want := len(lc.Entries), len(tr.Context().Messages); got != want {
+				t.Errorf("LoadContext has %d messages, Context %d", got, want)
 			}
 			sums, err := oracle.Summary(context.Background(), f)
 			if err != nil {

@@ -297,6 +297,9 @@ func (ix *Indexer) Add(e *bs.Entry, terminated bool) {
 	if e.CustomType != "" {
 		extra().CustomType = e.CustomType
 	}
+	if e.Kind == bs.KindEntry && e.Type == "branch_summary" && !bs.IsMessageLine(e.Type, e.Raw) {
+		extra().Silent = true
+	}
 	if e.Kind == bs.KindMalformed && ix.path != "" {
 		extra().Err = lineError(ix.path, e)
 	}
