@@ -1,12 +1,15 @@
 package brainsurgeon
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"hash/maphash"
 	"iter"
+	"strconv"
 	"time"
 )
 
@@ -353,6 +356,10 @@ type NodeExtra struct {
 	FirstKeptIndex int
 	// Target is a leaf control line's targetId.
 	Target string
+	// Silent is true for an entry whose type makes messages but that the
+	// host sends no message for (see IsMessageLine): a branch_summary
+	// without a summary.
+	Silent bool
 }
 
 // Err returns why a malformed line is malformed, or nil.
@@ -395,10 +402,52 @@ func (n *Node) Target() string {
 	return n.Extra.Target
 }
 
+// IsMessageType reports whether entries of type typ become messages of
+// the model's context when they lie on the active path, as the host's
+// buildSessionContext decides: message, custom_message and branch_summary
+// entries do; every other type (compaction, model_change, custom, …) does
+// not. IsMessageLine adds the one exception a line can make. These are the
+// one rule for what counts as a message: the context, the message
+// positions, keep_recent and the recent-token window all use them.
+func IsMessageType(typ string) bool {
+	switch typ {
+	case "message", "custom_message", "branch_summary":
+		return true
+	}
+	return false
+}
+
+// IsMessageLine reports whether the entry line raw, of type typ, becomes a
+// message of the model's context when it lies on the active path: its type
+// must make messages (IsMessageType), and a branch_summary must carry a
+// summary (the host skips one whose "summary" is missing, null, "", false
+// or 0, as JavaScript's truthiness has it).
+func IsMessageLine(typ string, raw []byte) bool {
+	if !IsMessageType(typ) {
+		return false
+	}
+	if typ != "branch_summary" {
+		return true
+	}
+	var x struct {
+		Summary json.RawMessage `json:"summary"`
+	}
+	if json.Unmarshal(raw, &x) != nil {
+		return false
+	}
+	switch v := string(bytes.TrimSpace(x.Summary)); v {
+	case "", "null", "false", `""`:
+		return false
+	default:
+		f, err := strconv.ParseFloat(v, 64)
+		return err != nil || f != 0
+	}
+}
+
 // IsMessage reports whether the node's entry reaches the model as a message
-// (a message, a custom_message or a branch_summary entry).
+// (IsMessageLine, as the indexer recorded it).
 func (n *Node) IsMessage() bool {
-	return n.Kind == KindEntry && (n.Type == "message" || n.Type == "custom_message" || n.Type == "branch_summary")
+	return n.Kind == KindEntry && IsMessageType(n.Type) && (n.Extra == nil || !n.Extra.Silent)
 }
 
 // Context describes what the host builds from the active path for the
@@ -664,6 +713,15 @@ func Now(c Clock) time.Time {
 	}
 	return c.Now()
 }
+
+// TimestampLayout is the layout of the host's timestamps, as JavaScript's
+// Date.prototype.toISOString writes them: UTC with milliseconds,
+// "2026-03-04T15:35:52.631Z".
+const TimestampLayout = "2006-01-02T15:04:05.000Z"
+
+// FormatTimestamp formats t in UTC by TimestampLayout, as the host writes
+// an entry's timestamp (finer digits are dropped, not rounded).
+func FormatTimestamp(t time.Time) string { return t.UTC().Format(TimestampLayout) }
 
 // Tokenizer counts the tokens of a text as a model would.
 type Tokenizer interface {

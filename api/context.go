@@ -72,7 +72,7 @@ func (s *server) compaction(ctx context.Context) (Compaction, error) {
 		return Compaction{}, err
 	}
 	t.Tokens.Window = s.window
-	return Compaction{Settings: t.Settings, Tokens: t.Tokens, Summarizer: t.Summarizer}, nil
+	return Compaction{Settings: t.Settings, Tokens: t.Tokens, Summarizer: func() bs.Summarizer { return t.Summarizer() }}, nil
 }
 
 // openContext finds the session of a request, opens its transcript and
@@ -175,7 +175,7 @@ func (s *server) contextCompact(r *http.Request) (any, error) {
 		sum = cp.Summarizer()
 	}
 	if sum == nil {
-		sum = compactwire.Tools{}.Summarizer()
+		sum = compactwire.Deterministic()
 	}
 	res, err := compact.Compact(r.Context(), s.set.Store, ref, compact.Options{Layer: layer, Focus: req.Focus,
 		Trigger: compact.TriggerManual, DryRun: req.DryRun, Summarizer: sum, Settings: cp.Settings,

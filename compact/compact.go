@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	bs "github.com/brainsurgeon/brainsurgeon"
+	"github.com/brainsurgeon/brainsurgeon/entry"
 	"github.com/brainsurgeon/brainsurgeon/extract"
 )
 
@@ -145,7 +146,7 @@ func Compact(ctx context.Context, st bs.Store, ref bs.SessionRef, o Options) (Re
 	summary, pinned := withPinned(text, v.prior, span)
 	res.Pinned = len(pinned)
 	read, modified := fileLists(v.prior, span)
-	id, err := newID(tr)
+	id, err := bs.NewEntryID(func(id string) bool { _, taken := tr.Node(id); return taken })
 	if err != nil {
 		return res, fmt.Errorf("compact %s: %w", name, err)
 	}
@@ -154,9 +155,9 @@ func Compact(ctx context.Context, st bs.Store, ref bs.SessionRef, o Options) (Re
 		p := tr.Nodes()[path[len(path)-1]].ID
 		parent = &p
 	}
-	e := entryJSON{Type: "compaction", ID: id, ParentID: parent, Timestamp: timestamp(now),
-		Summary: summary, FirstKeptEntryID: v.msgs[cut].id, TokensBefore: v.tokens, FromHook: true,
-		Details: detailsJSON{ReadFiles: read, ModifiedFiles: modified, BrainSurgeon: ours{
+	e := entryJSON{Type: "compaction", ID: id, ParentID: parent, Timestamp: bs.FormatTimestamp(now),
+		Summary: summary, FirstKeptEntryID: v.msgs[cut].id, TokensBefore: int64(v.tokens), FromHook: true,
+		Details: entry.CompactionDetails[ours]{ReadFiles: read, ModifiedFiles: modified, BrainSurgeon: ours{
 			Layer: layer, Trigger: trig, MessagesCompacted: cut, Focus: o.Focus,
 			Degraded: res.Degraded, DegradedReason: res.DegradedReason, Summarizer: summarizerName(o.Summarizer, sum),
 			Covers: []string{}, Pinned: pinned,

@@ -1,73 +1,28 @@
 package compact
 
 import (
-	"bytes"
-	"crypto/rand"
-	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
-	"time"
 
-	bs "github.com/brainsurgeon/brainsurgeon"
+	"github.com/brainsurgeon/brainsurgeon/entry"
 )
 
 // pinnedHeading starts the section of a summary that carries pinned
 // entries verbatim. A later compaction carries the section forward.
 const pinnedHeading = "\n\n## Pinned\n\nThese entries are marked `_extractable: false`: they are kept verbatim, never summarized.\n"
 
-// entryJSON is a compaction entry in pi's member order (CompactionEntry:
-// type, id, parentId, timestamp, summary, firstKeptEntryId, tokensBefore,
-// details, fromHook).
-type entryJSON struct {
-	Type             string      `json:"type"`
-	ID               string      `json:"id"`
-	ParentID         *string     `json:"parentId"`
-	Timestamp        string      `json:"timestamp"`
-	Summary          string      `json:"summary"`
-	FirstKeptEntryID string      `json:"firstKeptEntryId"`
-	TokensBefore     int         `json:"tokensBefore"`
-	Details          detailsJSON `json:"details"`
-	FromHook         bool        `json:"fromHook"`
-}
+// entryJSON is the compaction entry compact writes, with its record
+// under details.brainsurgeon.
+type entryJSON = entry.Compaction[ours]
 
-// detailsJSON is the entry's details: pi's file lists and ours.
-type detailsJSON struct {
-	ReadFiles     []string `json:"readFiles"`
-	ModifiedFiles []string `json:"modifiedFiles"`
-	BrainSurgeon  ours     `json:"brainsurgeon"`
-}
-
-// timestampLayout is how JavaScript's Date.toISOString writes a time.
-const timestampLayout = "2006-01-02T15:04:05.000Z"
-
-// newID returns a fresh 8-hex-digit entry id that tr does not hold, as
-// pi's generateId makes them.
-func newID(tr bs.Transcript) (string, error) {
-	var b [4]byte
-	for range 100 {
-		if _, err := rand.Read(b[:]); err != nil {
-			return "", fmt.Errorf("entry id: %w", err)
-		}
-		id := hex.EncodeToString(b[:])
-		if _, taken := tr.Node(id); !taken {
-			return id, nil
-		}
-	}
-	return "", fmt.Errorf("entry id: 100 random ids were all taken")
-}
-
-// marshalEntry encodes e as one line, without escaping <, > and & (as
-// JSON.stringify writes them).
+// marshalEntry encodes e as one line (entry.Marshal).
 func marshalEntry(e *entryJSON) ([]byte, error) {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(e); err != nil {
+	b, err := entry.Marshal(e)
+	if err != nil {
 		return nil, fmt.Errorf("encode compaction entry: %w", err)
 	}
-	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
+	return b, nil
 }
 
 // fileLists returns pi's cumulative file lists: the previous compaction's
@@ -138,6 +93,3 @@ func withPinned(summary string, p *prior, span []msg) (string, []string) {
 	}
 	return strings.TrimRight(summary, "\n") + pinnedHeading + carried + b.String(), ids
 }
-
-// timestamp formats t as the host does.
-func timestamp(t time.Time) string { return t.UTC().Format(timestampLayout) }

@@ -130,7 +130,7 @@ func (d *Daemon) autoCompact(ctx context.Context) *CompactResult {
 		if ctx.Err() != nil {
 			return res
 		}
-		st, err := stats[i].st, stats[i].err
+		st, err := stats[i].Stat, stats[i].Err
 		if errors.Is(err, bs.ErrNotFound) {
 			continue
 		}

@@ -121,13 +121,7 @@ func (d *Daemon) runPrune(ctx context.Context, manual bool) (*PruneResult, error
 		live[ids[i]] = true
 	}
 	if d.opts.LimitMemory {
-		var largest int64
-		for _, s := range stats {
-			if s.err == nil {
-				largest = max(largest, s.st.Version.Size())
-			}
-		}
-		memlimit.Set(largest)
+		memlimit.SetFor(stats)
 		defer func() {
 			if res.Processed > 0 {
 				rdebug.FreeOSMemory()
@@ -139,7 +133,7 @@ func (d *Daemon) runPrune(ctx context.Context, manual bool) (*PruneResult, error
 			res.Stopped = true
 			break
 		}
-		st, err := stats[i].st, stats[i].err
+		st, err := stats[i].Stat, stats[i].Err
 		if errors.Is(err, bs.ErrNotFound) {
 			continue // gone since the listing
 		}
@@ -175,26 +169,19 @@ func (d *Daemon) runPrune(ctx context.Context, manual bool) (*PruneResult, error
 	return res, nil
 }
 
-type statResult struct {
-	st  bs.SessionStat
-	err error
-}
-
 // statAll asks the store for the state of every session, on a few
 // goroutines (a stat is a system call; 10,000 of them are most of a
 // tick), in contiguous runs so that each sessions directory is opened
 // once per run (brainsurgeon.StatMany).
-func statAll(ctx context.Context, store bs.Store, refs []bs.SessionRef) []statResult {
-	out := make([]statResult, len(refs))
+func statAll(ctx context.Context, store bs.Store, refs []bs.SessionRef) []bs.StatResult {
+	out := make([]bs.StatResult, len(refs))
 	workers := min(max(runtime.GOMAXPROCS(0), 2), 8, max(len(refs)/256, 1))
 	var wg sync.WaitGroup
 	per := (len(refs) + workers - 1) / workers
 	for start := 0; start < len(refs); start += per {
 		end := min(start+per, len(refs))
 		wg.Go(func() {
-			for k, r := range bs.StatMany(ctx, store, refs[start:end]) {
-				out[start+k].st, out[start+k].err = r.Stat, r.Err
-			}
+			copy(out[start:end], bs.StatMany(ctx, store, refs[start:end]))
 		})
 	}
 	wg.Wait()

@@ -203,7 +203,7 @@ func Decide(e *bs.Entry, position int, p Policy, now time.Time) Decision {
 	if e.ID == "" {
 		return no(CodeNoID, "no __id or id")
 	}
-	if err := ValidID(e.ID); err != nil {
+	if err := bs.IDEntry.Check(e.ID); err != nil {
 		return no(CodeBadID, err.Error())
 	}
 	if ext.Never {

@@ -2,7 +2,6 @@ package extract
 
 import (
 	"bytes"
-	"fmt"
 	"strings"
 	"unicode/utf8"
 
@@ -84,21 +83,4 @@ func replacement(raw []byte, c bs.Candidate, id string, previewChars int) []byte
 		}
 	}
 	return encodeString(Placeholder(id))
-}
-
-// ValidID reports whether an entry id can name a side file: 1 to 128
-// characters of letters, digits, "-", "_", "." and ":" that is not "." or
-// "..".
-func ValidID(id string) error {
-	if id == "" || len(id) > 128 || id == "." || id == ".." {
-		return fmt.Errorf("entry id %q: expected 1 to 128 characters, not \".\" or \"..\": %w", id, bs.ErrInvalid)
-	}
-	for _, r := range id {
-		switch {
-		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '-', r == '_', r == '.', r == ':':
-		default:
-			return fmt.Errorf("entry id %q: character %q not allowed (expected letters, digits, '-', '_', '.', ':'): %w", id, r, bs.ErrInvalid)
-		}
-	}
-	return nil
 }

@@ -239,7 +239,7 @@ func EncodeRecord(rec *Record) ([]byte, error) { return appendRecord(nil, rec) }
 
 // appendRecord appends the encoding of rec to dst (see EncodeRecord).
 func appendRecord(dst []byte, rec *Record) ([]byte, error) {
-	if err := ValidID(rec.EntryID); err != nil {
+	if err := bs.IDEntry.Check(rec.EntryID); err != nil {
 		return nil, err
 	}
 	rec.Format = Format

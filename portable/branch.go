@@ -6,6 +6,7 @@ import (
 
 	bs "github.com/brainsurgeon/brainsurgeon"
 	"github.com/brainsurgeon/brainsurgeon/recall"
+	"github.com/google/uuid"
 )
 
 // BranchOptions tunes Branch.
@@ -61,7 +62,7 @@ func Branch(ctx context.Context, tr bs.Transcript, at string, o BranchOptions) (
 	}
 	id := o.ID
 	if id == "" {
-		id = NewUUID()
+		id = uuid.NewString() // a version 4 uuid, the form of pi's session ids
 	}
 	hl, err := newHeader(id, h.Version, bs.Now(o.Clock), h.Cwd, parentOf(tr))
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	bs "github.com/brainsurgeon/brainsurgeon"
+	"github.com/brainsurgeon/brainsurgeon/entry"
 	"github.com/brainsurgeon/brainsurgeon/recall"
 )
 
@@ -184,7 +185,7 @@ func Export(ctx context.Context, tr bs.Transcript, side bs.SideStore, o ExportOp
 func (x *Document) Encode(w io.Writer) error {
 	head := *x
 	head.Tail = nil
-	b, err := marshal(struct {
+	b, err := entry.Marshal(struct {
 		*Document
 		Tail *struct{} `json:"tail,omitempty"`
 	}{Document: &head})

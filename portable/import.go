@@ -9,6 +9,8 @@ import (
 	"time"
 
 	bs "github.com/brainsurgeon/brainsurgeon"
+	"github.com/brainsurgeon/brainsurgeon/entry"
+	"github.com/google/uuid"
 )
 
 // Decode reads an export document and validates it strictly: one JSON
@@ -163,7 +165,7 @@ func (x *Document) Session(o ImportOptions) (*NewSession, error) {
 	}
 	id := o.ID
 	if id == "" {
-		id = NewUUID()
+		id = uuid.NewString() // a version 4 uuid, the form of pi's session ids
 	}
 	cwd := o.Cwd
 	if cwd == "" {
@@ -196,32 +198,17 @@ func (x *Document) Session(o ImportOptions) (*NewSession, error) {
 		used[last] = true
 	}
 	if x.Summary != nil {
-		line, err := summaryEntry(x, newEntryID(used), last, firstID(x.Tail[0]), now)
+		id, err := bs.NewEntryID(func(id string) bool { return used[id] })
+		if err != nil {
+			return nil, fmt.Errorf("import: %w", err)
+		}
+		line, err := summaryEntry(x, id, last, firstID(x.Tail[0]), now)
 		if err != nil {
 			return nil, fmt.Errorf("import: %w", err)
 		}
 		s.Lines = append(s.Lines, line)
 	}
 	return s, nil
-}
-
-// compactionEntry is the host's compaction entry, in pi's member order.
-type compactionEntry struct {
-	Type             string         `json:"type"`
-	ID               string         `json:"id"`
-	ParentID         string         `json:"parentId"`
-	Timestamp        string         `json:"timestamp"`
-	Summary          string         `json:"summary"`
-	FirstKeptEntryID string         `json:"firstKeptEntryId"`
-	TokensBefore     int64          `json:"tokensBefore"`
-	Details          summaryDetails `json:"details"`
-	FromHook         bool           `json:"fromHook"`
-}
-
-type summaryDetails struct {
-	ReadFiles     []string     `json:"readFiles"`
-	ModifiedFiles []string     `json:"modifiedFiles"`
-	BrainSurgeon  importDetail `json:"brainsurgeon"`
 }
 
 // importDetail is our part of an imported summary's details.
@@ -234,7 +221,7 @@ type importDetail struct {
 
 func summaryEntry(x *Document, id, parent, firstKept string, now time.Time) ([]byte, error) {
 	s := x.Summary
-	d := summaryDetails{ReadFiles: s.ReadFiles, ModifiedFiles: s.ModifiedFiles,
+	d := entry.CompactionDetails[importDetail]{ReadFiles: s.ReadFiles, ModifiedFiles: s.ModifiedFiles,
 		BrainSurgeon: importDetail{Layer: "import", Trigger: "manual", ImportedFrom: x.Source.Agent + "/" + x.Source.SessionID, SummaryOf: s.EntryID}}
 	if d.ReadFiles == nil {
 		d.ReadFiles = []string{}
@@ -242,7 +229,7 @@ func summaryEntry(x *Document, id, parent, firstKept string, now time.Time) ([]b
 	if d.ModifiedFiles == nil {
 		d.ModifiedFiles = []string{}
 	}
-	return marshal(compactionEntry{Type: "compaction", ID: id, ParentID: parent, Timestamp: isoTime(now), Summary: s.Text,
+	return entry.Marshal(entry.Compaction[importDetail]{Type: "compaction", ID: id, ParentID: &parent, Timestamp: bs.FormatTimestamp(now), Summary: s.Text,
 		FirstKeptEntryID: firstKept, TokensBefore: s.TokensBefore, Details: d, FromHook: true})
 }
 

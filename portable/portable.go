@@ -12,15 +12,12 @@
 package portable
 
 import (
-	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"time"
 
 	bs "github.com/brainsurgeon/brainsurgeon"
+	"github.com/brainsurgeon/brainsurgeon/entry"
 )
 
 // NewSession is a session ready to be created: its id and its lines (the
@@ -52,49 +49,12 @@ type header struct {
 	ParentSession string `json:"parentSession,omitempty"`
 }
 
-// marshal encodes v as one compact JSON line without escaping <, > and &
-// (as JavaScript's JSON.stringify writes).
-func marshal(v any) ([]byte, error) {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimRight(b.Bytes(), "\n"), nil
-}
-
 // newHeader returns a header line for a new session.
 func newHeader(id string, version int, at time.Time, cwd, parent string) ([]byte, error) {
 	if version < 2 {
 		version = 0 // a v1 header has no version member
 	}
-	return marshal(header{Type: "session", Version: version, ID: id, Timestamp: isoTime(at), Cwd: cwd, ParentSession: parent})
-}
-
-// isoTime formats t as JavaScript's Date.toISOString does.
-func isoTime(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000Z") }
-
-// NewUUID returns a random (version 4) uuid, the form of pi's session ids.
-func NewUUID() string {
-	var b [16]byte
-	_, _ = rand.Read(b[:])
-	b[6] = b[6]&0x0f | 0x40
-	b[8] = b[8]&0x3f | 0x80
-	h := hex.EncodeToString(b[:])
-	return h[:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]
-}
-
-// newEntryID returns an 8-hex-digit entry id (pi's form) not in used.
-func newEntryID(used map[string]bool) string {
-	for {
-		var b [4]byte
-		_, _ = rand.Read(b[:])
-		id := hex.EncodeToString(b[:])
-		if !used[id] {
-			return id
-		}
-	}
+	return entry.Marshal(header{Type: "session", Version: version, ID: id, Timestamp: bs.FormatTimestamp(at), Cwd: cwd, ParentSession: parent})
 }
 
 // parentOf names the source session in a new header's parentSession: its

@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	bs "github.com/brainsurgeon/brainsurgeon"
-	"github.com/brainsurgeon/brainsurgeon/extract"
 )
 
 // SetResult is the answer to SetExtractable.
@@ -53,7 +52,7 @@ func (r *Restorer) SetExtractable(ctx context.Context, ref bs.SessionRef, entryI
 	if err := r.ready(); err != nil {
 		return nil, err
 	}
-	if err := extract.ValidID(entryID); err != nil {
+	if err := bs.IDEntry.Check(entryID); err != nil {
 		return nil, err
 	}
 	raw, err := ParseExtractableValue(value)

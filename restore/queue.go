@@ -169,7 +169,7 @@ func (r *Restorer) queuedAt(ref bs.SessionRef, entryID string) string {
 	reqs, _, _ := r.readQueue(r.queueDir())
 	for _, q := range reqs {
 		if q.Kind == KindRestore && q.EntryID == entryID && q.matches(ref) {
-			return isoMillis(q.RequestedAt)
+			return bs.FormatTimestamp(q.RequestedAt)
 		}
 	}
 	return ""
@@ -256,7 +256,7 @@ func (r *Restorer) ApplyPending(ctx context.Context) (applied int, sessions []bs
 				log.Warn("pending write-back dropped: entry not in the transcript", "session", ref.String(), "entry_id", q.EntryID)
 			} else if q.Kind == KindRestore {
 				log.Debug("restored", "module", "extraction", "entry_id", q.EntryID, "keys_restored", o.restored,
-					"sizes_bytes", o.sizes, "redacted", o.redacted, "session", ref.String(), "queued_at", isoMillis(q.RequestedAt))
+					"sizes_bytes", o.sizes, "redacted", o.redacted, "session", ref.String(), "queued_at", bs.FormatTimestamp(q.RequestedAt))
 			}
 			applied++
 			sessions = append(sessions, ref)

@@ -323,6 +323,3 @@ func holdsPlaceholder(v extract.StoredValue, cur []byte) bool {
 	}
 	return bytes.HasPrefix(cur, []byte(`"[[extracted`))
 }
-
-// isoMillis formats a time as "_restored" values are written.
-func isoMillis(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000Z") }

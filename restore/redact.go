@@ -9,7 +9,6 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	bs "github.com/brainsurgeon/brainsurgeon"
-	"github.com/brainsurgeon/brainsurgeon/extract"
 	"github.com/brainsurgeon/brainsurgeon/internal/jsonedit"
 )
 
@@ -294,7 +293,7 @@ func (p *planner) redact(entryID, toolCallID string) bool {
 	if call == nil {
 		return false
 	}
-	if extract.ValidID(call.id) != nil {
+	if bs.IDEntry.Check(call.id) != nil {
 		p.warn("restore call of entry %s is in an entry without a usable id (line %d); not redacted", entryID, call.line)
 		return false
 	}
@@ -337,7 +336,7 @@ func (p *planner) redactResult(entryID, callID string, after int) {
 		if v, ok := le.value("/message/toolCallId"); !ok || decodeString(v) != callID {
 			continue
 		}
-		if extract.ValidID(le.id) != nil {
+		if bs.IDEntry.Check(le.id) != nil {
 			p.warn("result of the restore call %s is in an entry without a usable id (line %d); not redacted", callID, le.line)
 			return
 		}

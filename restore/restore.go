@@ -184,10 +184,10 @@ func (res *Result) OnlyMissing() bool {
 	return true
 }
 
-// Text returns the content as one text: the value itself for a single
-// key, else each value under a "## <key>" heading, in KeysRestored order
-// followed by unavailable keys.
-func (res *Result) Text() string {
+// Keys returns the keys of Content in the order they are shown: the
+// restored ones (KeysRestored order), then those that could not be
+// restored, sorted.
+func (res *Result) Keys() []string {
 	keys := append([]string(nil), res.KeysRestored...)
 	var rest []string
 	for k := range res.Content {
@@ -196,7 +196,13 @@ func (res *Result) Text() string {
 		}
 	}
 	sort.Strings(rest)
-	keys = append(keys, rest...)
+	return append(keys, rest...)
+}
+
+// Text returns the content as one text: the value itself for a single
+// key, else each value under a "## <key>" heading, in Keys order.
+func (res *Result) Text() string {
+	keys := res.Keys()
 	if len(keys) == 1 {
 		return res.Content[keys[0]]
 	}
@@ -244,7 +250,7 @@ func (r *Restorer) Restore(ctx context.Context, ref bs.SessionRef, entryID strin
 	if err := r.ready(); err != nil {
 		return nil, err
 	}
-	if err := extract.ValidID(entryID); err != nil {
+	if err := bs.IDEntry.Check(entryID); err != nil {
 		return nil, err
 	}
 	keys = SplitKeys(keys)

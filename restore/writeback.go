@@ -95,7 +95,7 @@ func (p *planner) restoreValues(le *lineEdit, rec *extract.Record, keys []string
 		p.warn("entry %s: cannot record _restored in its side record: %v", le.id, err)
 		return
 	}
-	if err := le.set("", "_restored", []byte(`"`+isoMillis(p.now)+`"`)); err != nil {
+	if err := le.set("", "_restored", []byte(`"`+bs.FormatTimestamp(p.now)+`"`)); err != nil {
 		p.warn("entry %s: set _restored: %v", le.id, err)
 	}
 }

@@ -420,7 +420,7 @@ func referenced(ctx context.Context, store bs.Store, ref bs.SessionRef) (map[str
 			if j < 0 {
 				return nil
 			}
-			if id := string(raw[:j]); extract.ValidID(id) == nil {
+			if id := string(raw[:j]); bs.IDEntry.Check(id) == nil {
 				ids[id] = true
 			}
 			raw = raw[j:]

@@ -9,7 +9,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"syscall"
 
 	bs "github.com/brainsurgeon/brainsurgeon"
 	"github.com/brainsurgeon/brainsurgeon/internal/atomicfile"
@@ -72,7 +71,7 @@ func (s *Store) Create(ctx context.Context, agent string, lines [][]byte) (bs.Se
 
 // checkNewSession validates the lines of a new session and returns its id.
 func checkNewSession(agent string, lines [][]byte) (string, error) {
-	if agent == "" || agent == "." || agent == ".." || filepath.Base(agent) != agent || bytes.ContainsAny([]byte(agent), `/\`+"\x00") {
+	if bs.CheckSegment(agent) != nil {
 		return "", fmt.Errorf("agent %q: expected an agent name (one path segment): %w", agent, bs.ErrInvalid)
 	}
 	if len(lines) == 0 {
@@ -93,25 +92,10 @@ func checkNewSession(agent string, lines [][]byte) (string, error) {
 	if err := json.Unmarshal(lines[0], &h); err != nil || h.Type != "session" {
 		return "", fmt.Errorf("line 1: expected a session header {\"type\":\"session\",\"id\":…}, found %q: %w", clip(lines[0], 60), bs.ErrInvalid)
 	}
-	if err := validFileID(h.ID); err != nil {
-		return "", fmt.Errorf("line 1: session %w", err)
+	if err := bs.IDSessionFile.Check(h.ID); err != nil {
+		return "", fmt.Errorf("line 1: %w", err)
 	}
 	return h.ID, nil
-}
-
-// validFileID checks that a session id can be a file name.
-func validFileID(id string) error {
-	if id == "" || len(id) > 128 || id[0] == '.' {
-		return fmt.Errorf("id %q: expected 1 to 128 characters not starting with '.': %w", id, bs.ErrInvalid)
-	}
-	for _, r := range id {
-		switch {
-		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '-', r == '_', r == '.':
-		default:
-			return fmt.Errorf("id %q: character %q not allowed (expected letters, digits, '-', '_', '.'): %w", id, r, bs.ErrInvalid)
-		}
-	}
-	return nil
 }
 
 func clip(b []byte, n int) string {
@@ -122,69 +106,12 @@ func clip(b []byte, n int) string {
 }
 
 // createNoReplace writes data to a new file at path, durably, failing when
-// path exists: temp file in the same directory, fsync, hard link to path
-// (exclusive create where the file system has no hard links), remove the
-// temp file, fsync the directory.
+// path exists (atomicfile.WriteNew: a temp file hard-linked to path, or an
+// exclusive create where the file system has no hard links).
 func createNoReplace(path string, data []byte) error {
-	dir, base := filepath.Split(path)
-	if _, err := os.Lstat(path); err == nil {
+	err := atomicfile.WriteNew(path, data, 0o600)
+	if errors.Is(err, fs.ErrExist) {
 		return fmt.Errorf("%s exists (a new session never replaces one): %w", path, bs.ErrInvalid)
-	}
-	tmp, err := os.CreateTemp(dir, "."+base+".tmp-*")
-	if err != nil {
-		return err
-	}
-	name := tmp.Name()
-	defer os.Remove(name)
-	err = tmp.Chmod(0o600)
-	if err == nil {
-		_, err = tmp.Write(data)
-	}
-	if err == nil {
-		err = tmp.Sync()
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return err
-	}
-	if err := os.Link(name, path); err != nil {
-		if errors.Is(err, fs.ErrExist) {
-			return fmt.Errorf("%s exists (a new session never replaces one): %w", path, bs.ErrInvalid)
-		}
-		if !errors.Is(err, syscall.EPERM) && !errors.Is(err, syscall.EOPNOTSUPP) && !errors.Is(err, syscall.ENOSYS) && !errors.Is(err, syscall.EMLINK) {
-			return err
-		}
-		if err := writeExclusive(path, data); err != nil {
-			return err
-		}
-	}
-	if err := atomicfile.SyncDir(dir); err != nil {
-		return fmt.Errorf("sync %s: %w", dir, err)
-	}
-	return nil
-}
-
-// writeExclusive creates path exclusively and writes data, for file systems
-// without hard links; a failed write removes the file it created.
-func writeExclusive(path string, data []byte) error {
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
-	if err != nil {
-		if errors.Is(err, fs.ErrExist) {
-			return fmt.Errorf("%s exists (a new session never replaces one): %w", path, bs.ErrInvalid)
-		}
-		return err
-	}
-	_, err = f.Write(data)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		os.Remove(path)
 	}
 	return err
 }

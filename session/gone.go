@@ -87,7 +87,7 @@ func (s *Store) GoneSessions(ctx context.Context) ([]bs.SessionRef, error) {
 // (see GoneSessions): side directories under dir/extracted that neither a
 // live session in live nor a file of dir names.
 func goneIn(dir string, live map[string]bool) ([]string, error) {
-	sides, err := os.ReadDir(filepath.Join(dir, "extracted"))
+	sides, err := os.ReadDir(filepath.Join(dir, SideDirName))
 	if err != nil {
 		return nil, err
 	}
@@ -113,7 +113,7 @@ func goneIn(dir string, live map[string]bool) ([]string, error) {
 	for _, e := range sides {
 		id := e.Name()
 		// Dot names are temp or hidden dirs, never a session's.
-		if !e.IsDir() || strings.HasPrefix(id, ".") || !sideDirName(id) || named[id] || live[filepath.Join(dir, "extracted", id)] {
+		if !e.IsDir() || strings.HasPrefix(id, ".") || bs.CheckSegment(id) != nil || named[id] || live[filepath.Join(dir, SideDirName, id)] {
 			continue
 		}
 		out = append(out, id)

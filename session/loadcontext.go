@@ -250,7 +250,7 @@ func loadFromEnd(ctx context.Context, f *os.File, size int64) (LoadedContext, st
 		if !onPath {
 			continue
 		}
-		isMsg := e.Type == "message" || e.Type == "custom_message" || e.Type == "branch_summary"
+		isMsg := bs.IsMessageLine(e.Type, raw)
 		switch {
 		case comp == nil && e.Type == "compaction":
 			comp = entry.Parse(bytes.Clone(raw), 0, off)

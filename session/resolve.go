@@ -13,12 +13,6 @@ import (
 	"github.com/brainsurgeon/brainsurgeon"
 )
 
-// validSegment reports whether s can be one path element of a name: not
-// empty, not "." or "..", no separator, no NUL.
-func validSegment(s string) bool {
-	return s != "" && s != "." && s != ".." && !strings.ContainsAny(s, "/\\\x00")
-}
-
 // minPrefix is the shortest session id prefix ResolveRef accepts: the
 // first group of a uuid.
 const minPrefix = 8
@@ -230,10 +224,10 @@ func (r *resolver) byKey(name string) (brainsurgeon.SessionRef, error) {
 
 func (r *resolver) byAgentID(name string) (brainsurgeon.SessionRef, error) {
 	agent, id, _ := strings.Cut(name, "/")
-	if !validSegment(agent) {
+	if brainsurgeon.CheckSegment(agent) != nil {
 		return brainsurgeon.SessionRef{}, errorf(brainsurgeon.ErrInvalid, "session name %q: %q is not a valid agent name", name, agent)
 	}
-	if !validSegment(id) {
+	if brainsurgeon.CheckSegment(id) != nil {
 		return brainsurgeon.SessionRef{}, errorf(brainsurgeon.ErrInvalid, "session name %q: %q is not a valid session id", name, id)
 	}
 	var mine []brainsurgeon.SessionRef
@@ -257,7 +251,7 @@ func (r *resolver) byAgentID(name string) (brainsurgeon.SessionRef, error) {
 }
 
 func (r *resolver) byID(name string) (brainsurgeon.SessionRef, error) {
-	if !validSegment(name) {
+	if brainsurgeon.CheckSegment(name) != nil {
 		return brainsurgeon.SessionRef{}, errorf(brainsurgeon.ErrInvalid, "session name %q is not a valid session id", name)
 	}
 	ref, found, err := r.matchID(r.refs, name, name)

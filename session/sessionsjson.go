@@ -165,7 +165,7 @@ func (s *scanner) storeFile(dir string, e storeEntry) string {
 			}
 		}
 	}
-	if id := e.SessionID; validSegment(id) {
+	if id := e.SessionID; brainsurgeon.CheckSegment(id) == nil {
 		if p := filepath.Join(dir, id+".jsonl"); known(p) {
 			return p
 		}

@@ -8,7 +8,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	bs "github.com/brainsurgeon/brainsurgeon"
@@ -237,16 +236,24 @@ func SideDir(ref bs.SessionRef) (string, error) {
 	if id == "" {
 		id = sessionIDFromPath(ref.Path)
 	}
-	if !sideDirName(id) {
-		return "", fmt.Errorf("session id %q: expected a file name without path separators: %w", id, bs.ErrInvalid)
-	}
-	return filepath.Join(filepath.Dir(ref.Path), "extracted", id), nil
+	return SideDirIn(filepath.Dir(ref.Path), id)
 }
 
-// sideDirName reports whether id can name a side directory: one path
-// element, not "." or "..", without "/", "\" or NUL.
-func sideDirName(id string) bool {
-	return id != "" && id != "." && id != ".." && !strings.ContainsAny(id, `/\`+"\x00")
+// SideDirName is the directory, beside an agent's transcripts, that holds
+// one side directory per session.
+const SideDirName = "extracted"
+
+// SideDirIn returns the side directory of session id whose transcripts lie
+// (or, for a database store, lay) in the directory dir:
+// "<dir>/extracted/<id>". Every store places side files by it, so a session
+// that moves from JSONL into the SQLite store keeps them. The id must be
+// one path element (brainsurgeon.CheckSegment), else the error wraps
+// ErrInvalid.
+func SideDirIn(dir, id string) (string, error) {
+	if err := bs.CheckSegment(id); err != nil {
+		return "", fmt.Errorf("session id %q: %w", id, err)
+	}
+	return filepath.Join(dir, SideDirName, id), nil
 }
 
 // Location returns where a JSONL session is stored, its transcript file,

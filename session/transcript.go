@@ -298,6 +298,9 @@ func (ix *Indexer) Add(e *bs.Entry, terminated bool) {
 	if e.CustomType != "" {
 		extra().CustomType = e.CustomType
 	}
+	if e.Kind == bs.KindEntry && e.Type == "branch_summary" && !bs.IsMessageLine(e.Type, e.Raw) {
+		extra().Silent = true
+	}
 	if e.Kind == bs.KindMalformed && ix.path != "" {
 		extra().Err = lineError(ix.path, e)
 	}
@@ -539,12 +542,9 @@ func (t *Index) Context() Context {
 			comp = k
 		}
 	}
-	isMsg := func(n *Node) bool {
-		return n.Type == "message" || n.Type == "custom_message" || n.Type == "branch_summary"
-	}
 	if comp < 0 {
 		for _, i := range t.path {
-			if isMsg(&t.nodes[i]) {
+			if t.nodes[i].IsMessage() {
 				c.Messages = append(c.Messages, i)
 			}
 		}
@@ -579,12 +579,12 @@ func (t *Index) Context() Context {
 				c.FirstKept = i
 			}
 		}
-		if found && isMsg(n) {
+		if found && n.IsMessage() {
 			c.Messages = append(c.Messages, i)
 		}
 	}
 	for _, i := range t.path[comp+1:] {
-		if isMsg(&t.nodes[i]) {
+		if t.nodes[i].IsMessage() {
 			c.Messages = append(c.Messages, i)
 		}
 	}
@@ -592,15 +592,16 @@ func (t *Index) Context() Context {
 }
 
 // MessagePositions returns, for every entry on the active path that reaches
-// the model as a message (message and custom_message entries), its position
-// counted from the end: 0 is the newest message. Entries off the active
-// path are absent. The map is keyed by line number.
+// the model as a message (Node.IsMessage: message, custom_message and
+// branch_summary entries), its position counted from the end: 0 is the
+// newest message. Entries off the active path are absent. The map is keyed
+// by line number.
 func (t *Index) MessagePositions() map[int]int {
 	out := make(map[int]int)
 	pos := 0
 	for k := len(t.path) - 1; k >= 0; k-- {
 		n := &t.nodes[t.path[k]]
-		if n.Type == "message" || n.Type == "custom_message" {
+		if n.IsMessage() {
 			out[n.Line] = pos
 			pos++
 		}

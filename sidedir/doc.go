@@ -20,11 +20,12 @@
 // A record is keyed by session and by a key: the id of the transcript
 // entry its values came from, or any other id a writer keys it by, such
 // as the id of a tool call whose result is stored before any transcript
-// entry holds it. A key is 1 to MaxKeyLen bytes of printable ASCII other
-// than space, '/' and '\', and neither "." nor "..": it never names a
-// path outside the side directory, and in a pack's index it is a JSON
-// string like any other. ValidKey checks it; every method refuses another key with
-// an error wrapping brainsurgeon.ErrInvalid.
+// entry holds it. A key is 1 to brainsurgeon.MaxSideKeyLen bytes of
+// printable ASCII other than space, '/' and '\', and neither "." nor "..":
+// it never names a path outside the side directory, and in a pack's index
+// it is a JSON string like any other. brainsurgeon.CheckSideKey checks it;
+// every method refuses another key with an error wrapping
+// brainsurgeon.ErrInvalid.
 //
 // # Layout
 //

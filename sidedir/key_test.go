@@ -21,7 +21,7 @@ var toolCallIDs = []string{
 	"call_abc|fc_123",
 	"functions.bash:0",
 	"call_<odd>&\"quoted\"",
-	strings.Repeat("k", sidedir.MaxKeyLen),
+	strings.Repeat("k", bs.MaxSideKeyLen),
 }
 
 // TestToolCallKeys: records keyed by tool-call ids are put, synced, read
@@ -88,9 +88,9 @@ func TestBadKeys(t *testing.T) {
 	ref := bs.SessionRef{}
 	side := sidedir.New(sidedir.Fixed(dir))
 	for _, key := range []string{"", ".", "..", "../x", "a/b", "/etc/passwd", `a\b`, `..\x`, "a\x00b", "\x00",
-		"a b", "a\nb", "caf\u00e9", strings.Repeat("k", sidedir.MaxKeyLen+1)} {
-		if err := sidedir.ValidKey(key); !errors.Is(err, bs.ErrInvalid) {
-			t.Errorf("ValidKey(%q): %v, want ErrInvalid", key, err)
+		"a b", "a\nb", "caf\u00e9", strings.Repeat("k", bs.MaxSideKeyLen+1)} {
+		if err := bs.CheckSideKey(key); !errors.Is(err, bs.ErrInvalid) {
+			t.Errorf("CheckSideKey(%q): %v, want ErrInvalid", key, err)
 		}
 		if err := side.Put(ctx, ref, []bs.SideRecord{{EntryID: key, Data: []byte("{}")}}); !errors.Is(err, bs.ErrInvalid) {
 			t.Errorf("Put %q: %v, want ErrInvalid", key, err)

@@ -312,7 +312,7 @@ func (d *Store) Put(ctx context.Context, ref bs.SessionRef, recs []bs.SideRecord
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		if err := ValidKey(r.EntryID); err != nil {
+		if err := bs.CheckSideKey(r.EntryID); err != nil {
 			return err
 		}
 		sums[i] = recordCRC(r.Data)
@@ -716,7 +716,7 @@ func newest(dir, key string, packs []string, index func(path string) (*packIndex
 // brainsurgeon.ErrNotFound; an undecodable one, or a missing one while a
 // pack's index cannot be read, wraps bs.ErrCorrupt and names the pack.
 func (d *Store) Get(ctx context.Context, ref bs.SessionRef, entryID string) (bs.SideRecord, error) {
-	if err := ValidKey(entryID); err != nil {
+	if err := bs.CheckSideKey(entryID); err != nil {
 		return bs.SideRecord{}, err
 	}
 	dir, err := d.dir(ref)
@@ -906,7 +906,7 @@ func (d *Store) List(ctx context.Context, ref bs.SessionRef) ([]bs.SideInfo, err
 // Locate returns where the newest record of one entry is, as List would
 // describe it, or an error wrapping brainsurgeon.ErrNotFound.
 func (d *Store) Locate(ctx context.Context, ref bs.SessionRef, entryID string) (bs.SideInfo, error) {
-	if err := ValidKey(entryID); err != nil {
+	if err := bs.CheckSideKey(entryID); err != nil {
 		return bs.SideInfo{}, err
 	}
 	dir, err := d.dir(ref)
@@ -943,7 +943,7 @@ func (f found) info(entryID string) bs.SideInfo {
 // in the pending pack and, when a pack holds it, it is marked deleted in a
 // new pack (packs are never edited), durable when Delete returns.
 func (d *Store) Delete(ctx context.Context, ref bs.SessionRef, entryID string) error {
-	if err := ValidKey(entryID); err != nil {
+	if err := bs.CheckSideKey(entryID); err != nil {
 		return err
 	}
 	dir, err := d.dir(ref)
@@ -995,7 +995,7 @@ func sideFileID(name string) (string, bool) {
 	if !ok {
 		id, ok = strings.CutSuffix(name, ".json")
 	}
-	if !ok || ValidKey(id) != nil {
+	if !ok || bs.CheckSideKey(id) != nil {
 		return "", false
 	}
 	return id, true

@@ -252,22 +252,6 @@ func (t *Trash) dir() string { return filepath.Join(t.StateDir, "trash") }
 
 func (t *Trash) log() bs.Logger { return bs.LoggerOrDiscard(t.Logger) }
 
-// ValidID checks an item id from outside: 1 to 255 letters, digits, "-",
-// "_", "." and ":", not starting with ".".
-func ValidID(id string) error {
-	if id == "" || len(id) > 255 || strings.HasPrefix(id, ".") {
-		return fmt.Errorf("trash id %q: expected 1 to 255 characters not starting with '.': %w", id, bs.ErrInvalid)
-	}
-	for _, r := range id {
-		switch {
-		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '-', r == '_', r == '.', r == ':':
-		default:
-			return fmt.Errorf("trash id %q: character %q not allowed (expected letters, digits, '-', '_', '.', ':'): %w", id, r, bs.ErrInvalid)
-		}
-	}
-	return nil
-}
-
 // Delete moves the session agentID/sessionID and its children to the
 // trash. Both ids must name the session exactly (no prefix or key
 // matching: a deletion never guesses); an unknown session is an error
@@ -293,10 +277,11 @@ func (t *Trash) Delete(ctx context.Context, agentID, sessionID string) (*Item, e
 	return t.DeleteRef(ctx, ref)
 }
 
-// segment checks an id that becomes a path segment.
+// segment checks an id that becomes a path segment (see
+// brainsurgeon.CheckSegment); what names it in the error.
 func segment(what, v string) error {
-	if v == "" || v == "." || v == ".." || len(v) > 255 || strings.ContainsAny(v, "/\\\x00") {
-		return fmt.Errorf("%s id %q: expected a non-empty name without path separators or NUL: %w", what, v, bs.ErrInvalid)
+	if err := bs.CheckSegment(v); err != nil {
+		return fmt.Errorf("%s id %q: %w", what, v, err)
 	}
 	return nil
 }
@@ -489,7 +474,7 @@ func (t *Trash) List(ctx context.Context) ([]Item, error) {
 	}
 	out := []Item{}
 	for _, e := range ents {
-		if !e.IsDir() || ValidID(e.Name()) != nil {
+		if !e.IsDir() || bs.IDTrash.Check(e.Name()) != nil {
 			continue
 		}
 		it, err := t.readMeta(e.Name())
@@ -699,7 +684,7 @@ func (t *Trash) CleanExpired(ctx context.Context) (int, int64, error) {
 }
 
 func (t *Trash) readMeta(id string) (*Item, error) {
-	if err := ValidID(id); err != nil {
+	if err := bs.IDTrash.Check(id); err != nil {
 		return nil, err
 	}
 	data, err := os.ReadFile(filepath.Join(t.dir(), id, "meta.json"))

@@ -8,10 +8,10 @@ import (
 	"io"
 	"strings"
 
-	bs "github.com/brainsurgeon/brainsurgeon"
 	"github.com/brainsurgeon/brainsurgeon/compact"
 	"github.com/brainsurgeon/brainsurgeon/extract"
 	"github.com/brainsurgeon/brainsurgeon/internal/cli"
+	"github.com/brainsurgeon/brainsurgeon/internal/compactwire"
 	"github.com/brainsurgeon/brainsurgeon/summarize"
 )
 
@@ -104,10 +104,16 @@ func (c *compactCommand) Run(ctx context.Context, args []string) error {
 		return err
 	}
 	log := c.m.logger()
-	sum, err := newSummarizer(t.cfg.Compaction, log)
+	// The summarizer of the config's compaction object and the
+	// environment, as the API and the daemon build it: the model with the
+	// normal prompt, then the aggressive one, then the deterministic
+	// summarizer (alone, and the summary degraded, when no model is
+	// configured).
+	tools, err := compactwire.New(t.cfg.Compaction, log)
 	if err != nil {
 		return err
 	}
+	sum, model := tools.Summarizer(), tools.Model
 	o := compact.Options{
 		Layer: layer, Focus: *focus, Trigger: compact.TriggerManual, DryRun: *dry,
 		Summarizer: sum, Settings: compact.FromConfig(t.cfg.Compaction), Tokens: tok,
@@ -118,7 +124,7 @@ func (c *compactCommand) Run(ctx context.Context, args []string) error {
 	o.Policy.Enabled, o.Policy.AgeThreshold = true, 0
 	if *dry || confirm {
 		// Previews never call a model: the deterministic summary is free.
-		o.Summarizer = &summarizer{esc: &summarize.Escalate{Fallback: &summarize.Deterministic{}}}
+		o.Summarizer = compactwire.Deterministic()
 		o.DryRun = true
 	}
 	if confirm {
@@ -131,7 +137,7 @@ func (c *compactCommand) Run(ctx context.Context, args []string) error {
 		}
 		if prev.Layer == compact.LayerNone || strings.HasPrefix(prev.Warning, "not written") || (prev.Layer != compact.LayerPrune && prev.FirstKeptEntryID == "") ||
 			(prev.Layer == compact.LayerPrune && (prev.Prune == nil || prev.Prune.Entries == 0)) {
-			printCompact(c.m.Stdout, prev, o.Summarizer.(*summarizer), true)
+			printCompact(c.m.Stdout, prev, o.Summarizer.(*compactwire.Summarizer), true)
 			return nil
 		}
 		fmt.Fprintf(c.m.Stderr, "Compact %s with layer %d (%s): %s → ~%s tokens, %s messages summarized",
@@ -147,9 +153,9 @@ func (c *compactCommand) Run(ctx context.Context, args []string) error {
 		o.Summarizer, o.DryRun = sum, false
 	}
 	res, err := compact.Compact(ctx, t.set.Store, t.ref, o)
-	used := o.Summarizer.(*summarizer)
+	used := o.Summarizer.(*compactwire.Summarizer)
 	if sf.json {
-		out := compactOutput{Result: res, SummarySteps: used.last.Steps, SessionChosen: t.chosen}
+		out := compactOutput{Result: res, SummarySteps: used.Last().Steps, SessionChosen: t.chosen}
 		if res.Summary != "" {
 			out.Summarizer = used.Name()
 		}
@@ -162,8 +168,8 @@ func (c *compactCommand) Run(ctx context.Context, args []string) error {
 		return err
 	}
 	printCompact(c.m.Stdout, res, used, *dry)
-	if *dry && sum.model != "" {
-		fmt.Fprintf(c.m.Stdout, "Note:       the preview used the deterministic summarizer; the model (%s) writes the real summary\n", sum.model)
+	if *dry && model != "" {
+		fmt.Fprintf(c.m.Stdout, "Note:       the preview used the deterministic summarizer; the model (%s) writes the real summary\n", model)
 	}
 	return nil
 }
@@ -181,7 +187,7 @@ func layerNumber(l compact.Layer) int {
 	return 0
 }
 
-func printCompact(w io.Writer, r compact.Result, s *summarizer, dry bool) {
+func printCompact(w io.Writer, r compact.Result, s *compactwire.Summarizer, dry bool) {
 	if r.Layer == compact.LayerNone {
 		fmt.Fprintf(w, "Nothing to do for %s: %s\n", r.Session, strings.TrimPrefix(r.Warning, "nothing to do: "))
 		fmt.Fprintf(w, "Tokens:     %s\n", num(r.TokensBefore))
@@ -239,5 +245,3 @@ func printCompact(w io.Writer, r compact.Result, s *summarizer, dry bool) {
 		fmt.Fprintf(w, "Warning:    %s\n", x)
 	}
 }
-
-var _ bs.Summarizer = (*summarizer)(nil)

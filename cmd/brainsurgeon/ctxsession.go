@@ -18,7 +18,6 @@ import (
 	"github.com/brainsurgeon/brainsurgeon/internal/cli"
 	"github.com/brainsurgeon/brainsurgeon/internal/compactwire"
 	"github.com/brainsurgeon/brainsurgeon/session"
-	"github.com/brainsurgeon/brainsurgeon/summarize"
 	"github.com/brainsurgeon/brainsurgeon/tokens"
 )
 
@@ -176,51 +175,6 @@ func checkTokenizer(name, try string) error {
 		}
 	}
 	return &cli.UsageError{Msg: fmt.Sprintf("--tokenizer %q: expected one of %s", name, strings.Join(tokenizerNames, ", ")), Try: try}
-}
-
-// summarizer is summarize.Escalate as the compact command wants it: it
-// remembers the last summary's steps for the JSON output and names what
-// wrote it.
-type summarizer struct {
-	esc  *summarize.Escalate
-	last summarize.Summary
-	// model names the configured model, or "" when none is.
-	model string
-}
-
-// Summarize summarizes through the escalation and remembers how.
-func (s *summarizer) Summarize(ctx context.Context, messages [][]byte, focus string) (bs.Summary, error) {
-	sum, err := s.esc.SummarizeDetailed(ctx, messages, focus)
-	if err != nil {
-		return bs.Summary{}, err
-	}
-	s.last = sum
-	return bs.Summary{Text: sum.Text, Degraded: sum.Degraded, Reason: sum.Reason, Method: sum.Summarizer}, nil
-}
-
-// Name names what wrote the last summary ("openai:<model>",
-// "deterministic"), or the escalation's first choice before any summary.
-func (s *summarizer) Name() string {
-	if s.last.Summarizer != "" {
-		return s.last.Summarizer
-	}
-	if s.model != "" {
-		return "openai:" + s.model
-	}
-	return "deterministic"
-}
-
-// newSummarizer builds the summarizer of the config's compaction object
-// and the environment as the API and the daemon do (internal/compactwire):
-// the model with the normal prompt, then the aggressive one, then the
-// deterministic summarizer. With no model configured it is the
-// deterministic summarizer alone, and the summary is degraded.
-func newSummarizer(c config.Compaction, log bs.Logger) (*summarizer, error) {
-	t, err := compactwire.New(c, log)
-	if err != nil {
-		return nil, err
-	}
-	return &summarizer{esc: t.Escalate, model: t.Model}, nil
 }
 
 // isTerminalReader reports whether r is a terminal.

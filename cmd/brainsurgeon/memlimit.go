@@ -8,11 +8,8 @@ import (
 )
 
 // limitMemory sets the Go runtime's soft memory limit for a pass over refs
-// (every session when refs is empty), unless GOMEMLIMIT is set: half the
-// size of the largest transcript, and at least 48 MB (see
-// internal/memlimit), so that a pass over a 100 MB transcript stays under
-// 64 MB of memory. Sessions whose size the store cannot tell count as
-// empty.
+// (every session when refs is empty) by memlimit.SetFor, as the daemon
+// does. Sessions whose size the store cannot tell count as empty.
 func limitMemory(ctx context.Context, store bs.Store, refs []bs.SessionRef) {
 	if len(refs) == 0 {
 		var err error
@@ -20,11 +17,5 @@ func limitMemory(ctx context.Context, store bs.Store, refs []bs.SessionRef) {
 			return
 		}
 	}
-	var largest int64
-	for _, r := range bs.StatMany(ctx, store, refs) {
-		if r.Err == nil && r.Stat.Version.Size() > largest {
-			largest = r.Stat.Version.Size()
-		}
-	}
-	memlimit.Set(largest)
+	memlimit.SetFor(bs.StatMany(ctx, store, refs))
 }

@@ -8,11 +8,11 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 
 	bs "github.com/brainsurgeon/brainsurgeon"
 	"github.com/brainsurgeon/brainsurgeon/backend"
+	"github.com/brainsurgeon/brainsurgeon/internal/atomicfile"
 	"github.com/brainsurgeon/brainsurgeon/internal/cli"
 	"github.com/brainsurgeon/brainsurgeon/portable"
 	"github.com/brainsurgeon/brainsurgeon/recall"
@@ -368,7 +368,11 @@ func (c *contextCommand) export(ctx context.Context, args []string) error {
 		_, err := c.m.Stdout.Write(buf.Bytes())
 		return err
 	}
-	if err := writeFileAtomic(file, buf.Bytes(), *force); err != nil {
+	write := atomicfile.WriteNew // never replace a file by accident
+	if *force {
+		write = atomicfile.WriteFile
+	}
+	if err := write(file, buf.Bytes(), 0o600); err != nil {
 		return fmt.Errorf("export %s: %w", file, err)
 	}
 	out := exportOutput{Session: t.ref.String(), File: file, Bytes: buf.Len(), TailLines: len(doc.Tail), Summary: doc.Summary != nil}
@@ -381,37 +385,6 @@ func (c *contextCommand) export(ctx context.Context, args []string) error {
 	}
 	fmt.Fprintf(c.m.Stdout, "exported %s to %s: %s bytes, %s, %d tail lines\n", out.Session, file, num(out.Bytes), sum, out.TailLines)
 	return nil
-}
-
-// writeFileAtomic writes data to a temp file beside path, syncs it and
-// renames it into place; without replace an existing path is an error.
-func writeFileAtomic(path string, data []byte, replace bool) error {
-	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	defer os.Remove(tmp)
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	if !replace {
-		// Link fails when path exists: never replace a file by accident.
-		if err := os.Link(tmp, path); err != nil {
-			return err
-		}
-		return nil
-	}
-	return os.Rename(tmp, path)
 }
 
 const importUsage = `Usage: brainsurgeon context import FILE [--agent A] [--json] [--agents-dir DIR]

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"sort"
 	"strings"
 
 	bs "github.com/brainsurgeon/brainsurgeon"
@@ -123,24 +122,10 @@ func splitKeys(s string) []string {
 	return out
 }
 
-// contentKeys returns the keys of a result in print order: the restored
-// ones, then those that could not be restored.
-func contentKeys(res *restore.Result) []string {
-	keys := append([]string(nil), res.KeysRestored...)
-	var rest []string
-	for k := range res.Content {
-		if _, ok := res.SizesBytes[k]; !ok {
-			rest = append(rest, k)
-		}
-	}
-	sort.Strings(rest)
-	return append(keys, rest...)
-}
-
 // printContent prints the values: a single one exactly as it is, several
 // each under a "== <key> (<n> bytes) ==" header and followed by a newline.
 func printContent(w io.Writer, res *restore.Result) {
-	keys := contentKeys(res)
+	keys := res.Keys()
 	if len(keys) == 1 {
 		// Byte-exact in a pipe; a final newline on a terminal only.
 		text := res.Content[keys[0]]

@@ -207,7 +207,7 @@ func resolve(ctx context.Context, st bs.Store, agent, name string, log bs.Logger
 	if agent == "" {
 		return st.Resolve(ctx, name)
 	}
-	if strings.ContainsAny(agent, "/\\") || agent == "." || agent == ".." {
+	if bs.CheckSegment(agent) != nil {
 		return bs.SessionRef{}, fmt.Errorf("agent %q: expected an agent id such as main: %w", agent, bs.ErrInvalid)
 	}
 	mine, agents, _, err := cli.AgentSessions(ctx, st, agent, log)

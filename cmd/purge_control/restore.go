@@ -5,7 +5,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"sort"
 	"strings"
 
 	"github.com/brainsurgeon/brainsurgeon/internal/cli"
@@ -77,15 +76,7 @@ func (c *restoreCommand) Run(ctx context.Context, args []string) error {
 }
 
 func printRestore(w io.Writer, res *restore.Result) {
-	keys := append([]string(nil), res.KeysRestored...)
-	var rest []string
-	for k := range res.Content {
-		if _, ok := res.SizesBytes[k]; !ok {
-			rest = append(rest, k)
-		}
-	}
-	sort.Strings(rest)
-	keys = append(keys, rest...)
+	keys := res.Keys()
 	if len(keys) == 1 {
 		text := res.Content[keys[0]]
 		io.WriteString(w, text)

@@ -6,6 +6,7 @@ package atomicfile
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -20,6 +21,69 @@ import (
 // On error the temp file is removed and path keeps its old content, except when only the final directory sync
 // failed: then path has the new content, which may not survive a crash.
 func WriteFile(path string, data []byte, perm os.FileMode) error {
+	return write(path, data, perm, os.Rename)
+}
+
+// WriteNew is WriteFile for a path that must not exist: the temp file is hard-linked to path instead of renamed
+// over it, so a file already there (or created meanwhile) is never replaced and the error wraps fs.ErrExist. The
+// temp file is removed in every case. Where the file system has no hard links (LinkUnsupported), path is created
+// exclusively and written instead: still never a replacement, but a reader may then see it part-written.
+func WriteNew(path string, data []byte, perm os.FileMode) error {
+	if _, err := os.Lstat(path); err == nil {
+		return &fs.PathError{Op: "create", Path: path, Err: fs.ErrExist}
+	}
+	return write(path, data, perm, func(tmp, path string) error {
+		err := os.Link(tmp, path)
+		if err != nil && LinkUnsupported(err) {
+			err = writeExclusive(path, data, perm)
+		}
+		if err != nil {
+			return err
+		}
+		_ = os.Remove(tmp)
+		return nil
+	})
+}
+
+// LinkUnsupported reports whether err, from os.Link, says the file system has no hard links.
+func LinkUnsupported(err error) bool {
+	return errors.Is(err, syscall.EPERM) || errors.Is(err, syscall.EOPNOTSUPP) ||
+		errors.Is(err, syscall.ENOSYS) || errors.Is(err, syscall.EMLINK)
+}
+
+// writeExclusive creates path exclusively with mode perm, writes data and fsyncs it; a failed write removes the
+// file it created.
+func writeExclusive(path string, data []byte, perm os.FileMode) error {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY, perm)
+	if err != nil {
+		return err
+	}
+	if err := fill(f, data, perm); err != nil {
+		_ = os.Remove(path)
+		return err
+	}
+	return nil
+}
+
+// fill gives the new file f mode perm exactly (the umask does not apply),
+// writes data, fsyncs it and closes it.
+func fill(f *os.File, data []byte, perm os.FileMode) error {
+	err := f.Chmod(perm)
+	if err == nil {
+		_, err = f.Write(data)
+	}
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// write writes data to a temp file beside path with mode perm, fsyncs it, puts it in place with place(tmp, path)
+// and fsyncs the directory.
+func write(path string, data []byte, perm os.FileMode, place func(tmp, path string) error) error {
 	dir, base := filepath.Split(path)
 	if dir == "" {
 		dir = "."
@@ -29,18 +93,9 @@ func WriteFile(path string, data []byte, perm os.FileMode) error {
 		return err
 	}
 	name := tmp.Name()
-	err = tmp.Chmod(perm)
+	err = fill(tmp, data, perm)
 	if err == nil {
-		_, err = tmp.Write(data)
-	}
-	if err == nil {
-		err = tmp.Sync()
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(name, path)
+		err = place(name, path)
 	}
 	if err != nil {
 		_ = os.Remove(name)

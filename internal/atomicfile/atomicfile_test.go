@@ -64,6 +64,28 @@ func TestWriteFileErrors(t *testing.T) {
 	}
 }
 
+func TestWriteNew(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "f")
+	if err := atomicfile.WriteNew(path, []byte("first"), 0o640); err != nil {
+		t.Fatal(err)
+	}
+	if err := atomicfile.WriteNew(path, []byte("second"), 0o600); !errors.Is(err, fs.ErrExist) {
+		t.Fatalf("writing over an existing file: %v, want fs.ErrExist", err)
+	}
+	got, err := os.ReadFile(path)
+	if err != nil || string(got) != "first" {
+		t.Fatalf("file = %q, %v; want the first content kept", got, err)
+	}
+	if fi, err := os.Stat(path); err != nil || fi.Mode().Perm() != 0o640 {
+		t.Fatalf("mode = %v, %v; want 0640", fi.Mode(), err)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
+		t.Fatalf("dir holds %v; want only f (no temp file left)", entries)
+	}
+}
+
 func TestSyncDir(t *testing.T) {
 	t.Parallel()
 	if err := atomicfile.SyncDir(t.TempDir()); err != nil {

@@ -5,6 +5,7 @@
 package compactwire
 
 import (
+	"context"
 	"fmt"
 	"sync"
 	"time"
@@ -30,6 +31,9 @@ type Tools struct {
 	// Model names the model summarizer ("" when only the deterministic
 	// summarizer is used).
 	Model string
+	// first names what writes a summary when nothing fails: the model
+	// summarizer's name, or "" for the deterministic summarizer.
+	first string
 }
 
 // TokenOptions returns the token counting named name: "calibrated" (the
@@ -89,18 +93,76 @@ func New(c config.Compaction, log bs.Logger) (Tools, error) {
 	}
 	o.Retries = max(sc.Retries, 0)
 	o.Logger = log
-	t.Escalate.Model, t.Escalate.Logger, t.Model = o, log, o.Model
+	t.Escalate.Model, t.Escalate.Logger, t.Model, t.first = o, log, o.Model, o.Name()
 	return t, nil
 }
 
-// Summarizer returns the summarizer of a compaction: t.Escalate, whose
-// Summary says why it degraded and what wrote it; the deterministic
-// summarizer alone when t has no Escalate.
-func (t Tools) Summarizer() bs.Summarizer {
+// Summarizer returns a summarizer for one compaction: it summarizes with
+// t.Escalate, whose Summary says why it degraded and what wrote it. The
+// zero Tools gives the deterministic summarizer alone.
+func (t Tools) Summarizer() *Summarizer {
 	if t.Escalate == nil {
-		return &summarize.Escalate{Fallback: &summarize.Deterministic{}}
+		return Deterministic()
 	}
-	return t.Escalate
+	return &Summarizer{e: t.Escalate, first: t.first}
+}
+
+// Deterministic returns a Summarizer that never calls a model: the
+// deterministic summarizer alone (a preview's, or when no model is
+// configured).
+func Deterministic() *Summarizer {
+	return &Summarizer{e: &summarize.Escalate{Fallback: &summarize.Deterministic{}}}
+}
+
+// Summarizer is a summarize.Escalate that remembers its last summary with
+// the steps it took (Last), and names what writes its summaries (Name).
+// The CLI, the REST API and the daemon all summarize through it. It is safe for concurrent use; Last describes the summary
+// that finished last.
+type Summarizer struct {
+	e *summarize.Escalate
+	// first is the model summarizer's name, or "" when there is none.
+	first string
+	mu    sync.Mutex
+	s     summarize.Summary
+}
+
+var _ bs.Summarizer = (*Summarizer)(nil)
+
+// Summarize summarizes messages through the escalation and remembers how
+// (also when it fails: Last then tells the attempts made).
+func (d *Summarizer) Summarize(ctx context.Context, messages [][]byte, focus string) (bs.Summary, error) {
+	s, err := d.e.SummarizeDetailed(ctx, messages, focus)
+	d.mu.Lock()
+	d.s = s
+	d.mu.Unlock()
+	if err != nil {
+		return bs.Summary{}, err
+	}
+	return bs.Summary{Text: s.Text, Degraded: s.Degraded, Reason: s.Reason, Method: s.Summarizer}, nil
+}
+
+// Last returns the last summary with how it was made (the zero Summary
+// before any).
+func (d *Summarizer) Last() summarize.Summary {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.s
+}
+
+// Name names what wrote the last summary ("openai:<model>",
+// "deterministic"); before any summary, the escalation's first choice: its
+// model's name when it has a model, else the deterministic summarizer's.
+func (d *Summarizer) Name() string {
+	if n := d.Last().Summarizer; n != "" {
+		return n
+	}
+	if d.first != "" {
+		return d.first
+	}
+	if d.e.Fallback == nil {
+		return (&summarize.Deterministic{}).Name()
+	}
+	return d.e.Fallback.Name()
 }
 
 // HostWindow returns the compact.WindowFunc that takes a session's context

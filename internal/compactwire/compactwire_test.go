@@ -63,6 +63,9 @@ func TestNewDeterministicOnly(t *testing.T) {
 		t.Fatalf("tools = %+v", tools)
 	}
 	s := tools.Summarizer()
+	if n := s.Name(); n != "deterministic" {
+		t.Errorf("name before any summary %q, want deterministic", n)
+	}
 	sum, err := s.Summarize(context.Background(), lines, "")
 	text, degraded := sum.Text, sum.Degraded
 	if err != nil || !degraded || text == "" {
@@ -111,6 +114,9 @@ func TestNewModelFromConfig(t *testing.T) {
 		t.Fatalf("model summarizer = %v (%T)", tools.Escalate.Model, tools.Escalate.Model)
 	}
 	s := tools.Summarizer()
+	if n := s.Name(); n != "openai:tiny" {
+		t.Errorf("name before any summary %q, want the model's, openai:tiny", n)
+	}
 	sum, err := s.Summarize(context.Background(), lines, "parser")
 	text, degraded := sum.Text, sum.Degraded
 	if err != nil || degraded || !strings.Contains(text, "Fix the parser test") {

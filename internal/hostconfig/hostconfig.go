@@ -24,6 +24,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	bs "github.com/brainsurgeon/brainsurgeon"
 )
 
 // Window is a context window the host's config names.
@@ -87,7 +89,7 @@ func (r *Reader) Window(agent, model string) (w Window, ok bool, err error) {
 	}
 	var cat *fileJSON
 	catPath := ""
-	if agent != "" && !strings.ContainsAny(agent, `/\`) && agent != "." && agent != ".." {
+	if bs.CheckSegment(agent) == nil {
 		catPath = filepath.Join(r.agentsDir, agent, "agent", "models.json")
 		if cat, err = r.load(catPath); err != nil {
 			return Window{}, false, err

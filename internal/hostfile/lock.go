@@ -16,6 +16,7 @@ import (
 	"time"
 
 	bs "github.com/brainsurgeon/brainsurgeon"
+	"github.com/brainsurgeon/brainsurgeon/internal/atomicfile"
 )
 
 // Defaults of [LockOptions].
@@ -402,7 +403,7 @@ func create(lp string, opts LockOptions) (*Lock, error) {
 	os.Remove(tmp)
 	if lerr != nil {
 		f.Close()
-		if !linkUnsupported(lerr) {
+		if !atomicfile.LinkUnsupported(lerr) {
 			return nil, lerr
 		}
 		return createExclusive(lp, payload)
@@ -424,13 +425,6 @@ func chownToDirOwner(f *os.File, dir string) {
 	if st, ok := fi.Sys().(*syscall.Stat_t); ok && st.Uid != 0 {
 		_ = f.Chown(int(st.Uid), int(st.Gid))
 	}
-}
-
-// linkUnsupported reports whether err says the file system has no hard
-// links.
-func linkUnsupported(err error) bool {
-	return errors.Is(err, syscall.EPERM) || errors.Is(err, syscall.EOPNOTSUPP) ||
-		errors.Is(err, syscall.ENOSYS) || errors.Is(err, syscall.EMLINK)
 }
 
 // createExclusive is OpenClaw's way: open(lockPath, "wx") and write.
@@ -465,13 +459,7 @@ func newLock(lp string, f *os.File, payload []byte) (*Lock, error) {
 // Payload returns the lock payload OpenClaw writes for pid at time t:
 // JSON.stringify({pid, createdAt: t.toISOString()}, null, 2) + "\n".
 func Payload(pid int, t time.Time) []byte {
-	return fmt.Appendf(nil, "{\n  \"pid\": %d,\n  \"createdAt\": \"%s\"\n}\n", pid, ISOTime(t))
-}
-
-// ISOTime formats t like JavaScript's Date.prototype.toISOString:
-// UTC with milliseconds, "2026-03-04T15:35:52.631Z".
-func ISOTime(t time.Time) string {
-	return t.UTC().Format("2006-01-02T15:04:05.000Z")
+	return fmt.Appendf(nil, "{\n  \"pid\": %d,\n  \"createdAt\": \"%s\"\n}\n", pid, bs.FormatTimestamp(t))
 }
 
 // removeIfSame removes the lock file judged in info if it still is the same

@@ -63,25 +63,6 @@ func TestLockPayloadShape(t *testing.T) {
 	}
 }
 
-func TestLockISOTime(t *testing.T) {
-	for _, tc := range []struct {
-		name string
-		in   time.Time
-		want string
-	}{
-		{"Milliseconds", time.Date(2026, 1, 2, 3, 4, 5, 6_000_000, time.UTC), "2026-01-02T03:04:05.006Z"},
-		{"TruncatesMicros", time.Date(2026, 1, 2, 3, 4, 5, 999_999_999, time.UTC), "2026-01-02T03:04:05.999Z"},
-		{"ZeroMillis", time.Date(2026, 12, 31, 23, 59, 59, 0, time.UTC), "2026-12-31T23:59:59.000Z"},
-		{"ConvertsToUTC", time.Date(2026, 1, 1, 1, 0, 0, 0, time.FixedZone("P", 2*3600)), "2025-12-31T23:00:00.000Z"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			if got := ISOTime(tc.in); got != tc.want {
-				t.Fatalf("ISOTime = %s, want %s", got, tc.want)
-			}
-		})
-	}
-}
-
 // TestLockCorpusPayload reads the real lock file left by OpenClaw (no
 // trailing newline, pid 2732) from the shared corpus.
 func TestLockCorpusPayload(t *testing.T) {
@@ -138,19 +119,19 @@ func TestLockStaleRules(t *testing.T) {
 		{"EmptyOld", func(t *testing.T) []byte { return nil }, time.Now().Add(-31 * time.Second), true, "empty payload"},
 		{"MissingPID", func(t *testing.T) []byte { return []byte(`{"createdAt":"2026-01-01T00:00:00.000Z"}`) }, time.Time{}, true, "no numeric pid"},
 		{"PIDNotANumber", func(t *testing.T) []byte {
-			return fmt.Appendf(nil, `{"pid":"%d","createdAt":"%s"}`, livePID(t), ISOTime(time.Now()))
+			return fmt.Appendf(nil, `{"pid":"%d","createdAt":"%s"}`, livePID(t), bs.FormatTimestamp(time.Now()))
 		}, time.Time{}, true, "no numeric pid"},
 		{"PIDZero", func(t *testing.T) []byte { return payload(0, time.Now()) }, time.Time{}, true, "invalid pid"},
 		{"OwnPIDNotHeld", func(t *testing.T) []byte { return payload(os.Getpid(), time.Now()) }, time.Time{}, true, "does not hold"},
 		{"StartTimeMatches", func(t *testing.T) []byte {
 			pid := livePID(t)
 			st, _ := procStartTime(pid)
-			return fmt.Appendf(nil, "{\n  \"pid\": %d,\n  \"createdAt\": %q,\n  \"maxHoldMs\": 300000,\n  \"starttime\": %d\n}\n", pid, ISOTime(time.Now()), st)
+			return fmt.Appendf(nil, "{\n  \"pid\": %d,\n  \"createdAt\": %q,\n  \"maxHoldMs\": 300000,\n  \"starttime\": %d\n}\n", pid, bs.FormatTimestamp(time.Now()), st)
 		}, time.Time{}, false, ""},
 		{"StartTimeDiffers", func(t *testing.T) []byte {
 			pid := livePID(t)
 			st, _ := procStartTime(pid)
-			return fmt.Appendf(nil, `{"pid":%d,"createdAt":%q,"starttime":%d}`, pid, ISOTime(time.Now()), st+7)
+			return fmt.Appendf(nil, `{"pid":%d,"createdAt":%q,"starttime":%d}`, pid, bs.FormatTimestamp(time.Now()), st+7)
 		}, time.Time{}, true, "recycled"},
 		{"InvalidCreatedAtFreshMtime", func(t *testing.T) []byte {
 			return fmt.Appendf(nil, `{"pid":%d,"createdAt":"yesterday"}`, livePID(t))

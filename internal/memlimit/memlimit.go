@@ -14,6 +14,8 @@ package memlimit
 import (
 	"os"
 	"runtime/debug"
+
+	bs "github.com/brainsurgeon/brainsurgeon"
 )
 
 // Min is the smallest limit For returns.
@@ -33,4 +35,18 @@ func Set(largest int64) int64 {
 	limit := For(largest)
 	debug.SetMemoryLimit(limit)
 	return limit
+}
+
+// SetFor sets the limit for a pass over the sessions whose states are
+// stats (Set with the largest transcript among them; a state with an
+// error counts for nothing), unless GOMEMLIMIT is set. It returns the
+// limit set, or 0 when it left the limit alone.
+func SetFor(stats []bs.StatResult) int64 {
+	var largest int64
+	for _, s := range stats {
+		if s.Err == nil {
+			largest = max(largest, s.Stat.Version.Size())
+		}
+	}
+	return Set(largest)
 }

@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	bs "github.com/brainsurgeon/brainsurgeon"
 )
 
 // Options shape a generated transcript. Zero fields get the defaults noted.
@@ -170,7 +172,7 @@ type gen struct {
 }
 
 func (g *gen) ts() string {
-	s := g.t.Format("2006-01-02T15:04:05.000Z")
+	s := g.t.Format(bs.TimestampLayout)
 	g.t = g.t.Add(time.Minute)
 	return s
 }

@@ -161,12 +161,6 @@ func dirs(root string) (agents, state string, err error) {
 	return abs, filepath.Dir(abs), nil
 }
 
-// validSegment reports whether s can be one path element: not empty, not
-// "." or "..", and without "/", "\" or NUL.
-func validSegment(s string) bool {
-	return s != "" && s != "." && s != ".." && !strings.ContainsAny(s, "/\\\x00")
-}
-
 // Detect returns, sorted, the agents under root (an agents dir or a state
 // dir) that have a SQLite store (agents/<agent>/agent/openclaw-agent.sqlite
 // is a regular file). It opens no database: the schema version is checked
@@ -186,7 +180,7 @@ func detect(agentsDir string) ([]string, error) {
 	}
 	var out []string
 	for _, e := range ents {
-		if !e.IsDir() || !validSegment(e.Name()) {
+		if !e.IsDir() || bs.CheckSegment(e.Name()) != nil {
 			continue
 		}
 		fi, err := os.Stat(filepath.Join(agentsDir, e.Name(), StoreFile))
@@ -202,7 +196,7 @@ func detect(agentsDir string) ([]string, error) {
 // The agent must be a valid path segment (not empty, no "/", "\", NUL, not
 // "." or ".."), else the error wraps ErrInvalid.
 func (s *Store) StorePath(agent string) (string, error) {
-	if !validSegment(agent) {
+	if bs.CheckSegment(agent) != nil {
 		return "", fmt.Errorf("agent %q is not a valid agent id (expected one path segment without /, \\, NUL or ..): %w", agent, bs.ErrInvalid)
 	}
 	agents, _, err := dirs(s.root)
@@ -212,21 +206,21 @@ func (s *Store) StorePath(agent string) (string, error) {
 	return filepath.Join(agents, agent, StoreFile), nil
 }
 
-// SideDir returns the directory of a session's side files, <agents
-// dir>/<agent>/sessions/extracted/<sessionId>: where the JSONL era put them,
-// so values extracted before OpenClaw moved the session into its SQLite
-// store still restore. It returns an error wrapping ErrInvalid when the
-// agent or session id is not a plain path segment, and the resolution's
-// error when the root cannot be resolved.
+// SideDir returns the directory of a session's side files,
+// <agents dir>/<agent>/sessions/extracted/<sessionId>: where the JSONL era
+// put them, so values extracted before OpenClaw moved the session into its
+// SQLite store still restore: session.SideDirIn places both. The error
+// wraps ErrInvalid when the agent or session id is not one path element.
+// It returns the root resolution's error when the root cannot be resolved.
 func (s *Store) SideDir(ref bs.SessionRef) (string, error) {
-	if !validSegment(ref.Agent) || !validSegment(ref.ID) {
-		return "", fmt.Errorf("session %s: agent %q and session id %q must be plain path segments: %w", ref, ref.Agent, ref.ID, bs.ErrInvalid)
+	if err := bs.CheckSegment(ref.Agent); err != nil {
+		return "", fmt.Errorf("session %s: agent %q: %w", ref, ref.Agent, err)
 	}
 	agents, _, err := dirs(s.root)
 	if err != nil {
 		return "", err
 	}
-	return filepath.Join(agents, ref.Agent, "sessions", "extracted", ref.ID), nil
+	return session.SideDirIn(filepath.Join(agents, ref.Agent, "sessions"), ref.ID)
 }
 
 // listed is one listed session with what Resolve needs beyond the ref.
@@ -330,7 +324,7 @@ func (s *Store) listStore(ctx context.Context, agent, path string) ([]listed, er
 			if err := rows.Scan(&id, &key, &cur, &label, &nodeName, &winName, &nodeStatus, &winStatus); err != nil {
 				return storeError(path, "list sessions", err)
 			}
-			if !validSegment(id) {
+			if bs.CheckSegment(id) != nil {
 				s.log.Warn("skipping session with an id that is not a path segment", "agent", agent, "session", id)
 				continue
 			}
@@ -391,7 +385,7 @@ func (s *Store) storeOf(ref bs.SessionRef) (string, error) {
 	if ref.Backend != "" && ref.Backend != bs.BackendSQLite {
 		return "", fmt.Errorf("session %s belongs to the %q backend, expected %q: %w", ref, ref.Backend, bs.BackendSQLite, bs.ErrInvalid)
 	}
-	if !validSegment(ref.ID) {
+	if bs.CheckSegment(ref.ID) != nil {
 		return "", fmt.Errorf("session %s: %q is not a valid session id (expected one path segment without /, \\, NUL or ..): %w", ref, ref.ID, bs.ErrInvalid)
 	}
 	return s.StorePath(ref.Agent)

@@ -12,6 +12,7 @@ import (
 
 	bs "github.com/brainsurgeon/brainsurgeon"
 	"github.com/brainsurgeon/brainsurgeon/internal/testkit/oracle"
+	"github.com/brainsurgeon/brainsurgeon/session"
 	"github.com/brainsurgeon/brainsurgeon/session/sqlite"
 )
 
@@ -279,6 +280,11 @@ func TestDetectAndSideDir(t *testing.T) {
 	want := filepath.Join(state, "agents", "main", "sessions", "extracted", "abc")
 	if got, _ := st.SideDir(bs.SessionRef{Agent: "main", ID: "abc"}); got != want {
 		t.Errorf("SideDir = %s, want %s", got, want)
+	}
+	// A session that moved from JSONL into the store keeps its side files.
+	jsonl := bs.SessionRef{Agent: "main", ID: "abc", Path: filepath.Join(state, "agents", "main", "sessions", "abc.jsonl")}
+	if got, err := session.SideDir(jsonl); got != want || err != nil {
+		t.Errorf("session.SideDir = %s, %v; want %s as the SQLite store's", got, err, want)
 	}
 	for _, ref := range []bs.SessionRef{{Agent: "main", ID: "../x"}, {Agent: "..", ID: "x"}, {Agent: "main", ID: ""}, {Agent: "a/b", ID: "x"}, {Agent: "main", ID: "a\x00b"}} {
 		if got, err := st.SideDir(ref); got != "" || err == nil {

@@ -11,6 +11,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	bs "github.com/brainsurgeon/brainsurgeon"
 	"github.com/brainsurgeon/brainsurgeon/internal/synth"
 )
 
@@ -90,7 +91,7 @@ func newWriter(seed uint64, start string) *writer {
 
 func (w *writer) ts() string {
 	w.t = w.t.Add(time.Duration(1+w.rng.IntN(40)) * time.Second)
-	return w.t.UTC().Format("2006-01-02T15:04:05.000Z")
+	return bs.FormatTimestamp(w.t)
 }
 
 func (w *writer) ms() string { return strconv.FormatInt(w.t.UnixMilli(), 10) }
