@@ -72,7 +72,7 @@ func agentName(ref bs.SessionRef) string {
 }
 
 // statsCache keeps each session's counts, keyed by its store's version
-// (brainsurgeon.Stater). The list endpoint re-reads a transcript only when
+// (Store.Stat). The list endpoint re-reads a transcript only when
 // its version changed, so listing 10,000 unchanged sessions costs a
 // discovery and a stat per session, not 10,000 parses. Entries of
 // sessions no longer listed are dropped on each list.

@@ -44,7 +44,7 @@
 // bytes, their sha256 and size, and the placeholder that replaced it, plus
 // members other packages own (restore's undo journal and redactions),
 // kept verbatim. Restoring a value gives back its original bytes exactly;
-// a hash mismatch is an error wrapping [ErrCorrupt].
+// a hash mismatch is an error wrapping [brainsurgeon.ErrCorrupt].
 //
 // # The order of writes
 //

@@ -23,11 +23,6 @@ import (
 // Format identifies BrainSurgeon's side files.
 const Format = "brainsurgeon.extracted/1"
 
-// ErrCorrupt means a side file or a value in it cannot be trusted: it does
-// not parse, or a value's sha256 does not match. It is
-// brainsurgeon.ErrCorrupt, which the side store's errors wrap too.
-var ErrCorrupt = bs.ErrCorrupt
-
 // Record is the content of one side file: the values extracted from one
 // entry.
 type Record struct {
@@ -100,13 +95,13 @@ func newStoredValue(path string, trigger bs.TriggerType, block bool, raw, placeh
 }
 
 // Bytes returns the value's original bytes after checking their hash. A
-// mismatch is an error wrapping ErrCorrupt.
+// mismatch is an error wrapping brainsurgeon.ErrCorrupt.
 func (v StoredValue) Bytes() ([]byte, error) {
 	raw := []byte(v.Raw)
 	if v.RawBase64 != "" {
 		b, err := base64.StdEncoding.DecodeString(v.RawBase64)
 		if err != nil {
-			return nil, fmt.Errorf("value %s: raw_base64: %v: %w", v.Path, err, ErrCorrupt)
+			return nil, fmt.Errorf("value %s: raw_base64: %v: %w", v.Path, err, bs.ErrCorrupt)
 		}
 		raw = b
 	}
@@ -115,7 +110,7 @@ func (v StoredValue) Bytes() ([]byte, error) {
 	}
 	sum := sha256.Sum256(raw)
 	if hex.EncodeToString(sum[:]) != v.SHA256 || (v.Size != 0 && len(raw) != v.Size) {
-		return nil, fmt.Errorf("value %s: sha256 %s does not match the stored %s: %w", v.Path, hex.EncodeToString(sum[:8]), shortHash(v.SHA256), ErrCorrupt)
+		return nil, fmt.Errorf("value %s: sha256 %s does not match the stored %s: %w", v.Path, hex.EncodeToString(sum[:8]), shortHash(v.SHA256), bs.ErrCorrupt)
 	}
 	return raw, nil
 }
@@ -164,11 +159,11 @@ func (r *Record) RawBytes() int64 {
 
 // DecodeRecord parses a stored record: ours (with a "format" member) or
 // one of the first BrainSurgeon ({"<key>": value, "__meta": {…}}, Legacy
-// set). An unreadable record is an error wrapping ErrCorrupt.
+// set). An unreadable record is an error wrapping brainsurgeon.ErrCorrupt.
 func DecodeRecord(data []byte) (*Record, error) {
 	rec, err := decodeRecord(data)
 	if err != nil {
-		return nil, fmt.Errorf("%v: %w", err, ErrCorrupt)
+		return nil, fmt.Errorf("%v: %w", err, bs.ErrCorrupt)
 	}
 	return rec, nil
 }
@@ -360,7 +355,7 @@ func appendValue(b []byte, v StoredValue) []byte {
 
 // LoadRecord reads and decodes the record of one entry from a side store.
 // A missing record wraps brainsurgeon.ErrNotFound, an undecodable one
-// ErrCorrupt.
+// brainsurgeon.ErrCorrupt.
 func LoadRecord(ctx context.Context, side bs.SideStore, ref bs.SessionRef, entryID string) (*Record, error) {
 	sr, err := side.Get(ctx, ref, entryID)
 	if err != nil {

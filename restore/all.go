@@ -126,7 +126,7 @@ func (r *Restorer) RestoreAll(ctx context.Context, ref bs.SessionRef, pristine b
 		if err != nil {
 			res.Lost = append(res.Lost, problems(checkPlaceholders(name, e, sideRecord{err: err, file: file}))...)
 			res.Remaining.UnreadableRecords++
-			if errors.Is(err, extract.ErrCorrupt) {
+			if errors.Is(err, bs.ErrCorrupt) {
 				r.audit(ref, "restore_corrupt", e.ID, "side record "+e.ID, err)
 			}
 			continue

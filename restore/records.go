@@ -57,12 +57,12 @@ func readBook(rec *extract.Record) (*book, error) {
 	b := &book{rec: rec}
 	if raw, ok := rec.Extra["journal"]; ok {
 		if err := json.Unmarshal(raw, &b.journal); err != nil {
-			return nil, fmt.Errorf("entry %s: journal: %v: %w", rec.EntryID, err, extract.ErrCorrupt)
+			return nil, fmt.Errorf("entry %s: journal: %v: %w", rec.EntryID, err, bs.ErrCorrupt)
 		}
 	}
 	if raw, ok := rec.Extra["redactions"]; ok {
 		if err := json.Unmarshal(raw, &b.redactions); err != nil {
-			return nil, fmt.Errorf("entry %s: redactions: %v: %w", rec.EntryID, err, extract.ErrCorrupt)
+			return nil, fmt.Errorf("entry %s: redactions: %v: %w", rec.EntryID, err, bs.ErrCorrupt)
 		}
 	}
 	return b, nil
@@ -113,7 +113,7 @@ func newRecordSet(ctx context.Context, side bs.SideStore, ref bs.SessionRef) *re
 }
 
 // get returns the entry's record; a missing one is a new empty record.
-// A corrupt one is an error wrapping extract.ErrCorrupt.
+// A corrupt one is an error wrapping bs.ErrCorrupt.
 func (rs *recordSet) get(id string) (*book, error) {
 	if st, ok := rs.recs[id]; ok {
 		return st.b, st.err
@@ -170,12 +170,12 @@ func journalRaw(item JournalItem) ([]byte, error) {
 	if item.RawBase64 != "" {
 		b, err := base64.StdEncoding.DecodeString(item.RawBase64)
 		if err != nil {
-			return nil, fmt.Errorf("journal %s: raw_base64: %v: %w", item.Path, err, extract.ErrCorrupt)
+			return nil, fmt.Errorf("journal %s: raw_base64: %v: %w", item.Path, err, bs.ErrCorrupt)
 		}
 		return b, nil
 	}
 	if len(item.Raw) == 0 {
-		return nil, fmt.Errorf("journal %s: no previous value: %w", item.Path, extract.ErrCorrupt)
+		return nil, fmt.Errorf("journal %s: no previous value: %w", item.Path, bs.ErrCorrupt)
 	}
 	return []byte(item.Raw), nil
 }

@@ -289,7 +289,7 @@ func (r *Restorer) Restore(ctx context.Context, ref bs.SessionRef, entryID strin
 			res.Warning = fmt.Sprintf("entry %s: the side file is missing (retention may have removed it); the placeholder stays", entryID)
 			log.Warn(res.Warning, "session", ref.String(), "entry_id", entryID)
 			return res, nil
-		case errors.Is(err, extract.ErrCorrupt) && len(holders) > 0:
+		case errors.Is(err, bs.ErrCorrupt) && len(holders) > 0:
 			for _, p := range holders {
 				res.Content[p] = CorruptText(reason(err))
 			}
@@ -297,7 +297,7 @@ func (r *Restorer) Restore(ctx context.Context, ref bs.SessionRef, entryID strin
 			log.Warn(res.Warning, "session", ref.String(), "entry_id", entryID)
 			r.audit(ref, "restore_corrupt", entryID, recPath, err)
 			return res, nil
-		case errors.Is(err, extract.ErrCorrupt):
+		case errors.Is(err, bs.ErrCorrupt):
 			return nil, fmt.Errorf("entry %s: nothing to restore (no placeholder in the entry; its side file is corrupt: %v): %w", entryID, err, bs.ErrNotFound)
 		}
 		return nil, err
@@ -432,7 +432,7 @@ func contentOf(v extract.StoredValue, orig []byte) string {
 // reason shortens an error for CorruptText.
 func reason(err error) string {
 	s := err.Error()
-	s = strings.TrimSuffix(s, ": "+extract.ErrCorrupt.Error())
+	s = strings.TrimSuffix(s, ": "+bs.ErrCorrupt.Error())
 	return s
 }
 

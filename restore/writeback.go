@@ -128,7 +128,7 @@ func (p *planner) apply(req *PendingRequest) outcome {
 		b, err := p.recs.get(le.id)
 		if err != nil {
 			p.warn("entry %s: %v; nothing restored", le.id, err)
-			if p.audit && errors.Is(err, extract.ErrCorrupt) {
+			if p.audit && errors.Is(err, bs.ErrCorrupt) {
 				p.r.audit(p.ref, "restore_corrupt", le.id, "side record "+le.id, err)
 			}
 			return out
