@@ -17,11 +17,11 @@ import (
 	"github.com/brainsurgeon/brainsurgeon/internal/atomicfile"
 )
 
-// pruneLocks serialises DropUnits per side directory.
-var pruneLocks sync.Map // dir → *sync.Mutex
+// dropLocks serialises DropUnits per side directory.
+var dropLocks sync.Map // dir → *sync.Mutex
 
-func pruneLock(dir string) *sync.Mutex {
-	m, _ := pruneLocks.LoadOrStore(dir, &sync.Mutex{})
+func dropLock(dir string) *sync.Mutex {
+	m, _ := dropLocks.LoadOrStore(dir, &sync.Mutex{})
 	return m.(*sync.Mutex)
 }
 
@@ -217,7 +217,7 @@ func (d *Store) DropUnits(ctx context.Context, ref bs.SessionRef, units []string
 	if err != nil {
 		return res, err
 	}
-	mu := pruneLock(dir)
+	mu := dropLock(dir)
 	mu.Lock()
 	defer mu.Unlock()
 	s, err := d.survey(dir)
@@ -230,7 +230,7 @@ func (d *Store) DropUnits(ctx context.Context, ref bs.SessionRef, units []string
 	for _, n := range units {
 		u := s.byName[n]
 		if u == nil {
-			return res, fmt.Errorf("prune side data of %s: no unit %q in %s: %w", ref, n, dir, bs.ErrNotFound)
+			return res, fmt.Errorf("drop side units of %s: no unit %q in %s: %w", ref, n, dir, bs.ErrNotFound)
 		}
 		if in[u] {
 			continue
@@ -290,7 +290,7 @@ func (d *Store) DropUnits(ctx context.Context, ref bs.SessionRef, units []string
 		errs = append(errs, fmt.Errorf("sync side dir %s: %w", dir, err))
 	}
 	if len(errs) > 0 {
-		return res, fmt.Errorf("prune side data of %s: %w", ref, errors.Join(errs...))
+		return res, fmt.Errorf("drop side units of %s: %w", ref, errors.Join(errs...))
 	}
 	return res, nil
 }
@@ -453,7 +453,7 @@ func (d *Store) RemoveSideIfEmpty(ctx context.Context, ref bs.SessionRef) (bool,
 	if err != nil {
 		return false, err
 	}
-	mu := pruneLock(dir)
+	mu := dropLock(dir)
 	mu.Lock()
 	defer mu.Unlock()
 	d.mu.Lock()
