@@ -667,17 +667,19 @@ type SideInfo struct {
 	Location string
 }
 
-// SideRecord is the stored side data of one entry: an encoded record whose
-// format belongs to the package that writes it.
+// SideRecord is the stored side data of one key of a session: an encoded
+// record whose format belongs to the package that writes it.
 type SideRecord struct {
-	// EntryID is the entry the record belongs to.
+	// EntryID is the record's key (CheckSideKey): the id of the entry whose
+	// values it holds, or another id its writer keys it by, such as the id
+	// of a tool call whose result is stored before any entry holds it.
 	EntryID string
 	// Data is the encoded record.
 	Data []byte
 }
 
 // SideStore keeps the values moved out of transcripts, keyed by session
-// and entry id. Put records are durable once Sync returns; a store writes
+// and key (SideRecord.EntryID: an entry id, or a tool-call id). Put records are durable once Sync returns; a store writes
 // them before the transcript changes, so a crash leaves at most an orphan
 // record, never a placeholder without its value.
 type SideStore interface {
