@@ -288,14 +288,15 @@ func (r *Restorer) dropPending(ref bs.SessionRef) {
 
 // serves reports whether st serves ref's backend, so that the write-backs
 // queued for a backend it has no store for stay queued: st is that
-// backend's store, or its Stat of ref does not refuse the ref as one it
-// cannot take (a store over several backends answers a ref of a backend
-// it has none for with an error wrapping ErrUnsupported; a store of one
-// backend answers another backend's ref with one wrapping ErrInvalid).
+// backend's store, or its Stat of ref does not refuse the ref as one of a
+// backend it cannot take (an error wrapping ErrUnsupported: a store over
+// several backends without a store for ref's, or a store of one backend
+// given another's ref). Any other answer, a session that is gone
+// included, lets ApplyPending take the request up and decide.
 func serves(ctx context.Context, st bs.Store, ref bs.SessionRef) bool {
 	if ref.Backend == st.Name() {
 		return true
 	}
 	_, err := st.Stat(ctx, ref)
-	return !errors.Is(err, bs.ErrUnsupported) && !errors.Is(err, bs.ErrInvalid)
+	return !errors.Is(err, bs.ErrUnsupported)
 }

@@ -27,8 +27,8 @@ func (s statStore) Stat(_ context.Context, ref bs.SessionRef) (bs.SessionStat, e
 // TestServes checks which queued write-backs ApplyPending takes up: those
 // of the store's own backend, and of a backend a store over several
 // backends does not refuse; a ref refused as unsupported (no store for
-// its backend) or invalid (a store of one backend given another's ref)
-// stays queued.
+// its backend, or a store of one backend given another's ref) stays
+// queued, and one whose Stat fails otherwise (invalid, gone) is taken up.
 func TestServes(t *testing.T) {
 	ctx := context.Background()
 	jsonl := bs.SessionRef{Backend: bs.BackendJSONL, Agent: "main", ID: "s1"}
@@ -40,7 +40,8 @@ func TestServes(t *testing.T) {
 		want bool
 	}{
 		{"OwnBackend", statStore{name: bs.BackendJSONL, err: bs.ErrInvalid}, jsonl, true},
-		{"OtherBackendInvalid", statStore{name: bs.BackendJSONL, err: bs.ErrInvalid}, db, false},
+		{"OtherBackend", statStore{name: bs.BackendJSONL, err: bs.ErrUnsupported}, db, false},
+		{"StatInvalid", statStore{name: "jsonl+sqlite", err: bs.ErrInvalid}, db, true},
 		{"NoStoreForIt", statStore{name: "jsonl+other", err: bs.ErrUnsupported}, db, false},
 		{"StatNotFound", statStore{name: "jsonl+sqlite", err: bs.ErrNotFound}, db, true},
 	} {

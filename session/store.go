@@ -128,6 +128,9 @@ func (s *Store) EditableValues(_ bs.SessionRef, _ *bs.Entry, cands []bs.Candidat
 // modification time, as Open records it) and modification time, with one
 // stat and no read. A missing file gives an error wrapping ErrNotFound.
 func (s *Store) Stat(ctx context.Context, ref bs.SessionRef) (bs.SessionStat, error) {
+	if ref.Backend != "" && ref.Backend != bs.BackendJSONL {
+		return bs.SessionStat{}, fmt.Errorf("stat session %s: a %s session, not one of the JSONL store: %w", ref, ref.Backend, bs.ErrUnsupported)
+	}
 	if ref.Path == "" {
 		return bs.SessionStat{}, fmt.Errorf("stat session %s: the ref has no transcript path: %w", ref, bs.ErrInvalid)
 	}

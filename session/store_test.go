@@ -376,3 +376,23 @@ func TestStatMany(t *testing.T) {
 		}
 	}
 }
+
+// TestStatOtherBackend checks that the JSONL store refuses a ref of
+// another backend as one it cannot take (ErrUnsupported), whatever its
+// Path, so that a caller holding only this store, such as a Restorer's
+// queue, leaves that ref's work alone.
+func TestStatOtherBackend(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "s1.jsonl")
+	if err := os.WriteFile(path, []byte(`{"type":"session","version":3,"id":"s1"}`+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	st := session.NewStore(dir)
+	_, err := st.Stat(context.Background(), bs.SessionRef{Backend: bs.BackendSQLite, Agent: "main", ID: "s1", Path: path})
+	if !errors.Is(err, bs.ErrUnsupported) {
+		t.Errorf("Stat of a SQLite ref: %v, want ErrUnsupported", err)
+	}
+	if _, err := st.Stat(context.Background(), bs.SessionRef{Agent: "main", ID: "s1", Path: path}); err != nil {
+		t.Errorf("Stat of a JSONL ref: %v", err)
+	}
+}

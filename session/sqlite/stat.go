@@ -16,6 +16,9 @@ import (
 // with another Stat's. A session without rows gives an error wrapping
 // ErrNotFound.
 func (s *Store) Stat(ctx context.Context, ref bs.SessionRef) (bs.SessionStat, error) {
+	if ref.Backend != "" && ref.Backend != bs.BackendSQLite {
+		return bs.SessionStat{}, fmt.Errorf("stat session %s: a %s session, not one of the OpenClaw SQLite store: %w", ref, ref.Backend, bs.ErrUnsupported)
+	}
 	path, err := s.storeOf(ref)
 	if err != nil {
 		return bs.SessionStat{}, err

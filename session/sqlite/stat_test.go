@@ -58,3 +58,14 @@ func TestStat(t *testing.T) {
 		t.Errorf("Stat of a missing session = %v, want ErrNotFound", err)
 	}
 }
+
+// TestStatOtherBackend checks that the store refuses a ref of another
+// backend as one it cannot take (ErrUnsupported), so that a caller holding
+// only this store, such as a Restorer's queue, leaves that ref's work alone.
+func TestStatOtherBackend(t *testing.T) {
+	st := sqlite.NewStore(t.TempDir(), sqlite.Options{})
+	_, err := st.Stat(context.Background(), bs.SessionRef{Backend: bs.BackendJSONL, Agent: "main", ID: "s1"})
+	if !errors.Is(err, bs.ErrUnsupported) {
+		t.Errorf("Stat of a JSONL ref: %v, want ErrUnsupported", err)
+	}
+}
