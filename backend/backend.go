@@ -411,8 +411,9 @@ func (m *Multi) For(ref bs.SessionRef) (bs.Store, error) { return m.pick(ref) }
 // of any store still uses: the stores share the agents' side directories
 // (a session OpenClaw moved into its SQLite store keeps the side directory
 // of its JSONL days, while its JSONL transcript is archived). It fails
-// when a store cannot list its sessions, so that nothing is taken for
-// gone on a partial view.
+// when a store cannot list its sessions or skips a part of them (an
+// agent's database it cannot read), so that nothing is taken for gone on
+// a partial view.
 func (m *Multi) GoneSessions(ctx context.Context) ([]bs.SessionRef, error) {
 	stores := m.stores()
 	if len(stores) == 0 {
@@ -420,7 +421,10 @@ func (m *Multi) GoneSessions(ctx context.Context) ([]bs.SessionRef, error) {
 	}
 	live := map[string]bool{}
 	for _, s := range stores {
-		refs, err := bs.ListSessions(ctx, s, m.Logger)
+		refs, skipped, err := s.Sessions(ctx)
+		if err == nil && len(skipped) > 0 {
+			err = fmt.Errorf("some sessions could not be listed, so none is taken for gone: %w", errors.Join(skipped...))
+		}
 		if err != nil {
 			return nil, fmt.Errorf("gone sessions: %s store: %w", s.Name(), err)
 		}

@@ -141,6 +141,8 @@ type SideCollector interface {
 // side data; they cannot be opened. The installation's store implements
 // it.
 type GoneLister interface {
+	// GoneSessions returns the gone sessions. It fails rather than answer
+	// from a partial view of the live sessions.
 	GoneSessions(ctx context.Context) ([]bs.SessionRef, error)
 }
 
@@ -420,7 +422,7 @@ func referenced(ctx context.Context, store bs.Store, ref bs.SessionRef) (map[str
 			if j < 0 {
 				return nil
 			}
-			if id := string(raw[:j]); bs.IDEntry.Check(id) == nil {
+			if id := string(raw[:j]); bs.CheckSideKey(id) == nil {
 				ids[id] = true
 			}
 			raw = raw[j:]
