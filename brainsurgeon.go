@@ -632,7 +632,8 @@ type Store interface {
 	EditableValues(ref SessionRef, e *Entry, cands []Candidate, with [][]byte) []bool
 	// Location returns where the session is stored, for people and for the
 	// host formats that name it: the JSONL file, or the database that
-	// holds the session. It is empty when the store does not serve ref.
+	// holds the session, for a ref the store made (a store over several
+	// backends answers "" for a backend it has no store for).
 	// Code outside a backend shows it and never derives anything from it.
 	Location(ref SessionRef) string
 }
@@ -684,15 +685,15 @@ type SideRecord struct {
 // record, never a placeholder without its value.
 type SideStore interface {
 	// Put stores records of one session, replacing earlier records of the
-	// same entries. It must not keep the records' Data once it returns
+	// same keys. It must not keep the records' Data once it returns
 	// (callers reuse the buffers).
 	Put(ctx context.Context, ref SessionRef, recs []SideRecord) error
-	// Get returns the record of one entry, or an error wrapping ErrNotFound.
-	Get(ctx context.Context, ref SessionRef, entryID string) (SideRecord, error)
+	// Get returns the record of one key, or an error wrapping ErrNotFound.
+	Get(ctx context.Context, ref SessionRef, key string) (SideRecord, error)
 	// List returns the records of one session.
 	List(ctx context.Context, ref SessionRef) ([]SideInfo, error)
-	// Delete removes the record of one entry; a missing one is no error.
-	Delete(ctx context.Context, ref SessionRef, entryID string) error
+	// Delete removes the record of one key; a missing one is no error.
+	Delete(ctx context.Context, ref SessionRef, key string) error
 	// Sync makes every record Put for the session durable.
 	Sync(ctx context.Context, ref SessionRef) error
 }

@@ -20,8 +20,13 @@
 //     path, classification of extractable values, discovery of agents and
 //     sessions, the host-compatible lock, the idle gate and safe rewrite and
 //     append.
-//   - extract: the extraction policy (Decide), placeholders, the side store
-//     and the extraction pass (Extractor).
+//   - session/sqlite: OpenClaw's per-agent SQLite store (2026.8 and later).
+//   - sidedir: the side store of extracted values (packs in each session's
+//     side directory).
+//   - entry: one raw line's parsed view and its extractable values.
+//   - extract: the extraction policy (Decide), placeholders, the side
+//     record format and the extraction pass (Extractor); prune runs it over
+//     sessions.
 //   - restore: restore with protection and redaction, the queue of
 //     write-backs for busy sessions, _extractable, full (pristine) undo,
 //     verification of placeholders.
@@ -32,8 +37,13 @@
 //     host's own compaction entries; status, inspect and history.
 //   - recall, portable: search, describe and expand what was compacted or
 //     extracted; export, import and branch sessions.
+//   - retention, trash: side data deleted by age; sessions deleted into a
+//     trash and restored from it.
 //   - backend, daemon, api: one store over both backends, the scheduling
 //     service, the REST API and web UI.
+//
+// docs/ARCHITECTURE.md describes the layers, the seam between policy and
+// storage, and the rules every write obeys.
 //   - config: the runtime config (.brainsurgeon/config.json).
 //   - duration: "30m", "6h", "1d12h", "52w" ⇄ time.Duration.
 //

@@ -5,7 +5,14 @@
 //
 // # Use
 //
-//	d, err := daemon.Open(ctx, daemon.Options{AgentsDir: dir, Open: wiring.Opener(dir), Logger: log, Retention: retentionPass})
+//	open := func(ctx context.Context, idle time.Duration, log bs.Logger) (api.Stores, error) {
+//		set, err := backend.Open(ctx, dir, backend.Options{Idle: idle, Logger: log})
+//		if err != nil {
+//			return api.Stores{}, err
+//		}
+//		return api.Stores{Store: set.Store, Side: set.Side, …}, nil // as internal/wiring does
+//	}
+//	d, err := daemon.Open(ctx, daemon.Options{AgentsDir: dir, Open: open, Logger: log, Retention: retentionPass})
 //	if err := d.Start(ctx); err != nil { … }
 //	defer d.Close() // waits for a run in progress
 //

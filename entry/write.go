@@ -25,8 +25,8 @@ type Compaction[T any] struct {
 }
 
 // CompactionDetails is a compaction entry's details: pi's cumulative file
-// lists (never null: an empty list is written as []) and BrainSurgeon's
-// record.
+// lists and BrainSurgeon's record. pi reads the lists as arrays, so a
+// writer sets an empty list, not nil, which would be written as null.
 type CompactionDetails[T any] struct {
 	ReadFiles     []string `json:"readFiles"`
 	ModifiedFiles []string `json:"modifiedFiles"`

@@ -55,9 +55,9 @@
 // the whole edit; a pass that would save less than MinSavingTokens leaves
 // the transcript as it is. Then the side store's Sync makes
 // the records durable, and only after that does the transcript change, in
-// one rewrite at the version that was read (a store that takes a gate
-// writes the new transcript while the records sync, and replaces the old
-// one only once they are durable). So a crash or a failed rewrite leaves
+// one rewrite at the version that was read, whose gate waits for the
+// records (the JSONL store writes the new transcript while the records
+// sync, and replaces the old one only once they are durable). So a crash or a failed rewrite leaves
 // at most orphan records, never a placeholder without its value; a later
 // pass reuses such records (Policy.ReuseStoredWithin) instead of storing
 // the values again. See docs/ARCHITECTURE.md, "Side store durability".

@@ -36,7 +36,7 @@ func CorruptText(reason string) string {
 // it works on every backend.
 //
 // Store and Side are required; StateDir is required for the durable queue
-// and the audit log ([StateDir] computes it from an agents dir). A
+// and the audit log (config.StateDir computes it from an agents dir). A
 // Restorer is safe for concurrent use; write-backs to one session are
 // serialised, different sessions proceed in parallel.
 type Restorer struct {

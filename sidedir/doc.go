@@ -2,9 +2,9 @@
 // values BrainSurgeon moves out of a session's transcript (and any other
 // record a writer keeps beside a session) in the session's side
 // directory. Store implements brainsurgeon.SideStore there, with the
-// listing and pruning of whole units that retention uses (SideUnits,
-// DropUnits, RemoveSideIfEmpty). It knows nothing of what a record holds: a record is
-// bytes under a key, encoded by the package that writes it.
+// listing and dropping of whole units that retention uses (SideUnits,
+// DropUnits, RemoveSideIfEmpty). It knows nothing of what a record holds:
+// a record is bytes under a key, encoded by the package that writes it.
 //
 // # Where
 //

@@ -116,6 +116,8 @@ func Deterministic() *Summarizer {
 
 // Summarizer is a summarize.Escalate that remembers its last summary with
 // the steps it took (Last), and names what writes its summaries (Name).
+// Make one with Tools.Summarizer or Deterministic: the zero Summarizer has
+// no escalation to call.
 // The CLI, the REST API and the daemon all summarize through it. It is safe for concurrent use; Last describes the summary
 // that finished last.
 type Summarizer struct {

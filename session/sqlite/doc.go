@@ -36,7 +36,7 @@
 // details, thinking, images, toolCall arguments, "_" bookkeeping);
 // [Store.Editable] tells an extractor which trigger types qualify, and
 // [Store.EditableValues], which asks the same guard, which values. Rows are
-// never inserted or deleted: Append returns an error wrapping
+// never inserted or deleted: AppendAt and Create return an error wrapping
 // ErrUnsupported.
 //
 // Only schema version 23 is supported; any other store is refused with an

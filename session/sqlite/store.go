@@ -60,7 +60,7 @@ type Options struct {
 // checked again inside it, each row replaced by compare-and-swap, only edits
 // that keep OpenClaw's projections valid, and the session's rewrite
 // generation and transcript_updated_at advanced. Rows are never inserted or
-// deleted, so Append is not supported.
+// deleted, so AppendAt and Create are not supported.
 //
 // A Store is safe for concurrent use; every call opens its own connection.
 type Store struct {
