@@ -14,11 +14,8 @@ type SessionFiles struct {
 	// Transcript is the transcript file and TranscriptBytes its size.
 	Transcript      string
 	TranscriptBytes int64
-	// SideDir is the session's side directory (it may not exist), and
-	// SideFiles and SideBytes count its regular files and their bytes.
-	SideDir   string
-	SideFiles int
-	SideBytes int64
+	// SideDir is the session's side directory (it may not exist).
+	SideDir string
 	// Index is the host's index file that lists the session
 	// (sessions.json) and Entries its entries there, key → the entry's
 	// JSON text exactly as it is in the file; both are empty for a

@@ -68,7 +68,6 @@ func (s *Store) Family(ctx context.Context, ref bs.SessionRef) ([]bs.SessionFile
 		f.TranscriptBytes = fi.Size()
 		if sd, err := SideDir(r); err == nil {
 			f.SideDir = sd
-			f.SideFiles, f.SideBytes = countFiles(sd)
 		}
 		if keys := d.Keys(r); len(keys) > 0 {
 			f.Index = filepath.Join(filepath.Dir(r.Path), "sessions.json")
@@ -164,27 +163,6 @@ func headerParent(path string) string {
 		return ""
 	}
 	return h.ParentSession
-}
-
-// countFiles counts the regular files under dir and their bytes, a
-// "meta.json" directly in dir aside (as the trash counts its items); a
-// missing dir has none.
-func countFiles(dir string) (int, int64) {
-	var n int
-	var b int64
-	_ = filepath.WalkDir(dir, func(p string, e fs.DirEntry, err error) error {
-		if err != nil {
-			return nil
-		}
-		if e.Type().IsRegular() && !(filepath.Dir(p) == dir && e.Name() == "meta.json") {
-			if fi, err := e.Info(); err == nil {
-				n++
-				b += fi.Size()
-			}
-		}
-		return nil
-	})
-	return n, b
 }
 
 // LockFiles takes the host's lock of f's transcript without waiting, so

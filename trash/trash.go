@@ -450,10 +450,11 @@ func (t *Trash) family(ctx context.Context, ref bs.SessionRef) ([]member, error)
 	}
 	out := make([]member, len(fam))
 	for i, f := range fam {
+		sideFiles, sideBytes := countFiles(f.SideDir)
 		out[i] = member{ref: f.Ref, files: f, Session: Session{
 			Agent: f.Ref.Agent, SessionID: f.Ref.ID, Parent: f.Parent, OriginalPath: f.Transcript, SideDir: f.SideDir,
 			SessionsJSON: f.Index, Entries: f.Entries, TranscriptBytes: f.TranscriptBytes,
-			ExtractedFiles: f.SideFiles, ExtractedBytes: f.SideBytes,
+			ExtractedFiles: sideFiles, ExtractedBytes: sideBytes,
 		}}
 	}
 	return out, nil
