@@ -12,6 +12,7 @@ import (
 
 	bs "github.com/brainsurgeon/brainsurgeon"
 	"github.com/brainsurgeon/brainsurgeon/backend"
+	"github.com/brainsurgeon/brainsurgeon/internal/agenttext"
 	"github.com/brainsurgeon/brainsurgeon/internal/atomicfile"
 	"github.com/brainsurgeon/brainsurgeon/internal/cli"
 	"github.com/brainsurgeon/brainsurgeon/portable"
@@ -108,15 +109,7 @@ func runGrep(ctx context.Context, w io.Writer, tr bs.Transcript, side bs.SideSto
 		if asJSON {
 			return
 		}
-		id := h.EntryID
-		if id == "" {
-			id = "-"
-		}
-		where := string(h.Where)
-		if h.Where == recall.Extracted && h.EntryWhere != "" {
-			where += "(" + string(h.EntryWhere) + ")"
-		}
-		fmt.Fprintf(w, "%-20s %-10s line %-6d %s\n", where, id, h.Line, h.Snippet)
+		fmt.Fprintln(w, agenttext.GrepHit(h))
 	})
 	if errors.Is(err, bs.ErrInvalid) {
 		return cli.Usagef("bad --regex pattern %q: %v", pattern, err)
@@ -134,14 +127,7 @@ func runGrep(ctx context.Context, w io.Writer, tr bs.Transcript, side bs.SideSto
 		}
 		return none
 	}
-	switch {
-	case out.Count == 0:
-		fmt.Fprintf(w, "no match for %q in %s\n", pattern, out.Session)
-	case out.Truncated:
-		fmt.Fprintf(w, "%d hits (stopped at --max %d; there are more)\n", out.Count, o.MaxHits)
-	default:
-		fmt.Fprintf(w, "%d %s\n", out.Count, plural(out.Count, "hit"))
-	}
+	agenttext.GrepSummary(w, out, pattern, o.MaxHits)
 	return none
 }
 
@@ -182,54 +168,8 @@ func (c *contextCommand) describe(ctx context.Context, args []string) error {
 	if sf.json {
 		return cli.WriteJSON(c.m.Stdout, d, nil)
 	}
-	printDescription(c.m.Stdout, d)
+	agenttext.Description(c.m.Stdout, d)
 	return nil
-}
-
-func printDescription(w io.Writer, d *recall.Description) {
-	field(w, "Entry", "%s (line %d)", d.EntryID, d.Line)
-	typ := d.Type
-	if d.Role != "" {
-		typ += ", role " + d.Role
-	}
-	field(w, "Type", "%s", typ)
-	if d.ParentID != "" {
-		field(w, "Parent", "%s", d.ParentID)
-	}
-	if !d.Time.IsZero() {
-		field(w, "Time", "%s", d.Time.UTC().Format("2006-01-02 15:04:05Z"))
-	}
-	field(w, "Size", "%s bytes", num(d.Bytes))
-	field(w, "Where", "%s", d.Where)
-	if d.Extracted {
-		field(w, "Extracted", "yes: some values are in side files (brainsurgeon restore)")
-	}
-	cp := d.Compaction
-	if cp == nil {
-		return
-	}
-	kind := "by the host"
-	if cp.Layer != "" {
-		kind = fmt.Sprintf("%s, layer %s", cp.Trigger, cp.Layer)
-	}
-	field(w, "Compaction", "%s, level %d, %s tokens before", kind, cp.Level, num(int(cp.TokensBefore)))
-	if cp.Degraded {
-		field(w, "Degraded", "yes (summary made without a model)")
-	}
-	if cp.Previous != "" {
-		field(w, "Previous", "%s", cp.Previous)
-	}
-	if len(cp.Covers) > 0 {
-		field(w, "Condenses", "%s", strings.Join(cp.Covers, ", "))
-	}
-	if cp.Span.Count > 0 {
-		field(w, "Stands for", "%d entries (%d messages), %s (line %d) … %s (line %d)", cp.Span.Count, cp.Span.Messages,
-			cp.Span.FirstID, cp.Span.FirstLine, cp.Span.LastID, cp.Span.LastLine)
-	} else {
-		field(w, "Stands for", "no entries")
-	}
-	field(w, "First kept", "%s", cp.FirstKeptEntryID)
-	fmt.Fprintf(w, "\nSummary:\n%s\n", cp.Summary)
 }
 
 const expandUsage = `Usage: brainsurgeon context expand ID [--session S] [--resolve] [--max N] [--json] [--agents-dir DIR]
@@ -279,26 +219,8 @@ func (c *contextCommand) expand(ctx context.Context, args []string) error {
 		}
 		return cli.WriteJSON(c.m.Stdout, x, nil)
 	}
-	cp := x.Compaction
-	fmt.Fprintf(c.m.Stderr, "compaction %s (line %d) stands for %d entries", cp.EntryID, cp.Line, x.Total)
-	if len(x.Covers) > 0 {
-		fmt.Fprintf(c.m.Stderr, " and condenses %d earlier summaries (expand them in turn)", len(x.Covers))
-	}
-	if x.Truncated {
-		fmt.Fprintf(c.m.Stderr, "; showing the first %d (--max %d)", len(x.Entries), *max)
-	}
-	fmt.Fprintln(c.m.Stderr)
-	for _, cv := range x.Covers {
-		if cv.Found {
-			fmt.Fprintf(c.m.Stdout, "covers %s (line %d, level %d, %s chars): brainsurgeon context expand %s\n", cv.ID, cv.Line, cv.Level, num(cv.SummaryChars), cv.ID)
-		} else {
-			fmt.Fprintf(c.m.Stdout, "covers %s (no longer in the transcript)\n", cv.ID)
-		}
-	}
-	for _, e := range x.Entries {
-		c.m.Stdout.Write(bytes.TrimRight(e.Raw, "\n"))
-		fmt.Fprintln(c.m.Stdout)
-	}
+	fmt.Fprintln(c.m.Stderr, agenttext.ExpansionHeader(x, *max))
+	agenttext.ExpansionBody(c.m.Stdout, x, func(id string) string { return "brainsurgeon context expand " + id })
 	return nil
 }
 

@@ -247,14 +247,3 @@ func resolve(ctx context.Context, st bs.Store, agent, name string, log bs.Logger
 	}
 	return bs.SessionRef{}, fmt.Errorf("no session %q under agent %q; its sessions: %s: %w", name, agent, cli.JoinMax(names, 10), bs.ErrNotFound)
 }
-
-// shortKey is a value's key as an agent would write it: the JSON Pointer
-// without the leading "/" and "message/" ("content/0/text"), which
-// --keys accepts.
-func shortKey(path string) string {
-	k := strings.TrimPrefix(path, "/")
-	if s, ok := strings.CutPrefix(k, "message/"); ok && s != "" {
-		return s
-	}
-	return k
-}

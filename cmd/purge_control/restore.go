@@ -4,9 +4,9 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"io"
 	"strings"
 
+	"github.com/brainsurgeon/brainsurgeon/internal/agenttext"
 	"github.com/brainsurgeon/brainsurgeon/internal/cli"
 	"github.com/brainsurgeon/brainsurgeon/restore"
 )
@@ -71,51 +71,6 @@ func (c *restoreCommand) Run(ctx context.Context, args []string) error {
 	if com.json {
 		return cli.WriteJSON(c.m.Stdout, res, err)
 	}
-	printRestore(c.m.Stdout, res)
+	agenttext.Restore(c.m.Stdout, res)
 	return err
-}
-
-func printRestore(w io.Writer, res *restore.Result) {
-	keys := res.Keys()
-	if len(keys) == 1 {
-		text := res.Content[keys[0]]
-		io.WriteString(w, text)
-		if !strings.HasSuffix(text, "\n") {
-			io.WriteString(w, "\n")
-		}
-	} else {
-		for _, k := range keys {
-			text := res.Content[k]
-			fmt.Fprintf(w, "== %s (%d bytes) ==\n%s\n", shortKey(k), len(text), text)
-		}
-	}
-	fmt.Fprintln(w)
-	if res.Restored {
-		short := make([]string, len(res.KeysRestored))
-		n := 0
-		for i, k := range res.KeysRestored {
-			short[i] = shortKey(k)
-			n += res.SizesBytes[k]
-		}
-		status := "Written back now."
-		if res.AlreadyRestored {
-			status = "Already restored: this is the entry's current content; nothing was written."
-		} else if res.Queued {
-			status = "Queued: will be written back when the session is idle."
-		} else if !res.Applied {
-			status = "Not written back."
-		}
-		fmt.Fprintf(w, "Restored keys: %s (%d bytes). %s\n", strings.Join(short, ", "), n, status)
-	} else {
-		fmt.Fprintf(w, "Nothing restored from entry %s.\n", res.EntryID)
-	}
-	if res.Warning != "" {
-		fmt.Fprintf(w, "Warning: %s\n", res.Warning)
-	}
-	if res.AlreadyRestored && res.PreviousRestoredAt != "" {
-		fmt.Fprintf(w, "Restored at %s.\n", res.PreviousRestoredAt)
-	}
-	if res.Suggestion != "" {
-		fmt.Fprintf(w, "Previously restored at %s. %s\n", res.PreviousRestoredAt, res.Suggestion)
-	}
 }

@@ -4,8 +4,8 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"io"
 
+	"github.com/brainsurgeon/brainsurgeon/internal/agenttext"
 	"github.com/brainsurgeon/brainsurgeon/internal/cli"
 	"github.com/brainsurgeon/brainsurgeon/restore"
 )
@@ -55,33 +55,6 @@ func (c *setExtractableCommand) Run(ctx context.Context, args []string) error {
 	if com.json {
 		return cli.WriteJSON(c.m.Stdout, cli.NewSetResult(res), nil)
 	}
-	printSet(c.m.Stdout, res)
+	agenttext.Set(c.m.Stdout, res)
 	return nil
-}
-
-func meaning(v string) string {
-	switch v {
-	case "true":
-		return "it may be extracted even if short (not within the last keep_recent messages)"
-	case "false":
-		return "it will never be extracted"
-	case "1":
-		return "it stays for 1 message from the end"
-	}
-	return "it stays for " + v + " messages from the end"
-}
-
-func printSet(w io.Writer, res *restore.SetResult) {
-	prev := res.Previous
-	if prev == "" {
-		prev = "unset"
-	}
-	switch {
-	case !res.Changed:
-		fmt.Fprintf(w, "Entry %s: _extractable is already %s: %s.\n", res.EntryID, res.Value, meaning(res.Value))
-	case res.Queued:
-		fmt.Fprintf(w, "Entry %s: _extractable %s (was %s): %s. Queued: will be written when the session is idle.\n", res.EntryID, res.Value, prev, meaning(res.Value))
-	default:
-		fmt.Fprintf(w, "Entry %s: _extractable set to %s (was %s): %s. Written now.\n", res.EntryID, res.Value, prev, meaning(res.Value))
-	}
 }
