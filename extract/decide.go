@@ -216,7 +216,7 @@ func Decide(e *bs.Entry, position int, p Policy, now time.Time) Decision {
 	// place, three times.
 	fresh := all[:0:len(all)]
 	for _, c := range all {
-		if !IsPlaceholderValue(e.Raw[c.Start:c.End], e.ID) {
+		if !HoldsOwnPlaceholder(e.Raw[c.Start:c.End], e) {
 			fresh = append(fresh, c)
 		}
 	}

@@ -234,7 +234,9 @@ func EncodeRecord(rec *Record) ([]byte, error) { return appendRecord(nil, rec) }
 
 // appendRecord appends the encoding of rec to dst (see EncodeRecord).
 func appendRecord(dst []byte, rec *Record) ([]byte, error) {
-	if err := bs.IDEntry.Check(rec.EntryID); err != nil {
+	// The key is an entry id or a source key ("tc-<toolCallId>"): any
+	// valid side key.
+	if err := bs.CheckSideKey(rec.EntryID); err != nil {
 		return nil, err
 	}
 	rec.Format = Format
