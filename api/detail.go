@@ -117,14 +117,11 @@ func viewOf(e *bs.Entry) EntryView {
 		return v
 	}
 	v.Entry = json.RawMessage(e.Raw)
-	if e.ID != "" {
-		ph := []byte(extract.Placeholder(e.ID))
-		if bytes.Contains(e.Raw, ph) {
-			v.Extracted = true
-			for _, sv := range e.Strings {
-				if sv.Start >= 0 && sv.End <= len(e.Raw) && bytes.Contains(e.Raw[sv.Start:sv.End], ph) {
-					v.ExtractedPaths = append(v.ExtractedPaths, sv.Pointer)
-				}
+	if extract.HoldsOwnPlaceholder(e.Raw, e) {
+		v.Extracted = true
+		for _, sv := range e.Strings {
+			if sv.Start >= 0 && sv.End <= len(e.Raw) && extract.HoldsOwnPlaceholder(e.Raw[sv.Start:sv.End], e) {
+				v.ExtractedPaths = append(v.ExtractedPaths, sv.Pointer)
 			}
 		}
 	}

@@ -16,6 +16,7 @@ import (
 
 	bs "github.com/brainsurgeon/brainsurgeon"
 	"github.com/brainsurgeon/brainsurgeon/compact"
+	"github.com/brainsurgeon/brainsurgeon/extract"
 	"github.com/brainsurgeon/brainsurgeon/internal/compactwire"
 )
 
@@ -204,7 +205,7 @@ func (s *server) readInfo(ctx context.Context, ref bs.SessionRef, cp Compaction)
 			if e.Kind != bs.KindEntry {
 				return nil
 			}
-			if e.ID != "" && bytes.Contains(e.Raw, []byte("[[extracted-"+e.ID+"]]")) {
+			if extract.HoldsOwnPlaceholder(e.Raw, e) {
 				info.Extracted++
 			}
 			if e.Type == "tool_call" {

@@ -116,7 +116,7 @@ func Describe(ctx context.Context, tr bs.Transcript, id string) (*Description, e
 	p := locate(tr)
 	d := &Description{EntryID: id, Line: n.Line, Type: n.Type, Role: n.Role, ParentID: n.ParentID, Time: n.Timestamp,
 		Bytes: len(e.Raw), Where: p.where[n.Line-1],
-		Extracted: bytes.Contains(e.Raw, []byte(extract.Placeholder(id)))}
+		Extracted: holdsOwn(e, n)}
 	if n.Type == "compaction" {
 		c, err := describeCompaction(tr, n.Line-1, e.Raw)
 		if err != nil {
@@ -125,6 +125,19 @@ func Describe(ctx context.Context, tr bs.Transcript, id string) (*Description, e
 		d.Compaction = c
 	}
 	return d, nil
+}
+
+// holdsOwn reports whether entry e (of node n) holds a placeholder of its
+// own: of its id, or of its tool call's result stored at the source.
+func holdsOwn(e *bs.Entry, n *bs.Node) bool {
+	c := *e
+	if c.ID == "" {
+		c.ID = n.ID
+	}
+	if c.Role == "" {
+		c.Role = n.Role
+	}
+	return extract.HoldsOwnPlaceholder(c.Raw, &c)
 }
 
 // describeCompaction reads a compaction line and finds its span.

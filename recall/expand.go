@@ -167,6 +167,22 @@ func covered(ctx context.Context, tr bs.Transcript, id string) Covered {
 func ResolveLine(ctx context.Context, ref bs.SessionRef, side bs.SideStore, raw []byte, log bs.Logger) ([]byte, int) {
 	log = bs.LoggerOrDiscard(log)
 	e := entry.ParseLite(raw, 0, 0)
+	if key := extract.SourceKeyOf(e); key != "" && extract.IsPlaceholderValue(raw, key) {
+		// A tool result stored at the source: its content (and details)
+		// come back whole.
+		raw2, n := resolveSource(ctx, ref, side, raw, key, log)
+		if n > 0 {
+			raw = raw2
+			e = entry.ParseLite(raw, 0, 0)
+		}
+		out, m := resolveOwn(ctx, ref, side, raw, e, log)
+		return out, n + m
+	}
+	return resolveOwn(ctx, ref, side, raw, e, log)
+}
+
+// resolveOwn is ResolveLine for the placeholders of the entry's id.
+func resolveOwn(ctx context.Context, ref bs.SessionRef, side bs.SideStore, raw []byte, e *bs.Entry, log bs.Logger) ([]byte, int) {
 	if e.ID == "" || !extract.IsPlaceholderValue(raw, e.ID) {
 		return raw, 0
 	}
@@ -201,4 +217,37 @@ func ResolveLine(ctx context.Context, ref bs.SessionRef, side bs.SideStore, raw 
 		return raw, 0
 	}
 	return jsonedit.Apply(raw, kept...), len(kept)
+}
+
+// resolveSource replaces the content (and the details) of a toolResult
+// line that holds the placeholder of source key key with the values
+// stored under it.
+func resolveSource(ctx context.Context, ref bs.SessionRef, side bs.SideStore, raw []byte, key string, log bs.Logger) ([]byte, int) {
+	rec, err := extract.LoadRecord(ctx, side, ref, key)
+	if err != nil {
+		log.Warn("placeholder not resolved", "session", ref.String(), "key", key, "err", err)
+		return raw, 0
+	}
+	s, end, ok := jsonedit.Find(raw, extract.SourceContentPath)
+	if !ok || !extract.IsPlaceholderValue(raw[s:end], key) {
+		return raw, 0
+	}
+	var splices []bs.Splice
+	for _, v := range rec.Values {
+		s, end, ok := jsonedit.Find(raw, v.Path)
+		if !ok {
+			continue
+		}
+		orig, err := v.Bytes()
+		if err != nil {
+			log.Warn("placeholder not resolved", "session", ref.String(), "key", key, "path", v.Path, "err", err)
+			if v.Path == extract.SourceContentPath {
+				return raw, 0
+			}
+			continue
+		}
+		splices = append(splices, bs.Splice{Start: s, End: end, With: orig})
+	}
+	sort.Slice(splices, func(a, b int) bool { return splices[a].Start < splices[b].Start })
+	return jsonedit.Apply(raw, splices...), 1
 }

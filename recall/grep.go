@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -316,6 +317,33 @@ func (g *grep) line(raw *bs.Entry, w Where) bool {
 	return true
 }
 
+// blocks searches the text blocks of a JSON array of content blocks; it
+// reports whether the search goes on. A hit's pointer names the block's
+// text ("<path>/<i>/text").
+func (g *grep) blocks(raw []byte, base Hit, path string) bool {
+	var blocks []struct {
+		Type string  `json:"type"`
+		Text *string `json:"text"`
+	}
+	if json.Unmarshal(raw, &blocks) != nil {
+		return true
+	}
+	for i, b := range blocks {
+		if b.Type != "text" || b.Text == nil {
+			continue
+		}
+		text := []byte(*b.Text)
+		if s, end, ok := g.m.find(text); ok {
+			h := base
+			h.Pointer, h.Offset, h.Snippet = path+"/"+strconv.Itoa(i)+"/text", s, snippet(text, s, end, g.snip)
+			if !g.emit(h) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
 // decode returns the text of a raw JSON string; it may reuse g.buf.
 func (g *grep) decode(raw []byte) ([]byte, error) {
 	if len(raw) >= 2 && bytes.IndexByte(raw, '\\') < 0 {
@@ -380,6 +408,14 @@ func (g *grep) side(ctx context.Context, tr bs.Transcript, side bs.SideStore, p 
 			raw, err := v.Bytes()
 			if err != nil {
 				log.Warn("grep: extracted value unreadable, skipped", "session", ref.String(), "entry", it.id, "path", v.Path, "err", err)
+				continue
+			}
+			if len(raw) > 0 && raw[0] == '[' {
+				// Content blocks (a tool result stored at the source):
+				// each text block is searched as text.
+				if !g.blocks(raw, base, v.Path) {
+					return
+				}
 				continue
 			}
 			text := raw

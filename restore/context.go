@@ -108,6 +108,9 @@ func (r *Restorer) GetContext(ctx context.Context, ref bs.SessionRef) (*Context,
 			c.ExtractableNow++
 		}
 		holders := placeholderPointers(e)
+		if key := heldSourceKey(e); key != "" {
+			c.sourceEntry(ctx, r.Side, ref, e, key, have[key], len(holders) > 0)
+		}
 		if e.ID == "" || (!have[e.ID] && len(holders) == 0) {
 			continue
 		}
@@ -159,6 +162,38 @@ func (r *Restorer) GetContext(ctx context.Context, ref bs.SessionRef) (*Context,
 		}
 	}
 	return c, nil
+}
+
+// sourceEntry adds the tool result stored at the source under key, whose
+// placeholder entry e holds, as an extracted entry named by its key (the
+// key purge_control restore takes). counted says whether e is counted
+// among the entries holding placeholders already.
+func (c *Context) sourceEntry(ctx context.Context, side bs.SideStore, ref bs.SessionRef, e *bs.Entry, key string, stored, counted bool) {
+	x := ExtractedEntry{EntryID: key, Line: e.Line, Keys: []string{}, SizesBytes: map[string]int{}}
+	sr := sideRecord{err: fmt.Errorf("side record %s: %w", key, bs.ErrNotFound)}
+	if stored {
+		sr = sideRecord{file: "side record " + key}
+		sr.rec, sr.err = extract.LoadRecord(ctx, side, ref, key)
+	}
+	if sr.err == nil {
+		x.Type, x.ExtractedAt = sr.rec.TriggerType, sr.rec.ExtractedAt
+		for _, v := range sr.rec.Values {
+			x.Keys = append(x.Keys, v.Path)
+			x.SizesBytes[v.Path] = v.Size
+		}
+	}
+	if pc := checkSource(c.Session, e, key, sr); pc.problem != nil {
+		c.Lost = append(c.Lost, *pc.problem)
+		x.Lost = append(x.Lost, pc.problem.Path+": "+pc.problem.Kind+": "+pc.problem.Detail)
+		c.LostValues++
+	} else {
+		x.Placeholders++
+		c.ExtractedBytes += int64(pc.value.Size)
+	}
+	if !counted {
+		c.EntriesWithPlaceholders++
+	}
+	c.Extracted = append(c.Extracted, x)
 }
 
 // entryCount returns the number of entry lines (not the header, blank or

@@ -128,6 +128,10 @@ type RestoreOptions struct {
 	// when the caller knows it; that call is redacted. Without it the
 	// latest call naming the entry is (see the package documentation).
 	ToolCallID string
+	// NoWriteBack returns the values without writing them back or
+	// queuing a write-back (a server in read-only mode): the result says
+	// neither Applied nor Queued.
+	NoWriteBack bool
 }
 
 // Result is the answer to a restore request.
@@ -281,6 +285,9 @@ func (r *Restorer) Restore(ctx context.Context, ref bs.SessionRef, entryID strin
 		holders := placeholderPointers(e)
 		switch {
 		case errors.Is(err, bs.ErrNotFound) && len(holders) == 0:
+			if key := heldSourceKey(e); key != "" {
+				return nil, fmt.Errorf("entry %s: its tool result is stored under %s: expected that key (the id in its placeholder [[extracted-%s]]): %w", entryID, key, key, bs.ErrNotFound)
+			}
 			return nil, fmt.Errorf("entry %s: nothing to restore (it was never extracted): %w", entryID, bs.ErrNotFound)
 		case errors.Is(err, bs.ErrNotFound):
 			for _, p := range holders {
@@ -350,7 +357,7 @@ func (r *Restorer) Restore(ctx context.Context, ref bs.SessionRef, entryID strin
 	if res.PreviousRestoredAt != "" && res.Restored {
 		res.Suggestion = Suggestion
 	}
-	if !res.Restored {
+	if !res.Restored || opts.NoWriteBack {
 		return res, nil
 	}
 	req := r.newRequest(KindRestore, ref, entryID)

@@ -95,7 +95,7 @@ func Verify(ctx context.Context, store bs.Store, side bs.SideStore, ref bs.Sessi
 	name := ref.String()
 
 	// One read: the entries holding placeholders, and the ids present.
-	var held []*bs.Entry
+	var held, sources []*bs.Entry
 	present := map[string]bool{}
 	mark := []byte(extract.PlaceholderPrefix)
 	visit := &bs.Visitor{Want: func(raw []byte) bool { return bytes.Contains(raw, mark) }, Visit: func(e *bs.Entry) error {
@@ -103,13 +103,22 @@ func Verify(ctx context.Context, store bs.Store, side bs.SideStore, ref bs.Sessi
 			return nil
 		}
 		present[e.ID] = true
-		if !bytes.Contains(e.Raw, mark) || len(placeholderPointers(e)) == 0 {
+		if !bytes.Contains(e.Raw, mark) {
+			return nil
+		}
+		own, src := len(placeholderPointers(e)) > 0, heldSourceKey(e) != ""
+		if !own && !src {
 			return nil
 		}
 		c := *e
 		c.Raw = bytes.Clone(e.Raw) // e.Raw belongs to the read
 		c.Extractable = bytes.Clone(e.Extractable)
-		held = append(held, &c)
+		if own {
+			held = append(held, &c)
+		}
+		if src {
+			sources = append(sources, &c)
+		}
 		return nil
 	}}
 	tr, err := store.Open(ctx, ref, visit)
@@ -119,7 +128,7 @@ func Verify(ctx context.Context, store bs.Store, side bs.SideStore, ref bs.Sessi
 	ref = tr.Ref()
 	name = ref.String()
 	rep := &VerifyReport{Session: name, Backend: ref.Backend, Path: store.Location(ref), Problems: []VerifyProblem{}, Orphans: []VerifyOrphan{},
-		Entries: len(held), MalformedLines: len(tr.Malformed())}
+		Entries: countEntries(held, sources), MalformedLines: len(tr.Malformed())}
 	infos, err := side.List(ctx, ref)
 	if err != nil {
 		return nil, fmt.Errorf("verify %s: %w", name, err)
@@ -182,6 +191,32 @@ func Verify(ctx context.Context, store bs.Store, side bs.SideStore, ref bs.Sessi
 		}
 	}
 
+	// A tool result stored at the source: its record is keyed by the
+	// tool call, and its content must be there, intact.
+	for _, e := range sources {
+		key := heldSourceKey(e)
+		holders[key] = true
+		present[key] = true
+		sr := sideRecord{err: fmt.Errorf("side record %s: %w", key, bs.ErrNotFound)}
+		if _, ok := files[key]; ok {
+			l := load(key)
+			sr = sideRecord{rec: l.rec, err: l.err, file: l.path}
+		}
+		rep.Placeholders++
+		c := checkSource(name, e, key, sr)
+		if c.problem != nil {
+			rep.Problems = append(rep.Problems, *c.problem)
+			continue
+		}
+		if used[key] == nil {
+			used[key] = map[string]bool{}
+		}
+		for _, v := range sr.rec.Values {
+			used[key][v.Path] = true // the content and the details go together
+		}
+		rep.Verified++
+	}
+
 	// Orphans: files and values nothing points to.
 	for _, id := range sortedKeys(files) {
 		l := load(id)
@@ -215,6 +250,17 @@ func Verify(ctx context.Context, store bs.Store, side bs.SideStore, ref bs.Sessi
 	}
 	sort.SliceStable(rep.Problems, func(i, j int) bool { return rep.Problems[i].Line < rep.Problems[j].Line })
 	return rep, nil
+}
+
+// countEntries counts the distinct entries of two lists.
+func countEntries(a, b []*bs.Entry) int {
+	seen := map[int]bool{}
+	for _, l := range [][]*bs.Entry{a, b} {
+		for _, e := range l {
+			seen[e.Line] = true
+		}
+	}
+	return len(seen)
 }
 
 // isPlaceholderText reports whether s is exactly the entry's placeholder

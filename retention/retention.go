@@ -20,6 +20,13 @@
 //     redactions, Record.Extra): without them `restore --all --pristine`
 //     could not give back the host's bytes.
 //
+// A tool result stored at the source by the OpenClaw plugin (key
+// "tc-<toolCallId>") is kept in every scope while its placeholder
+// "[[extracted-tc-<toolCallId>]]" is in the current transcript, and while
+// it is younger than the config's idle delay (the host writes the entry
+// holding the placeholder after the record is stored); after that it is
+// treated as any record.
+//
 // With "retention_scope": "orphans", the records of entries whose
 // placeholder "[[extracted-<id>]]" is still in the current transcript are
 // kept as well; with "all" (the default) they expire with their unit.
@@ -311,7 +318,23 @@ func (r *run) session(ctx context.Context, ref bs.SessionRef, st *Stats, gone bo
 			keep[q.EntryID] = true
 		}
 	}
-	if r.scope == config.ScopeOrphans && !gone {
+	// A tool result stored at the source ("tc-<toolCallId>") is kept in
+	// every scope while its placeholder is in the transcript, and while it
+	// is younger than the idle delay: the host writes the entry holding
+	// the placeholder only after the record is stored.
+	sources := false
+	idleFrom := bs.Now(r.o.Clock).Add(-r.o.Config.Idle())
+	for _, u := range expired {
+		for _, id := range u.Live {
+			if extract.IsSourceKey(id) {
+				sources = true
+				if u.Time.After(idleFrom) {
+					keep[id] = true
+				}
+			}
+		}
+	}
+	if (r.scope == config.ScopeOrphans || sources) && !gone {
 		refd, err := referenced(ctx, r.o.Store, ref)
 		if err != nil {
 			st.Errors++
@@ -319,7 +342,9 @@ func (r *run) session(ctx context.Context, ref bs.SessionRef, st *Stats, gone bo
 			return fmt.Errorf("retention %s: %w", ref, err)
 		}
 		for id := range refd {
-			keep[id] = true
+			if r.scope == config.ScopeOrphans || extract.IsSourceKey(id) {
+				keep[id] = true
+			}
 		}
 	}
 	// Records holding restore's journal or redactions are kept in every
@@ -333,7 +358,7 @@ func (r *run) session(ctx context.Context, ref bs.SessionRef, st *Stats, gone bo
 				continue
 			}
 			rec, err := extract.LoadRecord(ctx, r.o.Side, ref, id)
-			if err == nil && len(rec.Extra) > 0 {
+			if err == nil && (len(rec.Extra["journal"]) > 0 || len(rec.Extra["redactions"]) > 0) {
 				keep[id] = true
 			}
 		}
