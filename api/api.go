@@ -58,6 +58,8 @@
 //	GET    /api/trash
 //	POST   /api/trash/{agent}/{id}/restore
 //	DELETE /api/trash/{agent}/{id}
+//	POST   /api/plugin/v1/source                (the OpenClaw plugin: store a tool result; body cap MaxSourceBodyBytes)
+//	POST   /api/plugin/v1/tool                  (the OpenClaw plugin: one tool call; allowed in read-only mode, where only reads run)
 //
 // {id} names a session of {agent} the way the CLI does after "agent/"
 // (Backend.ResolveAmong): its id, its transcript's file stem, a unique prefix
@@ -317,42 +319,50 @@ type route struct {
 	pattern string
 	public  bool
 	h       http.HandlerFunc
+	// maxBody, when positive, is the route's body cap instead of
+	// Options.MaxBodyBytes (the larger of the two applies).
+	maxBody int64
+	// readOnlyOK lets a write method through in read-only mode: the
+	// handler refuses the calls that would write itself.
+	readOnlyOK bool
 }
 
 func (s *server) routeTable() []route {
 	return []route{
-		{"GET /api/health", true, s.answer(s.health)},
-		{"GET /api/auth-info", true, s.answer(s.authInfo)},
-		{"GET /auth-info", true, s.answer(s.authInfo)},
-		{"GET /api/config", true, s.answer(s.getConfig)},
-		{"POST /api/config", false, s.answer(s.postConfig)},
-		{"GET /api/config/env", true, s.answer(s.configEnv)},
-		{"GET /api/agents", false, s.answer(s.agents)},
-		{"GET /api/sessions", false, s.answer(s.sessions)},
-		{"GET /api/disk", false, s.answer(s.disk)},
-		{"GET /api/agents/{agent}/sessions", false, s.answer(s.sessions)},
-		{"GET /api/sessions/{agent}/{id}", false, s.answer(s.detail)},
-		{"DELETE /api/sessions/{agent}/{id}", false, s.answer(s.deleteSession)},
-		{"GET /api/sessions/{agent}/{id}/context", false, s.answer(s.getContext)},
-		{"GET /api/sessions/{agent}/{id}/context/status", false, s.answer(s.contextStatus)},
-		{"GET /api/sessions/{agent}/{id}/context/inspect", false, s.answer(s.contextInspect)},
-		{"GET /api/sessions/{agent}/{id}/context/history", false, s.answer(s.contextHistory)},
-		{"POST /api/sessions/{agent}/{id}/context/compact", false, s.answer(s.contextCompact)},
-		{"GET /api/sessions/{agent}/{id}/context/grep", false, s.contextGrep},
-		{"GET /api/sessions/{agent}/{id}/usage", false, s.answer(s.usage)},
-		{"POST /api/sessions/{agent}/{id}/restore", false, s.answer(s.restoreAll)},
-		{"GET /api/sessions/{agent}/{id}/entries/{entryId}/extracted", false, s.extracted},
-		{"POST /api/sessions/{agent}/{id}/entries/{entryId}/restore", false, s.answer(s.restoreEntry)},
-		{"PUT /api/sessions/{agent}/{id}/entries/{entryId}/meta", false, s.answer(s.setExtractable)},
-		{"POST /api/sessions/{agent}/{id}/entries/{entryId}/extractable", false, s.answer(s.setExtractable)},
-		{"POST /api/prune/run", false, s.answer(s.runPrune)},
-		{"POST /api/retention/run", false, s.answer(s.runRetention)},
-		{"POST /api/cron/jobs/{name}/run", false, s.answer(s.runJob)},
-		{"GET /api/cron/status", false, s.answer(s.status)},
-		{"GET /api/scheduler/status", false, s.answer(s.status)},
-		{"GET /api/trash", false, s.answer(s.trashList)},
-		{"POST /api/trash/{agent}/{id}/restore", false, s.answer(s.trashRestore)},
-		{"DELETE /api/trash/{agent}/{id}", false, s.answer(s.trashDelete)},
+		{"GET /api/health", true, s.answer(s.health), 0, false},
+		{"GET /api/auth-info", true, s.answer(s.authInfo), 0, false},
+		{"GET /auth-info", true, s.answer(s.authInfo), 0, false},
+		{"GET /api/config", true, s.answer(s.getConfig), 0, false},
+		{"POST /api/config", false, s.answer(s.postConfig), 0, false},
+		{"GET /api/config/env", true, s.answer(s.configEnv), 0, false},
+		{"GET /api/agents", false, s.answer(s.agents), 0, false},
+		{"GET /api/sessions", false, s.answer(s.sessions), 0, false},
+		{"GET /api/disk", false, s.answer(s.disk), 0, false},
+		{"GET /api/agents/{agent}/sessions", false, s.answer(s.sessions), 0, false},
+		{"GET /api/sessions/{agent}/{id}", false, s.answer(s.detail), 0, false},
+		{"DELETE /api/sessions/{agent}/{id}", false, s.answer(s.deleteSession), 0, false},
+		{"GET /api/sessions/{agent}/{id}/context", false, s.answer(s.getContext), 0, false},
+		{"GET /api/sessions/{agent}/{id}/context/status", false, s.answer(s.contextStatus), 0, false},
+		{"GET /api/sessions/{agent}/{id}/context/inspect", false, s.answer(s.contextInspect), 0, false},
+		{"GET /api/sessions/{agent}/{id}/context/history", false, s.answer(s.contextHistory), 0, false},
+		{"POST /api/sessions/{agent}/{id}/context/compact", false, s.answer(s.contextCompact), 0, false},
+		{"GET /api/sessions/{agent}/{id}/context/grep", false, s.contextGrep, 0, false},
+		{"GET /api/sessions/{agent}/{id}/usage", false, s.answer(s.usage), 0, false},
+		{"POST /api/sessions/{agent}/{id}/restore", false, s.answer(s.restoreAll), 0, false},
+		{"GET /api/sessions/{agent}/{id}/entries/{entryId}/extracted", false, s.extracted, 0, false},
+		{"POST /api/sessions/{agent}/{id}/entries/{entryId}/restore", false, s.answer(s.restoreEntry), 0, false},
+		{"PUT /api/sessions/{agent}/{id}/entries/{entryId}/meta", false, s.answer(s.setExtractable), 0, false},
+		{"POST /api/sessions/{agent}/{id}/entries/{entryId}/extractable", false, s.answer(s.setExtractable), 0, false},
+		{"POST /api/prune/run", false, s.answer(s.runPrune), 0, false},
+		{"POST /api/retention/run", false, s.answer(s.runRetention), 0, false},
+		{"POST /api/cron/jobs/{name}/run", false, s.answer(s.runJob), 0, false},
+		{"GET /api/cron/status", false, s.answer(s.status), 0, false},
+		{"GET /api/scheduler/status", false, s.answer(s.status), 0, false},
+		{"GET /api/trash", false, s.answer(s.trashList), 0, false},
+		{"POST /api/trash/{agent}/{id}/restore", false, s.answer(s.trashRestore), 0, false},
+		{"DELETE /api/trash/{agent}/{id}", false, s.answer(s.trashDelete), 0, false},
+		{pattern: "POST /api/plugin/v1/source", h: s.answer(s.pluginSource), maxBody: MaxSourceBodyBytes},
+		{pattern: "POST /api/plugin/v1/tool", h: s.answer(s.pluginTool), readOnlyOK: true},
 	}
 }
 
@@ -426,15 +436,16 @@ func (s *server) guard(rt route) http.Handler {
 				return
 			}
 		}
-		if s.opts.ReadOnly && isWrite(r.Method) {
+		if s.opts.ReadOnly && isWrite(r.Method) && !rt.readOnlyOK {
 			writeJSON(w, http.StatusForbidden, map[string]any{"error": "the server is in read-only mode: " + r.Method + " " + r.URL.Path + " would write", "read_only": true})
 			return
 		}
-		if r.ContentLength > s.maxBody {
-			writeError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body of %d bytes is larger than the limit of %d bytes", r.ContentLength, s.maxBody))
+		limit := max(s.maxBody, rt.maxBody)
+		if r.ContentLength > limit {
+			writeError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body of %d bytes is larger than the limit of %d bytes", r.ContentLength, limit))
 			return
 		}
-		r.Body = http.MaxBytesReader(w, r.Body, s.maxBody)
+		r.Body = http.MaxBytesReader(w, r.Body, limit)
 		rt.h(w, r)
 	})
 }

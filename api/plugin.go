@@ -1,0 +1,663 @@
+package api
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"time"
+	"unicode/utf16"
+	"unicode/utf8"
+
+	bs "github.com/brainsurgeon/brainsurgeon"
+	"github.com/brainsurgeon/brainsurgeon/extract"
+	"github.com/brainsurgeon/brainsurgeon/internal/agenttext"
+	"github.com/brainsurgeon/brainsurgeon/recall"
+	"github.com/brainsurgeon/brainsurgeon/restore"
+)
+
+// The plugin endpoints (POST /api/plugin/v1/source and
+// POST /api/plugin/v1/tool) serve BrainSurgeon's OpenClaw plugin: its
+// tool-result middleware stores a large tool result at the source, and
+// its tools (purge_control, recall_grep, recall_describe, recall_expand)
+// run here, so that the text the model reads is formatted in one place
+// (package internal/agenttext).
+
+// MaxSourceBodyBytes caps the body of POST /api/plugin/v1/source, which
+// carries a whole tool result (other routes keep Options.MaxBodyBytes).
+const MaxSourceBodyBytes = 32 << 20
+
+// MaxToolTextBlock is the longest text block, in UTF-16 code units (a
+// JavaScript string's length), that a tc- restore returns: the host
+// truncates longer blocks, so a longer text is split into consecutive
+// blocks of at most this length that concatenate to the exact text.
+const MaxToolTextBlock = 100_000
+
+// DefaultPluginAgent is the agent of a plugin request that names none.
+const DefaultPluginAgent = "main"
+
+// maxPluginString bounds the free-text members of a plugin request
+// (tool_name, run_id, session_key) in bytes.
+const maxPluginString = 512
+
+// pluginSessionRequest is the session identity of a plugin request, from
+// the run's context (never from the model).
+type pluginSessionRequest struct {
+	AgentID    string `json:"agent_id"`
+	SessionID  string `json:"session_id"`
+	SessionKey string `json:"session_key"`
+}
+
+// checkText checks a free-text member: at most maxPluginString bytes of
+// valid UTF-8 without control characters.
+func checkText(member, v string) error {
+	switch {
+	case len(v) > maxPluginString:
+		return fmt.Errorf("%s: expected at most %d bytes, found %d: %w", member, maxPluginString, len(v), bs.ErrInvalid)
+	case !utf8.ValidString(v):
+		return fmt.Errorf("%s: expected valid UTF-8, found %q: %w", member, v, bs.ErrInvalid)
+	}
+	for _, c := range v {
+		if c < 0x20 || c == 0x7f {
+			return fmt.Errorf("%s: expected no control characters, found %q in %q: %w", member, c, v, bs.ErrInvalid)
+		}
+	}
+	return nil
+}
+
+// checkToolCallID checks a tool call id: "tc-<id>" must be a valid side
+// key (brainsurgeon.CheckSideKey).
+func checkToolCallID(id string) error {
+	if _, err := extract.SourceKey(id); err != nil {
+		return fmt.Errorf("tool_call_id: %w", err)
+	}
+	return nil
+}
+
+// resolve finds the session of a plugin request among the sessions the
+// store lists: session_id under agent_id (default "main") first, then
+// session_key. Every member is checked first (400); no session is a 404.
+func (s *server) resolve(ctx context.Context, q pluginSessionRequest) (bs.SessionRef, error) {
+	agent := q.AgentID
+	if agent == "" {
+		agent = DefaultPluginAgent
+	}
+	if found := bs.IDName.Found(agent); found != "" {
+		return bs.SessionRef{}, fmt.Errorf("agent_id: expected an agent name (%s), %s: %w", bs.IDName.Expected(), found, bs.ErrInvalid)
+	}
+	if q.SessionID != "" {
+		if found := bs.IDName.Found(q.SessionID); found != "" {
+			return bs.SessionRef{}, fmt.Errorf("session_id: expected a session id (%s), %s: %w", bs.IDName.Expected(), found, bs.ErrInvalid)
+		}
+	}
+	if err := checkText("session_key", q.SessionKey); err != nil {
+		return bs.SessionRef{}, err
+	}
+	if q.SessionID == "" && q.SessionKey == "" {
+		return bs.SessionRef{}, fmt.Errorf("request body: expected session_id or session_key (from the run's context), found neither: %w", bs.ErrInvalid)
+	}
+	refs, err := s.listRefs(ctx, agent)
+	if err != nil {
+		return bs.SessionRef{}, err
+	}
+	if len(refs) == 0 {
+		return bs.SessionRef{}, fmt.Errorf("session of agent %q: the agent has no sessions: %w", agent, bs.ErrNotFound)
+	}
+	var idErr error
+	if q.SessionID != "" {
+		ref, err := s.set.Backend.ResolveAmong(refs, agent+"/"+q.SessionID)
+		if err == nil || !errors.Is(err, bs.ErrNotFound) || q.SessionKey == "" {
+			return ref, err
+		}
+		idErr = err
+	}
+	ref, err := s.set.Backend.ResolveAmong(refs, q.SessionKey)
+	if err != nil && idErr != nil {
+		return bs.SessionRef{}, fmt.Errorf("%w; session_key: %w", idErr, err)
+	}
+	return ref, err
+}
+
+// decodePlugin decodes a plugin request body (one JSON object; members
+// the endpoint does not know are ignored, so that a newer plugin still
+// talks to this daemon).
+func decodePlugin(r *http.Request, v any) error {
+	data, err := readBody(r)
+	if err != nil {
+		return err
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if err := dec.Decode(v); err != nil {
+		return fmt.Errorf("request body: expected a JSON object of the documented members: %v: %w", err, bs.ErrInvalid)
+	}
+	if rest := bytes.TrimSpace(data[dec.InputOffset():]); len(rest) > 0 {
+		return fmt.Errorf("request body: %d bytes after the JSON object, expected one object: %w", len(rest), bs.ErrInvalid)
+	}
+	return nil
+}
+
+// sourceRequest is the body of POST /api/plugin/v1/source. Content and
+// Details are kept as the bytes of the request body.
+type sourceRequest struct {
+	pluginSessionRequest
+	RunID              string          `json:"run_id"`
+	ToolCallID         string          `json:"tool_call_id"`
+	ToolName           string          `json:"tool_name"`
+	Key                string          `json:"key"`
+	Content            json.RawMessage `json:"content"`
+	Details            json.RawMessage `json:"details"`
+	PlaceholderContent json.RawMessage `json:"placeholder_content"`
+	PlaceholderDetails json.RawMessage `json:"placeholder_details"`
+}
+
+// SourceResponse is the answer of POST /api/plugin/v1/source.
+type SourceResponse struct {
+	// Key is the side key, "tc-<tool_call_id>".
+	Key string `json:"key"`
+	// Bytes and SHA256 are the length and hex sha256 of the content bytes
+	// stored.
+	Bytes  int    `json:"bytes"`
+	SHA256 string `json:"sha256"`
+	// Placeholder is "[[extracted-<key>]]".
+	Placeholder string `json:"placeholder"`
+}
+
+// sourceMeta is the record's "source" member.
+type sourceMeta struct {
+	ToolCallID string `json:"tool_call_id"`
+	ToolName   string `json:"tool_name"`
+	RunID      string `json:"run_id"`
+	SessionKey string `json:"session_key"`
+	StoredAt   string `json:"stored_at"`
+}
+
+func isNull(raw json.RawMessage) bool {
+	t := bytes.TrimSpace(raw)
+	return len(t) == 0 || string(t) == "null"
+}
+
+// pluginSource answers POST /api/plugin/v1/source: it stores one tool
+// result as the side record "tc-<tool_call_id>" of the session, durably,
+// before answering (see the package documentation).
+func (s *server) pluginSource(r *http.Request) (any, error) {
+	var q sourceRequest
+	if err := decodePlugin(r, &q); err != nil {
+		return nil, err
+	}
+	key, err := extract.SourceKey(q.ToolCallID)
+	if err != nil {
+		return nil, fmt.Errorf("tool_call_id: %w", err)
+	}
+	if q.Key != key {
+		return nil, fmt.Errorf("key: expected %q (\"tc-\" and the tool_call_id), found %.80q: %w", key, q.Key, bs.ErrInvalid)
+	}
+	for _, m := range []struct{ name, v string }{{"tool_name", q.ToolName}, {"run_id", q.RunID}} {
+		if err := checkText(m.name, m.v); err != nil {
+			return nil, err
+		}
+	}
+	if c := bytes.TrimSpace(q.Content); len(c) == 0 || c[0] != '[' {
+		return nil, fmt.Errorf("content: expected the tool result's content blocks (a JSON array), found %.40q: %w", string(c), bs.ErrInvalid)
+	}
+	ph := extract.Placeholder(key)
+	if isNull(q.PlaceholderContent) {
+		return nil, fmt.Errorf("placeholder_content: expected the content blocks that replace the result, holding %s, found none: %w", ph, bs.ErrInvalid)
+	}
+	var phBlocks []json.RawMessage
+	if err := json.Unmarshal(q.PlaceholderContent, &phBlocks); err != nil {
+		return nil, fmt.Errorf("placeholder_content: expected a JSON array of content blocks: %v: %w", err, bs.ErrInvalid)
+	}
+	if texts, _, err := extract.SourceText(q.PlaceholderContent); err != nil || !strings.Contains(strings.Join(texts, ""), ph) {
+		return nil, fmt.Errorf("placeholder_content: expected a text block holding %s, found none: %w", ph, bs.ErrInvalid)
+	}
+	ref, err := s.resolve(r.Context(), q.pluginSessionRequest)
+	if err != nil {
+		return nil, err
+	}
+	now := time.Now().UTC()
+	rec := &extract.Record{Session: ref.String(), EntryID: key, TriggerType: string(bs.TriggerToolResult), ExtractedAt: now}
+	rec.Put(extract.NewStoredValue(extract.SourceContentPath, bs.TriggerToolResult, false, q.Content, compactJSON(q.PlaceholderContent), now))
+	if !isNull(q.Details) {
+		phd := compactJSON(q.PlaceholderDetails)
+		if isNull(q.PlaceholderDetails) {
+			phd = []byte("null")
+		}
+		rec.Put(extract.NewStoredValue(extract.SourceDetailsPath, bs.TriggerToolResult, false, q.Details, phd, now))
+	}
+	meta, err := json.Marshal(sourceMeta{ToolCallID: q.ToolCallID, ToolName: q.ToolName, RunID: q.RunID,
+		SessionKey: q.SessionKey, StoredAt: now.Format(time.RFC3339Nano)})
+	if err != nil {
+		return nil, err
+	}
+	rec.Extra = map[string]json.RawMessage{"source": meta}
+	if _, err := extract.SaveRecord(r.Context(), s.set.Side, ref, rec); err != nil {
+		return nil, fmt.Errorf("store %s in %s: %w", key, ref, err)
+	}
+	if err := s.set.Side.Sync(r.Context(), ref); err != nil {
+		return nil, fmt.Errorf("store %s in %s: sync: %w", key, ref, err)
+	}
+	sum := sha256.Sum256(q.Content)
+	out := SourceResponse{Key: key, Bytes: len(q.Content), SHA256: hex.EncodeToString(sum[:]), Placeholder: ph}
+	if s.set.StateDir != "" {
+		ev := restore.AuditEvent{Time: now, Action: "extract_source", Session: ref.String(), Entry: key,
+			Path: "side record " + key, Agent: ref.Agent, SessionID: ref.ID, Actor: "plugin"}
+		if err := restore.Audit(filepath.Join(s.set.StateDir, "audit.jsonl"), ev); err != nil {
+			s.log.Warn("audit event not written", "action", ev.Action, "entry_id", key, "error", err.Error())
+		}
+	}
+	s.log.Info("tool result stored at the source", "session", ref.String(), "key", key, "tool", q.ToolName, "bytes", out.Bytes)
+	return out, nil
+}
+
+// compactJSON returns raw without insignificant white space (raw itself
+// when it is not valid JSON, which the caller has ruled out).
+func compactJSON(raw json.RawMessage) []byte {
+	var b bytes.Buffer
+	if err := json.Compact(&b, raw); err != nil {
+		return raw
+	}
+	return b.Bytes()
+}
+
+// toolRequest is the body of POST /api/plugin/v1/tool.
+type toolRequest struct {
+	pluginSessionRequest
+	ToolCallID string          `json:"tool_call_id"`
+	Tool       string          `json:"tool"`
+	Params     json.RawMessage `json:"params"`
+}
+
+// ToolResponse is the answer of POST /api/plugin/v1/tool: Content is
+// exactly what the model gets.
+type ToolResponse struct {
+	OK      bool              `json:"ok"`
+	Error   string            `json:"error,omitempty"`
+	Content []json.RawMessage `json:"content"`
+	Details any               `json:"details,omitempty"`
+}
+
+// textBlock returns a text content block.
+func textBlock(text string) json.RawMessage {
+	b, _ := json.Marshal(struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	}{"text", text})
+	return b
+}
+
+func toolOK(text string, details any) ToolResponse {
+	return ToolResponse{OK: true, Content: []json.RawMessage{textBlock(text)}, Details: details}
+}
+
+func toolFail(err error) ToolResponse {
+	return ToolResponse{OK: false, Error: err.Error(), Content: []json.RawMessage{textBlock(err.Error())}}
+}
+
+// pluginTools are the tools POST /api/plugin/v1/tool runs.
+var pluginTools = map[string]func(*server, context.Context, bs.SessionRef, toolRequest) (ToolResponse, error){
+	"purge_control":   (*server).purgeControl,
+	"recall_grep":     (*server).recallGrep,
+	"recall_describe": (*server).recallDescribe,
+	"recall_expand":   (*server).recallExpand,
+}
+
+// pluginTool answers POST /api/plugin/v1/tool: 200 with ok true or false
+// for every call it could route; 4xx for a malformed request, an unknown
+// tool, an invalid id or an unknown session.
+func (s *server) pluginTool(r *http.Request) (any, error) {
+	var q toolRequest
+	if err := decodePlugin(r, &q); err != nil {
+		return nil, err
+	}
+	run, ok := pluginTools[q.Tool]
+	if !ok {
+		return nil, fmt.Errorf("tool: expected purge_control, recall_grep, recall_describe or recall_expand, found %.60q: %w", q.Tool, bs.ErrInvalid)
+	}
+	if q.ToolCallID != "" {
+		if err := checkToolCallID(q.ToolCallID); err != nil {
+			return nil, err
+		}
+	}
+	if !isNull(q.Params) && bytes.TrimSpace(q.Params)[0] != '{' {
+		return nil, fmt.Errorf("params: expected a JSON object, found %.40q: %w", string(q.Params), bs.ErrInvalid)
+	}
+	ref, err := s.resolve(r.Context(), q.pluginSessionRequest)
+	if err != nil {
+		return nil, err
+	}
+	res, err := run(s, r.Context(), ref, q)
+	if err != nil {
+		if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+			return nil, err
+		}
+		s.log.Debug("plugin tool call failed", "tool", q.Tool, "session", ref.String(), "error", err)
+		return toolFail(err), nil
+	}
+	return res, nil
+}
+
+// params decodes a tool's params; a type mismatch is the model's mistake,
+// answered ok:false.
+func params(q toolRequest, v any) error {
+	if isNull(q.Params) {
+		return nil
+	}
+	if err := json.Unmarshal(q.Params, v); err != nil {
+		return fmt.Errorf("%s params: %v (expected the documented members)", q.Tool, err)
+	}
+	return nil
+}
+
+// purgeControl runs purge_control's actions.
+func (s *server) purgeControl(ctx context.Context, ref bs.SessionRef, q toolRequest) (ToolResponse, error) {
+	var p struct {
+		Action string          `json:"action"`
+		Key    string          `json:"key"`
+		Keys   json.RawMessage `json:"keys"`
+		Value  json.RawMessage `json:"value"`
+	}
+	if err := params(q, &p); err != nil {
+		return ToolResponse{}, err
+	}
+	rs := s.restorerFor()
+	switch p.Action {
+	case "get_context":
+		cx, err := rs.GetContext(ctx, ref)
+		if err != nil {
+			return ToolResponse{}, err
+		}
+		name := cx.Session
+		if ref.Key != "" {
+			name += " (" + ref.Key + ")"
+		}
+		var b strings.Builder
+		agenttext.Context(&b, name, cx)
+		return toolOK(b.String(), cx), nil
+	case "restore":
+		if p.Key == "" {
+			return ToolResponse{}, errors.New(`purge_control restore: expected "key", the id of a [[extracted-<id>]] placeholder, found none`)
+		}
+		if extract.IsSourceKey(p.Key) {
+			return s.restoreSource(ctx, ref, p.Key)
+		}
+		keys, err := stringList(p.Keys)
+		if err != nil {
+			return ToolResponse{}, fmt.Errorf("purge_control restore: keys: %w", err)
+		}
+		res, err := rs.Restore(ctx, ref, p.Key, keys, restore.RestoreOptions{ToolCallID: q.ToolCallID, NoWriteBack: s.opts.ReadOnly})
+		if res == nil {
+			return ToolResponse{}, err
+		}
+		var b strings.Builder
+		agenttext.Restore(&b, res)
+		if s.opts.ReadOnly && res.Restored {
+			b.WriteString("The server is in read-only mode: nothing was written back.\n")
+		}
+		n, sum := restoredSum(res)
+		out := toolOK(b.String(), map[string]any{"key": p.Key, "bytes": n, "sha256": sum, "result": res})
+		if err != nil {
+			out.Details.(map[string]any)["write_back_error"] = err.Error()
+		}
+		return out, nil
+	case "set_extractable":
+		if p.Key == "" {
+			return ToolResponse{}, errors.New(`purge_control set_extractable: expected "key", an entry id, found none`)
+		}
+		v := strings.TrimSpace(string(p.Value))
+		var str string
+		if json.Unmarshal(p.Value, &str) == nil {
+			v = str // "true", "5" as strings, as the CLI takes them
+		}
+		if _, err := restore.ParseExtractableValue(v); err != nil {
+			return ToolResponse{}, fmt.Errorf("purge_control set_extractable: value: %w", err)
+		}
+		if s.opts.ReadOnly {
+			return ToolResponse{}, fmt.Errorf("purge_control set_extractable: the server is in read-only mode: setting _extractable of %s would write", p.Key)
+		}
+		res, err := rs.SetExtractable(ctx, ref, p.Key, v)
+		if err != nil {
+			return ToolResponse{}, err
+		}
+		var b strings.Builder
+		agenttext.Set(&b, res)
+		return toolOK(b.String(), res), nil
+	}
+	return ToolResponse{}, fmt.Errorf("purge_control: action: expected get_context, restore or set_extractable, found %.40q", p.Action)
+}
+
+// stringList reads "a,b" or ["a","b"].
+func stringList(raw json.RawMessage) ([]string, error) {
+	if isNull(raw) {
+		return nil, nil
+	}
+	var one string
+	if err := json.Unmarshal(raw, &one); err == nil {
+		return strings.Split(one, ","), nil
+	}
+	var many []string
+	if err := json.Unmarshal(raw, &many); err != nil {
+		return nil, fmt.Errorf("expected a comma-separated string or an array of strings, found %.40s", string(raw))
+	}
+	return many, nil
+}
+
+// restoredSum returns the size of the values an entry restore returned
+// and the hex sha256 of their text (of the one value, or of the values
+// concatenated in the order of Result.Keys).
+func restoredSum(res *restore.Result) (int, string) {
+	n := 0
+	h := sha256.New()
+	for _, k := range res.Keys() {
+		n += res.SizesBytes[k]
+		h.Write([]byte(res.Content[k]))
+	}
+	return n, hex.EncodeToString(h.Sum(nil))
+}
+
+// restoreSource answers purge_control restore of a "tc-" key: the stored
+// content blocks exactly, long text blocks split (SplitTextBlocks). The
+// key must be a record of this session; nothing is written.
+func (s *server) restoreSource(ctx context.Context, ref bs.SessionRef, key string) (ToolResponse, error) {
+	if err := bs.CheckSideKey(key); err != nil {
+		return ToolResponse{}, fmt.Errorf("purge_control restore: %w", err)
+	}
+	rec, err := extract.LoadRecord(ctx, s.set.Side, ref, key)
+	if errors.Is(err, bs.ErrNotFound) {
+		return ToolResponse{}, fmt.Errorf("value %s not found in this session (%s): expected the id of a [[extracted-<id>]] placeholder of this session", key, ref)
+	}
+	if err != nil {
+		return ToolResponse{}, err
+	}
+	content, err := extract.SourceContent(rec)
+	if err != nil {
+		return ToolResponse{}, err
+	}
+	blocks, err := SplitTextBlocks(content, MaxToolTextBlock)
+	if err != nil {
+		return ToolResponse{}, err
+	}
+	sum := sha256.Sum256(content)
+	return ToolResponse{OK: true, Content: blocks, Details: map[string]any{"key": key, "bytes": len(content),
+		"sha256": hex.EncodeToString(sum[:]), "blocks": len(blocks)}}, nil
+}
+
+// SplitTextBlocks returns the content blocks of content (a JSON array),
+// each as its bytes in content, except that a text block whose text is
+// longer than max UTF-16 code units is replaced by consecutive text blocks
+// of at most max code units each, cut between code points, whose texts
+// concatenate to the exact text.
+func SplitTextBlocks(content []byte, max int) ([]json.RawMessage, error) {
+	var blocks []json.RawMessage
+	if err := json.Unmarshal(content, &blocks); err != nil {
+		return nil, fmt.Errorf("stored content: expected a JSON array of content blocks: %v: %w", err, bs.ErrCorrupt)
+	}
+	out := make([]json.RawMessage, 0, len(blocks))
+	for _, b := range blocks {
+		var tb struct {
+			Type string  `json:"type"`
+			Text *string `json:"text"`
+		}
+		if json.Unmarshal(b, &tb) != nil || tb.Type != "text" || tb.Text == nil || utf16Len(*tb.Text) <= max {
+			out = append(out, b)
+			continue
+		}
+		for _, part := range splitUTF16(*tb.Text, max) {
+			out = append(out, textBlock(part))
+		}
+	}
+	return out, nil
+}
+
+// utf16Len is the length of s in UTF-16 code units (JavaScript's length).
+func utf16Len(s string) int {
+	n := 0
+	for _, r := range s {
+		n += utf16.RuneLen(r)
+	}
+	return n
+}
+
+// splitUTF16 cuts s into parts of at most max UTF-16 code units, between
+// code points.
+func splitUTF16(s string, max int) []string {
+	var parts []string
+	start, n := 0, 0
+	for i, r := range s {
+		l := utf16.RuneLen(r)
+		if l < 0 {
+			l = 1 // an invalid byte becomes U+FFFD, one unit
+		}
+		if n+l > max {
+			parts = append(parts, s[start:i])
+			start, n = i, 0
+		}
+		n += l
+	}
+	return append(parts, s[start:])
+}
+
+// recallGrep runs recall_grep, as `brainsurgeon context grep`.
+func (s *server) recallGrep(ctx context.Context, ref bs.SessionRef, q toolRequest) (ToolResponse, error) {
+	var p struct {
+		Pattern    string          `json:"pattern"`
+		Regex      bool            `json:"regex"`
+		IgnoreCase bool            `json:"ignore_case"`
+		Max        *int            `json:"max"`
+		In         json.RawMessage `json:"in"`
+	}
+	if err := params(q, &p); err != nil {
+		return ToolResponse{}, err
+	}
+	if p.Pattern == "" {
+		return ToolResponse{}, errors.New(`recall_grep: expected a non-empty "pattern", found none`)
+	}
+	if len(p.Pattern) > MaxGrepPattern {
+		return ToolResponse{}, fmt.Errorf("recall_grep: pattern: expected at most %d bytes, found %d", MaxGrepPattern, len(p.Pattern))
+	}
+	max := recall.DefaultMaxHits
+	if p.Max != nil {
+		if *p.Max < 1 || *p.Max > MaxGrepHits {
+			return ToolResponse{}, fmt.Errorf("recall_grep: max: expected 1 to %d, found %d", MaxGrepHits, *p.Max)
+		}
+		max = *p.Max
+	}
+	ins, err := stringList(p.In)
+	if err != nil {
+		return ToolResponse{}, fmt.Errorf("recall_grep: in: %w", err)
+	}
+	var where []recall.Where
+	for _, w := range ins {
+		switch w := recall.Where(strings.TrimSpace(w)); w {
+		case recall.Active, recall.Compacted, recall.OffPath, recall.Extracted:
+			where = append(where, w)
+		case "":
+		default:
+			return ToolResponse{}, fmt.Errorf("recall_grep: in %q: expected active, compacted, off_path or extracted", w)
+		}
+	}
+	tr, err := s.set.Store.Open(ctx, ref, nil)
+	if err != nil {
+		return ToolResponse{}, err
+	}
+	o := recall.GrepOptions{Regexp: p.Regex, IgnoreCase: p.IgnoreCase, MaxHits: max, In: where, Logger: s.opts.Logger}
+	var b strings.Builder
+	out, err := recall.Search(ctx, tr, s.set.Side, p.Pattern, o, true, func(h recall.Hit) {
+		b.WriteString(agenttext.GrepHit(h))
+		b.WriteByte('\n')
+	})
+	if errors.Is(err, bs.ErrInvalid) {
+		return ToolResponse{}, fmt.Errorf("recall_grep: bad regex pattern %q: %v", p.Pattern, err)
+	}
+	if err != nil {
+		return ToolResponse{}, err
+	}
+	agenttext.GrepSummary(&b, out, p.Pattern, max)
+	if out.Hits == nil {
+		out.Hits = []recall.Hit{}
+	}
+	return toolOK(b.String(), out), nil
+}
+
+// recallDescribe runs recall_describe, as `brainsurgeon context describe`.
+func (s *server) recallDescribe(ctx context.Context, ref bs.SessionRef, q toolRequest) (ToolResponse, error) {
+	var p struct {
+		ID string `json:"id"`
+	}
+	if err := params(q, &p); err != nil {
+		return ToolResponse{}, err
+	}
+	if p.ID == "" {
+		return ToolResponse{}, errors.New(`recall_describe: expected "id", an entry id, found none`)
+	}
+	tr, err := s.set.Store.Open(ctx, ref, nil)
+	if err != nil {
+		return ToolResponse{}, err
+	}
+	d, err := recall.Describe(ctx, tr, p.ID)
+	if err != nil {
+		return ToolResponse{}, err
+	}
+	var b strings.Builder
+	agenttext.Description(&b, d)
+	return toolOK(b.String(), d), nil
+}
+
+// recallExpand runs recall_expand, as `brainsurgeon context expand`.
+func (s *server) recallExpand(ctx context.Context, ref bs.SessionRef, q toolRequest) (ToolResponse, error) {
+	var p struct {
+		ID      string `json:"id"`
+		Resolve bool   `json:"resolve"`
+		Max     int    `json:"max"`
+	}
+	if err := params(q, &p); err != nil {
+		return ToolResponse{}, err
+	}
+	if p.ID == "" {
+		return ToolResponse{}, errors.New(`recall_expand: expected "id", a compaction entry id, found none`)
+	}
+	if p.Max < 0 {
+		return ToolResponse{}, fmt.Errorf("recall_expand: max: expected 0 (all) or more, found %d", p.Max)
+	}
+	tr, err := s.set.Store.Open(ctx, ref, nil)
+	if err != nil {
+		return ToolResponse{}, err
+	}
+	x, err := recall.Expand(ctx, tr, p.ID, recall.ExpandOptions{Resolve: p.Resolve, Side: s.set.Side, MaxEntries: p.Max, Logger: s.opts.Logger})
+	if err != nil {
+		return ToolResponse{}, err
+	}
+	var b strings.Builder
+	b.WriteString(agenttext.ExpansionHeader(x, p.Max))
+	b.WriteByte('\n')
+	agenttext.ExpansionBody(&b, x, func(id string) string { return `recall_expand {"id":"` + id + `"}` })
+	if x.Entries == nil {
+		x.Entries = []recall.RawEntry{}
+	}
+	return toolOK(b.String(), x), nil
+}

@@ -1,0 +1,579 @@
+package api_test
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+	"unicode/utf16"
+
+	bs "github.com/brainsurgeon/brainsurgeon"
+	"github.com/brainsurgeon/brainsurgeon/api"
+	"github.com/brainsurgeon/brainsurgeon/backend"
+	"github.com/brainsurgeon/brainsurgeon/config"
+	"github.com/brainsurgeon/brainsurgeon/extract"
+	"github.com/brainsurgeon/brainsurgeon/prune"
+	"github.com/brainsurgeon/brainsurgeon/restore"
+	"github.com/brainsurgeon/brainsurgeon/retention"
+)
+
+// The sessions of the plugin tests: agent main, session A (key
+// agent:main:main) and session B (key agent:main:other).
+const (
+	plugSessA = "aaaaaaaa-0000-4000-8000-000000000001"
+	plugSessB = "bbbbbbbb-0000-4000-8000-000000000002"
+	plugKeyA  = "agent:main:main"
+	plugKeyB  = "agent:main:other"
+)
+
+// plugLine is one transcript line of the plugin tests.
+type plugLine = map[string]any
+
+var plugClock = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+
+func plugTS(i int) string { return bs.FormatTimestamp(plugClock.Add(time.Duration(i) * time.Second)) }
+
+func plugMsg(id, parent string, i int, msg plugLine) plugLine {
+	var p any
+	if parent != "" {
+		p = parent
+	}
+	msg["timestamp"] = plugClock.Add(time.Duration(i) * time.Second).UnixMilli()
+	return plugLine{"type": "message", "id": id, "parentId": p, "timestamp": plugTS(i), "message": msg}
+}
+
+func textContent(s string) []any { return []any{map[string]any{"type": "text", "text": s}} }
+
+func assistantCall(id, parent string, i int, callID string) plugLine {
+	return plugMsg(id, parent, i, plugLine{"role": "assistant", "content": []any{map[string]any{"type": "toolCall", "id": callID, "name": "exec",
+		"arguments": map[string]any{"command": "cat big.log"}}}, "provider": "test", "model": "test", "stopReason": "toolUse",
+		"usage": map[string]any{"input": 10, "output": 10, "totalTokens": 20}})
+}
+
+func appendLines(tb testing.TB, path string, lines ...any) {
+	tb.Helper()
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer f.Close()
+	for _, l := range lines {
+		var b []byte
+		switch v := l.(type) {
+		case []byte:
+			b = v
+		default:
+			var err error
+			if b, err = json.Marshal(v); err != nil {
+				tb.Fatal(err)
+			}
+		}
+		if _, err := f.Write(append(b, '\n')); err != nil {
+			tb.Fatal(err)
+		}
+	}
+}
+
+// plugFixture is a small agents dir: session A asks for tool call call_1
+// (its result not yet written, as when the middleware runs), session B
+// holds one user message.
+type plugFixture struct {
+	root, agents, dir string
+	set               *backend.Set
+}
+
+func (f *plugFixture) path(id string) string { return filepath.Join(f.dir, id+".jsonl") }
+
+func (f *plugFixture) ref(tb testing.TB, id string) bs.SessionRef {
+	tb.Helper()
+	ref, err := f.set.Store.Resolve(context.Background(), "main/"+id)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return ref
+}
+
+func newPlugFixture(tb testing.TB) *plugFixture {
+	tb.Helper()
+	root := tb.TempDir()
+	f := &plugFixture{root: root, agents: filepath.Join(root, "agents"), dir: filepath.Join(root, "agents", "main", "sessions")}
+	if err := os.MkdirAll(f.dir, 0o700); err != nil {
+		tb.Fatal(err)
+	}
+	for _, id := range []string{plugSessA, plugSessB} {
+		appendLines(tb, f.path(id), plugLine{"type": "session", "version": 3, "id": id, "timestamp": plugTS(0), "cwd": "/tmp"},
+			plugMsg("u1", "", 1, plugLine{"role": "user", "content": textContent("look at the logs")}))
+	}
+	appendLines(tb, f.path(plugSessA),
+		assistantCall("a0", "u1", 2, "call_0"),
+		plugMsg("r0", "a0", 3, plugLine{"role": "toolResult", "toolCallId": "call_0", "toolName": "exec",
+			"content": textContent(strings.Repeat("an ordinary tool result line\n", 300)), "isError": false}),
+		assistantCall("a1", "r0", 4, "call_1"))
+	sj, _ := json.Marshal(map[string]any{
+		plugKeyA: map[string]any{"sessionId": plugSessA, "updatedAt": plugClock.UnixMilli()},
+		plugKeyB: map[string]any{"sessionId": plugSessB, "updatedAt": plugClock.UnixMilli()},
+	})
+	if err := os.WriteFile(filepath.Join(f.dir, "sessions.json"), sj, 0o600); err != nil {
+		tb.Fatal(err)
+	}
+	set, err := backend.Open(context.Background(), f.agents, backend.Options{Idle: 0})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	f.set = set
+	return f
+}
+
+// bigText returns n characters of text holding a marker in the middle,
+// unicode of one to four UTF-8 bytes, and characters JSON escapes.
+func bigText(n int, marker string) string {
+	unit := []rune("ascii é ü 中文 😀 tab\t quote\" back\\ slash/ <html> & \u2028 line\n")
+	r := make([]rune, 0, n+len(unit))
+	for len(r) < n {
+		r = append(r, unit...)
+	}
+	r = r[:n]
+	mid := len(r) / 2
+	return string(r[:mid]) + marker + string(r[mid+len([]rune(marker)):])
+}
+
+// escapedJSON encodes s as a JSON string the way a JavaScript host does
+// not: every non-ASCII character as \u escapes (surrogate pairs for the
+// astral ones) and "/" as "\/", so that byte identity is not an accident
+// of Go's encoder.
+func escapedJSON(s string) string {
+	var b strings.Builder
+	b.WriteByte('"')
+	for _, r := range s {
+		switch {
+		case r == '"':
+			b.WriteString(`\"`)
+		case r == '\\':
+			b.WriteString(`\\`)
+		case r == '/':
+			b.WriteString(`\/`)
+		case r == '\n':
+			b.WriteString(`\n`)
+		case r == '\t':
+			b.WriteString(`\t`)
+		case r < 0x20 || r > 0x7e:
+			if r > 0xffff {
+				r -= 0x10000
+				fmt.Fprintf(&b, `\u%04x\u%04X`, 0xd800+(r>>10), 0xdc00+(r&0x3ff))
+			} else {
+				fmt.Fprintf(&b, `\u%04x`, r)
+			}
+		default:
+			b.WriteRune(r)
+		}
+	}
+	b.WriteByte('"')
+	return b.String()
+}
+
+// placeholderContent is what the plugin puts in place of a result.
+func placeholderContent(key, head, tail string) string {
+	t := "[[extracted-" + key + "]] BrainSurgeon stored this exec result (200000 characters) outside the transcript.\n" +
+		`Restore it exactly with purge_control {"action":"restore","key":"` + key + "\"}.\n--- first 2000 characters ---\n" +
+		head + "\n--- last 2000 characters ---\n" + tail
+	b, _ := json.Marshal(textContent(t))
+	return string(b)
+}
+
+// sourceBody is a source request; content and details are inserted as
+// they are.
+func sourceBody(sessionID, sessionKey, callID, content, details string) string {
+	ph := placeholderContent("tc-"+callID, "head", "tail")
+	body := fmt.Sprintf(`{"agent_id":"main","session_id":%q,"session_key":%q,"run_id":"run-1","tool_call_id":%q,"tool_name":"exec","key":%q,
+ "content": %s ,"placeholder_content":%s`, sessionID, sessionKey, callID, "tc-"+callID, content, ph)
+	if details != "" {
+		body += `, "details":` + details + `,"placeholder_details":{"brainsurgeon":{"key":"tc-` + callID + `","bytes":1},"exitCode":0}`
+	}
+	return body + "}"
+}
+
+type toolAnswer struct {
+	OK      bool              `json:"ok"`
+	Error   string            `json:"error"`
+	Content []json.RawMessage `json:"content"`
+	Details map[string]any    `json:"details"`
+}
+
+func (a toolAnswer) text(tb testing.TB) string {
+	tb.Helper()
+	var b strings.Builder
+	for _, c := range a.Content {
+		var blk struct {
+			Type string `json:"type"`
+			Text string `json:"text"`
+		}
+		if err := json.Unmarshal(c, &blk); err != nil {
+			tb.Fatal(err)
+		}
+		b.WriteString(blk.Text)
+	}
+	return b.String()
+}
+
+func callTool(tb testing.TB, c *client, session, tool, params string) toolAnswer {
+	tb.Helper()
+	var a toolAnswer
+	c.json("POST", "/api/plugin/v1/tool", fmt.Sprintf(`{"agent_id":"main","session_id":%q,"tool_call_id":"call_t","tool":%q,"params":%s}`, session, tool, params), 200, &a)
+	return a
+}
+
+func TestPluginSourceAndTools(t *testing.T) {
+	ctx := context.Background()
+	f := newPlugFixture(t)
+	srv := serve(t, api.Options{Stores: stores(f.set)})
+	c := &client{tb: t, srv: srv}
+	refA := f.ref(t, plugSessA)
+
+	// Two text blocks of 100,000 characters each, escaped as no Go
+	// encoder would, and details with reserved keys.
+	marker := "NEEDLE-4242-only-in-the-side-record"
+	text := bigText(200_000, marker)
+	half := len([]rune(text)) / 2
+	content := `[ {"type":"text","text":` + escapedJSON(string([]rune(text)[:half])) + `}, {"type" : "text", "text":` + escapedJSON(string([]rune(text)[half:])) + `} ]`
+	details := `{"status":"completed","exitCode":0,"ok":true,"timedOut":false,"aggregated":"x\u00e9\/y","nested":{"a":[1,2.50,"\ud83d\ude00"]}}`
+	body := sourceBody(plugSessA, plugKeyA, "call_1", content, details)
+
+	var out api.SourceResponse
+	c.json("POST", "/api/plugin/v1/source", body, 200, &out)
+	sum := sha256.Sum256([]byte(content))
+	if out.Key != "tc-call_1" || out.Bytes != len(content) || out.SHA256 != hex.EncodeToString(sum[:]) || out.Placeholder != "[[extracted-tc-call_1]]" {
+		t.Fatalf("source answer %+v, want key tc-call_1, %d bytes", out, len(content))
+	}
+	check := func() {
+		t.Helper()
+		rec, err := extract.LoadRecord(ctx, f.set.Side, refA, "tc-call_1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := extract.SourceContent(rec)
+		if err != nil || !bytes.Equal(got, []byte(content)) {
+			t.Fatalf("stored content differs from the request's bytes (%d vs %d bytes): %v", len(got), len(content), err)
+		}
+		d, err := extract.SourceDetails(rec)
+		if err != nil || string(d) != details {
+			t.Fatalf("stored details %s, want %s (%v)", d, details, err)
+		}
+		var src map[string]string
+		if err := json.Unmarshal(rec.Extra["source"], &src); err != nil || src["tool_call_id"] != "call_1" || src["tool_name"] != "exec" || src["run_id"] != "run-1" || src["session_key"] != plugKeyA {
+			t.Fatalf("source member %s: %v", rec.Extra["source"], err)
+		}
+	}
+	check()
+	// An idempotent retry replaces the record.
+	c.json("POST", "/api/plugin/v1/source", body, 200, &out)
+	check()
+	infos, err := f.set.Side.List(ctx, refA)
+	if err != nil || len(infos) != 1 {
+		t.Fatalf("side records after a retry: %v %v", infos, err)
+	}
+	audit, _ := os.ReadFile(filepath.Join(f.set.StateDir, "audit.jsonl"))
+	if n := strings.Count(string(audit), `"action":"extract_source"`); n != 2 {
+		t.Errorf("audit log holds %d extract_source lines, want 2:\n%s", n, audit)
+	}
+
+	// The host writes the placeholder entry, the run goes on, and an
+	// extraction pass runs: r0 is extracted, r1 is not re-extracted.
+	head, tail := string([]rune(text)[:2000]), string([]rune(text)[len([]rune(text))-2000:])
+	r1 := fmt.Sprintf(`{"type":"message","id":"r1","parentId":"a1","timestamp":%q,"message":{"role":"toolResult","toolCallId":"call_1","toolName":"exec","content":%s,"details":{"brainsurgeon":{"key":"tc-call_1","bytes":%d},"exitCode":0},"isError":false,"timestamp":1767225605000}}`,
+		plugTS(5), placeholderContent("tc-call_1", head, tail), len(content))
+	appendLines(t, f.path(plugSessA), []byte(r1),
+		plugMsg("u2", "r1", 6, plugLine{"role": "user", "content": textContent("thanks")}),
+		plugMsg("a2", "u2", 7, plugLine{"role": "assistant", "content": textContent("ok"), "stopReason": "stop"}),
+		plugMsg("u3", "a2", 8, plugLine{"role": "user", "content": textContent("next")}),
+		plugMsg("a3", "u3", 9, plugLine{"role": "assistant", "content": textContent("done"), "stopReason": "stop"}))
+	cfg := config.Default()
+	cfg.Enabled, cfg.IdleSeconds, cfg.AgeThresholdHours, cfg.MinSavingTokens, cfg.KeepRecent = true, 0, 0, 0, 1
+	if _, err := prune.New(f.set.Store, f.set.Side, f.set.StateDir, cfg, nil).Run(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	lines, _ := os.ReadFile(f.path(plugSessA))
+	if !bytes.Contains(lines, []byte(r1+"\n")) {
+		t.Fatalf("the extraction pass changed the entry holding the source placeholder")
+	}
+	if !bytes.Contains(lines, []byte("[[extracted-r0]]")) {
+		t.Fatalf("r0 was not extracted; the test needs one extracted entry")
+	}
+	if _, err := f.set.Side.Get(ctx, refA, "r1"); err == nil {
+		t.Fatalf("r1 got its own side record: a value holding a placeholder was extracted again")
+	}
+	appendLines(t, f.path(plugSessA),
+		plugLine{"type": "compaction", "id": "c1", "parentId": "a3", "timestamp": plugTS(10), "summary": "the logs were read", "firstKeptEntryId": "u3", "tokensBefore": 60000},
+		plugMsg("u4", "c1", 11, plugLine{"role": "user", "content": textContent("and now?")}))
+
+	// purge_control restore of the tc- key: the stored blocks exactly.
+	a := callTool(t, c, plugSessA, "purge_control", `{"action":"restore","key":"tc-call_1"}`)
+	// Each block of 100,000 characters holds astral characters, two
+	// UTF-16 units each (a JavaScript string's length): each is split in
+	// two.
+	if !a.OK || a.text(t) != text || len(a.Content) != 4 || a.Details["sha256"] != out.SHA256 || a.Details["key"] != "tc-call_1" {
+		t.Fatalf("restore tc-call_1: ok %v, %d blocks, %d chars (want 4 blocks, %d), details %v, error %s", a.OK, len(a.Content), len([]rune(a.text(t))), len([]rune(text)), a.Details, a.Error)
+	}
+	// The same key asked from session B is not found there.
+	b := callTool(t, c, plugSessB, "purge_control", `{"action":"restore","key":"tc-call_1"}`)
+	if b.OK || !strings.Contains(b.Error, "not found in this session") || b.text(t) != b.Error {
+		t.Fatalf("restore tc-call_1 in session B: %+v", b)
+	}
+	// get_context lists the source record by its key.
+	g := callTool(t, c, plugSessA, "purge_control", `{"action":"get_context"}`)
+	if !g.OK || !strings.Contains(g.text(t), "entry tc-call_1: content, details") || !strings.Contains(g.text(t), "entry r0: content/0/text") {
+		t.Fatalf("get_context:\n%s", g.text(t))
+	}
+	// Restoring the entry r1 by its id points to the key.
+	r := callTool(t, c, plugSessA, "purge_control", `{"action":"restore","key":"r1"}`)
+	if r.OK || !strings.Contains(r.Error, "tc-call_1") {
+		t.Fatalf("restore r1: %+v", r)
+	}
+	// grep --in extracted finds the marker only in the source record.
+	gr := callTool(t, c, plugSessA, "recall_grep", `{"pattern":"`+marker+`","in":"extracted"}`)
+	if !gr.OK || !strings.Contains(gr.text(t), "tc-call_1") || !strings.Contains(gr.text(t), "1 hit\n") {
+		t.Fatalf("recall_grep in extracted:\n%s", gr.text(t))
+	}
+	gr = callTool(t, c, plugSessA, "recall_grep", `{"pattern":"`+marker+`","in":["active","compacted","off_path"]}`)
+	if !gr.OK || !strings.Contains(gr.text(t), "no match") {
+		t.Fatalf("recall_grep in the transcript:\n%s", gr.text(t))
+	}
+	gr = callTool(t, c, plugSessA, "recall_grep", `{"pattern":"(","regex":true}`)
+	if gr.OK || !strings.Contains(gr.Error, "bad regex") {
+		t.Fatalf("recall_grep with a bad regex: %+v", gr)
+	}
+	// describe says r1 holds extracted values; expand --resolve puts the
+	// stored result back in the output.
+	d := callTool(t, c, plugSessA, "recall_describe", `{"id":"r1"}`)
+	if !d.OK || d.Details["extracted"] != true || !strings.Contains(d.text(t), "Extracted:") {
+		t.Fatalf("recall_describe r1:\n%s\n%v", d.text(t), d.Details)
+	}
+	x := callTool(t, c, plugSessA, "recall_expand", `{"id":"c1","resolve":true}`)
+	if !x.OK || !strings.Contains(x.text(t), marker) || !strings.HasPrefix(x.text(t), "compaction c1") {
+		t.Fatalf("recall_expand c1 --resolve: ok %v, marker %v: %.300s", x.OK, strings.Contains(x.text(t), marker), x.text(t))
+	}
+	x = callTool(t, c, plugSessA, "recall_expand", `{"id":"c1"}`)
+	if !x.OK || strings.Contains(x.text(t), marker) {
+		t.Fatalf("recall_expand c1 without resolve holds the stored text")
+	}
+	// The extracted counts of the session list count r1 and r0.
+	var list struct {
+		Sessions []api.SessionInfo `json:"sessions"`
+	}
+	c.json("GET", "/api/sessions?agent=main", "", 200, &list)
+	for _, s := range list.Sessions {
+		if s.SessionID == plugSessA && s.Extracted != 2 {
+			t.Errorf("session A extracted count %d, want 2 (r0 and r1)", s.Extracted)
+		}
+	}
+	// verify: every placeholder has its value, the source record is no orphan.
+	rep, err := restore.Verify(ctx, f.set.Store, f.set.Side, refA)
+	if err != nil || !rep.OK() || len(rep.Orphans) != 0 || rep.Placeholders != 2 {
+		t.Fatalf("verify: %v %+v", err, rep)
+	}
+	// Entry restore and set_extractable write.
+	e := callTool(t, c, plugSessA, "purge_control", `{"action":"restore","key":"r0"}`)
+	if !e.OK || !strings.Contains(e.text(t), "an ordinary tool result line") || !strings.Contains(e.text(t), "Restored keys: content/0/text") || e.Details["key"] != "r0" {
+		t.Fatalf("restore r0:\n%s", e.text(t))
+	}
+	s := callTool(t, c, plugSessA, "purge_control", `{"action":"set_extractable","key":"u2","value":false}`)
+	if !s.OK || !strings.Contains(s.text(t), "Entry u2: _extractable set to false") {
+		t.Fatalf("set_extractable: %+v %s", s, s.text(t))
+	}
+	bad := callTool(t, c, plugSessA, "purge_control", `{"action":"explode"}`)
+	if bad.OK || !strings.Contains(bad.Error, "expected get_context, restore or set_extractable") {
+		t.Fatalf("unknown action: %+v", bad)
+	}
+
+	// Retention keeps the source record while its placeholder is in
+	// the transcript, even in scope "all".
+	rcfg := config.Default()
+	rcfg.RetentionScope = config.ScopeAll
+	if _, err := retention.Run(ctx, retention.Options{Store: f.set.Store, Side: f.set.Side, StateDir: f.set.StateDir, Config: rcfg, MaxAge: time.Nanosecond}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.set.Side.Get(ctx, refA, "tc-call_1"); err != nil {
+		t.Fatalf("retention removed a source record whose placeholder is in the transcript: %v", err)
+	}
+}
+
+func TestPluginSourceOneBlockSplit(t *testing.T) {
+	f := newPlugFixture(t)
+	c := &client{tb: t, srv: serve(t, api.Options{Stores: stores(f.set)})}
+	text := bigText(250_001, "x")
+	content := `[{"type":"text","text":` + escapedJSON(text) + `},{"type":"image","data":"aGVsbG8=","mimeType":"image/png"}]`
+	c.json("POST", "/api/plugin/v1/source", sourceBody(plugSessA, "", "call_9", content, ""), 200, nil)
+	a := callTool(t, c, plugSessA, "purge_control", `{"action":"restore","key":"tc-call_9"}`)
+	if !a.OK || len(a.Content) != 4 {
+		t.Fatalf("restore: ok %v, %d blocks, want 3 text blocks and the image: %s", a.OK, len(a.Content), a.Error)
+	}
+	var got strings.Builder
+	for i, blk := range a.Content[:3] {
+		var tb struct{ Text string }
+		_ = json.Unmarshal(blk, &tb)
+		if n := len(utf16.Encode([]rune(tb.Text))); n > api.MaxToolTextBlock || (i < 2 && n < api.MaxToolTextBlock-1) {
+			t.Errorf("block %d has %d characters", i, n)
+		}
+		got.WriteString(tb.Text)
+	}
+	if got.String() != text {
+		t.Fatalf("the split blocks do not concatenate to the text")
+	}
+	if string(a.Content[3]) != `{"type":"image","data":"aGVsbG8=","mimeType":"image/png"}` {
+		t.Fatalf("image block %s", a.Content[3])
+	}
+}
+
+func TestPluginSplitTextBlocks(t *testing.T) {
+	// Astral characters are two UTF-16 units: a cut never splits one.
+	text := strings.Repeat("a😀", 7)
+	blocks, err := api.SplitTextBlocks([]byte(`[{"type":"text","text":`+escapedJSON(text)+`}]`), 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var parts []string
+	for _, b := range blocks {
+		var tb struct{ Text string }
+		_ = json.Unmarshal(b, &tb)
+		parts = append(parts, tb.Text)
+	}
+	if strings.Join(parts, "") != text || parts[0] != "a😀a" || parts[1] != "😀a" || len(parts) != 7 {
+		t.Fatalf("parts %q", parts)
+	}
+	short := `[{"type":"text","text":"\u00e9"}]`
+	blocks, _ = api.SplitTextBlocks([]byte(short), 4)
+	if len(blocks) != 1 || string(blocks[0]) != `{"type":"text","text":"\u00e9"}` {
+		t.Fatalf("a short block is not kept as its bytes: %s", blocks)
+	}
+}
+
+func TestPluginRequests(t *testing.T) {
+	f := newPlugFixture(t)
+	content := `[{"type":"text","text":"hello"}]`
+	ok := sourceBody(plugSessA, plugKeyA, "call_1", content, "")
+	tool := func(extra string) string {
+		return `{"agent_id":"main","session_id":"` + plugSessA + `","tool":"purge_control","params":{"action":"get_context"}` + extra + `}`
+	}
+	cases := []struct {
+		name, path, body string
+		key              string // X-API-Key
+		want             int
+		errHas           string
+	}{
+		{"source ok", "/api/plugin/v1/source", ok, "k1", 200, ""},
+		{"source by session key", "/api/plugin/v1/source", sourceBody("", plugKeyB, "call_2", content, ""), "k1", 200, ""},
+		{"session key when the id is unknown", "/api/plugin/v1/source", sourceBody("cccccccc-0000-4000-8000-000000000003", plugKeyB, "call_3", content, ""), "k1", 200, ""},
+		{"no key", "/api/plugin/v1/source", ok, "", 401, "API key required"},
+		{"wrong key", "/api/plugin/v1/tool", tool(""), "nope", 403, "invalid API key"},
+		{"bad tool_call_id", "/api/plugin/v1/source", strings.Replace(ok, `"call_1"`, `"call 1"`, 1), "k1", 400, "expected"},
+		{"key mismatch", "/api/plugin/v1/source", strings.Replace(ok, `"key":"tc-call_1"`, `"key":"tc-call_2"`, 1), "k1", 400, "and the tool_call_id"},
+		{"bad agent", "/api/plugin/v1/source", strings.Replace(ok, `"agent_id":"main"`, `"agent_id":"../etc"`, 1), "k1", 400, "agent_id: expected an agent name"},
+		{"bad session id", "/api/plugin/v1/source", strings.Replace(ok, plugSessA, "../"+plugSessA, 1), "k1", 400, "session_id: expected"},
+		{"no session", "/api/plugin/v1/source", strings.Replace(strings.Replace(ok, plugSessA, "", 1), plugKeyA, "", 1), "k1", 400, "expected session_id or session_key"},
+		{"unknown session", "/api/plugin/v1/source", strings.Replace(strings.Replace(ok, plugSessA, "dddddddd-0000-4000-8000-000000000004", 1), plugKeyA, "", 1), "k1", 404, ""},
+		{"content not an array", "/api/plugin/v1/source", strings.Replace(ok, content, `"hello"`, 1), "k1", 400, "content: expected"},
+		{"placeholder missing", "/api/plugin/v1/source", strings.Replace(ok, "[[extracted-tc-call_1]]", "[[extracted-x]]", 1), "k1", 400, "placeholder_content: expected"},
+		{"bad json", "/api/plugin/v1/source", `{"agent_id":`, "k1", 400, "request body"},
+		{"unknown tool", "/api/plugin/v1/tool", strings.Replace(tool(""), "purge_control", "rm_rf", 1), "k1", 400, "tool: expected purge_control"},
+		{"bad tool_call_id on tool", "/api/plugin/v1/tool", tool(`,"tool_call_id":"a/b"`), "k1", 400, "expected"},
+		{"tool ok", "/api/plugin/v1/tool", tool(""), "k1", 200, ""},
+		{"source body cap", "/api/plugin/v1/source", sourceBody(plugSessA, "", "call_5", `[{"type":"text","text":"`+strings.Repeat("x", api.MaxSourceBodyBytes)+`"}]`, ""), "k1", 413, "larger than the limit"},
+		{"tool body cap", "/api/plugin/v1/tool", tool(`,"pad":"` + strings.Repeat("x", api.DefaultMaxBodyBytes) + `"`), "k1", 413, "larger than the limit"},
+		{"source under its cap", "/api/plugin/v1/source", sourceBody(plugSessA, "", "call_6", `[{"type":"text","text":"`+strings.Repeat("x", 2*api.DefaultMaxBodyBytes)+`"}]`, ""), "k1", 200, ""},
+	}
+	srv := serve(t, api.Options{Stores: stores(f.set), APIKeys: []string{"k1"}})
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c := &client{tb: t, srv: srv, key: tc.key}
+			code, b, _ := c.do("POST", tc.path, tc.body)
+			if code != tc.want || !strings.Contains(string(b), tc.errHas) {
+				t.Fatalf("status %d, want %d with %q: %.300s", code, tc.want, tc.errHas, b)
+			}
+		})
+	}
+	refB := f.ref(t, plugSessB)
+	for _, k := range []string{"tc-call_2", "tc-call_3"} {
+		if _, err := f.set.Side.Get(context.Background(), refB, k); err != nil {
+			t.Errorf("%s was not stored in session B (by its session key): %v", k, err)
+		}
+	}
+}
+
+func TestPluginReadOnly(t *testing.T) {
+	f := newPlugFixture(t)
+	// A source record and a normally extracted entry, written before the
+	// server goes read-only.
+	c := &client{tb: t, srv: serve(t, api.Options{Stores: stores(f.set)})}
+	c.json("POST", "/api/plugin/v1/source", sourceBody(plugSessA, "", "call_1", `[{"type":"text","text":"stored"}]`, ""), 200, nil)
+	appendLines(t, f.path(plugSessA),
+		plugMsg("u2", "a1", 6, plugLine{"role": "user", "content": textContent("a")}),
+		plugMsg("a2", "u2", 7, plugLine{"role": "assistant", "content": textContent("b"), "stopReason": "stop"}))
+	cfg := config.Default()
+	cfg.Enabled, cfg.IdleSeconds, cfg.AgeThresholdHours, cfg.MinSavingTokens, cfg.KeepRecent = true, 0, 0, 0, 1
+	if _, err := prune.New(f.set.Store, f.set.Side, f.set.StateDir, cfg, nil).Run(context.Background(), nil); err != nil {
+		t.Fatal(err)
+	}
+	before, _ := os.ReadFile(f.path(plugSessA))
+	if !bytes.Contains(before, []byte("[[extracted-r0]]")) {
+		t.Fatal("r0 was not extracted")
+	}
+	ro := &client{tb: t, srv: serve(t, api.Options{Stores: stores(f.set), ReadOnly: true})}
+	code, b, _ := ro.do("POST", "/api/plugin/v1/source", sourceBody(plugSessA, "", "call_2", `[{"type":"text","text":"x"}]`, ""))
+	if code != http.StatusForbidden || !strings.Contains(string(b), "read-only") {
+		t.Fatalf("source in read-only mode: %d %s", code, b)
+	}
+	if a := callTool(t, ro, plugSessA, "purge_control", `{"action":"get_context"}`); !a.OK {
+		t.Fatalf("get_context in read-only mode: %+v", a)
+	}
+	if a := callTool(t, ro, plugSessA, "purge_control", `{"action":"restore","key":"tc-call_1"}`); !a.OK || a.text(t) != "stored" {
+		t.Fatalf("tc- restore in read-only mode: %+v", a)
+	}
+	if a := callTool(t, ro, plugSessA, "recall_grep", `{"pattern":"stored"}`); !a.OK {
+		t.Fatalf("recall_grep in read-only mode: %+v", a)
+	}
+	a := callTool(t, ro, plugSessA, "purge_control", `{"action":"restore","key":"r0"}`)
+	if !a.OK || !strings.Contains(a.text(t), "Not written back.") || !strings.Contains(a.text(t), "read-only") {
+		t.Fatalf("entry restore in read-only mode:\n%s", a.text(t))
+	}
+	if a := callTool(t, ro, plugSessA, "purge_control", `{"action":"set_extractable","key":"u2","value":"false"}`); a.OK || !strings.Contains(a.Error, "read-only") {
+		t.Fatalf("set_extractable in read-only mode: %+v", a)
+	}
+	after, _ := os.ReadFile(f.path(plugSessA))
+	if !bytes.Equal(before, after) {
+		t.Fatal("the read-only server changed the transcript")
+	}
+	if q, _ := os.ReadDir(filepath.Join(f.set.StateDir, "pending")); len(q) > 0 {
+		t.Fatalf("the read-only server queued %d write-backs", len(q))
+	}
+}
+
+func TestPluginRetentionIdle(t *testing.T) {
+	ctx := context.Background()
+	f := newPlugFixture(t)
+	c := &client{tb: t, srv: serve(t, api.Options{Stores: stores(f.set)})}
+	c.json("POST", "/api/plugin/v1/source", sourceBody(plugSessB, "", "call_7", `[{"type":"text","text":"no entry yet"}]`, ""), 200, nil)
+	refB := f.ref(t, plugSessB)
+	run := func(idle int) {
+		cfg := config.Default()
+		cfg.RetentionScope, cfg.IdleSeconds = config.ScopeAll, idle
+		if _, err := retention.Run(ctx, retention.Options{Store: f.set.Store, Side: f.set.Side, StateDir: f.set.StateDir, Config: cfg, MaxAge: time.Nanosecond}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	time.Sleep(2 * time.Millisecond)
+	run(300)
+	if _, err := f.set.Side.Get(ctx, refB, "tc-call_7"); err != nil {
+		t.Fatalf("retention removed a source record younger than the idle delay whose entry is not written yet: %v", err)
+	}
+	run(0)
+	if _, err := f.set.Side.Get(ctx, refB, "tc-call_7"); err == nil {
+		t.Fatal("retention kept an expired source record that no placeholder names")
+	}
+}
