@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -13,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	bs "github.com/brainsurgeon/brainsurgeon"
 	"github.com/brainsurgeon/brainsurgeon/api"
 	"github.com/brainsurgeon/brainsurgeon/backend"
 	"github.com/brainsurgeon/brainsurgeon/config"
@@ -42,6 +44,9 @@ Environment:
   BRAINSURGEON_AGENTS_DIR, AGENTS_DIR  the agents dir (default ~/.openclaw/agents)
   BRAINSURGEON_READONLY     "true": write nothing at all, schedules included
   BRAINSURGEON_API_KEYS     comma-separated keys for the API's writes (none: open)
+  BRAINSURGEON_API_KEY_FILE a file of more keys, one a line (default:
+                            <openclaw root>/.brainsurgeon/api.key when it
+                            exists, as "brainsurgeon openclaw install" writes)
   BRAINSURGEON_CORS_ORIGINS comma-separated origins allowed by CORS
   AUTO_REFRESH_MS           the web UI's refresh period (default 10000)
   PORT                      the port when --addr is not given (default 8000)
@@ -57,7 +62,9 @@ Flags:
 // serveEnv is the environment of serve: security and paths come from it
 // only, never from the runtime config.
 type serveEnv struct {
-	APIKeys       []string
+	APIKeys []string
+	// KeyFile is BRAINSURGEON_API_KEY_FILE ("" when not set).
+	KeyFile       string
 	CORSOrigins   []string
 	ReadOnly      bool
 	AutoRefreshMS int
@@ -70,6 +77,7 @@ type serveEnv struct {
 func readServeEnv() (serveEnv, error) {
 	e := serveEnv{AutoRefreshMS: 10000, Port: "8000"}
 	e.APIKeys = splitList(os.Getenv("BRAINSURGEON_API_KEYS"))
+	e.KeyFile = strings.TrimSpace(os.Getenv("BRAINSURGEON_API_KEY_FILE"))
 	e.CORSOrigins = splitList(os.Getenv("BRAINSURGEON_CORS_ORIGINS"))
 	switch v := strings.ToLower(strings.TrimSpace(os.Getenv("BRAINSURGEON_READONLY"))); v {
 	case "", "false", "0", "no":
@@ -96,6 +104,50 @@ func readServeEnv() (serveEnv, error) {
 		return e, cli.Usagef("LOG_LEVEL: %v", err)
 	}
 	return e, nil
+}
+
+// serveKeyFileName is the API key file's path below the openclaw root (the
+// parent of the agents dir).
+const serveKeyFileName = ".brainsurgeon/api.key"
+
+// maxServeKeyFile bounds the size of an API key file.
+const maxServeKeyFile = 64 << 10
+
+// readKeyFile returns the keys of the API key file: the file named by
+// BRAINSURGEON_API_KEY_FILE (which must exist), else
+// <openclaw root>/.brainsurgeon/api.key when it exists. Each non-empty
+// line, trimmed, is a key. The path read is returned for the log ("" when
+// none).
+func readServeKeyFile(env serveEnv, agentsDir string) ([]string, string, error) {
+	path, explicit := env.KeyFile, env.KeyFile != ""
+	if !explicit {
+		path = filepath.Join(filepath.Dir(filepath.Clean(agentsDir)), filepath.FromSlash(serveKeyFileName))
+	}
+	f, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) && !explicit {
+		return nil, "", nil
+	}
+	if err != nil {
+		return nil, "", fmt.Errorf("BRAINSURGEON_API_KEY_FILE: expected a readable file of API keys: %w", err)
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, maxServeKeyFile+1))
+	if err != nil {
+		return nil, "", fmt.Errorf("API key file %s: %w", path, err)
+	}
+	if len(data) > maxServeKeyFile {
+		return nil, "", fmt.Errorf("API key file %s: expected at most %d bytes of keys, one a line, found more: %w", path, maxServeKeyFile, bs.ErrInvalid)
+	}
+	var keys []string
+	for _, line := range strings.Split(string(data), "\n") {
+		if line = strings.TrimSpace(line); line != "" {
+			keys = append(keys, line)
+		}
+	}
+	if len(keys) == 0 {
+		return nil, "", fmt.Errorf("API key file %s: expected at least one key, found an empty file: %w", path, bs.ErrInvalid)
+	}
+	return keys, path, nil
 }
 
 func splitList(s string) []string {
@@ -154,6 +206,11 @@ func (c *serveCommand) Run(ctx context.Context, args []string) error {
 	if _, err := config.Load(ctx, *agentsDir, nil); err != nil {
 		return err
 	}
+	fileKeys, keyFile, err := readServeKeyFile(env, *agentsDir)
+	if err != nil {
+		return err
+	}
+	env.APIKeys = append(env.APIKeys, fileKeys...)
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", *addr, err)
@@ -202,7 +259,7 @@ func (c *serveCommand) Run(ctx context.Context, args []string) error {
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 	fmt.Fprintf(c.m.Stdout, "BrainSurgeon is serving %s on http://%s/\n", *agentsDir, ln.Addr())
-	log.Info("serving", "addr", ln.Addr().String(), "agents_dir", *agentsDir, "read_only", env.ReadOnly)
+	log.Info("serving", "addr", ln.Addr().String(), "agents_dir", *agentsDir, "read_only", env.ReadOnly, "api_keys", len(env.APIKeys), "api_key_file", keyFile)
 
 	select {
 	case <-ctx.Done():
