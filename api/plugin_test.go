@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"math/rand/v2"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -575,5 +576,36 @@ func TestPluginRetentionIdle(t *testing.T) {
 	run(0)
 	if _, err := f.set.Side.Get(ctx, refB, "tc-call_7"); err == nil {
 		t.Fatal("retention kept an expired source record that no placeholder names")
+	}
+}
+
+// TestPluginSourceRandomBytes sends random text, escaped in the ways JSON
+// allows, and finds the request's bytes in the side record.
+func TestPluginSourceRandomBytes(t *testing.T) {
+	ctx := context.Background()
+	f := newPlugFixture(t)
+	c := &client{tb: t, srv: serve(t, api.Options{Stores: stores(f.set)})}
+	refA := f.ref(t, plugSessA)
+	r := rand.New(rand.NewPCG(7, 21))
+	pieces := []string{`\ud83d\ude00`, `\uD800`, `\udfff`, `\u0000`, `\/`, `\"`, `\\`, `\n`, "é", "中", "😀", "\u2028", "<&>", " ", "a", `\u00E9`}
+	for i := range 25 {
+		var b strings.Builder
+		for range r.IntN(2000) {
+			b.WriteString(pieces[r.IntN(len(pieces))])
+		}
+		content := "[\n" + `{"type":"text","text":"` + b.String() + `"}` + strings.Repeat(" ", i%3) + "]"
+		if !json.Valid([]byte(content)) {
+			t.Fatalf("invalid test content %s", content)
+		}
+		id := fmt.Sprintf("call_r%d", i)
+		c.json("POST", "/api/plugin/v1/source", sourceBody(plugSessA, "", id, content, ""), 200, nil)
+		rec, err := extract.LoadRecord(ctx, f.set.Side, refA, "tc-"+id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := extract.SourceContent(rec)
+		if err != nil || string(got) != content {
+			t.Fatalf("case %d: stored %q, sent %q (%v)", i, got, content, err)
+		}
 	}
 }
