@@ -21,6 +21,7 @@ import (
 	"github.com/brainsurgeon/brainsurgeon/backend"
 	"github.com/brainsurgeon/brainsurgeon/config"
 	"github.com/brainsurgeon/brainsurgeon/extract"
+	"github.com/brainsurgeon/brainsurgeon/internal/testkit/testcorpus"
 	"github.com/brainsurgeon/brainsurgeon/prune"
 	"github.com/brainsurgeon/brainsurgeon/restore"
 	"github.com/brainsurgeon/brainsurgeon/retention"
@@ -607,5 +608,53 @@ func TestPluginSourceRandomBytes(t *testing.T) {
 		if err != nil || string(got) != content {
 			t.Fatalf("case %d: stored %q, sent %q (%v)", i, got, content, err)
 		}
+	}
+}
+
+// TestPluginSQLite stores a tool result of a session of OpenClaw's SQLite
+// store (agent ops), found by its session key, and reads it back.
+func TestPluginSQLite(t *testing.T) {
+	ctx := context.Background()
+	root := t.TempDir()
+	agents := filepath.Join(root, "agents")
+	const id, key = "5e550000-0000-4000-8000-00000000000a", "agent:ops:telegram:direct:42"
+	row := func(v any) string { b, _ := json.Marshal(v); return string(b) }
+	content := `[{"type":"text","text":"` + strings.Repeat(`sqlite \u00e9\ud83d\ude00 `, 5000) + `"}]`
+	r1 := fmt.Sprintf(`{"type":"message","id":"r1","parentId":"a1","timestamp":%q,"message":{"role":"toolResult","toolCallId":"call_s","toolName":"exec","content":%s,"isError":false,"timestamp":1767225605000}}`,
+		plugTS(5), placeholderContent("tc-call_s", "head", "tail"))
+	testcorpus.WriteStore(t, agents, "ops", testcorpus.StoreSession{ID: id, Key: key, Status: "done", Rows: []string{
+		row(plugLine{"type": "session", "version": 3, "id": id, "timestamp": plugTS(0), "cwd": "/tmp"}),
+		row(plugMsg("u1", "", 1, plugLine{"role": "user", "content": textContent("read it")})),
+		row(assistantCall("a1", "u1", 2, "call_s")),
+		r1,
+	}})
+	set, err := backend.Open(ctx, agents, backend.Options{Idle: 0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &client{tb: t, srv: serve(t, api.Options{Stores: stores(set)})}
+	body := strings.Replace(sourceBody("", key, "call_s", content, ""), `"agent_id":"main"`, `"agent_id":"ops"`, 1)
+	c.json("POST", "/api/plugin/v1/source", body, 200, nil)
+	ref, err := set.Store.Resolve(ctx, key)
+	if err != nil || ref.Backend != bs.BackendSQLite {
+		t.Fatalf("resolve %s: %v %v", key, ref, err)
+	}
+	rec, err := extract.LoadRecord(ctx, set.Side, ref, "tc-call_s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := extract.SourceContent(rec); err != nil || string(got) != content {
+		t.Fatalf("stored content differs from the request's bytes: %v", err)
+	}
+	var a toolAnswer
+	c.json("POST", "/api/plugin/v1/tool", `{"agent_id":"ops","session_key":"`+key+`","tool":"purge_control","params":{"action":"restore","key":"tc-call_s"}}`, 200, &a)
+	var want []struct{ Text string }
+	_ = json.Unmarshal([]byte(content), &want)
+	if !a.OK || a.text(t) != want[0].Text {
+		t.Fatalf("restore tc-call_s: %+v", a.Error)
+	}
+	rep, err := restore.Verify(ctx, set.Store, set.Side, ref)
+	if err != nil || !rep.OK() || rep.Verified != 1 || len(rep.Orphans) != 0 {
+		t.Fatalf("verify: %v %+v", err, rep)
 	}
 }
