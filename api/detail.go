@@ -2,10 +2,12 @@ package api
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 	"time"
 	"unicode/utf8"
@@ -189,6 +191,15 @@ func (s *server) extracted(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	rec, err := extract.LoadRecord(r.Context(), s.set.Side, ref, entryID)
+	if errors.Is(err, bs.ErrNotFound) {
+		// A tool result stored at the source is keyed by its tool call.
+		if k := s.sourceKeyOf(r.Context(), ref, entryID); k != "" {
+			rec, err = extract.LoadRecord(r.Context(), s.set.Side, ref, k)
+			if err == nil && key != "" && !slices.ContainsFunc(rec.Values, func(v extract.StoredValue) bool { return restore.MatchKey(key, v.Path) }) {
+				key = extract.SourceContentPath // the placeholder's own pointer (…/content/0/text) stands for the whole content
+			}
+		}
+	}
 	if err != nil {
 		if errors.Is(err, bs.ErrNotFound) {
 			err = fmt.Errorf("entry %s of session %s has no extracted content (never extracted, or retention removed it): %w", entryID, ref, bs.ErrNotFound)
@@ -281,4 +292,29 @@ func valueView(v extract.StoredValue, preview int) ExtractedValue {
 	}
 	out.Content = text
 	return out
+}
+
+// sourceKeyOf returns the source key ("tc-<toolCallId>") whose placeholder
+// entry entryID of ref holds, or "" when it holds none.
+func (s *server) sourceKeyOf(ctx context.Context, ref bs.SessionRef, entryID string) string {
+	tr, err := s.set.Store.Open(ctx, ref, nil)
+	if err != nil {
+		return ""
+	}
+	n, ok := tr.Node(entryID)
+	if !ok {
+		return ""
+	}
+	e, err := tr.Entry(ctx, n.Line)
+	if err != nil {
+		return ""
+	}
+	c := *e
+	if c.Role == "" {
+		c.Role = n.Role
+	}
+	if k := extract.SourceKeyOf(&c); k != "" && extract.IsPlaceholderValue(c.Raw, k) {
+		return k
+	}
+	return ""
 }

@@ -375,6 +375,12 @@ func TestPluginSourceAndTools(t *testing.T) {
 			t.Errorf("session A extracted count %d, want 2 (r0 and r1)", s.Extracted)
 		}
 	}
+	// The UI's extracted value of r1 is the stored content, by the
+	// pointer of its placeholder.
+	code, raw, _ := c.do("GET", "/api/sessions/main/"+plugSessA+"/entries/r1/extracted?key=/message/content/0/text&raw=true", "")
+	if code != 200 || string(raw) != content {
+		t.Fatalf("GET …/entries/r1/extracted raw: %d, %d bytes, want the %d bytes sent", code, len(raw), len(content))
+	}
 	// verify: every placeholder has its value, the source record is no orphan.
 	rep, err := restore.Verify(ctx, f.set.Store, f.set.Side, refA)
 	if err != nil || !rep.OK() || len(rep.Orphans) != 0 || rep.Placeholders != 2 {
