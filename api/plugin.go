@@ -464,27 +464,16 @@ func restoredSum(res *restore.Result) (int, string) {
 // content blocks exactly, long text blocks split (SplitTextBlocks). The
 // key must be a record of this session; nothing is written.
 func (s *server) restoreSource(ctx context.Context, ref bs.SessionRef, key string) (ToolResponse, error) {
-	if err := bs.CheckSideKey(key); err != nil {
-		return ToolResponse{}, fmt.Errorf("purge_control restore: %w", err)
-	}
-	rec, err := extract.LoadRecord(ctx, s.set.Side, ref, key)
-	if errors.Is(err, bs.ErrNotFound) {
-		return ToolResponse{}, fmt.Errorf("value %s not found in this session (%s): expected the id of a [[extracted-<id>]] placeholder of this session", key, ref)
-	}
+	sv, err := s.restorerFor().Source(ctx, ref, key)
 	if err != nil {
 		return ToolResponse{}, err
 	}
-	content, err := extract.SourceContent(rec)
+	blocks, err := SplitTextBlocks(sv.Content, MaxToolTextBlock)
 	if err != nil {
 		return ToolResponse{}, err
 	}
-	blocks, err := SplitTextBlocks(content, MaxToolTextBlock)
-	if err != nil {
-		return ToolResponse{}, err
-	}
-	sum := sha256.Sum256(content)
-	return ToolResponse{OK: true, Content: blocks, Details: map[string]any{"key": key, "bytes": len(content),
-		"sha256": hex.EncodeToString(sum[:]), "blocks": len(blocks)}}, nil
+	return ToolResponse{OK: true, Content: blocks, Details: map[string]any{"key": key, "bytes": sv.Bytes,
+		"sha256": sv.SHA256, "blocks": len(blocks)}}, nil
 }
 
 // SplitTextBlocks returns the content blocks of content (a JSON array),

@@ -1,6 +1,10 @@
 package restore
 
 import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -49,4 +53,61 @@ func checkSource(session string, e *bs.Entry, key string, sr sideRecord) placeho
 		c.value = v
 	}
 	return c
+}
+
+// SourceValue is a tool result stored at the source (a side record keyed
+// "tc-<toolCallId>"), as Restorer.Source returns it.
+type SourceValue struct {
+	// Key is the side key.
+	Key string `json:"key"`
+	// Content is the result's content blocks and Details its details
+	// (nil when none were stored), exactly as they were stored.
+	Content json.RawMessage `json:"content"`
+	Details json.RawMessage `json:"details,omitempty"`
+	// Bytes and SHA256 are the length and hex sha256 of Content.
+	Bytes  int    `json:"bytes"`
+	SHA256 string `json:"sha256"`
+	// Texts are the texts of Content's text blocks; OtherBlocks counts
+	// its other blocks (images).
+	Texts       []string `json:"-"`
+	OtherBlocks int      `json:"other_blocks"`
+}
+
+// Source returns the tool result stored at the source under key in the
+// session ref. It only reads: the transcript keeps its placeholder. A key
+// that is not a source key wraps ErrInvalid; a key the session does not
+// hold wraps ErrNotFound ("not found in this session": a value of another
+// session is never looked up); a damaged record wraps ErrCorrupt.
+func (r *Restorer) Source(ctx context.Context, ref bs.SessionRef, key string) (*SourceValue, error) {
+	if err := r.ready(); err != nil {
+		return nil, err
+	}
+	if !extract.IsSourceKey(key) {
+		return nil, fmt.Errorf("key %.60q: expected a source key %s<toolCallId>: %w", key, extract.SourceKeyPrefix, bs.ErrInvalid)
+	}
+	if err := bs.CheckSideKey(key); err != nil {
+		return nil, err
+	}
+	rec, err := extract.LoadRecord(ctx, r.Side, ref, key)
+	if errors.Is(err, bs.ErrNotFound) {
+		return nil, fmt.Errorf("value %s not found in this session (%s): expected the id of a [[extracted-<id>]] placeholder of this session: %w", key, ref, bs.ErrNotFound)
+	}
+	if err != nil {
+		return nil, err
+	}
+	content, err := extract.SourceContent(rec)
+	if err != nil {
+		return nil, err
+	}
+	details, err := extract.SourceDetails(rec)
+	if err != nil {
+		return nil, err
+	}
+	texts, others, err := extract.SourceText(content)
+	if err != nil {
+		return nil, err
+	}
+	sum := sha256.Sum256(content)
+	return &SourceValue{Key: key, Content: content, Details: details, Bytes: len(content), SHA256: hex.EncodeToString(sum[:]),
+		Texts: texts, OtherBlocks: others}, nil
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/brainsurgeon/brainsurgeon/extract"
 	"github.com/brainsurgeon/brainsurgeon/internal/agenttext"
 	"github.com/brainsurgeon/brainsurgeon/internal/cli"
 	"github.com/brainsurgeon/brainsurgeon/restore"
@@ -14,7 +15,8 @@ import (
 const restoreUsage = `Usage: purge_control restore <entry> [--keys a,b] --agent A --session S [--tool-call-id ID] [--json] [--agents-dir DIR]
 
 Prints the extracted values of an entry (the <entry> of [[extracted-<entry>]])
-right away. They are written back into the session now if it is idle, or
+right away. A key "tc-<toolCallId>" (a tool result stored at the source by the
+OpenClaw plugin) prints the stored result and writes nothing. They are written back into the session now if it is idle, or
 queued and written back as soon as it is; either way you have the content now.
 Asking again for an entry that is already restored prints its current content
 and says "Already restored"; it is not an error.
@@ -52,6 +54,17 @@ func (c *restoreCommand) Run(ctx context.Context, args []string) error {
 	r, ref, err := c.m.setup(ctx, &com)
 	if err != nil {
 		return err
+	}
+	if extract.IsSourceKey(pos[0]) {
+		sv, err := r.Source(ctx, ref, pos[0])
+		if err != nil {
+			return err
+		}
+		if com.json {
+			return cli.WriteJSON(c.m.Stdout, sv, nil)
+		}
+		agenttext.Source(c.m.Stdout, sv)
+		return nil
 	}
 	var ks []string
 	for _, k := range strings.Split(*keys, ",") {

@@ -156,6 +156,22 @@ func Restore(w io.Writer, res *restore.Result) {
 	}
 }
 
+// Source writes purge_control restore's text for a tool result stored
+// at the source: its text blocks as they are, then what was returned.
+func Source(w io.Writer, sv *restore.SourceValue) {
+	text := strings.Join(sv.Texts, "")
+	io.WriteString(w, text)
+	if !strings.HasSuffix(text, "\n") {
+		io.WriteString(w, "\n")
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintf(w, "Restored %s (%d bytes of content", sv.Key, sv.Bytes)
+	if sv.OtherBlocks > 0 {
+		fmt.Fprintf(w, ", %d non-text blocks not shown", sv.OtherBlocks)
+	}
+	fmt.Fprintln(w, "): the tool result as stored; the transcript keeps its placeholder.")
+}
+
 // ExtractableMeaning says what an "_extractable" value means.
 func ExtractableMeaning(v string) string {
 	switch v {
