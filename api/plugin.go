@@ -291,8 +291,14 @@ func textBlock(text string) json.RawMessage {
 	return b
 }
 
+// toolOK is a successful answer whose text is split into blocks of at
+// most MaxToolTextBlock UTF-16 units (the host truncates longer ones).
 func toolOK(text string, details any) ToolResponse {
-	return ToolResponse{OK: true, Content: []json.RawMessage{textBlock(text)}, Details: details}
+	var blocks []json.RawMessage
+	for _, part := range splitUTF16(text, MaxToolTextBlock) {
+		blocks = append(blocks, textBlock(part))
+	}
+	return ToolResponse{OK: true, Content: blocks, Details: details}
 }
 
 func toolFail(err error) ToolResponse {

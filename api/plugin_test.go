@@ -361,6 +361,17 @@ func TestPluginSourceAndTools(t *testing.T) {
 	if !x.OK || !strings.Contains(x.text(t), marker) || !strings.HasPrefix(x.text(t), "compaction c1") {
 		t.Fatalf("recall_expand c1 --resolve: ok %v, marker %v: %.300s", x.OK, strings.Contains(x.text(t), marker), x.text(t))
 	}
+	// That text is longer than a block the host keeps: it comes in blocks.
+	if len(x.Content) < 2 {
+		t.Errorf("recall_expand --resolve: %d blocks for %d characters", len(x.Content), len([]rune(x.text(t))))
+	}
+	for i, blk := range x.Content {
+		var tb struct{ Text string }
+		_ = json.Unmarshal(blk, &tb)
+		if n := len(utf16.Encode([]rune(tb.Text))); n > api.MaxToolTextBlock {
+			t.Errorf("recall_expand block %d: %d UTF-16 units", i, n)
+		}
+	}
 	x = callTool(t, c, plugSessA, "recall_expand", `{"id":"c1"}`)
 	if !x.OK || strings.Contains(x.text(t), marker) {
 		t.Fatalf("recall_expand c1 without resolve holds the stored text")
