@@ -5,7 +5,8 @@
  * Rules this file keeps:
  * - Stateless. The BrainSurgeon daemon (`brainsurgeon serve`, on loopback) owns all storage, policy and wording;
  *   every tool call and every offload is ONE HTTP POST to it. Nothing is cached between calls (the key file is
- *   read at each call).
+ *   read at each call). One exception: OpenClaw 2026.7 gives the tool-result middleware no agent or session, so
+ *   a before_tool_call hook remembers the run identity of the last 1,000 tool calls by tool-call id.
  * - Fail open, never throw. OpenClaw turns a throwing tool-result middleware into "Tool output unavailable", so
  *   the middleware returns `undefined` (the result passes unchanged) on any failure and logs why; a tool returns
  *   a normal tool result saying what went wrong, with `details.ok: false`.
@@ -123,6 +124,36 @@ export function isValidSideKey(s) {
   return s.length >= 1 && s.length <= 200 && s !== "." && s !== ".." && /^[\x21-\x7e]+$/.test(s) && !/[/\\]/.test(s);
 }
 
+/** The run identity of recent tool calls by tool-call id (oldest first), shared through globalThis because
+ * OpenClaw may load this module more than once. */
+const IDENTITY_MAX = 1000;
+const IDENTITY_KEY = Symbol.for("brainsurgeon.toolCallIdentity");
+/** @type {Map<string, MiddlewareContext>} */
+const identities = (/** @type {any} */ (globalThis)[IDENTITY_KEY] ??= new Map());
+
+/**
+ * Remembers who runs a tool call (the before_tool_call hook's ctx), dropping the oldest beyond IDENTITY_MAX.
+ * @param {unknown} toolCallId @param {MiddlewareContext | undefined} ctx
+ */
+export function rememberIdentity(toolCallId, ctx) {
+  if (typeof toolCallId !== "string" || !toolCallId || !ctx || !(ctx.sessionId || ctx.sessionKey)) return;
+  identities.delete(toolCallId);
+  identities.set(toolCallId, { agentId: ctx.agentId, sessionId: ctx.sessionId, sessionKey: ctx.sessionKey, runId: ctx.runId });
+  while (identities.size > IDENTITY_MAX) identities.delete(/** @type {string} */ (identities.keys().next().value));
+}
+
+/**
+ * The identity of a tool result's run: the middleware's ctx when it names a session (2026.8+), else what the
+ * before_tool_call hook remembered for the tool call (2026.7).
+ * @param {string} toolCallId @param {MiddlewareContext | undefined} ctx @returns {MiddlewareContext}
+ */
+function identityOf(toolCallId, ctx) {
+  if (ctx && (ctx.sessionId || ctx.sessionKey)) return ctx;
+  const m = identities.get(toolCallId);
+  if (m) identities.delete(toolCallId);
+  return m ?? ctx ?? {};
+}
+
 /** Names the skip rule a tool result falls under, or returns "" when it may be offloaded.
  * @param {MiddlewareEvent} event
  */
@@ -230,6 +261,8 @@ export function makeMiddleware(cfg, log) {
         return undefined;
       }
       if (cfg.urlProblem) return void why(cfg.urlProblem);
+      const who = identityOf(event.toolCallId, ctx);
+      if (!who.sessionId && !who.sessionKey) return void why("the host named no session for this tool call");
       const contentJSON = JSON.stringify(content);
       const bytes = Buffer.byteLength(contentJSON);
       const sha256 = createHash("sha256").update(contentJSON).digest("hex");
@@ -237,7 +270,7 @@ export function makeMiddleware(cfg, log) {
       const ph = buildPlaceholder({ key, toolName: label, content, details: event.result.details, previewChars: cfg.previewChars, bytes, sha256 });
       // JSON.stringify drops absent members, and serializes content to the same bytes as contentJSON.
       const body = JSON.stringify({
-        agent_id: ctx?.agentId, session_id: ctx?.sessionId, session_key: ctx?.sessionKey, run_id: ctx?.runId,
+        agent_id: who.agentId, session_id: who.sessionId, session_key: who.sessionKey, run_id: who.runId,
         tool_call_id: event.toolCallId, tool_name: event.toolName, key,
         content, details: event.result.details,
         placeholder_content: ph.content, placeholder_details: ph.details,
@@ -463,7 +496,8 @@ function safeWarn(log, m) {
 const registered = new WeakSet();
 
 /**
- * Registers the four tools (factories bound to the run's agent and session) and the tool-result middleware.
+ * Registers the four tools (factories bound to the run's agent and session), the tool-result middleware and,
+ * when offloading, the before_tool_call hook that remembers run identities.
  * @param {OpenClawPluginApi} api
  */
 function register(api) {
@@ -480,6 +514,16 @@ function register(api) {
       api.registerTool((/** @type {ToolContext} */ ctx) => makeTool(name, cfg, ctx ?? {}), { name });
     }
     api.registerAgentToolResultMiddleware(makeMiddleware(cfg, log), { runtimes: ["openclaw", "codex"] });
+    if (cfg.offload && typeof api.on === "function") {
+      /** @type {any} */ (api).on("before_tool_call", (/** @type {any} */ event, /** @type {any} */ ctx) => {
+        try {
+          rememberIdentity(ctx?.toolCallId ?? event?.toolCallId, ctx);
+        } catch {
+          // remembering is best effort: the offload then passes the result through
+        }
+        return undefined;
+      });
+    }
   } catch (err) {
     safeWarn(log, `brainsurgeon: registration failed: ${errText(err)}`);
   }

@@ -68,6 +68,8 @@ export function fakeApi(pluginConfig, mode = "full") {
   const tools = [];
   /** @type {{handler: any, opts: any}[]} */
   const middlewares = [];
+  /** @type {{name: string, handler: any}[]} */
+  const hooks = [];
   /** @type {string[]} */
   const warnings = [];
   const api = {
@@ -86,8 +88,12 @@ export function fakeApi(pluginConfig, mode = "full") {
     registerAgentToolResultMiddleware(handler, opts) {
       middlewares.push({ handler, opts });
     },
+    /** @param {string} name @param {any} handler */
+    on(name, handler) {
+      hooks.push({ name, handler });
+    },
   };
-  return { api, tools, middlewares, warnings };
+  return { api, tools, middlewares, hooks, warnings };
 }
 
 /** A text of n code points that mixes ASCII and astral characters (surrogate pairs). @param {number} n */

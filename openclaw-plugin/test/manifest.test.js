@@ -16,8 +16,12 @@ test("manifest and entry agree on id, tools and middleware runtimes", () => {
   assert.equal(typeof plugin.register, "function");
   assert.equal(manifest.activation.onStartup, true);
   assert.equal(manifest.kind, undefined, "the plugin does not take the context-engine slot");
-  const { api, tools, middlewares } = fakeApi({});
+  const { api, tools, middlewares, hooks } = fakeApi({});
   plugin.register(/** @type {any} */ (api));
+  assert.deepEqual(hooks.map((h) => h.name), ["before_tool_call"]);
+  const off = fakeApi({ offload: false });
+  plugin.register(/** @type {any} */ (off.api));
+  assert.deepEqual(off.hooks, [], "no hook when offload is off");
   const names = tools.map((t) => t.opts.name);
   assert.deepEqual(names, manifest.contracts.tools);
   assert.deepEqual(names, TOOL_NAMES);

@@ -6,8 +6,8 @@ import { createHash } from "node:crypto";
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { buildPlaceholder, headTail, isValidSideKey, makeMiddleware, resolveConfig, skipReason } from "../index.js";
-import { answer, deadUrl, mixedText, startDaemon } from "./helpers.js";
+import plugin, { buildPlaceholder, headTail, isValidSideKey, makeMiddleware, rememberIdentity, resolveConfig, skipReason } from "../index.js";
+import { answer, deadUrl, fakeApi, mixedText, startDaemon } from "./helpers.js";
 
 const CTX = { runtime: "openclaw", agentId: "main", sessionId: "sess-1", sessionKey: "agent:main:main", runId: "run-9" };
 
@@ -145,15 +145,25 @@ test("offload: the request carries the content as received, and the result is th
   }
 });
 
-test("offload: key from the env var, absent ids and details are left out, tool_call is labelled by its inner tool", async () => {
+test("offload: key from the env var, identity from before_tool_call, absent members left out, tool_call labelled by its inner tool", async () => {
   const d = await goodDaemon();
   process.env.BS_PLUGIN_TEST_KEY = "env-secret";
   try {
-    const { handler } = mw({ daemonUrl: d.url, extractAboveChars: 1000, apiKeyEnv: "BS_PLUGIN_TEST_KEY" });
+    const { handler, warnings } = mw({ daemonUrl: d.url, extractAboveChars: 1000, apiKeyEnv: "BS_PLUGIN_TEST_KEY" });
+    // 2026.7: the middleware's ctx names no session; the before_tool_call hook's ctx did
+    const { api, hooks } = fakeApi({ daemonUrl: d.url });
+    plugin.register(/** @type {any} */ (api));
+    hooks[0].handler({ toolName: "tool_call", params: {} }, { toolName: "tool_call", toolCallId: "call_2", sessionKey: "agent:main:main" });
     const ev = { toolCallId: "call_2", toolName: "tool_call", args: { id: "openclaw:core:exec" }, result: { content: [{ type: "text", text: "q".repeat(1500) }] } };
-    const out = /** @type {any} */ (await handler(/** @type {any} */ (ev), { runtime: "codex" }));
+    const out = /** @type {any} */ (await handler(/** @type {any} */ (ev), { runtime: "openclaw" }));
+    assert.deepEqual(warnings, []);
     assert.equal(d.seen[0].headers["x-api-key"], "env-secret");
-    assert.deepEqual(Object.keys(d.seen[0].json), ["tool_call_id", "tool_name", "key", "content", "placeholder_content", "placeholder_details"]);
+    assert.deepEqual(Object.keys(d.seen[0].json), ["session_key", "tool_call_id", "tool_name", "key", "content", "placeholder_content", "placeholder_details"]);
+    assert.equal(d.seen[0].json.session_key, "agent:main:main");
+    // used once: a second result with that id has no identity and passes through
+    assert.equal(await handler(/** @type {any} */ (ev), { runtime: "openclaw" }), undefined);
+    assert.equal(d.seen.length, 1);
+    assert.match(warnings.join(), /tool_call result call_2 passed through unchanged: the host named no session for this tool call/);
     assert.match(out.result.content[0].text, /stored this exec result \(1500 characters\)/);
     const none = mw({ daemonUrl: d.url, extractAboveChars: 1000, apiKeyEnv: "BS_PLUGIN_TEST_NO_SUCH_VAR" });
     await none.handler(/** @type {any} */ (event("q".repeat(1500))), CTX);
@@ -205,4 +215,13 @@ test("fail open: daemon down, unreadable key file, bad daemonUrl, a throwing eve
   assert.match(down.warnings.at(-1) ?? "", /call_3 passed through unchanged: boom/);
   const throwingLog = makeMiddleware(resolveConfig({ daemonUrl: url, extractAboveChars: 1000 }), { warn() { throw new Error("logger broke"); } });
   assert.equal(await throwingLog(/** @type {any} */ (event("w".repeat(2000))), CTX), undefined);
+});
+
+test("remembered identities are bounded", () => {
+  for (let i = 0; i < 1500; i++) rememberIdentity(`bound-${i}`, { sessionId: `s${i}` });
+  rememberIdentity("no-session", { agentId: "main" });
+  rememberIdentity(42, { sessionId: "x" });
+  const m = /** @type {Map<string, unknown>} */ (/** @type {any} */ (globalThis)[Symbol.for("brainsurgeon.toolCallIdentity")]);
+  assert.ok(m.size <= 1000);
+  assert.ok(!m.has("bound-0") && m.has("bound-1499") && !m.has("no-session"));
 });
