@@ -1,3 +1,537 @@
 // @ts-check
-// Placeholder: the plugin entry is being written.
-export default { id: "brainsurgeon", name: "BrainSurgeon", description: "BrainSurgeon", register() {} };
+/**
+ * BrainSurgeon's OpenClaw plugin (id "brainsurgeon"): the agent's tools and lossless offload of huge tool results.
+ *
+ * Rules this file keeps:
+ * - Stateless. The BrainSurgeon daemon (`brainsurgeon serve`, on loopback) owns all storage, policy and wording;
+ *   every tool call and every offload is ONE HTTP POST to it. Nothing is cached between calls (the key file is
+ *   read at each call). One exception: OpenClaw 2026.7 gives the tool-result middleware no agent or session, so
+ *   a before_tool_call hook remembers the run identity of the last 1,000 tool calls by tool-call id.
+ * - Fail open, never throw. OpenClaw turns a throwing tool-result middleware into "Tool output unavailable", so
+ *   the middleware returns `undefined` (the result passes unchanged) on any failure and logs why; a tool returns
+ *   a normal tool result saying what went wrong, with `details.ok: false`.
+ * - `register(api)` is synchronous, cheap and idempotent: OpenClaw calls it several times (gateway start,
+ *   discovery, tool catalog). It only registers; it starts nothing and does no I/O.
+ * - Loads with no node_modules: only node: built-ins are imported at run time; the SDK appears in JSDoc types.
+ * - The middleware leaves alone: results of our own tools (restoring a value must not offload it again), the
+ *   host's `message`, `sessions_*`, `tool_search` and `tool_describe` (their details carry facts the host reads),
+ *   a `tool_call` wrapper around any of those, error results, results at or below `extractAboveChars`
+ *   characters, and results whose side key `tc-<toolCallId>` would not be a valid key.
+ */
+import { createHash } from "node:crypto";
+import { readFileSync } from "node:fs";
+import { request } from "node:http";
+
+/** @typedef {import("openclaw/plugin-sdk/plugin-entry").OpenClawPluginApi} OpenClawPluginApi */
+/** @typedef {{type: "text", text: string}} TextBlock */
+/** @typedef {TextBlock | {type: "image", data: string, mimeType: string}} ContentBlock */
+/** @typedef {{content: ContentBlock[], details?: unknown}} ToolResult a result as the middleware sees it */
+/** @typedef {{content: ContentBlock[], details: unknown}} ToolReturn what our tools' execute returns */
+/** @typedef {{agentId?: string, sessionId?: string, sessionKey?: string}} ToolContext */
+/**
+ * @typedef {{toolCallId: string, toolName: string, args?: Record<string, unknown>, isError?: boolean,
+ *   result: ToolResult}} MiddlewareEvent
+ */
+/** @typedef {{runtime?: string, agentId?: string, sessionId?: string, sessionKey?: string, runId?: string}} MiddlewareContext */
+/** @typedef {{info?: (m: string) => void, warn: (m: string) => void, error?: (m: string) => void}} Logger */
+/**
+ * @typedef {{daemonUrl: string, apiKeyFile?: string, apiKeyEnv: string, offload: boolean, extractAboveChars: number,
+ *   previewChars: number, timeoutMs: number, toolTimeoutMs: number, urlProblem?: string}} Config
+ */
+
+export const PLUGIN_ID = "brainsurgeon";
+export const TOOL_NAMES = ["purge_control", "recall_grep", "recall_describe", "recall_expand"];
+/** Keys of a result's details that OpenClaw reads to grade a call; an offloaded result keeps them verbatim. */
+export const RESERVED_DETAILS_KEYS = ["status", "ok", "success", "error", "timedOut", "exitCode"];
+/** Host tools whose results are never offloaded (besides ours and `sessions_*`). */
+const HOST_SKIP = new Set(["message", "tool_search", "tool_describe"]);
+
+/** @type {Omit<Config, "urlProblem">} */
+export const DEFAULTS = Object.freeze({
+  daemonUrl: "http://127.0.0.1:8000",
+  apiKeyEnv: "BRAINSURGEON_API_KEY",
+  offload: true,
+  extractAboveChars: 40000,
+  previewChars: 400,
+  timeoutMs: 3000,
+  toolTimeoutMs: 20000,
+});
+
+/**
+ * Returns the plugin config with the defaults filled in. OpenClaw validates it against the manifest's schema
+ * before loading; a value of the wrong type here still falls back to its default. A daemonUrl that is not
+ * loopback http is kept but recorded in urlProblem, and every call then fails open.
+ * @param {unknown} raw api.pluginConfig
+ * @returns {Config}
+ */
+export function resolveConfig(raw) {
+  const r = /** @type {Record<string, unknown>} */ (raw && typeof raw === "object" ? raw : {});
+  /** @param {string} k @param {number} min @param {number} def */
+  const int = (k, min, def) => (Number.isInteger(r[k]) && /** @type {number} */ (r[k]) >= min ? /** @type {number} */ (r[k]) : def);
+  /** @param {string} k */
+  const str = (k) => (typeof r[k] === "string" && r[k] !== "" ? /** @type {string} */ (r[k]) : undefined);
+  /** @type {Config} */
+  const cfg = {
+    daemonUrl: str("daemonUrl") ?? DEFAULTS.daemonUrl,
+    apiKeyFile: str("apiKeyFile"),
+    apiKeyEnv: str("apiKeyEnv") ?? DEFAULTS.apiKeyEnv,
+    offload: typeof r.offload === "boolean" ? r.offload : DEFAULTS.offload,
+    extractAboveChars: int("extractAboveChars", 1000, DEFAULTS.extractAboveChars),
+    previewChars: int("previewChars", 0, DEFAULTS.previewChars),
+    timeoutMs: int("timeoutMs", 100, DEFAULTS.timeoutMs),
+    toolTimeoutMs: int("toolTimeoutMs", 100, DEFAULTS.toolTimeoutMs),
+  };
+  cfg.urlProblem = checkDaemonUrl(cfg.daemonUrl);
+  return cfg;
+}
+
+/**
+ * Says what is wrong with a daemon URL, or returns undefined when it is http on a loopback address.
+ * @param {string} s
+ */
+export function checkDaemonUrl(s) {
+  let u;
+  try {
+    u = new URL(s);
+  } catch {
+    return `daemonUrl ${JSON.stringify(s)} is not a URL (expected http://127.0.0.1:<port>)`;
+  }
+  if (u.protocol !== "http:" || !["127.0.0.1", "localhost", "[::1]"].includes(u.hostname) || u.username || u.password) {
+    return `daemonUrl ${JSON.stringify(s)} is not loopback http (expected http://127.0.0.1…, http://localhost… or http://[::1]…)`;
+  }
+  return undefined;
+}
+
+/**
+ * Reads the API key: the first line of apiKeyFile (trimmed) when it is set, else the apiKeyEnv variable.
+ * Returns "" for no key. Throws when apiKeyFile is set but cannot be read (callers turn that into a failure).
+ * @param {Config} cfg
+ */
+export function readApiKey(cfg) {
+  if (cfg.apiKeyFile) {
+    return readFileSync(cfg.apiKeyFile, "utf8").split(/\r?\n/, 1)[0].trim();
+  }
+  const v = process.env[cfg.apiKeyEnv];
+  return typeof v === "string" ? v.trim() : "";
+}
+
+/**
+ * Reports whether s is a valid side key: 1 to 200 bytes of printable ASCII other than space, "/" and "\",
+ * and not "." or "..".
+ * @param {string} s
+ */
+export function isValidSideKey(s) {
+  return s.length >= 1 && s.length <= 200 && s !== "." && s !== ".." && /^[\x21-\x7e]+$/.test(s) && !/[/\\]/.test(s);
+}
+
+/** The run identity of recent tool calls by tool-call id (oldest first), shared through globalThis because
+ * OpenClaw may load this module more than once. */
+const IDENTITY_MAX = 1000;
+const IDENTITY_KEY = Symbol.for("brainsurgeon.toolCallIdentity");
+/** @type {Map<string, MiddlewareContext>} */
+const identities = (/** @type {any} */ (globalThis)[IDENTITY_KEY] ??= new Map());
+
+/**
+ * Remembers who runs a tool call (the before_tool_call hook's ctx), dropping the oldest beyond IDENTITY_MAX.
+ * @param {unknown} toolCallId @param {MiddlewareContext | undefined} ctx
+ */
+export function rememberIdentity(toolCallId, ctx) {
+  if (typeof toolCallId !== "string" || !toolCallId || !ctx || !(ctx.sessionId || ctx.sessionKey)) return;
+  identities.delete(toolCallId);
+  identities.set(toolCallId, { agentId: ctx.agentId, sessionId: ctx.sessionId, sessionKey: ctx.sessionKey, runId: ctx.runId });
+  while (identities.size > IDENTITY_MAX) identities.delete(/** @type {string} */ (identities.keys().next().value));
+}
+
+/**
+ * The identity of a tool result's run: the middleware's ctx when it names a session (2026.8+), else what the
+ * before_tool_call hook remembered for the tool call (2026.7).
+ * @param {string} toolCallId @param {MiddlewareContext | undefined} ctx @returns {MiddlewareContext}
+ */
+function identityOf(toolCallId, ctx) {
+  if (ctx && (ctx.sessionId || ctx.sessionKey)) return ctx;
+  const m = identities.get(toolCallId);
+  if (m) identities.delete(toolCallId);
+  return m ?? ctx ?? {};
+}
+
+/** Names the skip rule a tool result falls under, or returns "" when it may be offloaded.
+ * @param {MiddlewareEvent} event
+ */
+export function skipReason(event) {
+  const name = String(event.toolName ?? "");
+  if (isOursOrHostSkip(name)) return `tool ${name} is never offloaded`;
+  if (name === "tool_call") {
+    const inner = innerToolName(event);
+    if (inner && isOursOrHostSkip(inner)) return `tool_call of ${inner} is never offloaded`;
+  }
+  if (event.isError === true) return "error results are never offloaded";
+  return "";
+}
+
+/** @param {string} name */
+function isOursOrHostSkip(name) {
+  return TOOL_NAMES.includes(name) || HOST_SKIP.has(name) || name.startsWith("sessions_");
+}
+
+/**
+ * The tool a Tool Search `tool_call` ran: details.tool.name, else the last ":" segment of details.tool.id or of
+ * args.id ("openclaw:brainsurgeon:purge_control" names purge_control).
+ * @param {MiddlewareEvent} event
+ */
+function innerToolName(event) {
+  const d = /** @type {any} */ (event.result?.details);
+  if (d && typeof d === "object" && d.tool && typeof d.tool === "object") {
+    if (typeof d.tool.name === "string" && d.tool.name) return d.tool.name;
+    if (typeof d.tool.id === "string" && d.tool.id) return d.tool.id.split(":").pop();
+  }
+  const id = event.args?.id;
+  return typeof id === "string" && id ? id.split(":").pop() : "";
+}
+
+/**
+ * Cuts the first and last n code points of s (never splitting a surrogate pair).
+ * @param {string} s @param {number} n
+ */
+export function headTail(s, n) {
+  const cps = Array.from(s);
+  return { head: cps.slice(0, n).join(""), tail: n > 0 ? cps.slice(-n).join("") : "" };
+}
+
+/**
+ * Builds what stands in for an offloaded result: the placeholder text block (key, size, restore hint, head and
+ * tail preview) and the shrunk details (our member plus the reserved keys of the original, verbatim).
+ * "Characters" are code points. The preview is at most a quarter of the text each side, so it stays small.
+ * @param {{key: string, toolName: string, content: ContentBlock[], details: unknown, previewChars: number,
+ *   bytes: number, sha256: string}} p
+ */
+export function buildPlaceholder(p) {
+  const texts = p.content.filter((b) => b && b.type === "text" && typeof b.text === "string").map((b) => /** @type {{text: string}} */ (b).text);
+  const images = p.content.filter((b) => b && b.type === "image").length;
+  const chars = texts.reduce((n, t) => n + Array.from(t).length, 0);
+  const text = texts.join("\n");
+  const n = Math.min(p.previewChars, Math.floor(chars / 4));
+  const size = images > 0 ? `${chars} characters and ${images} image${images === 1 ? "" : "s"}` : `${chars} characters`;
+  const lines = [
+    `[[extracted-${p.key}]] BrainSurgeon stored this ${p.toolName} result (${size}) outside the transcript.`,
+    `Restore it exactly with purge_control {"action":"restore","key":"${p.key}"}.`,
+  ];
+  if (n > 0) {
+    const { head, tail } = headTail(text, n);
+    lines.push(`--- first ${n} characters ---`, head, `--- last ${n} characters ---`, tail);
+  }
+  /** @type {Record<string, unknown>} */
+  const details = { brainsurgeon: { key: p.key, bytes: p.bytes, sha256: p.sha256 } };
+  if (p.details && typeof p.details === "object" && !Array.isArray(p.details)) {
+    const d = /** @type {Record<string, unknown>} */ (p.details);
+    for (const k of RESERVED_DETAILS_KEYS) if (Object.hasOwn(d, k)) details[k] = d[k];
+  }
+  /** @type {TextBlock[]} */
+  const content = [{ type: "text", text: lines.join("\n") }];
+  return { content, details };
+}
+
+/** Sum of the lengths (code points) of the text blocks; counts code units first, which is never less.
+ * @param {ContentBlock[]} content @param {number} limit */
+function textAbove(content, limit) {
+  let units = 0;
+  for (const b of content) if (b && b.type === "text" && typeof b.text === "string") units += b.text.length;
+  if (units <= limit) return false;
+  let cps = 0;
+  for (const b of content) if (b && b.type === "text" && typeof b.text === "string") cps += Array.from(b.text).length;
+  return cps > limit;
+}
+
+/**
+ * Makes the tool-result middleware. It returns {result} with the placeholder once the daemon has stored the
+ * original, or undefined (the result passes unchanged).
+ * @param {Config} cfg @param {Logger} log
+ */
+export function makeMiddleware(cfg, log) {
+  /** @param {MiddlewareEvent} event @param {MiddlewareContext} [ctx] */
+  return async function brainsurgeonOffload(event, ctx) {
+    try {
+      if (!cfg.offload || !event || !event.result) return undefined;
+      if (skipReason(event)) return undefined;
+      const content = event.result.content;
+      if (!Array.isArray(content) || !textAbove(content, cfg.extractAboveChars)) return undefined;
+      const why = (/** @type {string} */ m) => log.warn(`brainsurgeon: ${event.toolName} result ${event.toolCallId} passed through unchanged: ${m}`);
+      const key = `tc-${event.toolCallId}`;
+      if (typeof event.toolCallId !== "string" || !isValidSideKey(key)) {
+        why(`side key ${JSON.stringify(key)} is not valid (expected 1 to 200 bytes of printable ASCII other than space, "/" and "\\")`);
+        return undefined;
+      }
+      if (cfg.urlProblem) return void why(cfg.urlProblem);
+      const who = identityOf(event.toolCallId, ctx);
+      if (!who.sessionId && !who.sessionKey) return void why("the host named no session for this tool call");
+      const contentJSON = JSON.stringify(content);
+      const bytes = Buffer.byteLength(contentJSON);
+      const sha256 = createHash("sha256").update(contentJSON).digest("hex");
+      const label = event.toolName === "tool_call" ? innerToolName(event) || "tool_call" : event.toolName;
+      const ph = buildPlaceholder({ key, toolName: label, content, details: event.result.details, previewChars: cfg.previewChars, bytes, sha256 });
+      // JSON.stringify drops absent members, and serializes content to the same bytes as contentJSON.
+      const body = JSON.stringify({
+        agent_id: who.agentId, session_id: who.sessionId, session_key: who.sessionKey, run_id: who.runId,
+        tool_call_id: event.toolCallId, tool_name: event.toolName, key,
+        content, details: event.result.details,
+        placeholder_content: ph.content, placeholder_details: ph.details,
+      });
+      const res = await callDaemon(cfg, "/api/plugin/v1/source", body, cfg.timeoutMs);
+      if (!res.ok) return void why(res.error);
+      const ans = /** @type {any} */ (res.json);
+      if (!ans || ans.key !== key) return void why(`the daemon answered key ${JSON.stringify(ans?.key)}, expected ${JSON.stringify(key)}`);
+      return { result: { content: ph.content, details: ph.details } };
+    } catch (err) {
+      safeWarn(log, `brainsurgeon: ${event?.toolName} result ${event?.toolCallId} passed through unchanged: ${errText(err)}`);
+      return undefined;
+    }
+  };
+}
+
+/** The tools' JSON-Schema parameters and descriptions. @type {Record<string, {label: string, description: string, parameters: object}>} */
+const TOOL_SPECS = {
+  purge_control: {
+    label: "BrainSurgeon purge control",
+    description:
+      "Get back content BrainSurgeon moved out of this conversation, and control what it moves. " +
+      "A placeholder [[extracted-<key>]] (for example [[extracted-tc-call_1]] or [[extracted-a1b2c3d4]]) means the " +
+      "value was stored outside the transcript without loss: call this tool with {\"action\":\"restore\",\"key\":\"<key>\"} " +
+      "(the key is what follows \"extracted-\") and the exact content comes back in the result, ready to use at once. " +
+      "Only restore what you need now. action get_context lists what was extracted from this session; " +
+      "action set_extractable with key=<entry id> and value \"false\" (never extract), \"true\" (may extract) or N " +
+      "(keep while among the last N messages) controls one entry.",
+    parameters: {
+      type: "object",
+      additionalProperties: false,
+      required: ["action"],
+      properties: {
+        action: { type: "string", enum: ["get_context", "restore", "set_extractable"], description: "What to do." },
+        key: { type: "string", description: "restore: the key from [[extracted-<key>]]; set_extractable: the entry id." },
+        keys: { type: "string", description: "restore only, optional: comma-separated value keys to restore (e.g. \"text\", \"content/0/text\"); default all." },
+        value: { type: "string", description: "set_extractable only: \"true\", \"false\" or a whole number N." },
+      },
+    },
+  },
+  recall_grep: {
+    label: "BrainSurgeon recall grep",
+    description:
+      "Search everything this session still holds, including what you no longer see: entries compacted away, " +
+      "abandoned branches and values BrainSurgeon extracted. One line per hit with where it was found and the entry " +
+      "id; get an extracted hit back with purge_control restore.",
+    parameters: {
+      type: "object",
+      additionalProperties: false,
+      required: ["pattern"],
+      properties: {
+        pattern: { type: "string", description: "Text to find (a RE2 regular expression when regex is true)." },
+        regex: { type: "boolean", description: "Treat pattern as a regular expression." },
+        ignore_case: { type: "boolean", description: "Match letters of either case." },
+        max: { type: "integer", minimum: 1, description: "Stop after this many hits." },
+        in: { type: "string", description: "Only these places, comma-separated: active, compacted, off_path, extracted." },
+      },
+    },
+  },
+  recall_describe: {
+    label: "BrainSurgeon recall describe",
+    description:
+      "Describe one entry of this session by id: type, role, time, size, whether it is compacted away or off the " +
+      "active path, and what was extracted from it; for a compaction summary also what it stands for.",
+    parameters: {
+      type: "object",
+      additionalProperties: false,
+      required: ["id"],
+      properties: { id: { type: "string", description: "The entry id." } },
+    },
+  },
+  recall_expand: {
+    label: "BrainSurgeon recall expand",
+    description:
+      "Show the original entries a compaction summary stands for (by the summary's entry id), to read what was " +
+      "summarized away. resolve puts extracted values back in the output (the transcript is not changed).",
+    parameters: {
+      type: "object",
+      additionalProperties: false,
+      required: ["id"],
+      properties: {
+        id: { type: "string", description: "The compaction summary's entry id." },
+        resolve: { type: "boolean", description: "Replace placeholders with the extracted values in the output." },
+        max: { type: "integer", minimum: 1, description: "Show at most this many entries." },
+      },
+    },
+  },
+};
+
+/**
+ * Makes one tool bound to the run's identity. execute never throws: failures are tool results with details.ok false.
+ * @param {string} name @param {Config} cfg @param {ToolContext} ctx
+ */
+export function makeTool(name, cfg, ctx) {
+  const spec = TOOL_SPECS[name];
+  const props = Object.keys(/** @type {any} */ (spec.parameters).properties);
+  return {
+    name,
+    label: spec.label,
+    description: spec.description,
+    parameters: spec.parameters,
+    catalogMode: /** @type {const} */ ("direct-only"),
+    /** @param {string} toolCallId @param {unknown} params @param {AbortSignal} [signal] @returns {Promise<ToolReturn>} */
+    async execute(toolCallId, params, signal) {
+      try {
+        if (cfg.urlProblem) return failure(cfg.urlProblem);
+        /** @type {Record<string, unknown>} */
+        const picked = {};
+        const p = /** @type {Record<string, unknown>} */ (params && typeof params === "object" ? params : {});
+        for (const k of props) {
+          if (p[k] === undefined || p[k] === null) continue;
+          picked[k] = k === "value" && typeof p[k] !== "string" ? String(p[k]) : p[k];
+        }
+        const body = JSON.stringify({
+          agent_id: ctx?.agentId, session_id: ctx?.sessionId, session_key: ctx?.sessionKey,
+          tool_call_id: toolCallId, tool: name, params: picked,
+        });
+        const res = await callDaemon(cfg, "/api/plugin/v1/tool", body, cfg.toolTimeoutMs, signal);
+        if (!res.ok) return failure(res.error);
+        const ans = /** @type {any} */ (res.json);
+        if (!ans || typeof ans !== "object") return failure("the daemon's answer is not a JSON object");
+        const content = Array.isArray(ans.content) && ans.content.length > 0 ? ans.content : undefined;
+        if (ans.ok === true && content) return { content, details: ans.details ?? {} };
+        if (ans.ok === false) {
+          const error = typeof ans.error === "string" ? ans.error : "the call failed";
+          return { content: content ?? [{ type: "text", text: `BrainSurgeon: ${error}` }], details: { ok: false, error } };
+        }
+        return failure("the daemon's answer has no ok flag and content blocks");
+      } catch (err) {
+        return failure(errText(err));
+      }
+    },
+  };
+}
+
+/** @param {string} error @returns {ToolReturn} */
+function failure(error) {
+  return { content: [{ type: "text", text: `BrainSurgeon: ${error}. Try again later; stored values are kept.` }], details: { ok: false, error } };
+}
+
+/**
+ * POSTs body to the daemon and reads a JSON answer. Never rejects: resolves {ok:false, error} with what went wrong
+ * (refused, timeout, HTTP status with the daemon's error, a body that is not JSON).
+ * @param {Config} cfg @param {string} path @param {string} body @param {number} timeoutMs @param {AbortSignal} [signal]
+ * @returns {Promise<{ok: true, json: unknown} | {ok: false, error: string}>}
+ */
+export function callDaemon(cfg, path, body, timeoutMs, signal) {
+  return new Promise((resolve) => {
+    /** @type {Record<string, string | number>} */
+    const headers = { "content-type": "application/json", "content-length": Buffer.byteLength(body) };
+    try {
+      const apiKey = readApiKey(cfg);
+      if (apiKey) headers["x-api-key"] = apiKey;
+    } catch (err) {
+      return resolve({ ok: false, error: `cannot read apiKeyFile ${cfg.apiKeyFile}: ${errText(err)}` });
+    }
+    if (signal?.aborted) return resolve({ ok: false, error: "the call was aborted" });
+    const url = new URL(path, cfg.daemonUrl);
+    let done = false;
+    /** @param {{ok: true, json: unknown} | {ok: false, error: string}} r */
+    const finish = (r) => {
+      if (done) return;
+      done = true;
+      clearTimeout(timer);
+      signal?.removeEventListener("abort", onAbort);
+      resolve(r);
+    };
+    const req = request(url, { method: "POST", headers }, (res) => {
+      /** @type {Buffer[]} */
+      const chunks = [];
+      res.on("data", (c) => chunks.push(c));
+      res.on("error", (err) => finish({ ok: false, error: `reading the daemon's answer: ${errText(err)}` }));
+      res.on("end", () => {
+        const text = Buffer.concat(chunks).toString("utf8");
+        let json;
+        try {
+          json = JSON.parse(text);
+        } catch {
+          json = undefined;
+        }
+        if (res.statusCode !== 200) {
+          const msg = json && typeof json.error === "string" ? json.error : text.slice(0, 200);
+          return finish({ ok: false, error: `the daemon answered HTTP ${res.statusCode}: ${msg}` });
+        }
+        if (json === undefined) return finish({ ok: false, error: "the daemon's answer is not JSON" });
+        finish({ ok: true, json });
+      });
+    });
+    // Listen for errors first: a request destroyed before this would raise an uncaught 'error' event.
+    req.on("error", (err) => {
+      const code = /** @type {any} */ (err).code;
+      const hint = code === "ECONNREFUSED" ? " (is `brainsurgeon serve` running?)" : "";
+      finish({ ok: false, error: `cannot reach the daemon at ${cfg.daemonUrl}: ${errText(err)}${hint}` });
+    });
+    const timer = setTimeout(() => {
+      finish({ ok: false, error: `the daemon at ${cfg.daemonUrl} did not answer within ${timeoutMs} ms` });
+      req.destroy();
+    }, timeoutMs);
+    const onAbort = () => {
+      finish({ ok: false, error: "the call was aborted" });
+      req.destroy();
+    };
+    signal?.addEventListener("abort", onAbort, { once: true });
+    req.end(body);
+  });
+}
+
+/** @param {unknown} err */
+function errText(err) {
+  return err instanceof Error ? err.message || String(/** @type {any} */ (err).code ?? err.name) : String(err);
+}
+
+/** @param {Logger} log @param {string} m */
+function safeWarn(log, m) {
+  try {
+    log.warn(m);
+  } catch {
+    // a logger that throws must not break the tool result
+  }
+}
+
+/** APIs already registered, so that a repeated register(api) on the same api adds nothing. */
+const registered = new WeakSet();
+
+/**
+ * Registers the four tools (factories bound to the run's agent and session), the tool-result middleware and,
+ * when offloading, the before_tool_call hook that remembers run identities.
+ * @param {OpenClawPluginApi} api
+ */
+function register(api) {
+  /** @type {Logger} */
+  const log = api && api.logger && typeof api.logger.warn === "function" ? api.logger : { warn: (m) => console.warn(m) };
+  try {
+    if (registered.has(api)) return;
+    registered.add(api);
+    const cfg = resolveConfig(api.pluginConfig);
+    if (cfg.urlProblem && api.registrationMode === "full") {
+      safeWarn(log, `brainsurgeon: ${cfg.urlProblem}; tools will fail and results pass through unchanged`);
+    }
+    for (const name of TOOL_NAMES) {
+      api.registerTool((/** @type {ToolContext} */ ctx) => makeTool(name, cfg, ctx ?? {}), { name });
+    }
+    api.registerAgentToolResultMiddleware(makeMiddleware(cfg, log), { runtimes: ["openclaw", "codex"] });
+    if (cfg.offload && typeof api.on === "function") {
+      /** @type {any} */ (api).on("before_tool_call", (/** @type {any} */ event, /** @type {any} */ ctx) => {
+        try {
+          rememberIdentity(ctx?.toolCallId ?? event?.toolCallId, ctx);
+        } catch {
+          // remembering is best effort: the offload then passes the result through
+        }
+        return undefined;
+      });
+    }
+  } catch (err) {
+    safeWarn(log, `brainsurgeon: registration failed: ${errText(err)}`);
+  }
+}
+
+export default {
+  id: PLUGIN_ID,
+  name: "BrainSurgeon",
+  description: "BrainSurgeon inside OpenClaw: purge_control and recall tools, and lossless offload of huge tool results.",
+  register,
+};

@@ -1,0 +1,116 @@
+// @ts-check
+// The manifest, package.json and what register() does agree.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import plugin, { DEFAULTS, TOOL_NAMES, resolveConfig, checkDaemonUrl } from "../index.js";
+import { fakeApi } from "./helpers.js";
+
+const dir = new URL("../", import.meta.url);
+const manifest = JSON.parse(readFileSync(new URL("openclaw.plugin.json", dir), "utf8"));
+const pkg = JSON.parse(readFileSync(new URL("package.json", dir), "utf8"));
+
+test("manifest and entry agree on id, tools and middleware runtimes", () => {
+  assert.equal(manifest.id, "brainsurgeon");
+  assert.equal(plugin.id, manifest.id);
+  assert.equal(typeof plugin.register, "function");
+  assert.equal(manifest.activation.onStartup, true);
+  assert.equal(manifest.kind, undefined, "the plugin does not take the context-engine slot");
+  const { api, tools, middlewares, hooks } = fakeApi({});
+  plugin.register(/** @type {any} */ (api));
+  assert.deepEqual(hooks.map((h) => h.name), ["before_tool_call"]);
+  const off = fakeApi({ offload: false });
+  plugin.register(/** @type {any} */ (off.api));
+  assert.deepEqual(off.hooks, [], "no hook when offload is off");
+  const names = tools.map((t) => t.opts.name);
+  assert.deepEqual(names, manifest.contracts.tools);
+  assert.deepEqual(names, TOOL_NAMES);
+  for (const { tool, opts } of tools) {
+    assert.equal(typeof tool, "function", `${opts.name} is registered as a factory`);
+    const t = tool({ agentId: "main", sessionId: "s1", sessionKey: "agent:main:main" });
+    assert.equal(t.name, opts.name);
+    assert.equal(t.catalogMode, "direct-only");
+    assert.equal(t.parameters.type, "object");
+    assert.ok(t.description.length > 40);
+    assert.ok(manifest.toolMetadata[opts.name], `toolMetadata has ${opts.name}`);
+  }
+  assert.equal(middlewares.length, 1);
+  assert.deepEqual(middlewares[0].opts, { runtimes: manifest.contracts.agentToolResultMiddleware });
+  assert.deepEqual(manifest.contracts.agentToolResultMiddleware, ["openclaw", "codex"]);
+});
+
+test("purge_control's description teaches what a placeholder means", () => {
+  const { api, tools } = fakeApi({});
+  plugin.register(/** @type {any} */ (api));
+  const t = tools[0].tool({});
+  assert.match(t.description, /\[\[extracted-<key>\]\]/);
+  assert.match(t.description, /"action":"restore","key":"<key>"/);
+});
+
+test("config schema: closed, and its defaults are the code's", () => {
+  const s = manifest.configSchema;
+  assert.equal(s.type, "object");
+  assert.equal(s.additionalProperties, false);
+  assert.deepEqual(Object.keys(s.properties).sort(), [...Object.keys(DEFAULTS), "apiKeyFile"].sort());
+  for (const [k, v] of Object.entries(DEFAULTS)) {
+    assert.deepEqual(s.properties[k].default, v, `default of ${k}`);
+    assert.match(s.properties[k].description, new RegExp(`Default ${String(v).replace(/[.]/g, "\\.")}\\.`), `description of ${k} states its default`);
+  }
+  assert.equal(s.properties.extractAboveChars.minimum, 1000);
+  assert.equal(s.properties.previewChars.minimum, 0);
+  assert.equal(s.properties.timeoutMs.minimum, 100);
+  assert.equal(s.properties.toolTimeoutMs.minimum, 100);
+  const cfg = resolveConfig(undefined);
+  assert.deepEqual({ ...cfg }, { ...DEFAULTS, apiKeyFile: undefined, urlProblem: undefined });
+});
+
+test("package.json is the npm package the contract names", () => {
+  assert.equal(pkg.name, "brainsurgeon-openclaw");
+  assert.equal(pkg.type, "module");
+  assert.deepEqual(pkg.openclaw.extensions, ["./index.js"]);
+  assert.equal(pkg.openclaw.compat.pluginApi, ">=2026.7.0");
+  assert.deepEqual(pkg.files, ["index.js", "openclaw.plugin.json", "README.md"]);
+  assert.equal(pkg.dependencies, undefined, "no runtime dependencies");
+  const embed = readFileSync(new URL("embed.go", dir), "utf8");
+  const line = embed.split("\n").find((l) => l.startsWith("//go:embed "));
+  assert.deepEqual(line?.slice("//go:embed ".length).split(" ").sort(), ["package.json", ...pkg.files].sort(), "embed.go embeds what npm pack ships");
+});
+
+test("daemonUrl must be loopback http", () => {
+  for (const ok of ["http://127.0.0.1:8000", "http://localhost:9", "http://[::1]:8000/", "http://127.0.0.1"]) {
+    assert.equal(checkDaemonUrl(ok), undefined, ok);
+  }
+  for (const bad of ["https://127.0.0.1:8000", "http://10.0.0.1:8000", "http://example.com", "http://u:p@127.0.0.1:1", "127.0.0.1:8000", ""]) {
+    assert.match(String(checkDaemonUrl(bad)), /daemonUrl/, bad);
+  }
+  const cfg = resolveConfig({ daemonUrl: "http://example.com:8000", extractAboveChars: 5, previewChars: 0, offload: false });
+  assert.match(String(cfg.urlProblem), /not loopback http/);
+  assert.equal(cfg.extractAboveChars, DEFAULTS.extractAboveChars, "a value below the minimum falls back to the default");
+  assert.equal(cfg.previewChars, 0);
+  assert.equal(cfg.offload, false);
+});
+
+test("register is idempotent and never throws", () => {
+  const a = fakeApi({});
+  plugin.register(/** @type {any} */ (a.api));
+  plugin.register(/** @type {any} */ (a.api));
+  assert.equal(a.tools.length, 4);
+  assert.equal(a.middlewares.length, 1);
+  for (const mode of ["discovery", "tool-discovery", "full"]) {
+    const b = fakeApi({ daemonUrl: "http://127.0.0.1:1" }, mode);
+    plugin.register(/** @type {any} */ (b.api));
+    assert.deepEqual(b.tools.map((t) => t.opts.name), TOOL_NAMES, mode);
+    assert.equal(b.middlewares.length, 1, mode);
+    assert.deepEqual(b.warnings, [], mode);
+  }
+  const bad = fakeApi({ daemonUrl: "http://example.com" });
+  plugin.register(/** @type {any} */ (bad.api));
+  assert.match(bad.warnings.join("\n"), /not loopback http/);
+  const broken = fakeApi({});
+  broken.api.registerTool = () => {
+    throw new Error("host broke");
+  };
+  assert.doesNotThrow(() => plugin.register(/** @type {any} */ (broken.api)));
+  assert.match(broken.warnings.join("\n"), /registration failed: host broke/);
+  assert.doesNotThrow(() => plugin.register(/** @type {any} */ (undefined)));
+});

@@ -1,0 +1,227 @@
+// @ts-check
+// The tool-result middleware: what it offloads, what it sends, what it puts instead, and that it fails open.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { createHash } from "node:crypto";
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import plugin, { buildPlaceholder, headTail, isValidSideKey, makeMiddleware, rememberIdentity, resolveConfig, skipReason } from "../index.js";
+import { answer, deadUrl, fakeApi, mixedText, startDaemon } from "./helpers.js";
+
+const CTX = { runtime: "openclaw", agentId: "main", sessionId: "sess-1", sessionKey: "agent:main:main", runId: "run-9" };
+
+/** @param {string} text @param {Record<string, unknown>} [over] */
+function event(text, over = {}) {
+  return { toolCallId: "call_1", toolName: "exec", args: { command: "cat big" }, isError: false, result: { content: [{ type: "text", text }], details: { status: "completed", exitCode: 0, aggregated: text, cwd: "/w" } }, ...over };
+}
+
+/** A daemon that stores every source and answers as the contract says. */
+async function goodDaemon() {
+  return startDaemon((s, res) => answer(res, 200, { key: s.json.key, bytes: 1, sha256: "x", placeholder: `[[extracted-${s.json.key}]]` }));
+}
+
+/** @param {Record<string, unknown>} config */
+function mw(config) {
+  /** @type {string[]} */
+  const warnings = [];
+  const cfg = resolveConfig(config);
+  return { handler: makeMiddleware(cfg, { warn: (m) => warnings.push(m) }), warnings };
+}
+
+test("headTail cuts on code-point boundaries", () => {
+  const s = mixedText(20);
+  const { head, tail } = headTail(s, 5);
+  assert.deepEqual(Array.from(head), Array.from(s).slice(0, 5));
+  assert.deepEqual(Array.from(tail), Array.from(s).slice(-5));
+  for (const part of [head, tail]) assert.equal(Buffer.from(part, "utf8").toString("utf8"), part, "no lone surrogate");
+  assert.deepEqual(headTail("abc", 0), { head: "", tail: "" });
+});
+
+test("side keys: printable ASCII without space and slashes, at most 200 bytes", () => {
+  assert.ok(isValidSideKey("tc-call_1"));
+  assert.ok(isValidSideKey("tc-tool_search_code:abc:bs:1"));
+  assert.ok(isValidSideKey("tc-" + "x".repeat(197)));
+  for (const bad of ["", "tc-" + "x".repeat(198), "tc-a b", "tc-a/b", "tc-a\\b", "tc-é", "tc-\n", ".", ".."]) assert.ok(!isValidSideKey(bad), JSON.stringify(bad));
+});
+
+test("placeholder shape: key, counts, restore hint, preview, shrunk details", () => {
+  const text = mixedText(5000);
+  const content = [{ type: /** @type {const} */ ("text"), text }, { type: /** @type {const} */ ("image"), data: "AAAA", mimeType: "image/png" }];
+  const ph = buildPlaceholder({ key: "tc-call_1", toolName: "exec", content, details: { status: "completed", ok: true, success: true, error: null, timedOut: false, exitCode: 3, aggregated: "big", nested: { a: 1 } }, previewChars: 400, bytes: 123, sha256: "abc" });
+  assert.equal(ph.content.length, 1);
+  const lines = ph.content[0].text.split("\n");
+  assert.equal(lines[0], "[[extracted-tc-call_1]] BrainSurgeon stored this exec result (5000 characters and 1 image) outside the transcript.");
+  assert.equal(lines[1], 'Restore it exactly with purge_control {"action":"restore","key":"tc-call_1"}.');
+  assert.equal(lines[2], "--- first 400 characters ---");
+  const all = ph.content[0].text;
+  const cps = Array.from(text);
+  const head = cps.slice(0, 400).join(""), tail = cps.slice(-400).join("");
+  assert.equal(all, [lines[0], lines[1], "--- first 400 characters ---", head, "--- last 400 characters ---", tail].join("\n"));
+  assert.deepEqual(ph.details, { brainsurgeon: { key: "tc-call_1", bytes: 123, sha256: "abc" }, status: "completed", ok: true, success: true, error: null, timedOut: false, exitCode: 3 });
+  // no details, or details that are not an object: only our member
+  assert.deepEqual(buildPlaceholder({ key: "tc-k", toolName: "t", content, details: undefined, previewChars: 1, bytes: 1, sha256: "s" }).details, { brainsurgeon: { key: "tc-k", bytes: 1, sha256: "s" } });
+  assert.deepEqual(buildPlaceholder({ key: "tc-k", toolName: "t", content, details: ["status"], previewChars: 1, bytes: 1, sha256: "s" }).details, { brainsurgeon: { key: "tc-k", bytes: 1, sha256: "s" } });
+  // previewChars 0: no preview lines; a big previewChars is held to a quarter of the text
+  assert.equal(buildPlaceholder({ key: "tc-k", toolName: "t", content, details: undefined, previewChars: 0, bytes: 1, sha256: "s" }).content[0].text.split("\n").length, 2);
+  assert.match(buildPlaceholder({ key: "tc-k", toolName: "t", content: [{ type: "text", text: "x".repeat(2000) }], details: undefined, previewChars: 5000, bytes: 1, sha256: "s" }).content[0].text, /--- first 500 characters ---/);
+});
+
+test("skip list", () => {
+  const big = "y".repeat(50);
+  const cases = [
+    ["purge_control", {}], ["recall_grep", {}], ["recall_describe", {}], ["recall_expand", {}],
+    ["message", {}], ["sessions_spawn", {}], ["sessions_history", {}], ["tool_search", {}], ["tool_describe", {}],
+    ["tool_call", { result: { content: [{ type: "text", text: big }], details: { tool: { id: "openclaw:brainsurgeon:purge_control", name: "purge_control" } } } }],
+    ["tool_call", { result: { content: [{ type: "text", text: big }], details: { tool: { id: "openclaw:brainsurgeon:recall_grep" } } } }],
+    ["tool_call", { args: { id: "recall_expand" }, result: { content: [{ type: "text", text: big }] } }],
+    ["tool_call", { args: { id: "openclaw:core:sessions_send" }, result: { content: [{ type: "text", text: big }] } }],
+    ["exec", { isError: true }],
+  ];
+  for (const [name, over] of cases) {
+    assert.notEqual(skipReason(/** @type {any} */ ({ ...event(big), toolName: name, .../** @type {object} */ (over) })), "", `${name} ${JSON.stringify(over)}`);
+  }
+  assert.equal(skipReason(/** @type {any} */ (event(big))), "");
+  assert.equal(skipReason(/** @type {any} */ ({ ...event(big), toolName: "tool_call", args: { id: "openclaw:core:exec" } })), "");
+});
+
+test("skipped results are not sent and pass through", async () => {
+  const d = await goodDaemon();
+  try {
+    const { handler, warnings } = mw({ daemonUrl: d.url, extractAboveChars: 1000 });
+    const big = "z".repeat(1001);
+    assert.equal(await handler(/** @type {any} */ ({ ...event(big), toolName: "purge_control" }), CTX), undefined);
+    assert.equal(await handler(/** @type {any} */ ({ ...event(big), toolName: "sessions_list" }), CTX), undefined);
+    assert.equal(await handler(/** @type {any} */ ({ ...event(big), isError: true }), CTX), undefined);
+    assert.equal(await handler(/** @type {any} */ (event("z".repeat(1000))), CTX), undefined, "at the threshold");
+    assert.equal(await handler(/** @type {any} */ (event(mixedText(1000) )), CTX), undefined, "1000 code points, more UTF-16 units");
+    assert.equal(await handler(/** @type {any} */ ({ ...event(big), result: { content: "not blocks" } }), CTX), undefined);
+    const off = mw({ daemonUrl: d.url, extractAboveChars: 1000, offload: false });
+    assert.equal(await off.handler(/** @type {any} */ (event(big)), CTX), undefined, "offload false");
+    assert.equal(d.seen.length, 0);
+    assert.deepEqual([...warnings, ...off.warnings], []);
+    const bad = await handler(/** @type {any} */ ({ ...event(big), toolCallId: "call 1/2" }), CTX);
+    assert.equal(bad, undefined);
+    assert.equal(d.seen.length, 0);
+    assert.match(warnings.join("\n"), /exec result call 1\/2 passed through unchanged: side key "tc-call 1\/2" is not valid/);
+  } finally {
+    await d.close();
+  }
+});
+
+test("offload: the request carries the content as received, and the result is the placeholder", async () => {
+  const d = await goodDaemon();
+  const dir = mkdtempSync(join(tmpdir(), "bs-plugin-"));
+  const keyFile = join(dir, "api.key");
+  writeFileSync(keyFile, "  secret-from-file  \nsecond line\n");
+  try {
+    const { handler, warnings } = mw({ daemonUrl: d.url, extractAboveChars: 1000, previewChars: 10, apiKeyFile: keyFile });
+    const text = mixedText(3000) + "\u0000\"\\</script>";
+    const ev = event(text);
+    ev.result.content.push(/** @type {any} */ ({ type: "text", text: "second block" }));
+    const before = JSON.stringify(ev.result);
+    const out = await handler(/** @type {any} */ (ev), CTX);
+    assert.equal(JSON.stringify(ev.result), before, "the event is not modified");
+    assert.equal(d.seen.length, 1);
+    const s = d.seen[0];
+    assert.equal(s.path, "/api/plugin/v1/source");
+    assert.equal(s.headers["x-api-key"], "secret-from-file");
+    assert.equal(s.headers["content-type"], "application/json");
+    const contentJSON = JSON.stringify(ev.result.content);
+    assert.ok(s.raw.includes(`"content":${contentJSON}`), "content bytes as received");
+    assert.ok(s.raw.includes(`"details":${JSON.stringify(ev.result.details)}`), "details bytes as received");
+    const { content, details, placeholder_content, placeholder_details, ...rest } = s.json;
+    assert.deepEqual(rest, { agent_id: "main", session_id: "sess-1", session_key: "agent:main:main", run_id: "run-9", tool_call_id: "call_1", tool_name: "exec", key: "tc-call_1" });
+    assert.deepEqual(content, ev.result.content);
+    assert.deepEqual(details, ev.result.details);
+    const sha = createHash("sha256").update(contentJSON).digest("hex");
+    assert.deepEqual(placeholder_details, { brainsurgeon: { key: "tc-call_1", bytes: Buffer.byteLength(contentJSON), sha256: sha }, status: "completed", exitCode: 0 });
+    assert.equal(placeholder_content.length, 1);
+    assert.match(placeholder_content[0].text, /^\[\[extracted-tc-call_1\]\] BrainSurgeon stored this exec result \(3024 characters\) outside the transcript\.\n/);
+    assert.deepEqual(out, { result: { content: placeholder_content, details: placeholder_details } });
+    assert.deepEqual(warnings, []);
+  } finally {
+    await d.close();
+  }
+});
+
+test("offload: key from the env var, identity from before_tool_call, absent members left out, tool_call labelled by its inner tool", async () => {
+  const d = await goodDaemon();
+  process.env.BS_PLUGIN_TEST_KEY = "env-secret";
+  try {
+    const { handler, warnings } = mw({ daemonUrl: d.url, extractAboveChars: 1000, apiKeyEnv: "BS_PLUGIN_TEST_KEY" });
+    // 2026.7: the middleware's ctx names no session; the before_tool_call hook's ctx did
+    const { api, hooks } = fakeApi({ daemonUrl: d.url });
+    plugin.register(/** @type {any} */ (api));
+    hooks[0].handler({ toolName: "tool_call", params: {} }, { toolName: "tool_call", toolCallId: "call_2", sessionKey: "agent:main:main" });
+    const ev = { toolCallId: "call_2", toolName: "tool_call", args: { id: "openclaw:core:exec" }, result: { content: [{ type: "text", text: "q".repeat(1500) }] } };
+    const out = /** @type {any} */ (await handler(/** @type {any} */ (ev), { runtime: "openclaw" }));
+    assert.deepEqual(warnings, []);
+    assert.equal(d.seen[0].headers["x-api-key"], "env-secret");
+    assert.deepEqual(Object.keys(d.seen[0].json), ["session_key", "tool_call_id", "tool_name", "key", "content", "placeholder_content", "placeholder_details"]);
+    assert.equal(d.seen[0].json.session_key, "agent:main:main");
+    // used once: a second result with that id has no identity and passes through
+    assert.equal(await handler(/** @type {any} */ (ev), { runtime: "openclaw" }), undefined);
+    assert.equal(d.seen.length, 1);
+    assert.match(warnings.join(), /tool_call result call_2 passed through unchanged: the host named no session for this tool call/);
+    assert.match(out.result.content[0].text, /stored this exec result \(1500 characters\)/);
+    const none = mw({ daemonUrl: d.url, extractAboveChars: 1000, apiKeyEnv: "BS_PLUGIN_TEST_NO_SUCH_VAR" });
+    await none.handler(/** @type {any} */ (event("q".repeat(1500))), CTX);
+    assert.equal(d.seen[1].headers["x-api-key"], undefined, "no key, no header");
+  } finally {
+    delete process.env.BS_PLUGIN_TEST_KEY;
+    await d.close();
+  }
+});
+
+/** @type {[string, import("./helpers.js").Handler, RegExp][]} */
+const failures = [
+  ["HTTP 500", (s, res) => answer(res, 500, { error: "disk full" }), /HTTP 500: disk full/],
+  ["garbage body", (s, res) => answer(res, 200, "<html>nope"), /not JSON/],
+  ["wrong key in the answer", (s, res) => answer(res, 200, { key: "tc-other" }), /answered key "tc-other", expected "tc-call_1"/],
+  ["404 unknown session", (s, res) => answer(res, 404, { error: "session main/x not found" }), /HTTP 404: session main\/x not found/],
+  ["timeout", () => {}, /did not answer within 150 ms/],
+];
+for (const [name, handlerFn, why] of failures) {
+  test(`fail open: ${name}`, async () => {
+    const d = await startDaemon(handlerFn);
+    try {
+      const { handler, warnings } = mw({ daemonUrl: d.url, extractAboveChars: 1000, timeoutMs: 150 });
+      const t0 = Date.now();
+      assert.equal(await handler(/** @type {any} */ (event("w".repeat(2000))), CTX), undefined);
+      assert.ok(Date.now() - t0 < 1500);
+      assert.equal(warnings.length, 1);
+      assert.match(warnings[0], /^brainsurgeon: exec result call_1 passed through unchanged: /);
+      assert.match(warnings[0], why);
+    } finally {
+      await d.close();
+    }
+  });
+}
+
+test("fail open: daemon down, unreadable key file, bad daemonUrl, a throwing event", async () => {
+  const url = await deadUrl();
+  const down = mw({ daemonUrl: url, extractAboveChars: 1000 });
+  assert.equal(await down.handler(/** @type {any} */ (event("w".repeat(2000))), CTX), undefined);
+  assert.match(down.warnings.join(), /cannot reach the daemon at http:\/\/127\.0\.0\.1:\d+: .*ECONNREFUSED.*brainsurgeon serve/);
+  const nokey = mw({ daemonUrl: url, extractAboveChars: 1000, apiKeyFile: "/nonexistent/bs.key" });
+  assert.equal(await nokey.handler(/** @type {any} */ (event("w".repeat(2000))), CTX), undefined);
+  assert.match(nokey.warnings.join(), /cannot read apiKeyFile \/nonexistent\/bs\.key/);
+  const remote = mw({ daemonUrl: "http://example.com:8000", extractAboveChars: 1000 });
+  assert.equal(await remote.handler(/** @type {any} */ (event("w".repeat(2000))), CTX), undefined);
+  assert.match(remote.warnings.join(), /not loopback http/);
+  const evil = { toolCallId: "call_3", toolName: "exec", get result() { throw new Error("boom"); } };
+  assert.equal(await down.handler(/** @type {any} */ (evil), CTX), undefined);
+  assert.match(down.warnings.at(-1) ?? "", /call_3 passed through unchanged: boom/);
+  const throwingLog = makeMiddleware(resolveConfig({ daemonUrl: url, extractAboveChars: 1000 }), { warn() { throw new Error("logger broke"); } });
+  assert.equal(await throwingLog(/** @type {any} */ (event("w".repeat(2000))), CTX), undefined);
+});
+
+test("remembered identities are bounded", () => {
+  for (let i = 0; i < 1500; i++) rememberIdentity(`bound-${i}`, { sessionId: `s${i}` });
+  rememberIdentity("no-session", { agentId: "main" });
+  rememberIdentity(42, { sessionId: "x" });
+  const m = /** @type {Map<string, unknown>} */ (/** @type {any} */ (globalThis)[Symbol.for("brainsurgeon.toolCallIdentity")]);
+  assert.ok(m.size <= 1000);
+  assert.ok(!m.has("bound-0") && m.has("bound-1499") && !m.has("no-session"));
+});
