@@ -245,7 +245,12 @@ func installPlugin(t *testing.T, st *openclaw.State, version, tgz, daemonURL, ke
 	e := openclaw.NewEnv(in.Node)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	r, err := st.CLI(ctx, e, in, "plugins", "install", tgz, "--force", "--accept-capabilities")
+	args := []string{"plugins", "install", tgz, "--force"}
+	if version != openclaw.V7 {
+		// 2026.8+ asks for capability consent; 2026.7 has no such flag and refuses it
+		args = append(args, "--accept-capabilities")
+	}
+	r, err := st.CLI(ctx, e, in, args...)
 	if err != nil {
 		t.Fatalf("openclaw plugins install %s: %v\nstdout: %s", filepath.Base(tgz), err, r.Stdout)
 	}
