@@ -170,6 +170,12 @@ func (s *State) Sessions(agent string) (map[string]SessionEntry, error) {
 	return m, nil
 }
 
+// CLI runs `openclaw ARGS...` of in on this state dir with no gateway (a cold command such as `plugins install`)
+// and waits for it within ctx. A non-zero exit is an error (a *Result).
+func (s *State) CLI(ctx context.Context, e Env, in Install, args ...string) (*Result, error) {
+	return e.run(ctx, s.Dir, s.Vars(e), in.Node, append([]string{in.Entry()}, args...)...)
+}
+
 // Gateway is a running `openclaw gateway run --bind loopback` on a State.
 type Gateway struct {
 	Install Install
