@@ -265,6 +265,7 @@ func Install(ctx context.Context, env Env, o InstallOptions) (*InstallResult, er
 		err = oc.exec(ctx, ConfigPatch(url, p.KeyFile), "config", "patch", "--stdin")
 	}
 	rec.Commands = append(rec.Commands, oc.ran...)
+	rec.OpenClaw = oc.path
 	res.Commands = oc.ran
 	after, _, amissing, rerr := readConfig(p.ConfigPath)
 	if rerr == nil && !amissing {
@@ -417,7 +418,11 @@ func unlink(ctx context.Context, env Env, o UninstallOptions, rec Record, res *U
 		}
 		return nil
 	}
-	oc, err := findOpenClaw(ctx, env, o.OpenClaw)
+	explicit := o.OpenClaw
+	if _, lerr := env.LookPath("openclaw"); explicit == "" && lerr != nil {
+		explicit = rec.OpenClaw
+	}
+	oc, err := findOpenClaw(ctx, env, explicit)
 	if err != nil {
 		return fmt.Errorf("the config %s changed since install, so only the brainsurgeon entries can be taken out, which needs OpenClaw's CLI: %w", rec.ConfigPath, err)
 	}

@@ -222,6 +222,9 @@ type Record struct {
 	BackupRestorable bool `json:"backup_restorable,omitempty"`
 	// Commands are the OpenClaw commands run.
 	Commands []string `json:"commands,omitempty"`
+	// OpenClaw is the openclaw executable install ran; uninstall uses it
+	// when none is given and PATH has none.
+	OpenClaw string `json:"openclaw,omitempty"`
 	// InstalledAt is when.
 	InstalledAt time.Time `json:"installed_at"`
 }
@@ -267,13 +270,25 @@ func ConfigPatch(daemonURL, keyFile string) []byte {
 // Snippet returns the part of openclaw.json that loads and configures the
 // plugin from pluginDir, for a user who edits the config by hand.
 func Snippet(pluginDir, daemonURL, keyFile string) string {
-	v := map[string]any{"plugins": map[string]any{
-		"load": map[string]any{"paths": []string{pluginDir}},
-		"entries": map[string]any{PluginID: map[string]any{
-			"enabled": true,
-			"config":  map[string]any{"daemonUrl": daemonURL, "apiKeyFile": keyFile},
-		}},
-	}}
+	type config struct {
+		DaemonURL  string `json:"daemonUrl"`
+		APIKeyFile string `json:"apiKeyFile"`
+	}
+	type entry struct {
+		Enabled bool   `json:"enabled"`
+		Config  config `json:"config"`
+	}
+	type plugins struct {
+		Load struct {
+			Paths []string `json:"paths"`
+		} `json:"load"`
+		Entries map[string]entry `json:"entries"`
+	}
+	v := struct {
+		Plugins plugins `json:"plugins"`
+	}{}
+	v.Plugins.Load.Paths = []string{pluginDir}
+	v.Plugins.Entries = map[string]entry{PluginID: {Enabled: true, Config: config{daemonURL, keyFile}}}
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
@@ -367,6 +382,9 @@ func findOpenClaw(ctx context.Context, env Env, explicit string) (*openclaw, err
 		if p, err = env.LookPath("openclaw"); err != nil {
 			return nil, fmt.Errorf("the openclaw command is not on PATH (%v): install OpenClaw, pass --openclaw PATH, or run without --link and add the printed config yourself", err)
 		}
+	}
+	if abs, err := filepath.Abs(p); err == nil {
+		p = abs
 	}
 	oc := &openclaw{path: p, run: env.Run}
 	out, errOut, err := env.Run(ctx, p, []string{"--version"}, nil)

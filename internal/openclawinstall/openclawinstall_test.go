@@ -142,7 +142,8 @@ func checkKey(t *testing.T, path string) {
 }
 
 // TestUninstallKeepsOtherChanges: when the config changed after install,
-// uninstall removes only our entries and says the backup is kept.
+// uninstall removes only our entries (with the openclaw install ran, when
+// PATH has none) and says the backup is kept.
 func TestUninstallKeepsOtherChanges(t *testing.T) {
 	root := setup(t, "", []byte(`{"update":{"checkOnStart":false}}`))
 	cfgPath := filepath.Join(root, "openclaw.json")
@@ -155,6 +156,8 @@ func TestUninstallKeepsOtherChanges(t *testing.T) {
 	cfg["gateway"] = map[string]any{"port": 19001.0}
 	b, _ := json.Marshal(cfg)
 	os.WriteFile(cfgPath, b, 0o600)
+	// With no openclaw on PATH, uninstall uses the one install ran.
+	t.Setenv("PATH", t.TempDir())
 
 	un, err := Uninstall(ctx, Env{}, UninstallOptions{})
 	if err != nil {
