@@ -37,7 +37,8 @@ Writes the unit running "<this binary> serve --addr A --agents-dir DIR" with
 BRAINSURGEON_API_KEY_FILE set to <root>/.brainsurgeon/api.key when that file
 exists (brainsurgeon openclaw install creates it), then runs
 "systemctl --user daemon-reload" and "systemctl --user enable --now
-brainsurgeon.service" (macOS: "launchctl bootstrap gui/<uid> <plist>"). When
+brainsurgeon.service" (and "restart" when the unit existed; macOS: "launchctl
+bootstrap gui/<uid> <plist>"). When
 systemctl --user cannot reach your user manager, the unit stays written and
 the commands to run are printed. On a machine without systemd it says so,
 writes nothing and exits 1. --dry-run prints the unit and the commands only.

@@ -203,7 +203,7 @@ func Install(ctx context.Context, env Env, o InstallOptions) (*InstallResult, er
 	}
 	var oc *openclaw
 	if o.Link {
-		if oc, err = findOpenClaw(ctx, env, o.OpenClaw); err != nil {
+		if oc, err = findOpenClaw(ctx, env, o.OpenClaw, p.Root, p.ConfigPath); err != nil {
 			return nil, err
 		}
 	}
@@ -221,7 +221,7 @@ func Install(ctx context.Context, env Env, o InstallOptions) (*InstallResult, er
 	if res.KeyCreated, err = EnsureKey(p.KeyFile, env.Rand); err != nil {
 		return nil, err
 	}
-	rec := Record{PluginDir: p.PluginDir, KeyFile: p.KeyFile, ConfigPath: p.ConfigPath,
+	rec := Record{Root: p.Root, PluginDir: p.PluginDir, KeyFile: p.KeyFile, ConfigPath: p.ConfigPath,
 		KeyCreated: res.KeyCreated || (hadPrev && prev.KeyCreated), PluginVersion: env.Version,
 		DaemonURL: url, InstalledAt: env.Now().UTC()}
 	if hadPrev && prev.Linked {
@@ -413,7 +413,7 @@ func unlink(ctx context.Context, env Env, o UninstallOptions, rec Record, res *U
 	}
 	if missing {
 		// Nothing of ours can be in a config that is gone.
-		if rec.BackupPath != "" {
+		if _, err := os.Stat(rec.BackupPath); rec.BackupPath != "" && err == nil {
 			res.BackupKept = rec.BackupPath
 		}
 		return nil
@@ -422,7 +422,11 @@ func unlink(ctx context.Context, env Env, o UninstallOptions, rec Record, res *U
 	if _, lerr := env.LookPath("openclaw"); explicit == "" && lerr != nil {
 		explicit = rec.OpenClaw
 	}
-	oc, err := findOpenClaw(ctx, env, explicit)
+	root := rec.Root
+	if root == "" {
+		root = filepath.Dir(filepath.Dir(rec.KeyFile))
+	}
+	oc, err := findOpenClaw(ctx, env, explicit, root, rec.ConfigPath)
 	if err != nil {
 		return fmt.Errorf("the config %s changed since install, so only the brainsurgeon entries can be taken out, which needs OpenClaw's CLI: %w", rec.ConfigPath, err)
 	}

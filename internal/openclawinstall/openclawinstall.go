@@ -45,14 +45,16 @@ const PluginID = "brainsurgeon"
 // DefaultDaemonURL is the daemon the plugin calls when none is given.
 const DefaultDaemonURL = "http://127.0.0.1:8000"
 
-// Runner runs one external command with stdin as its standard input and
-// returns what it wrote to stdout and stderr. err is not nil when the
-// command could not start or exited non-zero.
-type Runner func(ctx context.Context, name string, args []string, stdin []byte) (stdout, stderr []byte, err error)
+// Runner runs one external command in the current environment plus env
+// ("K=V", winning over the current values), with stdin as its standard
+// input, and returns what it wrote to stdout and stderr. err is not nil
+// when the command could not start or exited non-zero.
+type Runner func(ctx context.Context, name string, args, env []string, stdin []byte) (stdout, stderr []byte, err error)
 
-// ExecRunner runs commands with os/exec, in the current environment.
-func ExecRunner(ctx context.Context, name string, args []string, stdin []byte) ([]byte, []byte, error) {
+// ExecRunner runs commands with os/exec.
+func ExecRunner(ctx context.Context, name string, args, env []string, stdin []byte) ([]byte, []byte, error) {
 	cmd := exec.CommandContext(ctx, name, args...)
+	cmd.Env = append(os.Environ(), env...)
 	cmd.Stdin = bytes.NewReader(stdin)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
@@ -193,6 +195,8 @@ func expandHome(env Env, p string) string {
 // Record is the install record: what install did, so that uninstall can
 // take exactly that back.
 type Record struct {
+	// Root is the OpenClaw root (the state dir OpenClaw's CLI is run on).
+	Root string `json:"openclaw_root"`
 	// PluginDir, KeyFile, ConfigPath and BackupPath are the paths used.
 	PluginDir  string `json:"plugin_dir"`
 	KeyFile    string `json:"key_file"`
@@ -244,6 +248,9 @@ func ReadRecord(path string) (rec Record, ok bool, err error) {
 	}
 	if rec.PluginDir == "" || !filepath.IsAbs(rec.PluginDir) || rec.KeyFile == "" || !filepath.IsAbs(rec.KeyFile) {
 		return Record{}, false, fmt.Errorf("install record %s: expected absolute plugin_dir and key_file, found %q and %q", path, rec.PluginDir, rec.KeyFile)
+	}
+	if (rec.Linked && !filepath.IsAbs(rec.ConfigPath)) || (rec.BackupPath != "" && !filepath.IsAbs(rec.BackupPath)) {
+		return Record{}, false, fmt.Errorf("install record %s: expected absolute config_path and backup_path, found %q and %q", path, rec.ConfigPath, rec.BackupPath)
 	}
 	return rec, true, nil
 }
@@ -358,9 +365,11 @@ func ParseOpenClawVersion(out string) (OpenClawVersion, bool) {
 	return OpenClawVersion{y, mo, d}, true
 }
 
-// openclaw is the OpenClaw CLI found for a command.
+// openclaw is the OpenClaw CLI found for a command, run on one state dir
+// and config (env).
 type openclaw struct {
 	path    string
+	env     []string
 	version OpenClawVersion
 	known   bool
 	run     Runner
@@ -368,8 +377,9 @@ type openclaw struct {
 }
 
 // findOpenClaw finds the CLI: explicit when not empty, else "openclaw"
-// on PATH.
-func findOpenClaw(ctx context.Context, env Env, explicit string) (*openclaw, error) {
+// on PATH. It will run on the state dir root and the config cfg, whatever
+// the environment says, so that it edits the config that was backed up.
+func findOpenClaw(ctx context.Context, env Env, explicit, root, cfg string) (*openclaw, error) {
 	var p string
 	if explicit != "" {
 		fi, err := os.Stat(explicit)
@@ -386,8 +396,8 @@ func findOpenClaw(ctx context.Context, env Env, explicit string) (*openclaw, err
 	if abs, err := filepath.Abs(p); err == nil {
 		p = abs
 	}
-	oc := &openclaw{path: p, run: env.Run}
-	out, errOut, err := env.Run(ctx, p, []string{"--version"}, nil)
+	oc := &openclaw{path: p, run: env.Run, env: []string{"OPENCLAW_STATE_DIR=" + root, "OPENCLAW_CONFIG_PATH=" + cfg}}
+	out, errOut, err := env.Run(ctx, p, []string{"--version"}, oc.env, nil)
 	if err != nil {
 		return nil, fmt.Errorf("%s --version: %v: %s", p, err, strings.TrimSpace(string(errOut)))
 	}
@@ -409,7 +419,7 @@ func describeFile(fi fs.FileInfo, err error) string {
 // exec runs the CLI with args and stdin.
 func (oc *openclaw) exec(ctx context.Context, stdin []byte, args ...string) error {
 	oc.ran = append(oc.ran, "openclaw "+strings.Join(args, " "))
-	out, errOut, err := oc.run(ctx, oc.path, args, stdin)
+	out, errOut, err := oc.run(ctx, oc.path, args, oc.env, stdin)
 	if err != nil {
 		msg := strings.TrimSpace(string(errOut))
 		if msg == "" {

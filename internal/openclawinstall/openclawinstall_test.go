@@ -141,6 +141,27 @@ func checkKey(t *testing.T, path string) {
 	}
 }
 
+// TestLinkRunsOpenClawOnTheRoot: with the root taken from the agents dir
+// (no OPENCLAW_STATE_DIR), OpenClaw's CLI is run on that root and its
+// config, the one backed up, and not on ~/.openclaw.
+func TestLinkRunsOpenClawOnTheRoot(t *testing.T) {
+	root := setup(t, "", []byte(`{"x":true}`))
+	t.Setenv("OPENCLAW_STATE_DIR", "")
+	t.Setenv("OPENCLAW_CONFIG_PATH", "")
+	t.Setenv("BRAINSURGEON_AGENTS_DIR", filepath.Join(root, "agents"))
+	t.Setenv("HOME", t.TempDir())
+	res, err := Install(context.Background(), Env{}, InstallOptions{Link: true})
+	if err != nil || res.Root != root || !res.ConfigChanged {
+		t.Fatalf("install %+v, %v", res, err)
+	}
+	if _, err := Uninstall(context.Background(), Env{}, UninstallOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if b := readOrNil(t, filepath.Join(root, "openclaw.json")); string(b) != `{"x":true}` {
+		t.Errorf("config %s", b)
+	}
+}
+
 // TestUninstallKeepsOtherChanges: when the config changed after install,
 // uninstall removes only our entries (with the openclaw install ran, when
 // PATH has none) and says the backup is kept.

@@ -306,11 +306,16 @@ func Install(ctx context.Context, env Env, spec Spec, dryRun bool) (*Result, err
 	if err := os.MkdirAll(filepath.Dir(m.File), 0o755); err != nil {
 		return res, err
 	}
-	if m.Kind == "launchd" {
+	_, serr := env.Stat(m.File)
+	existed := serr == nil
+	if m.Kind == "launchd" && existed {
 		// bootstrap refuses a label that is loaded: unload an older copy.
-		if _, err := env.Stat(m.File); err == nil {
-			env.Run(ctx, m.Tool, m.commands(env.UID, false)[0][1:]...)
-		}
+		env.Run(ctx, m.Tool, m.commands(env.UID, false)[0][1:]...)
+	}
+	if m.Kind == "systemd" && existed {
+		// enable --now leaves a running service as it is: restart it
+		// on the new unit.
+		cmds = append(cmds, []string{"systemctl", "--user", "restart", UnitName})
 	}
 	if err := os.WriteFile(m.File+".tmp", []byte(res.Content), 0o644); err != nil {
 		return res, err

@@ -156,6 +156,14 @@ func TestInstallSystemd(t *testing.T) {
 	if got := strings.Join(f.calls, "; "); got != "systemctl --user daemon-reload; systemctl --user enable --now brainsurgeon.service" {
 		t.Errorf("calls %s", got)
 	}
+	// Installing again restarts the service on the new unit.
+	f.calls = nil
+	if _, err := Install(ctx, f.env("linux"), spec(t), false); err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(f.calls, "; "); !strings.HasSuffix(got, "; systemctl --user restart brainsurgeon.service") {
+		t.Errorf("reinstall calls %s", got)
+	}
 	st, err := Status(ctx, f.env("linux"))
 	if err != nil || !st.Installed || st.Active != "active" {
 		t.Errorf("status %+v %v", st, err)
