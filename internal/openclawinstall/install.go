@@ -160,11 +160,18 @@ type InstallOptions struct {
 
 // InstallResult says what install did.
 type InstallResult struct {
+	// Paths are the files used.
 	Paths
+	// PluginVersion is the version of the plugin written.
 	PluginVersion string `json:"plugin_version"`
-	KeyCreated    bool   `json:"key_created"`
-	DaemonURL     string `json:"daemon_url"`
-	Linked        bool   `json:"linked"`
+	// KeyCreated says the key file was created now (an existing one is
+	// kept).
+	KeyCreated bool `json:"key_created"`
+	// DaemonURL is the daemonUrl configured or printed.
+	DaemonURL string `json:"daemon_url"`
+	// Linked says OpenClaw's config names the plugin through its CLI,
+	// now or from an earlier install.
+	Linked bool `json:"linked"`
 	// OpenClawVersion is the release linked into ("" when unknown or not
 	// linking).
 	OpenClawVersion string `json:"openclaw_version,omitempty"`
@@ -480,6 +487,8 @@ func removeIfEmpty(dir string, res *UninstallResult) {
 
 // StatusResult says where the plugin is and whether OpenClaw names it.
 type StatusResult struct {
+	// Paths are the files install uses (the plugin dir and key file
+	// from the install record when there is one).
 	Paths
 	// Installed says a copy of the plugin is in PluginDir.
 	Installed bool `json:"installed"`
