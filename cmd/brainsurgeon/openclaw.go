@@ -141,6 +141,11 @@ func (c *openclawCommand) install(ctx context.Context, args []string) error {
 	if err != nil {
 		return &cli.UsageError{Msg: err.Error(), Try: fs.Name() + " --help"}
 	}
+	if o.Link {
+		if _, err := openclawinstall.LocateOpenClaw(openclawinstall.Env{}, o.OpenClaw); err != nil {
+			return err
+		}
+	}
 	if o.Link && !*yes {
 		if !isTerminalReader(c.m.Stdin) {
 			return &cli.UsageError{Msg: "--link changes OpenClaw's config and needs confirmation: stdin is not a terminal, so pass --yes (or leave out --link to print the config instead)", Try: fs.Name() + " --help"}

@@ -376,25 +376,36 @@ type openclaw struct {
 	ran     []string
 }
 
-// findOpenClaw finds the CLI: explicit when not empty, else "openclaw"
-// on PATH. It will run on the state dir root and the config cfg, whatever
-// the environment says, so that it edits the config that was backed up.
-func findOpenClaw(ctx context.Context, env Env, explicit, root, cfg string) (*openclaw, error) {
-	var p string
+// LocateOpenClaw returns the path of OpenClaw's CLI: explicit when not
+// empty (it must be an executable file), else "openclaw" on PATH. It runs
+// nothing.
+func LocateOpenClaw(env Env, explicit string) (string, error) {
+	env = env.withDefaults()
+	p := explicit
 	if explicit != "" {
 		fi, err := os.Stat(explicit)
 		if err != nil || fi.IsDir() || fi.Mode().Perm()&0o111 == 0 {
-			return nil, fmt.Errorf("--openclaw %s: expected the openclaw executable, found %v", explicit, describeFile(fi, err))
+			return "", fmt.Errorf("--openclaw %s: expected the openclaw executable, found %v", explicit, describeFile(fi, err))
 		}
-		p = explicit
 	} else {
 		var err error
 		if p, err = env.LookPath("openclaw"); err != nil {
-			return nil, fmt.Errorf("the openclaw command is not on PATH (%v): install OpenClaw, pass --openclaw PATH, or run without --link and add the printed config yourself", err)
+			return "", fmt.Errorf("the openclaw command is not on PATH (%v): install OpenClaw, pass --openclaw PATH, or run without --link and add the printed config yourself", err)
 		}
 	}
 	if abs, err := filepath.Abs(p); err == nil {
 		p = abs
+	}
+	return p, nil
+}
+
+// findOpenClaw locates the CLI (LocateOpenClaw) and asks its version. It
+// will run on the state dir root and the config cfg, whatever the
+// environment says, so that it edits the config that was backed up.
+func findOpenClaw(ctx context.Context, env Env, explicit, root, cfg string) (*openclaw, error) {
+	p, err := LocateOpenClaw(env, explicit)
+	if err != nil {
+		return nil, err
 	}
 	oc := &openclaw{path: p, run: env.Run, env: []string{"OPENCLAW_STATE_DIR=" + root, "OPENCLAW_CONFIG_PATH=" + cfg}}
 	out, errOut, err := env.Run(ctx, p, []string{"--version"}, oc.env, nil)
