@@ -48,6 +48,8 @@ Commands:
   session   branch: copy a session's path into a new session
   autocompact  turn the daemon's automatic compaction on or off
   serve     run the daemon: scheduled pruning and retention, REST API and web UI
+  service   install, uninstall, status: run serve as a user service (systemd, launchd)
+  openclaw  install, uninstall, status: BrainSurgeon's plugin inside OpenClaw
   version   print the version
   help      show this help, or a command's help: brainsurgeon help inspect,
             brainsurgeon help context grep
@@ -67,7 +69,8 @@ that Go recorded in the binary, then the Go version.
 
 // commands are the subcommands, for "help <command>".
 var commands = map[string]bool{"inspect": true, "prune": true, "restore": true, "extractable": true, "verify": true, "serve": true, "version": true,
-	"compact": true, "context": true, "session": true, "autocompact": true}
+	"compact": true, "context": true, "session": true, "autocompact": true,
+	"service": true, "openclaw": true}
 
 // Run executes args and returns the exit status. With --json, an error is
 // also written to stdout as JSON.
@@ -105,6 +108,10 @@ func (m *Main) run(ctx context.Context, args []string) error {
 		return (&sessionCommand{m: m}).Run(ctx, rest)
 	case "autocompact":
 		return (&autocompactCommand{m: m}).Run(ctx, rest)
+	case "openclaw":
+		return (&openclawCommand{m: m}).Run(ctx, rest)
+	case "service":
+		return (&serviceCommand{m: m}).Run(ctx, rest)
 	case "version", "--version":
 		fmt.Fprintf(m.Stdout, "brainsurgeon %s\n", cli.Version(version))
 		return nil
@@ -113,7 +120,7 @@ func (m *Main) run(ctx context.Context, args []string) error {
 		// "help --help", "-h -h" and the like show this one.
 		for i, a := range rest {
 			if commands[a] {
-				if (a == "context" || a == "session") && i+1 < len(rest) && !isHelp(rest[i+1]) {
+				if (a == "context" || a == "session" || a == "openclaw" || a == "service") && i+1 < len(rest) && !isHelp(rest[i+1]) {
 					// "help context grep" is "context grep --help".
 					return m.run(ctx, []string{a, rest[i+1], "--help"})
 				}

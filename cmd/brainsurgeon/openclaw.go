@@ -1,0 +1,300 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/brainsurgeon/brainsurgeon/internal/cli"
+	"github.com/brainsurgeon/brainsurgeon/internal/openclawinstall"
+)
+
+const openclawUsage = `Usage: brainsurgeon openclaw <subcommand> [flags]
+
+Installs BrainSurgeon's OpenClaw plugin (the purge_control and recall tools,
+and lossless offload of huge tool results through the daemon), which this
+binary carries, and takes it back.
+
+Subcommands:
+  install    write the plugin and its API key; print the config to add, or
+             link it into OpenClaw's config with --link
+  uninstall  take back everything install did
+  status     where the plugin is, its version, whether the config names it
+
+The OpenClaw root is $OPENCLAW_STATE_DIR, else the parent of
+$BRAINSURGEON_AGENTS_DIR, else ~/.openclaw; its config is
+$OPENCLAW_CONFIG_PATH, else <root>/openclaw.json.
+
+Run "brainsurgeon help openclaw <subcommand>" for a subcommand's flags.
+`
+
+const openclawInstallUsage = `Usage: brainsurgeon openclaw install [--dir D] [--daemon-url U] [--link] [--yes] [--openclaw PATH] [--json]
+
+Writes the plugin to <root>/.brainsurgeon/openclaw-plugin/ (or --dir),
+replacing an older copy in one step, and creates the API key file
+<root>/.brainsurgeon/api.key (0600) unless it exists. The key is never
+printed; brainsurgeon serve reads the same file.
+
+Without --link, nothing of OpenClaw's is changed: it prints the config to add
+to openclaw.json and the OpenClaw command that does it for you.
+
+With --link (after a yes/no question, or --yes), it backs up the config's
+bytes, runs "openclaw plugins install --link <dir> --force
+--accept-capabilities" (without the last two on OpenClaw 2026.7) and
+"openclaw config patch" to set the plugin's daemonUrl and apiKeyFile, and
+records it all in <root>/.brainsurgeon/openclaw-install.json so that
+"brainsurgeon openclaw uninstall" restores the config byte for byte.
+Restart the gateway (or let it hot-reload) to load the plugin.
+
+Examples:
+  brainsurgeon openclaw install
+  brainsurgeon openclaw install --link --yes --daemon-url http://127.0.0.1:9000
+
+Flags:
+`
+
+const openclawUninstallUsage = `Usage: brainsurgeon openclaw uninstall [--yes] [--json]
+
+Takes back what install did. When OpenClaw's config is byte-identical to what
+install left, its bytes from before install are restored (or the file is
+removed if there was none); otherwise only the brainsurgeon entries are taken
+out ("openclaw plugins uninstall brainsurgeon" and "openclaw config patch")
+and every other change is kept. Then it removes the plugin dir, the key file
+(only if install created it), the backup and the install record. Asks first
+when it will change the config (or pass --yes). Running it again does
+nothing.
+
+Flags:
+`
+
+const openclawStatusUsage = `Usage: brainsurgeon openclaw status [--json]
+
+Shows where the plugin is, its version against the one this binary carries,
+whether OpenClaw's config names the plugin's dir, and whether the key file
+exists. Reads only.
+
+Flags:
+`
+
+type openclawCommand struct{ m *Main }
+
+func (c *openclawCommand) Run(ctx context.Context, args []string) error {
+	if len(args) == 0 {
+		fmt.Fprint(c.m.Stderr, openclawUsage)
+		return &cli.UsageError{Msg: "openclaw needs a subcommand: install, uninstall or status", Try: "brainsurgeon help openclaw"}
+	}
+	sub, rest := args[0], args[1:]
+	switch sub {
+	case "install":
+		return c.install(ctx, rest)
+	case "uninstall":
+		return c.uninstall(ctx, rest)
+	case "status":
+		return c.status(rest)
+	case "help", "-h", "--help", "-help":
+		if len(rest) > 0 && !isHelp(rest[0]) {
+			return c.Run(ctx, []string{rest[0], "--help"})
+		}
+		fmt.Fprint(c.m.Stdout, openclawUsage)
+		return nil
+	}
+	return &cli.UsageError{Msg: fmt.Sprintf("unknown openclaw subcommand %q (expected install, uninstall or status)", sub), Try: "brainsurgeon help openclaw"}
+}
+
+// noArgs refuses positional arguments.
+func noArgs(pos []string, name string) error {
+	if len(pos) > 0 {
+		return &cli.UsageError{Msg: fmt.Sprintf("%s takes no arguments, got %q", name, pos), Try: name + " --help"}
+	}
+	return nil
+}
+
+// ask asks question on stderr and reads the answer from stdin; only "y"
+// or "yes" agree.
+func (m *Main) ask(question string) (bool, string) {
+	fmt.Fprintf(m.Stderr, "%s [y/N] ", question)
+	line, _ := bufio.NewReader(m.Stdin).ReadString('\n')
+	a := strings.ToLower(strings.TrimSpace(line))
+	return a == "y" || a == "yes", strings.TrimSpace(line)
+}
+
+func (c *openclawCommand) install(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("brainsurgeon openclaw install", flag.ContinueOnError)
+	var o openclawinstall.InstallOptions
+	fs.StringVar(&o.Dir, "dir", "", "write the plugin here instead of <root>/.brainsurgeon/openclaw-plugin")
+	fs.StringVar(&o.DaemonURL, "daemon-url", openclawinstall.DefaultDaemonURL, "the daemon the plugin calls (loopback http only)")
+	fs.BoolVar(&o.Link, "link", false, "link the plugin into OpenClaw's config with OpenClaw's CLI")
+	yes := fs.Bool("yes", false, "do not ask before changing OpenClaw's config")
+	fs.StringVar(&o.OpenClaw, "openclaw", "", "the openclaw executable (default: openclaw on PATH)")
+	asJSON := fs.Bool("json", false, "print the result as JSON")
+	pos, err := cli.ParseHelp(fs, args, c.m.Stdout, openclawInstallUsage)
+	if err != nil {
+		return err
+	}
+	if err := noArgs(pos, fs.Name()); err != nil {
+		return err
+	}
+	p, url, err := openclawinstall.Plan(openclawinstall.Env{}, o)
+	if err != nil {
+		return &cli.UsageError{Msg: err.Error(), Try: fs.Name() + " --help"}
+	}
+	if o.Link {
+		if _, err := openclawinstall.LocateOpenClaw(openclawinstall.Env{}, o.OpenClaw); err != nil {
+			return err
+		}
+	}
+	if o.Link && !*yes {
+		if !isTerminalReader(c.m.Stdin) {
+			return &cli.UsageError{Msg: "--link changes OpenClaw's config and needs confirmation: stdin is not a terminal, so pass --yes (or leave out --link to print the config instead)", Try: fs.Name() + " --help"}
+		}
+		fmt.Fprintf(c.m.Stderr, "This writes the plugin to %s and links it into %s with OpenClaw's CLI (daemonUrl %s, apiKeyFile %s); the config's bytes are backed up to %s.\n",
+			p.PluginDir, p.ConfigPath, url, p.KeyFile, p.BackupPath)
+		if ok, answer := c.m.ask("Proceed?"); !ok {
+			return fmt.Errorf("openclaw install: not confirmed (answered %q, expected y): nothing written", answer)
+		}
+	}
+	res, err := openclawinstall.Install(ctx, openclawinstall.Env{}, o)
+	if *asJSON {
+		if res == nil {
+			return err
+		}
+		return cli.WriteJSON(c.m.Stdout, res, err)
+	}
+	if res == nil {
+		return err
+	}
+	w := c.m.Stdout
+	fmt.Fprintf(w, "Plugin %s written to %s\n", res.PluginVersion, res.PluginDir)
+	if res.KeyCreated {
+		fmt.Fprintf(w, "API key created in %s (0600; brainsurgeon serve reads it too)\n", res.KeyFile)
+	} else {
+		fmt.Fprintf(w, "API key kept: %s\n", res.KeyFile)
+	}
+	if len(res.Commands) > 0 {
+		fmt.Fprintf(w, "Ran: %s\n", strings.Join(res.Commands, "\n     "))
+	}
+	if err != nil {
+		return err
+	}
+	if o.Link {
+		fmt.Fprintf(w, "Linked into %s (backup of its bytes: %s; brainsurgeon openclaw uninstall restores them).\n", res.ConfigPath, res.BackupPath)
+		fmt.Fprintln(w, "Restart the gateway (openclaw gateway restart) if it does not pick up the change by itself.")
+		return nil
+	}
+	if res.Linked {
+		fmt.Fprintf(w, "The plugin was linked into %s by an earlier install; the copy is updated.\n", res.ConfigPath)
+		return nil
+	}
+	fmt.Fprintf(w, "\nOpenClaw's config was not changed. To load the plugin, merge this into %s:\n\n", res.ConfigPath)
+	io.WriteString(w, res.Snippet)
+	fmt.Fprintf(w, "\nor let OpenClaw do it (2026.8+; on 2026.7 leave out --force --accept-capabilities):\n\n  %s\n", res.LinkCommand)
+	fmt.Fprintf(w, "  openclaw config set plugins.entries.brainsurgeon.config.daemonUrl %s\n", res.DaemonURL)
+	fmt.Fprintf(w, "  openclaw config set plugins.entries.brainsurgeon.config.apiKeyFile %s\n", res.KeyFile)
+	fmt.Fprintln(w, "\nor run: brainsurgeon openclaw install --link")
+	return nil
+}
+
+func (c *openclawCommand) uninstall(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("brainsurgeon openclaw uninstall", flag.ContinueOnError)
+	yes := fs.Bool("yes", false, "do not ask before changing OpenClaw's config")
+	asJSON := fs.Bool("json", false, "print the result as JSON")
+	pos, err := cli.ParseHelp(fs, args, c.m.Stdout, openclawUninstallUsage)
+	if err != nil {
+		return err
+	}
+	if err := noArgs(pos, fs.Name()); err != nil {
+		return err
+	}
+	need, err := openclawinstall.NeedsConfirmation(openclawinstall.Env{})
+	if err != nil {
+		return err
+	}
+	if need && !*yes {
+		if !isTerminalReader(c.m.Stdin) {
+			return &cli.UsageError{Msg: "uninstall changes OpenClaw's config and needs confirmation: stdin is not a terminal, so pass --yes", Try: fs.Name() + " --help"}
+		}
+		if ok, answer := c.m.ask("This takes the brainsurgeon plugin out of OpenClaw's config and removes its files. Proceed?"); !ok {
+			return fmt.Errorf("openclaw uninstall: not confirmed (answered %q, expected y): nothing changed", answer)
+		}
+	}
+	res, err := openclawinstall.Uninstall(ctx, openclawinstall.Env{}, openclawinstall.UninstallOptions{})
+	if *asJSON {
+		if res == nil {
+			return err
+		}
+		return cli.WriteJSON(c.m.Stdout, res, err)
+	}
+	if res == nil {
+		return err
+	}
+	w := c.m.Stdout
+	if len(res.Commands) > 0 {
+		fmt.Fprintf(w, "Ran: %s\n", strings.Join(res.Commands, "\n     "))
+	}
+	switch res.ConfigAction {
+	case "restored":
+		fmt.Fprintf(w, "Config %s restored to its bytes from before install.\n", res.ConfigPath)
+	case "removed":
+		fmt.Fprintf(w, "Config %s removed: there was none before install.\n", res.ConfigPath)
+	case "entries_removed":
+		fmt.Fprintf(w, "Config %s changed since install: only the brainsurgeon entries were taken out, other changes kept.\n", res.ConfigPath)
+	}
+	if res.BackupKept != "" {
+		fmt.Fprintf(w, "The config's bytes from before install are kept in %s.\n", res.BackupKept)
+	}
+	for _, r := range res.Removed {
+		fmt.Fprintf(w, "Removed %s\n", r)
+	}
+	if res.KeyKept != "" {
+		fmt.Fprintf(w, "Kept the key file %s: install did not create it.\n", res.KeyKept)
+	}
+	if err == nil && !res.Installed && len(res.Removed) == 0 {
+		fmt.Fprintln(w, "Nothing to uninstall: the plugin is not installed.")
+	}
+	return err
+}
+
+func (c *openclawCommand) status(args []string) error {
+	fs := flag.NewFlagSet("brainsurgeon openclaw status", flag.ContinueOnError)
+	asJSON := fs.Bool("json", false, "print the status as JSON")
+	pos, err := cli.ParseHelp(fs, args, c.m.Stdout, openclawStatusUsage)
+	if err != nil {
+		return err
+	}
+	if err := noArgs(pos, fs.Name()); err != nil {
+		return err
+	}
+	st, err := openclawinstall.Status(openclawinstall.Env{})
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		return cli.WriteJSON(c.m.Stdout, st, nil)
+	}
+	w := c.m.Stdout
+	yn := func(b bool) string {
+		if b {
+			return "yes"
+		}
+		return "no"
+	}
+	switch {
+	case !st.Installed:
+		fmt.Fprintf(w, "Plugin:      not installed (%s); this binary carries %s\n", st.PluginDir, st.EmbeddedVersion)
+	case st.Current:
+		fmt.Fprintf(w, "Plugin:      %s in %s (current)\n", st.InstalledVersion, st.PluginDir)
+	default:
+		fmt.Fprintf(w, "Plugin:      %s in %s; this binary carries %s (brainsurgeon openclaw install updates it)\n", st.InstalledVersion, st.PluginDir, st.EmbeddedVersion)
+	}
+	cfg := "missing"
+	if st.ConfigExists {
+		cfg = "names the plugin: " + yn(st.ConfigNamesPlugin)
+	}
+	fmt.Fprintf(w, "Config:      %s (%s)\n", st.ConfigPath, cfg)
+	fmt.Fprintf(w, "Linked:      %s\n", yn(st.Linked))
+	fmt.Fprintf(w, "Key file:    %s (exists: %s)\n", st.KeyFile, yn(st.KeyFileExists))
+	return nil
+}
