@@ -21,8 +21,9 @@ import (
 //
 // A chat request whose newest user message (OpenClaw's injected internal-context message aside) holds
 // "CALL:<tool>:<json-args>" is answered with a call of <tool> (through "tool_call" when the host offers the tool
-// only in its Tool Search catalog); one whose newest message is a tool result is answered "model final <n>";
-// any other with "model reply <n>".
+// only in its Tool Search catalog). A message may hold several CALLs, separated by white space: they are made
+// one after the other, each once the result of the one before has come back. A request whose newest message is
+// a tool result and whose CALLs are all made is answered "model final <n>"; any other with "model reply <n>".
 type Model struct {
 	srv  *http.Server
 	ln   net.Listener
@@ -168,29 +169,44 @@ func plan(body []byte, n int) (tool string, args json.RawMessage, text string) {
 		} `json:"tools"`
 	}
 	_ = json.Unmarshal(body, &req)
-	var last *ollamaMessage
+	// user is the newest user message that is not the host's internal context; last the newest message of all
+	// but those.
+	var last, user *ollamaMessage
+	done := 0 // tool results after user
 	for i := len(req.Messages) - 1; i >= 0; i-- {
 		msg := &req.Messages[i]
 		if msg.Role == "user" && bytes.HasPrefix([]byte(textOf(msg.Content)), []byte(internalContext)) {
 			continue
 		}
-		last = msg
-		break
+		if last == nil {
+			last = msg
+		}
+		if msg.Role == "tool" {
+			done++
+		}
+		if msg.Role == "user" {
+			user = msg
+			break
+		}
 	}
 	text = "model reply " + strconv.Itoa(n)
-	if last == nil {
-		return "", nil, text
-	}
-	if last.Role == "tool" {
+	if last != nil && last.Role == "tool" && user == nil {
 		return "", nil, "model final " + strconv.Itoa(n)
 	}
-	if last.Role != "user" {
+	if last == nil || user == nil || (last.Role != "tool" && last.Role != "user") {
 		return "", nil, text
 	}
-	mm := callRE.FindStringSubmatch(textOf(last.Content))
-	if mm == nil {
+	calls := callRE.FindAllStringSubmatch(textOf(user.Content), -1)
+	if last.Role == "tool" && done >= len(calls) {
+		return "", nil, "model final " + strconv.Itoa(n)
+	}
+	if len(calls) == 0 {
 		return "", nil, text
 	}
+	if last.Role == "user" {
+		done = 0
+	}
+	mm := calls[done]
 	offered := false
 	hasSearch := false
 	for _, t := range req.Tools {

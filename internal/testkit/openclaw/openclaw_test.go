@@ -66,3 +66,47 @@ func TestLocateNamesTheInstallScript(t *testing.T) {
 		t.Fatal("Locate accepted an unknown release")
 	}
 }
+
+// TestPlanCalls checks the model's script: CALLs of the newest user message are made one after the other, each
+// once the result of the one before is back, then the turn ends; the host's internal context is ignored.
+func TestPlanCalls(t *testing.T) {
+	type msg struct {
+		Role    string `json:"role"`
+		Content string `json:"content"`
+	}
+	body := func(tools []string, msgs ...msg) []byte {
+		var ts []map[string]any
+		for _, n := range tools {
+			ts = append(ts, map[string]any{"function": map[string]any{"name": n}})
+		}
+		b, _ := json.Marshal(map[string]any{"messages": msgs, "tools": ts})
+		return b
+	}
+	two := msg{"user", `do CALL:a:{"x":1} CALL:b:{"y":{"z":2}}`}
+	internal := msg{"user", internalContext + " stuff"}
+	tests := []struct {
+		name     string
+		body     []byte
+		tool     string
+		args     string
+		textPart string
+	}{
+		{"no call", body(nil, msg{"user", "hello"}), "", "", "model reply"},
+		{"first call", body([]string{"a", "b"}, two), "a", `{"x":1}`, ""},
+		{"first call, internal context after", body([]string{"a", "b"}, two, internal), "a", `{"x":1}`, ""},
+		{"second call", body([]string{"a", "b"}, two, msg{"assistant", ""}, msg{"tool", "r1"}), "b", `{"y":{"z":2}}`, ""},
+		{"all made", body([]string{"a", "b"}, two, msg{"assistant", ""}, msg{"tool", "r1"}, msg{"assistant", ""}, msg{"tool", "r2"}), "", "", "model final"},
+		{"one call made", body([]string{"a"}, msg{"user", `CALL:a:{}`}, msg{"assistant", ""}, msg{"tool", "r"}), "", "", "model final"},
+		{"through tool_call", body([]string{"tool_call"}, msg{"user", `CALL:a:{"x":1}`}), "tool_call", `{"args":{"x":1},"id":"a"}`, ""},
+		{"tool result without user", body(nil, msg{"tool", "r"}), "", "", "model final"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			tool, args, text := plan(tc.body, 7)
+			if tool != tc.tool || string(args) != tc.args || (tc.textPart == "") != (text == "") ||
+				(tc.textPart != "" && !strings.HasPrefix(text, tc.textPart)) {
+				t.Errorf("plan = (%q, %s, %q), want (%q, %s, %q…)", tool, args, text, tc.tool, tc.args, tc.textPart)
+			}
+		})
+	}
+}
