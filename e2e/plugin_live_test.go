@@ -453,8 +453,8 @@ func toolResults(t *testing.T, h *openclaw.Host, version, tool string) []toolRes
 
 var placeholderKey = regexp.MustCompile(`\[\[extracted-(tc-[^\]\s]+)\]\]`)
 
-// toolCall asks the daemon's plugin API for one tool call, as the plugin does.
-func toolCall(t *testing.T, daemonURL, key, sessionID string, tool string, params map[string]any) (ok bool, text string) {
+// toolCall asks the daemon's plugin API for one tool call, as the plugin does, and returns its answer.
+func toolCall(t *testing.T, daemonURL, key, sessionID string, tool string, params map[string]any) toolAnswer {
 	t.Helper()
 	body, _ := json.Marshal(map[string]any{"agent_id": "main", "session_id": sessionID, "session_key": pluginKey,
 		"tool_call_id": "e2e-direct", "tool": tool, "params": params})
@@ -470,25 +470,45 @@ func toolCall(t *testing.T, daemonURL, key, sessionID string, tool string, param
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("POST /api/plugin/v1/tool %s: HTTP %d: %s", tool, resp.StatusCode, raw)
 	}
-	var ans struct {
-		OK      bool `json:"ok"`
-		Content []struct {
-			Type string `json:"type"`
-			Text string `json:"text"`
-		} `json:"content"`
-		Error string `json:"error"`
-	}
+	var ans toolAnswer
 	if err := json.Unmarshal(raw, &ans); err != nil {
 		t.Fatalf("tool answer is not JSON: %v: %.300s", err, raw)
 	}
+	return ans
+}
+
+// toolAnswer is the daemon's answer to a tool call.
+type toolAnswer struct {
+	OK      bool `json:"ok"`
+	Content []struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	} `json:"content"`
+	Details struct {
+		NextOffset *int `json:"next_offset"`
+	} `json:"details"`
+	Error string `json:"error"`
+}
+
+// heldValue reads a tc- value back from the daemon, page by page, and returns its text.
+func heldValue(t *testing.T, daemonURL, apiKey, sessionID, key string) string {
+	t.Helper()
 	var b strings.Builder
-	for _, c := range ans.Content {
-		b.WriteString(c.Text)
+	off := 0
+	for i := 0; i < 100; i++ {
+		ans := toolCall(t, daemonURL, apiKey, sessionID, "purge_control",
+			map[string]any{"action": "restore", "key": key, "offset": off, "max_chars": 100_000})
+		if !ans.OK || len(ans.Content) < 2 {
+			t.Fatalf("restore %s at offset %d: ok=%v, %d blocks: %s", key, off, ans.OK, len(ans.Content), ans.Error)
+		}
+		b.WriteString(ans.Content[len(ans.Content)-1].Text) // the page's slice comes after its header
+		if ans.Details.NextOffset == nil {
+			return b.String()
+		}
+		off = *ans.Details.NextOffset
 	}
-	if !ans.OK {
-		return false, ans.Error + b.String()
-	}
-	return true, b.String()
+	t.Fatalf("restore %s: more than 100 pages", key)
+	return ""
 }
 
 func pluginLive(t *testing.T, version, tgz string) {
@@ -576,9 +596,8 @@ func pluginLive(t *testing.T, version, tgz string) {
 		m, _ := h.State.Sessions("main")
 		sid = m[pluginKey].SessionID
 	}
-	ok, held := toolCall(t, daemonURL, apiKey, sid, "purge_control", map[string]any{"action": "restore", "key": key})
-	if !ok || held != big {
-		t.Errorf("b: the daemon does not hold the value byte-identical: ok=%v, %d chars, equal=%v: %.300q", ok, len(held), held == big, held)
+	if held := heldValue(t, daemonURL, apiKey, sid, key); held != big {
+		t.Errorf("b: the daemon does not hold the value byte-identical: %d chars, equal=%v: %.300q", len(held), held == big, held)
 	}
 
 	// c. recall_grep finds what is only in the extracted value.
