@@ -508,14 +508,14 @@ func intParam(member string, raw json.RawMessage, def int) (int, error) {
 }
 
 // restoreSource answers purge_control restore of a "tc-" key. When the
-// text of its content (the text blocks concatenated) fits in one page of
-// maxChars characters and offset is 0, the answer is the stored content
-// blocks exactly, long text blocks split (SplitTextBlocks). Otherwise it
-// is a page (agenttext.PageOf): a header block saying which characters
-// follow and how to get the next page, one text block holding exactly
-// those characters, and, on the first page, the content's other blocks
-// (images) as stored. The key must be a record of this session; nothing
-// is written.
+// text of its content (the text blocks concatenated) fits in one page
+// (agenttext.PageOf) and offset is 0, the answer is the stored content
+// blocks exactly (SplitTextBlocks, which a text that fits a page never
+// needs). Otherwise it is that page: a header block saying which
+// characters follow and how to get the next page, one text block holding
+// exactly those characters, and, on the first page, the content's other
+// blocks (images) as stored. The key must be a record of this session;
+// nothing is written.
 func (s *server) restoreSource(ctx context.Context, ref bs.SessionRef, key string, offset, maxChars int) (ToolResponse, error) {
 	sv, err := s.restorerFor().Source(ctx, ref, key)
 	if err != nil {

@@ -12,7 +12,8 @@ import (
 // text of every tool result it hands to the model. Offsets and lengths
 // count characters, that is Unicode code points of the text, so that a
 // page never splits a character and the pages of a text concatenate to
-// the exact text.
+// the exact text. A page also stays within its length as the host counts
+// it (HostChars), so a page of CJK text or emoji holds fewer characters.
 const (
 	// DefaultPageChars is the page length when none is asked for: below
 	// the smallest cap a host puts on a tool result.
@@ -31,7 +32,8 @@ type Page struct {
 	NextOffset *int `json:"next_offset"`
 	// TotalChars is the length of the whole text in characters.
 	TotalChars int `json:"total_chars"`
-	// MaxChars is the page length asked for.
+	// MaxChars is the page length asked for: the most characters a page
+	// holds, and the most its text may count as HostChars.
 	MaxChars int `json:"max_chars"`
 	// Number and Pages are the page's number (from 1) and how many pages
 	// the text has when paged at MaxChars from Offset's alignment.
@@ -61,9 +63,13 @@ func CheckPage(offset, maxChars int) error {
 func CharLen(text string) int { return utf8.RuneCountInString(text) }
 
 // PageOf returns the page of text that starts at character offset and
-// holds at most maxChars characters (CheckPage's rules). An offset at or
-// beyond the end of a non-empty text is an error that names the valid
-// offsets; the empty text has one empty page at offset 0.
+// holds at most maxChars characters (CheckPage's rules), and fewer when
+// the host would count them as more than maxChars (HostChars): text of
+// astral or CJK characters comes in shorter pages. An offset at or beyond
+// the end of a non-empty text is an error that names the valid offsets;
+// the empty text has one empty page at offset 0. Number and Pages count
+// the pages a reader gets paging from offset 0 (from offset on when
+// offset is not where one of those starts).
 func PageOf(text string, offset, maxChars int) (*Page, error) {
 	if err := CheckPage(offset, maxChars); err != nil {
 		return nil, err
@@ -76,20 +82,42 @@ func PageOf(text string, offset, maxChars int) (*Page, error) {
 		return nil, fmt.Errorf("offset: expected 0…%d (the text has %s characters), found %d", total-1, Num(total), offset)
 	}
 	start := byteIndex(text, 0, offset)
-	end := offset + min(maxChars, total-offset)
-	stop := byteIndex(text, start, end-offset)
-	p := &Page{Offset: offset, End: end, TotalChars: total, MaxChars: maxChars, Text: text[start:stop]}
-	if end < total {
-		next := end
+	stop, n := pageEnd(text, start, maxChars)
+	p := &Page{Offset: offset, End: offset + n, TotalChars: total, MaxChars: maxChars, Text: text[start:stop]}
+	if p.End < total {
+		next := p.End
 		p.NextOffset = &next
 	}
-	before := (offset + maxChars - 1) / maxChars
+	// The page's number: one more than the pages from 0 that start
+	// before offset.
+	before := 0
+	for i, c := 0, 0; c < offset; before++ {
+		e, k := pageEnd(text, i, maxChars)
+		i, c = e, c+k
+	}
 	p.Number = before + 1
-	p.Pages = before + (total-offset+maxChars-1)/maxChars
-	if p.Pages < p.Number {
-		p.Pages = p.Number
+	p.Pages = p.Number
+	for i := stop; i < len(text); p.Pages++ {
+		i, _ = pageEnd(text, i, maxChars)
 	}
 	return p, nil
+}
+
+// pageEnd returns the end (a byte index) and the length in characters of
+// the page of text that starts at byte index start: at most maxChars
+// characters whose HostChars are at most maxChars, and at least one
+// character when any is left.
+func pageEnd(text string, start, maxChars int) (int, int) {
+	i, n, w := start, 0, 0
+	for i < len(text) && n < maxChars {
+		r, size := utf8.DecodeRuneInString(text[i:])
+		cw := hostWeight(r)
+		if n > 0 && w+cw > maxChars {
+			break
+		}
+		i, n, w = i+size, n+1, w+cw
+	}
+	return i, n
 }
 
 // byteIndex returns the byte index in text of the character n characters
@@ -101,6 +129,57 @@ func byteIndex(text string, from, n int) int {
 		i += size
 	}
 	return i
+}
+
+// HostChars is the length of text as OpenClaw counts a tool result's text
+// against its cap: UTF-16 code units (a JavaScript string's length), with
+// CJK, Hangul and some other wide characters weighing more (4 to 16), as
+// its token estimate does. A page's HostChars stay at most its max_chars.
+func HostChars(text string) int {
+	n := 0
+	for _, r := range text {
+		n += hostWeight(r)
+	}
+	return n
+}
+
+// wideRanges are the characters OpenClaw weighs more than their UTF-16
+// length when it measures a tool result, with their weight.
+var wideRanges = []struct {
+	lo, hi rune
+	weight int
+}{
+	{0xB7, 0xB7, 4}, {0x2C7, 0x2C7, 8}, {0x2C9, 0x2CB, 8}, {0x2D9, 0x2D9, 8}, {0x2EA, 0x2EB, 8},
+	{0x305, 0x305, 8}, {0x323, 0x323, 8}, {0x1100, 0x11FF, 12}, {0x2E80, 0x2FFF, 12},
+	{0x3000, 0x319F, 4}, {0x31A0, 0x4DFF, 12}, {0x4E00, 0x9FA5, 4}, {0x9FA6, 0x9FFF, 12},
+	{0xA000, 0xA4FF, 12}, {0xA700, 0xA707, 12}, {0xA960, 0xA97F, 12}, {0xAC00, 0xD7AF, 4},
+	{0xD7B0, 0xD7FF, 12}, {0xF900, 0xFAFF, 12}, {0xFE10, 0xFE4F, 8}, {0xFF01, 0xFF60, 4},
+	{0xFF61, 0xFFDC, 8}, {0xFFE0, 0xFFE6, 8}, {0x16FE0, 0x16FFF, 16}, {0x1AFF0, 0x1AFFF, 16},
+	{0x1B000, 0x1B16F, 16}, {0x1D360, 0x1D371, 12}, {0x1F200, 0x1F2FF, 16}, {0x20000, 0x2FA1F, 16},
+	{0x30000, 0x3347F, 16},
+}
+
+// hostWeight is one character's share of HostChars.
+func hostWeight(r rune) int {
+	if r < 0xB7 {
+		return 1
+	}
+	lo, hi := 0, len(wideRanges)
+	for lo < hi {
+		m := (lo + hi) / 2
+		switch w := wideRanges[m]; {
+		case r < w.lo:
+			hi = m
+		case r > w.hi:
+			lo = m + 1
+		default:
+			return w.weight
+		}
+	}
+	if r > 0xFFFF {
+		return 2
+	}
+	return 1
 }
 
 // SourcePage writes the purge_control command's text for one page of a
