@@ -512,10 +512,10 @@ func intParam(member string, raw json.RawMessage, def int) (int, error) {
 // (agenttext.PageOf) and offset is 0, the answer is the stored content
 // blocks exactly (SplitTextBlocks, which a text that fits a page never
 // needs). Otherwise it is that page: a header block saying which
-// characters follow and how to get the next page, one text block holding
-// exactly those characters, and, on the first page, the content's other
-// blocks (images) as stored. The key must be a record of this session;
-// nothing is written.
+// characters follow and how to get the next page, on the first page the
+// content's other blocks (images) as stored, and last one text block
+// holding exactly those characters. The key must be a record of this
+// session; nothing is written.
 func (s *server) restoreSource(ctx context.Context, ref bs.SessionRef, key string, offset, maxChars int) (ToolResponse, error) {
 	sv, err := s.restorerFor().Source(ctx, ref, key)
 	if err != nil {
@@ -536,7 +536,7 @@ func (s *server) restoreSource(ctx context.Context, ref bs.SessionRef, key strin
 		details["blocks"] = len(blocks)
 		return ToolResponse{OK: true, Content: blocks, Details: details}, nil
 	}
-	blocks := []json.RawMessage{textBlock(agenttext.PageHeader(key, page)), textBlock(page.Text)}
+	blocks := []json.RawMessage{textBlock(agenttext.PageHeader(key, page))}
 	if offset == 0 && sv.OtherBlocks > 0 {
 		others, err := otherBlocks(sv.Content)
 		if err != nil {
@@ -544,6 +544,7 @@ func (s *server) restoreSource(ctx context.Context, ref bs.SessionRef, key strin
 		}
 		blocks = append(blocks, others...)
 	}
+	blocks = append(blocks, textBlock(page.Text))
 	details["end"], details["page"], details["pages"], details["max_chars"] = page.End, page.Number, page.Pages, page.MaxChars
 	return ToolResponse{OK: true, Content: blocks, Details: details}, nil
 }
