@@ -8,8 +8,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"net/http"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf16"
@@ -367,6 +369,9 @@ func (s *server) purgeControl(ctx context.Context, ref bs.SessionRef, q toolRequ
 		Key    string          `json:"key"`
 		Keys   json.RawMessage `json:"keys"`
 		Value  json.RawMessage `json:"value"`
+		// Offset and MaxChars page a restore (agenttext.PageOf).
+		Offset   json.RawMessage `json:"offset"`
+		MaxChars json.RawMessage `json:"max_chars"`
 	}
 	if err := params(q, &p); err != nil {
 		return ToolResponse{}, err
@@ -389,8 +394,22 @@ func (s *server) purgeControl(ctx context.Context, ref bs.SessionRef, q toolRequ
 		if p.Key == "" {
 			return ToolResponse{}, errors.New(`purge_control restore: expected "key", the id of a [[extracted-<id>]] placeholder, found none`)
 		}
+		offset, err := intParam("purge_control restore: offset", p.Offset, 0)
+		if err != nil {
+			return ToolResponse{}, err
+		}
+		maxChars, err := intParam("purge_control restore: max_chars", p.MaxChars, agenttext.DefaultPageChars)
+		if err != nil {
+			return ToolResponse{}, err
+		}
+		if err := agenttext.CheckPage(offset, maxChars); err != nil {
+			return ToolResponse{}, fmt.Errorf("purge_control restore: %w", err)
+		}
 		if extract.IsSourceKey(p.Key) {
-			return s.restoreSource(ctx, ref, p.Key)
+			return s.restoreSource(ctx, ref, p.Key, offset, maxChars)
+		}
+		if offset != 0 {
+			return ToolResponse{}, fmt.Errorf("purge_control restore: offset pages a tool result stored at the source (a key %s<toolCallId>), found it with the entry key %.60q, whose values come whole", extract.SourceKeyPrefix, p.Key)
 		}
 		keys, err := stringList(p.Keys)
 		if err != nil {
@@ -466,20 +485,88 @@ func restoredSum(res *restore.Result) (int, string) {
 	return n, hex.EncodeToString(h.Sum(nil))
 }
 
-// restoreSource answers purge_control restore of a "tc-" key: the stored
-// content blocks exactly, long text blocks split (SplitTextBlocks). The
-// key must be a record of this session; nothing is written.
-func (s *server) restoreSource(ctx context.Context, ref bs.SessionRef, key string) (ToolResponse, error) {
+// intParam reads an integer param: a JSON number without a fraction or
+// a string of digits; def when it is absent or null.
+func intParam(member string, raw json.RawMessage, def int) (int, error) {
+	if isNull(raw) {
+		return def, nil
+	}
+	t := bytes.TrimSpace(raw)
+	var str string
+	if json.Unmarshal(t, &str) == nil {
+		t = []byte(strings.TrimSpace(str))
+	}
+	n, err := strconv.Atoi(string(t))
+	if err != nil {
+		var f float64
+		if json.Unmarshal(t, &f) != nil || f != math.Trunc(f) || math.Abs(f) > 1<<53 {
+			return 0, fmt.Errorf("%s: expected an integer, found %.40s", member, string(raw))
+		}
+		n = int(f)
+	}
+	return n, nil
+}
+
+// restoreSource answers purge_control restore of a "tc-" key. When the
+// text of its content (the text blocks concatenated) fits in one page
+// (agenttext.PageOf) and offset is 0, the answer is the stored content
+// blocks exactly (SplitTextBlocks, which a text that fits a page never
+// needs). Otherwise it is that page: a header block saying which
+// characters follow and how to get the next page, on the first page the
+// content's other blocks (images) as stored, and last one text block
+// holding exactly those characters. The key must be a record of this
+// session; nothing is written.
+func (s *server) restoreSource(ctx context.Context, ref bs.SessionRef, key string, offset, maxChars int) (ToolResponse, error) {
 	sv, err := s.restorerFor().Source(ctx, ref, key)
 	if err != nil {
 		return ToolResponse{}, err
 	}
-	blocks, err := SplitTextBlocks(sv.Content, MaxToolTextBlock)
+	text := strings.Join(sv.Texts, "")
+	page, err := agenttext.PageOf(text, offset, maxChars)
 	if err != nil {
-		return ToolResponse{}, err
+		return ToolResponse{}, fmt.Errorf("purge_control restore %s: %w", key, err)
 	}
-	return ToolResponse{OK: true, Content: blocks, Details: map[string]any{"key": key, "bytes": sv.Bytes,
-		"sha256": sv.SHA256, "blocks": len(blocks)}}, nil
+	details := map[string]any{"key": key, "bytes": sv.Bytes, "sha256": sv.SHA256, "offset": page.Offset,
+		"next_offset": page.NextOffset, "total_chars": page.TotalChars}
+	if offset == 0 && page.Last() {
+		blocks, err := SplitTextBlocks(sv.Content, MaxToolTextBlock)
+		if err != nil {
+			return ToolResponse{}, err
+		}
+		details["blocks"] = len(blocks)
+		return ToolResponse{OK: true, Content: blocks, Details: details}, nil
+	}
+	blocks := []json.RawMessage{textBlock(agenttext.PageHeader(key, page))}
+	if offset == 0 && sv.OtherBlocks > 0 {
+		others, err := otherBlocks(sv.Content)
+		if err != nil {
+			return ToolResponse{}, err
+		}
+		blocks = append(blocks, others...)
+	}
+	blocks = append(blocks, textBlock(page.Text))
+	details["end"], details["page"], details["pages"], details["max_chars"] = page.End, page.Number, page.Pages, page.MaxChars
+	return ToolResponse{OK: true, Content: blocks, Details: details}, nil
+}
+
+// otherBlocks returns the blocks of content (a JSON array) that are not
+// text blocks, each as its bytes in content.
+func otherBlocks(content []byte) ([]json.RawMessage, error) {
+	var blocks []json.RawMessage
+	if err := json.Unmarshal(content, &blocks); err != nil {
+		return nil, fmt.Errorf("stored content: expected a JSON array of content blocks: %v: %w", err, bs.ErrCorrupt)
+	}
+	var out []json.RawMessage
+	for _, b := range blocks {
+		var tb struct {
+			Type string  `json:"type"`
+			Text *string `json:"text"`
+		}
+		if json.Unmarshal(b, &tb) != nil || tb.Type != "text" || tb.Text == nil {
+			out = append(out, b)
+		}
+	}
+	return out, nil
 }
 
 // SplitTextBlocks returns the content blocks of content (a JSON array),

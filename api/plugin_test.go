@@ -315,13 +315,14 @@ func TestPluginSourceAndTools(t *testing.T) {
 		plugLine{"type": "compaction", "id": "c1", "parentId": "a3", "timestamp": plugTS(10), "summary": "the logs were read", "firstKeptEntryId": "u3", "tokensBefore": 60000},
 		plugMsg("u4", "c1", 11, plugLine{"role": "user", "content": textContent("and now?")}))
 
-	// purge_control restore of the tc- key: the stored blocks exactly.
+	// purge_control restore of the tc- key: its first page
+	// (TestPluginRestorePages reads all of them).
 	a := callTool(t, c, plugSessA, "purge_control", `{"action":"restore","key":"tc-call_1"}`)
-	// Each block of 100,000 characters holds astral characters, two
-	// UTF-16 units each (a JavaScript string's length): each is split in
-	// two.
-	if !a.OK || a.text(t) != text || len(a.Content) != 4 || a.Details["sha256"] != out.SHA256 || a.Details["key"] != "tc-call_1" {
-		t.Fatalf("restore tc-call_1: ok %v, %d blocks, %d chars (want 4 blocks, %d), details %v, error %s", a.OK, len(a.Content), len([]rune(a.text(t))), len([]rune(text)), a.Details, a.Error)
+	// bigText holds CJK characters and emoji, which the host counts as
+	// more than one: the page holds fewer than 15,000 characters.
+	if !a.OK || len(a.Content) != 2 || !strings.HasPrefix(a.text(t), "[BrainSurgeon tc-call_1: characters 0–13,334 of 200,000 (page 1 of 16). Next:") ||
+		a.Details["sha256"] != out.SHA256 || a.Details["key"] != "tc-call_1" || a.Details["next_offset"] != 13334.0 {
+		t.Fatalf("restore tc-call_1: ok %v, %d blocks, details %v, error %s: %.200s", a.OK, len(a.Content), a.Details, a.Error, a.text(t))
 	}
 	// The same key asked from session B is not found there.
 	b := callTool(t, c, plugSessB, "purge_control", `{"action":"restore","key":"tc-call_1"}`)
@@ -423,30 +424,160 @@ func TestPluginSourceAndTools(t *testing.T) {
 	}
 }
 
-func TestPluginSourceOneBlockSplit(t *testing.T) {
+func TestPluginSourceOnePage(t *testing.T) {
 	f := newPlugFixture(t)
 	c := &client{tb: t, srv: serve(t, api.Options{Stores: stores(f.set)})}
-	text := bigText(250_001, "x")
+	// 100,000 characters fit in one page of max_chars 100,000: the stored
+	// blocks exactly, the image included.
+	text := strings.Repeat("abcdé", 20_000)
 	content := `[{"type":"text","text":` + escapedJSON(text) + `},{"type":"image","data":"aGVsbG8=","mimeType":"image/png"}]`
 	c.json("POST", "/api/plugin/v1/source", sourceBody(plugSessA, "", "call_9", content, ""), 200, nil)
-	a := callTool(t, c, plugSessA, "purge_control", `{"action":"restore","key":"tc-call_9"}`)
-	if !a.OK || len(a.Content) != 4 {
-		t.Fatalf("restore: ok %v, %d blocks, want 3 text blocks and the image: %s", a.OK, len(a.Content), a.Error)
+	a := callTool(t, c, plugSessA, "purge_control", `{"action":"restore","key":"tc-call_9","max_chars":100000}`)
+	var want []json.RawMessage
+	_ = json.Unmarshal([]byte(content), &want)
+	if !a.OK || len(a.Content) != 2 || string(a.Content[0]) != string(want[0]) || string(a.Content[1]) != string(want[1]) {
+		t.Fatalf("restore: ok %v, %d blocks, want the text and the image as stored: %s", a.OK, len(a.Content), a.Error)
 	}
-	var got strings.Builder
-	for i, blk := range a.Content[:3] {
-		var tb struct{ Text string }
-		_ = json.Unmarshal(blk, &tb)
-		if n := len(utf16.Encode([]rune(tb.Text))); n > api.MaxToolTextBlock || (i < 2 && n < api.MaxToolTextBlock-1) {
-			t.Errorf("block %d has %d characters", i, n)
+}
+
+// pageRequest restores one page of key.
+func pageRequest(key string, offset, maxChars int) string {
+	p := `{"action":"restore","key":"` + key + `"`
+	if offset >= 0 {
+		p += fmt.Sprintf(`,"offset":%d`, offset)
+	}
+	if maxChars > 0 {
+		p += fmt.Sprintf(`,"max_chars":%d`, maxChars)
+	}
+	return p + "}"
+}
+
+func TestPluginRestorePages(t *testing.T) {
+	f := newPlugFixture(t)
+	c := &client{tb: t, srv: serve(t, api.Options{Stores: stores(f.set)})}
+	const image = `{"type":"image","data":"aGVsbG8=","mimeType":"image/png"}`
+	// tc-call_p: 200,000 characters of one to three UTF-8 bytes, none
+	// that the host counts as more than one, in two text blocks, and an
+	// image.
+	unit := []rune("ascii é ü € — tab\t quote\" back\\ slash/ <html> & \u2028 line\n")
+	var tb strings.Builder
+	for i := 0; i < 200_000; i++ {
+		tb.WriteRune(unit[i%len(unit)])
+	}
+	text := tb.String()
+	rs := []rune(text)
+	content := `[{"type":"text","text":` + escapedJSON(string(rs[:123_457])) + `},` + image + `,{"type":"text","text":` + escapedJSON(string(rs[123_457:])) + `}]`
+	c.json("POST", "/api/plugin/v1/source", sourceBody(plugSessA, "", "call_p", content, ""), 200, nil)
+	// tc-call_a: astral and two-byte characters only.
+	astral := strings.Repeat("é😀中", 2_000)
+	c.json("POST", "/api/plugin/v1/source", sourceBody(plugSessA, "", "call_a", `[{"type":"text","text":`+escapedJSON(astral)+`}]`, ""), 200, nil)
+	// tc-call_s: a value that fits in one page.
+	small := `[ {"type":"text","text":"sm\u00e9ll"}, {"type":"text", "text":"` + strings.Repeat("x", 14_990) + `"}, ` + image + `]`
+	c.json("POST", "/api/plugin/v1/source", sourceBody(plugSessA, "", "call_s", small, ""), 200, nil)
+
+	readAll := func(t *testing.T, key string, maxChars int) (string, []toolAnswer) {
+		var b strings.Builder
+		var pages []toolAnswer
+		for off := 0; ; {
+			a := callTool(t, c, plugSessA, "purge_control", pageRequest(key, off, maxChars))
+			if !a.OK || len(a.Content) < 2 || len(pages) > 300 {
+				t.Fatalf("page at %d: ok %v, %d blocks: %s", off, a.OK, len(a.Content), a.Error)
+			}
+			// The page's characters are its last block.
+			var blk struct{ Type, Text string }
+			if err := json.Unmarshal(a.Content[len(a.Content)-1], &blk); err != nil || blk.Type != "text" {
+				t.Fatalf("page at %d: last block %.80s", off, a.Content[len(a.Content)-1])
+			}
+			if a.Details["offset"] != float64(off) || a.Details["total_chars"] != float64(len([]rune(text))) && key == "tc-call_p" {
+				t.Fatalf("page at %d: details %v", off, a.Details)
+			}
+			b.WriteString(blk.Text)
+			pages = append(pages, a)
+			next, ok := a.Details["next_offset"].(float64)
+			if !ok {
+				if a.Details["next_offset"] != nil {
+					t.Fatalf("next_offset %v", a.Details["next_offset"])
+				}
+				return b.String(), pages
+			}
+			off = int(next)
 		}
-		got.WriteString(tb.Text)
 	}
-	if got.String() != text {
-		t.Fatalf("the split blocks do not concatenate to the text")
+	header := func(a toolAnswer) string {
+		var blk struct{ Text string }
+		_ = json.Unmarshal(a.Content[0], &blk)
+		return blk.Text
 	}
-	if string(a.Content[3]) != `{"type":"image","data":"aGVsbG8=","mimeType":"image/png"}` {
-		t.Fatalf("image block %s", a.Content[3])
+	for _, tc := range []struct {
+		name          string
+		maxChars      int
+		pages         int
+		first, last   string
+		firstBlocks   int
+		lastNextEmpty bool
+	}{
+		{"default", 0, 14,
+			`[BrainSurgeon tc-call_p: characters 0–15,000 of 200,000 (page 1 of 14). Next: purge_control {"action":"restore","key":"tc-call_p","offset":15000}]`,
+			`[BrainSurgeon tc-call_p: characters 195,000–200,000 of 200,000 (page 14 of 14, the last page).]`, 3, true},
+		{"max_chars 60000", 60_000, 4,
+			`[BrainSurgeon tc-call_p: characters 0–60,000 of 200,000 (page 1 of 4). Next: purge_control {"action":"restore","key":"tc-call_p","offset":60000,"max_chars":60000}]`,
+			`[BrainSurgeon tc-call_p: characters 180,000–200,000 of 200,000 (page 4 of 4, the last page).]`, 3, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, pages := readAll(t, "tc-call_p", tc.maxChars)
+			if got != text {
+				t.Fatalf("the %d pages do not reassemble the text (%d of %d characters)", len(pages), len([]rune(got)), len(rs))
+			}
+			if len(pages) != tc.pages || header(pages[0]) != tc.first || header(pages[len(pages)-1]) != tc.last {
+				t.Fatalf("%d pages, first header %q, last %q", len(pages), header(pages[0]), header(pages[len(pages)-1]))
+			}
+			if len(pages[0].Content) != tc.firstBlocks || string(pages[0].Content[1]) != image || len(pages[1].Content) != 2 {
+				t.Fatalf("first page %d blocks (want the header, the image and the text), second %d", len(pages[0].Content), len(pages[1].Content))
+			}
+		})
+	}
+
+	// Offsets count code points: a page never splits a character. The
+	// host counts "é😀中" as 1+2+4 characters: a page of max_chars 1000
+	// holds 428 or 429 of them.
+	ar := []rune(astral)
+	for _, tc := range []struct{ off, end int }{{1, 429}, {2, 430}, {5_999, 6_000}} {
+		a := callTool(t, c, plugSessA, "purge_control", pageRequest("tc-call_a", tc.off, 1000))
+		var blk struct{ Text string }
+		if !a.OK || json.Unmarshal(a.Content[1], &blk) != nil || blk.Text != string(ar[tc.off:tc.end]) || a.Details["end"] != float64(tc.end) {
+			t.Fatalf("astral page at %d: ok %v %s, details %v: %.40q", tc.off, a.OK, a.Error, a.Details, blk.Text)
+		}
+	}
+
+	// A value that fits: the stored blocks exactly, as before paging.
+	a := callTool(t, c, plugSessA, "purge_control", pageRequest("tc-call_s", -1, 0))
+	var want []json.RawMessage
+	_ = json.Unmarshal([]byte(small), &want)
+	if !a.OK || len(a.Content) != 3 || string(a.Content[0]) != string(want[0]) || string(a.Content[2]) != image ||
+		a.Details["total_chars"] != 14_995.0 || a.Details["next_offset"] != nil || a.Details["offset"] != 0.0 {
+		t.Fatalf("a value that fits: ok %v, blocks %.100s, details %v", a.OK, a.Content, a.Details)
+	}
+
+	// Errors: ok:false, saying what was expected.
+	for _, tc := range []struct{ name, params, want string }{
+		{"offset at the end", pageRequest("tc-call_p", 200_000, 0), "offset: expected 0…199999 (the text has 200,000 characters), found 200000"},
+		{"offset beyond", pageRequest("tc-call_s", 20_000, 0), "expected 0…14994"},
+		{"offset -1", `{"action":"restore","key":"tc-call_p","offset":-1}`, "offset: expected an integer ≥ 0"},
+		{"offset fraction", `{"action":"restore","key":"tc-call_p","offset":1.5}`, "offset: expected an integer, found 1.5"},
+		{"offset word", `{"action":"restore","key":"tc-call_p","offset":"ten"}`, `offset: expected an integer, found "ten"`},
+		{"max_chars small", pageRequest("tc-call_p", 0, 999), "max_chars: expected an integer from 1,000 to 100,000, found 999"},
+		{"max_chars large", pageRequest("tc-call_p", 0, 100_001), "found 100001"},
+		{"max_chars object", `{"action":"restore","key":"tc-call_p","max_chars":{}}`, "max_chars: expected an integer, found {}"},
+		{"entry offset", pageRequest("r0", 10, 0), "offset pages a tool result stored at the source"},
+	} {
+		a := callTool(t, c, plugSessA, "purge_control", tc.params)
+		if a.OK || !strings.Contains(a.Error, tc.want) {
+			t.Errorf("%s: ok %v, error %q, want %q", tc.name, a.OK, a.Error, tc.want)
+		}
+	}
+	// Strings of digits are taken as integers.
+	if a := callTool(t, c, plugSessA, "purge_control", `{"action":"restore","key":"tc-call_p","offset":"195000","max_chars":"5000"}`); !a.OK || a.Details["next_offset"] != nil {
+		t.Fatalf("offset and max_chars as strings: %+v", a.Details)
 	}
 }
 
@@ -664,7 +795,7 @@ func TestPluginSQLite(t *testing.T) {
 		t.Fatalf("stored content differs from the request's bytes: %v", err)
 	}
 	var a toolAnswer
-	c.json("POST", "/api/plugin/v1/tool", `{"agent_id":"ops","session_key":"`+key+`","tool":"purge_control","params":{"action":"restore","key":"tc-call_s"}}`, 200, &a)
+	c.json("POST", "/api/plugin/v1/tool", `{"agent_id":"ops","session_key":"`+key+`","tool":"purge_control","params":{"action":"restore","key":"tc-call_s","max_chars":60000}}`, 200, &a)
 	var want []struct{ Text string }
 	_ = json.Unmarshal([]byte(content), &want)
 	if !a.OK || a.text(t) != want[0].Text {

@@ -213,7 +213,7 @@ export function buildPlaceholder(p) {
   const size = images > 0 ? `${chars} characters and ${images} image${images === 1 ? "" : "s"}` : `${chars} characters`;
   const lines = [
     `[[extracted-${p.key}]] BrainSurgeon stored this ${p.toolName} result (${size}) outside the transcript.`,
-    `Restore it exactly with purge_control {"action":"restore","key":"${p.key}"}.`,
+    `Restore it exactly with purge_control {"action":"restore","key":"${p.key}"} (a long result comes in pages: follow each page's Next:).`,
   ];
   if (n > 0) {
     const { head, tail } = headTail(text, n);
@@ -296,6 +296,9 @@ const TOOL_SPECS = {
       "A placeholder [[extracted-<key>]] (for example [[extracted-tc-call_1]] or [[extracted-a1b2c3d4]]) means the " +
       "value was stored outside the transcript without loss: call this tool with {\"action\":\"restore\",\"key\":\"<key>\"} " +
       "(the key is what follows \"extracted-\") and the exact content comes back in the result, ready to use at once. " +
+      "A long value comes in pages of max_chars characters (default 15000): the answer then starts with a line " +
+      "\"[BrainSurgeon <key>: characters A–B of N …]\"; if that line says Next:, call again with the offset it gives " +
+      "until it says the last page, and put the pages together in order. " +
       "Only restore what you need now. action get_context lists what was extracted from this session; " +
       "action set_extractable with key=<entry id> and value \"false\" (never extract), \"true\" (may extract) or N " +
       "(keep while among the last N messages) controls one entry.",
@@ -307,6 +310,8 @@ const TOOL_SPECS = {
         action: { type: "string", enum: ["get_context", "restore", "set_extractable"], description: "What to do." },
         key: { type: "string", description: "restore: the key from [[extracted-<key>]]; set_extractable: the entry id." },
         keys: { type: "string", description: "restore only, optional: comma-separated value keys to restore (e.g. \"text\", \"content/0/text\"); default all." },
+        offset: { type: "integer", minimum: 0, description: "restore of a tc- key only, optional: the first character of the page to return (the offset the previous page's Next: gives); default 0." },
+        max_chars: { type: "integer", minimum: 1000, maximum: 100000, description: "restore of a tc- key only, optional: the page length in characters; default 15000. Keep the default unless asked otherwise: the host cuts longer tool results." },
         value: { type: "string", description: "set_extractable only: \"true\", \"false\" or a whole number N." },
       },
     },

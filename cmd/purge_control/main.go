@@ -39,6 +39,7 @@ Use this tool to list them, get them back, and say what may be extracted.
 Usage:
   purge_control get_context --agent A --session S [--json] [--agents-dir DIR]
   purge_control restore <entry> [--keys a,b] --agent A --session S [--tool-call-id ID] [--json] [--agents-dir DIR]
+  purge_control restore tc-<toolCallId> [--offset N] [--max-chars M] --agent A --session S [--json] [--agents-dir DIR]
   purge_control set_extractable <entry> <true|false|N> --agent A --session S [--json] [--agents-dir DIR]
   purge_control grep PATTERN --agent A --session S [--regex] [--ignore-case] [--max N] [--json] [--agents-dir DIR]
   purge_control version

@@ -13,10 +13,14 @@ import (
 )
 
 const restoreUsage = `Usage: purge_control restore <entry> [--keys a,b] --agent A --session S [--tool-call-id ID] [--json] [--agents-dir DIR]
+       purge_control restore tc-<toolCallId> [--offset N] [--max-chars M] --agent A --session S [--json] [--agents-dir DIR]
 
 Prints the extracted values of an entry (the <entry> of [[extracted-<entry>]])
 right away. A key "tc-<toolCallId>" (a tool result stored at the source by the
-OpenClaw plugin) prints the stored result and writes nothing. They are written back into the session now if it is idle, or
+OpenClaw plugin) prints the stored result and writes nothing; --offset and
+--max-chars print one page of its text instead (characters are code points;
+the page starts with a line saying which characters follow and the call for
+the next page). Entry values are written back into the session now if it is idle, or
 queued and written back as soon as it is; either way you have the content now.
 Asking again for an entry that is already restored prints its current content
 and says "Already restored"; it is not an error.
@@ -38,12 +42,23 @@ Flags:
 
 type restoreCommand struct{ m *Main }
 
+// sourcePage is restore --json's output for one page of a source value.
+type sourcePage struct {
+	Key    string `json:"key"`
+	Bytes  int    `json:"bytes"`
+	SHA256 string `json:"sha256"`
+	*agenttext.Page
+	Text string `json:"text"`
+}
+
 func (c *restoreCommand) Run(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("purge_control restore", flag.ContinueOnError)
 	var com common
 	com.register(fs)
 	keys := fs.String("keys", "", "comma-separated keys of the values to restore (default: all)")
 	callID := fs.String("tool-call-id", "", "id of the tool call running this command (the call to redact)")
+	offset := fs.Int("offset", 0, "tc- keys only: print the page of the text that starts at this character")
+	maxChars := fs.Int("max-chars", agenttext.DefaultPageChars, "tc- keys only: the page length in characters (1000 to 100000)")
 	pos, err := c.m.parse(fs, &com, restoreUsage, args)
 	if err != nil {
 		return err
@@ -55,10 +70,31 @@ func (c *restoreCommand) Run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	paged := false
+	fs.Visit(func(f *flag.Flag) { paged = paged || f.Name == "offset" || f.Name == "max-chars" })
+	if paged {
+		if !extract.IsSourceKey(pos[0]) {
+			return &cli.UsageError{Msg: fmt.Sprintf("--offset and --max-chars page a tool result stored at the source (a key %s<toolCallId>), found the entry %q", extract.SourceKeyPrefix, pos[0]), Try: "purge_control restore --help"}
+		}
+		if err := agenttext.CheckPage(*offset, *maxChars); err != nil {
+			return &cli.UsageError{Msg: "--" + strings.Replace(err.Error(), "_", "-", 1), Try: "purge_control restore --help"}
+		}
+	}
 	if extract.IsSourceKey(pos[0]) {
 		sv, err := r.Source(ctx, ref, pos[0])
 		if err != nil {
 			return err
+		}
+		if paged {
+			page, err := agenttext.PageOf(strings.Join(sv.Texts, ""), *offset, *maxChars)
+			if err != nil {
+				return &cli.UsageError{Msg: "--" + err.Error()}
+			}
+			if com.json {
+				return cli.WriteJSON(c.m.Stdout, sourcePage{Key: sv.Key, Bytes: sv.Bytes, SHA256: sv.SHA256, Page: page, Text: page.Text}, nil)
+			}
+			agenttext.SourcePage(c.m.Stdout, sv.Key, page)
+			return nil
 		}
 		if com.json {
 			return cli.WriteJSON(c.m.Stdout, sv, nil)

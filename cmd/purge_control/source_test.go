@@ -45,3 +45,46 @@ func TestPurgeControlRestoreSource(t *testing.T) {
 		t.Fatalf("missing key: exit %d\n%s\n%s", code, out, errs)
 	}
 }
+
+// TestPurgeControlRestoreSourcePage prints one page of a source value
+// with --offset and --max-chars; bad values are a wrong command line.
+func TestPurgeControlRestoreSourcePage(t *testing.T) {
+	f := newFixture(t, 0)
+	side := sidedir.New(sidetest.Store(""))
+	at := time.Now()
+	text := strings.Repeat("0123456789", 250) // 2,500 characters
+	rec := &extract.Record{Session: f.ref.String(), EntryID: "tc-call_p", TriggerType: string(bs.TriggerToolResult), ExtractedAt: at}
+	rec.Put(extract.NewStoredValue(extract.SourceContentPath, bs.TriggerToolResult, false,
+		[]byte(`[{"type":"text","text":"`+text[:7]+`"},{"type":"text","text":"`+text[7:]+`"}]`), []byte(`[]`), at))
+	ctx := context.Background()
+	if _, err := extract.SaveRecord(ctx, side, f.ref, rec); err != nil {
+		t.Fatal(err)
+	}
+	if err := side.Sync(ctx, f.ref); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		args []string
+		code int
+		out  string
+	}{
+		{"first page", []string{"--max-chars", "1000"}, 0,
+			"[BrainSurgeon tc-call_p: characters 0–1,000 of 2,500 (page 1 of 3). Next: purge_control restore tc-call_p --offset 1000 --max-chars 1000]\n" + text[:1000] + "\n"},
+		{"last page", []string{"--offset", "2000"}, 0,
+			"[BrainSurgeon tc-call_p: characters 2,000–2,500 of 2,500 (page 2 of 2, the last page).]\n" + text[2000:] + "\n"},
+		{"offset at the end", []string{"--offset", "2500"}, 2, "--offset: expected 0…2499"},
+		{"max-chars too small", []string{"--max-chars", "10"}, 2, "--max-chars: expected an integer from 1,000 to 100,000, found 10"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, out, errs := f.run(t, append([]string{"restore", "tc-call_p", "--agent", "main", "--session", "direct:123"}, tc.args...)...)
+			if code != tc.code || (code == 0 && out != tc.out) || (code != 0 && !strings.Contains(errs, tc.out)) {
+				t.Fatalf("exit %d, want %d\nstdout:\n%.300s\nstderr:\n%s", code, tc.code, out, errs)
+			}
+		})
+	}
+	code, out, errs := f.run(t, "restore", "e1", "--offset", "5", "--agent", "main", "--session", "direct:123")
+	if code != 2 || !strings.Contains(errs, "--offset and --max-chars page a tool result") {
+		t.Fatalf("entry with --offset: exit %d\n%s\n%s", code, out, errs)
+	}
+}

@@ -28,6 +28,9 @@ test("success: one POST with the run's identity, answer passed through", async (
     assert.equal(d.seen[0].path, "/api/plugin/v1/tool");
     assert.equal(d.seen[0].headers["x-api-key"], "k1");
     assert.deepEqual(d.seen[0].json, { agent_id: "main", session_id: "sess-1", session_key: "agent:main:main", tool_call_id: "call_9", tool: "purge_control", params: { action: "restore", key: "tc-call_1" } });
+    await t.execute("call_9b", { action: "restore", key: "tc-call_1", offset: 15000, max_chars: 20000 });
+    assert.deepEqual(d.seen[1].json.params, { action: "restore", key: "tc-call_1", offset: 15000, max_chars: 20000 });
+    d.seen.splice(1, 1);
     const set = tool({ daemonUrl: d.url }, "purge_control", {});
     await set.execute("call_10", { action: "set_extractable", key: "e1", value: false });
     assert.deepEqual(d.seen[1].json, { tool_call_id: "call_10", tool: "purge_control", params: { action: "set_extractable", key: "e1", value: "false" } });
@@ -44,6 +47,14 @@ test("success: one POST with the run's identity, answer passed through", async (
     delete process.env.BS_TOOL_TEST_KEY;
     await d.close();
   }
+});
+
+test("purge_control teaches paging: offset and max_chars in the schema, Next: in the description", () => {
+  const t = tool({}, "purge_control");
+  const props = /** @type {any} */ (t.parameters).properties;
+  assert.deepEqual(props.offset, { ...props.offset, type: "integer", minimum: 0 });
+  assert.deepEqual(props.max_chars, { ...props.max_chars, type: "integer", minimum: 1000, maximum: 100000 });
+  assert.match(t.description, /Next:, call again with the offset/);
 });
 
 test("ok:false from the daemon becomes a failed tool result with its wording", async () => {
