@@ -75,13 +75,15 @@ func Open(ctx context.Context, root string, opts Options) (*Set, error) {
 	set := &Set{AgentsDir: root, StateDir: config.StateDir(root)}
 	stores := []bs.Store{js}
 	set.Backends = append(set.Backends, js.Name())
-	extra, err := openOthers(ctx, root, opts)
+	extra, found, err := openOthers(ctx, root, opts)
 	if err != nil {
 		return nil, err
 	}
-	for _, s := range extra {
+	for i, s := range extra {
 		stores = append(stores, s)
-		set.Backends = append(set.Backends, s.Name())
+		if found[i] {
+			set.Backends = append(set.Backends, s.Name())
+		}
 	}
 	m := &Multi{Stores: stores, Logger: opts.Logger}
 	set.Store = m
@@ -115,13 +117,19 @@ func CheckAgentsDir(root string) error {
 }
 
 // openOthers opens the database stores under root: OpenClaw's SQLite
-// store when at least one agent has one.
-func openOthers(ctx context.Context, root string, opts Options) ([]bs.Store, error) {
+// store, and reports which of them hold data now. The SQLite store is
+// opened even before any agent has one: it lists the agents' stores at
+// every call, so a store OpenClaw creates after the daemon started (a
+// fresh install, a new agent, the first run after the upgrade to 2026.8)
+// is found without a restart. A set's Backends name only the stores found
+// at open.
+func openOthers(ctx context.Context, root string, opts Options) (stores []bs.Store, found []bool, err error) {
 	agents, err := sqlite.Detect(root)
-	if err != nil || len(agents) == 0 {
-		return nil, nil // not an OpenClaw agents dir (a pi sessions dir), or no store
+	if err != nil {
+		return nil, nil, nil // not a directory the SQLite store can list
 	}
-	return []bs.Store{sqlite.NewStore(root, sqlite.Options{Logger: opts.Logger, Clock: opts.Clock, Quiet: max(opts.Idle, 0)})}, nil
+	return []bs.Store{sqlite.NewStore(root, sqlite.Options{Logger: opts.Logger, Clock: opts.Clock, Quiet: max(opts.Idle, 0)})},
+		[]bool{len(agents) > 0}, nil
 }
 
 // Multi is a brainsurgeon.Store over several stores: it lists the
