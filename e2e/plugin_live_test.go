@@ -124,9 +124,9 @@ type daemonProxy struct {
 	addr   string
 	target *url.URL
 	mode   atomic.Value // "pass", "slow", "garbage"
+	h      http.Handler
 	mu     sync.Mutex
 	srv    *http.Server
-	ln     net.Listener
 }
 
 func newDaemonProxy(t *testing.T, target string) *daemonProxy {
@@ -138,7 +138,7 @@ func newDaemonProxy(t *testing.T, target string) *daemonProxy {
 	p := &daemonProxy{target: u}
 	p.mode.Store("pass")
 	rp := httputil.NewSingleHostReverseProxy(u)
-	p.srv = &http.Server{ReadHeaderTimeout: 10 * time.Second, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	p.h = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch p.mode.Load().(string) {
 		case "slow":
 			select {
@@ -154,32 +154,38 @@ func newDaemonProxy(t *testing.T, target string) *daemonProxy {
 		default:
 			rp.ServeHTTP(w, r)
 		}
-	})}
+	})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	p.addr = ln.Addr().String()
 	p.serve(ln)
-	t.Cleanup(func() { _ = p.srv.Close() })
+	t.Cleanup(func() {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		_ = p.srv.Close()
+	})
 	return p
 }
 
 func (p *daemonProxy) serve(ln net.Listener) {
 	p.mu.Lock()
-	p.ln = ln
-	p.mu.Unlock()
-	go func() { _ = p.srv.Serve(ln) }()
+	defer p.mu.Unlock()
+	p.srv = &http.Server{ReadHeaderTimeout: 10 * time.Second, Handler: p.h}
+	srv := p.srv
+	go func() { _ = srv.Serve(ln) }()
 }
 
 func (p *daemonProxy) URL() string { return "http://" + p.addr }
 
-// down closes the listener: connections to the daemon's address are refused, as when it is stopped.
+// down closes the listener and every open connection (the plugin's keep-alive ones too): connections to the
+// daemon's address are refused, as when it is stopped.
 func (p *daemonProxy) down(t *testing.T) {
 	t.Helper()
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if err := p.ln.Close(); err != nil {
+	if err := p.srv.Close(); err != nil {
 		t.Fatal(err)
 	}
 	if c, err := net.DialTimeout("tcp", p.addr, time.Second); err == nil {
