@@ -9,6 +9,16 @@
 #
 # Usage: scripts/release.sh [version]
 # The version defaults to `git describe --tags --always --dirty`, else "dev". Run from anywhere in the repository.
+#
+# Plugin version rule: a release version is MAJOR.MINOR.PATCH with an optional leading "v" and an optional
+# pre-release suffix of letters, digits and dots ("v1.4.0", "1.4.0-rc.1"). For a release version the "version" of
+# openclaw-plugin/package.json must equal it without the "v", or the script fails before building anything (the
+# binaries carry the plugin, and `brainsurgeon openclaw status` compares versions). Every other version is a
+# development build and is not checked: "dev", a commit hash, `git describe` output past a tag
+# ("v1.4.0-3-gabc1234") and anything ending in "-dirty".
+#
+# Tarballs are written with owner and group 0 and no user names, with GNU tar (--owner/--group/--numeric-owner)
+# or bsdtar (--uid/--gid/--numeric-owner), whichever `tar` is.
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -18,6 +28,23 @@ version=${1:-$(git describe --tags --always --dirty 2>/dev/null || echo dev)}
 if [[ ! $version =~ ^[A-Za-z0-9][A-Za-z0-9._+-]*$ ]]; then
 	echo "release.sh: version \"$version\": expected letters, digits and . _ + - only" >&2
 	exit 2
+fi
+
+plain=${version#v}
+if [[ $plain =~ ^[0-9]+\.[0-9]+\.[0-9]+(-[0-9A-Za-z.]+)?$ && ! $plain =~ -dirty$ ]]; then
+	plugin_version=$(sed -n 's/^[[:space:]]*"version"[[:space:]]*:[[:space:]]*"\([^"]*\)".*/\1/p' openclaw-plugin/package.json | head -n 1)
+	if [[ $plugin_version != "$plain" ]]; then
+		echo "release.sh: release $version: expected openclaw-plugin/package.json version \"$plain\", found \"$plugin_version\" (set it, or build a development version)" >&2
+		exit 1
+	fi
+else
+	echo "release.sh: $version is a development version: the plugin's version ($(sed -n 's/^[[:space:]]*"version"[[:space:]]*:[[:space:]]*"\([^"]*\)".*/\1/p' openclaw-plugin/package.json | head -n 1)) is not checked" >&2
+fi
+
+if tar --version 2>/dev/null | grep -q 'GNU tar'; then
+	tar_owner=(--owner=0 --group=0 --numeric-owner)
+else
+	tar_owner=(--uid 0 --gid 0 --numeric-owner)
 fi
 
 out=dist/$version
@@ -40,7 +67,7 @@ for p in "${platforms[@]}"; do
 	for f in README.md LICENSE; do
 		if [[ -f $f ]]; then cp "$f" "$dir/"; fi
 	done
-	tar -C "$work" -czf "$out/$name.tar.gz" --owner=0 --group=0 --numeric-owner "$name"
+	tar "${tar_owner[@]}" -C "$work" -czf "$out/$name.tar.gz" "$name"
 	echo "built $out/$name.tar.gz"
 done
 

@@ -710,6 +710,7 @@ func TestDefaultAgentsDir(t *testing.T) {
 		name      string
 		brainsurg string
 		agentsDir string
+		stateDir  string
 		want      string
 	}{
 		{name: "BrainsurgeonWins", brainsurg: "/srv/a", agentsDir: "/srv/b", want: "/srv/a"},
@@ -717,12 +718,16 @@ func TestDefaultAgentsDir(t *testing.T) {
 		{name: "HomeFallback", want: filepath.Join(home, ".openclaw", "agents")},
 		{name: "TildeExpanded", brainsurg: "~/state/agents", want: filepath.Join(home, "state", "agents")},
 		{name: "BlankIgnored", brainsurg: "   ", agentsDir: "/srv/b", want: "/srv/b"},
+		{name: "StateDir", stateDir: "/srv/oc", want: "/srv/oc/agents"},
+		{name: "StateDirTilde", stateDir: "~/oc", want: filepath.Join(home, "oc", "agents")},
+		{name: "AgentsDirBeatsStateDir", agentsDir: "/srv/b", stateDir: "/srv/oc", want: "/srv/b"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Setenv("HOME", home)
 			t.Setenv("BRAINSURGEON_AGENTS_DIR", tt.brainsurg)
 			t.Setenv("AGENTS_DIR", tt.agentsDir)
+			t.Setenv("OPENCLAW_STATE_DIR", tt.stateDir)
 			dreq.Equal(t, tt.want, session.DefaultAgentsDir())
 		})
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/brainsurgeon/brainsurgeon/internal/cli"
 	"github.com/brainsurgeon/brainsurgeon/internal/openclawinstall"
+	"github.com/brainsurgeon/brainsurgeon/session"
 )
 
 const openclawUsage = `Usage: brainsurgeon openclaw <subcommand> [flags]
@@ -24,19 +25,22 @@ Subcommands:
   uninstall  take back everything install did
   status     where the plugin is, its version, whether the config names it
 
-The OpenClaw root is $OPENCLAW_STATE_DIR, else the parent of
-$BRAINSURGEON_AGENTS_DIR, else ~/.openclaw; its config is
-$OPENCLAW_CONFIG_PATH, else <root>/openclaw.json.
+The OpenClaw root is the parent of the agents dir, as for brainsurgeon serve
+and brainsurgeon service: --agents-dir, else $BRAINSURGEON_AGENTS_DIR, else
+$AGENTS_DIR, else $OPENCLAW_STATE_DIR/agents, else ~/.openclaw/agents. Its
+config is $OPENCLAW_CONFIG_PATH, else <root>/openclaw.json.
 
 Run "brainsurgeon help openclaw <subcommand>" for a subcommand's flags.
 `
 
-const openclawInstallUsage = `Usage: brainsurgeon openclaw install [--dir D] [--daemon-url U] [--link] [--yes] [--openclaw PATH] [--json]
+const openclawInstallUsage = `Usage: brainsurgeon openclaw install [--agents-dir DIR] [--dir D] [--daemon-url U] [--link] [--yes] [--openclaw PATH] [--json]
 
 Writes the plugin to <root>/.brainsurgeon/openclaw-plugin/ (or --dir),
 replacing an older copy in one step, and creates the API key file
 <root>/.brainsurgeon/api.key (0600) unless it exists. The key is never
-printed; brainsurgeon serve reads the same file.
+printed; brainsurgeon serve reads the same file. A --dir that holds anything
+but the plugin's files (a checkout, your own files) is refused. An existing
+key file that others may read gets mode 0600.
 
 Without --link, nothing of OpenClaw's is changed: it prints the config to add
 to openclaw.json and the OpenClaw command that does it for you.
@@ -56,21 +60,24 @@ Examples:
 Flags:
 `
 
-const openclawUninstallUsage = `Usage: brainsurgeon openclaw uninstall [--yes] [--json]
+const openclawUninstallUsage = `Usage: brainsurgeon openclaw uninstall [--agents-dir DIR] [--yes] [--openclaw PATH] [--json]
 
 Takes back what install did. When OpenClaw's config is byte-identical to what
 install left, its bytes from before install are restored (or the file is
 removed if there was none); otherwise only the brainsurgeon entries are taken
 out ("openclaw plugins uninstall brainsurgeon" and "openclaw config patch")
-and every other change is kept. Then it removes the plugin dir, the key file
-(only if install created it), the backup and the install record. Asks first
-when it will change the config (or pass --yes). Running it again does
-nothing.
+and every other change is kept. When the config names the plugin though
+install did not link it (you added it by hand), uninstall takes it out the
+same way, and without --yes or a "y" on a terminal it refuses and prints the
+commands to run first. Then it removes the plugin's files (and their dir when
+that leaves it empty), the key file (only if install created it), the backup
+and the install record. Asks first when it will change the config (or pass
+--yes). Running it again does nothing.
 
 Flags:
 `
 
-const openclawStatusUsage = `Usage: brainsurgeon openclaw status [--json]
+const openclawStatusUsage = `Usage: brainsurgeon openclaw status [--agents-dir DIR] [--json]
 
 Shows where the plugin is, its version against the one this binary carries,
 whether OpenClaw's config names the plugin's dir, and whether the key file
@@ -124,6 +131,7 @@ func (m *Main) ask(question string) (bool, string) {
 func (c *openclawCommand) install(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("brainsurgeon openclaw install", flag.ContinueOnError)
 	var o openclawinstall.InstallOptions
+	fs.StringVar(&o.AgentsDir, "agents-dir", session.DefaultAgentsDir(), "the agents dir; its parent is the OpenClaw root")
 	fs.StringVar(&o.Dir, "dir", "", "write the plugin here instead of <root>/.brainsurgeon/openclaw-plugin")
 	fs.StringVar(&o.DaemonURL, "daemon-url", openclawinstall.DefaultDaemonURL, "the daemon the plugin calls (loopback http only)")
 	fs.BoolVar(&o.Link, "link", false, "link the plugin into OpenClaw's config with OpenClaw's CLI")
@@ -168,9 +176,12 @@ func (c *openclawCommand) install(ctx context.Context, args []string) error {
 	}
 	w := c.m.Stdout
 	fmt.Fprintf(w, "Plugin %s written to %s\n", res.PluginVersion, res.PluginDir)
-	if res.KeyCreated {
+	switch {
+	case res.KeyCreated:
 		fmt.Fprintf(w, "API key created in %s (0600; brainsurgeon serve reads it too)\n", res.KeyFile)
-	} else {
+	case res.KeyModeFixed:
+		fmt.Fprintf(w, "API key kept: %s; its group or others could read it, so its mode is now 0600\n", res.KeyFile)
+	default:
 		fmt.Fprintf(w, "API key kept: %s\n", res.KeyFile)
 	}
 	if len(res.Commands) > 0 {
@@ -199,7 +210,10 @@ func (c *openclawCommand) install(ctx context.Context, args []string) error {
 
 func (c *openclawCommand) uninstall(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("brainsurgeon openclaw uninstall", flag.ContinueOnError)
+	var o openclawinstall.UninstallOptions
+	fs.StringVar(&o.AgentsDir, "agents-dir", session.DefaultAgentsDir(), "the agents dir; its parent is the OpenClaw root")
 	yes := fs.Bool("yes", false, "do not ask before changing OpenClaw's config")
+	fs.StringVar(&o.OpenClaw, "openclaw", "", "the openclaw executable (default: openclaw on PATH, else the one install ran)")
 	asJSON := fs.Bool("json", false, "print the result as JSON")
 	pos, err := cli.ParseHelp(fs, args, c.m.Stdout, openclawUninstallUsage)
 	if err != nil {
@@ -208,19 +222,32 @@ func (c *openclawCommand) uninstall(ctx context.Context, args []string) error {
 	if err := noArgs(pos, fs.Name()); err != nil {
 		return err
 	}
-	need, err := openclawinstall.NeedsConfirmation(openclawinstall.Env{})
+	plan, err := openclawinstall.PlanUninstall(openclawinstall.Env{}, o.AgentsDir)
 	if err != nil {
 		return err
 	}
-	if need && !*yes {
+	handLinked := &openclawinstall.HandLinkedError{ConfigPath: plan.ConfigPath, Commands: plan.Commands}
+	if (plan.Linked || plan.HandLinked) && !*yes {
 		if !isTerminalReader(c.m.Stdin) {
+			if plan.HandLinked {
+				return fmt.Errorf("openclaw uninstall: %w; nothing changed", handLinked)
+			}
 			return &cli.UsageError{Msg: "uninstall changes OpenClaw's config and needs confirmation: stdin is not a terminal, so pass --yes", Try: fs.Name() + " --help"}
 		}
-		if ok, answer := c.m.ask("This takes the brainsurgeon plugin out of OpenClaw's config and removes its files. Proceed?"); !ok {
+		q := "This takes the brainsurgeon plugin out of OpenClaw's config and removes its files. Proceed?"
+		if plan.HandLinked {
+			q = fmt.Sprintf("OpenClaw's config %s names the brainsurgeon plugin (added by hand). This runs %q to take it out, then removes the plugin's files. Proceed?",
+				plan.ConfigPath, strings.Join(plan.Commands[:1], ""))
+		}
+		if ok, answer := c.m.ask(q); !ok {
+			if plan.HandLinked {
+				return fmt.Errorf("openclaw uninstall: not confirmed (answered %q, expected y): nothing changed; %w", answer, handLinked)
+			}
 			return fmt.Errorf("openclaw uninstall: not confirmed (answered %q, expected y): nothing changed", answer)
 		}
 	}
-	res, err := openclawinstall.Uninstall(ctx, openclawinstall.Env{}, openclawinstall.UninstallOptions{})
+	o.UnlinkHandLinked = plan.HandLinked
+	res, err := openclawinstall.Uninstall(ctx, openclawinstall.Env{}, o)
 	if *asJSON {
 		if res == nil {
 			return err
@@ -259,6 +286,7 @@ func (c *openclawCommand) uninstall(ctx context.Context, args []string) error {
 
 func (c *openclawCommand) status(args []string) error {
 	fs := flag.NewFlagSet("brainsurgeon openclaw status", flag.ContinueOnError)
+	agentsDir := fs.String("agents-dir", session.DefaultAgentsDir(), "the agents dir; its parent is the OpenClaw root")
 	asJSON := fs.Bool("json", false, "print the status as JSON")
 	pos, err := cli.ParseHelp(fs, args, c.m.Stdout, openclawStatusUsage)
 	if err != nil {
@@ -267,7 +295,7 @@ func (c *openclawCommand) status(args []string) error {
 	if err := noArgs(pos, fs.Name()); err != nil {
 		return err
 	}
-	st, err := openclawinstall.Status(openclawinstall.Env{})
+	st, err := openclawinstall.Status(openclawinstall.Env{}, *agentsDir)
 	if err != nil {
 		return err
 	}
@@ -291,7 +319,7 @@ func (c *openclawCommand) status(args []string) error {
 	}
 	cfg := "missing"
 	if st.ConfigExists {
-		cfg = "names the plugin: " + yn(st.ConfigNamesPlugin)
+		cfg = "names the plugin's dir: " + yn(st.ConfigNamesPlugin) + ", has plugins.entries.brainsurgeon: " + yn(st.ConfigHasEntry)
 	}
 	fmt.Fprintf(w, "Config:      %s (%s)\n", st.ConfigPath, cfg)
 	fmt.Fprintf(w, "Linked:      %s\n", yn(st.Linked))

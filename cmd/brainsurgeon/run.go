@@ -56,8 +56,9 @@ Commands:
 
 Sessions are named by path, as agent/sessionId, by session id, or by session key
 (agent:main:main, or a unique suffix such as direct:123). --agents-dir defaults to
-$BRAINSURGEON_AGENTS_DIR, then $AGENTS_DIR, then ~/.openclaw/agents. Commands that
-take --session default to the most recently modified session of agent main.
+$BRAINSURGEON_AGENTS_DIR, then $AGENTS_DIR, then $OPENCLAW_STATE_DIR/agents, then
+~/.openclaw/agents. Commands that take --session default to the most recently
+modified session of agent main.
 `
 
 const versionUsage = `Usage: brainsurgeon version

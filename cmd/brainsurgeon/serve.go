@@ -41,7 +41,8 @@ serves it; the temp dir is removed on exit.
 Stop it with Ctrl-C (SIGINT) or SIGTERM: a write in progress finishes.
 
 Environment:
-  BRAINSURGEON_AGENTS_DIR, AGENTS_DIR  the agents dir (default ~/.openclaw/agents)
+  BRAINSURGEON_AGENTS_DIR, AGENTS_DIR  the agents dir (default
+                            $OPENCLAW_STATE_DIR/agents, else ~/.openclaw/agents)
   BRAINSURGEON_READONLY     "true": write nothing at all, schedules included
   BRAINSURGEON_API_KEYS     comma-separated keys for the API's writes (none: open)
   BRAINSURGEON_API_KEY_FILE a file of more keys, one a line (default:

@@ -33,15 +33,20 @@ Run "brainsurgeon help service <subcommand>" for a subcommand's flags.
 
 const serviceInstallUsage = `Usage: brainsurgeon service install [--agents-dir DIR] [--addr A] [--dry-run] [--json]
 
-Writes the unit running "<this binary> serve --addr A --agents-dir DIR" with
-BRAINSURGEON_API_KEY_FILE set to <root>/.brainsurgeon/api.key when that file
-exists (brainsurgeon openclaw install creates it), then runs
+Writes the unit running "<this binary> serve --addr A --agents-dir DIR", then
+runs
 "systemctl --user daemon-reload" and "systemctl --user enable --now
 brainsurgeon.service" (and "restart" when the unit existed; macOS: "launchctl
 bootstrap gui/<uid> <plist>"). When
 systemctl --user cannot reach your user manager, the unit stays written and
 the commands to run are printed. On a machine without systemd it says so,
 writes nothing and exits 1. --dry-run prints the unit and the commands only.
+
+serve reads the API key file <root>/.brainsurgeon/api.key (root: the agents
+dir's parent; brainsurgeon openclaw install creates it) by itself whenever it
+exists, so the unit names no key file and a daemon keeps starting after the
+file is removed. Only a BRAINSURGEON_API_KEY_FILE set when you run this, naming
+another file, is written into the unit (serve then requires that file).
 
 Examples:
   brainsurgeon service install
@@ -91,7 +96,40 @@ func (c *serviceCommand) Run(ctx context.Context, args []string) error {
 	return &cli.UsageError{Msg: fmt.Sprintf("unknown service subcommand %q (expected install, uninstall or status)", sub), Try: "brainsurgeon help service"}
 }
 
-func serviceEnv() service.Env { return service.Env{GOOS: runtime.GOOS} }
+// serviceEnv is the OS the service commands act on (a variable so that
+// tests stand in for it).
+var serviceEnv = func() service.Env { return service.Env{GOOS: runtime.GOOS} }
+
+// serviceKeyFile returns the key file the unit names: none when env (the
+// BRAINSURGEON_API_KEY_FILE of the shell running service install) is unset
+// or names serve's default def, which serve reads by itself when it exists
+// (a unit naming it would restart-loop once the file is gone, because
+// serve requires a file named explicitly). Another file is named, and must
+// exist now.
+func serviceKeyFile(env, def string) (string, error) {
+	env = strings.TrimSpace(env)
+	if env == "" {
+		return "", nil
+	}
+	abs, err := filepath.Abs(env)
+	if err != nil {
+		return "", err
+	}
+	if abs == filepath.Clean(def) {
+		return "", nil
+	}
+	if fi, err := os.Stat(abs); err != nil || !fi.Mode().IsRegular() {
+		return "", fmt.Errorf("BRAINSURGEON_API_KEY_FILE=%s: expected an existing key file, which serve requires when it is named (unset it to use %s when it exists): %v", env, def, describeKeyFile(fi, err))
+	}
+	return abs, nil
+}
+
+func describeKeyFile(fi os.FileInfo, err error) string {
+	if err != nil {
+		return err.Error()
+	}
+	return "found " + fi.Mode().Type().String()
+}
 
 func (c *serviceCommand) install(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("brainsurgeon service install", flag.ContinueOnError)
@@ -118,10 +156,11 @@ func (c *serviceCommand) install(ctx context.Context, args []string) error {
 		return err
 	}
 	spec := service.Spec{Binary: bin, Addr: *addr, AgentsDir: dir}
-	key := filepath.Join(filepath.Dir(dir), ".brainsurgeon", "api.key")
-	if _, err := os.Stat(key); err == nil {
-		spec.KeyFile = key
+	key := filepath.Join(filepath.Dir(dir), filepath.FromSlash(serveKeyFileName))
+	if spec.KeyFile, err = serviceKeyFile(os.Getenv("BRAINSURGEON_API_KEY_FILE"), key); err != nil {
+		return &cli.UsageError{Msg: err.Error(), Try: fs.Name() + " --help"}
 	}
+	_, keyErr := os.Stat(key)
 	if err := spec.Check(); err != nil {
 		return &cli.UsageError{Msg: err.Error(), Try: fs.Name() + " --help"}
 	}
@@ -149,8 +188,8 @@ func (c *serviceCommand) install(ctx context.Context, args []string) error {
 		return err
 	}
 	fmt.Fprintf(w, "Wrote %s (runs %s serve --addr %s --agents-dir %s)\n", res.File, bin, *addr, dir)
-	if spec.KeyFile == "" {
-		fmt.Fprintf(w, "No key file at %s: the daemon's API takes writes without a key (brainsurgeon openclaw install creates one; then run this again).\n", key)
+	if spec.KeyFile == "" && keyErr != nil {
+		fmt.Fprintf(w, "No key file at %s yet: the daemon's API takes writes without a key until it exists (brainsurgeon openclaw install creates it; then restart the service).\n", key)
 	}
 	for _, r := range res.Ran {
 		fmt.Fprintf(w, "Ran: %s\n", r)
@@ -178,23 +217,27 @@ func (c *serviceCommand) uninstall(ctx context.Context, args []string) error {
 	if *asJSON {
 		return cli.WriteJSON(c.m.Stdout, res, err)
 	}
-	if err != nil && res.File == "" {
-		return err
-	}
 	w := c.m.Stdout
+	for _, r := range res.Ran {
+		fmt.Fprintf(w, "Ran: %s\n", r)
+	}
 	switch {
+	case err != nil:
+		if len(res.Todo) > 0 {
+			fmt.Fprintf(w, "Could not run (run them in your login session): %s\n", strings.Join(res.Todo, "; "))
+		}
+		return err
 	case !res.Installed:
 		fmt.Fprintf(w, "Nothing to uninstall: %s does not exist.\n", res.File)
 	case *dry:
 		fmt.Fprintf(w, "Would run:\n  %s\nand remove %s\n", strings.Join(res.Todo, "\n  "), res.File)
 	default:
-		for _, r := range res.Ran {
-			fmt.Fprintf(w, "Ran: %s\n", r)
-		}
 		if len(res.Todo) > 0 {
 			fmt.Fprintf(w, "Could not run (run them in your login session): %s\n", strings.Join(res.Todo, "; "))
 		}
-		fmt.Fprintf(w, "Removed %s\n", res.File)
+		if res.Removed {
+			fmt.Fprintf(w, "Removed %s\n", res.File)
+		}
 	}
 	return nil
 }

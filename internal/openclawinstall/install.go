@@ -9,7 +9,10 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
+	"regexp"
+	"sort"
 	"strings"
 
 	"github.com/brainsurgeon/brainsurgeon/internal/atomicfile"
@@ -19,21 +22,24 @@ import (
 // the files go to a temporary directory beside dir, which is then renamed
 // to dir (the old copy is renamed away first and removed after).
 // Directories get mode 0755, files 0644. A dir that exists must hold a
-// copy of this plugin (an openclaw.plugin.json with id "brainsurgeon"), so
-// that nothing else is ever replaced.
-func WritePlugin(files fs.FS, dir string) error {
-	if err := checkOurs(dir, true); err != nil {
-		return err
+// copy of this plugin and nothing else (see checkOurs; previous are the
+// files an earlier install wrote, allowed too), so that nothing else is
+// ever replaced. It returns the files written, slash-separated and
+// relative to dir.
+func WritePlugin(files fs.FS, dir string, previous []string) ([]string, error) {
+	if err := checkOurs(dir, files, previous, true); err != nil {
+		return nil, err
 	}
 	parent := filepath.Dir(dir)
 	if err := os.MkdirAll(parent, 0o755); err != nil {
-		return err
+		return nil, err
 	}
 	tmp, err := os.MkdirTemp(parent, "."+filepath.Base(dir)+".new-")
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer os.RemoveAll(tmp)
+	var written []string
 	err = fs.WalkDir(files, ".", func(p string, d fs.DirEntry, err error) error {
 		if err != nil || p == "." {
 			return err
@@ -46,36 +52,70 @@ func WritePlugin(files fs.FS, dir string) error {
 		if err != nil {
 			return err
 		}
+		written = append(written, p)
 		return atomicfile.WriteFile(dst, b, 0o644)
 	})
 	if err != nil {
-		return fmt.Errorf("writing the plugin to %s: %w", tmp, err)
+		return nil, fmt.Errorf("writing the plugin to %s: %w", tmp, err)
 	}
 	if err := os.Chmod(tmp, 0o755); err != nil {
-		return err
+		return nil, err
 	}
 	old := ""
 	if _, err := os.Lstat(dir); err == nil {
 		old = tmp + ".old"
 		if err := os.Rename(dir, old); err != nil {
-			return fmt.Errorf("moving the old plugin copy aside: %w", err)
+			return nil, fmt.Errorf("moving the old plugin copy aside: %w", err)
 		}
 	}
 	if err := os.Rename(tmp, dir); err != nil {
 		if old != "" {
 			os.Rename(old, dir)
 		}
-		return fmt.Errorf("placing the plugin at %s: %w", dir, err)
+		return nil, fmt.Errorf("placing the plugin at %s: %w", dir, err)
 	}
 	if old != "" {
 		os.RemoveAll(old)
 	}
-	return atomicfile.SyncDir(parent)
+	return written, atomicfile.SyncDir(parent)
 }
 
-// checkOurs checks that dir is a copy of this plugin; a missing dir is
-// fine when missingOK.
-func checkOurs(dir string, missingOK bool) error {
+// shipped returns the plugin's file paths (slash-separated, relative to
+// its root) and the directories that hold them, from files plus extra.
+func shipped(files fs.FS, extra []string) (fileSet, dirSet map[string]bool) {
+	fileSet, dirSet = map[string]bool{}, map[string]bool{}
+	add := func(p string) {
+		p = path.Clean(p)
+		if p == "." || !fs.ValidPath(p) {
+			return
+		}
+		fileSet[p] = true
+		for d := path.Dir(p); d != "."; d = path.Dir(d) {
+			dirSet[d] = true
+		}
+	}
+	if files != nil {
+		fs.WalkDir(files, ".", func(p string, d fs.DirEntry, err error) error {
+			if err == nil && !d.IsDir() {
+				add(p)
+			}
+			return nil
+		})
+	}
+	for _, p := range extra {
+		add(p)
+	}
+	return fileSet, dirSet
+}
+
+// checkOurs checks that dir is a copy of this plugin: it holds an
+// openclaw.plugin.json with id "brainsurgeon", and every entry in it is a
+// regular file the plugin ships (files, or extra: what an earlier install
+// wrote) or a directory holding such files. A directory with anything
+// else in it (a checkout of the plugin's source, the user's files) is
+// not ours, and the error names the unexpected entries. An empty dir is
+// fine; a missing one when missingOK.
+func checkOurs(dir string, files fs.FS, extra []string, missingOK bool) error {
 	fi, err := os.Lstat(dir)
 	if errors.Is(err, fs.ErrNotExist) && missingOK {
 		return nil
@@ -86,6 +126,46 @@ func checkOurs(dir string, missingOK bool) error {
 	if !fi.IsDir() {
 		return fmt.Errorf("plugin dir %s: expected a directory, found %s", dir, fi.Mode().Type())
 	}
+	fileSet, dirSet := shipped(files, extra)
+	var unexpected []string
+	empty := true
+	var walk func(rel string) error
+	walk = func(rel string) error {
+		entries, err := os.ReadDir(filepath.Join(dir, filepath.FromSlash(rel)))
+		if err != nil {
+			return err
+		}
+		for _, e := range entries {
+			empty = false
+			p := path.Join(rel, e.Name())
+			switch {
+			case e.Type().IsRegular() && fileSet[p]:
+			case e.IsDir() && dirSet[p]:
+				if err := walk(p); err != nil {
+					return err
+				}
+			default:
+				if e.IsDir() {
+					p += "/"
+				}
+				unexpected = append(unexpected, p)
+			}
+		}
+		return nil
+	}
+	if err := walk("."); err != nil {
+		return err
+	}
+	if empty {
+		return nil
+	}
+	if len(unexpected) > 0 {
+		if len(unexpected) > 10 {
+			unexpected = append(unexpected[:10], fmt.Sprintf("and %d more", len(unexpected)-10))
+		}
+		return fmt.Errorf("plugin dir %s: expected only the brainsurgeon plugin's files (%s), found also %s; not replacing or removing anything there (choose an empty or new directory with --dir)",
+			dir, strings.Join(sortedKeys(fileSet), ", "), strings.Join(unexpected, ", "))
+	}
 	b, err := os.ReadFile(filepath.Join(dir, "openclaw.plugin.json"))
 	var m struct {
 		ID string `json:"id"`
@@ -94,13 +174,18 @@ func checkOurs(dir string, missingOK bool) error {
 		err = json.Unmarshal(b, &m)
 	}
 	if err != nil || m.ID != PluginID {
-		entries, _ := os.ReadDir(dir)
-		if len(entries) == 0 {
-			return nil
-		}
 		return fmt.Errorf("plugin dir %s: expected a copy of the brainsurgeon plugin (openclaw.plugin.json with id %q), found other files; not replacing or removing them", dir, PluginID)
 	}
 	return nil
+}
+
+func sortedKeys(m map[string]bool) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
 }
 
 // installedVersion reads the version of the plugin copy in dir ("" when
@@ -119,34 +204,44 @@ func installedVersion(dir string) string {
 
 // EnsureKey creates the key file at path (0600, 32 random bytes as 64 hex
 // digits and a newline) unless it exists; an existing key is never
-// replaced. created says it was made now.
-func EnsureKey(path string, random io.Reader) (created bool, err error) {
+// replaced, but when its group or others may read it, its mode is set to
+// 0600 and tightened says so. created says it was made now.
+func EnsureKey(path string, random io.Reader) (created, tightened bool, err error) {
 	if fi, err := os.Stat(path); err == nil {
 		if !fi.Mode().IsRegular() {
-			return false, fmt.Errorf("key file %s: expected a regular file, found %s", path, fi.Mode().Type())
+			return false, false, fmt.Errorf("key file %s: expected a regular file, found %s", path, fi.Mode().Type())
 		}
-		return false, nil
+		if fi.Mode().Perm()&0o077 != 0 {
+			if err := os.Chmod(path, 0o600); err != nil {
+				return false, false, fmt.Errorf("key file %s: expected mode 0600, found %#o, and could not change it: %w", path, fi.Mode().Perm(), err)
+			}
+			return false, true, nil
+		}
+		return false, false, nil
 	} else if !errors.Is(err, fs.ErrNotExist) {
-		return false, err
+		return false, false, err
 	}
 	var k [32]byte
 	if _, err := io.ReadFull(random, k[:]); err != nil {
-		return false, fmt.Errorf("making an API key: %w", err)
+		return false, false, fmt.Errorf("making an API key: %w", err)
 	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return false, err
+		return false, false, err
 	}
 	if err := atomicfile.WriteNew(path, []byte(hex.EncodeToString(k[:])+"\n"), 0o600); err != nil {
 		if errors.Is(err, fs.ErrExist) {
-			return false, nil
+			return false, false, nil
 		}
-		return false, fmt.Errorf("key file %s: %w", path, err)
+		return false, false, fmt.Errorf("key file %s: %w", path, err)
 	}
-	return true, nil
+	return true, false, nil
 }
 
 // InstallOptions are install's arguments.
 type InstallOptions struct {
+	// AgentsDir is the agents dir whose parent is the OpenClaw root (""
+	// for the default agents dir; see ResolvePaths).
+	AgentsDir string
 	// Dir is the plugin dir ("" for the stable default).
 	Dir string
 	// DaemonURL is the daemon the plugin calls ("" for DefaultDaemonURL).
@@ -167,6 +262,9 @@ type InstallResult struct {
 	// KeyCreated says the key file was created now (an existing one is
 	// kept).
 	KeyCreated bool `json:"key_created"`
+	// KeyModeFixed says an existing key file could be read by its group
+	// or others and its mode was set to 0600.
+	KeyModeFixed bool `json:"key_mode_fixed,omitempty"`
 	// DaemonURL is the daemonUrl configured or printed.
 	DaemonURL string `json:"daemon_url"`
 	// Linked says OpenClaw's config names the plugin through its CLI,
@@ -194,7 +292,7 @@ func Plan(env Env, o InstallOptions) (Paths, string, error) {
 	if err := CheckDaemonURL(url); err != nil {
 		return Paths{}, "", err
 	}
-	p, err := ResolvePaths(env, o.Dir)
+	p, err := ResolvePaths(env, o.AgentsDir, o.Dir)
 	return p, url, err
 }
 
@@ -222,15 +320,16 @@ func Install(ctx context.Context, env Env, o InstallOptions) (*InstallResult, er
 		return nil, fmt.Errorf("the plugin is already installed at %s (install record %s): run brainsurgeon openclaw uninstall first to move it to %s", prev.PluginDir, p.RecordPath, p.PluginDir)
 	}
 	res := &InstallResult{Paths: p, PluginVersion: env.Version, DaemonURL: url}
-	if err := WritePlugin(env.Files, p.PluginDir); err != nil {
+	written, err := WritePlugin(env.Files, p.PluginDir, prev.Files)
+	if err != nil {
 		return nil, err
 	}
-	if res.KeyCreated, err = EnsureKey(p.KeyFile, env.Rand); err != nil {
+	if res.KeyCreated, res.KeyModeFixed, err = EnsureKey(p.KeyFile, env.Rand); err != nil {
 		return nil, err
 	}
 	rec := Record{Root: p.Root, PluginDir: p.PluginDir, KeyFile: p.KeyFile, ConfigPath: p.ConfigPath,
 		KeyCreated: res.KeyCreated || (hadPrev && prev.KeyCreated), PluginVersion: env.Version,
-		DaemonURL: url, InstalledAt: env.Now().UTC()}
+		Files: written, DaemonURL: url, InstalledAt: env.Now().UTC()}
 	if hadPrev && prev.Linked {
 		// A config linked before stays linked: keep what restores it.
 		rec.Linked, rec.BackupPath, rec.ConfigMissing = true, prev.BackupPath, prev.ConfigMissing
@@ -294,9 +393,18 @@ func Install(ctx context.Context, env Env, o InstallOptions) (*InstallResult, er
 
 // UninstallOptions are uninstall's arguments.
 type UninstallOptions struct {
+	// AgentsDir is the agents dir whose parent is the OpenClaw root (""
+	// for the default agents dir; see ResolvePaths).
+	AgentsDir string
 	// OpenClaw is the openclaw executable ("" looks it up on PATH); it is
-	// needed only when the config changed after install.
+	// needed only when the config changed after install or the plugin
+	// was linked by hand.
 	OpenClaw string
+	// UnlinkHandLinked agrees to take the plugin out of a config that
+	// names it though install did not link it (the user linked it by
+	// hand), through OpenClaw's CLI. Without it Uninstall refuses such a
+	// config (a *HandLinkedError) and changes nothing.
+	UnlinkHandLinked bool
 }
 
 // UninstallResult says what uninstall did.
@@ -321,41 +429,194 @@ type UninstallResult struct {
 	KeyKept string `json:"key_kept,omitempty"`
 }
 
-// NeedsConfirmation reports whether Uninstall would change OpenClaw's
-// config (there is a record of a linked install).
-func NeedsConfirmation(env Env) (bool, error) {
-	p, err := ResolvePaths(env, "")
+// UninstallPlan says what Uninstall would do to OpenClaw's config.
+type UninstallPlan struct {
+	// Linked says install linked the config: Uninstall restores it or
+	// takes our entries out.
+	Linked bool `json:"linked"`
+	// HandLinked says the config names the plugin (its dir, or
+	// plugins.entries.brainsurgeon) though install did not link it, and
+	// Uninstall would remove files it names: it needs
+	// UninstallOptions.UnlinkHandLinked.
+	HandLinked bool `json:"hand_linked"`
+	// ConfigPath is OpenClaw's config.
+	ConfigPath string `json:"config_path"`
+	// Commands take the plugin out of the config by hand (HandLinked).
+	Commands []string `json:"commands,omitempty"`
+}
+
+// HandLinkedError says the config names the plugin though install did not
+// link it; Uninstall changed nothing.
+type HandLinkedError struct {
+	ConfigPath string
+	Commands   []string
+}
+
+func (e *HandLinkedError) Error() string {
+	return fmt.Sprintf("OpenClaw's config %s names the brainsurgeon plugin, which install did not link (it was added by hand): removing the plugin's files would leave the config naming a plugin that does not exist. Take it out of the config first, then run uninstall again:\n  %s\nor let uninstall run OpenClaw's CLI for you (--yes)",
+		e.ConfigPath, strings.Join(e.Commands, "\n  "))
+}
+
+// HandUnlinkCommands are the OpenClaw commands that take the plugin out of
+// its config by hand.
+func HandUnlinkCommands() []string {
+	return []string{"openclaw plugins uninstall " + PluginID + " --force", "openclaw config unset plugins.entries." + PluginID}
+}
+
+// uninstallState is what Uninstall reads before it changes anything.
+type uninstallState struct {
+	paths  Paths
+	rec    Record
+	hasRec bool
+	dir    string   // the plugin dir
+	files  []string // the files to remove from it
+}
+
+func readUninstallState(env Env, agentsDir string) (uninstallState, error) {
+	p, err := ResolvePaths(env, agentsDir, "")
 	if err != nil {
-		return false, err
+		return uninstallState{}, err
 	}
 	rec, ok, err := ReadRecord(p.RecordPath)
-	return ok && rec.Linked, err
+	if err != nil {
+		return uninstallState{}, err
+	}
+	st := uninstallState{paths: p, rec: rec, hasRec: ok, dir: p.PluginDir}
+	if ok {
+		st.dir = rec.PluginDir
+	}
+	fileSet, _ := shipped(env.Files, rec.Files)
+	if ok && len(rec.Files) > 0 {
+		fileSet, _ = shipped(nil, rec.Files)
+	}
+	st.files = sortedKeys(fileSet)
+	return st, nil
+}
+
+// handLinked reports whether the config names the plugin though install
+// did not link it, while there is a plugin copy (or a record) to remove.
+func (st uninstallState) handLinked() (bool, error) {
+	if st.hasRec && st.rec.Linked {
+		return false, nil
+	}
+	if !st.hasRec {
+		if _, err := os.Lstat(st.dir); errors.Is(err, fs.ErrNotExist) {
+			return false, nil
+		}
+	}
+	cfgPath := st.paths.ConfigPath
+	if st.hasRec && st.rec.ConfigPath != "" {
+		cfgPath = st.rec.ConfigPath
+	}
+	cfg, _, missing, err := readConfig(cfgPath)
+	if err != nil || missing {
+		return false, err
+	}
+	return configNamesDir(cfg, st.dir) || configHasEntry(cfg), nil
+}
+
+// configNamesDir reports whether the config holds dir's path (as
+// plugins.load.paths does).
+func configNamesDir(cfg []byte, dir string) bool {
+	q, _ := json.Marshal(dir)
+	return strings.Contains(string(cfg), string(q[1:len(q)-1]))
+}
+
+var entryKeyRE = regexp.MustCompile(`["']?` + PluginID + `["']?\s*:`)
+
+// configHasEntry reports whether the config has
+// plugins.entries.brainsurgeon. A config that is not plain JSON (OpenClaw
+// reads JSON5) is searched for a brainsurgeon member instead.
+func configHasEntry(cfg []byte) bool {
+	var c struct {
+		Plugins struct {
+			Entries map[string]json.RawMessage `json:"entries"`
+		} `json:"plugins"`
+	}
+	if err := json.Unmarshal(cfg, &c); err != nil {
+		return entryKeyRE.Match(cfg)
+	}
+	_, ok := c.Plugins.Entries[PluginID]
+	return ok
+}
+
+// PlanUninstall says what Uninstall would do to OpenClaw's config, so that
+// the caller can ask first; it changes nothing.
+func PlanUninstall(env Env, agentsDir string) (UninstallPlan, error) {
+	env = env.withDefaults()
+	st, err := readUninstallState(env, agentsDir)
+	if err != nil {
+		return UninstallPlan{}, err
+	}
+	plan := UninstallPlan{Linked: st.hasRec && st.rec.Linked, ConfigPath: st.paths.ConfigPath}
+	if st.hasRec && st.rec.ConfigPath != "" {
+		plan.ConfigPath = st.rec.ConfigPath
+	}
+	if plan.HandLinked, err = st.handLinked(); err != nil {
+		return plan, err
+	}
+	if plan.HandLinked {
+		plan.Commands = HandUnlinkCommands()
+	}
+	return plan, nil
 }
 
 // Uninstall takes back what Install did. The config is restored to its
 // bytes from before install when it is byte-identical to what install
 // left; otherwise only our entries are removed, through `openclaw plugins
 // uninstall` and `openclaw config patch`, and every other change is kept.
-// Then the plugin dir, the key file (only if install created it), the
-// backup and the record are removed. Without a record it removes a plugin
-// copy at the stable path, if any, and nothing else. Running it again does
-// nothing.
+// A config that names the plugin though install did not link it is
+// refused (a *HandLinkedError) unless o.UnlinkHandLinked, which takes our
+// entries out the same way. Then the plugin's files (those install
+// wrote), the plugin dir when that leaves it empty, the key file (only if
+// install created it), the backup and the record are removed. A plugin dir
+// holding anything but the plugin's files is refused before anything
+// changes. Without a record it removes a plugin copy at the stable path,
+// if any, and nothing else. Running it again does nothing.
 func Uninstall(ctx context.Context, env Env, o UninstallOptions) (*UninstallResult, error) {
 	env = env.withDefaults()
-	p, err := ResolvePaths(env, "")
+	st, err := readUninstallState(env, o.AgentsDir)
 	if err != nil {
 		return nil, err
 	}
 	res := &UninstallResult{ConfigAction: "untouched", Removed: []string{}}
-	rec, ok, err := ReadRecord(p.RecordPath)
-	if err != nil {
-		return nil, err
+	if err := checkOurs(st.dir, nil, st.files, true); err != nil {
+		return res, err
 	}
-	if !ok {
-		if err := removePlugin(p.PluginDir, res); err != nil {
+	hand, err := st.handLinked()
+	if err != nil {
+		return res, err
+	}
+	if hand {
+		cfgPath := st.paths.ConfigPath
+		if st.hasRec && st.rec.ConfigPath != "" {
+			cfgPath = st.rec.ConfigPath
+		}
+		if !o.UnlinkHandLinked {
+			return res, &HandLinkedError{ConfigPath: cfgPath, Commands: HandUnlinkCommands()}
+		}
+		res.ConfigPath = cfgPath
+		explicit := o.OpenClaw
+		if _, lerr := env.LookPath("openclaw"); explicit == "" && lerr != nil {
+			explicit = st.rec.OpenClaw
+		}
+		root := st.paths.Root
+		if st.rec.Root != "" {
+			root = st.rec.Root
+		}
+		ran, err := removeEntries(ctx, env, explicit, root, cfgPath)
+		res.Commands = ran
+		if err != nil {
+			return res, fmt.Errorf("the config %s names the brainsurgeon plugin (linked by hand), so it must be taken out with OpenClaw's CLI before the files go: %w", cfgPath, err)
+		}
+		res.ConfigAction = "entries_removed"
+	}
+	rec := st.rec
+	if !st.hasRec {
+		if err := removePlugin(st.dir, st.files, res); err != nil {
 			return res, err
 		}
-		removeIfEmpty(filepath.Dir(p.RecordPath), res)
+		removeIfEmpty(filepath.Dir(st.paths.RecordPath), res)
 		return res, nil
 	}
 	res.Installed = true
@@ -365,7 +626,7 @@ func Uninstall(ctx context.Context, env Env, o UninstallOptions) (*UninstallResu
 			return res, err
 		}
 	}
-	if err := removePlugin(rec.PluginDir, res); err != nil {
+	if err := removePlugin(rec.PluginDir, st.files, res); err != nil {
 		return res, err
 	}
 	if rec.KeyCreated {
@@ -380,10 +641,10 @@ func Uninstall(ctx context.Context, env Env, o UninstallOptions) (*UninstallResu
 			return res, err
 		}
 	}
-	if err := removeFile(p.RecordPath, res); err != nil {
+	if err := removeFile(st.paths.RecordPath, res); err != nil {
 		return res, err
 	}
-	removeIfEmpty(filepath.Dir(p.RecordPath), res)
+	removeIfEmpty(filepath.Dir(st.paths.RecordPath), res)
 	return res, nil
 }
 
@@ -433,18 +694,10 @@ func unlink(ctx context.Context, env Env, o UninstallOptions, rec Record, res *U
 	if root == "" {
 		root = filepath.Dir(filepath.Dir(rec.KeyFile))
 	}
-	oc, err := findOpenClaw(ctx, env, explicit, root, rec.ConfigPath)
+	ran, err := removeEntries(ctx, env, explicit, root, rec.ConfigPath)
+	res.Commands = ran
 	if err != nil {
 		return fmt.Errorf("the config %s changed since install, so only the brainsurgeon entries can be taken out, which needs OpenClaw's CLI: %w", rec.ConfigPath, err)
-	}
-	err = oc.exec(ctx, nil, "plugins", "uninstall", PluginID, "--force")
-	if err == nil {
-		// 2026.8+ leaves plugins.entries.brainsurgeon {enabled:false}.
-		err = oc.exec(ctx, []byte(`{"plugins":{"entries":{"`+PluginID+`":null}}}`), "config", "patch", "--stdin")
-	}
-	res.Commands = oc.ran
-	if err != nil {
-		return err
 	}
 	res.ConfigAction = "entries_removed"
 	if rec.BackupPath != "" && !rec.ConfigMissing {
@@ -453,16 +706,45 @@ func unlink(ctx context.Context, env Env, o UninstallOptions, rec Record, res *U
 	return nil
 }
 
-// removePlugin removes dir when it holds a copy of this plugin.
-func removePlugin(dir string, res *UninstallResult) error {
+// removeEntries takes the plugin out of the config cfg with OpenClaw's CLI
+// run on root: `openclaw plugins uninstall brainsurgeon --force`, then a
+// patch that deletes plugins.entries.brainsurgeon (2026.8+ leaves it as
+// {enabled:false}). It returns the commands run.
+func removeEntries(ctx context.Context, env Env, explicit, root, cfg string) ([]string, error) {
+	oc, err := findOpenClaw(ctx, env, explicit, root, cfg)
+	if err != nil {
+		return nil, err
+	}
+	err = oc.exec(ctx, nil, "plugins", "uninstall", PluginID, "--force")
+	if err == nil {
+		err = oc.exec(ctx, []byte(`{"plugins":{"entries":{"`+PluginID+`":null}}}`), "config", "patch", "--stdin")
+	}
+	return oc.ran, err
+}
+
+// removePlugin removes the files of the plugin copy in dir, then dir and
+// the directories in it that this leaves empty. dir must hold nothing
+// else (checkOurs).
+func removePlugin(dir string, files []string, res *UninstallResult) error {
 	if _, err := os.Lstat(dir); errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
-	if err := checkOurs(dir, false); err != nil {
+	if err := checkOurs(dir, nil, files, false); err != nil {
 		return err
 	}
-	if err := os.RemoveAll(dir); err != nil {
-		return err
+	_, dirSet := shipped(nil, files)
+	for _, f := range files {
+		if err := os.Remove(filepath.Join(dir, filepath.FromSlash(f))); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+	}
+	dirs := sortedKeys(dirSet)
+	sort.Slice(dirs, func(i, j int) bool { return len(dirs[i]) > len(dirs[j]) })
+	for _, d := range dirs {
+		os.Remove(filepath.Join(dir, filepath.FromSlash(d))) // only when empty
+	}
+	if err := os.Remove(dir); err != nil {
+		return fmt.Errorf("removing the plugin dir %s: %w", dir, err)
 	}
 	res.Removed = append(res.Removed, dir)
 	return nil
@@ -505,14 +787,17 @@ type StatusResult struct {
 	// contains the plugin dir's path (as plugins.load.paths does).
 	ConfigExists      bool `json:"config_exists"`
 	ConfigNamesPlugin bool `json:"config_names_plugin"`
+	// ConfigHasEntry says it has plugins.entries.brainsurgeon.
+	ConfigHasEntry bool `json:"config_has_entry"`
 	// KeyFileExists says the key file exists.
 	KeyFileExists bool `json:"key_file_exists"`
 }
 
-// Status reports where the plugin is and what names it.
-func Status(env Env) (*StatusResult, error) {
+// Status reports where the plugin is and what names it, under the OpenClaw
+// root of agentsDir ("" for the default agents dir).
+func Status(env Env, agentsDir string) (*StatusResult, error) {
 	env = env.withDefaults()
-	p, err := ResolvePaths(env, "")
+	p, err := ResolvePaths(env, agentsDir, "")
 	if err != nil {
 		return nil, err
 	}
@@ -524,15 +809,15 @@ func Status(env Env) (*StatusResult, error) {
 		p.PluginDir, p.KeyFile = rec.PluginDir, rec.KeyFile
 	}
 	s := &StatusResult{Paths: p, Record: ok, Linked: ok && rec.Linked, EmbeddedVersion: env.Version}
-	if checkOurs(p.PluginDir, false) == nil {
+	if checkOurs(p.PluginDir, env.Files, rec.Files, false) == nil {
 		s.InstalledVersion = installedVersion(p.PluginDir)
 		s.Installed = s.InstalledVersion != ""
 	}
 	s.Current = s.Installed && s.InstalledVersion == s.EmbeddedVersion
 	if cfg, _, missing, err := readConfig(p.ConfigPath); err == nil && !missing {
 		s.ConfigExists = true
-		q, _ := json.Marshal(p.PluginDir)
-		s.ConfigNamesPlugin = strings.Contains(string(cfg), string(q[1:len(q)-1]))
+		s.ConfigNamesPlugin = configNamesDir(cfg, p.PluginDir)
+		s.ConfigHasEntry = configHasEntry(cfg)
 	}
 	if fi, err := os.Stat(p.KeyFile); err == nil && fi.Mode().IsRegular() {
 		s.KeyFileExists = true

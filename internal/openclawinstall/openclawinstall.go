@@ -5,8 +5,9 @@
 // CLI (`openclaw plugins install --link`, `openclaw config patch`), keeping
 // a backup of the config's bytes so that uninstalling restores them exactly.
 //
-// Layout, under the OpenClaw root (the state dir: $OPENCLAW_STATE_DIR, else
-// the parent of the agents dir, else ~/.openclaw):
+// Layout, under the OpenClaw root (the parent of the agents dir, as for
+// brainsurgeon serve: $OPENCLAW_STATE_DIR when only that is set, else
+// ~/.openclaw; see ResolvePaths):
 //
 //	.brainsurgeon/openclaw-plugin/          the plugin (or the directory given)
 //	.brainsurgeon/api.key                   the API key (0600, 64 hex digits)
@@ -37,6 +38,7 @@ import (
 
 	"github.com/brainsurgeon/brainsurgeon/internal/atomicfile"
 	openclawplugin "github.com/brainsurgeon/brainsurgeon/openclaw-plugin"
+	"github.com/brainsurgeon/brainsurgeon/session"
 )
 
 // PluginID is the plugin's id in OpenClaw's config.
@@ -128,28 +130,22 @@ type Paths struct {
 	BackupPath string `json:"backup_path"`
 }
 
-// ResolvePaths returns the paths for pluginDir ("" means the stable
-// default under the root). The root is $OPENCLAW_STATE_DIR when set, else
-// the parent of $BRAINSURGEON_AGENTS_DIR or $AGENTS_DIR when set, else
-// ~/.openclaw.
-func ResolvePaths(env Env, pluginDir string) (Paths, error) {
+// ResolvePaths returns the paths for agentsDir and pluginDir. The OpenClaw
+// root is the parent of the agents dir, as for brainsurgeon serve and
+// brainsurgeon service: agentsDir, else the default agents dir
+// ($BRAINSURGEON_AGENTS_DIR, $AGENTS_DIR, $OPENCLAW_STATE_DIR/agents,
+// ~/.openclaw/agents; session.DefaultAgentsDir). pluginDir "" means the
+// stable default under the root.
+func ResolvePaths(env Env, agentsDir, pluginDir string) (Paths, error) {
 	env = env.withDefaults()
-	root := expandHome(env, strings.TrimSpace(env.Getenv("OPENCLAW_STATE_DIR")))
-	if root == "" {
-		for _, v := range []string{"BRAINSURGEON_AGENTS_DIR", "AGENTS_DIR"} {
-			if d := strings.TrimSpace(env.Getenv(v)); d != "" {
-				root = filepath.Dir(filepath.Clean(expandHome(env, d)))
-				break
-			}
+	agents := expandHome(env, strings.TrimSpace(agentsDir))
+	if agents == "" {
+		var err error
+		if agents, err = session.DefaultAgentsDirFrom(env.Getenv, env.HomeDir); err != nil {
+			return Paths{}, fmt.Errorf("the OpenClaw root: %w", err)
 		}
 	}
-	if root == "" {
-		home, err := env.HomeDir()
-		if err != nil || home == "" {
-			return Paths{}, fmt.Errorf("the OpenClaw root: no home directory (%v) and OPENCLAW_STATE_DIR is not set", err)
-		}
-		root = filepath.Join(home, ".openclaw")
-	}
+	root := filepath.Dir(filepath.Clean(agents))
 	root, err := filepath.Abs(root)
 	if err != nil {
 		return Paths{}, err
@@ -207,6 +203,10 @@ type Record struct {
 	KeyCreated bool `json:"key_created"`
 	// PluginVersion is the version written.
 	PluginVersion string `json:"plugin_version"`
+	// Files are the files written to PluginDir (slash-separated paths
+	// relative to it); uninstall removes only these, then the dir if it
+	// is empty.
+	Files []string `json:"files,omitempty"`
 	// DaemonURL is the daemonUrl configured or printed.
 	DaemonURL string `json:"daemon_url"`
 	// Linked says OpenClaw's config was changed through its CLI.

@@ -81,7 +81,7 @@ func TestInstallUninstallRestoresConfig(t *testing.T) {
 			}
 			checkPlugin(t, res.PluginDir)
 			checkKey(t, res.KeyFile)
-			if st, err := Status(Env{}); err != nil || !st.Installed || !st.Current || !st.Linked || !st.ConfigNamesPlugin || !st.KeyFileExists {
+			if st, err := Status(Env{}, ""); err != nil || !st.Installed || !st.Current || !st.Linked || !st.ConfigNamesPlugin || !st.KeyFileExists {
 				t.Errorf("status after install: %+v, %v", st, err)
 			}
 
@@ -294,7 +294,7 @@ func TestWritePluginRefusesForeignDir(t *testing.T) {
 	dir := t.TempDir()
 	os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("x"), 0o644)
 	files := fstest.MapFS{"openclaw.plugin.json": {Data: []byte(`{"id":"brainsurgeon"}`)}}
-	if err := WritePlugin(files, dir); err == nil || !strings.Contains(err.Error(), "not replacing") {
+	if _, err := WritePlugin(files, dir, nil); err == nil || !strings.Contains(err.Error(), "not replacing") {
 		t.Errorf("err %v", err)
 	}
 	if b, _ := os.ReadFile(filepath.Join(dir, "notes.txt")); string(b) != "x" {
@@ -333,18 +333,23 @@ func TestResolvePaths(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		vars            map[string]string
-		dir             string
+		agents, dir     string
 		root, cfg, plug string
 		wantErr         bool
 	}{
 		{vars: nil, root: "/home/u/.openclaw", cfg: "/home/u/.openclaw/openclaw.json", plug: "/home/u/.openclaw/.brainsurgeon/openclaw-plugin"},
-		{vars: map[string]string{"OPENCLAW_STATE_DIR": "/s", "BRAINSURGEON_AGENTS_DIR": "/x/agents"}, root: "/s", cfg: "/s/openclaw.json", plug: "/s/.brainsurgeon/openclaw-plugin"},
+		{vars: map[string]string{"OPENCLAW_STATE_DIR": "/s"}, root: "/s", cfg: "/s/openclaw.json", plug: "/s/.brainsurgeon/openclaw-plugin"},
+		{vars: map[string]string{"OPENCLAW_STATE_DIR": "~/oc"}, root: "/home/u/oc", cfg: "/home/u/oc/openclaw.json", plug: "/home/u/oc/.brainsurgeon/openclaw-plugin"},
+		// The agents dir wins, as for serve: the root is its parent.
+		{vars: map[string]string{"OPENCLAW_STATE_DIR": "/s", "BRAINSURGEON_AGENTS_DIR": "/x/agents"}, root: "/x", cfg: "/x/openclaw.json", plug: "/x/.brainsurgeon/openclaw-plugin"},
+		{vars: map[string]string{"OPENCLAW_STATE_DIR": "/s", "AGENTS_DIR": "/z/agents"}, root: "/z", cfg: "/z/openclaw.json", plug: "/z/.brainsurgeon/openclaw-plugin"},
+		{vars: map[string]string{"OPENCLAW_STATE_DIR": "/s"}, agents: "/y/agents", root: "/y", cfg: "/y/openclaw.json", plug: "/y/.brainsurgeon/openclaw-plugin"},
 		{vars: map[string]string{"BRAINSURGEON_AGENTS_DIR": "~/oc/agents", "OPENCLAW_CONFIG_PATH": "/etc/oc.json"}, root: "/home/u/oc", cfg: "/etc/oc.json", plug: "/home/u/oc/.brainsurgeon/openclaw-plugin"},
 		{vars: nil, dir: "/opt/bs-plugin", root: "/home/u/.openclaw", cfg: "/home/u/.openclaw/openclaw.json", plug: "/opt/bs-plugin"},
 		{vars: nil, dir: "/", wantErr: true},
 		{vars: nil, dir: "/home/u/.openclaw", wantErr: true},
 	} {
-		p, err := ResolvePaths(env(tc.vars), tc.dir)
+		p, err := ResolvePaths(env(tc.vars), tc.agents, tc.dir)
 		if (err != nil) != tc.wantErr {
 			t.Errorf("%v %q: err %v", tc.vars, tc.dir, err)
 			continue

@@ -406,7 +406,15 @@ func Status(ctx context.Context, env Env) (*Result, error) {
 	}
 	var out []byte
 	if m.Kind == "systemd" {
-		out, _ = env.Run(ctx, m.Tool, "--user", "is-active", UnitName)
+		var rerr error
+		out, rerr = env.Run(ctx, m.Tool, "--user", "is-active", UnitName)
+		// is-active exits non-zero for every state but active, printing
+		// the state; anything else (such as "Failed to connect to bus")
+		// says the manager could not be asked.
+		if state := firstLine(out); rerr != nil && !unitStates[state] {
+			res.Problem = fmt.Sprintf("systemctl --user is-active %s: %v: %s", UnitName, rerr, strings.TrimSpace(string(out)))
+			return res, nil
+		}
 	} else {
 		if _, rerr := env.Run(ctx, m.Tool, "print", "gui/"+strconv.Itoa(env.UID)+"/"+LaunchdLabel); rerr == nil {
 			out = []byte("loaded")
@@ -414,12 +422,22 @@ func Status(ctx context.Context, env Env) (*Result, error) {
 			out = []byte("not loaded")
 		}
 	}
-	res.Active = strings.TrimSpace(string(out))
-	if i := strings.IndexByte(res.Active, '\n'); i >= 0 {
-		res.Active = res.Active[:i]
-	}
+	res.Active = firstLine(out)
 	if res.Active == "" {
 		res.Active = "unknown"
 	}
 	return res, nil
+}
+
+// unitStates are the states `systemctl is-active` prints.
+var unitStates = map[string]bool{"active": true, "reloading": true, "inactive": true, "failed": true,
+	"activating": true, "deactivating": true, "maintenance": true, "refreshing": true, "unknown": true}
+
+// firstLine returns the first line of out, trimmed.
+func firstLine(out []byte) string {
+	s := strings.TrimSpace(string(out))
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = strings.TrimSpace(s[:i])
+	}
+	return s
 }

@@ -267,3 +267,49 @@ func TestSpecCheck(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// TestStatusManagerUnreachable: an is-active failure that names no state
+// (no user bus) is a problem, not the service's state; a state printed
+// with a non-zero exit is the state.
+func TestStatusManagerUnreachable(t *testing.T) {
+	f := &fakeOS{home: t.TempDir(), tools: map[string]bool{"systemctl": true}, running: true,
+		fail: map[string]bool{"systemctl --user is-active brainsurgeon.service": true}}
+	st, err := Status(context.Background(), f.env("linux"))
+	if err != nil || st.Active != "" || !strings.Contains(st.Problem, "Failed to connect to bus") {
+		t.Errorf("status %+v %v", st, err)
+	}
+	env := f.env("linux")
+	env.Run = func(ctx context.Context, name string, args ...string) ([]byte, error) {
+		return []byte("inactive\n"), errors.New("exit status 3")
+	}
+	if st, err := Status(context.Background(), env); err != nil || st.Active != "inactive" || st.Problem != "" {
+		t.Errorf("inactive: %+v %v", st, err)
+	}
+}
+
+// TestUninstallReportsFailures: a unit that cannot be removed, or cannot
+// be looked at, is an error, never "removed" or "nothing to uninstall".
+func TestUninstallReportsFailures(t *testing.T) {
+	f := &fakeOS{home: t.TempDir(), tools: map[string]bool{"systemctl": true}, running: true}
+	ctx := context.Background()
+	m, _ := Detect(f.env("linux"))
+	// A non-empty directory where the unit should be: os.Remove fails.
+	if err := os.MkdirAll(filepath.Join(m.File, "x"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	res, err := Uninstall(ctx, f.env("linux"), false)
+	if err == nil || res.Removed {
+		t.Errorf("remove failure: %+v %v", res, err)
+	}
+	env := f.env("linux")
+	env.Stat = func(p string) (fs.FileInfo, error) {
+		if p == m.File {
+			return nil, fs.ErrPermission
+		}
+		return f.env("linux").Stat(p)
+	}
+	res, err = Uninstall(ctx, env, false)
+	if !errors.Is(err, fs.ErrPermission) || res.Installed || res.Removed {
+		t.Errorf("stat failure: %+v %v", res, err)
+	}
+}
