@@ -275,7 +275,7 @@ func TestPluginSourceAndTools(t *testing.T) {
 		}
 	}
 	check()
-	// An idempotent retry replaces the record.
+	// A retry with the same bytes replaces the record.
 	c.json("POST", "/api/plugin/v1/source", body, 200, &out)
 	check()
 	infos, err := f.set.Side.List(ctx, refA)
