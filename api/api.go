@@ -14,19 +14,25 @@
 //     list every field under "fields";
 //   - 401: X-API-Key missing while keys are set; 403: wrong key, or a
 //     write in read-only mode, or a CORS preflight from an origin not
-//     listed;
+//     listed, or a plugin request (/api/plugin/v1/…) carrying an Origin
+//     that is not listed;
 //   - 404: no such session, entry, extracted value or endpoint;
 //   - 405: a known path with another method (Allow lists the methods);
 //   - 409: the session is busy or changed underneath us (try later), a
-//     name is ambiguous, or pruning is disabled (prune.ErrDisabled);
+//     name is ambiguous, pruning is disabled (prune.ErrDisabled), or a
+//     tool result stored at the source under a key already holding other
+//     content;
 //   - 413: request body larger than Options.MaxBodyBytes;
+//   - 415: a plugin request whose Content-Type is not application/json;
 //   - 422: the operation is not supported by the session's backend
 //     (errors wrapping brainsurgeon.ErrUnsupported, such as trash or a
 //     compaction entry on the SQLite store, where BrainSurgeon never
 //     inserts or deletes rows): the request is well formed but
 //     this backend cannot process it, which is why 422 and not 409 (kept
 //     for conditions that pass);
-//   - 501: the endpoint needs a Control or Trash that was not given.
+//   - 501: the endpoint needs a Control or Trash that was not given;
+//   - 503: a request cancelled, or a tool result to store at the source
+//     while MaxSourceRequests others are being stored.
 //
 // Routes (the first BrainSurgeon's paths kept where it had them):
 //
@@ -91,6 +97,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	bs "github.com/brainsurgeon/brainsurgeon"
@@ -273,6 +280,11 @@ type server struct {
 	window      compact.WindowFunc
 	maxBody     int64
 	started     time.Time
+	// sourceSlots bounds the POST /api/plugin/v1/source requests served at
+	// once (each holds a whole tool result, several times over);
+	// sourceMu makes a source record's check and replacement one step.
+	sourceSlots chan struct{}
+	sourceMu    sync.Mutex
 }
 
 // New returns the API handler. It checks the options: no Store or Side, an empty
@@ -283,7 +295,8 @@ func New(opts Options) (http.Handler, error) {
 		return nil, fmt.Errorf("api: Options.Stores must hold an opened installation's Store, Side store and Backend (backend.Open's Set has them): %w", bs.ErrInvalid)
 	}
 	s := &server{opts: opts, set: opts.Stores, restorer: opts.Restorer, log: bs.LoggerOrDiscard(opts.Logger),
-		cache: newStatsCache(), statusCache: compact.NewStatusCache(0), maxBody: opts.MaxBodyBytes, started: time.Now()}
+		cache: newStatsCache(), statusCache: compact.NewStatusCache(0), maxBody: opts.MaxBodyBytes, started: time.Now(),
+		sourceSlots: make(chan struct{}, MaxSourceRequests)}
 	s.window = compactwire.HostWindow(opts.Stores.AgentsDir, s.log)
 	if s.maxBody <= 0 {
 		s.maxBody = DefaultMaxBodyBytes
@@ -361,8 +374,8 @@ func (s *server) routeTable() []route {
 		{"GET /api/trash", false, s.answer(s.trashList), 0, false},
 		{"POST /api/trash/{agent}/{id}/restore", false, s.answer(s.trashRestore), 0, false},
 		{"DELETE /api/trash/{agent}/{id}", false, s.answer(s.trashDelete), 0, false},
-		{pattern: "POST /api/plugin/v1/source", h: s.answer(s.pluginSource), maxBody: MaxSourceBodyBytes},
-		{pattern: "POST /api/plugin/v1/tool", h: s.answer(s.pluginTool), readOnlyOK: true},
+		{pattern: "POST /api/plugin/v1/source", h: s.pluginGuard(s.answer(s.pluginSource)), maxBody: MaxSourceBodyBytes},
+		{pattern: "POST /api/plugin/v1/tool", h: s.pluginGuard(s.answer(s.pluginTool)), readOnlyOK: true},
 	}
 }
 
@@ -601,7 +614,10 @@ func statusOf(err error) int {
 	var mbe *http.MaxBytesError
 	var ve *config.ValidationError
 	var nw notWired
+	var se statusError
 	switch {
+	case errors.As(err, &se):
+		return se.status
 	case errors.As(err, &nw):
 		return http.StatusNotImplemented
 	case errors.As(err, &mbe):

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"mime"
 	"net/http"
 	"path/filepath"
 	"strconv"
@@ -40,6 +41,40 @@ const MaxSourceBodyBytes = 32 << 20
 // truncates longer blocks, so a longer text is split into consecutive
 // blocks of at most this length that concatenate to the exact text.
 const MaxToolTextBlock = 100_000
+
+// MaxSourceRequests is how many POST /api/plugin/v1/source requests are
+// served at once; one beyond them is answered 503 at once (the plugin
+// then passes the tool result through).
+const MaxSourceRequests = 2
+
+// statusError is an error answered with its own HTTP status.
+type statusError struct {
+	status int
+	err    error
+}
+
+func (e statusError) Error() string { return e.err.Error() }
+func (e statusError) Unwrap() error { return e.err }
+
+// pluginGuard refuses a plugin request that a web page could send: one
+// whose Content-Type is not application/json (415; a cross-site form or
+// text/plain POST needs no preflight) or that carries an Origin not
+// listed in Options.CORSOrigins (403). The plugin sends application/json
+// and no Origin.
+func (s *server) pluginGuard(h http.Handler) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if origin := r.Header.Get("Origin"); origin != "" && !s.originAllowed(origin) {
+			writeError(w, http.StatusForbidden, fmt.Sprintf("origin %q is not allowed on the plugin routes (BRAINSURGEON_CORS_ORIGINS); the plugin sends no Origin", origin))
+			return
+		}
+		ct := r.Header.Get("Content-Type")
+		if mt, _, err := mime.ParseMediaType(ct); err != nil || mt != "application/json" {
+			writeError(w, http.StatusUnsupportedMediaType, fmt.Sprintf("Content-Type: expected application/json, found %.80q", ct))
+			return
+		}
+		h.ServeHTTP(w, r)
+	}
+}
 
 // DefaultPluginAgent is the agent of a plugin request that names none.
 const DefaultPluginAgent = "main"
@@ -123,6 +158,12 @@ func (s *server) resolve(ctx context.Context, q pluginSessionRequest) (bs.Sessio
 	if err != nil && idErr != nil {
 		return bs.SessionRef{}, fmt.Errorf("%w; session_key: %w", idErr, err)
 	}
+	if err == nil && q.SessionID != "" && ref.ID != q.SessionID {
+		// The key names another session (the host may have started a new
+		// one under the key that is not listed yet): never a value of
+		// another session.
+		return bs.SessionRef{}, fmt.Errorf("%w; session_key %.80q names session %s, not session_id %s: %w", idErr, q.SessionKey, ref, q.SessionID, bs.ErrNotFound)
+	}
 	return ref, err
 }
 
@@ -134,12 +175,10 @@ func decodePlugin(r *http.Request, v any) error {
 	if err != nil {
 		return err
 	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	if err := dec.Decode(v); err != nil {
-		return fmt.Errorf("request body: expected a JSON object of the documented members: %v: %w", err, bs.ErrInvalid)
-	}
-	if rest := bytes.TrimSpace(data[dec.InputOffset():]); len(rest) > 0 {
-		return fmt.Errorf("request body: %d bytes after the JSON object, expected one object: %w", len(rest), bs.ErrInvalid)
+	// json.Unmarshal (not a Decoder, which copies the body into its own
+	// buffer) refuses anything after the object as well.
+	if err := json.Unmarshal(data, v); err != nil {
+		return fmt.Errorf("request body: expected one JSON object of the documented members: %v: %w", err, bs.ErrInvalid)
 	}
 	return nil
 }
@@ -188,6 +227,12 @@ func isNull(raw json.RawMessage) bool {
 // result as the side record "tc-<tool_call_id>" of the session, durably,
 // before answering (see the package documentation).
 func (s *server) pluginSource(r *http.Request) (any, error) {
+	select {
+	case s.sourceSlots <- struct{}{}:
+		defer func() { <-s.sourceSlots }()
+	default:
+		return nil, statusError{http.StatusServiceUnavailable, fmt.Errorf("%d tool results are being stored already: try later (the plugin passes this one through)", MaxSourceRequests)}
+	}
 	var q sourceRequest
 	if err := decodePlugin(r, &q); err != nil {
 		return nil, err
@@ -222,15 +267,18 @@ func (s *server) pluginSource(r *http.Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	sum := sha256.Sum256(q.Content)
+	sumHex := hex.EncodeToString(sum[:])
 	now := time.Now().UTC()
 	rec := &extract.Record{Session: ref.String(), EntryID: key, TriggerType: string(bs.TriggerToolResult), ExtractedAt: now}
-	rec.Put(extract.NewStoredValue(extract.SourceContentPath, bs.TriggerToolResult, false, q.Content, compactJSON(q.PlaceholderContent), now))
+	// The request's bytes are this handler's own: stored without a copy.
+	rec.Put(extract.NewStoredValueShared(extract.SourceContentPath, bs.TriggerToolResult, false, q.Content, compactJSON(q.PlaceholderContent), now))
 	if !isNull(q.Details) {
 		phd := compactJSON(q.PlaceholderDetails)
 		if isNull(q.PlaceholderDetails) {
 			phd = []byte("null")
 		}
-		rec.Put(extract.NewStoredValue(extract.SourceDetailsPath, bs.TriggerToolResult, false, q.Details, phd, now))
+		rec.Put(extract.NewStoredValueShared(extract.SourceDetailsPath, bs.TriggerToolResult, false, q.Details, phd, now))
 	}
 	meta, err := json.Marshal(sourceMeta{ToolCallID: q.ToolCallID, ToolName: q.ToolName, RunID: q.RunID,
 		SessionKey: q.SessionKey, StoredAt: now.Format(time.RFC3339Nano)})
@@ -238,14 +286,10 @@ func (s *server) pluginSource(r *http.Request) (any, error) {
 		return nil, err
 	}
 	rec.Extra = map[string]json.RawMessage{"source": meta}
-	if _, err := extract.SaveRecord(r.Context(), s.set.Side, ref, rec); err != nil {
-		return nil, fmt.Errorf("store %s in %s: %w", key, ref, err)
+	if err := s.putSource(r.Context(), ref, rec, sumHex, len(q.Content)); err != nil {
+		return nil, err
 	}
-	if err := s.set.Side.Sync(r.Context(), ref); err != nil {
-		return nil, fmt.Errorf("store %s in %s: sync: %w", key, ref, err)
-	}
-	sum := sha256.Sum256(q.Content)
-	out := SourceResponse{Key: key, Bytes: len(q.Content), SHA256: hex.EncodeToString(sum[:]), Placeholder: ph}
+	out := SourceResponse{Key: key, Bytes: len(q.Content), SHA256: sumHex, Placeholder: ph}
 	if s.set.StateDir != "" {
 		ev := restore.AuditEvent{Time: now, Action: "extract_source", Session: ref.String(), Entry: key,
 			Path: "side record " + key, Agent: ref.Agent, SessionID: ref.ID, Actor: "plugin"}
@@ -255,6 +299,35 @@ func (s *server) pluginSource(r *http.Request) (any, error) {
 	}
 	s.log.Info("tool result stored at the source", "session", ref.String(), "key", key, "tool", q.ToolName, "bytes", out.Bytes)
 	return out, nil
+}
+
+// putSource stores the source record rec durably, unless the session
+// already holds a record of its key whose content differs (sha256 and
+// length): a tool call id the host repeats in a later turn must not
+// replace a value a placeholder may still name (409). A record with the
+// same content is replaced (a retry).
+func (s *server) putSource(ctx context.Context, ref bs.SessionRef, rec *extract.Record, sumHex string, size int) error {
+	key := rec.EntryID
+	s.sourceMu.Lock()
+	defer s.sourceMu.Unlock()
+	old, err := extract.LoadRecord(ctx, s.set.Side, ref, key)
+	switch {
+	case err == nil:
+		v, ok := old.Value(extract.SourceContentPath)
+		if !ok || v.SHA256 != sumHex || v.Size != size {
+			return statusError{http.StatusConflict, fmt.Errorf("key %s: session %s already holds a tool result under this key with other content (sha256 %.16s…, %d bytes; this one %.16s…, %d bytes): the tool call id was used again; the result is not stored",
+				key, ref, v.SHA256, v.Size, sumHex, size)}
+		}
+	case !errors.Is(err, bs.ErrNotFound):
+		return fmt.Errorf("store %s in %s: read the record already stored under this key: %w", key, ref, err)
+	}
+	if _, err := extract.SaveRecord(ctx, s.set.Side, ref, rec); err != nil {
+		return fmt.Errorf("store %s in %s: %w", key, ref, err)
+	}
+	if err := s.set.Side.Sync(ctx, ref); err != nil {
+		return fmt.Errorf("store %s in %s: sync: %w", key, ref, err)
+	}
+	return nil
 }
 
 // compactJSON returns raw without insignificant white space (raw itself
@@ -389,7 +462,10 @@ func (s *server) purgeControl(ctx context.Context, ref bs.SessionRef, q toolRequ
 		}
 		var b strings.Builder
 		agenttext.Context(&b, name, cx)
-		return toolOK(b.String(), cx), nil
+		return toolOK(b.String(), map[string]any{"session": cx.Session, "entries": cx.Entries,
+			"context_messages": cx.ContextMessages, "bytes": cx.Bytes, "extracted_entries": len(cx.Extracted),
+			"entries_with_placeholders": cx.EntriesWithPlaceholders, "extractable_now": cx.ExtractableNow,
+			"extracted_bytes": cx.ExtractedBytes, "lost_values": cx.LostValues, "pending": cx.Pending}), nil
 	case "restore":
 		if p.Key == "" {
 			return ToolResponse{}, errors.New(`purge_control restore: expected "key", the id of a [[extracted-<id>]] placeholder, found none`)
@@ -425,11 +501,20 @@ func (s *server) purgeControl(ctx context.Context, ref bs.SessionRef, q toolRequ
 			b.WriteString("The server is in read-only mode: nothing was written back.\n")
 		}
 		n, sum := restoredSum(res)
-		out := toolOK(b.String(), map[string]any{"key": p.Key, "bytes": n, "sha256": sum, "result": res})
-		if err != nil {
-			out.Details.(map[string]any)["write_back_error"] = err.Error()
+		// Details are small metadata: the host keeps them in the
+		// transcript, so they never repeat the values.
+		d := map[string]any{"key": p.Key, "bytes": n, "sha256": sum, "restored": res.Restored, "applied": res.Applied,
+			"queued": res.Queued, "keys_restored": res.KeysRestored}
+		if res.Warning != "" {
+			d["warning"] = res.Warning
 		}
-		return out, nil
+		if res.AlreadyRestored {
+			d["already_restored"] = true
+		}
+		if err != nil {
+			d["write_back_error"] = err.Error()
+		}
+		return toolOK(b.String(), d), nil
 	case "set_extractable":
 		if p.Key == "" {
 			return ToolResponse{}, errors.New(`purge_control set_extractable: expected "key", an entry id, found none`)
@@ -509,20 +594,29 @@ func intParam(member string, raw json.RawMessage, def int) (int, error) {
 
 // restoreSource answers purge_control restore of a "tc-" key. When the
 // text of its content (the text blocks concatenated) fits in one page
-// (agenttext.PageOf) and offset is 0, the answer is the stored content
-// blocks exactly (SplitTextBlocks, which a text that fits a page never
-// needs). Otherwise it is that page: a header block saying which
+// (agenttext.PageOfLiteral) and offset is 0, the answer is the stored
+// content blocks exactly (SplitTextBlocks, which a text that fits a page
+// never needs). Otherwise it is that page: a header block saying which
 // characters follow and how to get the next page, on the first page the
 // content's other blocks (images) as stored, and last one text block
-// holding exactly those characters. The key must be a record of this
-// session; nothing is written.
+// holding exactly those characters. The text is paged on its stored JSON
+// literals, so that every UTF-16 code unit the host wrote comes back,
+// lone surrogates included. The key must be a record of this session;
+// nothing is written.
 func (s *server) restoreSource(ctx context.Context, ref bs.SessionRef, key string, offset, maxChars int) (ToolResponse, error) {
 	sv, err := s.restorerFor().Source(ctx, ref, key)
 	if err != nil {
 		return ToolResponse{}, err
 	}
-	text := strings.Join(sv.Texts, "")
-	page, err := agenttext.PageOf(text, offset, maxChars)
+	var body []byte
+	for _, lit := range sv.TextLiterals {
+		b, err := agenttext.LiteralBody(lit)
+		if err != nil {
+			return ToolResponse{}, fmt.Errorf("stored content of %s: %v: %w", key, err, bs.ErrCorrupt)
+		}
+		body = append(body, b...)
+	}
+	page, err := agenttext.PageOfLiteral(body, offset, maxChars)
 	if err != nil {
 		return ToolResponse{}, fmt.Errorf("purge_control restore %s: %w", key, err)
 	}
@@ -544,9 +638,18 @@ func (s *server) restoreSource(ctx context.Context, ref bs.SessionRef, key strin
 		}
 		blocks = append(blocks, others...)
 	}
-	blocks = append(blocks, textBlock(page.Text))
+	blocks = append(blocks, literalTextBlock(page.Raw))
 	details["end"], details["page"], details["pages"], details["max_chars"] = page.End, page.Number, page.Pages, page.MaxChars
 	return ToolResponse{OK: true, Content: blocks, Details: details}, nil
+}
+
+// literalTextBlock returns a text content block whose "text" is the JSON
+// string literal with the given body, as it is.
+func literalTextBlock(body []byte) json.RawMessage {
+	b := make([]byte, 0, len(body)+len(`{"type":"text","text":""}`))
+	b = append(b, `{"type":"text","text":"`...)
+	b = append(b, body...)
+	return append(b, `"}`...)
 }
 
 // otherBlocks returns the blocks of content (a JSON array) that are not
@@ -558,22 +661,33 @@ func otherBlocks(content []byte) ([]json.RawMessage, error) {
 	}
 	var out []json.RawMessage
 	for _, b := range blocks {
-		var tb struct {
-			Type string  `json:"type"`
-			Text *string `json:"text"`
-		}
-		if json.Unmarshal(b, &tb) != nil || tb.Type != "text" || tb.Text == nil {
+		if _, ok := textLiteral(b); !ok {
 			out = append(out, b)
 		}
 	}
 	return out, nil
 }
 
+// textLiteral returns the "text" literal of a text block (quotes
+// included), or false when b is not a text block.
+func textLiteral(b json.RawMessage) (json.RawMessage, bool) {
+	var tb struct {
+		Type string          `json:"type"`
+		Text json.RawMessage `json:"text"`
+	}
+	if json.Unmarshal(b, &tb) != nil || tb.Type != "text" || len(tb.Text) < 2 || tb.Text[0] != '"' {
+		return nil, false
+	}
+	return tb.Text, true
+}
+
 // SplitTextBlocks returns the content blocks of content (a JSON array),
 // each as its bytes in content, except that a text block whose text is
 // longer than max UTF-16 code units is replaced by consecutive text blocks
-// of at most max code units each, cut between code points, whose texts
-// concatenate to the exact text.
+// of at most max code units each, cut between characters (a surrogate
+// pair is never cut), whose texts concatenate to the exact text. The
+// blocks are cut on the text's stored JSON literal, so every UTF-16 code
+// unit comes back, lone surrogates included.
 func SplitTextBlocks(content []byte, max int) ([]json.RawMessage, error) {
 	var blocks []json.RawMessage
 	if err := json.Unmarshal(content, &blocks); err != nil {
@@ -581,28 +695,21 @@ func SplitTextBlocks(content []byte, max int) ([]json.RawMessage, error) {
 	}
 	out := make([]json.RawMessage, 0, len(blocks))
 	for _, b := range blocks {
-		var tb struct {
-			Type string  `json:"type"`
-			Text *string `json:"text"`
-		}
-		if json.Unmarshal(b, &tb) != nil || tb.Type != "text" || tb.Text == nil || utf16Len(*tb.Text) <= max {
+		lit, ok := textLiteral(b)
+		if !ok {
 			out = append(out, b)
 			continue
 		}
-		for _, part := range splitUTF16(*tb.Text, max) {
-			out = append(out, textBlock(part))
+		body := lit[1 : len(lit)-1]
+		if len(body) <= max || agenttext.LiteralUTF16Len(body) <= max {
+			out = append(out, b)
+			continue
+		}
+		for _, part := range agenttext.SplitLiteral(body, max) {
+			out = append(out, literalTextBlock(part))
 		}
 	}
 	return out, nil
-}
-
-// utf16Len is the length of s in UTF-16 code units (JavaScript's length).
-func utf16Len(s string) int {
-	n := 0
-	for _, r := range s {
-		n += utf16.RuneLen(r)
-	}
-	return n
 }
 
 // splitUTF16 cuts s into parts of at most max UTF-16 code units, between
@@ -680,10 +787,7 @@ func (s *server) recallGrep(ctx context.Context, ref bs.SessionRef, q toolReques
 		return ToolResponse{}, err
 	}
 	agenttext.GrepSummary(&b, out, p.Pattern, max)
-	if out.Hits == nil {
-		out.Hits = []recall.Hit{}
-	}
-	return toolOK(b.String(), out), nil
+	return toolOK(b.String(), map[string]any{"count": out.Count, "truncated": out.Truncated}), nil
 }
 
 // recallDescribe runs recall_describe, as `brainsurgeon context describe`.
@@ -707,7 +811,8 @@ func (s *server) recallDescribe(ctx context.Context, ref bs.SessionRef, q toolRe
 	}
 	var b strings.Builder
 	agenttext.Description(&b, d)
-	return toolOK(b.String(), d), nil
+	return toolOK(b.String(), map[string]any{"entry_id": d.EntryID, "line": d.Line, "type": d.Type, "role": d.Role,
+		"where": d.Where, "bytes": d.Bytes, "extracted": d.Extracted, "compaction": d.Compaction != nil}), nil
 }
 
 // recallExpand runs recall_expand, as `brainsurgeon context expand`.
@@ -738,8 +843,9 @@ func (s *server) recallExpand(ctx context.Context, ref bs.SessionRef, q toolRequ
 	b.WriteString(agenttext.ExpansionHeader(x, p.Max))
 	b.WriteByte('\n')
 	agenttext.ExpansionBody(&b, x, func(id string) string { return `recall_expand {"id":"` + id + `"}` })
-	if x.Entries == nil {
-		x.Entries = []recall.RawEntry{}
+	covers := make([]string, len(x.Covers))
+	for i, c := range x.Covers {
+		covers[i] = c.ID
 	}
-	return toolOK(b.String(), x), nil
+	return toolOK(b.String(), map[string]any{"total": x.Total, "entries": len(x.Entries), "truncated": x.Truncated, "covers": covers}), nil
 }

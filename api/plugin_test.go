@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"net/http"
@@ -274,7 +275,7 @@ func TestPluginSourceAndTools(t *testing.T) {
 		}
 	}
 	check()
-	// An idempotent retry replaces the record.
+	// A retry with the same bytes replaces the record.
 	c.json("POST", "/api/plugin/v1/source", body, 200, &out)
 	check()
 	infos, err := f.set.Side.List(ctx, refA)
@@ -341,6 +342,7 @@ func TestPluginSourceAndTools(t *testing.T) {
 	}
 	// grep --in extracted finds the marker only in the source record.
 	gr := callTool(t, c, plugSessA, "recall_grep", `{"pattern":"`+marker+`","in":"extracted"}`)
+	grep1 := gr
 	if !gr.OK || !strings.Contains(gr.text(t), "tc-call_1") || !strings.Contains(gr.text(t), "1 hit\n") {
 		t.Fatalf("recall_grep in extracted:\n%s", gr.text(t))
 	}
@@ -402,6 +404,15 @@ func TestPluginSourceAndTools(t *testing.T) {
 	e := callTool(t, c, plugSessA, "purge_control", `{"action":"restore","key":"r0"}`)
 	if !e.OK || !strings.Contains(e.text(t), "an ordinary tool result line") || !strings.Contains(e.text(t), "Restored keys: content/0/text") || e.Details["key"] != "r0" {
 		t.Fatalf("restore r0:\n%s", e.text(t))
+	}
+	// Details are small metadata: the host keeps them in the transcript.
+	for name, a := range map[string]toolAnswer{"restore r0": e, "grep": grep1, "get_context": g, "expand": x} {
+		if d, _ := json.Marshal(a.Details); len(d) > 1024 || bytes.Contains(d, []byte("an ordinary tool result line")) || bytes.Contains(d, []byte(marker)) {
+			t.Errorf("%s: details of %d bytes: %.300s", name, len(d), d)
+		}
+	}
+	if e.Details["restored"] != true || e.Details["result"] != nil || grep1.Details["count"] != 1.0 || x.Details["total"] == nil {
+		t.Errorf("details: restore %v, grep %v, expand %v", e.Details, grep1.Details, x.Details)
 	}
 	s := callTool(t, c, plugSessA, "purge_control", `{"action":"set_extractable","key":"u2","value":false}`)
 	if !s.OK || !strings.Contains(s.text(t), "Entry u2: _extractable set to false") {
@@ -616,43 +627,52 @@ func TestPluginRequests(t *testing.T) {
 		key              string // X-API-Key
 		want             int
 		errHas           string
+		hdr              []string
 	}{
-		{"source ok", "/api/plugin/v1/source", ok, "k1", 200, ""},
-		{"source by session key", "/api/plugin/v1/source", sourceBody("", plugKeyB, "call_2", content, ""), "k1", 200, ""},
-		{"session key when the id is unknown", "/api/plugin/v1/source", sourceBody("cccccccc-0000-4000-8000-000000000003", plugKeyB, "call_3", content, ""), "k1", 200, ""},
-		{"no key", "/api/plugin/v1/source", ok, "", 401, "API key required"},
-		{"wrong key", "/api/plugin/v1/tool", tool(""), "nope", 403, "invalid API key"},
-		{"bad tool_call_id", "/api/plugin/v1/source", strings.Replace(ok, `"call_1"`, `"call 1"`, 1), "k1", 400, "expected"},
-		{"key mismatch", "/api/plugin/v1/source", strings.Replace(ok, `"key":"tc-call_1"`, `"key":"tc-call_2"`, 1), "k1", 400, "and the tool_call_id"},
-		{"bad agent", "/api/plugin/v1/source", strings.Replace(ok, `"agent_id":"main"`, `"agent_id":"../etc"`, 1), "k1", 400, "agent_id: expected an agent name"},
-		{"bad session id", "/api/plugin/v1/source", strings.Replace(ok, plugSessA, "../"+plugSessA, 1), "k1", 400, "session_id: expected"},
-		{"no session", "/api/plugin/v1/source", strings.Replace(strings.Replace(ok, plugSessA, "", 1), plugKeyA, "", 1), "k1", 400, "expected session_id or session_key"},
-		{"unknown session", "/api/plugin/v1/source", strings.Replace(strings.Replace(ok, plugSessA, "dddddddd-0000-4000-8000-000000000004", 1), plugKeyA, "", 1), "k1", 404, ""},
-		{"content not an array", "/api/plugin/v1/source", strings.Replace(ok, content, `"hello"`, 1), "k1", 400, "content: expected"},
-		{"placeholder missing", "/api/plugin/v1/source", strings.Replace(ok, "[[extracted-tc-call_1]]", "[[extracted-x]]", 1), "k1", 400, "placeholder_content: expected"},
-		{"bad json", "/api/plugin/v1/source", `{"agent_id":`, "k1", 400, "request body"},
-		{"unknown tool", "/api/plugin/v1/tool", strings.Replace(tool(""), "purge_control", "rm_rf", 1), "k1", 400, "tool: expected purge_control"},
-		{"bad tool_call_id on tool", "/api/plugin/v1/tool", tool(`,"tool_call_id":"a/b"`), "k1", 400, "expected"},
-		{"tool ok", "/api/plugin/v1/tool", tool(""), "k1", 200, ""},
-		{"source body cap", "/api/plugin/v1/source", sourceBody(plugSessA, "", "call_5", `[{"type":"text","text":"`+strings.Repeat("x", api.MaxSourceBodyBytes)+`"}]`, ""), "k1", 413, "larger than the limit"},
-		{"tool body cap", "/api/plugin/v1/tool", tool(`,"pad":"` + strings.Repeat("x", api.DefaultMaxBodyBytes) + `"`), "k1", 413, "larger than the limit"},
-		{"source under its cap", "/api/plugin/v1/source", sourceBody(plugSessA, "", "call_6", `[{"type":"text","text":"`+strings.Repeat("x", 2*api.DefaultMaxBodyBytes)+`"}]`, ""), "k1", 200, ""},
+		{"text/plain", "/api/plugin/v1/source", ok, "k1", 415, "expected application/json", []string{"Content-Type", "text/plain"}},
+		{"form", "/api/plugin/v1/tool", tool(""), "k1", 415, "expected application/json", []string{"Content-Type", "application/x-www-form-urlencoded"}},
+		{"json with charset", "/api/plugin/v1/tool", tool(""), "k1", 200, "", []string{"Content-Type", "application/json; charset=utf-8"}},
+		{"cross-site origin", "/api/plugin/v1/tool", tool(""), "k1", 403, "not allowed on the plugin routes", []string{"Origin", "https://evil.example"}},
+		{"source ok", "/api/plugin/v1/source", ok, "k1", 200, "", nil},
+		{"source by session key", "/api/plugin/v1/source", sourceBody("", plugKeyB, "call_2", content, ""), "k1", 200, "", nil},
+		// A session id not listed (yet) never falls back to the key's
+		// session when that session has another id: 404, fail open.
+		{"session key when the id is unknown", "/api/plugin/v1/source", sourceBody("cccccccc-0000-4000-8000-000000000003", plugKeyB, "call_3", content, ""), "k1", 404, "not session_id", nil},
+		{"tool_call_id breaking the placeholder", "/api/plugin/v1/source", strings.ReplaceAll(ok, "call_1", "call]]1"), "k1", 400, "would break the placeholder", nil},
+		{"no key", "/api/plugin/v1/source", ok, "", 401, "API key required", nil},
+		{"wrong key", "/api/plugin/v1/tool", tool(""), "nope", 403, "invalid API key", nil},
+		{"bad tool_call_id", "/api/plugin/v1/source", strings.Replace(ok, `"call_1"`, `"call 1"`, 1), "k1", 400, "expected", nil},
+		{"key mismatch", "/api/plugin/v1/source", strings.Replace(ok, `"key":"tc-call_1"`, `"key":"tc-call_2"`, 1), "k1", 400, "and the tool_call_id", nil},
+		{"bad agent", "/api/plugin/v1/source", strings.Replace(ok, `"agent_id":"main"`, `"agent_id":"../etc"`, 1), "k1", 400, "agent_id: expected an agent name", nil},
+		{"bad session id", "/api/plugin/v1/source", strings.Replace(ok, plugSessA, "../"+plugSessA, 1), "k1", 400, "session_id: expected", nil},
+		{"no session", "/api/plugin/v1/source", strings.Replace(strings.Replace(ok, plugSessA, "", 1), plugKeyA, "", 1), "k1", 400, "expected session_id or session_key", nil},
+		{"unknown session", "/api/plugin/v1/source", strings.Replace(strings.Replace(ok, plugSessA, "dddddddd-0000-4000-8000-000000000004", 1), plugKeyA, "", 1), "k1", 404, "", nil},
+		{"content not an array", "/api/plugin/v1/source", strings.Replace(ok, content, `"hello"`, 1), "k1", 400, "content: expected", nil},
+		{"placeholder missing", "/api/plugin/v1/source", strings.Replace(ok, "[[extracted-tc-call_1]]", "[[extracted-x]]", 1), "k1", 400, "placeholder_content: expected", nil},
+		{"bad json", "/api/plugin/v1/source", `{"agent_id":`, "k1", 400, "request body", nil},
+		{"unknown tool", "/api/plugin/v1/tool", strings.Replace(tool(""), "purge_control", "rm_rf", 1), "k1", 400, "tool: expected purge_control", nil},
+		{"bad tool_call_id on tool", "/api/plugin/v1/tool", tool(`,"tool_call_id":"a/b"`), "k1", 400, "expected", nil},
+		{"tool ok", "/api/plugin/v1/tool", tool(""), "k1", 200, "", nil},
+		{"source body cap", "/api/plugin/v1/source", sourceBody(plugSessA, "", "call_5", `[{"type":"text","text":"`+strings.Repeat("x", api.MaxSourceBodyBytes)+`"}]`, ""), "k1", 413, "larger than the limit", nil},
+		{"tool body cap", "/api/plugin/v1/tool", tool(`,"pad":"` + strings.Repeat("x", api.DefaultMaxBodyBytes) + `"`), "k1", 413, "larger than the limit", nil},
+		{"source under its cap", "/api/plugin/v1/source", sourceBody(plugSessA, "", "call_6", `[{"type":"text","text":"`+strings.Repeat("x", 2*api.DefaultMaxBodyBytes)+`"}]`, ""), "k1", 200, "", nil},
 	}
 	srv := serve(t, api.Options{Stores: stores(f.set), APIKeys: []string{"k1"}})
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			c := &client{tb: t, srv: srv, key: tc.key}
-			code, b, _ := c.do("POST", tc.path, tc.body)
+			code, b, _ := c.do("POST", tc.path, tc.body, tc.hdr...)
 			if code != tc.want || !strings.Contains(string(b), tc.errHas) {
 				t.Fatalf("status %d, want %d with %q: %.300s", code, tc.want, tc.errHas, b)
 			}
 		})
 	}
 	refB := f.ref(t, plugSessB)
-	for _, k := range []string{"tc-call_2", "tc-call_3"} {
-		if _, err := f.set.Side.Get(context.Background(), refB, k); err != nil {
-			t.Errorf("%s was not stored in session B (by its session key): %v", k, err)
-		}
+	if _, err := f.set.Side.Get(context.Background(), refB, "tc-call_2"); err != nil {
+		t.Errorf("tc-call_2 was not stored in session B (by its session key): %v", err)
+	}
+	if _, err := f.set.Side.Get(context.Background(), refB, "tc-call_3"); !errors.Is(err, bs.ErrNotFound) {
+		t.Errorf("tc-call_3 was stored in session B although the request named another session id: %v", err)
 	}
 }
 

@@ -79,6 +79,13 @@ func NewStoredValue(path string, trigger bs.TriggerType, block bool, raw, placeh
 	return v
 }
 
+// NewStoredValueShared is NewStoredValue without the copy: the value's
+// Raw refers to raw, which the caller must not change afterwards. It
+// spares a copy of a large value the caller owns.
+func NewStoredValueShared(path string, trigger bs.TriggerType, block bool, raw, placeholder []byte, at time.Time) StoredValue {
+	return newStoredValue(path, trigger, block, raw, placeholder, at)
+}
+
 // newStoredValue is NewStoredValue without the copy: Raw refers to raw.
 func newStoredValue(path string, trigger bs.TriggerType, block bool, raw, placeholder []byte, at time.Time) StoredValue {
 	sum := sha256.Sum256(raw)

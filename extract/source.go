@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	bs "github.com/brainsurgeon/brainsurgeon"
 	"github.com/brainsurgeon/brainsurgeon/internal/jsonedit"
@@ -23,17 +24,29 @@ const (
 	SourceDetailsPath = "/message/details"
 )
 
+// SourceKeyForbidden are the bytes a tool call id may not hold although a
+// side key may: "[" and "]" would end or confuse the placeholder
+// "[[extracted-tc-<id>]]" (a reader stops at the first "]]"), and '"',
+// '<', '>' and '&' are escaped by some JSON encoders, so the placeholder
+// would not appear verbatim in the transcript's line.
+const SourceKeyForbidden = "[]\"<>&"
+
 // SourceKey returns the side key of the result of tool call toolCallID,
-// "tc-<toolCallID>", after checking it with brainsurgeon.CheckSideKey
-// (the error wraps ErrInvalid and says what was expected and found).
+// "tc-<toolCallID>", after checking it with brainsurgeon.CheckSideKey and
+// refusing the bytes of SourceKeyForbidden (the error wraps ErrInvalid
+// and says what was expected and found).
 func SourceKey(toolCallID string) (string, error) {
 	if toolCallID == "" {
-		return "", fmt.Errorf("tool call id: expected 1 to %d bytes of printable ASCII other than space, '/' and '\\', found an empty id: %w",
-			bs.MaxSideKeyLen-len(SourceKeyPrefix), bs.ErrInvalid)
+		return "", fmt.Errorf("tool call id: expected 1 to %d bytes of printable ASCII other than space, '/', '\\' and %s, found an empty id: %w",
+			bs.MaxSideKeyLen-len(SourceKeyPrefix), SourceKeyForbidden, bs.ErrInvalid)
 	}
 	key := SourceKeyPrefix + toolCallID
 	if err := bs.CheckSideKey(key); err != nil {
 		return "", fmt.Errorf("tool call id %.60q makes an invalid side key: %w", toolCallID, err)
+	}
+	if i := strings.IndexAny(toolCallID, SourceKeyForbidden); i >= 0 {
+		return "", fmt.Errorf("tool call id %.60q: byte %q not allowed (expected none of %s, which would break the placeholder %s): %w",
+			toolCallID, toolCallID[i], SourceKeyForbidden, Placeholder(key), bs.ErrInvalid)
 	}
 	return key, nil
 }
@@ -169,4 +182,28 @@ func SourceText(content []byte) (texts []string, others int, err error) {
 		}
 	}
 	return texts, others, nil
+}
+
+// SourceTextLiterals returns the "text" members of the text blocks of
+// content (a JSON array of content blocks), in order, each as its JSON
+// string literal exactly as it appears in content (quotes included), and
+// the number of other blocks. The literals keep what a Go string cannot
+// (a lone surrogate escape). Content that is not an array of objects is
+// an error wrapping brainsurgeon.ErrCorrupt.
+func SourceTextLiterals(content []byte) (lits []json.RawMessage, others int, err error) {
+	var blocks []struct {
+		Type string          `json:"type"`
+		Text json.RawMessage `json:"text"`
+	}
+	if err := json.Unmarshal(content, &blocks); err != nil {
+		return nil, 0, fmt.Errorf("stored content: expected a JSON array of content blocks: %v: %w", err, bs.ErrCorrupt)
+	}
+	for _, b := range blocks {
+		if b.Type == "text" && len(b.Text) > 0 && b.Text[0] == '"' {
+			lits = append(lits, b.Text)
+		} else {
+			others++
+		}
+	}
+	return lits, others, nil
 }

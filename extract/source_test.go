@@ -106,6 +106,11 @@ func TestSourceKey(t *testing.T) {
 		{"a/b", "", "expected"},
 		{"é", "", "expected"},
 		{strings.Repeat("x", 198), "", "expected"},
+		{"functions.exec:0", "tc-functions.exec:0", ""},
+		{"a]]b", "", "would break the placeholder"},
+		{"a[b", "", "would break the placeholder"},
+		{`a"b`, "", "would break the placeholder"},
+		{"a<b", "", "would break the placeholder"},
 	} {
 		got, err := extract.SourceKey(tc.id)
 		if got != tc.want || (err == nil) != (tc.err == "") || (err != nil && !strings.Contains(err.Error(), tc.err)) {

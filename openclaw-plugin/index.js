@@ -6,7 +6,9 @@
  * - Stateless. The BrainSurgeon daemon (`brainsurgeon serve`, on loopback) owns all storage, policy and wording;
  *   every tool call and every offload is ONE HTTP POST to it. Nothing is cached between calls (the key file is
  *   read at each call). One exception: OpenClaw 2026.7 gives the tool-result middleware no agent or session, so
- *   a before_tool_call hook remembers the run identity of the last 1,000 tool calls by tool-call id.
+ *   a before_tool_call hook remembers the run identity of the last 1,000 tool calls by run id and tool-call id
+ *   (an OpenAI-compatible server may reuse a tool-call id such as call_0 in another run or session; when the id
+ *   alone is recently known from two sessions, the result passes through).
  * - Fail open, never throw. OpenClaw turns a throwing tool-result middleware into "Tool output unavailable", so
  *   the middleware returns `undefined` (the result passes unchanged) on any failure and logs why; a tool returns
  *   a normal tool result saying what went wrong, with `details.ok: false`.
@@ -16,10 +18,14 @@
  * - The middleware leaves alone: results of our own tools (restoring a value must not offload it again), the
  *   host's `message`, `sessions_*`, `tool_search` and `tool_describe` (their details carry facts the host reads),
  *   a `tool_call` wrapper around any of those, error results, results at or below `extractAboveChars`
- *   characters, and results whose side key `tc-<toolCallId>` would not be a valid key.
+ *   characters, and results whose side key `tc-<toolCallId>` would not be a valid key (or whose id holds "[", "]",
+ *   '"', "<", ">" or "&", which would break the placeholder).
+ * - The daemon refuses other content under a key it already holds (409: a reused tool-call id) and the result
+ *   then passes through; its answer's sha256 and bytes must match the plugin's own, else the result passes too.
+ * - A tool's details are small metadata (the host keeps them in the transcript): above 8 KB only {ok, error} stay.
  */
 import { createHash } from "node:crypto";
-import { readFileSync } from "node:fs";
+import { readFileSync, statSync } from "node:fs";
 import { request } from "node:http";
 
 /** @typedef {import("openclaw/plugin-sdk/plugin-entry").OpenClawPluginApi} OpenClawPluginApi */
@@ -43,6 +49,10 @@ export const PLUGIN_ID = "brainsurgeon";
 export const TOOL_NAMES = ["purge_control", "recall_grep", "recall_describe", "recall_expand"];
 /** Keys of a result's details that OpenClaw reads to grade a call; an offloaded result keeps them verbatim. */
 export const RESERVED_DETAILS_KEYS = ["status", "ok", "success", "error", "timedOut", "exitCode"];
+/** The most bytes of JSON a tool's details may take; larger details shrink to {ok, error}. */
+export const MAX_DETAILS_BYTES = 8192;
+/** The largest API key file read (a key is 64 hex characters). */
+const MAX_KEY_FILE_BYTES = 4096;
 /** Host tools whose results are never offloaded (besides ours and `sessions_*`). */
 const HOST_SKIP = new Set(["message", "tool_search", "tool_describe"]);
 
@@ -109,6 +119,9 @@ export function checkDaemonUrl(s) {
  */
 export function readApiKey(cfg) {
   if (cfg.apiKeyFile) {
+    const st = statSync(cfg.apiKeyFile);
+    if (!st.isFile()) throw new Error(`${cfg.apiKeyFile} is not a regular file`);
+    if (st.size > MAX_KEY_FILE_BYTES) throw new Error(`${cfg.apiKeyFile} holds ${st.size} bytes, expected at most ${MAX_KEY_FILE_BYTES} (one key)`);
     return readFileSync(cfg.apiKeyFile, "utf8").split(/\r?\n/, 1)[0].trim();
   }
   const v = process.env[cfg.apiKeyEnv];
@@ -124,12 +137,29 @@ export function isValidSideKey(s) {
   return s.length >= 1 && s.length <= 200 && s !== "." && s !== ".." && /^[\x21-\x7e]+$/.test(s) && !/[/\\]/.test(s);
 }
 
-/** The run identity of recent tool calls by tool-call id (oldest first), shared through globalThis because
- * OpenClaw may load this module more than once. */
+/** Reports whether s is a tool-call id the placeholder [[extracted-tc-<id>]] can hold: "tc-<id>" is a valid side
+ * key and the id has none of "[", "]" (they would end or confuse the placeholder), '"', "<", ">", "&" (some JSON
+ * encoders escape them, so the placeholder would not appear verbatim in the transcript).
+ * @param {string} id */
+export function isValidSourceId(id) {
+  return typeof id === "string" && isValidSideKey(`tc-${id}`) && !/[[\]"<>&]/.test(id);
+}
+
+/** The run identity of recent tool calls by run id and tool-call id (oldest first), shared through globalThis
+ * because OpenClaw may load this module more than once. */
 const IDENTITY_MAX = 1000;
+/** How long a remembered identity counts as fresh when two sessions claim the same tool-call id. */
+const IDENTITY_FRESH_MS = 10 * 60 * 1000;
 const IDENTITY_KEY = Symbol.for("brainsurgeon.toolCallIdentity");
-/** @type {Map<string, MiddlewareContext>} */
+/** @typedef {MiddlewareContext & {toolCallId: string, at: number}} Remembered */
+/** @type {Map<string, Remembered>} */
 const identities = (/** @type {any} */ (globalThis)[IDENTITY_KEY] ??= new Map());
+
+/** The key of a remembered identity: the tool-call id, after the run id when there is one.
+ * @param {string} toolCallId @param {string | undefined} runId */
+function identityKey(toolCallId, runId) {
+  return runId ? `${runId}\u0000${toolCallId}` : toolCallId;
+}
 
 /**
  * Remembers who runs a tool call (the before_tool_call hook's ctx), dropping the oldest beyond IDENTITY_MAX.
@@ -137,21 +167,44 @@ const identities = (/** @type {any} */ (globalThis)[IDENTITY_KEY] ??= new Map())
  */
 export function rememberIdentity(toolCallId, ctx) {
   if (typeof toolCallId !== "string" || !toolCallId || !ctx || !(ctx.sessionId || ctx.sessionKey)) return;
-  identities.delete(toolCallId);
-  identities.set(toolCallId, { agentId: ctx.agentId, sessionId: ctx.sessionId, sessionKey: ctx.sessionKey, runId: ctx.runId });
+  const runId = typeof ctx.runId === "string" && ctx.runId ? ctx.runId : undefined;
+  const k = identityKey(toolCallId, runId);
+  identities.delete(k);
+  identities.set(k, { agentId: ctx.agentId, sessionId: ctx.sessionId, sessionKey: ctx.sessionKey, runId, toolCallId, at: Date.now() });
   while (identities.size > IDENTITY_MAX) identities.delete(/** @type {string} */ (identities.keys().next().value));
 }
 
 /**
  * The identity of a tool result's run: the middleware's ctx when it names a session (2026.8+), else what the
- * before_tool_call hook remembered for the tool call (2026.7).
- * @param {string} toolCallId @param {MiddlewareContext | undefined} ctx @returns {MiddlewareContext}
+ * before_tool_call hook remembered for the tool call (2026.7), by run id and tool-call id when the ctx has a run
+ * id, else by tool-call id alone; that one is used once. When the id alone is remembered fresh from two
+ * sessions, it returns {why} instead: the result must pass through.
+ * @param {string} toolCallId @param {MiddlewareContext | undefined} ctx
+ * @returns {{who: MiddlewareContext, why?: undefined} | {who?: undefined, why: string}}
  */
-function identityOf(toolCallId, ctx) {
-  if (ctx && (ctx.sessionId || ctx.sessionKey)) return ctx;
-  const m = identities.get(toolCallId);
-  if (m) identities.delete(toolCallId);
-  return m ?? ctx ?? {};
+export function takeIdentity(toolCallId, ctx) {
+  if (ctx && (ctx.sessionId || ctx.sessionKey)) return { who: ctx };
+  if (ctx && typeof ctx.runId === "string" && ctx.runId) {
+    const k = identityKey(toolCallId, ctx.runId);
+    const m = identities.get(k);
+    if (m) {
+      identities.delete(k);
+      return { who: m };
+    }
+  }
+  /** @type {[string, Remembered][]} */
+  const same = [];
+  for (const e of identities) if (e[1].toolCallId === toolCallId) same.push(e);
+  if (same.length === 0) return { who: ctx ?? {} };
+  const [k, newest] = /** @type {[string, Remembered]} */ (same.at(-1));
+  const now = Date.now();
+  const sessionOf = (/** @type {Remembered} */ m) => `${m.agentId ?? ""}\u0000${m.sessionId ?? ""}\u0000${m.sessionKey ?? ""}`;
+  const other = same.find(([, m]) => now - m.at < IDENTITY_FRESH_MS && sessionOf(m) !== sessionOf(newest));
+  identities.delete(k);
+  if (other) {
+    return { why: `tool call id ${JSON.stringify(toolCallId)} was used recently in two sessions (${other[1].sessionKey ?? other[1].sessionId} and ${newest.sessionKey ?? newest.sessionId}) and the host named neither for this result` };
+  }
+  return { who: newest };
 }
 
 /** Names the skip rule a tool result falls under, or returns "" when it may be offloaded.
@@ -251,17 +304,20 @@ export function makeMiddleware(cfg, log) {
   return async function brainsurgeonOffload(event, ctx) {
     try {
       if (!cfg.offload || !event || !event.result) return undefined;
+      // Take the remembered identity of every result, offloaded or not, so that none lingers for a reused id.
+      const ident = typeof event.toolCallId === "string" ? takeIdentity(event.toolCallId, ctx) : { who: ctx ?? {} };
       if (skipReason(event)) return undefined;
       const content = event.result.content;
       if (!Array.isArray(content) || !textAbove(content, cfg.extractAboveChars)) return undefined;
       const why = (/** @type {string} */ m) => log.warn(`brainsurgeon: ${event.toolName} result ${event.toolCallId} passed through unchanged: ${m}`);
       const key = `tc-${event.toolCallId}`;
-      if (typeof event.toolCallId !== "string" || !isValidSideKey(key)) {
-        why(`side key ${JSON.stringify(key)} is not valid (expected 1 to 200 bytes of printable ASCII other than space, "/" and "\\")`);
+      if (typeof event.toolCallId !== "string" || !isValidSourceId(event.toolCallId)) {
+        why(`side key ${JSON.stringify(key)} is not valid (expected 1 to 200 bytes of printable ASCII other than space, "/", "\\", "[", "]", '"', "<", ">" and "&")`);
         return undefined;
       }
       if (cfg.urlProblem) return void why(cfg.urlProblem);
-      const who = identityOf(event.toolCallId, ctx);
+      if (ident.why !== undefined) return void why(ident.why);
+      const who = ident.who;
       if (!who.sessionId && !who.sessionKey) return void why("the host named no session for this tool call");
       const contentJSON = JSON.stringify(content);
       const bytes = Buffer.byteLength(contentJSON);
@@ -279,6 +335,9 @@ export function makeMiddleware(cfg, log) {
       if (!res.ok) return void why(res.error);
       const ans = /** @type {any} */ (res.json);
       if (!ans || ans.key !== key) return void why(`the daemon answered key ${JSON.stringify(ans?.key)}, expected ${JSON.stringify(key)}`);
+      if (ans.sha256 !== sha256 || ans.bytes !== bytes) {
+        return void why(`the daemon stored ${JSON.stringify(ans.bytes)} bytes with sha256 ${String(ans.sha256).slice(0, 16)}…, expected ${bytes} bytes with sha256 ${sha256.slice(0, 16)}…`);
+      }
       return { result: { content: ph.content, details: ph.details } };
     } catch (err) {
       safeWarn(log, `brainsurgeon: ${event?.toolName} result ${event?.toolCallId} passed through unchanged: ${errText(err)}`);
@@ -398,10 +457,10 @@ export function makeTool(name, cfg, ctx) {
         const ans = /** @type {any} */ (res.json);
         if (!ans || typeof ans !== "object") return failure("the daemon's answer is not a JSON object");
         const content = Array.isArray(ans.content) && ans.content.length > 0 ? ans.content : undefined;
-        if (ans.ok === true && content) return { content, details: ans.details ?? {} };
+        if (ans.ok === true && content) return { content, details: smallDetails(ans.details ?? {}, true) };
         if (ans.ok === false) {
           const error = typeof ans.error === "string" ? ans.error : "the call failed";
-          return { content: content ?? [{ type: "text", text: `BrainSurgeon: ${error}` }], details: { ok: false, error } };
+          return { content: content ?? [{ type: "text", text: `BrainSurgeon: ${error}` }], details: smallDetails({ ok: false, error }, false, error) };
         }
         return failure("the daemon's answer has no ok flag and content blocks");
       } catch (err) {
@@ -409,6 +468,22 @@ export function makeTool(name, cfg, ctx) {
       }
     },
   };
+}
+
+/**
+ * Returns details when their JSON is at most MAX_DETAILS_BYTES, else only {ok, error?}: the host keeps a tool's
+ * details in the transcript, so they must stay small metadata.
+ * @param {unknown} details @param {boolean} ok @param {string} [error]
+ */
+export function smallDetails(details, ok, error) {
+  let n;
+  try {
+    n = Buffer.byteLength(JSON.stringify(details) ?? "");
+  } catch {
+    n = Infinity;
+  }
+  if (n <= MAX_DETAILS_BYTES) return details;
+  return error === undefined ? { ok } : { ok, error: error.slice(0, 2000) };
 }
 
 /** @param {string} error @returns {ToolReturn} */

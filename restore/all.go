@@ -60,7 +60,17 @@ type Remaining struct {
 	// UnreadableRecords counts entries whose side record cannot be read
 	// (what it records is unknown).
 	UnreadableRecords int `json:"unreadable_records"`
+	// SourceValues counts the placeholders (among Placeholders) of tool
+	// results stored at the source ("[[extracted-tc-<toolCallId>]]"):
+	// the host wrote those placeholders, there is no original line to put
+	// back, so RestoreAll leaves them (ProblemSourceKept).
+	SourceValues int `json:"source_values"`
 }
+
+// ProblemSourceKept: the placeholder of a tool result stored at the
+// source; RestoreAll does not write such a value back (the host wrote the
+// placeholder itself), purge_control restore tc-<toolCallId> returns it.
+const ProblemSourceKept = "source_not_written_back"
 
 // None reports whether nothing remains.
 func (r Remaining) None() bool { return r == Remaining{} }
@@ -111,6 +121,16 @@ func (r *Restorer) RestoreAll(ctx context.Context, ref bs.SessionRef, pristine b
 	name := ref.String()
 	var touched []string
 	for _, e := range snap.lines {
+		if key := heldSourceKey(e); key != "" {
+			file := where[key]
+			if file == "" {
+				file = "side record " + key
+			}
+			res.Lost = append(res.Lost, Problem{Session: name, EntryID: e.ID, Line: e.Line, Path: extract.SourceContentPath,
+				Kind: ProblemSourceKept, File: file,
+				Detail: fmt.Sprintf("source value not written back: the host wrote the placeholder [[extracted-%s]]; purge_control restore %s returns it", key, key)})
+			res.Remaining.SourceValues++
+		}
 		if e.ID == "" {
 			continue
 		}

@@ -71,6 +71,10 @@ type SourceValue struct {
 	// its other blocks (images).
 	Texts       []string `json:"-"`
 	OtherBlocks int      `json:"other_blocks"`
+	// TextLiterals are the "text" members of Content's text blocks as
+	// the JSON string literals stored (quotes included): Texts exactly,
+	// lone surrogate escapes included, which Texts turns into U+FFFD.
+	TextLiterals []json.RawMessage `json:"-"`
 }
 
 // Source returns the tool result stored at the source under key in the
@@ -107,7 +111,11 @@ func (r *Restorer) Source(ctx context.Context, ref bs.SessionRef, key string) (*
 	if err != nil {
 		return nil, err
 	}
+	lits, _, err := extract.SourceTextLiterals(content)
+	if err != nil {
+		return nil, err
+	}
 	sum := sha256.Sum256(content)
 	return &SourceValue{Key: key, Content: content, Details: details, Bytes: len(content), SHA256: hex.EncodeToString(sum[:]),
-		Texts: texts, OtherBlocks: others}, nil
+		Texts: texts, OtherBlocks: others, TextLiterals: lits}, nil
 }

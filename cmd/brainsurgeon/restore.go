@@ -85,8 +85,10 @@ func (c *restoreCommand) Run(ctx context.Context, args []string) error {
 			}
 			return err
 		}
-		if len(res.Lost) > 0 {
-			err = fmt.Errorf("%d placeholders could not be restored", len(res.Lost))
+		if src := res.Remaining.SourceValues; len(res.Lost) > src {
+			err = fmt.Errorf("%d placeholders could not be restored", len(res.Lost)-src)
+		} else if src > 0 {
+			err = fmt.Errorf("%d tool results stored at the source keep their placeholder: the session is not pristine (purge_control restore tc-<id> returns each)", src)
 		}
 		if *asJSON {
 			return cli.WriteJSON(c.m.Stdout, res, err)
@@ -203,8 +205,11 @@ func printRestoreAll(w io.Writer, res *restore.AllResult) {
 	} else {
 		var why []string
 		r := res.Remaining
-		if r.Placeholders > 0 {
-			why = append(why, fmt.Sprintf("%d placeholders could not be restored", r.Placeholders))
+		if n := r.Placeholders - r.SourceValues; n > 0 {
+			why = append(why, fmt.Sprintf("%d placeholders could not be restored", n))
+		}
+		if r.SourceValues > 0 {
+			why = append(why, fmt.Sprintf("%d tool results stored at the source keep their placeholder (the host wrote it; purge_control restore tc-<id> returns each)", r.SourceValues))
 		}
 		if r.Bookkeeping > 0 {
 			why = append(why, fmt.Sprintf("%d bookkeeping members (_restored, _extractable, _redacted) remain", r.Bookkeeping))

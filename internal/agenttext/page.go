@@ -41,6 +41,9 @@ type Page struct {
 	Pages  int `json:"pages"`
 	// Text is the page's characters.
 	Text string `json:"-"`
+	// Raw is, for a page of a literal (PageOfLiteral), the page's slice of
+	// the literal's body: Text exactly, lone surrogates included.
+	Raw []byte `json:"-"`
 }
 
 // Last reports whether p is the text's last page.

@@ -6,7 +6,7 @@ import { createHash } from "node:crypto";
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import plugin, { buildPlaceholder, headTail, isValidSideKey, makeMiddleware, rememberIdentity, resolveConfig, skipReason } from "../index.js";
+import plugin, { buildPlaceholder, headTail, isValidSideKey, isValidSourceId, makeMiddleware, rememberIdentity, resolveConfig, skipReason } from "../index.js";
 import { answer, deadUrl, fakeApi, mixedText, startDaemon } from "./helpers.js";
 
 const CTX = { runtime: "openclaw", agentId: "main", sessionId: "sess-1", sessionKey: "agent:main:main", runId: "run-9" };
@@ -18,7 +18,14 @@ function event(text, over = {}) {
 
 /** A daemon that stores every source and answers as the contract says. */
 async function goodDaemon() {
-  return startDaemon((s, res) => answer(res, 200, { key: s.json.key, bytes: 1, sha256: "x", placeholder: `[[extracted-${s.json.key}]]` }));
+  return startDaemon((s, res) => answer(res, 200, sourceAnswer(s)));
+}
+
+/** The daemon's answer to a source request: the key and the content's size and sha256.
+ * @param {import("./helpers.js").Seen} s */
+function sourceAnswer(s) {
+  const c = JSON.stringify(s.json.content);
+  return { key: s.json.key, bytes: Buffer.byteLength(c), sha256: createHash("sha256").update(c).digest("hex"), placeholder: `[[extracted-${s.json.key}]]` };
 }
 
 /** @param {Record<string, unknown>} config */
@@ -127,6 +134,7 @@ test("offload: the request carries the content as received, and the result is th
     assert.equal(s.path, "/api/plugin/v1/source");
     assert.equal(s.headers["x-api-key"], "secret-from-file");
     assert.equal(s.headers["content-type"], "application/json");
+    assert.equal(s.headers.origin, undefined, "no Origin: the daemon refuses one it does not list");
     const contentJSON = JSON.stringify(ev.result.content);
     assert.ok(s.raw.includes(`"content":${contentJSON}`), "content bytes as received");
     assert.ok(s.raw.includes(`"details":${JSON.stringify(ev.result.details)}`), "details bytes as received");
@@ -181,6 +189,10 @@ const failures = [
   ["wrong key in the answer", (s, res) => answer(res, 200, { key: "tc-other" }), /answered key "tc-other", expected "tc-call_1"/],
   ["404 unknown session", (s, res) => answer(res, 404, { error: "session main/x not found" }), /HTTP 404: session main\/x not found/],
   ["timeout", () => {}, /did not answer within 150 ms/],
+  ["409 a reused tool call id", (s, res) => answer(res, 409, { error: "key tc-call_1: session main/s already holds a tool result under this key with other content" }), /HTTP 409: key tc-call_1: .*other content/],
+  ["503 busy", (s, res) => answer(res, 503, { error: "2 tool results are being stored already" }), /HTTP 503/],
+  ["sha256 mismatch", (s, res) => answer(res, 200, { ...sourceAnswer(s), sha256: "0".repeat(64) }), /sha256 0000000000000000…, expected \d+ bytes/],
+  ["bytes mismatch", (s, res) => answer(res, 200, { ...sourceAnswer(s), bytes: 1 }), /stored 1 bytes/],
 ];
 for (const [name, handlerFn, why] of failures) {
   test(`fail open: ${name}`, async () => {
@@ -224,4 +236,66 @@ test("remembered identities are bounded", () => {
   const m = /** @type {Map<string, unknown>} */ (/** @type {any} */ (globalThis)[Symbol.for("brainsurgeon.toolCallIdentity")]);
   assert.ok(m.size <= 1000);
   assert.ok(!m.has("bound-0") && m.has("bound-1499") && !m.has("no-session"));
+});
+
+test("tool call ids that would break the placeholder pass through", async () => {
+  const d = await goodDaemon();
+  try {
+    const { handler, warnings } = mw({ daemonUrl: d.url, extractAboveChars: 1000 });
+    for (const id of ["a]]b", "a[b", 'a"b', "a<b", "a&b"]) {
+      assert.ok(!isValidSourceId(id), id);
+      assert.equal(await handler(/** @type {any} */ ({ ...event("w".repeat(2000)), toolCallId: id }), CTX), undefined);
+    }
+    assert.ok(isValidSourceId("functions.exec:0"));
+    assert.equal(d.seen.length, 0);
+    assert.equal(warnings.length, 5);
+    assert.match(warnings[0], /a\]\]b passed through unchanged: side key "tc-a\]\]b" is not valid/);
+  } finally {
+    await d.close();
+  }
+});
+
+test("identity by run id; a tool call id fresh from two sessions passes through", async () => {
+  const d = await goodDaemon();
+  try {
+    const { handler, warnings } = mw({ daemonUrl: d.url, extractAboveChars: 1000 });
+    const big = "q".repeat(1500);
+    // the same id in two runs of two sessions: the run id picks the right one
+    rememberIdentity("call_0", { sessionKey: "agent:main:a", runId: "run-a" });
+    rememberIdentity("call_0", { sessionKey: "agent:main:b", runId: "run-b" });
+    assert.ok(await handler(/** @type {any} */ ({ ...event(big), toolCallId: "call_0" }), { runtime: "openclaw", runId: "run-a" }));
+    assert.equal(d.seen.at(-1)?.json.session_key, "agent:main:a");
+    assert.ok(await handler(/** @type {any} */ ({ ...event(big), toolCallId: "call_0" }), { runtime: "openclaw", runId: "run-b" }));
+    assert.equal(d.seen.at(-1)?.json.session_key, "agent:main:b");
+    // no run id in the middleware's ctx and the id fresh from two sessions: pass through
+    rememberIdentity("call_0", { sessionKey: "agent:main:a" });
+    rememberIdentity("call_0", { sessionKey: "agent:main:b", runId: "run-c" });
+    const n = d.seen.length;
+    assert.equal(await handler(/** @type {any} */ ({ ...event(big), toolCallId: "call_0" }), { runtime: "openclaw" }), undefined);
+    assert.equal(d.seen.length, n);
+    assert.match(warnings.join("\n"), /call_0 passed through unchanged: tool call id "call_0" was used recently in two sessions/);
+    // the same id twice in one session is not ambiguous
+    rememberIdentity("call_9", { sessionKey: "agent:main:a", runId: "r1" });
+    rememberIdentity("call_9", { sessionKey: "agent:main:a", runId: "r2" });
+    assert.ok(await handler(/** @type {any} */ ({ ...event(big), toolCallId: "call_9" }), { runtime: "openclaw" }));
+  } finally {
+    await d.close();
+  }
+});
+
+test("the key file must be a small regular file", async () => {
+  const d = await goodDaemon();
+  const dir = mkdtempSync(join(tmpdir(), "bs-plugin-"));
+  const big = join(dir, "big.key");
+  writeFileSync(big, "k".repeat(5000));
+  try {
+    for (const [file, why] of [[dir, /is not a regular file/], [big, /holds 5000 bytes, expected at most 4096/]]) {
+      const { handler, warnings } = mw({ daemonUrl: d.url, extractAboveChars: 1000, apiKeyFile: /** @type {string} */ (file) });
+      assert.equal(await handler(/** @type {any} */ (event("w".repeat(2000))), CTX), undefined);
+      assert.match(warnings.join(), /** @type {RegExp} */ (why));
+    }
+    assert.equal(d.seen.length, 0);
+  } finally {
+    await d.close();
+  }
 });

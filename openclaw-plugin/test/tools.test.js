@@ -115,3 +115,22 @@ test("failure as a tool result: daemon down, bad daemonUrl, aborted, missing key
   const weird = /** @type {any} */ (await tool({ daemonUrl: url }, "purge_control").execute("c", undefined));
   assert.equal(weird.details.ok, false);
 });
+
+test("large details shrink to {ok, error}: the host keeps details in the transcript", async () => {
+  const content = [{ type: "text", text: "x" }];
+  const huge = { key: "r0", result: { content: { "/message/content/0/text": "y".repeat(20000) } } };
+  const d = await startDaemon((s, res) =>
+    answer(res, 200, s.json.tool === "recall_grep" ? { ok: false, error: "e".repeat(9000), content } : { ok: true, content, details: huge }),
+  );
+  try {
+    const out = await tool({ daemonUrl: d.url }, "purge_control").execute("call_1", { action: "restore", key: "r0" });
+    assert.deepEqual(out, { content, details: { ok: true } });
+    const bad = await tool({ daemonUrl: d.url }, "recall_grep").execute("call_2", { pattern: "p" });
+    assert.equal(bad.details.ok, false);
+    assert.equal(bad.details.error.length, 2000);
+    assert.equal(d.seen[0].headers["content-type"], "application/json");
+    assert.equal(d.seen[0].headers.origin, undefined);
+  } finally {
+    await d.close();
+  }
+});
