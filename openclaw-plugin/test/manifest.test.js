@@ -64,7 +64,7 @@ test("config schema: closed, and its defaults are the code's", () => {
   assert.deepEqual({ ...cfg }, { ...DEFAULTS, apiKeyFile: undefined, urlProblem: undefined });
 });
 
-test("package.json is the npm package the contract names", () => {
+test("package.json is the npm package OpenClaw installs (type module, extensions, files, compat)", () => {
   assert.equal(pkg.name, "brainsurgeon-openclaw");
   assert.equal(pkg.type, "module");
   assert.deepEqual(pkg.openclaw.extensions, ["./index.js"]);

@@ -16,7 +16,7 @@ function event(text, over = {}) {
   return { toolCallId: "call_1", toolName: "exec", args: { command: "cat big" }, isError: false, result: { content: [{ type: "text", text }], details: { status: "completed", exitCode: 0, aggregated: text, cwd: "/w" } }, ...over };
 }
 
-/** A daemon that stores every source and answers as the contract says. */
+/** A daemon that stores every source and answers as POST /api/plugin/v1/source does. */
 async function goodDaemon() {
   return startDaemon((s, res) => answer(res, 200, sourceAnswer(s)));
 }
