@@ -10,6 +10,7 @@ import (
 
 	"github.com/brainsurgeon/brainsurgeon/compact"
 	"github.com/brainsurgeon/brainsurgeon/extract"
+	"github.com/brainsurgeon/brainsurgeon/internal/agenttext"
 	"github.com/brainsurgeon/brainsurgeon/internal/cli"
 	"github.com/brainsurgeon/brainsurgeon/internal/compactwire"
 	"github.com/brainsurgeon/brainsurgeon/summarize"
@@ -141,7 +142,7 @@ func (c *compactCommand) Run(ctx context.Context, args []string) error {
 			return nil
 		}
 		fmt.Fprintf(c.m.Stderr, "Compact %s with layer %d (%s): %s → ~%s tokens, %s messages summarized",
-			t.ref, layerNumber(prev.Layer), prev.Layer, num(prev.TokensBefore), num(prev.TokensAfter), num(prev.MessagesCompacted))
+			t.ref, layerNumber(prev.Layer), prev.Layer, agenttext.Num(prev.TokensBefore), agenttext.Num(prev.TokensAfter), agenttext.Num(prev.MessagesCompacted))
 		if prev.Layer == compact.LayerPrune && prev.Prune != nil {
 			fmt.Fprintf(c.m.Stderr, " (%d entries extracted)", prev.Prune.Entries)
 		}
@@ -190,7 +191,7 @@ func layerNumber(l compact.Layer) int {
 func printCompact(w io.Writer, r compact.Result, s *compactwire.Summarizer, dry bool) {
 	if r.Layer == compact.LayerNone {
 		fmt.Fprintf(w, "Nothing to do for %s: %s\n", r.Session, strings.TrimPrefix(r.Warning, "nothing to do: "))
-		fmt.Fprintf(w, "Tokens:     %s\n", num(r.TokensBefore))
+		fmt.Fprintf(w, "Tokens:     %s\n", agenttext.Num(r.TokensBefore))
 		fmt.Fprintln(w, "Force a layer with --layer prune|summarize|full.")
 		return
 	}
@@ -200,12 +201,12 @@ func printCompact(w io.Writer, r compact.Result, s *compactwire.Summarizer, dry 
 			why = "nothing to extract"
 		}
 		fmt.Fprintf(w, "Nothing pruned in %s with layer 1 (prune): %s\n", r.Session, why)
-		fmt.Fprintf(w, "Tokens:     %s\n", num(r.TokensBefore))
+		fmt.Fprintf(w, "Tokens:     %s\n", agenttext.Num(r.TokensBefore))
 		return
 	}
 	if r.Layer != compact.LayerPrune && r.FirstKeptEntryID == "" {
 		fmt.Fprintf(w, "Nothing to compact in %s with layer %d (%s): %s\n", r.Session, layerNumber(r.Layer), r.Layer, strings.TrimPrefix(r.Warning, "nothing to compact: "))
-		fmt.Fprintf(w, "Tokens:     %s\n", num(r.TokensBefore))
+		fmt.Fprintf(w, "Tokens:     %s\n", agenttext.Num(r.TokensBefore))
 		return
 	}
 	head := "Compacted"
@@ -222,13 +223,13 @@ func printCompact(w io.Writer, r compact.Result, s *compactwire.Summarizer, dry 
 	if r.TokensBefore > 0 {
 		pct = float64(saved) * 100 / float64(r.TokensBefore)
 	}
-	fmt.Fprintf(w, "Tokens:     %s → %s (−%s, %.1f%%)\n", num(r.TokensBefore), num(r.TokensAfter), num(saved), pct)
+	fmt.Fprintf(w, "Tokens:     %s → %s (−%s, %.1f%%)\n", agenttext.Num(r.TokensBefore), agenttext.Num(r.TokensAfter), agenttext.Num(saved), pct)
 	if r.Layer == compact.LayerPrune {
 		if r.Prune != nil {
-			fmt.Fprintf(w, "Extracted:  %d entries, %d values, %s bytes out of the transcript\n", r.Prune.Entries, r.Prune.Values, num(int(r.Prune.BytesSaved)))
+			fmt.Fprintf(w, "Extracted:  %d entries, %d values, %s bytes out of the transcript\n", r.Prune.Entries, r.Prune.Values, agenttext.Num(int(r.Prune.BytesSaved)))
 		}
 	} else {
-		fmt.Fprintf(w, "Compacted:  %s messages; first kept entry %s\n", num(r.MessagesCompacted), r.FirstKeptEntryID)
+		fmt.Fprintf(w, "Compacted:  %s messages; first kept entry %s\n", agenttext.Num(r.MessagesCompacted), r.FirstKeptEntryID)
 		if r.EntryID != "" {
 			fmt.Fprintf(w, "Entry:      compaction %s appended\n", r.EntryID)
 		}
@@ -236,7 +237,7 @@ func printCompact(w io.Writer, r compact.Result, s *compactwire.Summarizer, dry 
 		if r.Degraded {
 			sum += " (degraded: " + r.DegradedReason + ")"
 		}
-		fmt.Fprintf(w, "Summary:    %s characters by %s\n", num(len([]rune(r.Summary))), sum)
+		fmt.Fprintf(w, "Summary:    %s characters by %s\n", agenttext.Num(len([]rune(r.Summary))), sum)
 		if r.Pinned > 0 {
 			fmt.Fprintf(w, "Pinned:     %d entries carried into the summary verbatim\n", r.Pinned)
 		}

@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/brainsurgeon/brainsurgeon/internal/agenttext"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -108,8 +109,8 @@ func TestNum(t *testing.T) {
 		in   int
 		want string
 	}{{0, "0"}, {999, "999"}, {1000, "1,000"}, {145230, "145,230"}, {-1234567, "-1,234,567"}} {
-		if got := num(tt.in); got != tt.want {
-			t.Errorf("num(%d) = %q, want %q", tt.in, got, tt.want)
+		if got := agenttext.Num(tt.in); got != tt.want {
+			t.Errorf("agenttext.Num(%d) = %q, want %q", tt.in, got, tt.want)
 		}
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/brainsurgeon/brainsurgeon/compact"
+	"github.com/brainsurgeon/brainsurgeon/internal/agenttext"
 	"github.com/brainsurgeon/brainsurgeon/internal/cli"
 )
 
@@ -224,15 +225,15 @@ func title(w io.Writer, s string) {
 func printStatus(w io.Writer, r compact.StatusReport, s compact.Settings, now time.Time) {
 	title(w, "Context Status")
 	field(w, "Session", "%s (%s)", r.Session, r.Backend)
-	field(w, "Total Tokens", "%s / %s (%s)", num(r.Tokens), num(r.Window), pct(r.Percent))
-	field(w, "Context Window", "%s tokens, %s", num(r.Window), windowWords(r))
+	field(w, "Total Tokens", "%s / %s (%s)", agenttext.Num(r.Tokens), agenttext.Num(r.Window), pct(r.Percent))
+	field(w, "Context Window", "%s tokens, %s", agenttext.Num(r.Window), windowWords(r))
 	if r.LastUsageTokens > 0 {
-		field(w, "Last Usage", "%s tokens (recorded by the latest turn; the total adds what came after it)", num(r.LastUsageTokens))
+		field(w, "Last Usage", "%s tokens (recorded by the latest turn; the total adds what came after it)", agenttext.Num(r.LastUsageTokens))
 	} else {
 		field(w, "Last Usage", "none recorded")
 	}
 	field(w, "Tokenizer", "%s", r.Tokenizer)
-	field(w, "Tool Outputs", "%s tokens", num(r.ToolOutputTokens))
+	field(w, "Tool Outputs", "%s tokens", agenttext.Num(r.ToolOutputTokens))
 	thresholds := fmt.Sprintf("prune at %s, summarize at %s, full at %s", pct(s.PruneTriggerPercent), pct(s.SummarizeTriggerPercent), pct(s.FullTriggerPercent))
 	if r.AutoEnabled {
 		field(w, "Auto-Compaction", "Enabled (%s)", thresholds)
@@ -285,15 +286,15 @@ func riskWord(r compact.Risk) string {
 func printInspect(w io.Writer, r compact.InspectReport) {
 	title(w, "Context Inspection")
 	field(w, "Session", "%s (%s)", r.Session, r.Backend)
-	field(w, "Total", "%s tokens (%s of %s, tokenizer %s)", num(r.Tokens), pct(r.Percent), num(r.Window), r.Tokenizer)
+	field(w, "Total", "%s tokens (%s of %s, tokenizer %s)", agenttext.Num(r.Tokens), pct(r.Percent), agenttext.Num(r.Window), r.Tokenizer)
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "Breakdown:")
-	field(w, "  Conversation", "%s tokens (%s messages)", num(r.Conversation.Tokens), num(r.Conversation.Messages))
-	field(w, "    Tool Outputs", "%s tokens in %s outputs (part of the conversation)", num(r.Conversation.ToolOutputs.Tokens), num(r.Conversation.ToolOutputs.Count))
-	field(w, "  System Prompt", "%s tokens", num(r.SystemPrompt.Tokens))
+	field(w, "  Conversation", "%s tokens (%s messages)", agenttext.Num(r.Conversation.Tokens), agenttext.Num(r.Conversation.Messages))
+	field(w, "    Tool Outputs", "%s tokens in %s outputs (part of the conversation)", agenttext.Num(r.Conversation.ToolOutputs.Tokens), agenttext.Num(r.Conversation.ToolOutputs.Count))
+	field(w, "  System Prompt", "%s tokens", agenttext.Num(r.SystemPrompt.Tokens))
 	fmt.Fprintln(w)
-	field(w, "Protected", "%s tokens (%s recent messages)", num(r.Protected.Tokens), num(r.Protected.Messages))
-	field(w, "Compactable", "%s tokens (%s messages)", num(r.Compactable.Tokens), num(r.Compactable.Messages))
+	field(w, "Protected", "%s tokens (%s recent messages)", agenttext.Num(r.Protected.Tokens), agenttext.Num(r.Protected.Messages))
+	field(w, "Compactable", "%s tokens (%s messages)", agenttext.Num(r.Compactable.Tokens), agenttext.Num(r.Compactable.Messages))
 	if len(r.Pinned) > 0 {
 		n := 0
 		ids := make([]string, 0, len(r.Pinned))
@@ -301,13 +302,13 @@ func printInspect(w io.Writer, r compact.InspectReport) {
 			n += p.Tokens
 			ids = append(ids, p.ID)
 		}
-		field(w, "Pinned", "%d entries, %s tokens (never compacted): %s", len(r.Pinned), num(n), cli.JoinMax(ids, 8))
+		field(w, "Pinned", "%d entries, %s tokens (never compacted): %s", len(r.Pinned), agenttext.Num(n), cli.JoinMax(ids, 8))
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "Potential Savings:")
-	fmt.Fprintf(w, "  %-23s~%s tokens\n", "Layer 1 (prune):", num(r.Savings.Prune))
-	fmt.Fprintf(w, "  %-23s~%s tokens\n", "Layer 2 (summarize):", num(r.Savings.Summarize))
-	fmt.Fprintf(w, "  %-23s~%s tokens\n", "Layer 3 (full):", num(r.Savings.Full))
+	fmt.Fprintf(w, "  %-23s~%s tokens\n", "Layer 1 (prune):", agenttext.Num(r.Savings.Prune))
+	fmt.Fprintf(w, "  %-23s~%s tokens\n", "Layer 2 (summarize):", agenttext.Num(r.Savings.Summarize))
+	fmt.Fprintf(w, "  %-23s~%s tokens\n", "Layer 3 (full):", agenttext.Num(r.Savings.Full))
 }
 
 func printHistory(w io.Writer, r compact.HistoryReport, s compact.Settings, now time.Time) {
@@ -326,11 +327,11 @@ func printHistory(w io.Writer, r compact.HistoryReport, s compact.Settings, now 
 		case !e.BrainSurgeon:
 			who := "HOST"
 			fmt.Fprintf(w, "[%s] %s - compaction by the host\n", when, who)
-			fmt.Fprintf(w, "  %s tokens before\n", num(e.TokensBefore))
+			fmt.Fprintf(w, "  %s tokens before\n", agenttext.Num(e.TokensBefore))
 		default:
 			fmt.Fprintf(w, "[%s] %s - Layer %d (%s)\n", when, strings.ToUpper(string(e.Trigger)), layerNumber(e.Layer), e.Layer)
-			fmt.Fprintf(w, "  %s → %s tokens\n", num(e.TokensBefore), num(e.TokensAfter))
-			fmt.Fprintf(w, "  Compacted: %s messages\n", num(e.MessagesCompacted))
+			fmt.Fprintf(w, "  %s → %s tokens\n", agenttext.Num(e.TokensBefore), agenttext.Num(e.TokensAfter))
+			fmt.Fprintf(w, "  Compacted: %s messages\n", agenttext.Num(e.MessagesCompacted))
 			if e.Trigger == compact.TriggerAuto {
 				fmt.Fprintf(w, "  Trigger:   threshold reached\n")
 			}
@@ -341,7 +342,7 @@ func printHistory(w io.Writer, r compact.HistoryReport, s compact.Settings, now 
 				fmt.Fprintf(w, "  Degraded:  yes (summary made without a model)\n")
 			}
 		}
-		fmt.Fprintf(w, "  Entry:     %s, summary %s chars, first kept %s\n\n", e.ID, num(e.SummaryChars), e.FirstKeptEntryID)
+		fmt.Fprintf(w, "  Entry:     %s, summary %s chars, first kept %s\n\n", e.ID, agenttext.Num(e.SummaryChars), e.FirstKeptEntryID)
 	}
 	if more := r.Compactions - len(r.Events); more > 0 {
 		fmt.Fprintf(w, "(%d older not shown; --depth 0 shows all)\n", more)

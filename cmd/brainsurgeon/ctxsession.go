@@ -194,24 +194,6 @@ func isTerminalReader(r io.Reader) bool {
 	return true
 }
 
-// num writes n with thousands separators: 145,230.
-func num(n int) string {
-	s := strconv.Itoa(n)
-	neg := strings.HasPrefix(s, "-")
-	s = strings.TrimPrefix(s, "-")
-	var b strings.Builder
-	for i, c := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(c)
-	}
-	if neg {
-		return "-" + b.String()
-	}
-	return b.String()
-}
-
 // ago says how long before now t was, for people: "just now",
 // "5 minutes ago", "2 hours ago", "3 days ago", "4 months ago".
 func ago(now, t time.Time) string {

@@ -11,6 +11,7 @@ import (
 
 	bs "github.com/brainsurgeon/brainsurgeon"
 	"github.com/brainsurgeon/brainsurgeon/compact"
+	"github.com/brainsurgeon/brainsurgeon/internal/agenttext"
 	"github.com/brainsurgeon/brainsurgeon/internal/cli"
 	"github.com/brainsurgeon/brainsurgeon/internal/compactwire"
 	"github.com/brainsurgeon/brainsurgeon/session"
@@ -139,9 +140,9 @@ func printReport(w io.Writer, out inspectReport, where string) {
 	fmt.Fprintf(tw, "Compactions\t%d%s\n", len(r.Compactions), active)
 	last := "none recorded"
 	if out.LastUsageTokens > 0 {
-		last = num(out.LastUsageTokens)
+		last = agenttext.Num(out.LastUsageTokens)
 	}
-	fmt.Fprintf(tw, "Tokens\t%s in the current context (calibrated by the recorded usage, as context status counts); last recorded usage %s\n", num(out.Tokens), last)
+	fmt.Fprintf(tw, "Tokens\t%s in the current context (calibrated by the recorded usage, as context status counts); last recorded usage %s\n", agenttext.Num(out.Tokens), last)
 	if r.MalformedTotal == 0 {
 		fmt.Fprintf(tw, "Malformed\tnone\n")
 	} else {

@@ -305,7 +305,7 @@ func (c *contextCommand) export(ctx context.Context, args []string) error {
 	if doc.Summary != nil {
 		sum = "summary of compaction " + doc.Summary.EntryID
 	}
-	fmt.Fprintf(c.m.Stdout, "exported %s to %s: %s bytes, %s, %d tail lines\n", out.Session, file, num(out.Bytes), sum, out.TailLines)
+	fmt.Fprintf(c.m.Stdout, "exported %s to %s: %s bytes, %s, %d tail lines\n", out.Session, file, agenttext.Num(out.Bytes), sum, out.TailLines)
 	return nil
 }
 
