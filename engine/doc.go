@@ -1,0 +1,42 @@
+// Package engine decides, every turn, what the model of a session is sent: it
+// is the Go half of BrainSurgeon's OpenClaw context engine. The host hands the
+// plugin the session's messages before each turn; the plugin sends their
+// skeleton (role, timestamp, tool-call ids, size) to the daemon, and the
+// daemon answers with a view: which old large values to show as placeholders
+// (layer 1, a lossless collapse by the extraction policy), and which older
+// span to show as a summary (layers 2 and 3). The host's stored messages are
+// never changed: the values stay in its rows and lines, and the summaries live
+// in BrainSurgeon's own state.
+//
+// # The join
+//
+// The host's messages carry no entry ids. Each one is matched to the context
+// message of the session's active path with the same role and timestamp (and,
+// for tool results, tool-call id), in order. A message that matches nothing is
+// passed through unchanged, and so is everything when the messages cannot be
+// matched at all; the view says why.
+//
+// # Layers
+//
+//   - collapse (layer 1): a value the extraction policy would move out
+//     (trigger types, minimum length, keep_recent, `_extractable`, the
+//     protection of a restored value) is shown as the exact placeholder an
+//     extraction would leave, so that a value collapsed in the view and
+//     extracted in the file is one value with one placeholder. Once collapsed
+//     it stays collapsed until the agent restores it, so the request prefix
+//     stays stable for the provider's prompt cache; new collapses are applied
+//     in batches.
+//   - summarize (layer 2): above the summarize threshold, the older span is
+//     summarized (never separating a tool call from its result, pinned entries
+//     carried verbatim) and the view is that summary plus the kept tail.
+//   - full (layer 3): above the full threshold, only the last turn is kept.
+//
+// Summaries condense level by level as they accumulate, and each names the
+// messages it covers, so that the recall tools drill down to the originals.
+//
+// # State
+//
+// Each session's decisions (collapsed values, restored values, summaries, the
+// turns served) are kept in one JSON file under the state directory, written
+// atomically; losing it loses no data, only the decisions.
+package engine

@@ -1,0 +1,340 @@
+package engine
+
+import (
+	"encoding/json"
+	"sync"
+	"time"
+
+	bs "github.com/brainsurgeon/brainsurgeon"
+	"github.com/brainsurgeon/brainsurgeon/compact"
+	"github.com/brainsurgeon/brainsurgeon/extract"
+)
+
+// Message is the skeleton of one message the host hands the context engine:
+// enough to match it to the session's stored entry, never its content.
+type Message struct {
+	// Role is the message's role ("user", "assistant", "toolResult",
+	// "compactionSummary", …).
+	Role string `json:"role"`
+	// Timestamp is the message's timestamp in Unix milliseconds (0 when it
+	// has none).
+	Timestamp int64 `json:"timestamp"`
+	// ToolCallID is a tool result's toolCallId.
+	ToolCallID string `json:"tool_call_id,omitempty"`
+	// ToolCallIDs are the ids of an assistant message's tool calls, in
+	// order.
+	ToolCallIDs []string `json:"tool_call_ids,omitempty"`
+	// Chars is the length, in UTF-16 code units, of the JSON of the
+	// message's content (its summary for a compactionSummary).
+	Chars int `json:"chars"`
+}
+
+// Request is one turn's assemble call.
+type Request struct {
+	// Messages are the host's messages, in order (the history before the
+	// current turn).
+	Messages []Message
+	// TokenBudget is the model's context window in tokens as the host
+	// resolved it; 0 means the configured window.
+	TokenBudget int
+	// PromptChars is the length of the turn's incoming prompt.
+	PromptChars int
+	// Model names the model of the turn ("" when unknown).
+	Model string
+}
+
+// Summary is the summary message of a view: the rendered text of every
+// summary at the top of the session's summary tree, oldest first.
+type Summary struct {
+	// ID is the newest summary's id ("sum-" and 12 hex digits).
+	ID string `json:"id"`
+	// Level is the highest level among them (1: a summary of messages).
+	Level int `json:"level"`
+	// Text is the text the model reads.
+	Text string `json:"text"`
+	// TokensBefore is how many tokens the summarized messages held.
+	TokensBefore int `json:"tokens_before"`
+	// Timestamp is the Unix milliseconds the summary message carries (the
+	// newest summary's creation time).
+	Timestamp int64 `json:"timestamp"`
+}
+
+// Replacement replaces the content of one of the host's messages.
+type Replacement struct {
+	// Index is the message's index in Request.Messages.
+	Index int `json:"index"`
+	// Content is the message's new content (a JSON array of blocks).
+	Content json.RawMessage `json:"content"`
+}
+
+// View is what the model is sent this turn: the summary (if any), then the
+// host's messages from FirstKept on, with Replace applied.
+type View struct {
+	// Summary is the summary message, nil when nothing is summarized.
+	Summary *Summary `json:"summary"`
+	// FirstKept is the index (into Request.Messages) of the first message
+	// kept after the summary; 0 without a summary.
+	FirstKept int `json:"first_kept"`
+	// Replace lists the messages whose content changes, by ascending index.
+	Replace []Replacement `json:"replace"`
+	// SystemPromptAddition is a short text for the system prompt ("" for
+	// none): the degradation warning.
+	SystemPromptAddition string `json:"system_prompt_addition"`
+	// EstimatedTokens is the view's size in calibrated tokens, overhead
+	// excluded.
+	EstimatedTokens int `json:"estimated_tokens"`
+	// PredictedTokens is the predicted size of the turn's first model
+	// request: the view, the prompt and the overhead (system prompt, tool
+	// definitions) learned from the recorded usage.
+	PredictedTokens int `json:"predicted_tokens"`
+	// Matched and Unmatched count the host's messages matched to stored
+	// entries and not.
+	Matched   int `json:"matched"`
+	Unmatched int `json:"unmatched"`
+	// Passthrough, when not empty, says why the host's messages are sent
+	// unchanged (then Summary is nil and Replace empty).
+	Passthrough string `json:"passthrough,omitempty"`
+	// Layers names what changed the view this turn ("collapse",
+	// "summarize", "full", "condense", "restore").
+	Layers []string `json:"layers"`
+	// Changed is true when the view differs from the previous turn's
+	// beyond the messages appended since: the provider's cached prefix
+	// breaks.
+	Changed bool `json:"prefix_changed"`
+	// Turn counts the views served for the session, from 1.
+	Turn int `json:"turn"`
+}
+
+// State is one session's decisions, kept between turns.
+type State struct {
+	// Version is the state format (1).
+	Version int `json:"version"`
+	// Collapsed are the entries whose values the view shows as
+	// placeholders, by entry id.
+	Collapsed map[string]Collapsed `json:"collapsed,omitempty"`
+	// Restored are the entries the agent restored, by entry id, with the
+	// time of the restore: the view shows them in full.
+	Restored map[string]time.Time `json:"restored,omitempty"`
+	// Summaries are every summary made, oldest first.
+	Summaries []SummaryRecord `json:"summaries,omitempty"`
+	// Compactions counts the summaries made of messages (layers 2 and 3,
+	// and compact calls), which is what the degradation warnings count.
+	Compactions int `json:"compactions"`
+	// Turns are the latest views served (at most MaxTurns).
+	Turns []Turn `json:"turns,omitempty"`
+	// Calibration is the fit of recorded usage to the views' sizes.
+	Calibration Calibration `json:"calibration"`
+}
+
+// MaxTurns is how many turns State keeps.
+const MaxTurns = 500
+
+// Collapsed is one entry whose values the view shows as placeholders.
+type Collapsed struct {
+	// At is when the view first collapsed it.
+	At time.Time `json:"at"`
+	// Chars is how many characters the view no longer carries.
+	Chars int `json:"chars"`
+}
+
+// SummaryRecord is one summary in the session's summary tree.
+type SummaryRecord struct {
+	// ID is "sum-" and 12 hex digits.
+	ID string `json:"id"`
+	// Level is 1 for a summary of messages, n+1 for one that condenses
+	// summaries of level n.
+	Level int `json:"level"`
+	// Layer says what made it: "summarize", "full", "manual" (a compact
+	// call) or "condense".
+	Layer string `json:"layer"`
+	// Entries are the ids of the messages a level-1 summary covers, in
+	// order.
+	Entries []string `json:"entries,omitempty"`
+	// Children are the ids of the summaries a condensed summary covers, in
+	// order.
+	Children []string `json:"children,omitempty"`
+	// Parent is the id of the summary that condensed this one ("" while it
+	// is at the top).
+	Parent string `json:"parent,omitempty"`
+	// Text is the summary.
+	Text string `json:"text"`
+	// Tokens is the size of Text; TokensBefore the size of what it covers.
+	Tokens       int `json:"tokens"`
+	TokensBefore int `json:"tokens_before"`
+	// Pinned are the ids of pinned entries carried verbatim in Text.
+	Pinned []string `json:"pinned,omitempty"`
+	// Degraded, Reason and Method say how Text was written (bs.Summary).
+	Degraded bool   `json:"degraded"`
+	Reason   string `json:"reason,omitempty"`
+	Method   string `json:"method,omitempty"`
+	// CreatedAt is when it was made.
+	CreatedAt time.Time `json:"created_at"`
+}
+
+// Turn is one view served.
+type Turn struct {
+	// N counts the views served, from 1.
+	N int `json:"turn"`
+	// At is when it was served.
+	At time.Time `json:"at"`
+	// Messages is how many messages the host sent; ViewMessages how many
+	// the view holds (the summary message included).
+	Messages     int `json:"messages"`
+	ViewMessages int `json:"view_messages"`
+	// Matched and Unmatched are the view's.
+	Matched   int `json:"matched"`
+	Unmatched int `json:"unmatched"`
+	// BaseTokens is the uncalibrated size of the view and the prompt;
+	// Predicted the predicted size of the first model request.
+	BaseTokens int `json:"base_tokens"`
+	Predicted  int `json:"predicted_tokens"`
+	// Measured is the size the model's provider recorded for that request
+	// (the usage of the turn's first assistant message), 0 until a later
+	// turn shows it.
+	Measured int `json:"measured_tokens,omitempty"`
+	// Layers and Changed are the view's.
+	Layers  []string `json:"layers,omitempty"`
+	Changed bool     `json:"prefix_changed"`
+	// Passthrough is the view's.
+	Passthrough string `json:"passthrough,omitempty"`
+	// LastEntry is the id of the newest stored message the view held, so
+	// that a later turn finds the first assistant message after it.
+	LastEntry string `json:"last_entry,omitempty"`
+}
+
+// Calibration fits measured = Overhead + Ratio × base tokens.
+type Calibration struct {
+	Ratio    float64 `json:"ratio"`
+	Overhead int     `json:"overhead"`
+	// Samples is how many measured turns the fit used.
+	Samples int `json:"samples"`
+}
+
+// Status is what the API, the UI and `context status` show of a session's
+// engine state.
+type Status struct {
+	// Active is true when the engine has served the session.
+	Active bool `json:"active"`
+	// Collapsed counts the collapsed entries; CollapsedChars the
+	// characters they no longer send.
+	Collapsed      int `json:"collapsed"`
+	CollapsedChars int `json:"collapsed_chars"`
+	// Summaries counts every summary; TopSummaries those at the top of
+	// the tree; Levels the highest level.
+	Summaries    int `json:"summaries"`
+	TopSummaries int `json:"top_summaries"`
+	Levels       int `json:"levels"`
+	// Compactions, Risk and Warning are the degradation signal: a soft
+	// warning from Settings.WarnAt compactions, a hard one from
+	// HardWarnAt.
+	Compactions int          `json:"compactions"`
+	Risk        compact.Risk `json:"risk"`
+	Warning     string       `json:"warning,omitempty"`
+	// Turns counts the views served; PrefixChanges those that changed the
+	// cached prefix.
+	Turns         int `json:"turns"`
+	PrefixChanges int `json:"prefix_changes"`
+	// Last is the newest turn, nil before the first.
+	Last *Turn `json:"last,omitempty"`
+}
+
+// Engine serves the views of the sessions of one installation. Its zero
+// value is not usable: set Store and StateDir. It is safe for concurrent
+// use; the calls of one session are serialised.
+type Engine struct {
+	// Store reads the sessions; the engine never writes them.
+	Store bs.Store
+	// StateDir is the directory that holds the engine's state (under it,
+	// engine/<agent>/<sessionId>.json).
+	StateDir string
+	// Policy decides which values collapse (its Enabled is ignored: the
+	// engine runs when the host selected it).
+	Policy extract.Policy
+	// Settings are the layers' thresholds and warning counts.
+	Settings compact.Settings
+	// Summarizer writes the summaries of layers 2 and 3; nil means the
+	// deterministic summary (marked degraded).
+	Summarizer bs.Summarizer
+	// SummaryWait is how long Assemble waits for a summary it started
+	// before serving the view without it (default 2 s); the next turn
+	// picks it up.
+	SummaryWait time.Duration
+	// CondenseFanout is how many summaries of one level condense into one
+	// of the next (default 4).
+	CondenseFanout int
+	// Logger receives what the engine decides and why; nil discards.
+	Logger bs.Logger
+	// Now returns the time; nil means time.Now.
+	Now func() time.Time
+
+	mu       sync.Mutex
+	sessions map[string]*sessionState
+}
+
+// sessionState serialises one session's calls and tracks its summary job.
+type sessionState struct {
+	mu  sync.Mutex
+	job *summaryJob
+}
+
+// viewMsg is one context message of the session's active path as the view
+// sees it.
+type viewMsg struct {
+	// Index is the message's index in Request.Messages, -1 when the host
+	// did not send it.
+	Index int
+	// Line is the 1-based line of its entry in the transcript; ID the
+	// entry's id.
+	Line int
+	ID   string
+	// Role, Timestamp, CallID (a tool result's) and Calls (an assistant's
+	// tool-call ids) are the message's.
+	Role      string
+	Timestamp int64
+	CallID    string
+	Calls     []string
+	// Tokens is its size as the view sends it (after collapse), in base
+	// tokens.
+	Tokens int
+	// Pinned is true for an entry marked `_extractable: false`.
+	Pinned bool
+}
+
+// summaryInput is what the summary layers plan over.
+type summaryInput struct {
+	Ref bs.SessionRef
+	Tr  bs.Transcript
+	// Msgs are the view's messages in order.
+	Msgs []viewMsg
+	// Window is the model's context window in tokens.
+	Window int
+	// Tokens is the view's size after collapse, in calibrated tokens,
+	// overhead and prompt included: what the thresholds compare.
+	Tokens int
+	// State is the session's state; the plan may add summaries to it.
+	State *State
+	// Force makes a summary now (a compact call), down to Target.
+	Force  bool
+	Target compact.Layer
+	Focus  string
+	// Wait is how long to wait for a summary being written.
+	Wait time.Duration
+}
+
+// summaryPlan is the summary part of a view.
+type summaryPlan struct {
+	// Summary is the summary message, nil for none.
+	Summary *Summary
+	// FirstKept is the index into summaryInput.Msgs of the first message
+	// kept after the summary (0 without one).
+	FirstKept int
+	// Layers names what changed this turn ("summarize", "full",
+	// "condense").
+	Layers []string
+}
+
+// summaryJob is a summary being written in the background.
+type summaryJob struct {
+	done chan struct{}
+	err  error
+}
