@@ -124,6 +124,13 @@ type State struct {
 	Turns []Turn `json:"turns,omitempty"`
 	// Calibration is the fit of recorded usage to the views' sizes.
 	Calibration Calibration `json:"calibration"`
+	// PrefixChanges counts the views served that changed the cached
+	// prefix (Turns keeps only the latest).
+	PrefixChanges int `json:"prefix_changes"`
+	// Expanded are the entries a restore took out of Collapsed since the
+	// last view: the next view shows them in full again, which changes
+	// its prefix when the previous view held them.
+	Expanded []string `json:"expanded,omitempty"`
 }
 
 // MaxTurns is how many turns State keeps.
@@ -200,6 +207,13 @@ type Turn struct {
 	// LastEntry is the id of the newest stored message the view held, so
 	// that a later turn finds the first assistant message after it.
 	LastEntry string `json:"last_entry,omitempty"`
+	// SummaryID is the id of the view's summary ("" for none),
+	// FirstKeptEntry the entry id of the first message kept after it, and
+	// Replaced how many messages the view replaced: what the next turn
+	// compares to tell whether the prefix changed.
+	SummaryID      string `json:"summary_id,omitempty"`
+	FirstKeptEntry string `json:"first_kept_entry,omitempty"`
+	Replaced       int    `json:"replaced"`
 }
 
 // Calibration fits measured = Overhead + Ratio × base tokens.
@@ -266,6 +280,9 @@ type Engine struct {
 	Logger bs.Logger
 	// Now returns the time; nil means time.Now.
 	Now func() time.Time
+	// ReadOnly serves views but saves no state: the decisions of a turn
+	// are not kept for the next (the daemon's read-only mode).
+	ReadOnly bool
 
 	mu       sync.Mutex
 	sessions map[string]*sessionState

@@ -71,6 +71,17 @@ func decodeString(raw []byte) (string, bool) {
 	return string(b), true
 }
 
+// Replacement returns the bytes an extraction pass splices in place of
+// candidate c of the entry whose id is id and whose raw line is raw: the
+// JSON string of the placeholder (with the preview of previewChars
+// characters in front when previewChars > 0), or for an image block the
+// text block of ImageBlock. A view that shows a value as extracted
+// without writing the transcript splices the same bytes, so that the
+// value has one placeholder whichever did it.
+func Replacement(raw []byte, c bs.Candidate, id string, previewChars int) []byte {
+	return replacement(raw, c, id, previewChars)
+}
+
 // replacement returns the bytes that replace candidate c of the entry with
 // the given raw line.
 func replacement(raw []byte, c bs.Candidate, id string, previewChars int) []byte {

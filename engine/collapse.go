@@ -1,0 +1,265 @@
+package engine
+
+import (
+	"bytes"
+	"context"
+	"slices"
+	"strings"
+	"time"
+
+	bs "github.com/brainsurgeon/brainsurgeon"
+	"github.com/brainsurgeon/brainsurgeon/extract"
+	"github.com/brainsurgeon/brainsurgeon/internal/jsonedit"
+)
+
+// contentPrefix is where the values the view may collapse live: the host
+// sends the model a message's content only.
+const contentPrefix = "/message/content/"
+
+// minShareOfView is the share of the view's tokens a batch of new
+// collapses must save (with Policy.MinSavingTokens) to be applied before
+// the view nears the window: a change of the cached prefix is worth it
+// only when it saves much.
+const minShareOfView = 0.10
+
+// layer1 is the join and the collapse of one view.
+type layer1 struct {
+	st []stored
+	// index is, for each stored message, the index of the host message
+	// matched to it (-1 for none); with no request, its own position.
+	index              []int
+	matched, unmatched int
+	// repl is the new content of the stored messages the view collapses,
+	// by position in st.
+	repl map[int][]byte
+	// msgs are the view's messages (viewMsg), one per stored message.
+	msgs []viewMsg
+	// layers names what changed this view ("collapse", "restore").
+	layers []string
+	// touched are the stored messages whose content in the view changed
+	// this turn (collapsed, or shown in full again).
+	touched []int
+	// chars is the size of the messages the view sends (every host
+	// message, after collapse), in UTF-16 code units.
+	chars int
+}
+
+// collapsible is what layer 1 decides for one stored message.
+type collapsible struct {
+	ok      bool
+	code    extract.Code
+	content []byte // the content as an extraction would leave it
+	saving  int    // chars the collapse saves
+}
+
+// messages joins req's messages to the context messages of tr and decides
+// layer 1 (the collapse): sticky collapses are applied, and new ones are
+// applied as one batch when it is worth it (see decide), recorded in st.
+// It returns one viewMsg per context message of the active path (the
+// latest compaction's summary first, when there is one), with its size
+// after the collapse. With req nil every context message counts as sent
+// (viewMsg.Index is its own position) and every collapse the policy
+// allows is applied at once.
+func (e *Engine) messages(ctx context.Context, tr bs.Transcript, req *Request, st *State) ([]viewMsg, error) {
+	l, err := e.layer1(ctx, tr, req, st)
+	if err != nil {
+		return nil, err
+	}
+	return l.msgs, nil
+}
+
+// layer1 reads the context messages of tr, updates the calibration from
+// the recorded usage they hold, joins req's messages to them and decides
+// the collapse (see messages).
+func (e *Engine) layer1(ctx context.Context, tr bs.Transcript, req *Request, st *State) (*layer1, error) {
+	sm, err := readStored(ctx, tr)
+	if err != nil {
+		return nil, err
+	}
+	e.measure(sm, st)
+	l := &layer1{st: sm, repl: map[int][]byte{}}
+	if req != nil {
+		l.index, l.matched = match(req.Messages, sm)
+		l.unmatched = len(req.Messages) - l.matched
+	} else {
+		l.index = make([]int, len(sm))
+		for k := range l.index {
+			l.index[k] = k
+		}
+		l.matched = len(sm)
+	}
+	if req != nil && l.matched == 0 {
+		return l, nil // a passthrough: nothing else is decided
+	}
+	now := e.now()
+	p := e.policy()
+	orig := func(k int) int {
+		if req != nil {
+			return req.Messages[l.index[k]].Chars
+		}
+		return sm[k].chars
+	}
+	dec := make(map[int]collapsible)
+	for k := range sm {
+		if l.index[k] < 0 || sm[k].typ != "message" || !sm[k].hasContent {
+			continue
+		}
+		c := decideCollapse(&sm[k], p, now)
+		if c.ok {
+			c.saving = orig(k) - utf16Len(c.content)
+		}
+		dec[k] = c
+	}
+	// Sticky collapses first: they are part of the cached prefix.
+	byID := make(map[string]int, len(sm))
+	for k := range sm {
+		if sm[k].id != "" {
+			byID[sm[k].id] = k
+		}
+	}
+	for id := range st.Collapsed {
+		k, ok := byID[id]
+		if !ok || l.index[k] < 0 {
+			continue // not in this view (summarized, off the path, not sent)
+		}
+		c := dec[k]
+		switch {
+		case c.ok:
+			l.repl[k] = c.content
+		case c.code == extract.CodeAlreadyExtracted:
+			// Extracted in the transcript meanwhile: the host sends the
+			// same placeholder the view showed.
+		default:
+			delete(st.Collapsed, id)
+			l.touched = append(l.touched, k)
+			l.layers = appendOnce(l.layers, "restore")
+			e.log().Debug("collapsed value shown in full again", "session", tr.Ref().String(), "entry", id, "code", string(c.code))
+		}
+	}
+	for _, id := range st.Expanded {
+		if k, ok := byID[id]; ok && l.index[k] >= 0 {
+			if _, still := l.repl[k]; !still {
+				l.touched = append(l.touched, k)
+				l.layers = appendOnce(l.layers, "restore")
+			}
+		}
+	}
+	// The view's size with the sticky collapses.
+	chars := 0
+	if req != nil {
+		for i := range req.Messages {
+			chars += req.Messages[i].Chars
+		}
+	} else {
+		for k := range sm {
+			chars += sm[k].chars
+		}
+	}
+	for k, c := range l.repl {
+		chars -= orig(k) - utf16Len(c)
+	}
+	// New collapses wait until they are worth a change of the prefix.
+	var fresh []int
+	saving := 0
+	for k, c := range dec {
+		if !c.ok {
+			continue
+		}
+		if _, sticky := st.Collapsed[sm[k].id]; sticky {
+			continue
+		}
+		if at, ok := st.Restored[sm[k].id]; ok && now.Sub(at) < p.KeepAfterRestore && !extract.ParseExtractable(sm[k].e.Extractable).Force {
+			continue
+		}
+		fresh = append(fresh, k)
+		saving += c.saving
+	}
+	slices.Sort(fresh)
+	if len(fresh) > 0 {
+		prompt := 0
+		if req != nil {
+			prompt = req.PromptChars
+		}
+		viewTokens := charTokens(chars + prompt)
+		savingTokens := charTokens(saving)
+		window := e.window(req)
+		s := e.settings()
+		worth := savingTokens >= p.MinSavingTokens && float64(savingTokens) >= minShareOfView*float64(viewTokens)
+		full := window > 0 && float64(predict(viewTokens, st.Calibration)) > s.PruneTriggerPercent/100*float64(window)
+		if req == nil || worth || full {
+			for _, k := range fresh {
+				c := dec[k]
+				l.repl[k] = c.content
+				st.Collapsed[sm[k].id] = Collapsed{At: now, Chars: c.saving}
+				delete(st.Restored, sm[k].id)
+				l.touched = append(l.touched, k)
+			}
+			chars -= saving
+			l.layers = appendOnce(l.layers, "collapse")
+		} else {
+			e.log().Debug("new collapses wait for a larger batch", "session", tr.Ref().String(), "values", len(fresh),
+				"saving_tokens", savingTokens, "view_tokens", viewTokens, "min_saving_tokens", p.MinSavingTokens)
+		}
+	}
+	l.chars = chars
+	l.msgs = make([]viewMsg, len(sm))
+	for k := range sm {
+		s := &sm[k]
+		m := viewMsg{Index: l.index[k], Line: s.line, ID: s.id, Role: s.role, Timestamp: s.ts, CallID: s.callID, Calls: s.calls, Pinned: s.pinned}
+		if m.Index >= 0 {
+			n := orig(k)
+			if c, ok := l.repl[k]; ok {
+				n = utf16Len(c)
+			}
+			m.Tokens = charTokens(n)
+		}
+		l.msgs[k] = m
+	}
+	return l, nil
+}
+
+// decideCollapse decides whether the view collapses the values of the
+// stored message s, by the extraction policy p at now (extract.Decide at
+// the message's position), restricted to the values under the message's
+// content. The content is computed exactly as extraction writes it: the
+// extraction's splices applied to the raw line, then the bytes of
+// "/message/content" of the edited line.
+func decideCollapse(s *stored, p extract.Policy, now time.Time) collapsible {
+	d := extract.Decide(s.e, s.pos, p, now)
+	if !d.Extract {
+		return collapsible{code: d.Code}
+	}
+	raw := s.e.Raw
+	var splices []bs.Splice
+	for _, c := range d.Candidates {
+		if !strings.HasPrefix(c.Pointer, contentPrefix) {
+			continue
+		}
+		splices = append(splices, bs.Splice{Start: c.Start, End: c.End, With: extract.Replacement(raw, c, s.e.ID, p.PreviewChars)})
+	}
+	if len(splices) == 0 {
+		return collapsible{code: extract.CodeNothing}
+	}
+	edited := jsonedit.Apply(raw, splices...)
+	a, b, ok := jsonedit.Find(edited, "/message/content")
+	if !ok || b <= a || edited[a] != '[' {
+		return collapsible{code: extract.CodeNothing}
+	}
+	return collapsible{ok: true, code: d.Code, content: bytes.Clone(edited[a:b])}
+}
+
+// charTokens is the base token count of n characters (chars/4, rounded
+// up).
+func charTokens(n int) int {
+	if n <= 0 {
+		return 0
+	}
+	return (n + 3) / 4
+}
+
+func appendOnce(list []string, s string) []string {
+	if slices.Contains(list, s) {
+		return list
+	}
+	return append(list, s)
+}

@@ -1,0 +1,425 @@
+package engine
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	bs "github.com/brainsurgeon/brainsurgeon"
+	"github.com/brainsurgeon/brainsurgeon/compact"
+	"github.com/brainsurgeon/brainsurgeon/extract"
+	"github.com/brainsurgeon/brainsurgeon/internal/jsonedit"
+)
+
+// ViewValue is the content of one entry as the host stores it: what a
+// restore of a value the view collapsed gives back.
+type ViewValue struct {
+	// EntryID is the entry's id.
+	EntryID string `json:"entry_id"`
+	// Content is the bytes of the entry's "message.content" as stored in
+	// the host's row or line, exactly.
+	Content json.RawMessage `json:"content"`
+	// Collapsed is true when the view showed the entry collapsed until
+	// this call.
+	Collapsed bool `json:"collapsed"`
+}
+
+// maxWarning is the longest degradation warning, in bytes.
+const maxWarning = 300
+
+// Assemble answers one turn of the host's context engine: it opens the
+// session, joins the host's messages (req.Messages) to the context
+// messages of its active path, decides the collapse (layer 1) and the
+// summaries (layers 2 and 3), predicts the size of the turn's first model
+// request, records the turn in the session's state and returns the view.
+//
+// When the host's messages cannot be joined to the session's (none
+// matches, or a message the view would summarize is not the session's),
+// the view is a passthrough: View.Passthrough says why, and the host's
+// messages are sent unchanged. That is an answer, not an error; Assemble
+// returns an error only when the ids are not acceptable (wrapping
+// bs.ErrInvalid), the session cannot be read (bs.ErrNotFound when it is
+// unknown), or the state cannot be read.
+func (e *Engine) Assemble(ctx context.Context, ref bs.SessionRef, req Request) (View, error) {
+	name := ref.String()
+	if e.Store == nil {
+		return View{}, fmt.Errorf("engine assemble %s: expected an Engine with a Store, found none: %w", name, bs.ErrInvalid)
+	}
+	if _, err := e.statePath(ref); err != nil {
+		return View{}, fmt.Errorf("engine assemble %s: %w", name, err)
+	}
+	ss := e.session(ref)
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	st, err := e.loadState(ref)
+	if err != nil {
+		return View{}, fmt.Errorf("engine assemble %s: %w", name, err)
+	}
+	tr, err := e.Store.Open(ctx, ref, nil)
+	if err != nil {
+		return View{}, fmt.Errorf("engine assemble %s: %w", name, err)
+	}
+	var prev *Turn
+	if n := len(st.Turns); n > 0 {
+		p := st.Turns[n-1]
+		prev = &p
+	}
+	l, err := e.layer1(ctx, tr, &req, st)
+	if err != nil {
+		return View{}, fmt.Errorf("engine assemble %s: %w", name, err)
+	}
+	view := View{Replace: []Replacement{}, Layers: []string{}, Matched: l.matched, Unmatched: l.unmatched}
+	sentIdx := make([]bool, len(req.Messages)) // host messages matched
+	for _, i := range l.index {
+		if i >= 0 {
+			sentIdx[i] = true
+		}
+	}
+	if len(req.Messages) > 0 && l.matched == 0 {
+		view.Passthrough = fmt.Sprintf("none of the host's %d messages matched a message of the session's active path (%d context messages): expected the same role, timestamp and tool-call id in order",
+			len(req.Messages), len(l.st))
+	}
+	var plan summaryPlan
+	if view.Passthrough == "" {
+		in := summaryInput{Ref: ref, Tr: tr, Msgs: l.msgs, Window: e.window(&req), State: st,
+			Tokens: predict(charTokens(l.chars+req.PromptChars), st.Calibration)}
+		plan, err = e.planSummaries(ctx, in)
+		if err != nil {
+			e.log().Warn("engine: the view is served without its summary", "session", name, "err", err)
+			plan = summaryPlan{}
+		}
+		if plan.Summary != nil {
+			view.Summary = plan.Summary
+			view.FirstKept = firstKeptIndex(l.msgs, plan.FirstKept)
+			for i := 0; i < view.FirstKept; i++ {
+				if !sentIdx[i] {
+					view.Passthrough = fmt.Sprintf("host message %d (%s) matches no message of the session and lies in the span the summary replaces: summarizing it would lose it",
+						i, req.Messages[i].Role)
+					break
+				}
+			}
+		}
+	}
+	// The view's size: the summary, then the host's messages from
+	// FirstKept on, with the collapsed contents.
+	chars := 0
+	lastK := -1
+	if view.Passthrough != "" {
+		view.Summary, view.FirstKept = nil, 0
+		for i := range req.Messages {
+			chars += req.Messages[i].Chars
+		}
+		e.log().Info("engine: the host's messages pass through unchanged", "session", name, "reason", view.Passthrough,
+			"messages", len(req.Messages), "matched", l.matched)
+	} else {
+		replByIdx := make(map[int][]byte, len(l.repl))
+		for k, c := range l.repl {
+			if i := l.index[k]; i >= view.FirstKept {
+				replByIdx[i] = c
+			}
+		}
+		for i := view.FirstKept; i < len(req.Messages); i++ {
+			if c, ok := replByIdx[i]; ok {
+				chars += utf16Len(c)
+				view.Replace = append(view.Replace, Replacement{Index: i, Content: json.RawMessage(c)})
+			} else {
+				chars += req.Messages[i].Chars
+			}
+		}
+		if view.Summary != nil {
+			chars += len([]rune(view.Summary.Text))
+		}
+		view.Layers = append(view.Layers, l.layers...)
+		for _, x := range plan.Layers {
+			view.Layers = appendOnce(view.Layers, x)
+		}
+	}
+	for k := range l.index {
+		if l.index[k] >= 0 {
+			lastK = k
+		}
+	}
+	base := charTokens(chars + req.PromptChars)
+	view.EstimatedTokens = calibrate(charTokens(chars), st.Calibration)
+	view.PredictedTokens = predict(base, st.Calibration)
+	view.SystemPromptAddition = e.warning(st.Compactions)
+
+	turn := Turn{N: 1, At: e.now(), Messages: len(req.Messages), Matched: l.matched, Unmatched: l.unmatched,
+		BaseTokens: base, Predicted: view.PredictedTokens, Layers: view.Layers, Passthrough: view.Passthrough,
+		Replaced: len(view.Replace)}
+	turn.ViewMessages = len(req.Messages) - view.FirstKept
+	if view.Summary != nil {
+		turn.ViewMessages++
+		turn.SummaryID = view.Summary.ID
+		for k := range l.index {
+			if l.index[k] == view.FirstKept {
+				turn.FirstKeptEntry = l.st[k].id
+			}
+		}
+	}
+	if lastK >= 0 {
+		turn.LastEntry = l.st[lastK].id
+	}
+	if prev != nil {
+		turn.N = prev.N + 1
+		prevLast := 0
+		if prev.LastEntry != "" {
+			if n, ok := tr.Node(prev.LastEntry); ok {
+				prevLast = n.Line
+			}
+		}
+		var touched []int
+		for _, k := range l.touched {
+			if l.index[k] >= view.FirstKept && l.st[k].line <= prevLast {
+				touched = append(touched, k)
+			}
+		}
+		view.Changed = prefixChanged(prev, &turn, len(touched) > 0)
+	}
+	turn.Changed = view.Changed
+	view.Turn = turn.N
+	if view.Changed {
+		st.PrefixChanges++
+	}
+	st.Turns = append(st.Turns, turn)
+	if n := len(st.Turns); n > MaxTurns {
+		st.Turns = append([]Turn(nil), st.Turns[n-MaxTurns:]...)
+	}
+	st.Expanded = nil
+	if err := e.saveState(ref, st); err != nil {
+		// The view is right; only the next turn's decisions are lost.
+		e.log().Warn("engine: state not saved", "session", name, "err", err)
+	}
+	return view, nil
+}
+
+// firstKeptIndex maps the first kept message of a summary plan (an index
+// into the view's messages) to an index into the host's messages: just
+// after the last host message the summary covers, so that a host message
+// between the summarized span and the kept one is kept.
+func firstKeptIndex(msgs []viewMsg, firstKept int) int {
+	last := -1
+	for j := 0; j < firstKept && j < len(msgs); j++ {
+		if msgs[j].Index > last {
+			last = msgs[j].Index
+		}
+	}
+	return last + 1
+}
+
+// prefixChanged reports whether the view of cur changes the prefix the
+// provider cached for prev: another summary or first kept message, or a
+// message of the previous view shown differently (touched); a switch to
+// or from a passthrough changes it when either view altered messages.
+func prefixChanged(prev, cur *Turn, touched bool) bool {
+	prevPass, curPass := prev.Passthrough != "", cur.Passthrough != ""
+	if prevPass || curPass {
+		prevAlt := !prevPass && (prev.Replaced > 0 || prev.SummaryID != "")
+		curAlt := !curPass && (cur.Replaced > 0 || cur.SummaryID != "")
+		return prevAlt || curAlt
+	}
+	return prev.SummaryID != cur.SummaryID || prev.FirstKeptEntry != cur.FirstKeptEntry || touched
+}
+
+// Value returns the content of entry entryID of the session as the host
+// stores it (exactly), and records a restore: the entry leaves
+// State.Collapsed and enters State.Restored, so that the next view shows
+// it in full and keeps it so for Policy.KeepAfterRestore. The host's row
+// or line is not written. The error wraps bs.ErrInvalid for an id that is
+// not acceptable and bs.ErrNotFound when the session holds no such entry
+// or the entry has no message content.
+func (e *Engine) Value(ctx context.Context, ref bs.SessionRef, entryID string) (ViewValue, error) {
+	name := ref.String()
+	if e.Store == nil {
+		return ViewValue{}, fmt.Errorf("engine value %s: expected an Engine with a Store, found none: %w", name, bs.ErrInvalid)
+	}
+	if err := bs.IDEntry.Check(entryID); err != nil {
+		return ViewValue{}, fmt.Errorf("engine value %s: %w", name, err)
+	}
+	if _, err := e.statePath(ref); err != nil {
+		return ViewValue{}, fmt.Errorf("engine value %s: %w", name, err)
+	}
+	ss := e.session(ref)
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	st, err := e.loadState(ref)
+	if err != nil {
+		return ViewValue{}, fmt.Errorf("engine value %s: %w", name, err)
+	}
+	tr, err := e.Store.Open(ctx, ref, nil)
+	if err != nil {
+		return ViewValue{}, fmt.Errorf("engine value %s: %w", name, err)
+	}
+	n, ok := tr.Node(entryID)
+	if !ok {
+		return ViewValue{}, fmt.Errorf("engine value %s: expected an entry %s in the session, found none: %w", name, entryID, bs.ErrNotFound)
+	}
+	en, err := tr.Entry(ctx, n.Line)
+	if err != nil {
+		return ViewValue{}, fmt.Errorf("engine value %s: entry %s: %w", name, entryID, err)
+	}
+	a, b, ok := jsonedit.Find(en.Raw, "/message/content")
+	if !ok {
+		return ViewValue{}, fmt.Errorf("engine value %s: expected entry %s (line %d) to hold message.content, found none: %w", name, entryID, n.Line, bs.ErrNotFound)
+	}
+	_, was := st.Collapsed[entryID]
+	delete(st.Collapsed, entryID)
+	st.Restored[entryID] = e.now()
+	if was {
+		st.Expanded = appendOnce(st.Expanded, entryID)
+	}
+	if err := e.saveState(ref, st); err != nil {
+		e.log().Warn("engine: the restore of a collapsed value is not recorded", "session", name, "entry", entryID, "err", err)
+	}
+	return ViewValue{EntryID: entryID, Content: json.RawMessage(bytes.Clone(en.Raw[a:b])), Collapsed: was}, nil
+}
+
+// Status returns what the API, the UI and `context status` show of the
+// session's engine state. It reads the state only, never the transcript. A
+// session without an agent (a pi session) has no engine state: its Status
+// is the zero one with a low risk.
+func (e *Engine) Status(ctx context.Context, ref bs.SessionRef) (Status, error) {
+	if ref.Agent == "" {
+		return Status{Risk: compact.RiskLow}, nil
+	}
+	if err := ctx.Err(); err != nil {
+		return Status{}, err
+	}
+	if _, err := e.statePath(ref); err != nil {
+		return Status{}, fmt.Errorf("engine status %s: %w", ref, err)
+	}
+	ss := e.session(ref)
+	ss.mu.Lock()
+	st, err := e.loadState(ref)
+	ss.mu.Unlock()
+	if err != nil {
+		return Status{}, fmt.Errorf("engine status %s: %w", ref, err)
+	}
+	s := e.settings()
+	out := Status{Active: len(st.Turns) > 0, Collapsed: len(st.Collapsed), Summaries: len(st.Summaries),
+		Compactions: st.Compactions, Risk: compact.RiskOf(st.Compactions, s.WarnAt, s.HardWarnAt),
+		Warning: e.warning(st.Compactions), PrefixChanges: st.PrefixChanges}
+	for _, c := range st.Collapsed {
+		out.CollapsedChars += c.Chars
+	}
+	for i := range st.Summaries {
+		if st.Summaries[i].Parent == "" {
+			out.TopSummaries++
+		}
+		out.Levels = max(out.Levels, st.Summaries[i].Level)
+	}
+	if n := len(st.Turns); n > 0 {
+		last := st.Turns[n-1]
+		out.Turns, out.Last = last.N, &last
+	}
+	return out, nil
+}
+
+// Close waits for the summaries being written in the background. The
+// engine stays usable.
+func (e *Engine) Close() error {
+	e.mu.Lock()
+	sessions := make([]*sessionState, 0, len(e.sessions))
+	for _, s := range e.sessions {
+		sessions = append(sessions, s)
+	}
+	e.mu.Unlock()
+	var errs []error
+	for _, s := range sessions {
+		s.mu.Lock()
+		j := s.job
+		s.mu.Unlock()
+		if j == nil {
+			continue
+		}
+		<-j.done
+		if j.err != nil && !errors.Is(j.err, context.Canceled) {
+			errs = append(errs, j.err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// session returns the session's state holder, made on first use; its mu
+// serialises the session's calls.
+func (e *Engine) session(ref bs.SessionRef) *sessionState {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.sessions == nil {
+		e.sessions = map[string]*sessionState{}
+	}
+	k := ref.Identity()
+	s := e.sessions[k]
+	if s == nil {
+		s = &sessionState{}
+		e.sessions[k] = s
+	}
+	return s
+}
+
+// now returns the engine's time.
+func (e *Engine) now() time.Time {
+	if e.Now != nil {
+		return e.Now()
+	}
+	return time.Now()
+}
+
+// log returns the engine's logger (never nil).
+func (e *Engine) log() bs.Logger { return bs.LoggerOrDiscard(e.Logger) }
+
+// settings returns the engine's Settings, or compact.DefaultSettings when
+// they are the zero value (and the default warning counts when they are
+// not set).
+func (e *Engine) settings() compact.Settings {
+	if e.Settings == (compact.Settings{}) {
+		return compact.DefaultSettings()
+	}
+	s := e.Settings
+	if s.WarnAt <= 0 || s.HardWarnAt <= 0 {
+		d := compact.DefaultSettings()
+		s.WarnAt, s.HardWarnAt = d.WarnAt, d.HardWarnAt
+	}
+	return s
+}
+
+// policy returns the engine's extraction policy with Enabled set, or
+// extract.DefaultPolicy when it is the zero value.
+func (e *Engine) policy() extract.Policy {
+	p := e.Policy
+	if p.Triggers == nil && p.MinValueLength == 0 && p.KeepRecent == 0 && p.AgeThreshold == 0 && p.KeepAfterRestore == 0 {
+		p = extract.DefaultPolicy()
+	}
+	p.Enabled, p.NoReasons = true, true
+	return p
+}
+
+// window returns the context window of a turn: the host's token budget,
+// else Settings.ContextWindow.
+func (e *Engine) window(req *Request) int {
+	if req != nil && req.TokenBudget > 0 {
+		return req.TokenBudget
+	}
+	return e.settings().ContextWindow
+}
+
+// warning returns the degradation warning for a session whose history was
+// summarized compactions times: "" below Settings.WarnAt, a soft warning
+// from it, a hard one from HardWarnAt; never longer than maxWarning bytes.
+func (e *Engine) warning(compactions int) string {
+	s := e.settings()
+	var w string
+	switch compact.RiskOf(compactions, s.WarnAt, s.HardWarnAt) {
+	case compact.RiskHigh:
+		w = fmt.Sprintf("BrainSurgeon: earlier parts of this conversation were summarized %d times; early details are likely lost. Use recall_grep / recall_expand to get the original messages back before relying on anything from earlier turns.", compactions)
+	case compact.RiskMedium:
+		w = fmt.Sprintf("BrainSurgeon: earlier parts of this conversation were summarized %d times; details may be missing. Use recall_grep / recall_expand to get the original messages back before relying on them.", compactions)
+	}
+	if len(w) > maxWarning {
+		w = w[:maxWarning]
+	}
+	return w
+}

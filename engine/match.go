@@ -1,0 +1,258 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
+	"unicode/utf8"
+
+	bs "github.com/brainsurgeon/brainsurgeon"
+	"github.com/brainsurgeon/brainsurgeon/entry"
+	"github.com/brainsurgeon/brainsurgeon/extract"
+	"github.com/brainsurgeon/brainsurgeon/internal/jsonedit"
+)
+
+// stored is one context message of the session's active path as it is
+// stored: the latest compaction's summary (when there is one) first, then
+// every message of tr.Context().Messages, in order.
+type stored struct {
+	node, line int
+	id         string
+	// typ is the entry type; role the role of the message the host makes
+	// of it ("user", "assistant", "toolResult", "custom",
+	// "branchSummary", "compactionSummary", …).
+	typ, role string
+	// ts is the message's timestamp in Unix milliseconds: a message's
+	// "message.timestamp", else (and for the other entry types) the
+	// entry's own time; 0 when it has none.
+	ts     int64
+	callID string
+	calls  []string
+	pinned bool
+	// pos is the message's position from the end of the active path (0 is
+	// the newest), -1 for the compaction.
+	pos int
+	// e is the parsed line.
+	e *bs.Entry
+	// chars is the length, in UTF-16 code units, of the stored JSON of
+	// the message's content (a compaction's summary).
+	chars int
+	// content is the span of "/message/content" in e.Raw, when it has one.
+	cStart, cEnd int
+	hasContent   bool
+}
+
+// readStored reads the context messages of tr's active path.
+func readStored(ctx context.Context, tr bs.Transcript) ([]stored, error) {
+	c := tr.Context()
+	nodes := tr.Nodes()
+	idx := make([]int, 0, len(c.Messages)+1)
+	if c.Compaction >= 0 {
+		idx = append(idx, c.Compaction)
+	}
+	idx = append(idx, c.Messages...)
+	out := make([]stored, len(idx))
+	byLine := make(map[int]int, len(idx))
+	lines := make([]int, 0, len(idx))
+	positions := tr.MessagePositions()
+	for k, i := range idx {
+		n := &nodes[i]
+		s := &out[k]
+		s.node, s.line, s.id, s.typ = i, n.Line, n.ID, n.Type
+		s.pos = -1
+		if p, ok := positions[n.Line]; ok && n.Type != "compaction" {
+			s.pos = p
+		}
+		byLine[n.Line] = k
+		lines = append(lines, n.Line)
+	}
+	// Lines wants them ascending; the active path is, but the compaction
+	// may sit after the first kept entry.
+	slices.Sort(lines)
+	if len(lines) > 0 {
+		for le, err := range tr.Lines(ctx, lines) {
+			if err != nil {
+				return nil, fmt.Errorf("read the context of %s: %w", tr.Ref(), err)
+			}
+			k, ok := byLine[le.Line]
+			if !ok {
+				continue
+			}
+			out[k].e = entry.Parse(le.Raw, le.Line, le.Offset)
+		}
+	}
+	for k := range out {
+		s := &out[k]
+		if s.e == nil {
+			return nil, fmt.Errorf("read the context of %s: line %d was not read: %w", tr.Ref(), s.line, bs.ErrChanged)
+		}
+		describeStored(s)
+	}
+	return out, nil
+}
+
+// describeStored fills what the join and the layers need from the parsed
+// line of s.
+func describeStored(s *stored) {
+	e := s.e
+	raw := e.Raw
+	ms := int64(0)
+	if !e.Timestamp.IsZero() {
+		ms = e.Timestamp.UnixMilli()
+	}
+	s.pinned = extract.ParseExtractable(e.Extractable).Never
+	switch s.typ {
+	case "compaction":
+		s.role, s.ts = "compactionSummary", ms
+		if a, b, ok := jsonedit.Find(raw, "/summary"); ok {
+			s.chars = utf16Len(raw[a:b])
+		}
+		return
+	case "custom_message":
+		s.role, s.ts = "custom", ms
+		if a, b, ok := jsonedit.Find(raw, "/content"); ok {
+			s.chars = utf16Len(raw[a:b])
+		}
+		return
+	case "branch_summary":
+		s.role, s.ts = "branchSummary", ms
+		if a, b, ok := jsonedit.Find(raw, "/summary"); ok {
+			s.chars = utf16Len(raw[a:b])
+		}
+		return
+	}
+	s.role = e.Role
+	if a, b, ok := jsonedit.Find(raw, "/message/timestamp"); ok {
+		s.ts = parseMillis(raw[a:b])
+	} else {
+		s.ts = 0
+	}
+	if a, b, ok := jsonedit.Find(raw, "/message/content"); ok {
+		s.cStart, s.cEnd, s.hasContent = a, b, true
+		s.chars = utf16Len(raw[a:b])
+	}
+	switch s.role {
+	case "toolResult":
+		s.callID = extract.ToolCallID(e)
+	case "assistant":
+		for _, b := range e.Blocks {
+			if b.Type != "toolCall" {
+				continue
+			}
+			blk := raw[b.Start:b.End]
+			if a, z, ok := jsonedit.Find(blk, "/id"); ok {
+				if id, err := strconv.Unquote(string(blk[a:z])); err == nil {
+					s.calls = append(s.calls, id)
+				}
+			}
+		}
+	}
+}
+
+// parseMillis reads a JSON number of milliseconds (or a numeric string);
+// 0 when it is neither.
+func parseMillis(b []byte) int64 {
+	s := string(b)
+	if len(s) >= 2 && s[0] == '"' {
+		s = s[1 : len(s)-1]
+	}
+	if n, err := strconv.ParseInt(s, 10, 64); err == nil {
+		return n
+	}
+	if f, err := strconv.ParseFloat(s, 64); err == nil && f >= 0 && f < 1e16 {
+		return int64(f)
+	}
+	return 0
+}
+
+// utf16Len returns the length of b in UTF-16 code units, as JavaScript
+// counts a string's length (a byte that is not UTF-8 counts as one).
+func utf16Len(b []byte) int {
+	n := 0
+	for i := 0; i < len(b); {
+		c := b[i]
+		if c < utf8.RuneSelf {
+			n++
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRune(b[i:])
+		if r >= 0x10000 {
+			n += 2
+		} else {
+			n++
+		}
+		i += size
+	}
+	return n
+}
+
+// matchKey is what a host message and a stored one must share.
+type matchKey struct {
+	role   string
+	ts     int64
+	callID string
+}
+
+// match joins the host's messages to the stored ones: host message i is
+// matched to the next stored message (after the previous match) with the
+// same role and timestamp and, for a tool result, the same toolCallId;
+// an assistant message that names its tool-call ids must name the same
+// ones. It returns, for each stored message, the index of the host message
+// matched to it (-1 for none), and how many host messages matched.
+func match(host []Message, st []stored) (index []int, matched int) {
+	index = make([]int, len(st))
+	for k := range index {
+		index[k] = -1
+	}
+	byKey := make(map[matchKey][]int, len(st))
+	for k := range st {
+		key := matchKey{st[k].role, st[k].ts, ""}
+		if st[k].role == "toolResult" {
+			key.callID = st[k].callID
+		}
+		byKey[key] = append(byKey[key], k)
+	}
+	cursor := make(map[matchKey]int, len(byKey))
+	next := 0 // the first stored message a match may take
+	for i := range host {
+		h := &host[i]
+		key := matchKey{h.Role, h.Timestamp, ""}
+		if h.Role == "toolResult" {
+			key.callID = h.ToolCallID
+		}
+		list := byKey[key]
+		c := cursor[key]
+		for c < len(list) && list[c] < next {
+			c++
+		}
+		cursor[key] = c
+		for j := c; j < len(list); j++ {
+			k := list[j]
+			if h.Role == "assistant" && len(h.ToolCallIDs) > 0 && !sameIDs(h.ToolCallIDs, st[k].calls) {
+				continue
+			}
+			index[k] = i
+			matched++
+			next = k + 1
+			if j == c {
+				cursor[key] = c + 1
+			}
+			break
+		}
+	}
+	return index, matched
+}
+
+func sameIDs(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,110 @@
+package engine
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"time"
+
+	bs "github.com/brainsurgeon/brainsurgeon"
+	"github.com/brainsurgeon/brainsurgeon/internal/atomicfile"
+)
+
+// stateVersion is the format of the state files this package writes.
+const stateVersion = 1
+
+// statePath returns the state file of the session ref,
+// <StateDir>/engine/<agent>/<sessionId>.json, after checking the agent
+// (an id of kind bs.IDName) and the session id (bs.IDSessionFile: it
+// becomes a file name). The error wraps bs.ErrInvalid.
+func (e *Engine) statePath(ref bs.SessionRef) (string, error) {
+	if e.StateDir == "" {
+		return "", fmt.Errorf("engine state of %s: expected a state directory, found none set: %w", ref, bs.ErrInvalid)
+	}
+	if err := bs.IDName.Check(ref.Agent); err != nil {
+		return "", fmt.Errorf("engine state of %s: agent: %w", ref, err)
+	}
+	if err := bs.IDSessionFile.Check(ref.ID); err != nil {
+		return "", fmt.Errorf("engine state of %s: %w", ref, err)
+	}
+	return filepath.Join(e.StateDir, "engine", ref.Agent, ref.ID+".json"), nil
+}
+
+// newState returns the empty state of a session the engine has not served.
+func newState() *State {
+	return &State{Version: stateVersion, Collapsed: map[string]Collapsed{}, Restored: map[string]time.Time{}}
+}
+
+// loadState reads the session's state. A session without a state file has
+// the empty state; so has one whose file does not parse or is of another
+// version, which is logged as a warning (losing the state loses
+// decisions, never data, and must not block a turn). The maps of the
+// state returned are never nil. The error says why the ids are not
+// acceptable (wrapping bs.ErrInvalid) or why the file could not be read.
+func (e *Engine) loadState(ref bs.SessionRef) (*State, error) {
+	path, err := e.statePath(ref)
+	if err != nil {
+		return nil, err
+	}
+	b, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return newState(), nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("engine state of %s: %w", ref, err)
+	}
+	st := &State{}
+	if err := json.Unmarshal(b, st); err != nil {
+		e.log().Warn("engine state file does not parse; the session starts from an empty state", "session", ref.String(), "file", path, "err", err)
+		return newState(), nil
+	}
+	if st.Version != stateVersion {
+		e.log().Warn("engine state file of another version; the session starts from an empty state", "session", ref.String(), "file", path,
+			"expected_version", stateVersion, "found_version", st.Version)
+		return newState(), nil
+	}
+	if st.Collapsed == nil {
+		st.Collapsed = map[string]Collapsed{}
+	}
+	if st.Restored == nil {
+		st.Restored = map[string]time.Time{}
+	}
+	return st, nil
+}
+
+// saveState writes the session's state atomically (the file 0600, its
+// directories 0700). With ReadOnly set it writes nothing and returns nil.
+func (e *Engine) saveState(ref bs.SessionRef, st *State) error {
+	if e.ReadOnly {
+		return nil
+	}
+	path, err := e.statePath(ref)
+	if err != nil {
+		return err
+	}
+	if st.Version == 0 {
+		st.Version = stateVersion
+	}
+	if n := len(st.Turns); n > MaxTurns {
+		st.Turns = append([]Turn(nil), st.Turns[n-MaxTurns:]...)
+	}
+	b, err := json.Marshal(st)
+	if err != nil {
+		return fmt.Errorf("engine state of %s: encode: %w", ref, err)
+	}
+	dir := filepath.Dir(path)
+	for _, d := range []string{filepath.Join(e.StateDir, "engine"), dir} {
+		if err := os.Mkdir(d, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
+			if err := os.MkdirAll(d, 0o700); err != nil {
+				return fmt.Errorf("engine state of %s: %w", ref, err)
+			}
+		}
+	}
+	if err := atomicfile.WriteFile(path, b, 0o600); err != nil {
+		return fmt.Errorf("engine state of %s: %w", ref, err)
+	}
+	return nil
+}
