@@ -26,6 +26,12 @@ func (c fixedClock) Now() time.Time { return c.t }
 // session at path and returns the copy's path.
 func extractCopy(t *testing.T, path string, p extract.Policy) string {
 	t.Helper()
+	return extractCopyAt(t, path, p, clock)
+}
+
+// extractCopyAt is extractCopy at the time now.
+func extractCopyAt(t *testing.T, path string, p extract.Policy, now time.Time) string {
+	t.Helper()
 	dir := filepath.Join(t.TempDir(), "agents", "main", "sessions")
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		t.Fatal(err)
@@ -40,7 +46,7 @@ func extractCopy(t *testing.T, path string, p extract.Policy) string {
 	}
 	st, ref := openStore(t, cp)
 	p.Enabled = true
-	x := &extract.Extractor{Policy: p, Store: st, Side: sidedir.New(st), Clock: fixedClock{clock}}
+	x := &extract.Extractor{Policy: p, Store: st, Side: sidedir.New(st), Clock: fixedClock{now}}
 	if _, err := x.Run(context.Background(), ref); err != nil {
 		t.Fatal(err)
 	}
