@@ -429,3 +429,50 @@ func TestCalibration(t *testing.T) {
 		t.Errorf("largest prediction error %.1f%%", last*100)
 	}
 }
+
+// TestMessagesWithoutRequest proves that with no request (a compact call)
+// every context message counts as sent and every collapse the policy
+// allows applies at once, whatever it saves.
+func TestMessagesWithoutRequest(t *testing.T) {
+	s := newSession(t)
+	for k := range 5 {
+		s.turn(k, 3000, 1000, false)
+	}
+	s.write()
+	st, ref := openStore(t, s.path)
+	p := testPolicy()
+	p.MinSavingTokens = 1_000_000
+	e := newEngine(t, st, p)
+	ctx := context.Background()
+	tr, err := st.Open(ctx, ref, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	index, tokens, collapsed, err := e.MessagesOf(ctx, tr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	host := skeleton(t, s.path)
+	if len(index) != len(host) {
+		t.Fatalf("%d messages, want %d", len(index), len(host))
+	}
+	cp := extractCopy(t, s.path, testPolicy()) // the same policy, with no minimum saving
+	want := 0
+	for i, m := range skeleton(t, cp) {
+		if index[i] != i || tokens[i] <= 0 {
+			t.Fatalf("message %d: index %d, tokens %d", i, index[i], tokens[i])
+		}
+		if !bytes.Equal(m.content, host[i].content) {
+			want++
+			if !slices.Contains(collapsed, m.id) {
+				t.Errorf("entry %s: extracted in the file, not collapsed", m.id)
+			}
+			if tokens[i]*4 > len(m.content)+8 {
+				t.Errorf("entry %s: %d tokens after the collapse, its collapsed content has %d bytes", m.id, tokens[i], len(m.content))
+			}
+		}
+	}
+	if len(collapsed) != want || want == 0 {
+		t.Errorf("collapsed %d entries, the extraction %d", len(collapsed), want)
+	}
+}

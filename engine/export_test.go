@@ -1,0 +1,24 @@
+package engine
+
+import (
+	"context"
+
+	bs "github.com/brainsurgeon/brainsurgeon"
+)
+
+// MessagesOf runs messages with no request on a fresh state, for the
+// tests: each message's Index and Tokens, and the entries collapsed.
+func (e *Engine) MessagesOf(ctx context.Context, tr bs.Transcript) (index, tokens []int, collapsed []string, err error) {
+	st := newState()
+	msgs, err := e.messages(ctx, tr, nil, st)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	for _, m := range msgs {
+		index, tokens = append(index, m.Index), append(tokens, m.Tokens)
+	}
+	for id := range st.Collapsed {
+		collapsed = append(collapsed, id)
+	}
+	return index, tokens, collapsed, nil
+}
