@@ -93,6 +93,11 @@ func (e *Engine) layer1(ctx context.Context, tr bs.Transcript, req *Request, st 
 	}
 	now := e.now()
 	p := e.policy()
+	for id, at := range st.Restored {
+		if now.Sub(at) >= p.KeepAfterRestore {
+			delete(st.Restored, id) // its protection is over
+		}
+	}
 	orig := func(k int) int {
 		if req != nil {
 			return req.Messages[l.index[k]].Chars

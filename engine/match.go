@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"slices"
@@ -11,6 +12,7 @@ import (
 	"github.com/brainsurgeon/brainsurgeon/entry"
 	"github.com/brainsurgeon/brainsurgeon/extract"
 	"github.com/brainsurgeon/brainsurgeon/internal/jsonedit"
+	"github.com/go-json-experiment/json/jsontext"
 )
 
 // stored is one context message of the session's active path as it is
@@ -123,18 +125,28 @@ func describeStored(s *stored) {
 		return
 	}
 	s.role = e.Role
-	if a, b, ok := jsonedit.Find(raw, "/message/timestamp"); ok {
-		s.ts = parseMillis(raw[a:b])
-	} else {
-		s.ts = 0
+	m, ok := scanMessage(raw)
+	if !ok {
+		// Not an object this scan reads: the slower, more lenient path.
+		m = messageMembers{}
+		if a, b, ok := jsonedit.Find(raw, "/message/timestamp"); ok {
+			m.ts = parseMillis(raw[a:b])
+		}
+		if a, b, ok := jsonedit.Find(raw, "/message/content"); ok {
+			m.cStart, m.cEnd, m.hasContent = a, b, true
+		}
+		if a, b, ok := jsonedit.Find(raw, "/message/toolCallId"); ok {
+			m.callID, _ = strconv.Unquote(string(raw[a:b]))
+		}
 	}
-	if a, b, ok := jsonedit.Find(raw, "/message/content"); ok {
-		s.cStart, s.cEnd, s.hasContent = a, b, true
-		s.chars = utf16Len(raw[a:b])
+	s.ts = m.ts
+	if m.hasContent {
+		s.cStart, s.cEnd, s.hasContent = m.cStart, m.cEnd, true
+		s.chars = utf16Len(raw[m.cStart:m.cEnd])
 	}
 	switch s.role {
 	case "toolResult":
-		s.callID = extract.ToolCallID(e)
+		s.callID = m.callID
 	case "assistant":
 		for _, b := range e.Blocks {
 			if b.Type != "toolCall" {
@@ -148,6 +160,76 @@ func describeStored(s *stored) {
 			}
 		}
 	}
+}
+
+// messageMembers are the members of a message line the join reads.
+type messageMembers struct {
+	ts           int64
+	cStart, cEnd int
+	hasContent   bool
+	callID       string
+}
+
+// decodeOptions read lines as leniently as the entry parser does.
+var decodeOptions = []jsontext.Options{jsontext.AllowInvalidUTF8(true), jsontext.AllowDuplicateNames(true)}
+
+// scanMessage reads "message.timestamp", the span of "message.content"
+// and "message.toolCallId" of a raw line in one pass; ok is false when
+// the line is not an object with a "message" object.
+func scanMessage(raw []byte) (m messageMembers, ok bool) {
+	dec := jsontext.NewDecoder(bytes.NewReader(raw), decodeOptions...)
+	if t, err := dec.ReadToken(); err != nil || t.Kind() != '{' {
+		return m, false
+	}
+	for dec.PeekKind() == '"' {
+		name, err := dec.ReadToken()
+		if err != nil {
+			return m, false
+		}
+		if name.String() != "message" { // read before the next read
+			if dec.SkipValue() != nil {
+				return m, false
+			}
+			continue
+		}
+		if t, err := dec.ReadToken(); err != nil || t.Kind() != '{' {
+			return m, false
+		}
+		for dec.PeekKind() == '"' {
+			tok, err := dec.ReadToken()
+			if err != nil {
+				return m, false
+			}
+			member := tok.String() // the token is valid until the next read
+			switch member {
+			case "timestamp", "content", "toolCallId":
+				v, err := dec.ReadValue()
+				if err != nil {
+					return m, false
+				}
+				end := int(dec.InputOffset())
+				start := end - len(v)
+				switch member {
+				case "timestamp":
+					m.ts = parseMillis(v)
+				case "content":
+					m.cStart, m.cEnd, m.hasContent = start, end, true
+				case "toolCallId":
+					if v.Kind() == '"' {
+						if u, err := jsontext.AppendUnquote(nil, v); err == nil {
+							m.callID = string(u)
+						}
+					}
+				}
+			default:
+				if dec.SkipValue() != nil {
+					return m, false
+				}
+			}
+		}
+		return m, true
+	}
+	return m, false
 }
 
 // parseMillis reads a JSON number of milliseconds (or a numeric string);
