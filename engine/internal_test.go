@@ -1,6 +1,11 @@
 package engine
 
-import "testing"
+import (
+	"errors"
+	"testing"
+
+	bs "github.com/brainsurgeon/brainsurgeon"
+)
 
 // TestFit fits the calibration on exact samples, on samples too alike to
 // tell a slope, and on a model that counts fewer tokens than chars/4.
@@ -52,5 +57,54 @@ func TestMatch(t *testing.T) {
 		if index[k] != want[k] {
 			t.Fatalf("index %v, want %v", index, want)
 		}
+	}
+}
+
+// TestFirstKeptIndex maps a plan's first kept message to the host's
+// messages: just after the last host message the summary covers.
+func TestFirstKeptIndex(t *testing.T) {
+	msgs := []viewMsg{{Index: 0}, {Index: -1}, {Index: 1}, {Index: 3}, {Index: 4}}
+	for _, tc := range []struct{ plan, want int }{{0, 0}, {1, 1}, {2, 1}, {3, 2}, {4, 4}, {5, 5}, {9, 5}} {
+		if got := firstKeptIndex(msgs, tc.plan); got != tc.want {
+			t.Errorf("firstKeptIndex(%d) = %d, want %d", tc.plan, got, tc.want)
+		}
+	}
+}
+
+// TestPrefixChanged tells when a view breaks the cached prefix.
+func TestPrefixChanged(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		prev, cur  Turn
+		touched    bool
+		wantChange bool
+	}{
+		{"same", Turn{SummaryID: "sum-a", FirstKeptEntry: "x", Replaced: 2}, Turn{SummaryID: "sum-a", FirstKeptEntry: "x", Replaced: 3}, false, false},
+		{"new summary", Turn{SummaryID: "sum-a"}, Turn{SummaryID: "sum-b"}, false, true},
+		{"new first kept", Turn{SummaryID: "sum-a", FirstKeptEntry: "x"}, Turn{SummaryID: "sum-a", FirstKeptEntry: "y"}, false, true},
+		{"old message collapsed", Turn{}, Turn{Replaced: 1}, true, true},
+		{"to a passthrough", Turn{Replaced: 1}, Turn{Passthrough: "why"}, false, true},
+		{"passthrough, unaltered", Turn{Passthrough: "why"}, Turn{}, false, false},
+		{"both passthrough", Turn{Passthrough: "a"}, Turn{Passthrough: "b"}, false, false},
+	} {
+		if got := prefixChanged(&tc.prev, &tc.cur, tc.touched); got != tc.wantChange {
+			t.Errorf("%s: changed %v, want %v", tc.name, got, tc.wantChange)
+		}
+	}
+}
+
+// TestCloseWaitsForJobs proves that Close waits for a summary being
+// written and reports its failure.
+func TestCloseWaitsForJobs(t *testing.T) {
+	e := &Engine{}
+	if err := e.Close(); err != nil {
+		t.Fatalf("Close with no job: %v", err)
+	}
+	s := e.session(bs.SessionRef{Agent: "main", ID: "s"})
+	j := &summaryJob{done: make(chan struct{})}
+	s.job = j
+	go func() { j.err = errors.New("model down"); close(j.done) }()
+	if err := e.Close(); err == nil || err.Error() != "model down" {
+		t.Fatalf("Close: %v, want the job's error", err)
 	}
 }
