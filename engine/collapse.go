@@ -54,12 +54,14 @@ type collapsible struct {
 
 // messages joins req's messages to the context messages of tr and decides
 // layer 1 (the collapse): sticky collapses are applied, and new ones are
-// applied as one batch when it is worth it (see decide), recorded in st.
-// It returns one viewMsg per context message of the active path (the
-// latest compaction's summary first, when there is one), with its size
-// after the collapse. With req nil every context message counts as sent
-// (viewMsg.Index is its own position) and every collapse the policy
-// allows is applied at once.
+// applied as one batch when it is worth it (Policy.MinSavingTokens and a
+// tenth of the view, or the view above Settings.PruneTriggerPercent of
+// the window), recorded in st. It returns one viewMsg per context message
+// of the active path (the latest compaction's summary first, with role
+// "compactionSummary", when there is one), with its size after the
+// collapse. With req nil every context message counts as sent
+// (viewMsg.Index is its own position) and the view is the one that
+// stands: the sticky collapses apply, no new one is made.
 func (e *Engine) messages(ctx context.Context, tr bs.Transcript, req *Request, st *State) ([]viewMsg, error) {
 	l, err := e.layer1(ctx, tr, req, st)
 	if err != nil {
@@ -76,6 +78,7 @@ func (e *Engine) layer1(ctx context.Context, tr bs.Transcript, req *Request, st 
 	if err != nil {
 		return nil, err
 	}
+	st.ensureMaps()
 	e.measure(sm, st)
 	l := &layer1{st: sm, repl: map[int][]byte{}}
 	if req != nil {
@@ -191,7 +194,7 @@ func (e *Engine) layer1(ctx context.Context, tr bs.Transcript, req *Request, st 
 		s := e.settings()
 		worth := savingTokens >= p.MinSavingTokens && float64(savingTokens) >= minShareOfView*float64(viewTokens)
 		full := window > 0 && float64(predict(viewTokens, st.Calibration)) > s.PruneTriggerPercent/100*float64(window)
-		if req == nil || worth || full {
+		if req != nil && (worth || full) {
 			for _, k := range fresh {
 				c := dec[k]
 				l.repl[k] = c.content

@@ -85,8 +85,10 @@ func TestCorpusCollapseIsExtractionShaped(t *testing.T) {
 			p := testPolicy()
 			e := newEngine(t, st, p)
 			e.Now = func() time.Time { return now }
-			// A window of one token: every collapse applies at once.
-			v, err := e.Assemble(context.Background(), ref, request(host, 1))
+			// Above the prune threshold from the first token: every
+			// collapse applies at once.
+			e.Settings.PruneTriggerPercent = 0.0001
+			v, err := e.Assemble(context.Background(), ref, request(host, 0))
 			if err != nil {
 				t.Fatal(err)
 			}

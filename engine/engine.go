@@ -265,6 +265,7 @@ func (e *Engine) Value(ctx context.Context, ref bs.SessionRef, entryID string) (
 	if !ok {
 		return ViewValue{}, fmt.Errorf("engine value %s: expected entry %s (line %d) to hold message.content, found none: %w", name, entryID, n.Line, bs.ErrNotFound)
 	}
+	st.ensureMaps()
 	_, was := st.Collapsed[entryID]
 	delete(st.Collapsed, entryID)
 	st.Restored[entryID] = e.now()

@@ -167,15 +167,18 @@ func TestStickyBatchedRestore(t *testing.T) {
 	if len(v1.Replace) != 0 || slices.Contains(v1.Layers, "collapse") {
 		t.Fatalf("turn 1: %d replacements (layers %v); want the batch to wait", len(v1.Replace), v1.Layers)
 	}
-	// A small window: above the prune threshold, the batch applies.
-	v2, err := e.Assemble(ctx, ref, request(host, 2000))
+	// Above the prune threshold, the batch applies.
+	e.Settings.PruneTriggerPercent = 0.001
+	v2, err := e.Assemble(ctx, ref, request(host, 1_000_000))
+	e.Settings.PruneTriggerPercent = 80
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(v2.Replace) == 0 || !slices.Contains(v2.Layers, "collapse") || !v2.Changed {
 		t.Fatalf("turn 2: %d replacements, layers %v, changed %v; want the batch applied and the prefix changed", len(v2.Replace), v2.Layers, v2.Changed)
 	}
-	// A new turn arrives; the window is large again: the collapses stay.
+	// A new turn arrives; the view is far from the threshold again: the
+	// collapses stay.
 	s.turn(8, 3000, 1000, false)
 	s.write()
 	host = skeleton(t, s.path)
@@ -225,12 +228,12 @@ func TestBatching(t *testing.T) {
 	for _, tc := range []struct {
 		name      string
 		minSaving int
-		budget    int
+		prune     float64
 		apply     bool
 	}{
-		{"saves enough", 100, 1_000_000, true},
-		{"below min_saving_tokens", 1_000_000, 1_000_000, false},
-		{"near the window", 1_000_000, 3000, true},
+		{"saves enough", 100, 80, true},
+		{"below min_saving_tokens", 1_000_000, 80, false},
+		{"above the prune threshold", 1_000_000, 0.001, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := newSession(t)
@@ -242,7 +245,8 @@ func TestBatching(t *testing.T) {
 			p := testPolicy()
 			p.MinSavingTokens = tc.minSaving
 			e := newEngine(t, st, p)
-			v, err := e.Assemble(context.Background(), ref, request(skeleton(t, s.path), tc.budget))
+			e.Settings.PruneTriggerPercent = tc.prune
+			v, err := e.Assemble(context.Background(), ref, request(skeleton(t, s.path), 0))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -431,8 +435,8 @@ func TestCalibration(t *testing.T) {
 }
 
 // TestMessagesWithoutRequest proves that with no request (a compact call)
-// every context message counts as sent and every collapse the policy
-// allows applies at once, whatever it saves.
+// every context message counts as sent and the view is the one that
+// stands: no collapse before one was served, the sticky ones after.
 func TestMessagesWithoutRequest(t *testing.T) {
 	s := newSession(t)
 	for k := range 5 {
@@ -440,28 +444,35 @@ func TestMessagesWithoutRequest(t *testing.T) {
 	}
 	s.write()
 	st, ref := openStore(t, s.path)
-	p := testPolicy()
-	p.MinSavingTokens = 1_000_000
-	e := newEngine(t, st, p)
+	e := newEngine(t, st, testPolicy())
 	ctx := context.Background()
 	tr, err := st.Open(ctx, ref, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	index, tokens, collapsed, err := e.MessagesOf(ctx, tr)
+	host := skeleton(t, s.path)
+	index, tokens, collapsed, err := e.MessagesOf(ctx, tr, ref)
 	if err != nil {
 		t.Fatal(err)
 	}
-	host := skeleton(t, s.path)
-	if len(index) != len(host) {
-		t.Fatalf("%d messages, want %d", len(index), len(host))
+	if len(index) != len(host) || len(collapsed) != 0 {
+		t.Fatalf("%d messages, %d collapsed; want %d and none before a view was served", len(index), len(collapsed), len(host))
 	}
-	cp := extractCopy(t, s.path, testPolicy()) // the same policy, with no minimum saving
+	for i := range host {
+		if index[i] != i || tokens[i] != (host[i].Chars+3)/4 && tokens[i] != (len(host[i].content)+3)/4 {
+			t.Errorf("message %d: index %d, tokens %d (%d chars)", i, index[i], tokens[i], host[i].Chars)
+		}
+	}
+	if _, err := e.Assemble(ctx, ref, request(host, 0)); err != nil {
+		t.Fatal(err)
+	}
+	index, tokens, collapsed, err = e.MessagesOf(ctx, tr, ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cp := extractCopy(t, s.path, testPolicy())
 	want := 0
 	for i, m := range skeleton(t, cp) {
-		if index[i] != i || tokens[i] <= 0 {
-			t.Fatalf("message %d: index %d, tokens %d", i, index[i], tokens[i])
-		}
 		if !bytes.Equal(m.content, host[i].content) {
 			want++
 			if !slices.Contains(collapsed, m.id) {

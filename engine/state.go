@@ -66,13 +66,18 @@ func (e *Engine) loadState(ref bs.SessionRef) (*State, error) {
 			"expected_version", stateVersion, "found_version", st.Version)
 		return newState(), nil
 	}
+	st.ensureMaps()
+	return st, nil
+}
+
+// ensureMaps makes the state's maps when they are nil.
+func (st *State) ensureMaps() {
 	if st.Collapsed == nil {
 		st.Collapsed = map[string]Collapsed{}
 	}
 	if st.Restored == nil {
 		st.Restored = map[string]time.Time{}
 	}
-	return st, nil
 }
 
 // saveState writes the session's state atomically (the file 0600, its
