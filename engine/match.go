@@ -84,19 +84,20 @@ func readStored(ctx context.Context, tr bs.Transcript) ([]stored, error) {
 			out[k].e = entry.Parse(le.Raw, le.Line, le.Offset)
 		}
 	}
+	var sc scanner
 	for k := range out {
 		s := &out[k]
 		if s.e == nil {
 			return nil, fmt.Errorf("read the context of %s: line %d was not read: %w", tr.Ref(), s.line, bs.ErrChanged)
 		}
-		describeStored(s)
+		describeStored(s, &sc)
 	}
 	return out, nil
 }
 
 // describeStored fills what the join and the layers need from the parsed
 // line of s.
-func describeStored(s *stored) {
+func describeStored(s *stored, sc *scanner) {
 	e := s.e
 	raw := e.Raw
 	ms := int64(0)
@@ -125,7 +126,7 @@ func describeStored(s *stored) {
 		return
 	}
 	s.role = e.Role
-	m, ok := scanMessage(raw)
+	m, ok := sc.scanMessage(raw)
 	if !ok {
 		// Not an object this scan reads: the slower, more lenient path.
 		m = messageMembers{}
@@ -173,11 +174,23 @@ type messageMembers struct {
 // decodeOptions read lines as leniently as the entry parser does.
 var decodeOptions = []jsontext.Options{jsontext.AllowInvalidUTF8(true), jsontext.AllowDuplicateNames(true)}
 
+// scanner reads message lines with one decoder.
+type scanner struct {
+	r   bytes.Reader
+	dec *jsontext.Decoder
+}
+
 // scanMessage reads "message.timestamp", the span of "message.content"
 // and "message.toolCallId" of a raw line in one pass; ok is false when
 // the line is not an object with a "message" object.
-func scanMessage(raw []byte) (m messageMembers, ok bool) {
-	dec := jsontext.NewDecoder(bytes.NewReader(raw), decodeOptions...)
+func (sc *scanner) scanMessage(raw []byte) (m messageMembers, ok bool) {
+	sc.r.Reset(raw)
+	if sc.dec == nil {
+		sc.dec = jsontext.NewDecoder(&sc.r, decodeOptions...)
+	} else {
+		sc.dec.Reset(&sc.r, decodeOptions...)
+	}
+	dec := sc.dec
 	if t, err := dec.ReadToken(); err != nil || t.Kind() != '{' {
 		return m, false
 	}
