@@ -11,6 +11,7 @@ import (
 	"unicode/utf16"
 
 	bs "github.com/brainsurgeon/brainsurgeon"
+	"github.com/brainsurgeon/brainsurgeon/compact"
 	"github.com/brainsurgeon/brainsurgeon/summarize"
 )
 
@@ -383,24 +384,29 @@ func estimate(span int) int {
 
 // messageCut decides whether the messages after pos need a summary and
 // where it ends: the layer ("summarize" or "full") and the first kept
-// message, or "" and -1.
+// message, or "" and -1. With in.Force a summary is made whatever the
+// thresholds say (down to the last turn when in.Target is the full layer
+// or the kept part holds everything).
 func (p *planner) messageCut(tops []*SummaryRecord, pos int) (string, int) {
 	if p.in.Window <= 0 {
 		return "", -1
 	}
 	sumT, fullT := p.thresholds()
 	t := p.viewTokens(tops, pos)
-	if t <= sumT {
+	if t <= sumT && !p.in.Force {
 		return "", -1
 	}
 	msgs := p.in.Msgs
 	ok := validCuts(msgs)
 	cut := keepCut(msgs, ok, pos, p.keep())
+	if p.in.Force && p.in.Target == compact.LayerFull {
+		cut = -1
+	}
 	if cut > pos {
 		if t-p.spanCost(pos, cut) <= fullT {
 			return layerSummarize, cut
 		}
-	} else if t <= fullT {
+	} else if t <= fullT && !p.in.Force {
 		return "", -1 // everything after the summaries is the kept part
 	}
 	if last := lastCut(ok, pos); last > pos {
@@ -566,8 +572,10 @@ func (p *planner) fallback(ctx context.Context, plan *summaryPlan) error {
 		return fmt.Errorf("plan summaries of %s: deterministic summary: %w", p.in.Ref, err)
 	}
 	sum.Reason = "the model had not answered by the turn's deadline and the context is above the full threshold; the deterministic summary was used"
-	fresh := *j
-	r := p.e.record(p.in.State, &fresh, sum)
+	// The running job may still write its own fields: copy only what it
+	// never changes.
+	fresh := &job{rec: j.rec, input: j.input, pinned: j.pinned}
+	r := p.e.record(p.in.State, fresh, sum)
 	p.e.logSummary(p.in.Ref, r)
 	if !slices.Contains(plan.Layers, r.Layer) {
 		plan.Layers = append(plan.Layers, r.Layer)

@@ -685,6 +685,51 @@ func TestCompact(t *testing.T) {
 	}
 }
 
+func TestCompactCondensesWhenNoMessageCanBeSummarized(t *testing.T) {
+	b := newTranscript()
+	for i := range 3 {
+		b.turn(i, 1200)
+	}
+	st, ref := b.store(t)
+	e, _ := newEngine(t, st, newModel(t, "ok").client())
+	_, msgs := viewOf(t, e, ref)
+	// Two summaries cover everything before the last turn.
+	at := time.Date(2026, 11, 1, 1, 0, 0, 0, time.UTC)
+	var first, second []string
+	for _, m := range msgs[:4] {
+		first = append(first, m.ID)
+	}
+	for _, m := range msgs[4:11] {
+		second = append(second, m.ID)
+	}
+	long := strings.Repeat("a long summary line\n", 200)
+	state := &State{Version: 1, Compactions: 2, Summaries: []SummaryRecord{
+		{ID: "sum-00000000000a", Level: 1, Layer: layerSummarize, Entries: first, Text: long, Tokens: textTokens(long), CreatedAt: at},
+		{ID: "sum-00000000000b", Level: 1, Layer: layerSummarize, Entries: second, Text: long, Tokens: textTokens(long), CreatedAt: at},
+	}}
+	if err := e.saveState(ref, state); err != nil {
+		t.Fatal(err)
+	}
+	res, err := e.Compact(context.Background(), ref, CompactOptions{Force: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Compacted || res.Layer != layerCondense || res.Summary.Level != 2 || !slices.Equal(res.Summary.Children, []string{"sum-00000000000a", "sum-00000000000b"}) {
+		t.Fatalf("result %+v", res)
+	}
+	state, err = e.loadState(ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if state.Compactions != 2 {
+		t.Fatalf("compactions %d: a condensation counted", state.Compactions)
+	}
+	lines, err := e.Expand(context.Background(), ref, res.Summary.ID)
+	if err != nil || len(lines) != 11 {
+		t.Fatalf("expand: %d lines, %v", len(lines), err)
+	}
+}
+
 func TestIsSummaryID(t *testing.T) {
 	for s, want := range map[string]bool{
 		"sum-0123456789ab": true, "sum-0123456789AB": false, "sum-0123456789a": false, "sum-0123456789abc": false,
