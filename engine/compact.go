@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"time"
 
 	bs "github.com/brainsurgeon/brainsurgeon"
 )
@@ -50,8 +51,11 @@ type CompactResult struct {
 // the full threshold or keeps everything. When no message can be
 // summarized it condenses the summaries at the top instead, if there are
 // two or more. Without o.Force it does nothing below the summarize
-// threshold. When nothing can be made smaller, Compacted is false and
-// Reason says why. The host's rows are only read; the state is saved.
+// threshold. The model gets ctx's time less a margin; when it fails or
+// does not answer the deterministic summary is used, marked degraded. A
+// summary being written in the background is abandoned. When nothing can
+// be made smaller, Compacted is false and Reason says why. The host's rows
+// are only read; the state is saved.
 func (e *Engine) Compact(ctx context.Context, ref bs.SessionRef, o CompactOptions) (CompactResult, error) {
 	var res CompactResult
 	if e.Store == nil {
@@ -64,12 +68,14 @@ func (e *Engine) Compact(ctx context.Context, ref bs.SessionRef, o CompactOption
 	ss := e.session(ref)
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
-	if sj := ss.job; sj != nil {
-		// One summary at a time: the one being written comes first.
+	if sj := ss.job; sj != nil && sj.work != nil && !sj.work.abandoned {
 		select {
 		case <-sj.done:
-		case <-ctx.Done():
-			return res, fmt.Errorf("compact %s: waiting for the summary being written: %w", ref, ctx.Err())
+		default:
+			// The summary being written in the background gives way: a
+			// compact call is synchronous.
+			sj.work.abandoned = true
+			sj.work.cancel()
 		}
 	}
 	st, err := e.loadState(ref)
@@ -127,7 +133,11 @@ func (e *Engine) Compact(ctx context.Context, ref bs.SessionRef, o CompactOption
 			len(msgs)-pos, len(tops))
 		return res, e.saveCompact(ref, st)
 	}
-	sum := e.write(ctx, j.input, o.Focus)
+	// The model gets the call's time but a margin, so that the
+	// deterministic summary can still be written when it does not answer.
+	mctx, cancel := modelContext(ctx)
+	sum := e.write(mctx, j.input, o.Focus)
+	cancel()
 	if err := ctx.Err(); err != nil {
 		return res, fmt.Errorf("compact %s: %w", ref, err)
 	}
@@ -162,4 +172,16 @@ func (e *Engine) saveCompact(ref bs.SessionRef, st *State) error {
 		return fmt.Errorf("compact %s: save the engine's state: %w", ref, err)
 	}
 	return nil
+}
+
+// modelContext returns ctx with its deadline moved earlier by a tenth of
+// the time left (at least 50 ms, at most 2 s); ctx itself when it has no
+// deadline.
+func modelContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	dl, ok := ctx.Deadline()
+	if !ok {
+		return context.WithCancel(ctx)
+	}
+	left := time.Until(dl)
+	return context.WithDeadline(ctx, dl.Add(-min(max(left/10, 50*time.Millisecond), 2*time.Second)))
 }

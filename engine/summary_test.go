@@ -110,8 +110,8 @@ type model struct {
 }
 
 // newModel starts a server that answers every chat completion with a short
-// markdown summary (mode "ok"), a 500 (mode "down"), or nothing until the
-// request is cancelled (mode "slow").
+// markdown summary (mode "ok"; "late" after 150 ms), a 500 (mode
+// "down"), or nothing until the request is cancelled (mode "slow").
 func newModel(t *testing.T, mode string) *model {
 	m := &model{}
 	stop := make(chan struct{})
@@ -125,6 +125,12 @@ func newModel(t *testing.T, mode string) *model {
 		case "down":
 			http.Error(w, `{"error":"model unavailable"}`, http.StatusInternalServerError)
 			return
+		case "late":
+			select {
+			case <-time.After(150 * time.Millisecond):
+			case <-stop:
+				return
+			}
 		case "slow":
 			select {
 			case <-r.Context().Done():
@@ -727,6 +733,54 @@ func TestCompactCondensesWhenNoMessageCanBeSummarized(t *testing.T) {
 	lines, err := e.Expand(context.Background(), ref, res.Summary.ID)
 	if err != nil || len(lines) != 11 {
 		t.Fatalf("expand: %d lines, %v", len(lines), err)
+	}
+}
+
+func TestCompactSlowModelStillShrinks(t *testing.T) {
+	b := newTranscript()
+	for i := range 6 {
+		b.turn(i, 1200)
+	}
+	st, ref := b.store(t)
+	e, _ := newEngine(t, st, newModel(t, "slow").client())
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	res, err := e.Compact(ctx, ref, CompactOptions{Force: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Compacted || !res.Summary.Degraded || res.Summary.Method != "deterministic" || !strings.Contains(res.Reason, "degraded") {
+		t.Fatalf("result %+v, summary %+v", res, res.Summary)
+	}
+}
+
+func TestSummaryPickedUpNextTurn(t *testing.T) {
+	b := newTranscript()
+	for i := range 8 {
+		b.turn(i, 1200)
+	}
+	st, ref := b.store(t)
+	e, _ := newEngine(t, st, newModel(t, "late").client())
+	e.SummaryWait = 20 * time.Millisecond
+	tr, msgs := viewOf(t, e, ref)
+	state := &State{Version: 1}
+	ss := e.session(ref)
+	run := func() summaryPlan {
+		ss.mu.Lock()
+		defer ss.mu.Unlock()
+		p, err := e.planSummaries(context.Background(), summaryInput{Ref: ref, Tr: tr, Msgs: msgs, Window: 4000, Tokens: sumTokens(msgs), State: state})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	if p := run(); p.Summary != nil || len(state.Summaries) != 0 || ss.job == nil {
+		t.Fatalf("first turn: plan %+v, %d summaries, job %v: want the view without a summary while the model writes", p, len(state.Summaries), ss.job)
+	}
+	<-ss.job.done
+	p := run()
+	if p.Summary == nil || len(state.Summaries) != 1 || state.Summaries[0].Degraded || !slices.Contains(p.Layers, layerSummarize) {
+		t.Fatalf("second turn: plan %+v, summaries %+v", p, state.Summaries)
 	}
 }
 
