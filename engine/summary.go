@@ -160,16 +160,36 @@ func (e *Engine) fanout() int {
 func (p *planner) applied(logIt bool) ([]*SummaryRecord, int) {
 	st, msgs := p.in.State, p.in.Msgs
 	byID := index(st)
-	var tops []*SummaryRecord
-	for i := range st.Summaries {
-		if st.Summaries[i].Parent == "" {
-			tops = append(tops, &st.Summaries[i])
-		}
+	// The tops in the order of the messages they cover (a condensation is
+	// made after summaries of newer messages); those whose first message
+	// the view does not hold come first, and are dropped.
+	at := make(map[string]int, len(msgs))
+	for i := range msgs {
+		at[msgs[i].ID] = i
 	}
+	type top struct {
+		r    *SummaryRecord
+		ids  []string
+		from int
+	}
+	var tops []top
+	for i := range st.Summaries {
+		if st.Summaries[i].Parent != "" {
+			continue
+		}
+		t := top{r: &st.Summaries[i], ids: leaves(byID, &st.Summaries[i]), from: -1}
+		if len(t.ids) > 0 {
+			if k, ok := at[t.ids[0]]; ok {
+				t.from = k
+			}
+		}
+		tops = append(tops, t)
+	}
+	slices.SortStableFunc(tops, func(a, b top) int { return a.from - b.from })
 	var out []*SummaryRecord
 	pos := 0
-	for _, t := range tops {
-		ids := leaves(byID, t)
+	for _, tp := range tops {
+		t, ids := tp.r, tp.ids
 		ok := len(ids) > 0 && pos+len(ids) <= len(msgs)
 		for k := 0; ok && k < len(ids); k++ {
 			ok = msgs[pos+k].ID == ids[k]

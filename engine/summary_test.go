@@ -575,6 +575,39 @@ func TestStaleSummaryDropped(t *testing.T) {
 	}
 }
 
+func TestTopsInMessageOrder(t *testing.T) {
+	b := newTranscript()
+	for i := range 3 {
+		b.turn(i, 100)
+	}
+	st, ref := b.store(t)
+	e, _ := newEngine(t, st, nil)
+	tr, msgs := viewOf(t, e, ref)
+	var first, second []string
+	for _, m := range msgs[:4] {
+		first = append(first, m.ID)
+	}
+	for _, m := range msgs[4:8] {
+		second = append(second, m.ID)
+	}
+	at := time.Date(2026, 11, 1, 1, 0, 0, 0, time.UTC)
+	// The condensation of the older summary was made after the summary of
+	// newer messages: the view still shows the older part first.
+	state := &State{Version: 1, Summaries: []SummaryRecord{
+		{ID: "sum-00000000000a", Level: 1, Entries: first, Parent: "sum-00000000000c", Text: "A", CreatedAt: at},
+		{ID: "sum-00000000000b", Level: 1, Entries: second, Text: "B", CreatedAt: at.Add(time.Minute)},
+		{ID: "sum-00000000000c", Level: 2, Children: []string{"sum-00000000000a"}, Text: "C", CreatedAt: at.Add(2 * time.Minute)},
+	}}
+	p := plan(t, e, ref, tr, msgs, state)
+	if p.Summary == nil || p.FirstKept != 8 || p.Summary.ID != "sum-00000000000c" || p.Summary.Level != 2 {
+		t.Fatalf("plan %+v", p)
+	}
+	want := header("sum-00000000000c", 2, 4) + "\nC\n\n" + header("sum-00000000000b", 1, 4) + "\nB"
+	if p.Summary.Text != want {
+		t.Fatalf("summary text\n%s\nwant\n%s", p.Summary.Text, want)
+	}
+}
+
 func TestUrgentFallsBackAtDeadline(t *testing.T) {
 	b := newTranscript()
 	for i := range 12 {
