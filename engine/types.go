@@ -354,4 +354,7 @@ type summaryPlan struct {
 type summaryJob struct {
 	done chan struct{}
 	err  error
+	// work is what the job writes and, once done is closed, what it
+	// wrote.
+	work *job
 }

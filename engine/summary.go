@@ -1,0 +1,794 @@
+package engine
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+	"unicode/utf16"
+
+	bs "github.com/brainsurgeon/brainsurgeon"
+	"github.com/brainsurgeon/brainsurgeon/compact"
+	"github.com/brainsurgeon/brainsurgeon/summarize"
+)
+
+// The layers a summary record names.
+const (
+	layerSummarize = "summarize"
+	layerFull      = "full"
+	layerManual    = "manual"
+	layerCondense  = "condense"
+)
+
+// Defaults of the summary layers.
+const (
+	// defaultSummaryWait is how long Assemble waits for a summary it
+	// started (Engine.SummaryWait when 0).
+	defaultSummaryWait = 2 * time.Second
+	// defaultFanout is how many summaries of one level condense
+	// (Engine.CondenseFanout when 0).
+	defaultFanout = 4
+	// jobTimeout bounds a background summary: the job outlives the
+	// request that started it, never the engine's patience.
+	jobTimeout = 5 * time.Minute
+	// keepShare is the share of the window the summarize layer keeps at
+	// most, whatever Settings.SummarizeKeepRecent says.
+	keepShare = 0.30
+	// headerTokens is a summary header's size, in base tokens.
+	headerTokens = 30
+)
+
+// pinnedHeading starts the section of a summary that carries pinned
+// entries verbatim; a condensed summary carries its children's sections
+// forward.
+const pinnedHeading = "\n\n## Pinned\n\nThese entries are marked `_extractable: false`: they are kept verbatim, never summarized.\n"
+
+// job is the work of a summaryJob: one summary of messages (rec.Entries)
+// or one condensation (rec.Children), written by the summarizer.
+type job struct {
+	// rec is the record being written, without its id, text and how it
+	// was written.
+	rec SummaryRecord
+	// input is the summarizer's input; pinned the pinned section the text
+	// ends with.
+	input  [][]byte
+	pinned string
+	cancel context.CancelFunc
+	// out is the written summary, valid once the job's done is closed.
+	out bs.Summary
+	// abandoned is true when the view stopped waiting for it: its result
+	// is dropped. Only the session's lock holder reads or writes it.
+	abandoned bool
+}
+
+// planSummaries decides the summary part of a view: the summaries at the
+// top of in.State's summary tree that still apply, a new summary of the
+// oldest messages when the thresholds ask for one, and a condensation when
+// CondenseFanout summaries of one level are at the top. It may add records
+// to in.State (and count them in Compactions); the caller saves it.
+//
+// in.Tokens counts every message of in.Msgs as the view sends it after
+// collapse (no summary applied), the prompt and the overhead included, in
+// calibrated tokens.
+//
+// The caller holds the session's lock (e.session(in.Ref).mu). A summary is
+// written by a background job, one at a time per session; the plan waits
+// for it up to in.Wait (Engine.SummaryWait when 0, no wait when negative)
+// and otherwise serves the view without it: a later call picks it up. Above
+// the full threshold or above the window it waits up to ctx's deadline and
+// then uses the deterministic summary at once, marked degraded.
+func (e *Engine) planSummaries(ctx context.Context, in summaryInput) (summaryPlan, error) {
+	var plan summaryPlan
+	if in.State == nil {
+		return plan, fmt.Errorf("plan summaries of %s: no state: %w", in.Ref, bs.ErrInvalid)
+	}
+	ss := e.session(in.Ref)
+	wait := in.Wait
+	if wait == 0 {
+		wait = e.summaryWait()
+	}
+	start := time.Now()
+	budget := func() time.Duration { return max(wait-time.Since(start), 0) }
+	p := &planner{e: e, in: &in, ss: ss}
+	for range 4 {
+		p.harvest(&plan)
+		tops, pos := p.applied(false)
+		urgent := p.urgent(tops, pos)
+		if ss.job == nil {
+			started, err := p.start(ctx, tops, pos)
+			if err != nil {
+				return plan, err
+			}
+			if !started {
+				break
+			}
+		}
+		if p.wait(ctx, ss.job, urgent, budget()) {
+			continue // harvested on the next round
+		}
+		if urgent {
+			// Above the full threshold the view cannot wait for the
+			// model: the deterministic summary replaces the job at once.
+			if err := p.fallback(ctx, &plan); err != nil {
+				return plan, err
+			}
+		}
+		break
+	}
+	p.harvest(&plan)
+	p.applied(true) // logs the summaries the view drops
+	tops, pos := p.applied(false)
+	plan.Summary = render(in.State, tops)
+	if plan.Summary != nil {
+		plan.FirstKept = pos
+	}
+	return plan, nil
+}
+
+// planner is one planSummaries call.
+type planner struct {
+	e  *Engine
+	in *summaryInput
+	ss *sessionState
+}
+
+// summaryWait returns Engine.SummaryWait or its default.
+func (e *Engine) summaryWait() time.Duration {
+	if e.SummaryWait > 0 {
+		return e.SummaryWait
+	}
+	return defaultSummaryWait
+}
+
+// fanout returns Engine.CondenseFanout or its default (at least 2).
+func (e *Engine) fanout() int {
+	if e.CondenseFanout >= 2 {
+		return e.CondenseFanout
+	}
+	return defaultFanout
+}
+
+// applied returns the summaries at the top of the tree that apply to the
+// view: the top-level summaries, oldest first, from the first whose
+// messages start in.Msgs, as long as each one's messages follow the
+// previous one's; and the number of messages of in.Msgs they cover. A
+// top-level summary left out (the host compacted, or the session moved to
+// another branch) is dropped from the view, and logged when logIt is true.
+func (p *planner) applied(logIt bool) ([]*SummaryRecord, int) {
+	st, msgs := p.in.State, p.in.Msgs
+	byID := index(st)
+	// The tops in the order of the messages they cover (a condensation is
+	// made after summaries of newer messages); those whose first message
+	// the view does not hold come first, and are dropped.
+	at := make(map[string]int, len(msgs))
+	for i := range msgs {
+		at[msgs[i].ID] = i
+	}
+	type top struct {
+		r    *SummaryRecord
+		ids  []string
+		from int
+	}
+	var tops []top
+	for i := range st.Summaries {
+		if st.Summaries[i].Parent != "" {
+			continue
+		}
+		t := top{r: &st.Summaries[i], ids: leaves(byID, &st.Summaries[i]), from: -1}
+		if len(t.ids) > 0 {
+			if k, ok := at[t.ids[0]]; ok {
+				t.from = k
+			}
+		}
+		tops = append(tops, t)
+	}
+	slices.SortStableFunc(tops, func(a, b top) int { return a.from - b.from })
+	var out []*SummaryRecord
+	pos := 0
+	for _, tp := range tops {
+		t, ids := tp.r, tp.ids
+		ok := len(ids) > 0 && pos+len(ids) <= len(msgs)
+		for k := 0; ok && k < len(ids); k++ {
+			ok = msgs[pos+k].ID == ids[k]
+		}
+		if ok {
+			out = append(out, t)
+			pos += len(ids)
+			continue
+		}
+		if logIt {
+			why := "its messages are no longer the first of the session's context"
+			if len(out) > 0 {
+				why = "its messages no longer follow those of " + out[len(out)-1].ID
+			}
+			p.e.log().Info("engine: summary dropped from the view", "session", p.in.Ref.String(), "summary", t.ID, "level", t.Level, "why", why)
+		}
+		if len(out) > 0 {
+			// A gap: what follows no longer continues the view.
+			break
+		}
+	}
+	return out, pos
+}
+
+// index maps the ids of st's summaries to their records.
+func index(st *State) map[string]*SummaryRecord {
+	m := make(map[string]*SummaryRecord, len(st.Summaries))
+	for i := range st.Summaries {
+		m[st.Summaries[i].ID] = &st.Summaries[i]
+	}
+	return m
+}
+
+// leaves returns the ids of the messages r covers, in order: its entries,
+// or its children's, recursively.
+func leaves(byID map[string]*SummaryRecord, r *SummaryRecord) []string {
+	var out []string
+	var walk func(r *SummaryRecord, depth int)
+	walk = func(r *SummaryRecord, depth int) {
+		if depth > 64 {
+			return
+		}
+		out = append(out, r.Entries...)
+		for _, c := range r.Children {
+			if cr := byID[c]; cr != nil {
+				walk(cr, depth+1)
+			}
+		}
+	}
+	walk(r, 0)
+	return out
+}
+
+// scale returns the calibration ratio of the state (1 before any fit).
+func scale(st *State) float64 {
+	if st.Calibration.Ratio > 0 {
+		return st.Calibration.Ratio
+	}
+	return 1
+}
+
+// viewTokens returns the view's calibrated size with tops applied: the
+// prompt and overhead share of in.Tokens, plus the summaries and the
+// messages from pos on.
+func (p *planner) viewTokens(tops []*SummaryRecord, pos int) int {
+	r := scale(p.in.State)
+	all, tail := 0, 0
+	for i, m := range p.in.Msgs {
+		all += m.Tokens
+		if i >= pos {
+			tail += m.Tokens
+		}
+	}
+	extra := max(p.in.Tokens-int(r*float64(all)), 0)
+	return extra + int(r*float64(tail+summaryTokens(tops)))
+}
+
+// summaryTokens returns the base tokens of the summary message of tops.
+func summaryTokens(tops []*SummaryRecord) int {
+	n := 0
+	for _, t := range tops {
+		n += t.Tokens + headerTokens
+	}
+	return n
+}
+
+// thresholds returns the summarize and full thresholds in tokens.
+func (p *planner) thresholds() (sum, full int) {
+	s, w := p.e.Settings, float64(p.in.Window)
+	sumPct, fullPct := s.SummarizeTriggerPercent, s.FullTriggerPercent
+	if sumPct <= 0 {
+		sumPct = 88
+	}
+	if fullPct <= 0 {
+		fullPct = 95
+	}
+	return int(w * sumPct / 100), int(w * fullPct / 100)
+}
+
+// urgent reports whether the view is above the full threshold or the
+// window with tops applied: then it cannot wait for the model.
+func (p *planner) urgent(tops []*SummaryRecord, pos int) bool {
+	if p.in.Window <= 0 {
+		return false
+	}
+	t := p.viewTokens(tops, pos)
+	_, full := p.thresholds()
+	return t > full || t > p.in.Window
+}
+
+// keep returns how many of the newest tokens the summarize layer keeps:
+// min(Settings.SummarizeKeepRecent, 30 % of the window).
+func (p *planner) keep() int {
+	k := p.e.Settings.SummarizeKeepRecent
+	if k <= 0 {
+		k = 25000
+	}
+	if p.in.Window > 0 {
+		k = min(k, int(keepShare*float64(p.in.Window)))
+	}
+	return k
+}
+
+// cutRole reports whether a message of this role may start the kept part:
+// user, assistant, bashExecution, custom, branchSummary and
+// compactionSummary messages, custom_message and branch_summary entries;
+// never a toolResult.
+func cutRole(role string) bool {
+	switch role {
+	case "user", "assistant", "bashExecution", "custom", "branchSummary", "compactionSummary",
+		"custom_message", "branch_summary":
+		return true
+	}
+	return false
+}
+
+// validCuts tells, for each message, whether the kept part may start
+// there: the message has an id and a cut role, and no tool call before it
+// has its result at or after it (a cut never separates a tool call from its
+// result).
+func validCuts(msgs []viewMsg) []bool {
+	ok := make([]bool, len(msgs))
+	for k := range msgs {
+		ok[k] = msgs[k].ID != "" && cutRole(msgs[k].Role)
+	}
+	callAt := make(map[string]int)
+	for k := range msgs {
+		for _, id := range msgs[k].Calls {
+			if id != "" {
+				callAt[id] = k
+			}
+		}
+		if msgs[k].Role != "toolResult" || msgs[k].CallID == "" {
+			continue
+		}
+		if c, found := callAt[msgs[k].CallID]; found {
+			for j := c + 1; j <= k; j++ {
+				ok[j] = false
+			}
+		}
+	}
+	return ok
+}
+
+// keepCut returns the first kept message when the newest keep tokens are
+// kept and the messages before from are already summarized: walk back
+// from the newest message accumulating tokens until keep is reached, then
+// take the nearest valid cut at or after that message, else the nearest
+// one before it, after from. It returns -1 when nothing can be summarized.
+func keepCut(msgs []viewMsg, ok []bool, from, keep int) int {
+	target, acc := -1, 0
+	for i := len(msgs) - 1; i >= from; i-- {
+		acc += msgs[i].Tokens
+		if acc >= keep {
+			target = i
+			break
+		}
+	}
+	if target < 0 {
+		return -1
+	}
+	for c := max(target, from+1); c < len(msgs); c++ {
+		if ok[c] {
+			return c
+		}
+	}
+	for c := target - 1; c > from; c-- {
+		if ok[c] {
+			return c
+		}
+	}
+	return -1
+}
+
+// lastCut returns the last valid cut after from (the full layer keeps
+// only the last turn), or -1.
+func lastCut(ok []bool, from int) int {
+	for c := len(ok) - 1; c > from; c-- {
+		if ok[c] {
+			return c
+		}
+	}
+	return -1
+}
+
+// estimate is the expected size in base tokens of a summary of span base
+// tokens (the deterministic summary's bound; a model's is usually
+// smaller).
+func estimate(span int) int {
+	return (&summarize.Deterministic{}).Limit(4*span)/4 + headerTokens
+}
+
+// messageCut decides whether the messages after pos need a summary and
+// where it ends: the layer ("summarize" or "full") and the first kept
+// message, or "" and -1. With in.Force a summary is made whatever the
+// thresholds say (down to the last turn when in.Target is the full layer
+// or the kept part holds everything).
+func (p *planner) messageCut(tops []*SummaryRecord, pos int) (string, int) {
+	if p.in.Window <= 0 {
+		return "", -1
+	}
+	sumT, fullT := p.thresholds()
+	t := p.viewTokens(tops, pos)
+	if t <= sumT && !p.in.Force {
+		return "", -1
+	}
+	msgs := p.in.Msgs
+	ok := validCuts(msgs)
+	cut := keepCut(msgs, ok, pos, p.keep())
+	if p.in.Force && p.in.Target == compact.LayerFull {
+		cut = -1
+	}
+	if cut > pos {
+		if t-p.spanCost(pos, cut) <= fullT {
+			return layerSummarize, cut
+		}
+	} else if t <= fullT && !p.in.Force {
+		return "", -1 // everything after the summaries is the kept part
+	}
+	if last := lastCut(ok, pos); last > pos {
+		return layerFull, last
+	}
+	return "", -1
+}
+
+// spanCost returns by how many calibrated tokens summarizing msgs[from:to]
+// shrinks the view (negative when the summary is expected to be larger).
+func (p *planner) spanCost(from, to int) int {
+	n := 0
+	for _, m := range p.in.Msgs[from:to] {
+		n += m.Tokens
+	}
+	return int(scale(p.in.State) * float64(n-estimate(n)))
+}
+
+// start starts the job the view needs next, if any: a summary of messages
+// when the thresholds ask for one, else a condensation. It reports
+// whether a job started.
+func (p *planner) start(ctx context.Context, tops []*SummaryRecord, pos int) (bool, error) {
+	var j *job
+	if layer, cut := p.messageCut(tops, pos); cut > 0 {
+		var err error
+		if j, err = p.e.messageJob(ctx, p.in, layer, pos, cut); err != nil {
+			return false, fmt.Errorf("plan summaries of %s: %w", p.in.Ref, err)
+		}
+	} else if run := condenseRun(tops, p.e.fanout()); run != nil {
+		j = condenseJob(run)
+	}
+	if j == nil {
+		return false, nil
+	}
+	p.ss.job = p.e.run(j, p.in.Ref, p.in.Focus)
+	return true, nil
+}
+
+// wait waits for sj up to budget, or, when urgent, up to shortly before
+// ctx's deadline (budget when ctx has none). It reports whether sj is done.
+func (p *planner) wait(ctx context.Context, sj *summaryJob, urgent bool, budget time.Duration) bool {
+	if sj == nil {
+		return false
+	}
+	if urgent {
+		if dl, ok := ctx.Deadline(); ok {
+			left := time.Until(dl)
+			budget = max(left-min(max(left/10, 50*time.Millisecond), 500*time.Millisecond), 0)
+		}
+	}
+	select {
+	case <-sj.done:
+		return true
+	default:
+	}
+	if budget <= 0 {
+		return false
+	}
+	t := time.NewTimer(budget)
+	defer t.Stop()
+	select {
+	case <-sj.done:
+		return true
+	case <-t.C:
+		return false
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// harvest takes the session's finished job into the state when what it
+// summarized is still where the view needs it. A job still running is
+// left alone.
+func (p *planner) harvest(plan *summaryPlan) {
+	sj := p.ss.job
+	if sj == nil {
+		return
+	}
+	select {
+	case <-sj.done:
+	default:
+		return
+	}
+	p.ss.job = nil
+	j := sj.work
+	if j == nil || j.abandoned {
+		return
+	}
+	if sj.err != nil {
+		p.e.log().Warn("engine: summary failed", "session", p.in.Ref.String(), "layer", j.rec.Layer, "err", sj.err)
+		return
+	}
+	tops, pos := p.applied(false)
+	if !fits(p.in.Msgs, tops, pos, &j.rec) {
+		p.e.log().Info("engine: summary dropped: what it covers is no longer at the top of the view", "session", p.in.Ref.String(), "layer", j.rec.Layer)
+		return
+	}
+	r := p.e.record(p.in.State, j, j.out)
+	p.e.logSummary(p.in.Ref, r)
+	if plan != nil && !slices.Contains(plan.Layers, r.Layer) {
+		plan.Layers = append(plan.Layers, r.Layer)
+	}
+}
+
+// fits reports whether rec applies after tops: its messages follow them,
+// or its children are consecutive among them.
+func fits(msgs []viewMsg, tops []*SummaryRecord, pos int, rec *SummaryRecord) bool {
+	if len(rec.Children) > 0 {
+		for i := range tops {
+			if tops[i].ID != rec.Children[0] || i+len(rec.Children) > len(tops) {
+				continue
+			}
+			for k, c := range rec.Children {
+				if tops[i+k].ID != c {
+					return false
+				}
+			}
+			return true
+		}
+		return false
+	}
+	if len(rec.Entries) == 0 || pos+len(rec.Entries) > len(msgs) {
+		return false
+	}
+	for k, id := range rec.Entries {
+		if msgs[pos+k].ID != id {
+			return false
+		}
+	}
+	return true
+}
+
+// fallback replaces the session's running job with the deterministic
+// summary, at once: the job is cancelled and its result will be dropped.
+// A running condensation is cancelled too, and the summary of messages
+// the view needs is written deterministically.
+func (p *planner) fallback(ctx context.Context, plan *summaryPlan) error {
+	tops, pos := p.applied(false)
+	var j *job
+	var cur *job
+	if sj := p.ss.job; sj != nil {
+		cur = sj.work
+	}
+	if cur != nil && !cur.abandoned && len(cur.rec.Entries) > 0 && fits(p.in.Msgs, tops, pos, &cur.rec) {
+		j = cur
+	} else {
+		layer, cut := p.messageCut(tops, pos)
+		if cut < 0 {
+			return nil // what is being written is not what the view needs now
+		}
+		nj, err := p.e.messageJob(ctx, p.in, layer, pos, cut)
+		if err != nil {
+			return fmt.Errorf("plan summaries of %s: %w", p.in.Ref, err)
+		}
+		j = nj
+	}
+	if cur != nil && !cur.abandoned {
+		cur.abandoned = true
+		cur.cancel()
+	}
+	sum, err := (&summarize.Deterministic{}).Summarize(context.WithoutCancel(ctx), j.input, p.in.Focus)
+	if err != nil {
+		return fmt.Errorf("plan summaries of %s: deterministic summary: %w", p.in.Ref, err)
+	}
+	sum.Reason = "the model had not answered by the turn's deadline and the context is above the full threshold; the deterministic summary was used"
+	// The running job may still write its own fields: copy only what it
+	// never changes.
+	fresh := &job{rec: j.rec, input: j.input, pinned: j.pinned}
+	r := p.e.record(p.in.State, fresh, sum)
+	p.e.logSummary(p.in.Ref, r)
+	if !slices.Contains(plan.Layers, r.Layer) {
+		plan.Layers = append(plan.Layers, r.Layer)
+	}
+	return nil
+}
+
+// messageJob prepares the summary of in.Msgs[from:to]: reads their raw
+// lines and collects the pinned ones.
+func (e *Engine) messageJob(ctx context.Context, in *summaryInput, layer string, from, to int) (*job, error) {
+	span := in.Msgs[from:to]
+	raws, err := rawLines(ctx, in.Tr, span)
+	if err != nil {
+		return nil, err
+	}
+	j := &job{input: raws, rec: SummaryRecord{Level: 1, Layer: layer}}
+	var b strings.Builder
+	for i := range span {
+		j.rec.Entries = append(j.rec.Entries, span[i].ID)
+		j.rec.TokensBefore += span[i].Tokens
+		if span[i].Pinned {
+			j.rec.Pinned = append(j.rec.Pinned, span[i].ID)
+			fmt.Fprintf(&b, "\n<pinned id=%q>\n%s\n</pinned>\n", span[i].ID, raws[i])
+		}
+	}
+	j.pinned = b.String()
+	return j, nil
+}
+
+// rawLines reads the raw lines of msgs through tr, in the order of msgs.
+func rawLines(ctx context.Context, tr bs.Transcript, msgs []viewMsg) ([][]byte, error) {
+	if tr == nil {
+		return nil, fmt.Errorf("read the messages to summarize: no transcript: %w", bs.ErrInvalid)
+	}
+	want := make([]int, 0, len(msgs))
+	for i := range msgs {
+		want = append(want, msgs[i].Line)
+	}
+	slices.Sort(want)
+	want = slices.Compact(want)
+	got := make(map[int][]byte, len(want))
+	for en, err := range tr.Lines(ctx, want) {
+		if err != nil {
+			return nil, fmt.Errorf("read the messages to summarize from %s: %w", tr.Ref(), err)
+		}
+		got[en.Line] = en.Raw
+	}
+	out := make([][]byte, len(msgs))
+	for i := range msgs {
+		raw, ok := got[msgs[i].Line]
+		if !ok {
+			return nil, fmt.Errorf("read the messages to summarize from %s: expected line %d (entry %s), the store did not return it: %w",
+				tr.Ref(), msgs[i].Line, msgs[i].ID, bs.ErrChanged)
+		}
+		out[i] = raw
+	}
+	return out, nil
+}
+
+// run starts j in the background with a bounded context of its own (the
+// job outlives the request that started it) and returns its handle.
+func (e *Engine) run(j *job, ref bs.SessionRef, focus string) *summaryJob {
+	ctx, cancel := context.WithTimeout(context.Background(), jobTimeout)
+	j.cancel = cancel
+	sj := &summaryJob{done: make(chan struct{})}
+	sj.work = j
+	go func() {
+		defer close(sj.done)
+		defer cancel()
+		j.out = e.write(ctx, j.input, focus)
+	}()
+	e.log().Debug("engine: summary started", "session", ref.String(), "layer", j.rec.Layer, "level", j.rec.Level,
+		"messages", len(j.rec.Entries), "children", len(j.rec.Children))
+	return sj
+}
+
+// write writes the summary of input with the engine's summarizer: through
+// summarize.Escalate for a summarizer that takes prompt variants, else by
+// calling it; any failure falls back to the deterministic summary, marked
+// degraded with the reason. It never fails.
+func (e *Engine) write(ctx context.Context, input [][]byte, focus string) bs.Summary {
+	det := func(reason string) bs.Summary {
+		s, _ := (&summarize.Deterministic{}).Summarize(context.WithoutCancel(ctx), input, focus)
+		s.Degraded, s.Reason = true, reason
+		return s
+	}
+	if e.Summarizer == nil {
+		return det("no summarizer is configured")
+	}
+	var sum bs.Summary
+	var err error
+	if _, ok := e.Summarizer.(summarize.VariantSummarizer); ok {
+		sum, err = (&summarize.Escalate{Model: e.Summarizer, Logger: e.Logger}).Summarize(ctx, input, focus)
+	} else {
+		sum, err = e.Summarizer.Summarize(ctx, input, focus)
+	}
+	switch {
+	case err != nil:
+		return det("the summarizer failed, the deterministic summary was used: " + err.Error())
+	case strings.TrimSpace(sum.Text) == "":
+		return det("the summarizer returned an empty summary, the deterministic summary was used")
+	}
+	if sum.Degraded && sum.Reason == "" {
+		sum.Reason = "the summary was made without a model"
+	}
+	return sum
+}
+
+// record adds the summary j wrote to st: its id and text (with the pinned
+// section), its children's parent links, and the count of summaries of
+// messages. It returns the new record.
+func (e *Engine) record(st *State, j *job, sum bs.Summary) *SummaryRecord {
+	r := j.rec
+	r.ID = newSummaryID(st)
+	own, _ := splitPinned(sum.Text)
+	r.Text = own
+	if j.pinned != "" {
+		r.Text = strings.TrimRight(own, "\n") + pinnedHeading + j.pinned
+	}
+	r.Tokens = textTokens(r.Text)
+	r.Degraded, r.Reason, r.Method = sum.Degraded, sum.Reason, sum.Method
+	r.CreatedAt = e.now().UTC()
+	st.Summaries = append(st.Summaries, r)
+	if len(r.Children) > 0 {
+		byID := index(st)
+		for _, c := range r.Children {
+			if cr := byID[c]; cr != nil {
+				cr.Parent = r.ID
+			}
+		}
+	} else {
+		st.Compactions++
+	}
+	return &st.Summaries[len(st.Summaries)-1]
+}
+
+// logSummary logs a summary the view now uses.
+func (e *Engine) logSummary(ref bs.SessionRef, r *SummaryRecord) {
+	e.log().Info("engine: summary made", "session", ref.String(), "summary", r.ID, "layer", r.Layer, "level", r.Level,
+		"messages", len(r.Entries), "children", len(r.Children), "tokens", r.Tokens, "tokens_before", r.TokensBefore,
+		"degraded", r.Degraded, "reason", r.Reason)
+}
+
+// render returns the view's summary message for tops, nil for none: each
+// summary's header and text, oldest first.
+func render(st *State, tops []*SummaryRecord) *Summary {
+	if len(tops) == 0 {
+		return nil
+	}
+	byID := index(st)
+	s := &Summary{}
+	var b strings.Builder
+	var newest *SummaryRecord
+	for i, t := range tops {
+		if i > 0 {
+			b.WriteString("\n\n")
+		}
+		b.WriteString(header(t.ID, t.Level, len(leaves(byID, t))))
+		b.WriteString("\n")
+		b.WriteString(t.Text)
+		s.Level = max(s.Level, t.Level)
+		s.TokensBefore += t.TokensBefore
+		if newest == nil || !t.CreatedAt.Before(newest.CreatedAt) {
+			newest = t
+		}
+	}
+	s.ID, s.Timestamp, s.Text = newest.ID, newest.CreatedAt.UnixMilli(), b.String()
+	return s
+}
+
+// header is the first line of a rendered summary.
+func header(id string, level, messages int) string {
+	return fmt.Sprintf(`[BrainSurgeon summary %s: level %d, %d messages; recall_expand {"id":"%s"} returns them]`, id, level, messages, id)
+}
+
+// textTokens returns the base tokens of s: its length in UTF-16 code
+// units over 4, rounded up.
+func textTokens(s string) int {
+	n := 0
+	for _, r := range s {
+		n += max(utf16.RuneLen(r), 1)
+	}
+	return (n + 3) / 4
+}
+
+// newSummaryID returns a summary id no summary of st has.
+func newSummaryID(st *State) string {
+	for {
+		var b [6]byte
+		_, _ = rand.Read(b[:])
+		id := "sum-" + hex.EncodeToString(b[:])
+		if !slices.ContainsFunc(st.Summaries, func(r SummaryRecord) bool { return r.ID == id }) {
+			return id
+		}
+	}
+}
