@@ -267,7 +267,8 @@ func (s *server) engineStatus(ctx context.Context, ref bs.SessionRef) *engine.St
 // row stores it (engine.Value), which the view shows in full from the
 // next turn; nothing is written to the host. ok is false when the engine
 // cannot answer (no engine, a record exists, or the engine does not know
-// the entry): the ordinary restore then runs and gives its own answer.
+// the entry, or the row holds the entry's own placeholder): the ordinary
+// restore then runs and gives its own answer.
 func (s *server) restoreView(ctx context.Context, ref bs.SessionRef, key string, keys json.RawMessage, offset, maxChars int) (ToolResponse, bool, error) {
 	eng := s.engineFor()
 	if eng == nil || bs.CheckSideKey(key) != nil {
@@ -283,6 +284,11 @@ func (s *server) restoreView(ctx context.Context, ref bs.SessionRef, key string,
 	}
 	if err != nil {
 		return ToolResponse{}, true, fmt.Errorf("purge_control restore %s: %w", key, err)
+	}
+	if bytes.Contains(v.Content, []byte(extract.Placeholder(key))) {
+		// The row holds the entry's own placeholder and the side store
+		// no record: the value is lost, which the ordinary restore says.
+		return ToolResponse{}, false, nil
 	}
 	sv, err := viewSourceValue(key, v.Content)
 	if err != nil {

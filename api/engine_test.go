@@ -316,6 +316,13 @@ func TestEngineRestoreFromView(t *testing.T) {
 		}
 	}
 
+	// The row holds the entry's own placeholder (its record is gone):
+	// the ordinary restore answers, never the placeholder as the value.
+	eng.value.Content = json.RawMessage(`[{"type":"text","text":"[[extracted-a0]]"}]`)
+	if a := callTool(t, c, plugSessA, "purge_control", `{"action":"restore","key":"a0"}`); a.OK {
+		t.Errorf("restore of a row holding its placeholder: %+v", a)
+	}
+
 	// The engine does not know the entry: the ordinary restore answers.
 	eng.valueErr = fmt.Errorf("entry zz: %w", bs.ErrNotFound)
 	a = callTool(t, c, plugSessA, "purge_control", `{"action":"restore","key":"zz"}`)
