@@ -30,7 +30,8 @@
 //     inserts or deletes rows): the request is well formed but
 //     this backend cannot process it, which is why 422 and not 409 (kept
 //     for conditions that pass);
-//   - 501: the endpoint needs a Control or Trash that was not given;
+//   - 501: the endpoint needs a Control, Trash or Engine that was not
+//     given;
 //   - 503: a request cancelled, or a tool result to store at the source
 //     while MaxSourceRequests others are being stored.
 //
@@ -66,6 +67,8 @@
 //	DELETE /api/trash/{agent}/{id}
 //	POST   /api/plugin/v1/source                (the OpenClaw plugin: store a tool result; body cap MaxSourceBodyBytes)
 //	POST   /api/plugin/v1/tool                  (the OpenClaw plugin: one tool call; allowed in read-only mode, where only reads run)
+//	POST   /api/plugin/v1/assemble              (the OpenClaw context engine: one turn's view; body cap MaxAssembleBodyBytes; read-only mode saves no decision)
+//	POST   /api/plugin/v1/compact               (the OpenClaw context engine: compact the view; read-only mode compacts nothing)
 //
 // {id} names a session of {agent} the way the CLI does after "agent/"
 // (Backend.ResolveAmong): its id, its transcript's file stem, a unique prefix
@@ -103,6 +106,7 @@ import (
 	bs "github.com/brainsurgeon/brainsurgeon"
 	"github.com/brainsurgeon/brainsurgeon/compact"
 	"github.com/brainsurgeon/brainsurgeon/config"
+	"github.com/brainsurgeon/brainsurgeon/engine"
 	"github.com/brainsurgeon/brainsurgeon/internal/compactwire"
 	"github.com/brainsurgeon/brainsurgeon/prune"
 	"github.com/brainsurgeon/brainsurgeon/restore"
@@ -236,6 +240,12 @@ type Options struct {
 	Control Control
 	// Trash is the session trash; nil answers 501 on its endpoints.
 	Trash Trash
+	// Engine is the context engine the plugin's assemble and compact
+	// requests, the engine paths of its tools and the session detail's
+	// "engine" member use. When nil, a Control that is an EngineSource
+	// gives it; else those requests answer 501 and nothing else changes.
+	// The caller owns it (and closes it).
+	Engine *engine.Engine
 	// Compaction, when not nil, is what the context endpoints count and
 	// summarize with; nil means the runtime config's "compaction" object
 	// (from Control, else the defaults), with the summarizer model from
@@ -285,6 +295,8 @@ type server struct {
 	// sourceMu makes a source record's check and replacement one step.
 	sourceSlots chan struct{}
 	sourceMu    sync.Mutex
+	// testEngine, set by the package's tests only, replaces the engine.
+	testEngine contextEngine
 }
 
 // New returns the API handler. It checks the options: no Store or Side, an empty
@@ -376,6 +388,8 @@ func (s *server) routeTable() []route {
 		{"DELETE /api/trash/{agent}/{id}", false, s.answer(s.trashDelete), 0, false},
 		{pattern: "POST /api/plugin/v1/source", h: s.pluginGuard(s.answer(s.pluginSource)), maxBody: MaxSourceBodyBytes},
 		{pattern: "POST /api/plugin/v1/tool", h: s.pluginGuard(s.answer(s.pluginTool)), readOnlyOK: true},
+		{pattern: "POST /api/plugin/v1/assemble", h: s.pluginGuard(s.answer(s.pluginAssemble)), maxBody: MaxAssembleBodyBytes, readOnlyOK: true},
+		{pattern: "POST /api/plugin/v1/compact", h: s.pluginGuard(s.answer(s.pluginCompact)), readOnlyOK: true},
 	}
 }
 

@@ -101,8 +101,12 @@ func (s *server) detail(r *http.Request) (any, error) {
 		// views do not hold on to the buffer the lines were read into).
 		views = append(views, viewOf(entry.Parse(bytes.Clone(e.Raw), e.Line, e.Offset)))
 	}
-	return map[string]any{"session": info, "total": total, "offset": offset,
-		"limit": limit, "entries": views}, nil
+	out := map[string]any{"session": info, "total": total, "offset": offset,
+		"limit": limit, "entries": views}
+	if st := s.engineStatus(r.Context(), ref); st != nil {
+		out["engine"] = st
+	}
+	return out, nil
 }
 
 func viewOf(e *bs.Entry) EntryView {

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"mime"
 	"net/http"
@@ -19,6 +20,7 @@ import (
 	"unicode/utf8"
 
 	bs "github.com/brainsurgeon/brainsurgeon"
+	"github.com/brainsurgeon/brainsurgeon/engine"
 	"github.com/brainsurgeon/brainsurgeon/extract"
 	"github.com/brainsurgeon/brainsurgeon/internal/agenttext"
 	"github.com/brainsurgeon/brainsurgeon/recall"
@@ -484,6 +486,9 @@ func (s *server) purgeControl(ctx context.Context, ref bs.SessionRef, q toolRequ
 		if extract.IsSourceKey(p.Key) {
 			return s.restoreSource(ctx, ref, p.Key, offset, maxChars)
 		}
+		if res, ok, err := s.restoreView(ctx, ref, p.Key, p.Keys, offset, maxChars); ok {
+			return res, err
+		}
 		if offset != 0 {
 			return ToolResponse{}, fmt.Errorf("purge_control restore: offset pages a tool result stored at the source (a key %s<toolCallId>), found it with the entry key %.60q, whose values come whole", extract.SourceKeyPrefix, p.Key)
 		}
@@ -608,6 +613,14 @@ func (s *server) restoreSource(ctx context.Context, ref bs.SessionRef, key strin
 	if err != nil {
 		return ToolResponse{}, err
 	}
+	return pageValue(sv, offset, maxChars, nil)
+}
+
+// pageValue answers a restore of the content sv (see restoreSource):
+// its blocks exactly when its text fits one page from offset 0, else the
+// page asked for. more are added to the details.
+func pageValue(sv *restore.SourceValue, offset, maxChars int, more map[string]any) (ToolResponse, error) {
+	key := sv.Key
 	var body []byte
 	for _, lit := range sv.TextLiterals {
 		b, err := agenttext.LiteralBody(lit)
@@ -622,6 +635,7 @@ func (s *server) restoreSource(ctx context.Context, ref bs.SessionRef, key strin
 	}
 	details := map[string]any{"key": key, "bytes": sv.Bytes, "sha256": sv.SHA256, "offset": page.Offset,
 		"next_offset": page.NextOffset, "total_chars": page.TotalChars}
+	maps.Copy(details, more)
 	if offset == 0 && page.Last() {
 		blocks, err := SplitTextBlocks(sv.Content, MaxToolTextBlock)
 		if err != nil {
@@ -799,7 +813,10 @@ func (s *server) recallDescribe(ctx context.Context, ref bs.SessionRef, q toolRe
 		return ToolResponse{}, err
 	}
 	if p.ID == "" {
-		return ToolResponse{}, errors.New(`recall_describe: expected "id", an entry id, found none`)
+		return ToolResponse{}, errors.New(`recall_describe: expected "id", an entry id or a summary id (sum-…), found none`)
+	}
+	if engine.IsSummaryID(p.ID) {
+		return s.describeSummary(ctx, ref, p.ID)
 	}
 	tr, err := s.set.Store.Open(ctx, ref, nil)
 	if err != nil {
@@ -826,10 +843,13 @@ func (s *server) recallExpand(ctx context.Context, ref bs.SessionRef, q toolRequ
 		return ToolResponse{}, err
 	}
 	if p.ID == "" {
-		return ToolResponse{}, errors.New(`recall_expand: expected "id", a compaction entry id, found none`)
+		return ToolResponse{}, errors.New(`recall_expand: expected "id", a compaction entry id or a summary id (sum-…), found none`)
 	}
 	if p.Max < 0 {
 		return ToolResponse{}, fmt.Errorf("recall_expand: max: expected 0 (all) or more, found %d", p.Max)
+	}
+	if engine.IsSummaryID(p.ID) {
+		return s.expandSummary(ctx, ref, p.ID, p.Max)
 	}
 	tr, err := s.set.Store.Open(ctx, ref, nil)
 	if err != nil {

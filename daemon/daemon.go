@@ -11,6 +11,7 @@ import (
 	bs "github.com/brainsurgeon/brainsurgeon"
 	"github.com/brainsurgeon/brainsurgeon/api"
 	"github.com/brainsurgeon/brainsurgeon/config"
+	"github.com/brainsurgeon/brainsurgeon/engine"
 	"github.com/brainsurgeon/brainsurgeon/internal/logging"
 	"github.com/brainsurgeon/brainsurgeon/restore"
 )
@@ -92,6 +93,13 @@ type Daemon struct {
 	// again on the next request), see control.Restorer.
 	restorerMu sync.Mutex
 	restorer   *restore.Restorer
+
+	// engine is the API's context engine for the current config (nil:
+	// made again on the next request), see control.Engine; engineClosed
+	// is set by Close.
+	engineMu     sync.Mutex
+	engine       *engine.Engine
+	engineClosed bool
 }
 
 // Open loads the runtime config (see OpenConfig: unless read-only, it is
@@ -171,6 +179,7 @@ func (d *Daemon) Close() {
 	if c != nil {
 		c.Close()
 	}
+	d.closeEngine()
 	d.wg.Wait()
 	d.prune.wait()
 	d.retention.wait()
@@ -188,13 +197,14 @@ func (d *Daemon) scheduleLocked(name, spec string) error {
 
 // onConfig reschedules at once when a cron expression changed, makes
 // every session worth reading again when what is extracted changed, and
-// drops the API's Restorer, made for the old config.
+// drops the API's Restorer and context engine, made for the old config.
 func (d *Daemon) onConfig(old, n config.Config) {
 	fields := changedFields(old, n)
 	if !onlyRunTimes(fields) {
 		d.restorerMu.Lock()
 		d.restorer = nil
 		d.restorerMu.Unlock()
+		d.dropEngine()
 	}
 	for _, f := range fields {
 		if extractionFields[f] {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -9,7 +10,10 @@ import (
 	"strings"
 	"time"
 
+	bs "github.com/brainsurgeon/brainsurgeon"
 	"github.com/brainsurgeon/brainsurgeon/compact"
+	"github.com/brainsurgeon/brainsurgeon/engine"
+	"github.com/brainsurgeon/brainsurgeon/extract"
 	"github.com/brainsurgeon/brainsurgeon/internal/agenttext"
 	"github.com/brainsurgeon/brainsurgeon/internal/cli"
 )
@@ -80,7 +84,10 @@ Shows the predicted size of the session's next context against the window
 (compaction.context_window in the config), whether the daemon compacts it
 automatically and at which thresholds, the compactions on its active path,
 the degradation risk (low below compaction.warn_at compactions, medium from
-it, high from hard_warn_at) and what to do. Reads only.
+it, high from hard_warn_at) and what to do; when BrainSurgeon's OpenClaw
+context engine has served the session, what it did to the model's view
+(values collapsed, summaries, compactions, the warning; --json: "engine").
+Reads only.
 
 Tokens are counted by --tokenizer: calibrated (default: chars/4 scaled by the
 transcript's own recorded usage, plus the system prompt and tool definitions
@@ -177,10 +184,12 @@ func (c *contextCommand) report(ctx context.Context, sub string, args []string) 
 		if err != nil {
 			return err
 		}
+		eng := engineStatus(ctx, t, s, c.m.logger())
 		if sf.json {
-			return cli.WriteJSON(c.m.Stdout, rep, nil)
+			return cli.WriteJSON(c.m.Stdout, statusJSON{StatusReport: rep, Engine: eng}, nil)
 		}
 		printStatus(c.m.Stdout, rep, s, now)
+		printEngineStatus(c.m.Stdout, eng)
 		return nil
 	}
 	rep, err := compact.Inspect(ctx, tr, s, tok)
@@ -192,6 +201,47 @@ func (c *contextCommand) report(ctx context.Context, sub string, args []string) 
 	}
 	printInspect(c.m.Stdout, rep)
 	return nil
+}
+
+// statusJSON is context status --json: the status report and, when the
+// context engine has served the session, its status.
+type statusJSON struct {
+	compact.StatusReport
+	Engine *engine.Status `json:"engine,omitempty"`
+}
+
+// engineStatus returns the context engine's status of the target's
+// session (its state under the state dir; nothing is written), nil when
+// the engine never served it or its state cannot be read (logged).
+func engineStatus(ctx context.Context, t *target, s compact.Settings, log bs.Logger) *engine.Status {
+	e := &engine.Engine{Store: t.set.Store, StateDir: t.set.StateDir, Policy: extract.FromConfig(t.cfg), Settings: s, Logger: log}
+	defer e.Close()
+	st, err := e.Status(ctx, t.ref)
+	if err != nil {
+		if !errors.Is(err, bs.ErrNotFound) && !errors.Is(err, bs.ErrUnsupported) && log != nil {
+			log.Warn("context engine state not read", "session", t.ref.String(), "error", err.Error())
+		}
+		return nil
+	}
+	if !st.Active {
+		return nil
+	}
+	return &st
+}
+
+// printEngineStatus prints what the context engine did to the model's
+// view of the session (nothing when it never served it).
+func printEngineStatus(w io.Writer, e *engine.Status) {
+	if e == nil {
+		return
+	}
+	fmt.Fprintln(w)
+	field(w, "Context Engine", "%s values collapsed (%s chars), %s summaries (levels %d), %s compactions",
+		agenttext.Num(e.Collapsed), agenttext.Num(e.CollapsedChars), agenttext.Num(e.Summaries), e.Levels, agenttext.Num(e.Compactions))
+	field(w, "Engine Turns", "%s served, %s changed the cached prefix", agenttext.Num(e.Turns), agenttext.Num(e.PrefixChanges))
+	if e.Warning != "" {
+		fmt.Fprintf(w, "  ! %s\n", e.Warning)
+	}
 }
 
 // windowWords says where the context window of r comes from.

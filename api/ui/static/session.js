@@ -78,6 +78,22 @@ export function sessionView(agent, id, query) {
     side.replaceChildren(h('p', { class: 'side-line' }, items));
   }
 
+  // engineLine shows what the context engine did to the model's view of
+  // the session (the detail's "engine" member, absent when it never
+  // served the session), with its degradation warning.
+  function engineLine(e) {
+    if (!e) return null;
+    const n = (k, one, many) => `${fmtInt(k)} ${k === 1 ? one : many}`;
+    return h('div', { class: 'engine-status', id: 'engine-status' },
+      h('p', { class: 'side-line' },
+        h('span', {}, h('b', {}, 'Context engine: '),
+          `${n(e.collapsed, 'value', 'values')} collapsed (${fmtInt(e.collapsed_chars)} chars), `,
+          `${n(e.summaries, 'summary', 'summaries')} (levels ${fmtInt(e.levels)}), `,
+          `${n(e.compactions, 'compaction', 'compactions')}`),
+        e.risk ? h('span', { class: `pill risk-${e.risk}` }, `risk ${e.risk}`) : null),
+      e.warning ? h('p', { class: 'note warn' }, e.warning) : null);
+  }
+
   function crumbs() {
     return h('nav', { class: 'crumbs', 'aria-label': 'Breadcrumb' },
       h('a', { href: '#/' }, 'Sessions'), ' › ', h('a', { href: `#/?agent=${seg(agent)}` }, agent), ' › ', id);
@@ -100,7 +116,8 @@ export function sessionView(agent, id, query) {
         meta('Entries', fmtInt(s.entries)), meta('Messages', fmtInt(s.messages)), meta('Tool calls', fmtInt(s.tool_calls)),
         meta('With extracted values', fmtInt(s.extracted)), meta('Updated', time(s.updated)),
         s.malformed ? meta('Malformed lines', fmtInt(s.malformed)) : null,
-        s.session_key ? meta('Session key', s.session_key) : null))));
+        s.session_key ? meta('Session key', s.session_key) : null),
+        engineLine(data.engine))));
 
     const total = data.total;
     const from = total ? data.offset + 1 : 0;

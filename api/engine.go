@@ -1,0 +1,396 @@
+package api
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"unicode/utf8"
+
+	bs "github.com/brainsurgeon/brainsurgeon"
+	"github.com/brainsurgeon/brainsurgeon/engine"
+	"github.com/brainsurgeon/brainsurgeon/extract"
+	"github.com/brainsurgeon/brainsurgeon/internal/agenttext"
+	"github.com/brainsurgeon/brainsurgeon/restore"
+)
+
+// The context engine endpoints (POST /api/plugin/v1/assemble and
+// POST /api/plugin/v1/compact) serve the context engine of BrainSurgeon's
+// OpenClaw plugin: before each turn the plugin sends the skeleton of the
+// host's messages and gets the view the model is sent (package engine),
+// and the host's compaction asks here too. They sit behind the plugin
+// routes' guard (JSON only, no unlisted Origin, the API key) and answer
+// 501 when the server has no engine.
+
+// MaxAssembleBodyBytes caps the body of POST /api/plugin/v1/assemble.
+const MaxAssembleBodyBytes = 8 << 20
+
+// MaxAssembleMessages is the most messages an assemble request may carry.
+const MaxAssembleMessages = 20_000
+
+// maxRoleChars bounds a message's role, in characters.
+const maxRoleChars = 64
+
+// MaxCompactInstructions bounds the custom_instructions of a compact
+// request, in bytes (as the focus of a compaction asked for in the UI).
+const MaxCompactInstructions = MaxFocus
+
+// EngineSource is implemented by a Control that keeps a context engine in
+// step with the runtime config (extraction policy, compaction thresholds,
+// summarizer). When Options.Engine is nil and the Control is an
+// EngineSource, each engine request uses the engine it returns; nil
+// answers 501.
+type EngineSource interface {
+	Engine() *engine.Engine
+}
+
+// contextEngine is what the API uses of an *engine.Engine.
+type contextEngine interface {
+	Assemble(ctx context.Context, ref bs.SessionRef, req engine.Request) (engine.View, error)
+	Value(ctx context.Context, ref bs.SessionRef, entryID string) (engine.ViewValue, error)
+	Status(ctx context.Context, ref bs.SessionRef) (engine.Status, error)
+	Compact(ctx context.Context, ref bs.SessionRef, o engine.CompactOptions) (engine.CompactResult, error)
+	Describe(ctx context.Context, ref bs.SessionRef, summaryID string) (engine.SummaryRecord, error)
+	Expand(ctx context.Context, ref bs.SessionRef, summaryID string) ([][]byte, error)
+}
+
+// engineFor returns the engine of a request, nil when there is none.
+func (s *server) engineFor() contextEngine {
+	if s.testEngine != nil {
+		return s.testEngine
+	}
+	if s.opts.Engine != nil {
+		return s.opts.Engine
+	}
+	if src, ok := s.opts.Control.(EngineSource); ok {
+		if e := src.Engine(); e != nil {
+			return e
+		}
+	}
+	return nil
+}
+
+// errNoEngine is the error of an engine endpoint on a server without one.
+var errNoEngine = statusError{http.StatusNotImplemented, errors.New("the context engine is not available: this server was started without one (api.Options.Engine); the plugin passes the host's messages through")}
+
+// assembleRequest is the body of POST /api/plugin/v1/assemble.
+type assembleRequest struct {
+	pluginSessionRequest
+	TokenBudget int              `json:"token_budget"`
+	Model       string           `json:"model"`
+	PromptChars int              `json:"prompt_chars"`
+	Messages    []engine.Message `json:"messages"`
+}
+
+// AssembleResponse is the answer of POST /api/plugin/v1/assemble: the
+// view (package engine) and "ok": true. Replace and Layers are never
+// null.
+type AssembleResponse struct {
+	OK bool `json:"ok"`
+	engine.View
+}
+
+// checkMessages checks the skeleton of the host's messages.
+func checkMessages(msgs []engine.Message) error {
+	if len(msgs) > MaxAssembleMessages {
+		return fmt.Errorf("messages: expected at most %d messages, found %d: %w", MaxAssembleMessages, len(msgs), bs.ErrInvalid)
+	}
+	for i, m := range msgs {
+		at := fmt.Sprintf("messages[%d]", i)
+		if n := utf8.RuneCountInString(m.Role); n == 0 || n > maxRoleChars {
+			return fmt.Errorf("%s.role: expected a role of 1 to %d characters, found %d characters (%.80q): %w", at, maxRoleChars, n, m.Role, bs.ErrInvalid)
+		}
+		if err := checkText(at+".role", m.Role); err != nil {
+			return err
+		}
+		if m.Timestamp < 0 {
+			return fmt.Errorf("%s.timestamp: expected Unix milliseconds ≥ 0 (0 for none), found %d: %w", at, m.Timestamp, bs.ErrInvalid)
+		}
+		if m.Chars < 0 {
+			return fmt.Errorf("%s.chars: expected the content's length ≥ 0, found %d: %w", at, m.Chars, bs.ErrInvalid)
+		}
+		if m.ToolCallID != "" {
+			if err := checkToolCallID(m.ToolCallID); err != nil {
+				return fmt.Errorf("%s.%w", at, err)
+			}
+		}
+		for j, id := range m.ToolCallIDs {
+			if err := checkToolCallID(id); err != nil {
+				return fmt.Errorf("%s.tool_call_ids[%d]: %w", at, j, errors.Unwrap(err))
+			}
+		}
+	}
+	return nil
+}
+
+// pluginAssemble answers POST /api/plugin/v1/assemble with the view of
+// one turn. In read-only mode the view is served as well (the engine
+// writes only BrainSurgeon's own state, never the host's rows).
+func (s *server) pluginAssemble(r *http.Request) (any, error) {
+	eng := s.engineFor()
+	if eng == nil {
+		return nil, errNoEngine
+	}
+	var q assembleRequest
+	if err := decodePlugin(r, &q); err != nil {
+		return nil, err
+	}
+	if q.TokenBudget < 0 {
+		return nil, fmt.Errorf("token_budget: expected the context window in tokens ≥ 0 (0: the configured window), found %d: %w", q.TokenBudget, bs.ErrInvalid)
+	}
+	if q.PromptChars < 0 {
+		return nil, fmt.Errorf("prompt_chars: expected the prompt's length ≥ 0, found %d: %w", q.PromptChars, bs.ErrInvalid)
+	}
+	if err := checkText("model", q.Model); err != nil {
+		return nil, err
+	}
+	if err := checkMessages(q.Messages); err != nil {
+		return nil, err
+	}
+	ref, err := s.resolve(r.Context(), q.pluginSessionRequest)
+	if err != nil {
+		return nil, err
+	}
+	v, err := eng.Assemble(r.Context(), ref, engine.Request{Messages: q.Messages, TokenBudget: q.TokenBudget,
+		PromptChars: q.PromptChars, Model: q.Model})
+	if err != nil {
+		return nil, fmt.Errorf("assemble the view of %s: %w", ref, err)
+	}
+	if v.Replace == nil {
+		v.Replace = []engine.Replacement{}
+	}
+	if v.Layers == nil {
+		v.Layers = []string{}
+	}
+	if v.Passthrough != "" {
+		s.log.Info("context engine: the host's messages pass through unchanged", "session", ref.String(), "why", v.Passthrough,
+			"messages", len(q.Messages))
+	}
+	return AssembleResponse{OK: true, View: v}, nil
+}
+
+// engineCompactRequest is the body of POST /api/plugin/v1/compact.
+type engineCompactRequest struct {
+	pluginSessionRequest
+	TokenBudget        int    `json:"token_budget"`
+	Force              bool   `json:"force"`
+	CurrentTokenCount  int    `json:"current_token_count"`
+	CustomInstructions string `json:"custom_instructions"`
+}
+
+// CompactResponse is the answer of POST /api/plugin/v1/compact.
+type CompactResponse struct {
+	OK           bool   `json:"ok"`
+	Compacted    bool   `json:"compacted"`
+	Reason       string `json:"reason"`
+	Layer        string `json:"layer"`
+	TokensBefore int    `json:"tokens_before"`
+	TokensAfter  int    `json:"tokens_after"`
+	// Summary is the text of the summary made, "" when none.
+	Summary string `json:"summary"`
+}
+
+// pluginCompact answers POST /api/plugin/v1/compact: the engine shrinks
+// the session's view (a summary in BrainSurgeon's state; the host's rows
+// are never written). In read-only mode it compacts nothing and says so.
+func (s *server) pluginCompact(r *http.Request) (any, error) {
+	eng := s.engineFor()
+	if eng == nil {
+		return nil, errNoEngine
+	}
+	var q engineCompactRequest
+	if err := decodePlugin(r, &q); err != nil {
+		return nil, err
+	}
+	if q.TokenBudget < 0 {
+		return nil, fmt.Errorf("token_budget: expected the context window in tokens ≥ 0 (0: the configured window), found %d: %w", q.TokenBudget, bs.ErrInvalid)
+	}
+	if q.CurrentTokenCount < 0 {
+		return nil, fmt.Errorf("current_token_count: expected a token count ≥ 0, found %d: %w", q.CurrentTokenCount, bs.ErrInvalid)
+	}
+	if len(q.CustomInstructions) > MaxCompactInstructions {
+		return nil, fmt.Errorf("custom_instructions: expected at most %d bytes, found %d: %w", MaxCompactInstructions, len(q.CustomInstructions), bs.ErrInvalid)
+	}
+	if !utf8.ValidString(q.CustomInstructions) {
+		return nil, fmt.Errorf("custom_instructions: expected valid UTF-8: %w", bs.ErrInvalid)
+	}
+	ref, err := s.resolve(r.Context(), q.pluginSessionRequest)
+	if err != nil {
+		return nil, err
+	}
+	if s.opts.ReadOnly {
+		return CompactResponse{OK: true, Reason: "read-only"}, nil
+	}
+	res, err := eng.Compact(r.Context(), ref, engine.CompactOptions{TokenBudget: q.TokenBudget, Force: q.Force,
+		Focus: q.CustomInstructions, CurrentTokens: q.CurrentTokenCount})
+	if err != nil {
+		return nil, fmt.Errorf("compact the view of %s: %w", ref, err)
+	}
+	out := CompactResponse{OK: true, Compacted: res.Compacted, Reason: res.Reason, Layer: res.Layer,
+		TokensBefore: res.TokensBefore, TokensAfter: res.TokensAfter}
+	if res.Summary != nil {
+		out.Summary = res.Summary.Text
+	}
+	s.log.Info("context engine: compact", "session", ref.String(), "compacted", res.Compacted, "layer", res.Layer,
+		"reason", res.Reason, "tokens_before", res.TokensBefore, "tokens_after", res.TokensAfter)
+	return out, nil
+}
+
+// engineStatus returns the engine's status of ref for the session
+// detail: nil when there is no engine, the engine has not served the
+// session, or its state cannot be read (logged).
+func (s *server) engineStatus(ctx context.Context, ref bs.SessionRef) *engine.Status {
+	eng := s.engineFor()
+	if eng == nil {
+		return nil
+	}
+	st, err := eng.Status(ctx, ref)
+	if err != nil {
+		if !errors.Is(err, bs.ErrNotFound) && !errors.Is(err, bs.ErrUnsupported) {
+			s.log.Warn("context engine: status not read", "session", ref.String(), "error", err.Error())
+		}
+		return nil
+	}
+	if !st.Active {
+		return nil
+	}
+	return &st
+}
+
+// restoreView answers purge_control restore of key from the engine when
+// the side store holds no record of it: the entry's content as the host's
+// row stores it (engine.Value), which the view shows in full from the
+// next turn; nothing is written to the host. ok is false when the engine
+// cannot answer (no engine, a record exists, or the engine does not know
+// the entry, or the row holds the entry's own placeholder): the ordinary
+// restore then runs and gives its own answer.
+func (s *server) restoreView(ctx context.Context, ref bs.SessionRef, key string, keys json.RawMessage, offset, maxChars int) (ToolResponse, bool, error) {
+	eng := s.engineFor()
+	if eng == nil || bs.CheckSideKey(key) != nil {
+		return ToolResponse{}, false, nil
+	}
+	if _, err := extract.LoadRecord(ctx, s.set.Side, ref, key); !errors.Is(err, bs.ErrNotFound) {
+		return ToolResponse{}, false, nil
+	}
+	v, err := eng.Value(ctx, ref, key)
+	if errors.Is(err, bs.ErrNotFound) || errors.Is(err, bs.ErrUnsupported) {
+		s.log.Debug("context engine: no value for a restore", "session", ref.String(), "key", key, "error", err)
+		return ToolResponse{}, false, nil
+	}
+	if err != nil {
+		return ToolResponse{}, true, fmt.Errorf("purge_control restore %s: %w", key, err)
+	}
+	if bytes.Contains(v.Content, []byte(extract.Placeholder(key))) {
+		// The row holds the entry's own placeholder and the side store
+		// no record: the value is lost, which the ordinary restore says.
+		return ToolResponse{}, false, nil
+	}
+	sv, err := viewSourceValue(key, v.Content)
+	if err != nil {
+		return ToolResponse{}, true, fmt.Errorf("purge_control restore %s: %w", key, err)
+	}
+	more := map[string]any{"entry_id": v.EntryID, "restored": true, "collapsed": v.Collapsed, "from": "transcript",
+		"written_back": false, "note": agenttext.ViewRestoreNote(key, v.Collapsed)}
+	if !isNull(keys) {
+		more["keys_ignored"] = true
+	}
+	res, err := pageValue(sv, offset, maxChars, more)
+	if err != nil {
+		return ToolResponse{}, true, fmt.Errorf("purge_control restore %s: %w", key, err)
+	}
+	s.log.Info("context engine: value restored from the transcript", "session", ref.String(), "entry_id", key,
+		"bytes", sv.Bytes, "collapsed", v.Collapsed)
+	return res, true, nil
+}
+
+// viewSourceValue returns the content of an entry (a JSON string, or an
+// array of content blocks) as a value pageValue answers: a string is one
+// text block; blocks of text and images are returned as they are; content
+// holding other blocks (thinking, tool calls), which a tool result cannot
+// carry, is returned as the text of its JSON.
+func viewSourceValue(key string, content json.RawMessage) (*restore.SourceValue, error) {
+	c := bytes.TrimSpace(content)
+	sum := sha256.Sum256(c)
+	sv := &restore.SourceValue{Key: key, Bytes: len(c), SHA256: hex.EncodeToString(sum[:])}
+	switch {
+	case len(c) > 0 && c[0] == '"':
+		sv.Content = literalTextBlock(c[1 : len(c)-1])
+		sv.Content = append(append([]byte{'['}, sv.Content...), ']')
+		sv.TextLiterals = []json.RawMessage{c}
+		return sv, nil
+	case len(c) > 0 && c[0] == '[':
+		var blocks []struct {
+			Type string `json:"type"`
+		}
+		if err := json.Unmarshal(c, &blocks); err != nil {
+			return nil, fmt.Errorf("the entry's content: expected a JSON array of content blocks: %v: %w", err, bs.ErrCorrupt)
+		}
+		plain := true
+		for _, b := range blocks {
+			plain = plain && (b.Type == "text" || b.Type == "image")
+		}
+		if plain {
+			lits, others, err := extract.SourceTextLiterals(c)
+			if err != nil {
+				return nil, err
+			}
+			sv.Content, sv.TextLiterals, sv.OtherBlocks = c, lits, others
+			return sv, nil
+		}
+	case len(c) == 0:
+		return nil, fmt.Errorf("the entry's content: expected a JSON string or array, found nothing: %w", bs.ErrCorrupt)
+	}
+	lit, err := json.Marshal(string(c))
+	if err != nil {
+		return nil, err
+	}
+	sv.Content = append(append([]byte{'['}, literalTextBlock(lit[1:len(lit)-1])...), ']')
+	sv.TextLiterals = []json.RawMessage{lit}
+	return sv, nil
+}
+
+// describeSummary answers recall_describe of a summary id (engine.IsSummaryID).
+func (s *server) describeSummary(ctx context.Context, ref bs.SessionRef, id string) (ToolResponse, error) {
+	eng := s.engineFor()
+	if eng == nil {
+		return ToolResponse{}, fmt.Errorf("recall_describe %s: summary ids come from the context engine, which this server does not run", id)
+	}
+	rec, err := eng.Describe(ctx, ref, id)
+	if err != nil {
+		return ToolResponse{}, fmt.Errorf("recall_describe %s: %w", id, err)
+	}
+	var b strings.Builder
+	agenttext.SummaryDescription(&b, rec)
+	return toolOK(b.String(), map[string]any{"id": rec.ID, "level": rec.Level, "layer": rec.Layer, "entries": rec.Entries,
+		"children": rec.Children, "parent": rec.Parent, "degraded": rec.Degraded, "tokens": rec.Tokens,
+		"tokens_before": rec.TokensBefore, "pinned": rec.Pinned}), nil
+}
+
+// expandSummary answers recall_expand of a summary id: the original
+// messages it covers, as the host's rows store them, at most max of them
+// (0: all), like the expansion of a compaction entry.
+func (s *server) expandSummary(ctx context.Context, ref bs.SessionRef, id string, max int) (ToolResponse, error) {
+	eng := s.engineFor()
+	if eng == nil {
+		return ToolResponse{}, fmt.Errorf("recall_expand %s: summary ids come from the context engine, which this server does not run", id)
+	}
+	lines, err := eng.Expand(ctx, ref, id)
+	if err != nil {
+		return ToolResponse{}, fmt.Errorf("recall_expand %s: %w", id, err)
+	}
+	total := len(lines)
+	shown := lines
+	if max > 0 && len(shown) > max {
+		shown = shown[:max]
+	}
+	var b strings.Builder
+	b.WriteString(agenttext.SummaryExpansionHeader(id, total, len(shown), max))
+	b.WriteByte('\n')
+	agenttext.SummaryExpansionBody(&b, shown)
+	return toolOK(b.String(), map[string]any{"id": id, "total": total, "entries": len(shown), "truncated": len(shown) < total}), nil
+}

@@ -1,0 +1,85 @@
+package daemon
+
+import (
+	"context"
+
+	"github.com/brainsurgeon/brainsurgeon/compact"
+	"github.com/brainsurgeon/brainsurgeon/engine"
+	"github.com/brainsurgeon/brainsurgeon/extract"
+	"github.com/brainsurgeon/brainsurgeon/internal/compactwire"
+)
+
+// Engine makes control an api.EngineSource: the context engine that the
+// plugin's assemble and compact requests, the engine paths of its tools
+// and the session detail use. It follows the runtime config: its
+// extraction policy, compaction thresholds and summarizer are the
+// config's, and a config change (other than the run times) makes a new
+// one on the next request while the old one finishes its background
+// summaries. Its state is kept under the state dir of the opened stores.
+// Nil (the engine endpoints then answer 501) when the agents dir cannot
+// be opened.
+func (c control) Engine() *engine.Engine {
+	d := c.d
+	d.engineMu.Lock()
+	defer d.engineMu.Unlock()
+	if d.engine != nil {
+		return d.engine
+	}
+	if d.engineClosed {
+		return nil
+	}
+	cfg := d.cfg.Get()
+	set, err := d.open(context.Background(), cfg)
+	if err != nil {
+		d.log.Warn("api: no context engine for the current config", "error", err)
+		return nil
+	}
+	e := &engine.Engine{Store: set.Store, StateDir: set.StateDir, Policy: extract.FromConfig(cfg), Logger: d.log}
+	if tools, err := compactwire.New(cfg.Compaction, d.log); err == nil {
+		e.Settings, e.Summarizer = tools.Settings, tools.Summarizer()
+	} else {
+		// A compaction config whose tokenizer is unknown: the thresholds
+		// still come from it, the summaries are the deterministic ones.
+		d.log.Warn("context engine: the compaction config is not usable as it is, summaries are deterministic", "error", err)
+		e.Settings, e.Summarizer = compact.FromConfig(cfg.Compaction), compactwire.Deterministic()
+	}
+	// Read-only mode must save no decision: the engine gets the daemon's
+	// read-only switch once it has one (engine.Engine has no such field
+	// yet).
+	d.engine = e
+	return e
+}
+
+// dropEngine retires the context engine made for an older config: it is
+// closed in the background (its summaries being written finish) and the
+// next request makes a new one.
+func (d *Daemon) dropEngine() {
+	d.engineMu.Lock()
+	old := d.engine
+	d.engine = nil
+	d.engineMu.Unlock()
+	if old == nil {
+		return
+	}
+	d.wg.Add(1)
+	go func() {
+		defer d.wg.Done()
+		if err := old.Close(); err != nil {
+			d.log.Warn("context engine: close after a config change", "error", err)
+		}
+	}()
+}
+
+// closeEngine closes the context engine for good (Close).
+func (d *Daemon) closeEngine() {
+	d.engineMu.Lock()
+	e := d.engine
+	d.engine, d.engineClosed = nil, true
+	d.engineMu.Unlock()
+	if e == nil {
+		return
+	}
+	if err := e.Close(); err != nil {
+		d.log.Warn("context engine: close", "error", err)
+	}
+}
