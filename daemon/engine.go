@@ -43,9 +43,8 @@ func (c control) Engine() *engine.Engine {
 		d.log.Warn("context engine: the compaction config is not usable as it is, summaries are deterministic", "error", err)
 		e.Settings, e.Summarizer = compact.FromConfig(cfg.Compaction), compactwire.Deterministic()
 	}
-	// Read-only mode must save no decision: the engine gets the daemon's
-	// read-only switch once it has one (engine.Engine has no such field
-	// yet).
+	// Read-only mode saves no decision.
+	e.ReadOnly = d.opts.ReadOnly
 	d.engine = e
 	return e
 }

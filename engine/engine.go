@@ -387,14 +387,18 @@ func (e *Engine) settings() compact.Settings {
 	return s
 }
 
-// policy returns the engine's extraction policy with Enabled set, or
-// extract.DefaultPolicy when it is the zero value.
+// policy returns the engine's extraction policy with Enabled set and no
+// age threshold (a placeholder in the model's view costs nothing to undo,
+// so the view collapses by keep_recent, length, type, `_extractable` and
+// the restore protection alone), or extract.DefaultPolicy so changed when
+// it is the zero value.
 func (e *Engine) policy() extract.Policy {
 	p := e.Policy
 	if p.Triggers == nil && p.MinValueLength == 0 && p.KeepRecent == 0 && p.AgeThreshold == 0 && p.KeepAfterRestore == 0 {
 		p = extract.DefaultPolicy()
 	}
 	p.Enabled, p.NoReasons = true, true
+	p.AgeThreshold = 0
 	return p
 }
 

@@ -261,8 +261,9 @@ type Engine struct {
 	// StateDir is the directory that holds the engine's state (under it,
 	// engine/<agent>/<sessionId>.json).
 	StateDir string
-	// Policy decides which values collapse (its Enabled is ignored: the
-	// engine runs when the host selected it).
+	// Policy decides which values collapse. Its Enabled and AgeThreshold
+	// are ignored: the engine runs when the host selected it, and a
+	// collapse in the view is undone by a restore at no cost.
 	Policy extract.Policy
 	// Settings are the layers' thresholds and warning counts.
 	Settings compact.Settings
