@@ -32,8 +32,10 @@
  *   OpenClaw's own compaction when the SDK can be imported, else reports that it did not compact.
  */
 import { createHash } from "node:crypto";
-import { readFileSync, statSync } from "node:fs";
+import { readFileSync, realpathSync, statSync } from "node:fs";
 import { request } from "node:http";
+import { createRequire } from "node:module";
+import { pathToFileURL } from "node:url";
 
 /** @typedef {import("openclaw/plugin-sdk/plugin-entry").OpenClawPluginApi} OpenClawPluginApi */
 /** @typedef {{type: "text", text: string}} TextBlock */
@@ -741,16 +743,37 @@ export function applyView(answer, messages) {
   return { result: { messages: out, estimatedTokens: est, ...(systemPromptAddition ? { systemPromptAddition } : {}) } };
 }
 
-/** Imports OpenClaw's plugin SDK core (where delegateCompactionToRuntime lives), from wherever the plugin runs. */
-/** @type {SdkLoader} */
-const loadSdkCore = () => import(/** @type {string} */ ("openclaw/plugin-sdk/core"));
+/**
+ * Imports OpenClaw's plugin SDK core (where delegateCompactionToRuntime lives): from the plugin's own directory
+ * when an openclaw package is reachable from there, else from the running OpenClaw (the package that holds the
+ * process's main script, which resolves its own name). Rejects, saying why for each, when neither works.
+ * @type {SdkLoader}
+ */
+export async function loadOpenClawSdk() {
+  /** @type {string[]} */
+  const why = [];
+  try {
+    return await import(/** @type {string} */ ("openclaw/plugin-sdk/core"));
+  } catch (err) {
+    why.push(`from the plugin: ${errText(err)}`);
+  }
+  try {
+    const main = process.argv[1] ? realpathSync(process.argv[1]) : "";
+    if (!main) throw new Error("the process has no main script");
+    const resolved = createRequire(main).resolve("openclaw/plugin-sdk/core");
+    return await import(pathToFileURL(resolved).href);
+  } catch (err) {
+    why.push(`from the running OpenClaw: ${errText(err)}`);
+  }
+  throw new Error(`cannot import openclaw/plugin-sdk/core (${why.join("; ")})`);
+}
 
 /**
  * Makes the context engine. Every method resolves (never rejects): assemble falls back to the host's messages,
  * compact to OpenClaw's runtime compaction or to {ok: false}. It keeps no state between calls.
  * @param {Config} cfg @param {Logger} log @param {SdkLoader} [loadSdk] how compact imports the SDK (tests inject one)
  */
-export function makeEngine(cfg, log, loadSdk = loadSdkCore) {
+export function makeEngine(cfg, log, loadSdk = loadOpenClawSdk) {
   return {
     info: engineInfo(),
     /** The engine builds no store of its own: the daemon reads the host's transcript. */

@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import { readFileSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import plugin, { ENGINE_ID, PLUGIN_VERSION, agentIdOf, applyView, makeEngine, resolveConfig, skeletonOf } from "../index.js";
+import plugin, { ENGINE_ID, PLUGIN_VERSION, agentIdOf, applyView, loadOpenClawSdk, makeEngine, resolveConfig, skeletonOf } from "../index.js";
 import { answer, deadUrl, fakeApi, startDaemon } from "./helpers.js";
 
 const pkg = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8"));
@@ -217,7 +217,8 @@ test("every invalid daemon answer passes the host's messages through, with one w
   for (const [name, handle, why] of cases) {
     const d = await startDaemon((_req, res) => handle(res));
     try {
-      const { engine, warnings } = engineAt(d.url, { assembleTimeoutMs: 150 });
+      // Only the timeout case waits briefly: a busy machine must not turn a slow answer into a timeout.
+      const { engine, warnings } = engineAt(d.url, { assembleTimeoutMs: name === "timeout" ? 150 : 10000 });
       const msgs = hostMessages();
       const out = await engine.assemble({ sessionId: "s-1", sessionKey: "agent:main:main", messages: msgs });
       assert.equal(out.messages, msgs, `${name}: the host's own messages`);
@@ -368,6 +369,7 @@ test("compact falls back to OpenClaw's compaction, else reports it did not compa
     const real = makeEngine(resolveConfig({ daemonUrl: down }), { warn() {} });
     const r = await real.compact({ sessionId: "s-1" });
     assert.deepEqual([r.ok, r.compacted], [false, false], "the real loader: no openclaw package next to the tests");
+    await assert.rejects(loadOpenClawSdk(), /cannot import openclaw\/plugin-sdk\/core \(from the plugin: .*; from the running OpenClaw: /);
     for (const p of [undefined, null, 5, {}]) {
       const { engine } = engineAt(d.url);
       const q = await engine.compact(/** @type {any} */ (p));
@@ -392,11 +394,11 @@ test("compact honours the host's abort signal and its own timeout", async () => 
     const started = Date.now();
     setTimeout(() => mid.abort(), 50);
     assert.deepEqual(await engine.compact({ sessionId: "s-1", abortSignal: mid.signal }), { ok: false, compacted: false, reason: "compaction aborted" });
-    assert.ok(Date.now() - started < 900, "the abort ends the wait");
+    assert.ok(Date.now() - started < 950, "the abort ends the wait before the timeout");
     assert.equal(loads, 0, "no fallback after an abort");
     const t0 = Date.now();
     const timedOut = await engine.compact({ sessionId: "s-1" });
-    assert.ok(Date.now() - t0 >= 990, "waits compactTimeoutMs");
+    assert.ok(Date.now() - t0 >= 900, "waits compactTimeoutMs");
     assert.deepEqual(timedOut, { ok: true, compacted: true }, "a daemon that does not answer in time falls back");
   } finally {
     await d.close();
