@@ -1,6 +1,8 @@
 // @ts-check
 /**
- * BrainSurgeon's OpenClaw plugin (id "brainsurgeon"): the agent's tools and lossless offload of huge tool results.
+ * BrainSurgeon's OpenClaw plugin (id "brainsurgeon"): the agent's tools, lossless offload of huge tool results, and
+ * the context engine "brainsurgeon" (selected with plugins.slots.contextEngine) that shows the model a layered,
+ * lossless view of the session: old large values collapsed to placeholders, older spans summarized.
  *
  * Rules this file keeps:
  * - Stateless. The BrainSurgeon daemon (`brainsurgeon serve`, on loopback) owns all storage, policy and wording;
@@ -23,10 +25,17 @@
  * - The daemon refuses other content under a key it already holds (409: a reused tool-call id) and the result
  *   then passes through; its answer's sha256 and bytes must match the plugin's own, else the result passes too.
  * - A tool's details are small metadata (the host keeps them in the transcript): above 8 KB only {ok, error} stay.
+ * - The context engine never throws (OpenClaw quarantines a throwing engine for the gateway's lifetime) and never
+ *   writes the host's transcript. assemble sends the daemon a skeleton of the host's messages (role, timestamp,
+ *   tool-call ids, size; never content), checks the view it answers, and applies it; on any failure the host's
+ *   messages pass through unchanged. commitTurn answers locally. compact asks the daemon, else delegates to
+ *   OpenClaw's own compaction when the SDK can be imported, else reports that it did not compact.
  */
 import { createHash } from "node:crypto";
-import { readFileSync, statSync } from "node:fs";
+import { readFileSync, realpathSync, statSync } from "node:fs";
 import { request } from "node:http";
+import { createRequire } from "node:module";
+import { pathToFileURL } from "node:url";
 
 /** @typedef {import("openclaw/plugin-sdk/plugin-entry").OpenClawPluginApi} OpenClawPluginApi */
 /** @typedef {{type: "text", text: string}} TextBlock */
@@ -42,7 +51,8 @@ import { request } from "node:http";
 /** @typedef {{info?: (m: string) => void, warn: (m: string) => void, error?: (m: string) => void}} Logger */
 /**
  * @typedef {{daemonUrl: string, apiKeyFile?: string, apiKeyEnv: string, offload: boolean, extractAboveChars: number,
- *   previewChars: number, timeoutMs: number, toolTimeoutMs: number, urlProblem?: string}} Config
+ *   previewChars: number, timeoutMs: number, toolTimeoutMs: number, assembleTimeoutMs: number, compactTimeoutMs: number,
+ *   urlProblem?: string}} Config
  */
 
 export const PLUGIN_ID = "brainsurgeon";
@@ -65,6 +75,8 @@ export const DEFAULTS = Object.freeze({
   previewChars: 400,
   timeoutMs: 3000,
   toolTimeoutMs: 20000,
+  assembleTimeoutMs: 5000,
+  compactTimeoutMs: 120000,
 });
 
 /**
@@ -90,6 +102,8 @@ export function resolveConfig(raw) {
     previewChars: int("previewChars", 0, DEFAULTS.previewChars),
     timeoutMs: int("timeoutMs", 100, DEFAULTS.timeoutMs),
     toolTimeoutMs: int("toolTimeoutMs", 100, DEFAULTS.toolTimeoutMs),
+    assembleTimeoutMs: int("assembleTimeoutMs", 100, DEFAULTS.assembleTimeoutMs),
+    compactTimeoutMs: int("compactTimeoutMs", 1000, DEFAULTS.compactTimeoutMs),
   };
   cfg.urlProblem = checkDaemonUrl(cfg.daemonUrl);
   return cfg;
@@ -572,12 +586,332 @@ function safeWarn(log, m) {
   }
 }
 
-/** APIs already registered, so that a repeated register(api) on the same api adds nothing. */
-const registered = new WeakSet();
+/** The engine's version: package.json's (a test keeps them equal). */
+export const PLUGIN_VERSION = "0.1.0";
+/** The context engine's id, the value of plugins.slots.contextEngine that selects it. */
+export const ENGINE_ID = "brainsurgeon";
+/** The most messages one assemble call sends the daemon (the daemon refuses more). */
+export const MAX_ASSEMBLE_MESSAGES = 20000;
 
 /**
- * Registers the four tools (factories bound to the run's agent and session), the tool-result middleware and,
- * when offloading, the before_tool_call hook that remembers run identities.
+ * A new copy of the engine's info. It owns compaction (the host's compaction would write summaries into its transcript and
+ * break the lossless view), declares the durable-turn contract of OpenClaw 2026.8+ (without it every turn would
+ * degrade to the legacy engine), and declares no host requirements (a host that cannot run it then simply does
+ * not, instead of failing the run).
+ */
+export function engineInfo() {
+  return {
+    id: ENGINE_ID,
+    name: "BrainSurgeon",
+    version: PLUGIN_VERSION,
+    ownsCompaction: true,
+    acceptedHostParams: ["sessionKey", "prompt", "runtimeContext", "runtimeSettings"],
+    transcriptSemantics: {
+      currentTurnFence: /** @type {const} */ ("before-current-turn-entry-v1"),
+      turnAdvancementIdempotency: /** @type {const} */ ("atomic-idempotent-v1"),
+    },
+  };
+}
+
+/**
+ * @typedef {{role: string, timestamp: number, tool_call_id?: string, tool_call_ids?: string[], chars: number}} Skeleton
+ * one host message as the daemon sees it: enough to match it to the stored entry, never its content
+ */
+/** @typedef {{sessionId?: string, sessionKey?: string, messages?: unknown, tokenBudget?: number, model?: string,
+ *   prompt?: string, runtimeSettings?: any, runtimeContext?: any}} AssembleParams */
+/** @typedef {{messages: any[], estimatedTokens: number, systemPromptAddition?: string}} AssembleResult */
+/** @typedef {{ok: boolean, compacted: boolean, reason?: string, result?: {summary?: string, tokensBefore: number,
+ *   tokensAfter?: number}}} CompactResult */
+/** @typedef {() => Promise<{delegateCompactionToRuntime?: (p: any) => Promise<unknown>}>} SdkLoader */
+
+/**
+ * The agent id of a session key "agent:<id>:…", else "main".
+ * @param {unknown} sessionKey
+ */
+export function agentIdOf(sessionKey) {
+  if (typeof sessionKey !== "string") return "main";
+  const parts = sessionKey.split(":");
+  return parts.length >= 3 && parts[0] === "agent" && parts[1] !== "" ? parts[1] : "main";
+}
+
+/**
+ * A message's timestamp in Unix milliseconds: a number as it is (truncated), a date string parsed, else 0.
+ * @param {unknown} t
+ */
+function millis(t) {
+  if (typeof t === "number" && Number.isFinite(t)) return Math.trunc(t);
+  if (typeof t === "string") {
+    const n = Date.parse(t);
+    return Number.isFinite(n) ? n : 0;
+  }
+  return 0;
+}
+
+/**
+ * The skeleton of one host message: role, timestamp (ms), a tool result's toolCallId, an assistant's tool-call
+ * ids, and chars, the length of the JSON of its content (of its summary for a compactionSummary). Throws on a
+ * message JSON cannot encode (the caller passes the messages through).
+ * @param {unknown} message
+ * @returns {Skeleton}
+ */
+export function skeletonOf(message) {
+  const m = /** @type {Record<string, any>} */ (message && typeof message === "object" ? message : {});
+  const role = typeof m.role === "string" ? m.role : "";
+  /** @type {Skeleton} */
+  const s = { role, timestamp: millis(m.timestamp), chars: 0 };
+  if (role === "toolResult" && typeof m.toolCallId === "string" && m.toolCallId !== "") s.tool_call_id = m.toolCallId;
+  if (role === "assistant" && Array.isArray(m.content)) {
+    const ids = m.content.filter((b) => b && b.type === "toolCall" && typeof b.id === "string" && b.id !== "").map((b) => b.id);
+    if (ids.length > 0) s.tool_call_ids = ids;
+  }
+  const json = JSON.stringify(m.content ?? m.summary ?? "");
+  s.chars = typeof json === "string" ? json.length : 0;
+  return s;
+}
+
+/**
+ * The context window the daemon measures its thresholds against: the host's runtimeSettings.limits.promptTokenBudget
+ * (the model's context window as OpenClaw resolved it) when it is a positive integer, else the host's tokenBudget
+ * (what is left for the messages after the reserve and the prompt), else 0 (the daemon's configured window).
+ * @param {AssembleParams} p
+ */
+export function windowOf(p) {
+  const w = p.runtimeSettings?.limits?.promptTokenBudget;
+  if (Number.isInteger(w) && w > 0) return /** @type {number} */ (w);
+  return Number.isInteger(p.tokenBudget) && /** @type {number} */ (p.tokenBudget) > 0 ? /** @type {number} */ (p.tokenBudget) : 0;
+}
+
+/**
+ * Checks a daemon's view against the n messages it was asked about, and returns the messages the model gets, or
+ * {why} when the view cannot be applied. A view applies when: ok is true; first_kept is an integer in [0, n];
+ * replace indexes are integers, ascending, unique and in [first_kept, n), each with an array of content blocks
+ * (objects with a string type); summary is null or has a string text, a non-negative tokens_before and a numeric
+ * timestamp; estimated_tokens is a non-negative integer; system_prompt_addition is a string or absent. When the
+ * view changes nothing, the host's own array comes back (same identity).
+ * @param {unknown} answer @param {any[]} messages
+ * @returns {{result: AssembleResult, why?: undefined} | {why: string, result?: undefined}}
+ */
+export function applyView(answer, messages) {
+  const v = /** @type {Record<string, any>} */ (answer);
+  if (!v || typeof v !== "object" || Array.isArray(v)) return { why: "the daemon's answer is not a JSON object" };
+  if (v.ok !== true) return { why: `the daemon's answer has ok ${JSON.stringify(v.ok)}, expected true` };
+  const n = messages.length;
+  const fk = v.first_kept ?? 0;
+  if (!Number.isInteger(fk) || fk < 0 || fk > n) return { why: `first_kept ${JSON.stringify(fk)} is not an integer in [0, ${n}]` };
+  const replace = v.replace ?? [];
+  if (!Array.isArray(replace)) return { why: "replace is not an array" };
+  /** @type {Map<number, unknown[]>} */
+  const byIndex = new Map();
+  let prev = -1;
+  for (const r of replace) {
+    const i = r?.index;
+    if (!Number.isInteger(i) || i < fk || i >= n) return { why: `replace index ${JSON.stringify(i)} is not an integer in [${fk}, ${n})` };
+    if (i <= prev) return { why: `replace index ${i} follows ${prev}: expected ascending, unique indexes` };
+    prev = i;
+    const c = r.content;
+    if (!Array.isArray(c)) return { why: `replace index ${i}: content is not an array of blocks` };
+    if (!c.every((b) => b && typeof b === "object" && !Array.isArray(b) && typeof b.type === "string")) {
+      return { why: `replace index ${i}: a content block is not an object with a string type` };
+    }
+    byIndex.set(i, c);
+  }
+  const sum = v.summary;
+  if (sum !== null && sum !== undefined) {
+    if (typeof sum !== "object" || typeof sum.text !== "string" || sum.text === "") return { why: "summary has no text" };
+    if (!Number.isInteger(sum.tokens_before) || sum.tokens_before < 0) return { why: "summary.tokens_before is not a non-negative integer" };
+    if (typeof sum.timestamp !== "number" || !Number.isFinite(sum.timestamp)) return { why: "summary.timestamp is not a number" };
+  }
+  const est = v.estimated_tokens;
+  if (!Number.isInteger(est) || est < 0) return { why: `estimated_tokens ${JSON.stringify(est)} is not a non-negative integer` };
+  const spa = v.system_prompt_addition;
+  if (spa !== undefined && spa !== null && typeof spa !== "string") return { why: "system_prompt_addition is not a string" };
+  const systemPromptAddition = typeof spa === "string" && spa !== "" ? spa : undefined;
+  const hasSummary = sum !== null && sum !== undefined;
+  if (!hasSummary && fk === 0 && byIndex.size === 0) {
+    return { result: { messages, estimatedTokens: est, ...(systemPromptAddition ? { systemPromptAddition } : {}) } };
+  }
+  if (hasSummary === false && fk > 0) return { why: `first_kept is ${fk} but there is no summary` };
+  /** @type {unknown[]} */
+  const out = hasSummary ? [{ role: "compactionSummary", summary: sum.text, tokensBefore: sum.tokens_before, timestamp: sum.timestamp }] : [];
+  for (let i = fk; i < n; i++) {
+    const c = byIndex.get(i);
+    const m = messages[i];
+    if (c === undefined) out.push(m);
+    else if (!m || typeof m !== "object") return { why: `replace index ${i}: the host's message is not an object` };
+    else out.push({ ...m, content: c });
+  }
+  return { result: { messages: out, estimatedTokens: est, ...(systemPromptAddition ? { systemPromptAddition } : {}) } };
+}
+
+/**
+ * Imports OpenClaw's plugin SDK core (where delegateCompactionToRuntime lives): from the plugin's own directory
+ * when an openclaw package is reachable from there, else from the running OpenClaw (the package that holds the
+ * process's main script, which resolves its own name). Rejects, saying why for each, when neither works.
+ * @type {SdkLoader}
+ */
+export async function loadOpenClawSdk() {
+  /** @type {string[]} */
+  const why = [];
+  try {
+    return await import(/** @type {string} */ ("openclaw/plugin-sdk/core"));
+  } catch (err) {
+    why.push(`from the plugin: ${errText(err)}`);
+  }
+  try {
+    const main = process.argv[1] ? realpathSync(process.argv[1]) : "";
+    if (!main) throw new Error("the process has no main script");
+    const resolved = createRequire(main).resolve("openclaw/plugin-sdk/core");
+    return await import(pathToFileURL(resolved).href);
+  } catch (err) {
+    why.push(`from the running OpenClaw: ${errText(err)}`);
+  }
+  throw new Error(`cannot import openclaw/plugin-sdk/core (${why.join("; ")})`);
+}
+
+/**
+ * Makes the context engine. Every method resolves (never rejects): assemble falls back to the host's messages,
+ * compact to OpenClaw's runtime compaction or to {ok: false}. It keeps no state between calls.
+ * @param {Config} cfg @param {Logger} log @param {SdkLoader} [loadSdk] how compact imports the SDK (tests inject one)
+ */
+export function makeEngine(cfg, log, loadSdk = loadOpenClawSdk) {
+  return {
+    info: engineInfo(),
+    /** The engine builds no store of its own: the daemon reads the host's transcript. */
+    async ingest() {
+      return { ingested: false };
+    },
+    /** Nothing to commit: the daemon reads the host's rows, so a turn is committed once the host stored it. */
+    async commitTurn() {
+      return /** @type {{status: "committed"}} */ ({ status: "committed" });
+    },
+    /** Nothing to do after a turn (defined so that the host does not ingest message by message). */
+    async afterTurn() {},
+    /** @param {AssembleParams} params @returns {Promise<AssembleResult>} */
+    async assemble(params) {
+      const messages = /** @type {any[]} */ (Array.isArray(params?.messages) ? params.messages : []);
+      let chars = 0;
+      /** @param {string} why @returns {AssembleResult} */
+      const passthrough = (why) => {
+        safeWarn(log, `brainsurgeon: assemble passed the host's messages through unchanged: ${why}`);
+        return { messages, estimatedTokens: Math.ceil(chars / 4) };
+      };
+      try {
+        /** @type {Skeleton[]} */
+        const skel = [];
+        let bad = "";
+        for (let i = 0; i < messages.length; i++) {
+          try {
+            skel.push(skeletonOf(messages[i]));
+            chars += skel[i].chars;
+          } catch (err) {
+            bad ||= `message ${i} cannot be encoded as JSON: ${errText(err)}`;
+            skel.push({ role: "", timestamp: 0, chars: 0 });
+          }
+        }
+        if (!Array.isArray(params?.messages)) return passthrough("the host sent no messages array");
+        if (bad) return passthrough(bad);
+        if (cfg.urlProblem) return passthrough(cfg.urlProblem);
+        if (typeof params.sessionId !== "string" || params.sessionId === "") return passthrough("the host named no session");
+        if (skel.length > MAX_ASSEMBLE_MESSAGES) return passthrough(`${skel.length} messages, more than the ${MAX_ASSEMBLE_MESSAGES} the daemon takes`);
+        const body = JSON.stringify({
+          agent_id: agentIdOf(params.sessionKey), session_id: params.sessionId,
+          session_key: typeof params.sessionKey === "string" && params.sessionKey !== "" ? params.sessionKey : undefined,
+          token_budget: windowOf(params),
+          model: typeof params.model === "string" && params.model !== "" ? params.model : undefined,
+          prompt_chars: typeof params.prompt === "string" ? params.prompt.length : 0,
+          messages: skel,
+        });
+        const res = await callDaemon(cfg, "/api/plugin/v1/assemble", body, cfg.assembleTimeoutMs);
+        if (!res.ok) return passthrough(res.error);
+        const applied = applyView(res.json, messages);
+        if (applied.why !== undefined) return passthrough(`the daemon's view cannot be applied: ${applied.why}`);
+        return applied.result;
+      } catch (err) {
+        return passthrough(errText(err));
+      }
+    },
+    /**
+     * Asks the daemon to compact the session's view (it needs no model: collapse and the deterministic summary
+     * always shrink). If the daemon cannot, OpenClaw's own compaction runs (delegateCompactionToRuntime, which
+     * writes a compaction entry into the host's transcript), else the result says nothing was compacted.
+     * @param {any} params @returns {Promise<CompactResult>}
+     */
+    async compact(params) {
+      const p = params && typeof params === "object" ? params : {};
+      /** @type {AbortSignal | undefined} */
+      const signal = p.abortSignal && typeof p.abortSignal.aborted === "boolean" ? p.abortSignal : undefined;
+      try {
+        if (signal?.aborted) return { ok: false, compacted: false, reason: "compaction aborted" };
+        let daemonWhy = cfg.urlProblem ?? "";
+        if (!daemonWhy && (typeof p.sessionId !== "string" || p.sessionId === "")) daemonWhy = "the host named no session";
+        if (!daemonWhy) {
+          const sessionKey = typeof p.sessionKey === "string" && p.sessionKey !== "" ? p.sessionKey : undefined;
+          const body = JSON.stringify({
+            agent_id: typeof p.agentId === "string" && p.agentId !== "" ? p.agentId : agentIdOf(sessionKey),
+            session_id: p.sessionId, session_key: sessionKey,
+            token_budget: Number.isInteger(p.tokenBudget) && p.tokenBudget > 0 ? p.tokenBudget : 0,
+            force: p.force === true,
+            current_token_count: Number.isInteger(p.currentTokenCount) && p.currentTokenCount > 0 ? p.currentTokenCount : 0,
+            custom_instructions: typeof p.customInstructions === "string" ? p.customInstructions : "",
+          });
+          const res = await callDaemon(cfg, "/api/plugin/v1/compact", body, cfg.compactTimeoutMs, signal);
+          if (res.ok) {
+            const a = /** @type {any} */ (res.json);
+            if (a && a.ok === true && typeof a.compacted === "boolean") {
+              const reason = typeof a.reason === "string" && a.reason !== "" ? a.reason : undefined;
+              if (!a.compacted) return { ok: true, compacted: false, ...(reason ? { reason } : {}) };
+              if (Number.isInteger(a.tokens_before) && a.tokens_before >= 0) {
+                return {
+                  ok: true, compacted: true, ...(reason ? { reason } : {}),
+                  result: {
+                    ...(typeof a.summary === "string" && a.summary !== "" ? { summary: a.summary } : {}),
+                    tokensBefore: a.tokens_before,
+                    ...(Number.isInteger(a.tokens_after) && a.tokens_after >= 0 ? { tokensAfter: a.tokens_after } : {}),
+                  },
+                };
+              }
+              daemonWhy = "the daemon's answer says compacted but has no tokens_before";
+            } else {
+              daemonWhy = "the daemon's answer has no ok flag and compacted boolean";
+            }
+          } else {
+            daemonWhy = res.error;
+          }
+        }
+        if (signal?.aborted) return { ok: false, compacted: false, reason: "compaction aborted" };
+        let sdkWhy;
+        try {
+          const sdk = await loadSdk();
+          if (typeof sdk?.delegateCompactionToRuntime === "function") {
+            safeWarn(log, `brainsurgeon: compact falls back to OpenClaw's own compaction: ${daemonWhy}`);
+            const r = /** @type {any} */ (await sdk.delegateCompactionToRuntime(params));
+            if (r && typeof r.ok === "boolean" && typeof r.compacted === "boolean") return r;
+            sdkWhy = "OpenClaw's compaction answered no result";
+          } else {
+            sdkWhy = "openclaw/plugin-sdk/core has no delegateCompactionToRuntime";
+          }
+        } catch (err) {
+          sdkWhy = `OpenClaw's compaction is unavailable: ${errText(err)}`;
+        }
+        const reason = `BrainSurgeon could not compact: ${daemonWhy}; ${sdkWhy}`;
+        safeWarn(log, `brainsurgeon: ${reason}`);
+        return { ok: false, compacted: false, reason };
+      } catch (err) {
+        return { ok: false, compacted: false, reason: `BrainSurgeon could not compact: ${errText(err)}` };
+      }
+    },
+  };
+}
+
+/** APIs already registered, so that a repeated register(api) on the same api adds nothing. */
+const registered = new WeakSet();
+/** APIs the context engine was registered on. */
+const engineRegistered = new WeakSet();
+
+/**
+ * Registers the four tools (factories bound to the run's agent and session), the tool-result middleware,
+ * when offloading the before_tool_call hook that remembers run identities, and the context engine (when the host
+ * can register one; it runs only when plugins.slots.contextEngine selects it).
  * @param {OpenClawPluginApi} api
  */
 function register(api) {
@@ -607,11 +941,20 @@ function register(api) {
   } catch (err) {
     safeWarn(log, `brainsurgeon: registration failed: ${errText(err)}`);
   }
+  try {
+    if (api && typeof api.registerContextEngine === "function" && !engineRegistered.has(api)) {
+      engineRegistered.add(api);
+      const cfg = resolveConfig(api.pluginConfig);
+      api.registerContextEngine(ENGINE_ID, () => makeEngine(cfg, log));
+    }
+  } catch (err) {
+    safeWarn(log, `brainsurgeon: registering the context engine failed: ${errText(err)}`);
+  }
 }
 
 export default {
   id: PLUGIN_ID,
   name: "BrainSurgeon",
-  description: "BrainSurgeon inside OpenClaw: purge_control and recall tools, and lossless offload of huge tool results.",
+  description: "BrainSurgeon inside OpenClaw: purge_control and recall tools, lossless offload of huge tool results, and the context engine \"brainsurgeon\".",
   register,
 };

@@ -16,14 +16,15 @@ import (
 const openclawUsage = `Usage: brainsurgeon openclaw <subcommand> [flags]
 
 Installs BrainSurgeon's OpenClaw plugin (the purge_control and recall tools,
-and lossless offload of huge tool results through the daemon), which this
-binary carries, and takes it back.
+lossless offload of huge tool results through the daemon, and the context
+engine "brainsurgeon"), which this binary carries, and takes it back.
 
 Subcommands:
   install    write the plugin and its API key; print the config to add, or
              link it into OpenClaw's config with --link
   uninstall  take back everything install did
-  status     where the plugin is, its version, whether the config names it
+  status     where the plugin is, its version, whether the config names it,
+             which context engine the config selects
 
 The OpenClaw root is the parent of the agents dir, as for brainsurgeon serve
 and brainsurgeon service: --agents-dir, else $BRAINSURGEON_AGENTS_DIR, else
@@ -33,7 +34,7 @@ config is $OPENCLAW_CONFIG_PATH, else <root>/openclaw.json.
 Run "brainsurgeon help openclaw <subcommand>" for a subcommand's flags.
 `
 
-const openclawInstallUsage = `Usage: brainsurgeon openclaw install [--agents-dir DIR] [--dir D] [--daemon-url U] [--link] [--yes] [--openclaw PATH] [--json]
+const openclawInstallUsage = `Usage: brainsurgeon openclaw install [--agents-dir DIR] [--dir D] [--daemon-url U] [--engine] [--link] [--yes] [--openclaw PATH] [--json]
 
 Writes the plugin to <root>/.brainsurgeon/openclaw-plugin/ (or --dir),
 replacing an older copy in one step, and creates the API key file
@@ -53,9 +54,18 @@ records it all in <root>/.brainsurgeon/openclaw-install.json so that
 "brainsurgeon openclaw uninstall" restores the config byte for byte.
 Restart the gateway (or let it hot-reload) to load the plugin.
 
+--engine also selects the plugin's context engine: plugins.slots.contextEngine
+"brainsurgeon" (in the same config patch with --link, recording the slot's
+previous value; in the printed config without). The engine shows the model a
+layered, lossless view of each session (old large values collapsed to
+placeholders, older spans summarized by the daemon) and owns compaction; pick
+it on OpenClaw 2026.8 and later (see the plugin's README for 2026.7).
+Uninstall puts the slot back ("legacy", or the value it replaced).
+
 Examples:
   brainsurgeon openclaw install
   brainsurgeon openclaw install --link --yes --daemon-url http://127.0.0.1:9000
+  brainsurgeon openclaw install --engine --link --yes
 
 Flags:
 `
@@ -66,7 +76,9 @@ Takes back what install did. When OpenClaw's config is byte-identical to what
 install left, its bytes from before install are restored (or the file is
 removed if there was none); otherwise only the brainsurgeon entries are taken
 out ("openclaw plugins uninstall brainsurgeon" and "openclaw config patch")
-and every other change is kept. When the config names the plugin though
+and every other change is kept. A context-engine slot that selects
+"brainsurgeon" goes back to the value install --engine replaced, else to
+"legacy" (OpenClaw's own engine). When the config names the plugin though
 install did not link it (you added it by hand), uninstall takes it out the
 same way, and without --yes or a "y" on a terminal it refuses and prints the
 commands to run first. Then it removes the plugin's files (and their dir when
@@ -80,8 +92,9 @@ Flags:
 const openclawStatusUsage = `Usage: brainsurgeon openclaw status [--agents-dir DIR] [--json]
 
 Shows where the plugin is, its version against the one this binary carries,
-whether OpenClaw's config names the plugin's dir, and whether the key file
-exists. Reads only.
+whether OpenClaw's config names the plugin's dir, which context engine it
+selects (plugins.slots.contextEngine; "legacy" when unset), and whether the
+key file exists. Reads only.
 
 Flags:
 `
@@ -135,6 +148,7 @@ func (c *openclawCommand) install(ctx context.Context, args []string) error {
 	fs.StringVar(&o.Dir, "dir", "", "write the plugin here instead of <root>/.brainsurgeon/openclaw-plugin")
 	fs.StringVar(&o.DaemonURL, "daemon-url", openclawinstall.DefaultDaemonURL, "the daemon the plugin calls (loopback http only)")
 	fs.BoolVar(&o.Link, "link", false, "link the plugin into OpenClaw's config with OpenClaw's CLI")
+	fs.BoolVar(&o.Engine, "engine", false, "also select the plugin's context engine (plugins.slots.contextEngine \"brainsurgeon\")")
 	yes := fs.Bool("yes", false, "do not ask before changing OpenClaw's config")
 	fs.StringVar(&o.OpenClaw, "openclaw", "", "the openclaw executable (default: openclaw on PATH)")
 	asJSON := fs.Bool("json", false, "print the result as JSON")
@@ -158,8 +172,12 @@ func (c *openclawCommand) install(ctx context.Context, args []string) error {
 		if !isTerminalReader(c.m.Stdin) {
 			return &cli.UsageError{Msg: "--link changes OpenClaw's config and needs confirmation: stdin is not a terminal, so pass --yes (or leave out --link to print the config instead)", Try: fs.Name() + " --help"}
 		}
-		fmt.Fprintf(c.m.Stderr, "This writes the plugin to %s and links it into %s with OpenClaw's CLI (daemonUrl %s, apiKeyFile %s); the config's bytes are backed up to %s.\n",
-			p.PluginDir, p.ConfigPath, url, p.KeyFile, p.BackupPath)
+		engine := ""
+		if o.Engine {
+			engine = ", and selects its context engine (plugins.slots.contextEngine \"brainsurgeon\")"
+		}
+		fmt.Fprintf(c.m.Stderr, "This writes the plugin to %s and links it into %s with OpenClaw's CLI (daemonUrl %s, apiKeyFile %s%s); the config's bytes are backed up to %s.\n",
+			p.PluginDir, p.ConfigPath, url, p.KeyFile, engine, p.BackupPath)
 		if ok, answer := c.m.ask("Proceed?"); !ok {
 			return fmt.Errorf("openclaw install: not confirmed (answered %q, expected y): nothing written", answer)
 		}
@@ -192,11 +210,21 @@ func (c *openclawCommand) install(ctx context.Context, args []string) error {
 	}
 	if o.Link {
 		fmt.Fprintf(w, "Linked into %s (backup of its bytes: %s; brainsurgeon openclaw uninstall restores them).\n", res.ConfigPath, res.BackupPath)
+		if res.EngineSlot != "" {
+			prev := res.EnginePrevious
+			if prev == "" {
+				prev = openclawinstall.EngineSlotDefault
+			}
+			fmt.Fprintf(w, "Context engine: plugins.slots.contextEngine is now %q (was %q; uninstall puts that back).\n", res.EngineSlot, prev)
+		}
 		fmt.Fprintln(w, "Restart the gateway (openclaw gateway restart) if it does not pick up the change by itself.")
 		return nil
 	}
 	if res.Linked {
 		fmt.Fprintf(w, "The plugin was linked into %s by an earlier install; the copy is updated.\n", res.ConfigPath)
+		if res.EngineSlot != "" {
+			fmt.Fprintf(w, "To select its context engine: brainsurgeon openclaw install --engine --link (or: openclaw config set plugins.slots.contextEngine %s)\n", res.EngineSlot)
+		}
 		return nil
 	}
 	fmt.Fprintf(w, "\nOpenClaw's config was not changed. To load the plugin, merge this into %s:\n\n", res.ConfigPath)
@@ -204,7 +232,12 @@ func (c *openclawCommand) install(ctx context.Context, args []string) error {
 	fmt.Fprintf(w, "\nor let OpenClaw do it (2026.8+; on 2026.7 leave out --force --accept-capabilities):\n\n  %s\n", res.LinkCommand)
 	fmt.Fprintf(w, "  openclaw config set plugins.entries.brainsurgeon.config.daemonUrl %s\n", res.DaemonURL)
 	fmt.Fprintf(w, "  openclaw config set plugins.entries.brainsurgeon.config.apiKeyFile %s\n", res.KeyFile)
-	fmt.Fprintln(w, "\nor run: brainsurgeon openclaw install --link")
+	link := "brainsurgeon openclaw install --link"
+	if res.EngineSlot != "" {
+		fmt.Fprintf(w, "  openclaw config set plugins.slots.contextEngine %s\n", res.EngineSlot)
+		link = "brainsurgeon openclaw install --engine --link"
+	}
+	fmt.Fprintf(w, "\nor run: %s\n", link)
 	return nil
 }
 
@@ -272,6 +305,9 @@ func (c *openclawCommand) uninstall(ctx context.Context, args []string) error {
 	if res.BackupKept != "" {
 		fmt.Fprintf(w, "The config's bytes from before install are kept in %s.\n", res.BackupKept)
 	}
+	if res.EngineSlot != "" {
+		fmt.Fprintf(w, "Context engine: plugins.slots.contextEngine is %q.\n", res.EngineSlot)
+	}
 	for _, r := range res.Removed {
 		fmt.Fprintf(w, "Removed %s\n", r)
 	}
@@ -323,6 +359,20 @@ func (c *openclawCommand) status(args []string) error {
 	}
 	fmt.Fprintf(w, "Config:      %s (%s)\n", st.ConfigPath, cfg)
 	fmt.Fprintf(w, "Linked:      %s\n", yn(st.Linked))
+	engine := "OpenClaw's own or another plugin's"
+	switch {
+	case st.EngineSelected && st.EngineByInstall:
+		prev := st.EnginePrevious
+		if prev == "" {
+			prev = openclawinstall.EngineSlotDefault
+		}
+		engine = fmt.Sprintf("BrainSurgeon's, selected by install --engine; uninstall puts back %q", prev)
+	case st.EngineSelected:
+		engine = "BrainSurgeon's"
+	case st.EngineSlot == openclawinstall.EngineSlotDefault:
+		engine = "OpenClaw's own; brainsurgeon openclaw install --engine --link selects BrainSurgeon's"
+	}
+	fmt.Fprintf(w, "Engine:      %s (%s)\n", st.EngineSlot, engine)
 	fmt.Fprintf(w, "Key file:    %s (exists: %s)\n", st.KeyFile, yn(st.KeyFileExists))
 	return nil
 }

@@ -27,8 +27,9 @@ func TestMain(m *testing.M) {
 // as the real CLI does: it rewrites the whole file (indented, with a meta
 // member), links a plugin into plugins.load.paths and
 // plugins.entries.<id>.enabled, merges `config patch` objects (null
-// deletes) and, on `plugins uninstall`, drops the load path and leaves
-// entries.<id> as {enabled:false}.
+// deletes) and, on `plugins uninstall`, drops the load path, leaves
+// entries.<id> as {enabled:false} and resets a context-engine slot naming
+// the plugin (2026.7: to "legacy"; later: deletes it).
 func fakeOpenClawDir(t *testing.T, version string) string {
 	t.Helper()
 	exe, err := os.Executable()
@@ -125,6 +126,14 @@ func fakeOpenClaw(args []string) int {
 			load["paths"] = keep
 		}
 		obj(pl, "entries")[args[2]] = map[string]any{"enabled": false}
+		if slots, ok := pl["slots"].(map[string]any); ok && slots["contextEngine"] == args[2] {
+			// 2026.7 sets the slot back to "legacy", 2026.8+ deletes it.
+			if old {
+				slots["contextEngine"] = "legacy"
+			} else {
+				delete(slots, "contextEngine")
+			}
+		}
 	default:
 		return fail("fake openclaw: unexpected arguments %q", args)
 	}

@@ -251,6 +251,11 @@ type InstallOptions struct {
 	Link bool
 	// OpenClaw is the openclaw executable ("" looks it up on PATH).
 	OpenClaw string
+	// Engine selects the plugin's context engine
+	// (plugins.slots.contextEngine "brainsurgeon"): with Link through the
+	// same config patch, recording the slot's previous value; without
+	// Link in the printed snippet.
+	Engine bool
 }
 
 // InstallResult says what install did.
@@ -280,6 +285,12 @@ type InstallResult struct {
 	// Snippet and LinkCommand say what to do by hand (without Link).
 	Snippet     string `json:"config_snippet,omitempty"`
 	LinkCommand string `json:"link_command,omitempty"`
+	// EngineSlot is the context-engine slot set (with Link) or printed
+	// (without): "brainsurgeon" with InstallOptions.Engine, else "".
+	// EnginePrevious is the slot's value before an install that set it
+	// ("" when it was not set); uninstall puts it back.
+	EngineSlot     string `json:"context_engine_slot,omitempty"`
+	EnginePrevious string `json:"previous_context_engine_slot,omitempty"`
 }
 
 // Plan returns the paths install would use, checking the options; it
@@ -336,8 +347,15 @@ func Install(ctx context.Context, env Env, o InstallOptions) (*InstallResult, er
 		rec.ConfigSHA256Before, rec.ConfigSHA256After, rec.ConfigMode = prev.ConfigSHA256Before, prev.ConfigSHA256After, prev.ConfigMode
 		rec.BackupRestorable, rec.Commands = prev.BackupRestorable, prev.Commands
 	}
+	if hadPrev && prev.Engine {
+		// The slot set before stays set: keep the value that restores it.
+		rec.Engine, rec.EnginePrevious = true, prev.EnginePrevious
+	}
+	if o.Engine {
+		res.EngineSlot = PluginID
+	}
 	if !o.Link {
-		res.Snippet = Snippet(p.PluginDir, url, p.KeyFile)
+		res.Snippet = Snippet(p.PluginDir, url, p.KeyFile, o.Engine)
 		res.LinkCommand = LinkCommand(p.PluginDir)
 		res.Linked = rec.Linked
 		return res, writeRecord(p.RecordPath, rec)
@@ -363,12 +381,21 @@ func Install(ctx context.Context, env Env, o InstallOptions) (*InstallResult, er
 		// would take that back too.
 		rec.BackupRestorable = false
 	}
+	if o.Engine && !rec.Engine {
+		rec.Engine = true
+		if prevSlot := configEngineSlot(cfg); prevSlot != PluginID {
+			rec.EnginePrevious = prevSlot
+		}
+	}
+	if o.Engine {
+		res.EnginePrevious = rec.EnginePrevious
+	}
 	if oc.known {
 		res.OpenClawVersion = oc.version.String()
 	}
 	err = oc.exec(ctx, nil, oc.linkArgs(p.PluginDir)...)
 	if err == nil {
-		err = oc.exec(ctx, ConfigPatch(url, p.KeyFile), "config", "patch", "--stdin")
+		err = oc.exec(ctx, ConfigPatch(url, p.KeyFile, o.Engine), "config", "patch", "--stdin")
 	}
 	rec.Commands = append(rec.Commands, oc.ran...)
 	rec.OpenClaw = oc.path
@@ -427,6 +454,10 @@ type UninstallResult struct {
 	// KeyKept is the key file left in place because install did not
 	// create it.
 	KeyKept string `json:"key_kept,omitempty"`
+	// EngineSlot is plugins.slots.contextEngine after uninstall ("legacy"
+	// when unset), when install had selected the plugin's context engine
+	// or the config selected it; "" otherwise.
+	EngineSlot string `json:"context_engine_slot,omitempty"`
 }
 
 // UninstallPlan says what Uninstall would do to OpenClaw's config.
@@ -434,8 +465,9 @@ type UninstallPlan struct {
 	// Linked says install linked the config: Uninstall restores it or
 	// takes our entries out.
 	Linked bool `json:"linked"`
-	// HandLinked says the config names the plugin (its dir, or
-	// plugins.entries.brainsurgeon) though install did not link it, and
+	// HandLinked says the config names the plugin (its dir,
+	// plugins.entries.brainsurgeon, or its context engine in
+	// plugins.slots.contextEngine) though install did not link it, and
 	// Uninstall would remove files it names: it needs
 	// UninstallOptions.UnlinkHandLinked.
 	HandLinked bool `json:"hand_linked"`
@@ -458,9 +490,14 @@ func (e *HandLinkedError) Error() string {
 }
 
 // HandUnlinkCommands are the OpenClaw commands that take the plugin out of
-// its config by hand.
-func HandUnlinkCommands() []string {
-	return []string{"openclaw plugins uninstall " + PluginID + " --force", "openclaw config unset plugins.entries." + PluginID}
+// its config by hand; engine adds the one that puts the context-engine
+// slot back to OpenClaw's own engine.
+func HandUnlinkCommands(engine bool) []string {
+	c := []string{"openclaw plugins uninstall " + PluginID + " --force", "openclaw config unset plugins.entries." + PluginID}
+	if engine {
+		c = append(c, "openclaw config set plugins.slots.contextEngine "+EngineSlotDefault)
+	}
+	return c
 }
 
 // uninstallState is what Uninstall reads before it changes anything.
@@ -512,7 +549,41 @@ func (st uninstallState) handLinked() (bool, error) {
 	if err != nil || missing {
 		return false, err
 	}
-	return configNamesDir(cfg, st.dir) || configHasEntry(cfg), nil
+	return configNamesDir(cfg, st.dir) || configHasEntry(cfg) || configEngineSlot(cfg) == PluginID, nil
+}
+
+// configPath is the config uninstall works on: the record's, else the
+// resolved one.
+func (st uninstallState) configPath() string {
+	if st.hasRec && st.rec.ConfigPath != "" {
+		return st.rec.ConfigPath
+	}
+	return st.paths.ConfigPath
+}
+
+// engineSlotTarget returns the value plugins.slots.contextEngine must take
+// when uninstall takes the plugin out of the config cfgPath: the value
+// install recorded before it selected the engine, else "legacy"; "" when
+// the slot does not select the plugin's engine (it is left alone).
+func engineSlotTarget(cfgPath string, rec Record) string {
+	cfg, _, missing, err := readConfig(cfgPath)
+	if err != nil || missing || configEngineSlot(cfg) != PluginID {
+		return ""
+	}
+	if rec.Engine && rec.EnginePrevious != "" && rec.EnginePrevious != PluginID {
+		return rec.EnginePrevious
+	}
+	return EngineSlotDefault
+}
+
+// engineSlotAfter returns the config's plugins.slots.contextEngine, "legacy"
+// when it is not set or the config is gone.
+func engineSlotAfter(cfgPath string) string {
+	cfg, _, _, err := readConfig(cfgPath)
+	if s := configEngineSlot(cfg); err == nil && s != "" {
+		return s
+	}
+	return EngineSlotDefault
 }
 
 // configNamesDir reports whether the config holds dir's path (as
@@ -548,15 +619,12 @@ func PlanUninstall(env Env, agentsDir string) (UninstallPlan, error) {
 	if err != nil {
 		return UninstallPlan{}, err
 	}
-	plan := UninstallPlan{Linked: st.hasRec && st.rec.Linked, ConfigPath: st.paths.ConfigPath}
-	if st.hasRec && st.rec.ConfigPath != "" {
-		plan.ConfigPath = st.rec.ConfigPath
-	}
+	plan := UninstallPlan{Linked: st.hasRec && st.rec.Linked, ConfigPath: st.configPath()}
 	if plan.HandLinked, err = st.handLinked(); err != nil {
 		return plan, err
 	}
 	if plan.HandLinked {
-		plan.Commands = HandUnlinkCommands()
+		plan.Commands = HandUnlinkCommands(engineSlotTarget(plan.ConfigPath, st.rec) != "")
 	}
 	return plan, nil
 }
@@ -588,12 +656,10 @@ func Uninstall(ctx context.Context, env Env, o UninstallOptions) (*UninstallResu
 		return res, err
 	}
 	if hand {
-		cfgPath := st.paths.ConfigPath
-		if st.hasRec && st.rec.ConfigPath != "" {
-			cfgPath = st.rec.ConfigPath
-		}
+		cfgPath := st.configPath()
+		slot := engineSlotTarget(cfgPath, st.rec)
 		if !o.UnlinkHandLinked {
-			return res, &HandLinkedError{ConfigPath: cfgPath, Commands: HandUnlinkCommands()}
+			return res, &HandLinkedError{ConfigPath: cfgPath, Commands: HandUnlinkCommands(slot != "")}
 		}
 		res.ConfigPath = cfgPath
 		explicit := o.OpenClaw
@@ -604,12 +670,15 @@ func Uninstall(ctx context.Context, env Env, o UninstallOptions) (*UninstallResu
 		if st.rec.Root != "" {
 			root = st.rec.Root
 		}
-		ran, err := removeEntries(ctx, env, explicit, root, cfgPath)
+		ran, err := removeEntries(ctx, env, explicit, root, cfgPath, slot)
 		res.Commands = ran
 		if err != nil {
 			return res, fmt.Errorf("the config %s names the brainsurgeon plugin (linked by hand), so it must be taken out with OpenClaw's CLI before the files go: %w", cfgPath, err)
 		}
 		res.ConfigAction = "entries_removed"
+		if slot != "" {
+			res.EngineSlot = engineSlotAfter(cfgPath)
+		}
 	}
 	rec := st.rec
 	if !st.hasRec {
@@ -624,6 +693,9 @@ func Uninstall(ctx context.Context, env Env, o UninstallOptions) (*UninstallResu
 		res.ConfigPath = rec.ConfigPath
 		if err := unlink(ctx, env, o, rec, res); err != nil {
 			return res, err
+		}
+		if rec.Engine || res.EngineSlot != "" {
+			res.EngineSlot = engineSlotAfter(rec.ConfigPath)
 		}
 	}
 	if err := removePlugin(rec.PluginDir, st.files, res); err != nil {
@@ -694,7 +766,11 @@ func unlink(ctx context.Context, env Env, o UninstallOptions, rec Record, res *U
 	if root == "" {
 		root = filepath.Dir(filepath.Dir(rec.KeyFile))
 	}
-	ran, err := removeEntries(ctx, env, explicit, root, rec.ConfigPath)
+	slot := engineSlotTarget(rec.ConfigPath, rec)
+	ran, err := removeEntries(ctx, env, explicit, root, rec.ConfigPath, slot)
+	if slot != "" {
+		res.EngineSlot = slot
+	}
 	res.Commands = ran
 	if err != nil {
 		return fmt.Errorf("the config %s changed since install, so only the brainsurgeon entries can be taken out, which needs OpenClaw's CLI: %w", rec.ConfigPath, err)
@@ -709,15 +785,23 @@ func unlink(ctx context.Context, env Env, o UninstallOptions, rec Record, res *U
 // removeEntries takes the plugin out of the config cfg with OpenClaw's CLI
 // run on root: `openclaw plugins uninstall brainsurgeon --force`, then a
 // patch that deletes plugins.entries.brainsurgeon (2026.8+ leaves it as
-// {enabled:false}). It returns the commands run.
-func removeEntries(ctx context.Context, env Env, explicit, root, cfg string) ([]string, error) {
+// {enabled:false}) and, when slot is not empty, sets
+// plugins.slots.contextEngine to slot (OpenClaw's uninstall resets a slot
+// naming the plugin to "legacy"; the patch also puts back another value
+// install recorded). It returns the commands run.
+func removeEntries(ctx context.Context, env Env, explicit, root, cfg, slot string) ([]string, error) {
 	oc, err := findOpenClaw(ctx, env, explicit, root, cfg)
 	if err != nil {
 		return nil, err
 	}
 	err = oc.exec(ctx, nil, "plugins", "uninstall", PluginID, "--force")
 	if err == nil {
-		err = oc.exec(ctx, []byte(`{"plugins":{"entries":{"`+PluginID+`":null}}}`), "config", "patch", "--stdin")
+		plugins := map[string]any{"entries": map[string]any{PluginID: nil}}
+		if slot != "" {
+			plugins["slots"] = map[string]any{"contextEngine": slot}
+		}
+		patch, _ := json.Marshal(map[string]any{"plugins": plugins})
+		err = oc.exec(ctx, patch, "config", "patch", "--stdin")
 	}
 	return oc.ran, err
 }
@@ -791,6 +875,14 @@ type StatusResult struct {
 	ConfigHasEntry bool `json:"config_has_entry"`
 	// KeyFileExists says the key file exists.
 	KeyFileExists bool `json:"key_file_exists"`
+	// EngineSlot is the config's plugins.slots.contextEngine ("legacy",
+	// OpenClaw's own engine, when it is not set); EngineSelected says it
+	// selects the plugin's engine; EngineByInstall says install --engine
+	// selected it, and EnginePrevious is the value uninstall puts back.
+	EngineSlot      string `json:"context_engine_slot"`
+	EngineSelected  bool   `json:"engine_selected"`
+	EngineByInstall bool   `json:"engine_by_install"`
+	EnginePrevious  string `json:"previous_context_engine_slot,omitempty"`
 }
 
 // Status reports where the plugin is and what names it, under the OpenClaw
@@ -808,7 +900,11 @@ func Status(env Env, agentsDir string) (*StatusResult, error) {
 	if ok {
 		p.PluginDir, p.KeyFile = rec.PluginDir, rec.KeyFile
 	}
-	s := &StatusResult{Paths: p, Record: ok, Linked: ok && rec.Linked, EmbeddedVersion: env.Version}
+	s := &StatusResult{Paths: p, Record: ok, Linked: ok && rec.Linked, EmbeddedVersion: env.Version,
+		EngineSlot: EngineSlotDefault, EngineByInstall: ok && rec.Engine}
+	if s.EngineByInstall {
+		s.EnginePrevious = rec.EnginePrevious
+	}
 	if checkOurs(p.PluginDir, env.Files, rec.Files, false) == nil {
 		s.InstalledVersion = installedVersion(p.PluginDir)
 		s.Installed = s.InstalledVersion != ""
@@ -818,7 +914,11 @@ func Status(env Env, agentsDir string) (*StatusResult, error) {
 		s.ConfigExists = true
 		s.ConfigNamesPlugin = configNamesDir(cfg, p.PluginDir)
 		s.ConfigHasEntry = configHasEntry(cfg)
+		if slot := configEngineSlot(cfg); slot != "" {
+			s.EngineSlot = slot
+		}
 	}
+	s.EngineSelected = s.EngineSlot == PluginID
 	if fi, err := os.Stat(p.KeyFile); err == nil && fi.Mode().IsRegular() {
 		s.KeyFileExists = true
 	}

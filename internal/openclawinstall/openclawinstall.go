@@ -44,6 +44,10 @@ import (
 // PluginID is the plugin's id in OpenClaw's config.
 const PluginID = "brainsurgeon"
 
+// EngineSlotDefault is OpenClaw's own context engine, the value of
+// plugins.slots.contextEngine when nothing else is selected.
+const EngineSlotDefault = "legacy"
+
 // DefaultDaemonURL is the daemon the plugin calls when none is given.
 const DefaultDaemonURL = "http://127.0.0.1:8000"
 
@@ -229,6 +233,12 @@ type Record struct {
 	// OpenClaw is the openclaw executable install ran; uninstall uses it
 	// when none is given and PATH has none.
 	OpenClaw string `json:"openclaw,omitempty"`
+	// Engine says install selected the plugin's context engine
+	// (plugins.slots.contextEngine "brainsurgeon") through OpenClaw's CLI,
+	// and EnginePrevious is the slot's value before that ("" when it was
+	// not set); uninstall puts that value back.
+	Engine         bool   `json:"engine,omitempty"`
+	EnginePrevious string `json:"engine_previous_slot,omitempty"`
 	// InstalledAt is when.
 	InstalledAt time.Time `json:"installed_at"`
 }
@@ -267,16 +277,23 @@ func writeRecord(path string, rec Record) error {
 }
 
 // ConfigPatch returns the JSON object that sets the plugin's config: what
-// `openclaw config patch` merges into the config after linking.
-func ConfigPatch(daemonURL, keyFile string) []byte {
-	b, _ := json.Marshal(map[string]any{"plugins": map[string]any{"entries": map[string]any{
-		PluginID: map[string]any{"config": map[string]any{"daemonUrl": daemonURL, "apiKeyFile": keyFile}}}}})
+// `openclaw config patch` merges into the config after linking. With
+// engine it also selects the plugin's context engine
+// (plugins.slots.contextEngine).
+func ConfigPatch(daemonURL, keyFile string, engine bool) []byte {
+	plugins := map[string]any{"entries": map[string]any{
+		PluginID: map[string]any{"config": map[string]any{"daemonUrl": daemonURL, "apiKeyFile": keyFile}}}}
+	if engine {
+		plugins["slots"] = map[string]any{"contextEngine": PluginID}
+	}
+	b, _ := json.Marshal(map[string]any{"plugins": plugins})
 	return b
 }
 
 // Snippet returns the part of openclaw.json that loads and configures the
-// plugin from pluginDir, for a user who edits the config by hand.
-func Snippet(pluginDir, daemonURL, keyFile string) string {
+// plugin from pluginDir, for a user who edits the config by hand; with
+// engine it also selects the plugin's context engine.
+func Snippet(pluginDir, daemonURL, keyFile string, engine bool) string {
 	type config struct {
 		DaemonURL  string `json:"daemonUrl"`
 		APIKeyFile string `json:"apiKeyFile"`
@@ -285,10 +302,14 @@ func Snippet(pluginDir, daemonURL, keyFile string) string {
 		Enabled bool   `json:"enabled"`
 		Config  config `json:"config"`
 	}
+	type slots struct {
+		ContextEngine string `json:"contextEngine"`
+	}
 	type plugins struct {
 		Load struct {
 			Paths []string `json:"paths"`
 		} `json:"load"`
+		Slots   *slots           `json:"slots,omitempty"`
 		Entries map[string]entry `json:"entries"`
 	}
 	v := struct {
@@ -296,12 +317,38 @@ func Snippet(pluginDir, daemonURL, keyFile string) string {
 	}{}
 	v.Plugins.Load.Paths = []string{pluginDir}
 	v.Plugins.Entries = map[string]entry{PluginID: {Enabled: true, Config: config{daemonURL, keyFile}}}
+	if engine {
+		v.Plugins.Slots = &slots{ContextEngine: PluginID}
+	}
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
 	enc.SetIndent("", "  ")
 	enc.Encode(v)
 	return buf.String()
+}
+
+var slotRE = regexp.MustCompile(`["']?contextEngine["']?\s*:\s*["']([^"']*)["']`)
+
+// configEngineSlot returns the config's plugins.slots.contextEngine ("" when
+// it is not set). A config that is not plain JSON (OpenClaw reads JSON5) is
+// searched for a contextEngine member instead.
+func configEngineSlot(cfg []byte) string {
+	var c struct {
+		Plugins struct {
+			Slots struct {
+				ContextEngine any `json:"contextEngine"`
+			} `json:"slots"`
+		} `json:"plugins"`
+	}
+	if err := json.Unmarshal(cfg, &c); err != nil {
+		if m := slotRE.FindSubmatch(cfg); m != nil {
+			return strings.TrimSpace(string(m[1]))
+		}
+		return ""
+	}
+	s, _ := c.Plugins.Slots.ContextEngine.(string)
+	return strings.TrimSpace(s)
 }
 
 // CheckDaemonURL checks that u is a loopback http URL, the only kind the

@@ -72,6 +72,8 @@ export function fakeApi(pluginConfig, mode = "full") {
   const hooks = [];
   /** @type {string[]} */
   const warnings = [];
+  /** @type {{id: string, factory: any}[]} */
+  const engines = [];
   const api = {
     id: "brainsurgeon",
     name: "BrainSurgeon",
@@ -92,8 +94,12 @@ export function fakeApi(pluginConfig, mode = "full") {
     on(name, handler) {
       hooks.push({ name, handler });
     },
+    /** @param {string} id @param {any} factory */
+    registerContextEngine(id, factory) {
+      engines.push({ id, factory });
+    },
   };
-  return { api, tools, middlewares, hooks, warnings };
+  return { api, tools, middlewares, hooks, warnings, engines };
 }
 
 /** A text of n code points that mixes ASCII and astral characters (surrogate pairs). @param {number} n */

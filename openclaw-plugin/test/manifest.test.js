@@ -15,7 +15,7 @@ test("manifest and entry agree on id, tools and middleware runtimes", () => {
   assert.equal(plugin.id, manifest.id);
   assert.equal(typeof plugin.register, "function");
   assert.equal(manifest.activation.onStartup, true);
-  assert.equal(manifest.kind, undefined, "the plugin does not take the context-engine slot");
+  assert.equal(manifest.kind, undefined, "no kind: with it, installing or enabling the plugin would select its engine and disable other context-engine plugins");
   const { api, tools, middlewares, hooks } = fakeApi({});
   plugin.register(/** @type {any} */ (api));
   assert.deepEqual(hooks.map((h) => h.name), ["before_tool_call"]);
@@ -60,6 +60,11 @@ test("config schema: closed, and its defaults are the code's", () => {
   assert.equal(s.properties.previewChars.minimum, 0);
   assert.equal(s.properties.timeoutMs.minimum, 100);
   assert.equal(s.properties.toolTimeoutMs.minimum, 100);
+  assert.equal(s.properties.assembleTimeoutMs.minimum, 100);
+  assert.equal(s.properties.compactTimeoutMs.minimum, 1000);
+  assert.equal(resolveConfig({ assembleTimeoutMs: 99, compactTimeoutMs: 999 }).assembleTimeoutMs, DEFAULTS.assembleTimeoutMs);
+  assert.equal(resolveConfig({ compactTimeoutMs: 999 }).compactTimeoutMs, DEFAULTS.compactTimeoutMs);
+  assert.equal(resolveConfig({ assembleTimeoutMs: 100, compactTimeoutMs: 1000 }).compactTimeoutMs, 1000);
   const cfg = resolveConfig(undefined);
   assert.deepEqual({ ...cfg }, { ...DEFAULTS, apiKeyFile: undefined, urlProblem: undefined });
 });

@@ -198,10 +198,11 @@ for (const [name, handlerFn, why] of failures) {
   test(`fail open: ${name}`, async () => {
     const d = await startDaemon(handlerFn);
     try {
-      const { handler, warnings } = mw({ daemonUrl: d.url, extractAboveChars: 1000, timeoutMs: 150 });
+      // Only the timeout case waits briefly: a busy machine must not turn a slow answer into a timeout.
+      const { handler, warnings } = mw({ daemonUrl: d.url, extractAboveChars: 1000, timeoutMs: name === "timeout" ? 150 : 1400 });
       const t0 = Date.now();
       assert.equal(await handler(/** @type {any} */ (event("w".repeat(2000))), CTX), undefined);
-      assert.ok(Date.now() - t0 < 1500);
+      assert.ok(Date.now() - t0 < 3000);
       assert.equal(warnings.length, 1);
       assert.match(warnings[0], /^brainsurgeon: exec result call_1 passed through unchanged: /);
       assert.match(warnings[0], why);
