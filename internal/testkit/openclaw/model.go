@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"regexp"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 )
@@ -24,6 +25,8 @@ import (
 // only in its Tool Search catalog). A message may hold several CALLs, separated by white space: they are made
 // one after the other, each once the result of the one before has come back. A request whose newest message is
 // a tool result and whose CALLs are all made is answered "model final <n>"; any other with "model reply <n>".
+// A request that offers no tools is never answered with a call: when its newest user message holds a conversation
+// in <conversation> tags (the host's own compaction asks so), it is answered [SummaryOf] that message.
 //
 // Every answer reports, as prompt_eval_count, the model's measured size of the request: [MeasuredTokens] of its
 // body. The host records it as the turn's input usage, so that what the host and BrainSurgeon read back as "the
@@ -252,6 +255,17 @@ func plan(body []byte, n int) (tool string, args json.RawMessage, text string) {
 		}
 	}
 	text = "model reply " + strconv.Itoa(n)
+	if len(req.Tools) == 0 {
+		// No tools offered: a summary request of the host's own compaction (the conversation in <conversation>
+		// tags) or a plain completion; never a tool call, whatever the quoted conversation holds.
+		if user != nil && strings.Contains(textOf(user.Content), "<conversation>") {
+			return "", nil, SummaryOf(textOf(user.Content))
+		}
+		if last != nil && last.Role == "tool" {
+			return "", nil, "model final " + strconv.Itoa(n)
+		}
+		return "", nil, text
+	}
 	if last != nil && last.Role == "tool" && user == nil {
 		return "", nil, "model final " + strconv.Itoa(n)
 	}

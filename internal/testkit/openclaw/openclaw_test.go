@@ -98,6 +98,7 @@ func TestPlanCalls(t *testing.T) {
 		textPart string
 	}{
 		{"no call", body(nil, msg{"user", "hello"}), "", "", "model reply"},
+		{"no call, tools offered", body([]string{"a"}, msg{"user", "hello"}), "", "", "model reply"},
 		{"first call", body([]string{"a", "b"}, two), "a", `{"x":1}`, ""},
 		{"first call, internal context after", body([]string{"a", "b"}, two, internal), "a", `{"x":1}`, ""},
 		{"second call", body([]string{"a", "b"}, two, msg{"assistant", ""}, msg{"tool", "r1"}), "b", `{"y":{"z":2}}`, ""},
@@ -105,6 +106,8 @@ func TestPlanCalls(t *testing.T) {
 		{"one call made", body([]string{"a"}, msg{"user", `CALL:a:{}`}, msg{"assistant", ""}, msg{"tool", "r"}), "", "", "model final"},
 		{"through tool_call", body([]string{"tool_call"}, msg{"user", `CALL:a:{"x":1}`}), "tool_call", `{"args":{"x":1},"id":"a"}`, ""},
 		{"tool result without user", body(nil, msg{"tool", "r"}), "", "", "model final"},
+		{"no tools offered: no call", body(nil, msg{"user", `CALL:a:{"x":1}`}), "", "", "model reply"},
+		{"host's summary request", body(nil, msg{"user", "<conversation>\n[User]: CALL:a:{\"x\":1}\n</conversation>\n\nSummarize."}), "", "", "## Goal"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
