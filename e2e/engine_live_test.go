@@ -26,13 +26,17 @@ import (
 	"github.com/brainsurgeon/brainsurgeon/internal/testkit/oracle"
 )
 
-// Figures of the engine scenario. The host's own part of every request is large: its system prompt is about 51 KB
-// and its tool definitions about 14 KB (about 16,400 measured tokens together on 2026.9.6), and the host keeps a
-// quarter of the window in reserve. The window is the smallest at which the legacy engine still gets every turn
-// through (its own compaction then runs every few turns); the daemon's summary thresholds are lowered (see
-// [engineConfigure]) so that the engine's summary layers run at it too.
+// Figures of the engine scenario. The host's own part of every request is large: its system prompt and tool
+// definitions measure about 15,200 tokens on 2026.9.6 and 22,300 on 2026.7.35 (more by the host's own estimate,
+// which it compares with the budget), and the host keeps up to 20,000 tokens in reserve (2026.7.35 always 20,000;
+// 2026.9.6 at most a quarter of the window) and, when it compacts, keeps the last 20,000 tokens by default. At
+// 48,000 and 64,000 tokens the legacy engine's turns failed on 2026.7.35 ("Context overflow: prompt too large for
+// the model": its compaction could not cut below what it keeps). So the window is 80,000 tokens and the host keeps
+// 8,000 recent tokens when it compacts (the same in both runs), at which the legacy engine gets every turn through
+// with its own compaction running; the daemon's summary thresholds are lowered (see [engineConfigure]) so that the
+// engine's summary layers run at this window too.
 const (
-	engineWindow      = 48_000 // tokens
+	engineWindow      = 80_000 // tokens
 	engineScriptTurns = 40
 	// engineCompactionPrefix starts the user message through which OpenClaw shows the model its own compaction
 	// summary.
@@ -505,9 +509,9 @@ func engineConfigure(t *testing.T, st *openclaw.State, modelURL string, withEngi
 		"enabled": false,
 		"compaction": map[string]any{
 			"context_window": engineWindow,
-			// the host's part alone is a third of the window: at the default thresholds (88 % and 95 %) the
-			// summary layers would wait for more history than 40 turns leave once layer 1 collapsed it
-			"summarize_trigger_percent": 50, "full_trigger_percent": 70, "summarize_keep_recent": 4000,
+			// the host's part alone is a fifth to a quarter of the window: at the default thresholds (88 % and
+			// 95 %) the summary layers would wait for more history than 40 turns leave once layer 1 collapsed it
+			"summarize_trigger_percent": 30, "full_trigger_percent": 40, "summarize_keep_recent": 4000,
 			"summarizer": map[string]any{"base_url": modelURL + "/v1", "model": engineSummaryModel,
 				"retries": 0, "timeout_seconds": 20},
 		},
@@ -524,6 +528,12 @@ func engineConfigure(t *testing.T, st *openclaw.State, modelURL string, withEngi
 			mm["contextWindow"] = engineWindow
 		}
 	}
+	// The host's default compaction, not its "safeguard" mode (the default it writes when none is set): the
+	// safeguard audits a summary against the host's own section list and the identifiers of the conversation,
+	// which the test model's summary does not meet, and then fails the turn.
+	hostCompaction := obj(obj(obj(cfg, "agents"), "defaults"), "compaction")
+	hostCompaction["mode"] = "default"
+	hostCompaction["keepRecentTokens"] = 8000
 	if withEngine {
 		obj(obj(cfg, "plugins"), "slots")["contextEngine"] = "brainsurgeon"
 	}
@@ -945,8 +955,8 @@ func jsonPartOf(b []byte) []byte {
 func logEngineTable(t *testing.T, run *engineRun) {
 	t.Helper()
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s %s, window %d tokens: per turn (bytes = JSON of the first request's messages)\n", run.Version, run.Mode, run.Window)
-	fmt.Fprintf(&b, "%4s %-14s %4s %4s %9s %9s %8s %9s %7s %5s %9s %-22s %6s\n", "turn", "kind", "reqs", "msgs", "bytes", "history", "tokens", "all_bytes", "prefix", "hsum", "predicted", "layers", "ms")
+	fmt.Fprintf(&b, "%s %s, window %d tokens: per turn (reqs: model requests with tools; sumc: without (the host's summary calls); bytes: JSON of the first request's messages; history: bytes without the system prompt; tokens: the model's measured size of the first request; prefix: CHANGE when the previous first request's prefix is not kept, * when the engine's view said prefix_changed; hsum: the first request shows the host's compaction summary)\n", run.Version, run.Mode, run.Window)
+	fmt.Fprintf(&b, "%4s %-14s %4s %4s %4s %9s %9s %8s %9s %7s %5s %9s %-22s %6s\n", "turn", "kind", "reqs", "sumc", "msgs", "bytes", "history", "tokens", "all_bytes", "prefix", "hsum", "predicted", "layers", "ms")
 	for _, r := range run.Turns {
 		prefix := "same"
 		if !r.PrefixStable {
@@ -963,7 +973,7 @@ func logEngineTable(t *testing.T, run *engineRun) {
 		if r.Passthrough != "" {
 			lay = "passthrough"
 		}
-		fmt.Fprintf(&b, "%4d %-14s %4d %4d %9d %9d %8d %9d %7s %5v %9s %-22s %6d\n", r.N, r.Kind, r.Requests, r.Messages, r.Bytes, r.HistoryBytes, r.Tokens, r.AllBytes, prefix, r.HostSummary, pred, lay, r.Millis)
+		fmt.Fprintf(&b, "%4d %-14s %4d %4d %4d %9d %9d %8d %9d %7s %5v %9s %-22s %6d\n", r.N, r.Kind, r.Requests, r.SummaryCalls, r.Messages, r.Bytes, r.HistoryBytes, r.Tokens, r.AllBytes, prefix, r.HostSummary, pred, lay, r.Millis)
 	}
 	fmt.Fprintf(&b, "prefix changes: %d; host compaction entries: %d; turns showing the host's summary: %d; files still visible at the last script turn: %d of %d\n",
 		run.PrefixChanges, run.HostCompactions, run.HostSummaryTurns, run.FilesVisible, run.Files)
