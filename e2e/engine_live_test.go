@@ -652,15 +652,17 @@ func runEngineScenario(t *testing.T, version, tgz string, withEngine bool, legac
 			t.Log(msg + " (legacy: the host's doing)")
 		}
 	}
+	placeholders := 0
 	for _, ev := range after {
-		e := parseHostEntry(ev)
-		if e.Type == "compaction" {
+		if parseHostEntry(ev).Type == "compaction" {
 			run.HostCompactions++
 		}
-		if withEngine && strings.Contains(ev, `"toolName":"bs_big"`) && strings.Contains(ev, "[[extracted-") {
-			t.Errorf("h: a stored bs_big result holds a placeholder although file-level extraction is off: %.200s", ev)
-			break
+		if strings.Contains(ev, `"toolName":"bs_big"`) && strings.Contains(ev, "[[extracted-") {
+			placeholders++
 		}
+	}
+	if withEngine && placeholders > 0 {
+		t.Errorf("h: %d stored bs_big results hold a placeholder although file-level extraction is off", placeholders)
 	}
 	if nowSID != sid {
 		for _, ev := range hostEvents(t, h, version, nowSID) {
