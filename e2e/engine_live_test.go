@@ -28,15 +28,15 @@ import (
 
 // Figures of the engine scenario. The host's own part of every request is large: its system prompt and tool
 // definitions measure about 15,200 tokens on 2026.9.6 and 22,300 on 2026.7.35 (more by the host's own estimate,
-// which it compares with the budget), and the host keeps up to 20,000 tokens in reserve (2026.7.35 always 20,000;
-// 2026.9.6 at most a quarter of the window) and, when it compacts, keeps the last 20,000 tokens by default. At
-// 48,000 and 64,000 tokens the legacy engine's turns failed on 2026.7.35 ("Context overflow: prompt too large for
-// the model": its compaction could not cut below what it keeps). So the window is 80,000 tokens and the host keeps
-// 8,000 recent tokens when it compacts (the same in both runs), at which the legacy engine gets every turn through
-// with its own compaction running; the daemon's summary thresholds are lowered (see [engineConfigure]) so that the
-// engine's summary layers run at this window too.
+// which it compares with the budget), the host keeps up to 20,000 tokens in reserve (2026.7.35 always 20,000;
+// 2026.9.6 at most a quarter of the window) and, when it compacts, keeps the last 20,000 tokens. At 48,000 and
+// 64,000 tokens the legacy engine's turns failed on 2026.7.35 ("Context overflow: prompt too large for the model":
+// its compaction could not cut below what it keeps). 100,000 tokens is a window at which the legacy engine gets
+// every turn through with the host's defaults (its compaction in "default" mode: see [engineConfigure]), its own
+// compaction running (on 2026.7.35 at every turn from the 18th). The daemon's summary thresholds are lowered (see [engineConfigure]) so that the engine's summary layers
+// run at this window too.
 const (
-	engineWindow      = 80_000 // tokens
+	engineWindow      = 100_000 // tokens
 	engineScriptTurns = 40
 	// engineCompactionPrefix starts the user message through which OpenClaw shows the model its own compaction
 	// summary.
@@ -509,9 +509,9 @@ func engineConfigure(t *testing.T, st *openclaw.State, modelURL string, withEngi
 		"enabled": false,
 		"compaction": map[string]any{
 			"context_window": engineWindow,
-			// the host's part alone is a fifth to a quarter of the window: at the default thresholds (88 % and
+			// the host's part alone is a sixth to a fifth of the window: at the default thresholds (88 % and
 			// 95 %) the summary layers would wait for more history than 40 turns leave once layer 1 collapsed it
-			"summarize_trigger_percent": 30, "full_trigger_percent": 40, "summarize_keep_recent": 4000,
+			"summarize_trigger_percent": 25, "full_trigger_percent": 35, "summarize_keep_recent": 4000,
 			"summarizer": map[string]any{"base_url": modelURL + "/v1", "model": engineSummaryModel,
 				"retries": 0, "timeout_seconds": 20},
 		},
@@ -533,7 +533,6 @@ func engineConfigure(t *testing.T, st *openclaw.State, modelURL string, withEngi
 	// which the test model's summary does not meet, and then fails the turn.
 	hostCompaction := obj(obj(obj(cfg, "agents"), "defaults"), "compaction")
 	hostCompaction["mode"] = "default"
-	hostCompaction["keepRecentTokens"] = 8000
 	if withEngine {
 		obj(obj(cfg, "plugins"), "slots")["contextEngine"] = "brainsurgeon"
 	}
