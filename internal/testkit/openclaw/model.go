@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"regexp"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 )
@@ -24,6 +25,18 @@ import (
 // only in its Tool Search catalog). A message may hold several CALLs, separated by white space: they are made
 // one after the other, each once the result of the one before has come back. A request whose newest message is
 // a tool result and whose CALLs are all made is answered "model final <n>"; any other with "model reply <n>".
+// A request that offers no tools is never answered with a call: when its newest user message holds a conversation
+// in <conversation> tags (the host's own compaction asks so), it is answered [SummaryOf] that message.
+//
+// Every answer reports, as prompt_eval_count, the model's measured size of the request: [MeasuredTokens] of its
+// body. The host records it as the turn's input usage, so that what the host and BrainSurgeon read back as "the
+// size the provider measured" is a known function of the bytes the model received. [Model.SetWindow] makes the
+// model refuse requests above a window as a provider does (HTTP 400 with a context-length error).
+//
+// The Model also serves OpenAI's chat-completions protocol (POST /v1/chat/completions, not streamed), so that a
+// summarizer can be pointed at it (base URL <URL>/v1): it answers a deterministic markdown summary of the
+// conversation in the request's newest user message (see [SummaryOf]). Those requests are recorded apart
+// ([Model.SummaryRequests]); [Model.FailNext] applies to them too, and [Model.FailSummaries] to them alone.
 type Model struct {
 	srv  *http.Server
 	ln   net.Listener
@@ -35,7 +48,10 @@ type Model struct {
 	waiting int // calls waiting at the gate now
 	holds   int // calls the gate has held so far
 	fail    int // how many of the next calls answer 500
+	sfail   int // how many of the next summary calls answer 500
+	window  int // requests measured above it answer 400 (0: no limit)
 	reqs    []ModelRequest
+	sums    []ModelRequest
 	n       int
 }
 
@@ -47,6 +63,25 @@ type ModelRequest struct {
 	Body []byte
 	// Status is the HTTP status the model answered with (0 while it is held).
 	Status int
+	// Tokens is the request's measured size, [MeasuredTokens] of Body (what the answer reports as
+	// prompt_eval_count).
+	Tokens int
+}
+
+// MeasuredTokens returns the model's measured size of a chat request body (Ollama's /api/chat or OpenAI's
+// /v1/chat/completions): ceil((bytes of the JSON of its "messages" + bytes of the JSON of its "tools") / 4), the
+// members counted byte for byte as the client sent them (a missing member counts 0). A body that is not a JSON
+// object counts its whole length.
+func MeasuredTokens(body []byte) int {
+	var req struct {
+		Messages json.RawMessage `json:"messages"`
+		Tools    json.RawMessage `json:"tools"`
+	}
+	n := len(body)
+	if json.Unmarshal(body, &req) == nil {
+		n = len(req.Messages) + len(req.Tools)
+	}
+	return (n + 3) / 4
 }
 
 // StartModel starts a Model on a free loopback port. Close stops it.
@@ -101,6 +136,36 @@ func (m *Model) FailNext(n int) {
 	m.mu.Lock()
 	m.fail = n
 	m.mu.Unlock()
+}
+
+// FailSummaries makes the next n summary calls (POST /v1/chat/completions) answer HTTP 500; chat calls are not
+// affected.
+func (m *Model) FailSummaries(n int) {
+	m.mu.Lock()
+	m.sfail = n
+	m.mu.Unlock()
+}
+
+// SetWindow makes the model refuse every later request whose measured size ([MeasuredTokens]) is above tokens,
+// with HTTP 400 and an Ollama-style context-length error that OpenClaw classifies as a context overflow; 0 lifts
+// the limit. Refused requests are recorded with status 400.
+func (m *Model) SetWindow(tokens int) {
+	m.mu.Lock()
+	m.window = max(tokens, 0)
+	m.mu.Unlock()
+}
+
+// OverflowError is the error text of a request refused by [Model.SetWindow] for tokens measured over window.
+func OverflowError(tokens, window int) string {
+	return fmt.Sprintf("context length exceeded: the prompt is %d tokens, the model's context window is %d tokens", tokens, window)
+}
+
+// SummaryRequests returns the summary requests (POST /v1/chat/completions) so far, in arrival order. The bodies
+// are shared: do not modify them.
+func (m *Model) SummaryRequests() []ModelRequest {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return append([]ModelRequest(nil), m.sums...)
 }
 
 // Holds returns how many chat calls the gate has held so far.
@@ -190,6 +255,17 @@ func plan(body []byte, n int) (tool string, args json.RawMessage, text string) {
 		}
 	}
 	text = "model reply " + strconv.Itoa(n)
+	if len(req.Tools) == 0 {
+		// No tools offered: a summary request of the host's own compaction (the conversation in <conversation>
+		// tags) or a plain completion; never a tool call, whatever the quoted conversation holds.
+		if user != nil && strings.Contains(textOf(user.Content), "<conversation>") {
+			return "", nil, SummaryOf(textOf(user.Content))
+		}
+		if last != nil && last.Role == "tool" {
+			return "", nil, "model final " + strconv.Itoa(n)
+		}
+		return "", nil, text
+	}
 	if last != nil && last.Role == "tool" && user == nil {
 		return "", nil, "model final " + strconv.Itoa(n)
 	}
@@ -242,6 +318,8 @@ func (m *Model) serve(w http.ResponseWriter, r *http.Request) {
 			"capabilities": []string{"completion", "tools"}})
 	case "/api/chat":
 		m.chat(w, r, body)
+	case "/v1/chat/completions":
+		m.summary(w, body)
 	default:
 		writeJSON(w, http.StatusNotFound, map[string]any{"error": "not found"})
 	}
@@ -252,7 +330,8 @@ func (m *Model) chat(w http.ResponseWriter, r *http.Request, body []byte) {
 	m.n++
 	n := m.n
 	idx := len(m.reqs)
-	m.reqs = append(m.reqs, ModelRequest{At: time.Now(), Body: body})
+	tokens := MeasuredTokens(body)
+	m.reqs = append(m.reqs, ModelRequest{At: time.Now(), Body: body, Tokens: tokens})
 	if m.held {
 		m.holds++
 		m.waiting++
@@ -271,9 +350,14 @@ func (m *Model) chat(w http.ResponseWriter, r *http.Request, body []byte) {
 	if fail {
 		m.fail--
 	}
+	window := m.window
+	over := !fail && window > 0 && tokens > window
 	status := http.StatusOK
-	if fail {
+	switch {
+	case fail:
 		status = http.StatusInternalServerError
+	case over:
+		status = http.StatusBadRequest
 	}
 	m.reqs[idx].Status = status
 	m.mu.Unlock()
@@ -284,6 +368,10 @@ func (m *Model) chat(w http.ResponseWriter, r *http.Request, body []byte) {
 		writeJSON(w, status, map[string]any{"error": "model " + strconv.Itoa(n) + " failed on purpose"})
 		return
 	}
+	if over {
+		writeJSON(w, status, map[string]any{"error": OverflowError(tokens, window)})
+		return
+	}
 	tool, args, text := plan(body, n)
 	msg := map[string]any{"role": "assistant", "content": text}
 	if tool != "" {
@@ -292,7 +380,7 @@ func (m *Model) chat(w http.ResponseWriter, r *http.Request, body []byte) {
 	}
 	now := time.Now().UTC().Format(time.RFC3339Nano)
 	final := map[string]any{"model": MockModel, "created_at": now, "message": map[string]any{"role": "assistant", "content": ""},
-		"done": true, "done_reason": "stop", "total_duration": 1000000, "load_duration": 1000, "prompt_eval_count": 100,
+		"done": true, "done_reason": "stop", "total_duration": 1000000, "load_duration": 1000, "prompt_eval_count": tokens,
 		"prompt_eval_duration": 1000, "eval_count": 5, "eval_duration": 1000}
 	var req struct {
 		Stream *bool `json:"stream"`
