@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	bs "github.com/brainsurgeon/brainsurgeon"
@@ -128,6 +129,17 @@ func checkMessages(msgs []engine.Message) error {
 	return nil
 }
 
+// AssembleDeadline bounds one assemble request: the plugin waits 5 s by
+// default (assembleTimeoutMs), and a view served a little before that is
+// worth more than a summary that arrives after the plugin gave up. A
+// summary the engine is still writing then is picked up by a later turn.
+const AssembleDeadline = 4 * time.Second
+
+// CompactDeadline bounds one compact request, below the plugin's default
+// wait (compactTimeoutMs, 120 s): the engine falls back to the
+// deterministic summary before it, so a compact always answers.
+const CompactDeadline = 110 * time.Second
+
 // pluginAssemble answers POST /api/plugin/v1/assemble with the view of
 // one turn. In read-only mode the view is served as well (the engine
 // writes only BrainSurgeon's own state, never the host's rows).
@@ -156,7 +168,9 @@ func (s *server) pluginAssemble(r *http.Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	v, err := eng.Assemble(r.Context(), ref, engine.Request{Messages: q.Messages, TokenBudget: q.TokenBudget,
+	ctx, cancel := context.WithTimeout(r.Context(), AssembleDeadline)
+	defer cancel()
+	v, err := eng.Assemble(ctx, ref, engine.Request{Messages: q.Messages, TokenBudget: q.TokenBudget,
 		PromptChars: q.PromptChars, Model: q.Model})
 	if err != nil {
 		return nil, fmt.Errorf("assemble the view of %s: %w", ref, err)
@@ -226,7 +240,9 @@ func (s *server) pluginCompact(r *http.Request) (any, error) {
 	if s.opts.ReadOnly {
 		return CompactResponse{OK: true, Reason: "read-only"}, nil
 	}
-	res, err := eng.Compact(r.Context(), ref, engine.CompactOptions{TokenBudget: q.TokenBudget, Force: q.Force,
+	ctx, cancel := context.WithTimeout(r.Context(), CompactDeadline)
+	defer cancel()
+	res, err := eng.Compact(ctx, ref, engine.CompactOptions{TokenBudget: q.TokenBudget, Force: q.Force,
 		Focus: q.CustomInstructions, CurrentTokens: q.CurrentTokenCount})
 	if err != nil {
 		return nil, fmt.Errorf("compact the view of %s: %w", ref, err)
