@@ -156,10 +156,23 @@ func (d *Daemon) autoCompact(ctx context.Context) *CompactResult {
 	return res
 }
 
+// EngineServesWithin is how recent the context engine's last view of a
+// session must be for automatic compaction to leave the session to it.
+const EngineServesWithin = 24 * time.Hour
+
 // compactOne checks one session's thresholds and compacts it when one is
 // crossed.
 func (d *Daemon) compactOne(ctx context.Context, set api.Stores, ref bs.SessionRef, st bs.SessionStat, tools compactwire.Tools, cfg config.Config, res *CompactResult) {
 	id := ref.Identity()
+	if eng := (control{d}).Engine(); eng != nil && eng.Serves(ref, EngineServesWithin) {
+		// The context engine shows this session's model a layered view; a
+		// compaction entry in the transcript would summarize the same
+		// history a second time.
+		d.log.Debug(fmt.Sprintf("[COMPACT] %s is served by the context engine (a view within %s): left to it", ref, EngineServesWithin),
+			"session", ref.String())
+		d.compactMarks.set(id, st.Version)
+		return
+	}
 	tr, err := set.Store.Open(ctx, ref, nil)
 	if err == nil {
 		var s compact.StatusReport

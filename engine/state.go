@@ -113,3 +113,17 @@ func (e *Engine) saveState(ref bs.SessionRef, st *State) error {
 	}
 	return nil
 }
+
+// Serves reports whether the engine served a view of the session within
+// the last d. While it does, the session's summaries live in the engine's
+// view: a compaction written into the transcript as well would summarize
+// the same history twice, so the daemon's automatic compaction leaves such
+// a session to the engine. A session whose state cannot be read is not
+// served.
+func (e *Engine) Serves(ref bs.SessionRef, d time.Duration) bool {
+	st, err := e.loadState(ref)
+	if err != nil || len(st.Turns) == 0 {
+		return false
+	}
+	return e.now().Sub(st.Turns[len(st.Turns)-1].At) < d
+}
