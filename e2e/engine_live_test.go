@@ -798,7 +798,15 @@ func engineChecks(t *testing.T, h *openclaw.Host, model *openclaw.Model, version
 			viewChanges++
 		}
 		if stable == changed {
-			diff = append(diff, fmt.Sprintf("turn %d, request %d: prefix stable %v, view prefix_changed %v", reqs[k].turn, k+1, stable, changed))
+			var seen []string
+			for _, v := range views {
+				if v.At.After(reqs[k-1].at) && !v.At.After(reqs[k].at) {
+					seen = append(seen, fmt.Sprintf("{view %d: %d msgs, %d matched, layers %v, replaced %d, summary %q, first kept %q, last %q, changed %v, passthrough %q}",
+						v.N, v.Messages, v.Matched, v.Layers, v.Replaced, v.SummaryID, v.FirstKeptEntry, v.LastEntry, v.Changed, v.Passthrough))
+				}
+			}
+			diff = append(diff, fmt.Sprintf("turn %d, request %d (%d messages, previous %d): prefix stable %v, view prefix_changed %v; views %s",
+				reqs[k].turn, k+1, len(reqs[k].msgs), len(reqs[k-1].msgs), stable, changed, strings.Join(seen, " ")))
 		}
 	}
 	for _, r := range script {
