@@ -833,7 +833,8 @@ export function makeEngine(cfg, log, loadSdk = loadOpenClawSdk) {
     /**
      * Asks the daemon to compact the session's view (it needs no model: collapse and the deterministic summary
      * always shrink). If the daemon cannot, OpenClaw's own compaction runs (delegateCompactionToRuntime, which
-     * writes a compaction entry into the host's transcript), else the result says nothing was compacted.
+     * writes a compaction entry into the host's transcript), else the result says nothing was compacted. The window
+     * sent is the one assemble sends (windowOf), so that compact and assemble compare the same thresholds.
      * @param {any} params @returns {Promise<CompactResult>}
      */
     async compact(params) {
@@ -849,7 +850,7 @@ export function makeEngine(cfg, log, loadSdk = loadOpenClawSdk) {
           const body = JSON.stringify({
             agent_id: typeof p.agentId === "string" && p.agentId !== "" ? p.agentId : agentIdOf(sessionKey),
             session_id: p.sessionId, session_key: sessionKey,
-            token_budget: Number.isInteger(p.tokenBudget) && p.tokenBudget > 0 ? p.tokenBudget : 0,
+            token_budget: windowOf(p),
             force: p.force === true,
             current_token_count: Number.isInteger(p.currentTokenCount) && p.currentTokenCount > 0 ? p.currentTokenCount : 0,
             custom_instructions: typeof p.customInstructions === "string" ? p.customInstructions : "",
