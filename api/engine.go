@@ -281,7 +281,8 @@ func (s *server) engineStatus(ctx context.Context, ref bs.SessionRef) *engine.St
 // restoreView answers purge_control restore of key from the engine when
 // the side store holds no record of it: the entry's content as the host's
 // row stores it (engine.Value), which the view shows in full from the
-// next turn; nothing is written to the host. ok is false when the engine
+// next turn (in read-only mode the restore is not recorded and the note
+// says so); nothing is written to the host. ok is false when the engine
 // cannot answer (no engine, a record exists, or the engine does not know
 // the entry, or the row holds the entry's own placeholder): the ordinary
 // restore then runs and gives its own answer.
@@ -311,7 +312,7 @@ func (s *server) restoreView(ctx context.Context, ref bs.SessionRef, key string,
 		return ToolResponse{}, true, fmt.Errorf("purge_control restore %s: %w", key, err)
 	}
 	more := map[string]any{"entry_id": v.EntryID, "restored": true, "collapsed": v.Collapsed, "from": "transcript",
-		"written_back": false, "note": agenttext.ViewRestoreNote(key, v.Collapsed)}
+		"written_back": false, "note": agenttext.ViewRestoreNote(key, v.Collapsed, s.opts.ReadOnly)}
 	if !isNull(keys) {
 		more["keys_ignored"] = true
 	}

@@ -11,10 +11,14 @@ import (
 
 // ViewRestoreNote says what a restore of a value the context engine
 // serves from the host's transcript did: the value comes back exactly as
-// stored, the view shows it in full from the next turn, and nothing was
-// written.
-func ViewRestoreNote(entryID string, collapsed bool) string {
-	if collapsed {
+// stored and nothing was written to the transcript. A value the view had
+// collapsed shows in full from the next turn, except in read-only mode,
+// where the restore is not recorded and the view keeps it collapsed.
+func ViewRestoreNote(entryID string, collapsed, readOnly bool) string {
+	switch {
+	case collapsed && readOnly:
+		return fmt.Sprintf("Restored entry %s from the transcript; it is returned here only. The server is in read-only mode: nothing was recorded, so the model's view keeps it collapsed in later turns; restore it again when you need it.", entryID)
+	case collapsed:
 		return fmt.Sprintf("Restored entry %s from the transcript: the model's view shows it in full from the next turn; the transcript was not changed.", entryID)
 	}
 	return fmt.Sprintf("Entry %s as the transcript stores it; it was not collapsed in the model's view and nothing was changed.", entryID)
