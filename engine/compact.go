@@ -55,7 +55,10 @@ type CompactResult struct {
 // does not answer the deterministic summary is used, marked degraded. A
 // summary being written in the background is abandoned. When nothing can
 // be made smaller, Compacted is false and Reason says why. The host's rows
-// are only read; the state is saved.
+// are only read; the state is saved. With Engine.ReadOnly nothing is made
+// (a summary that is not saved could not be described or expanded):
+// Compacted is false, Reason starts with "read-only", and the sizes are
+// those of the view as it is.
 func (e *Engine) Compact(ctx context.Context, ref bs.SessionRef, o CompactOptions) (CompactResult, error) {
 	var res CompactResult
 	if e.Store == nil {
@@ -68,7 +71,7 @@ func (e *Engine) Compact(ctx context.Context, ref bs.SessionRef, o CompactOption
 	ss := e.session(ref)
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
-	if sj := ss.job; sj != nil && sj.work != nil && !sj.work.abandoned {
+	if sj := ss.job; sj != nil && sj.work != nil && !sj.work.abandoned && !e.ReadOnly {
 		select {
 		case <-sj.done:
 		default:
@@ -104,10 +107,16 @@ func (e *Engine) Compact(ctx context.Context, ref bs.SessionRef, o CompactOption
 	in := summaryInput{Ref: ref, Tr: tr, Msgs: msgs, Window: window, State: st, Force: o.Force, Focus: o.Focus,
 		Tokens: st.Calibration.Overhead + int(scale(st)*float64(base))}
 	p := &planner{e: e, in: &in, ss: ss}
-	p.harvest(nil)
+	if !e.ReadOnly {
+		p.harvest(nil)
+	}
 	tops, pos := p.applied(true)
 	res.TokensBefore = p.viewTokens(tops, pos)
 	res.TokensAfter = res.TokensBefore
+	if e.ReadOnly {
+		res.Reason = readOnlyReason
+		return res, nil
+	}
 	cur := max(res.TokensBefore, o.CurrentTokens)
 	sumT, fullT := p.thresholds()
 	if !o.Force && cur <= sumT {
@@ -123,7 +132,7 @@ func (e *Engine) Compact(ctx context.Context, ref bs.SessionRef, o CompactOption
 	var j *job
 	switch {
 	case cut > pos:
-		if j, err = e.messageJob(ctx, &in, layerManual, pos, cut); err != nil {
+		if j, err = e.messageJob(ctx, &in, layer, pos, cut); err != nil {
 			return res, fmt.Errorf("compact %s: %w", ref, err)
 		}
 	case len(tops) >= 2:
@@ -165,6 +174,9 @@ func (e *Engine) Compact(ctx context.Context, ref bs.SessionRef, o CompactOption
 	}
 	return res, e.saveCompact(ref, st)
 }
+
+// readOnlyReason is a compact call's reason in read-only mode.
+const readOnlyReason = "read-only: nothing is written"
 
 // saveCompact saves the state a compact call changed.
 func (e *Engine) saveCompact(ref bs.SessionRef, st *State) error {

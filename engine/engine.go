@@ -319,26 +319,26 @@ func (e *Engine) Status(ctx context.Context, ref bs.SessionRef) (Status, error) 
 	return out, nil
 }
 
-// Close waits for the summaries being written in the background. The
-// engine stays usable.
+// Close stops the summaries this engine is writing in the background and
+// waits for them to end: their model calls are cancelled and what they
+// wrote is dropped (a later view starts them again), so that a shutdown is
+// not held up by a slow model. The engine stays usable. The error joins
+// the jobs' failures other than their cancellation.
 func (e *Engine) Close() error {
-	e.mu.Lock()
-	sessions := make([]*sessionState, 0, len(e.sessions))
-	for _, s := range e.sessions {
-		sessions = append(sessions, s)
-	}
-	e.mu.Unlock()
-	var errs []error
-	for _, s := range sessions {
-		s.mu.Lock()
-		j := s.job
-		s.mu.Unlock()
-		if j == nil {
-			continue
+	jobs := e.bg.running()
+	for _, sj := range jobs {
+		if sj.work != nil {
+			sj.work.stopped.Store(true)
+			if sj.work.cancel != nil {
+				sj.work.cancel()
+			}
 		}
-		<-j.done
-		if j.err != nil && !errors.Is(j.err, context.Canceled) {
-			errs = append(errs, j.err)
+	}
+	var errs []error
+	for _, sj := range jobs {
+		<-sj.done
+		if sj.err != nil && !errors.Is(sj.err, context.Canceled) {
+			errs = append(errs, sj.err)
 		}
 	}
 	return errors.Join(errs...)

@@ -1,11 +1,6 @@
 package engine
 
-import (
-	"errors"
-	"testing"
-
-	bs "github.com/brainsurgeon/brainsurgeon"
-)
+import "testing"
 
 // TestFit fits the calibration on exact samples, on samples too alike to
 // tell a slope, and on a model that counts fewer tokens than chars/4.
@@ -90,21 +85,5 @@ func TestPrefixChanged(t *testing.T) {
 		if got := prefixChanged(&tc.prev, &tc.cur, tc.touched); got != tc.wantChange {
 			t.Errorf("%s: changed %v, want %v", tc.name, got, tc.wantChange)
 		}
-	}
-}
-
-// TestCloseWaitsForJobs proves that Close waits for a summary being
-// written and reports its failure.
-func TestCloseWaitsForJobs(t *testing.T) {
-	e := &Engine{}
-	if err := e.Close(); err != nil {
-		t.Fatalf("Close with no job: %v", err)
-	}
-	s := e.session(bs.SessionRef{Agent: "main", ID: "s"})
-	j := &summaryJob{done: make(chan struct{})}
-	s.job = j
-	go func() { j.err = errors.New("model down"); close(j.done) }()
-	if err := e.Close(); err == nil || err.Error() != "model down" {
-		t.Fatalf("Close: %v, want the job's error", err)
 	}
 }

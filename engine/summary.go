@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf16"
 
@@ -62,6 +64,75 @@ type job struct {
 	// abandoned is true when the view stopped waiting for it: its result
 	// is dropped. Only the session's lock holder reads or writes it.
 	abandoned bool
+	// stopped is true once Close cancelled the job: its result is
+	// dropped. Close sets it without the session's lock.
+	stopped atomic.Bool
+}
+
+// background is what an engine keeps of its own between calls: the
+// summary jobs it started that still run (Close cancels and waits for
+// them), and the stale summaries it logged (each is logged once).
+type background struct {
+	mu      sync.Mutex
+	jobs    map[*summaryJob]struct{}
+	dropped map[string]struct{}
+}
+
+// maxDropped bounds the stale summaries remembered as logged; past it the
+// memory starts over (a summary may then be logged once more).
+const maxDropped = 4096
+
+// add records a job that started.
+func (b *background) add(sj *summaryJob) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.jobs == nil {
+		b.jobs = map[*summaryJob]struct{}{}
+	}
+	b.jobs[sj] = struct{}{}
+}
+
+// remove forgets a job that ended.
+func (b *background) remove(sj *summaryJob) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	delete(b.jobs, sj)
+}
+
+// running returns the jobs started and not yet ended.
+func (b *background) running() []*summaryJob {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	out := make([]*summaryJob, 0, len(b.jobs))
+	for sj := range b.jobs {
+		out = append(out, sj)
+	}
+	return out
+}
+
+// firstDrop reports whether summary id of session key is dropped from
+// the view for the first time since it was last applied, and remembers
+// it.
+func (b *background) firstDrop(key, id string) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	k := key + " " + id
+	if _, ok := b.dropped[k]; ok {
+		return false
+	}
+	if b.dropped == nil || len(b.dropped) >= maxDropped {
+		b.dropped = map[string]struct{}{}
+	}
+	b.dropped[k] = struct{}{}
+	return true
+}
+
+// applies forgets that summary id of session key was dropped: it is in
+// the view again, and a later drop is logged again.
+func (b *background) applies(key, id string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	delete(b.dropped, key+" "+id)
 }
 
 // planSummaries decides the summary part of a view: the summaries at the
@@ -76,10 +147,18 @@ type job struct {
 //
 // The caller holds the session's lock (e.session(in.Ref).mu). A summary is
 // written by a background job, one at a time per session; the plan waits
-// for it up to in.Wait (Engine.SummaryWait when 0, no wait when negative)
-// and otherwise serves the view without it: a later call picks it up. Above
-// the full threshold or above the window it waits up to ctx's deadline and
-// then uses the deterministic summary at once, marked degraded.
+// up to in.Wait (Engine.SummaryWait when 0, no wait when negative) for a
+// job it started itself, and otherwise serves the view without it: a later
+// call picks it up. A job an earlier call started is taken when it is
+// done, never waited for (the host assembles before every model request of
+// a turn). Above the full threshold or above the window the plan waits for
+// any job up to ctx's deadline and then uses the deterministic summary at
+// once, marked degraded.
+//
+// With Engine.ReadOnly the plan makes no summary and takes none a job
+// wrote: the state is not saved, and a summary shown to the model must be
+// one that recall_describe and recall_expand find. The summaries of the
+// saved state are still served.
 func (e *Engine) planSummaries(ctx context.Context, in summaryInput) (summaryPlan, error) {
 	var plan summaryPlan
 	if in.State == nil {
@@ -93,7 +172,11 @@ func (e *Engine) planSummaries(ctx context.Context, in summaryInput) (summaryPla
 	start := time.Now()
 	budget := func() time.Duration { return max(wait-time.Since(start), 0) }
 	p := &planner{e: e, in: &in, ss: ss}
+	mine := false // ss.job was started by this call
 	for range 4 {
+		if e.ReadOnly {
+			break
+		}
 		p.harvest(&plan)
 		tops, pos := p.applied(false)
 		urgent := p.urgent(tops, pos)
@@ -105,6 +188,9 @@ func (e *Engine) planSummaries(ctx context.Context, in summaryInput) (summaryPla
 			if !started {
 				break
 			}
+			mine = true
+		} else if !mine && !urgent {
+			break // an earlier call's job: taken when it is done
 		}
 		if p.wait(ctx, ss.job, urgent, budget()) {
 			continue // harvested on the next round
@@ -118,7 +204,9 @@ func (e *Engine) planSummaries(ctx context.Context, in summaryInput) (summaryPla
 		}
 		break
 	}
-	p.harvest(&plan)
+	if !e.ReadOnly {
+		p.harvest(&plan)
+	}
 	p.applied(true) // logs the summaries the view drops
 	tops, pos := p.applied(false)
 	plan.Summary = render(in.State, tops)
@@ -156,7 +244,9 @@ func (e *Engine) fanout() int {
 // messages start in.Msgs, as long as each one's messages follow the
 // previous one's; and the number of messages of in.Msgs they cover. A
 // top-level summary left out (the host compacted, or the session moved to
-// another branch) is dropped from the view, and logged when logIt is true.
+// another branch) is dropped from the view, and logged when logIt is true,
+// once per session and summary until it applies again; it stays in the
+// state, where Describe and Expand find it.
 func (p *planner) applied(logIt bool) ([]*SummaryRecord, int) {
 	st, msgs := p.in.State, p.in.Msgs
 	byID := index(st)
@@ -197,9 +287,12 @@ func (p *planner) applied(logIt bool) ([]*SummaryRecord, int) {
 		if ok {
 			out = append(out, t)
 			pos += len(ids)
+			if logIt {
+				p.e.bg.applies(p.in.Ref.Identity(), t.ID)
+			}
 			continue
 		}
-		if logIt {
+		if logIt && p.e.bg.firstDrop(p.in.Ref.Identity(), t.ID) {
 			why := "its messages are no longer the first of the session's context"
 			if len(out) > 0 {
 				why = "its messages no longer follow those of " + out[len(out)-1].ID
@@ -512,7 +605,7 @@ func (p *planner) harvest(plan *summaryPlan) {
 	}
 	p.ss.job = nil
 	j := sj.work
-	if j == nil || j.abandoned {
+	if j == nil || j.abandoned || j.stopped.Load() {
 		return
 	}
 	if sj.err != nil {
@@ -662,8 +755,10 @@ func (e *Engine) run(j *job, ref bs.SessionRef, focus string) *summaryJob {
 	j.cancel = cancel
 	sj := &summaryJob{done: make(chan struct{})}
 	sj.work = j
+	e.bg.add(sj)
 	go func() {
 		defer close(sj.done)
+		defer e.bg.remove(sj) // before done closes: Close sees a running job or its end
 		defer cancel()
 		j.out = e.write(ctx, j.input, focus)
 	}()

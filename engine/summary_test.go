@@ -712,7 +712,7 @@ func TestCompact(t *testing.T) {
 				}
 				return
 			}
-			if res.TokensAfter >= res.TokensBefore || state.Compactions != 1 || len(state.Summaries) != 1 || res.Summary.Layer != layerManual {
+			if res.TokensAfter >= res.TokensBefore || state.Compactions != 1 || len(state.Summaries) != 1 || res.Summary.Layer != res.Layer {
 				t.Fatalf("result %+v, state %+v", res, state)
 			}
 			_, msgs := viewOf(t, e, ref)

@@ -282,8 +282,12 @@ type Engine struct {
 	// Now returns the time; nil means time.Now.
 	Now func() time.Time
 	// ReadOnly serves views but saves no state: the decisions of a turn
-	// are not kept for the next (the daemon's read-only mode).
+	// are not kept for the next (the daemon's read-only mode), and layers
+	// 2 and 3 make no summary (those the saved state holds are served).
 	ReadOnly bool
+	// bg is this engine's running summary jobs and logged stale
+	// summaries.
+	bg background
 
 	mu       sync.Mutex
 	sessions map[string]*sessionState
