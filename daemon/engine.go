@@ -50,8 +50,8 @@ func (c control) Engine() *engine.Engine {
 }
 
 // dropEngine retires the context engine made for an older config: it is
-// closed in the background (its summaries being written finish) and the
-// next request makes a new one.
+// closed in the background (its summaries being written are cancelled; the
+// next views start them again) and the next request makes a new one.
 func (d *Daemon) dropEngine() {
 	d.engineMu.Lock()
 	old := d.engine
