@@ -16,6 +16,11 @@
 // passed through unchanged, and so is everything when the messages cannot be
 // matched at all; the view says why.
 //
+// Within a turn the host calls again before each model request, handing
+// the messages of the view it was served followed by the turn's new
+// messages (some not stored yet): the view's summary message, first,
+// then stands for the messages it covers.
+//
 // # Layers
 //
 //   - collapse (layer 1): a value of a tool result (a text or image block
