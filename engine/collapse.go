@@ -16,6 +16,14 @@ import (
 // sends the model a message's content only.
 const contentPrefix = "/message/content/"
 
+// collapseRole is the role of the only messages whose values the view
+// collapses: tool results (their text and image blocks). An assistant's
+// content is left as the host sends it, because the host rewrites it
+// before the model sees it (thinking blocks, their signatures, tool-call
+// arguments) and a placeholder put back in their place would reach the
+// provider as a thinking signature; a user's is the user's own words.
+const collapseRole = "toolResult"
+
 // minShareOfView is the share of the view's tokens a batch of new
 // collapses must save (with Policy.MinSavingTokens) to be applied before
 // the view nears the window: a change of the cached prefix is worth it
@@ -109,7 +117,7 @@ func (e *Engine) layer1(ctx context.Context, tr bs.Transcript, req *Request, st 
 	}
 	dec := make(map[int]collapsible)
 	for k := range sm {
-		if l.index[k] < 0 || sm[k].typ != "message" || !sm[k].hasContent {
+		if l.index[k] < 0 || sm[k].typ != "message" || sm[k].role != collapseRole || !sm[k].hasContent {
 			continue
 		}
 		c := decideCollapse(&sm[k], p, now)
@@ -132,6 +140,12 @@ func (e *Engine) layer1(ctx context.Context, tr bs.Transcript, req *Request, st 
 		}
 		c := dec[k]
 		switch {
+		case sm[k].role != collapseRole:
+			// Collapsed by an earlier version that collapsed other
+			// roles too: shown as the host sends it from now on.
+			delete(st.Collapsed, id)
+			l.touched = append(l.touched, k)
+			l.layers = appendOnce(l.layers, "restore")
 		case c.ok:
 			l.repl[k] = c.content
 		case c.code == extract.CodeAlreadyExtracted:
@@ -227,7 +241,7 @@ func (e *Engine) layer1(ctx context.Context, tr bs.Transcript, req *Request, st 
 }
 
 // decideCollapse decides whether the view collapses the values of the
-// stored message s, by the extraction policy p at now (extract.Decide at
+// stored message s (a tool result: see collapseRole), by the extraction policy p at now (extract.Decide at
 // the message's position), restricted to the values under the message's
 // content. The content is computed exactly as extraction writes it: the
 // extraction's splices applied to the raw line, then the bytes of

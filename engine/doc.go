@@ -16,13 +16,23 @@
 // passed through unchanged, and so is everything when the messages cannot be
 // matched at all; the view says why.
 //
+// Within a turn the host calls again before each model request, handing
+// the messages of the view it was served followed by the turn's new
+// messages (some not stored yet): the view's summary message, first,
+// then stands for the messages it covers.
+//
 // # Layers
 //
-//   - collapse (layer 1): a value the extraction policy would move out
-//     (trigger types, minimum length, keep_recent, `_extractable`, the
-//     protection of a restored value) is shown as the exact placeholder an
-//     extraction would leave, so that a value collapsed in the view and
-//     extracted in the file is one value with one placeholder. Once collapsed
+//   - collapse (layer 1): a value of a tool result (a text or image block
+//     of its content) that the extraction policy would move out (trigger
+//     types, minimum length, keep_recent, `_extractable`, the protection of
+//     a restored value) is shown as the exact placeholder an extraction
+//     would leave, so that a value collapsed in the view and extracted in
+//     the file is one value with one placeholder. Assistant and user
+//     messages are never collapsed in the view: the host rewrites an
+//     assistant's thinking and tool-call arguments before the model sees
+//     them, and a placeholder put back in their place would reach the
+//     provider (as a thinking signature, for one). Once collapsed
 //     it stays collapsed until the agent restores it, so the request prefix
 //     stays stable for the provider's prompt cache; new collapses are applied
 //     in batches.

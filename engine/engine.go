@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"path/filepath"
+	"sync"
 	"time"
 
 	bs "github.com/brainsurgeon/brainsurgeon"
@@ -82,7 +84,14 @@ func (e *Engine) Assemble(ctx context.Context, ref bs.SessionRef, req Request) (
 		view.Passthrough = fmt.Sprintf("none of the host's %d messages matched a message of the session's active path (%d context messages): expected the same role, timestamp and tool-call id in order",
 			len(req.Messages), len(l.st))
 	}
+	// The host hands a loop-hook call the messages of the view it was
+	// served (the host keeps them as its own): its first message is then
+	// the view's summary, which the session does not store. It stands for
+	// the messages the summary covers.
+	echo := len(req.Messages) > 0 && req.Messages[0].Role == "compactionSummary" && !sentIdx[0] &&
+		ownSummaryAt(st, req.Messages[0].Timestamp)
 	var plan summaryPlan
+	compactions := st.Compactions
 	if view.Passthrough == "" {
 		in := summaryInput{Ref: ref, Tr: tr, Msgs: l.msgs, Window: e.window(&req), State: st,
 			Tokens: predict(charTokens(l.chars+req.PromptChars), st.Calibration)}
@@ -94,10 +103,16 @@ func (e *Engine) Assemble(ctx context.Context, ref bs.SessionRef, req Request) (
 		if plan.Summary != nil {
 			view.Summary = plan.Summary
 			view.FirstKept = firstKeptIndex(l.msgs, plan.FirstKept)
+			if echo {
+				view.FirstKept = max(view.FirstKept, 1) // the summary served before
+			}
 			for i := 0; i < view.FirstKept; i++ {
-				if !sentIdx[i] {
+				if !sentIdx[i] && !(echo && i == 0) {
 					view.Passthrough = fmt.Sprintf("host message %d (%s) matches no message of the session and lies in the span the summary replaces: summarizing it would lose it",
 						i, req.Messages[i].Role)
+					// The model never sees that summary: it must not
+					// count toward the degradation warning.
+					st.Compactions = compactions
 					break
 				}
 			}
@@ -154,6 +169,9 @@ func (e *Engine) Assemble(ctx context.Context, ref bs.SessionRef, req Request) (
 	if view.Summary != nil {
 		turn.ViewMessages++
 		turn.SummaryID = view.Summary.ID
+		// The entry of the first kept message, when the host's message
+		// there is a stored one ("" when it is not, or when nothing is
+		// kept: then the index tells).
 		for k := range l.index {
 			if l.index[k] == view.FirstKept {
 				turn.FirstKeptEntry = l.st[k].id
@@ -165,19 +183,30 @@ func (e *Engine) Assemble(ctx context.Context, ref bs.SessionRef, req Request) (
 	}
 	if prev != nil {
 		turn.N = prev.N + 1
-		prevLast := 0
-		if prev.LastEntry != "" {
-			if n, ok := tr.Node(prev.LastEntry); ok {
-				prevLast = n.Line
-			}
-		}
-		var touched []int
+		// A message the previous view held and this one shows
+		// differently. With the same summary and first kept message, a
+		// message's place among the messages the view sends is the same
+		// in both views (the host appends), whether the host handed the
+		// stored history or the messages of the view it was served: the
+		// previous view held it when its place is below the previous
+		// view's count.
+		touched := false
 		for _, k := range l.touched {
-			if l.index[k] >= view.FirstKept && l.st[k].line <= prevLast {
-				touched = append(touched, k)
+			i := l.index[k]
+			place := i - view.FirstKept
+			if view.Summary != nil {
+				place++
+			}
+			if i >= view.FirstKept && place < prev.ViewMessages {
+				touched = true
 			}
 		}
-		view.Changed = prefixChanged(prev, &turn, len(touched) > 0)
+		// The previous view's newest stored message left the active path:
+		// the history it sent is not this one's.
+		if prev.LastEntry != "" && !onPath(l.st, prev.LastEntry) {
+			touched = true
+		}
+		view.Changed = prefixChanged(prev, &turn, touched)
 	}
 	turn.Changed = view.Changed
 	view.Turn = turn.N
@@ -189,6 +218,12 @@ func (e *Engine) Assemble(ctx context.Context, ref bs.SessionRef, req Request) (
 		st.Turns = append([]Turn(nil), st.Turns[n-MaxTurns:]...)
 	}
 	st.Expanded = nil
+	if err := ctx.Err(); err != nil {
+		// The caller gave up waiting: the view is never sent, so the
+		// decisions it made must not become the next view's baseline.
+		e.log().Info("engine: the view is answered too late to be sent; its state is not saved", "session", name, "err", err)
+		return view, nil
+	}
 	if err := e.saveState(ref, st); err != nil {
 		// The view is right; only the next turn's decisions are lost.
 		e.log().Warn("engine: state not saved", "session", name, "err", err)
@@ -211,9 +246,11 @@ func firstKeptIndex(msgs []viewMsg, firstKept int) int {
 }
 
 // prefixChanged reports whether the view of cur changes the prefix the
-// provider cached for prev: another summary or first kept message, or a
-// message of the previous view shown differently (touched); a switch to
-// or from a passthrough changes it when either view altered messages.
+// provider cached for prev:
+// another summary, another first kept message, or a message of the
+// previous view shown differently or a history that is not the previous
+// one's (touched); a switch to or from a passthrough changes it when
+// either view altered messages.
 func prefixChanged(prev, cur *Turn, touched bool) bool {
 	prevPass, curPass := prev.Passthrough != "", cur.Passthrough != ""
 	if prevPass || curPass {
@@ -221,7 +258,36 @@ func prefixChanged(prev, cur *Turn, touched bool) bool {
 		curAlt := !curPass && (cur.Replaced > 0 || cur.SummaryID != "")
 		return prevAlt || curAlt
 	}
-	return prev.SummaryID != cur.SummaryID || prev.FirstKeptEntry != cur.FirstKeptEntry || touched
+	if touched || prev.SummaryID != cur.SummaryID {
+		return true
+	}
+	if cur.SummaryID == "" {
+		return false
+	}
+	// A first kept message that is not stored (yet) is the same message
+	// in the next view, which the host hands after it.
+	return prev.FirstKeptEntry != "" && cur.FirstKeptEntry != "" && prev.FirstKeptEntry != cur.FirstKeptEntry
+}
+
+// ownSummaryAt reports whether one of the session's summaries carries the
+// timestamp ms: a summary message of a view served before.
+func ownSummaryAt(st *State, ms int64) bool {
+	for i := range st.Summaries {
+		if st.Summaries[i].CreatedAt.UnixMilli() == ms {
+			return true
+		}
+	}
+	return false
+}
+
+// onPath reports whether the entry id is one of the context messages sm.
+func onPath(sm []stored, id string) bool {
+	for k := range sm {
+		if sm[k].id == id {
+			return true
+		}
+	}
+	return false
 }
 
 // Value returns the content of entry entryID of the session as the host
@@ -292,10 +358,9 @@ func (e *Engine) Status(ctx context.Context, ref bs.SessionRef) (Status, error) 
 	if _, err := e.statePath(ref); err != nil {
 		return Status{}, fmt.Errorf("engine status %s: %w", ref, err)
 	}
-	ss := e.session(ref)
-	ss.mu.Lock()
+	// The state file is written atomically: reading it needs no lock,
+	// and a Status never waits for a turn being assembled.
 	st, err := e.loadState(ref)
-	ss.mu.Unlock()
 	if err != nil {
 		return Status{}, fmt.Errorf("engine status %s: %w", ref, err)
 	}
@@ -344,20 +409,42 @@ func (e *Engine) Close() error {
 	return errors.Join(errs...)
 }
 
-// session returns the session's state holder, made on first use; its mu
-// serialises the session's calls.
+// sessions holds the state holder of every session any Engine of the
+// process served, keyed by its state file's path: two Engine values (the
+// daemon makes a new one when its configuration changes while the old one
+// may still be inside a call) share one lock and one summary job per
+// state file, so their calls never interleave on it.
+var sessions = struct {
+	mu sync.Mutex
+	m  map[string]*sessionState
+}{m: map[string]*sessionState{}}
+
+// session returns the session's state holder, shared by every Engine of
+// the process with the same state file and made on first use; its mu
+// serialises the session's calls. The engine also keeps it in its own
+// list, so that Close waits for the jobs it may have started.
 func (e *Engine) session(ref bs.SessionRef) *sessionState {
+	k, err := e.statePath(ref)
+	if err != nil {
+		// No state file (the callers refuse such a ref first): a holder
+		// of the engine's own, by identity.
+		k = "\x00" + e.StateDir + "\x00" + ref.Identity()
+	} else if abs, err := filepath.Abs(k); err == nil {
+		k = abs
+	}
+	sessions.mu.Lock()
+	s := sessions.m[k]
+	if s == nil {
+		s = &sessionState{}
+		sessions.m[k] = s
+	}
+	sessions.mu.Unlock()
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.sessions == nil {
 		e.sessions = map[string]*sessionState{}
 	}
-	k := ref.Identity()
-	s := e.sessions[k]
-	if s == nil {
-		s = &sessionState{}
-		e.sessions[k] = s
-	}
+	e.sessions[k] = s
 	return s
 }
 

@@ -73,7 +73,10 @@ func recordedInput(s *stored) int {
 // one yet, from the recorded usage of the first assistant message stored
 // after each turn's LastEntry (for a turn whose view held no message, the
 // first assistant message of the context), and fits st.Calibration again
-// when one was found.
+// when one was found. Of several turns with the same LastEntry (views
+// served with no model answer stored between them, as when the host
+// retries a turn after an overflow), only the last is measured: the
+// assistant message answers the request that followed it.
 func (e *Engine) measure(sm []stored, st *State) {
 	pos := make(map[string]int, len(sm))
 	for k := range sm {
@@ -83,9 +86,13 @@ func (e *Engine) measure(sm []stored, st *State) {
 	}
 	found := false
 	from := max(len(st.Turns)-measureScan, 0)
+	lastOf := make(map[string]int, len(st.Turns)-from) // anchor → the latest turn with it
+	for i := from; i < len(st.Turns); i++ {
+		lastOf[st.Turns[i].LastEntry] = i
+	}
 	for i := from; i < len(st.Turns); i++ {
 		t := &st.Turns[i]
-		if t.Measured > 0 {
+		if t.Measured > 0 || lastOf[t.LastEntry] != i {
 			continue
 		}
 		start := 0
