@@ -195,6 +195,10 @@ type engineCompactRequest struct {
 	Force              bool   `json:"force"`
 	CurrentTokenCount  int    `json:"current_token_count"`
 	CustomInstructions string `json:"custom_instructions"`
+	// CompactionTarget is the host's compactionTarget: "budget" (fit the
+	// window: before a turn, or after an overflow), "threshold" (a /compact
+	// the user asked for) or "" (unknown).
+	CompactionTarget string `json:"compaction_target"`
 }
 
 // CompactResponse is the answer of POST /api/plugin/v1/compact.
@@ -233,6 +237,11 @@ func (s *server) pluginCompact(r *http.Request) (any, error) {
 	if !utf8.ValidString(q.CustomInstructions) {
 		return nil, fmt.Errorf("custom_instructions: expected valid UTF-8: %w", bs.ErrInvalid)
 	}
+	switch q.CompactionTarget {
+	case "", engine.TargetBudget, engine.TargetThreshold:
+	default:
+		return nil, fmt.Errorf("compaction_target: expected %q, %q or none, found %.40q: %w", engine.TargetBudget, engine.TargetThreshold, q.CompactionTarget, bs.ErrInvalid)
+	}
 	ref, err := s.resolve(r.Context(), q.pluginSessionRequest)
 	if err != nil {
 		return nil, err
@@ -243,7 +252,7 @@ func (s *server) pluginCompact(r *http.Request) (any, error) {
 	ctx, cancel := context.WithTimeout(r.Context(), CompactDeadline)
 	defer cancel()
 	res, err := eng.Compact(ctx, ref, engine.CompactOptions{TokenBudget: q.TokenBudget, Force: q.Force,
-		Focus: q.CustomInstructions, CurrentTokens: q.CurrentTokenCount})
+		Focus: q.CustomInstructions, CurrentTokens: q.CurrentTokenCount, Target: q.CompactionTarget})
 	if err != nil {
 		return nil, fmt.Errorf("compact the view of %s: %w", ref, err)
 	}

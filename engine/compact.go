@@ -21,9 +21,25 @@ type CompactOptions struct {
 	Focus string
 	// CurrentTokens is the host's estimate of the context's size (0 when
 	// unknown); when it is above the engine's own estimate it is the one
-	// compared with the thresholds.
+	// compared with the thresholds, except for Target TargetBudget.
 	CurrentTokens int
+	// Target is the host's compaction target: TargetBudget, TargetThreshold
+	// or "" (unknown, treated as TargetThreshold).
+	Target string
 }
+
+// The host's compaction targets. TargetBudget asks that the context fit
+// the window: the host asks so before a turn and after an overflow, and
+// measures its whole stored history, most of which the view does not send.
+// Such a call is judged by the view's own (calibrated) size: below the
+// full threshold it is "already under target" and nothing is summarized
+// (the host treats that reason as a benign no-op). TargetThreshold is a
+// compaction the user asked for (/compact): it summarizes whenever
+// something can be summarized.
+const (
+	TargetBudget    = "budget"
+	TargetThreshold = "threshold"
+)
 
 // CompactResult says what a compact call did.
 type CompactResult struct {
@@ -117,8 +133,16 @@ func (e *Engine) Compact(ctx context.Context, ref bs.SessionRef, o CompactOption
 		res.Reason = readOnlyReason
 		return res, nil
 	}
-	cur := max(res.TokensBefore, o.CurrentTokens)
 	sumT, fullT := p.thresholds()
+	if o.Target == TargetBudget && res.TokensBefore <= fullT {
+		res.Reason = fmt.Sprintf("already under target: the context engine's view holds %d tokens, below the full threshold of %d tokens (%.0f%% of the %d-token window); the host's count of %d tokens includes history the view does not send",
+			res.TokensBefore, fullT, 100*float64(fullT)/float64(window), window, o.CurrentTokens)
+		return res, e.saveCompact(ref, st)
+	}
+	cur := max(res.TokensBefore, o.CurrentTokens)
+	if o.Target == TargetBudget {
+		cur = res.TokensBefore
+	}
 	if !o.Force && cur <= sumT {
 		res.Reason = fmt.Sprintf("nothing to compact: the context holds %d tokens, below the summarize threshold of %d tokens (%.0f%% of the %d-token window)",
 			cur, sumT, 100*float64(sumT)/float64(window), window)

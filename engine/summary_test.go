@@ -684,6 +684,10 @@ func TestCompact(t *testing.T) {
 		{"above the summarize threshold", turns(12), CompactOptions{}, true, layerManual, "summarized"},
 		{"still above the full threshold after the keep cut", turns(12), CompactOptions{CurrentTokens: 20000}, true, layerFull, "summarized"},
 		{"the host's count decides", turns(3), CompactOptions{CurrentTokens: 3000}, true, layerManual, "summarized"},
+		{"budget target: the view's own size decides, not the host's count of its history", turns(3),
+			CompactOptions{Force: true, CurrentTokens: 30000, Target: TargetBudget}, false, "", "already under target"},
+		{"budget target above the full threshold", turns(12), CompactOptions{Force: true, Target: TargetBudget}, true, layerManual, "summarized"},
+		{"threshold target (a /compact) summarizes below the thresholds", turns(4), CompactOptions{Force: true, Target: TargetThreshold}, true, layerManual, "summarized"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			b := newTranscript()

@@ -854,6 +854,7 @@ export function makeEngine(cfg, log, loadSdk = loadOpenClawSdk) {
             force: p.force === true,
             current_token_count: Number.isInteger(p.currentTokenCount) && p.currentTokenCount > 0 ? p.currentTokenCount : 0,
             custom_instructions: typeof p.customInstructions === "string" ? p.customInstructions : "",
+            compaction_target: p.compactionTarget === "budget" || p.compactionTarget === "threshold" ? p.compactionTarget : "",
           });
           const res = await callDaemon(cfg, "/api/plugin/v1/compact", body, cfg.compactTimeoutMs, signal);
           if (res.ok) {

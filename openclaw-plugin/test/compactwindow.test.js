@@ -33,3 +33,21 @@ test("compact and assemble send the same token_budget (windowOf)", async () => {
     await d.close();
   }
 });
+
+test("compact sends the host's compaction target (budget or threshold), else none", async () => {
+  const d = await startDaemon((req, res) =>
+    answer(res, 200, { ok: true, compacted: false, reason: "already under target", layer: "", tokens_before: 0, tokens_after: 0, summary: "" }));
+  try {
+    const engine = makeEngine(resolveConfig({ daemonUrl: d.url, apiKeyEnv: "BS_TEST_NO_SUCH_KEY" }), { warn: () => {} }, async () => {
+      throw new Error("no SDK in this test");
+    });
+    for (const [target, want] of [["budget", "budget"], ["threshold", "threshold"], [undefined, ""], ["other", ""]]) {
+      const from = d.seen.length;
+      const r = await engine.compact({ sessionId: "s-1", sessionKey: "agent:main:main", force: true, compactionTarget: target });
+      assert.equal(d.seen[from].json.compaction_target, want, String(target));
+      assert.equal(r.compacted, false);
+    }
+  } finally {
+    await d.close();
+  }
+});

@@ -315,10 +315,10 @@ test("compact asks the daemon and answers in the host's CompactResult shape", as
     });
     assert.equal(d.seen[0].path, "/api/plugin/v1/compact");
     assert.deepEqual(d.seen[0].json, {
-      agent_id: "ops", session_id: "s-1", session_key: "agent:ops:main", token_budget: 16384, force: true, current_token_count: 15000, custom_instructions: "keep the plan",
+      agent_id: "ops", session_id: "s-1", session_key: "agent:ops:main", token_budget: 16384, force: true, current_token_count: 15000, custom_instructions: "keep the plan", compaction_target: "threshold",
     });
     await engine.compact({ sessionId: "s-1", agentId: "ops2" });
-    assert.deepEqual(d.seen[1].json, { agent_id: "ops2", session_id: "s-1", token_budget: 0, force: false, current_token_count: 0, custom_instructions: "" });
+    assert.deepEqual(d.seen[1].json, { agent_id: "ops2", session_id: "s-1", token_budget: 0, force: false, current_token_count: 0, custom_instructions: "", compaction_target: "" });
     reply = { ok: true, compacted: false, reason: "read-only", layer: "", tokens_before: 0, tokens_after: 0, summary: "" };
     assert.deepEqual(await engine.compact(params), { ok: true, compacted: false, reason: "read-only" }, "the daemon's no is an answer, not a failure");
     reply = { ok: true, compacted: true, tokens_before: 10, summary: "" };
