@@ -767,7 +767,7 @@ func engineChecks(t *testing.T, h *openclaw.Host, model *openclaw.Model, version
 	// c. Prefix changes, request by request: the host assembles before every model request of a turn (the
 	// engine owns compaction), so each request has its own view, and a view's prefix_changed compares it with the
 	// view before it. A request's prefix changed when it does not keep the previous request's messages (without
-	// their final user messages) byte for byte; its view is the last one served after the previous request.
+	// their final user messages) byte for byte; its views are the ones served after the previous request.
 	type request struct {
 		turn int
 		at   time.Time
@@ -788,7 +788,10 @@ func engineChecks(t *testing.T, h *openclaw.Host, model *openclaw.Model, version
 		changed := false
 		for _, v := range views {
 			if v.At.After(reqs[k-1].at) && !v.At.After(reqs[k].at) {
-				changed = v.Changed // the last view before the request
+				// The host may assemble twice between two requests (at the turn's start, then
+				// before its first request): each compares with the view before it, so the request
+				// changed when any of them did.
+				changed = changed || v.Changed
 			}
 		}
 		if !stable {

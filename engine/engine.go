@@ -183,21 +183,14 @@ func (e *Engine) Assemble(ctx context.Context, ref bs.SessionRef, req Request) (
 	}
 	if prev != nil {
 		turn.N = prev.N + 1
-		// A message the previous view held and this one shows
-		// differently. With the same summary and first kept message, a
-		// message's place among the messages the view sends is the same
-		// in both views (the host appends), whether the host handed the
-		// stored history or the messages of the view it was served: the
-		// previous view held it when its place is below the previous
-		// view's count.
+		// A kept message shown differently from before. The previous
+		// model request held it even when the previous view did not: the
+		// host appends the turn's newer messages after the view it was
+		// served, and a message that changes (a collapse past
+		// keep_recent, a restore) is older than those.
 		touched := false
 		for _, k := range l.touched {
-			i := l.index[k]
-			place := i - view.FirstKept
-			if view.Summary != nil {
-				place++
-			}
-			if i >= view.FirstKept && place < prev.ViewMessages {
+			if l.index[k] >= view.FirstKept {
 				touched = true
 			}
 		}
