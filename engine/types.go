@@ -31,8 +31,10 @@ type Message struct {
 
 // Request is one turn's assemble call.
 type Request struct {
-	// Messages are the host's messages, in order (the history before the
-	// current turn).
+	// Messages are the host's messages, in order: at a turn's start the
+	// history before the turn; before each later model request of the turn,
+	// the view the host was served followed by the turn's new messages
+	// (some not stored yet).
 	Messages []Message
 	// TokenBudget is the model's context window in tokens as the host
 	// resolved it; 0 means the configured window.
