@@ -3,6 +3,8 @@ package engine
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -169,6 +171,8 @@ func (e *Engine) Assemble(ctx context.Context, ref bs.SessionRef, req Request) (
 	if view.Summary != nil {
 		turn.ViewMessages++
 		turn.SummaryID = view.Summary.ID
+		sum := sha256.Sum256([]byte(view.Summary.Text))
+		turn.SummarySum = hex.EncodeToString(sum[:])
 		// The entry of the first kept message, when the host's message
 		// there is a stored one ("" when it is not, or when nothing is
 		// kept: then the index tells).
@@ -251,7 +255,7 @@ func prefixChanged(prev, cur *Turn, touched bool) bool {
 		curAlt := !curPass && (cur.Replaced > 0 || cur.SummaryID != "")
 		return prevAlt || curAlt
 	}
-	if touched || prev.SummaryID != cur.SummaryID {
+	if touched || prev.SummaryID != cur.SummaryID || prev.SummarySum != cur.SummarySum {
 		return true
 	}
 	if cur.SummaryID == "" {

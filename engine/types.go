@@ -216,6 +216,10 @@ type Turn struct {
 	SummaryID      string `json:"summary_id,omitempty"`
 	FirstKeptEntry string `json:"first_kept_entry,omitempty"`
 	Replaced       int    `json:"replaced"`
+	// SummarySum is the sha256 (hex) of the summary message's text: a
+	// condensation can change the text while the newest summary, whose id
+	// SummaryID is, stays the same.
+	SummarySum string `json:"summary_sha256,omitempty"`
 }
 
 // Calibration fits measured = Overhead + Ratio × base tokens.
