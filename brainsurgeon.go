@@ -286,7 +286,23 @@ type Edit struct {
 	// Splices are applied to the line's raw bytes. They must be sorted by
 	// Start and must not overlap.
 	Splices []Splice
+	// Insert holds new lines (raw JSON objects without a newline) that
+	// the store writes right after the line (after its splices), in
+	// order. It is how a structural repair adds an entry inside the
+	// transcript; the entries' own "parentId" members and the re-parented
+	// child (a splice of its line) keep the tree whole. A store that
+	// cannot add lines in place (a database store) refuses the whole
+	// rewrite with an error wrapping ErrUnsupported.
+	Insert [][]byte
+	// Remove drops the line. BrainSurgeon removes only lines it inserted
+	// itself, to undo a repair, after checking their bytes. An edit with
+	// Remove carries no Splices and no Insert (ErrInvalid otherwise). A
+	// store that cannot remove lines refuses with ErrUnsupported.
+	Remove bool
 }
+
+// Structural reports whether the edit adds or removes lines.
+func (e Edit) Structural() bool { return len(e.Insert) > 0 || e.Remove }
 
 // lineSeed makes LineSum's hashes; sums are compared within one process.
 var lineSeed = maphash.MakeSeed()

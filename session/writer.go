@@ -196,6 +196,12 @@ func (w *Writer) RewriteGated(ctx context.Context, ref bs.SessionRef, base bs.Ve
 	if _, err := SortEdits(edits); err != nil {
 		return fmt.Errorf("rewrite %s: %w", ref.Path, err)
 	}
+	for _, e := range edits {
+		if e.Structural() {
+			// TODO(i23-seam): ApplyEdits writes Insert lines and drops Remove lines.
+			return fmt.Errorf("rewrite %s: line %d: inserting or removing lines is not implemented yet: %w", ref.Path, e.Line, bs.ErrUnsupported)
+		}
+	}
 	if len(edits) == 0 {
 		return nil
 	}
@@ -339,6 +345,9 @@ func SortEdits(edits []bs.Edit) ([]bs.Edit, error) {
 	for _, e := range edits {
 		if e.Line < 1 {
 			return nil, fmt.Errorf("edit of line %d: line numbers start at 1: %w", e.Line, bs.ErrInvalid)
+		}
+		if e.Remove && (len(e.Splices) > 0 || len(e.Insert) > 0) {
+			return nil, fmt.Errorf("edit of line %d: removes the line and also splices or inserts (want one or the other): %w", e.Line, bs.ErrInvalid)
 		}
 		end := 0
 		for i, s := range e.Splices {

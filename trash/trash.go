@@ -149,6 +149,11 @@ type Item struct {
 	// Files and Bytes count every file of the item (meta.json aside).
 	Files int   `json:"files"`
 	Bytes int64 `json:"bytes"`
+	// Kind is ItemLeftovers for an item of collected host leftovers, and
+	// empty for deleted sessions.
+	Kind string `json:"kind,omitempty"`
+	// Leftovers are the files of an ItemLeftovers item.
+	Leftovers []File `json:"leftovers,omitempty"`
 }
 
 // Session is one session of an item.

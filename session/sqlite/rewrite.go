@@ -45,6 +45,11 @@ import (
 // called first, and the rewrite starts only after it succeeded; its error
 // is returned wrapped and nothing is written.
 func (s *Store) Rewrite(ctx context.Context, ref bs.SessionRef, base bs.Version, edits []bs.Edit, gate func() error) error {
+	for _, e := range edits {
+		if e.Structural() {
+			return fmt.Errorf("rewrite %s: line %d: BrainSurgeon never inserts or removes rows of the SQLite store (the host owns its event sequence): %w", ref, e.Line, bs.ErrUnsupported)
+		}
+	}
 	if gate != nil {
 		if err := gate(); err != nil {
 			return fmt.Errorf("rewrite %s: not written: %w", ref, err)

@@ -1,0 +1,141 @@
+// Package doctor diagnoses what makes a session unusable (tool calls and
+// results that lost their partner, placeholders whose value is gone,
+// write-backs still queued, malformed lines) and repairs the tool pairs on
+// disk the way the host repairs them in memory, reversibly.
+package doctor
+
+import (
+	"context"
+	"fmt"
+
+	bs "github.com/brainsurgeon/brainsurgeon"
+	"github.com/brainsurgeon/brainsurgeon/restore"
+)
+
+// The kinds of problems a diagnosis reports.
+const (
+	// KindMissingResult is a tool call on the active path that no tool
+	// result answers before the next assistant message: providers reject
+	// every later request.
+	KindMissingResult = "missing_tool_result"
+	// KindOrphanResult is a tool result on the active path whose call is
+	// not in the assistant message before it (it is on another branch,
+	// or nowhere): providers reject it.
+	KindOrphanResult = "orphan_tool_result"
+	// KindMissingValue is a placeholder whose side value is missing or
+	// unreadable.
+	KindMissingValue = "placeholder_without_value"
+	// KindPending is a restore write-back still queued for the session.
+	KindPending = "pending_writeback"
+	// KindMalformed is a line that is not a JSON object (kept as it is).
+	KindMalformed = "malformed_line"
+)
+
+// The health of a session.
+const (
+	// HealthOK: nothing to report.
+	HealthOK = "ok"
+	// HealthWarn: something to look at that does not stop the session
+	// (pending write-backs, malformed lines, placeholders without value).
+	HealthWarn = "warn"
+	// HealthBroken: the provider rejects the session's requests (unpaired
+	// tool blocks on the active path).
+	HealthBroken = "broken"
+)
+
+// OpFix names a repair in the journals and the audit log.
+const OpFix = "doctor_fix"
+
+// Problem is one finding of a diagnosis.
+type Problem struct {
+	// Kind is one of the Kind… constants.
+	Kind string `json:"kind"`
+	// Line is the 1-based line (row position) it is on; EntryID the
+	// entry id there.
+	Line    int    `json:"line,omitempty"`
+	EntryID string `json:"entry_id,omitempty"`
+	// ToolCallID and ToolName name the tool call of a tool-pair problem.
+	ToolCallID string `json:"tool_call_id,omitempty"`
+	ToolName   string `json:"tool_name,omitempty"`
+	// OtherBranch is true for an orphan result whose call exists on
+	// another branch of the tree.
+	OtherBranch bool `json:"other_branch,omitempty"`
+	// Detail says what is wrong, for people.
+	Detail string `json:"detail"`
+	// Fixable tells whether Fix repairs it; Fix says how (or, when not
+	// fixable, why not).
+	Fixable bool   `json:"fixable"`
+	Fix     string `json:"fix,omitempty"`
+}
+
+// Report is the diagnosis of one session.
+type Report struct {
+	// Session is "agent/id"; Agent, SessionID and Backend name it.
+	Session   string `json:"session"`
+	Agent     string `json:"agent"`
+	SessionID string `json:"session_id"`
+	Backend   string `json:"backend"`
+	// Health is HealthOK, HealthWarn or HealthBroken.
+	Health string `json:"health"`
+	// Problems lists every finding, in line order.
+	Problems []Problem `json:"problems"`
+	// The counts per kind.
+	MissingResults int `json:"missing_tool_results"`
+	OrphanResults  int `json:"orphan_tool_results"`
+	MissingValues  int `json:"placeholders_without_value"`
+	Pending        int `json:"pending_writebacks"`
+	Malformed      int `json:"malformed_lines"`
+	// Fixable is true when Fix would change something; FixRefused, when
+	// not empty, says why Fix cannot run on this session's store.
+	Fixable    bool   `json:"fixable"`
+	FixRefused string `json:"fix_refused,omitempty"`
+}
+
+// FixResult is what Fix did.
+type FixResult struct {
+	// Before is the diagnosis Fix planned from; After the diagnosis of
+	// the written transcript (nil when nothing was written).
+	Before *Report `json:"before"`
+	After  *Report `json:"after,omitempty"`
+	// Inserted counts the synthetic tool results written; Detached the
+	// orphan results taken off the active path (kept in the file).
+	Inserted int `json:"inserted_results"`
+	Detached int `json:"detached_results"`
+	// Applied is true when the transcript was rewritten.
+	Applied bool `json:"applied"`
+	// Refused, when not empty, says why nothing was written.
+	Refused string `json:"refused,omitempty"`
+}
+
+// Doctor diagnoses and repairs sessions of a store.
+type Doctor struct {
+	// Store holds the transcripts; Side the extracted values.
+	Store bs.Store
+	Side  bs.SideStore
+	// Restorer knows the queued write-backs, journals repairs so that a
+	// pristine restore takes them back, and writes the audit log.
+	Restorer *restore.Restorer
+	// Clock tells the time of a repair; nil is the system clock.
+	Clock bs.Clock
+	// Logger receives a record per repair; nil discards.
+	Logger bs.Logger
+}
+
+// Diagnose reads the session and reports its problems. It writes nothing.
+func (d *Doctor) Diagnose(ctx context.Context, ref bs.SessionRef) (*Report, error) {
+	// TODO(i23-doctor): implement.
+	return nil, fmt.Errorf("doctor %s: not implemented yet: %w", ref, bs.ErrUnsupported)
+}
+
+// Fix repairs the unpaired tool blocks of the session's active path on
+// disk: a synthetic result, in the host's own shape and text, for every
+// call without one, and every orphan result taken off the active path by
+// re-parenting the entry after it. It never deletes an entry. The repair
+// is one rewrite through the store's write protocol (idle gate, host lock,
+// version check), journaled so that a pristine restore takes it back, and
+// audited. A store that cannot insert entries (the SQLite store) is
+// refused with the reason in FixResult.Refused and no error.
+func (d *Doctor) Fix(ctx context.Context, ref bs.SessionRef) (*FixResult, error) {
+	// TODO(i23-doctor): implement.
+	return nil, fmt.Errorf("doctor fix %s: not implemented yet: %w", ref, bs.ErrUnsupported)
+}
