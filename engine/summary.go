@@ -511,7 +511,7 @@ func (p *planner) messageCut(tops []*SummaryRecord, pos int) (string, int) {
 	}
 	msgs := p.in.Msgs
 	ok := validCuts(msgs)
-	cut := keepCut(msgs, ok, pos, p.keep())
+	cut := p.protect(msgs, ok, pos, keepCut(msgs, ok, pos, p.keep()))
 	if p.in.Force && p.in.Target == compact.LayerFull {
 		cut = -1
 	}
@@ -526,6 +526,34 @@ func (p *planner) messageCut(tops []*SummaryRecord, pos int) (string, int) {
 		return layerFull, last
 	}
 	return "", -1
+}
+
+// protect pulls a summarize cut back so that the kept part holds every
+// entry the agent restored within the restore protection window
+// (Policy.KeepAfterRestore): the agent asked for those values, and a
+// summary must not take them out of the view at the next turn. The kept
+// part then starts at the last valid cut at or before the first such
+// entry; when there is none after pos, it returns -1 (no summarize cut:
+// only the full layer, above its threshold, may still summarize them). A
+// forced summary (/compact) is not held back.
+func (p *planner) protect(msgs []viewMsg, ok []bool, pos, cut int) int {
+	if cut <= pos || p.in.Force || len(p.in.State.Restored) == 0 {
+		return cut
+	}
+	now, keep := p.e.now(), p.e.policy().KeepAfterRestore
+	for i := max(pos, 0); i < cut && i < len(msgs); i++ {
+		at, restored := p.in.State.Restored[msgs[i].ID]
+		if !restored || now.Sub(at) >= keep {
+			continue
+		}
+		for c := i; c > pos; c-- {
+			if ok[c] {
+				return c
+			}
+		}
+		return -1
+	}
+	return cut
 }
 
 // spanCost returns by how many calibrated tokens summarizing msgs[from:to]

@@ -379,6 +379,54 @@ func TestPlanSummarizes(t *testing.T) {
 	}
 }
 
+// A value the agent restored within the restore protection window stays
+// in the kept part: the summarize cut moves back to the turn that holds it,
+// and once the protection is over the cut is the keep cut again.
+func TestRestoredKeptOutOfSummary(t *testing.T) {
+	b := newTranscript()
+	for i := range 8 {
+		b.turn(i, 1200)
+	}
+	st, ref := b.store(t)
+	e, _ := newEngine(t, st, newModel(t, "ok").client())
+	tr, msgs := viewOf(t, e, ref)
+	free := plan(t, e, ref, tr, msgs, &State{Version: 1})
+	if free.Summary == nil || free.FirstKept < 4 {
+		t.Fatalf("plan %+v: want a summary that keeps a tail", free)
+	}
+	restored := -1
+	for k := free.FirstKept - 1; k >= 0; k-- {
+		if msgs[k].Role == "toolResult" && msgs[k].ID != "" {
+			restored = k
+			break
+		}
+	}
+	if restored < 1 {
+		t.Fatalf("no tool result before the first kept message %d", free.FirstKept)
+	}
+	for _, tc := range []struct {
+		name string
+		age  time.Duration
+		kept bool
+	}{
+		{"within the protection", time.Minute, true},
+		{"protection over", e.policy().KeepAfterRestore + time.Minute, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e2, _ := newEngine(t, st, newModel(t, "ok").client())
+			state := &State{Version: 1, Restored: map[string]time.Time{msgs[restored].ID: e2.now().Add(-tc.age)}}
+			p := plan(t, e2, ref, tr, msgs, state)
+			checkCut(t, msgs, p.FirstKept)
+			switch {
+			case tc.kept && (p.Summary != nil && p.FirstKept > restored):
+				t.Fatalf("first kept %d: the restored entry at %d was summarized", p.FirstKept, restored)
+			case !tc.kept && (p.Summary == nil || p.FirstKept != free.FirstKept):
+				t.Fatalf("plan %+v: want the keep cut %d once the protection is over", p, free.FirstKept)
+			}
+		})
+	}
+}
+
 func TestPinnedCarriedVerbatim(t *testing.T) {
 	b := newTranscript()
 	b.turn(0, 1200)
