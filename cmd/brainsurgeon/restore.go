@@ -52,7 +52,7 @@ func (c *restoreCommand) Run(ctx context.Context, args []string) error {
 	agentsDir := fs.String("agents-dir", session.DefaultAgentsDir(), "OpenClaw agents dir (or pi sessions dir)")
 	keys := fs.String("keys", "", "comma-separated keys of the values to restore (default: all)")
 	all := fs.Bool("all", false, "restore every extracted value of the session")
-	pristine := fs.Bool("pristine", false, "with --all: also undo redactions and bookkeeping members (original file byte for byte)")
+	pristine := fs.Bool("pristine", false, "with --all: also undo redactions, bookkeeping members and repairs (original file byte for byte)")
 	asJSON := fs.Bool("json", false, "print the result as JSON")
 	pos, err := cli.ParseHelp(fs, args, c.m.Stdout, restoreUsage)
 	if err != nil {
