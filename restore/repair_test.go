@@ -424,3 +424,35 @@ func writeOld(t *testing.T, path string, data []byte) {
 		t.Fatal(err)
 	}
 }
+
+// TestApplyRepairReparentOnly detaches entries without inserting any: a
+// new parent, a null one, one that is already the parent (nothing to
+// write for it); the pristine restore puts every "parentId" back.
+func TestApplyRepairReparentOnly(t *testing.T) {
+	data := unpaired()
+	dir, ref := install(t, "s1", data)
+	r := newRestorer(dir)
+	rep := restore.Repair{Base: version(t, ref), Op: "doctor_fix", Reparents: []restore.Reparent{
+		{Line: 4, EntryID: "u2", Parent: "u1"},
+		{Line: 5, EntryID: "a2", Parent: ""},
+		{Line: 3, EntryID: "a1", Parent: "u1"},
+	}}
+	if err := r.ApplyRepair(ctx(), ref, rep); err != nil {
+		t.Fatal(err)
+	}
+	got := read(t, ref.Path)
+	if !bytes.Contains(got, []byte(`"id":"u2","parentId":"u1"`)) || !bytes.Contains(got, []byte(`"id":"a2","parentId":null`)) ||
+		!bytes.Contains(got, []byte(`"id":"a1","parentId":"u1"`)) {
+		t.Fatalf("after the repair:\n%s", got)
+	}
+	if j := journalOf(t, r, ref, "a1"); len(j) != 0 {
+		t.Errorf("a1 was not changed but has a journal: %+v", j)
+	}
+	res, err := r.RestoreAll(ctx(), ref, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := read(t, ref.Path); !bytes.Equal(got, data) || res.Bookkeeping != 2 || !res.Pristine {
+		t.Fatalf("pristine: %+v\n%s", res, got)
+	}
+}
