@@ -168,6 +168,7 @@ type leftoverScan struct {
 	skipped []error
 	live    map[string]*LiveSet        // agent → its live sessions, read when first needed
 	side    map[string]map[string]bool // side dir → the keys it holds
+	keyed   map[string]bool            // transcript path → a sessions.json key names it
 }
 
 func dirExists(p string) bool {
@@ -228,12 +229,14 @@ func (sc *leftoverScan) scanDir(agent, dir string, openclaw bool) {
 // orphan reports whether the transcript p is one discovery found without
 // a sessions.json key.
 func (sc *leftoverScan) orphan(p string) bool {
-	for _, r := range sc.d.Sessions {
-		if r.Path == p {
-			return len(sc.d.Keys(r)) == 0
+	if sc.keyed == nil {
+		sc.keyed = make(map[string]bool, len(sc.d.Sessions))
+		for _, r := range sc.d.Sessions {
+			sc.keyed[r.Path] = len(sc.d.Keys(r)) > 0
 		}
 	}
-	return false // not a transcript by its content: not ours to judge
+	keyed, ok := sc.keyed[p]
+	return ok && !keyed // a file discovery did not take for a transcript is not ours to judge
 }
 
 // scanArchive lists every regular file under an import archive dir.
@@ -256,7 +259,7 @@ func (sc *leftoverScan) scanArchive(agent, dir string) {
 		if i := strings.Index(e.Name(), ".jsonl"); i > 0 {
 			// "<key slug>.<sessionId>.jsonl.imported-<ms>": the header names
 			// the session; the name is the fallback.
-			stem := e.Name()[:i]
+			stem := strings.TrimSuffix(strings.TrimSuffix(e.Name()[:i], ".trajectory"), ".trajectory-path")
 			if j := strings.LastIndexByte(stem, '.'); j >= 0 {
 				stem = stem[j+1:]
 			}
