@@ -31,6 +31,11 @@ const OwnTempAge = 24 * time.Hour
 // it into place within milliseconds).
 const HostTempAge = 10 * time.Minute
 
+// OrphanAge is how long a transcript no sessions.json key names must have
+// been left unmodified to count as an orphan: the host writes a new
+// session's transcript before its key.
+const OrphanAge = time.Hour
+
 // LiveSet is what the live sessions of one agent hold, to judge whether a
 // leftover still holds history of its own.
 type LiveSet struct {
@@ -87,7 +92,9 @@ func (s *Store) Leftovers(ctx context.Context) ([]bs.Leftover, []error, error) {
 //     whose <id> is no live session's;
 //   - orphan_transcript: a live transcript's name ("<id>.jsonl") that no
 //     key of the agent's sessions.json names, only when that file exists
-//     and the agent is not served by another store;
+//     and the agent is not served by another store, and only when it has
+//     no lock file and was left unmodified for OrphanAge (the host writes
+//     a new session's transcript before its key);
 //
 // and import_archive: every regular file under
 // <agent>/session-sqlite-import-archive/. Never listed: a live transcript,
@@ -211,6 +218,9 @@ func (sc *leftoverScan) scanDir(agent, dir string, openclaw bool) {
 			if !openclaw || !hasStore || sc.served(agent) || ClassifyFile(name) != FileKindTranscript || !sc.orphan(p) {
 				continue
 			}
+			if _, err := os.Lstat(p + ".lock"); err == nil {
+				continue // in use
+			}
 			kind, sid = bs.LeftoverOrphan, strings.TrimSuffix(name, ".jsonl")
 		case kind == bs.LeftoverTrajectory:
 			live, err := sc.liveSet(agent)
@@ -324,14 +334,17 @@ func (sc *leftoverScan) add(agent, kind, sid, p string) {
 		}
 		return
 	}
-	if kind == bs.LeftoverTemp {
-		age := HostTempAge
-		if isOwnTemp(filepath.Base(p)) {
-			age = OwnTempAge
-		}
-		if sc.now.Sub(fi.ModTime()) < age {
-			return
-		}
+	age := time.Duration(0)
+	switch {
+	case kind == bs.LeftoverTemp && isOwnTemp(filepath.Base(p)):
+		age = OwnTempAge
+	case kind == bs.LeftoverTemp:
+		age = HostTempAge
+	case kind == bs.LeftoverOrphan:
+		age = OrphanAge
+	}
+	if sc.now.Sub(fi.ModTime()) < age {
+		return
 	}
 	l := bs.Leftover{Agent: agent, Kind: kind, Path: p, SessionID: sid, Bytes: fi.Size(), DiskBytes: fi.Size(), ModTime: fi.ModTime()}
 	if st, ok := fi.Sys().(*syscall.Stat_t); ok {

@@ -87,6 +87,10 @@ func newLeftoverFx(t *testing.T) *leftoverFx {
 		{path: filepath.Join(main, "gone2.trajectory.jsonl"), data: []byte(`{"traceSchema":"openclaw-trajectory","id":"zz"}` + "\n"), kind: bs.LeftoverTrajectory},
 		{path: filepath.Join(main, "gone2.trajectory-path.json"), data: []byte(`{"traceSchema":"openclaw-trajectory-pointer","schemaVersion":1}`), kind: bs.LeftoverTrajectory},
 		{path: filepath.Join(main, "orphan1.jsonl"), data: lines("orphan1", "", "o1"), kind: bs.LeftoverOrphan, unique: true},
+		// A new session before its key, and one in use: not orphans yet.
+		{path: filepath.Join(main, "fresh1.jsonl"), data: lines("fresh1", "", "f1"), mtime: time.Now()},
+		{path: filepath.Join(main, "locked1.jsonl"), data: lines("locked1", "", "k1")},
+		{path: filepath.Join(main, "locked1.jsonl.lock"), data: []byte(`{"pid":1}`)},
 		// The SQLite era: s1 is live in the store.
 		{path: filepath.Join(archive, "agent_ops_main.s1.jsonl.imported-1767225600000"), data: lines("s1", "", "b1", "b2"), kind: bs.LeftoverImportArchive},
 		{path: filepath.Join(archive, "agent_ops_x.s2.jsonl.imported-1767225600001"), data: lines("s2", "[[extracted-b1]]", "b1"), kind: bs.LeftoverImportArchive, unique: true},
