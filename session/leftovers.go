@@ -99,8 +99,10 @@ func (s *Store) Leftovers(ctx context.Context) ([]bs.Leftover, []error, error) {
 // and import_archive: every regular file under
 // <agent>/session-sqlite-import-archive/. Never listed: a live transcript,
 // a lock file (any name holding ".lock"), sessions.json and the files
-// named after it (but a "sessions.json….tmp" is a temp file), symbolic
-// links, dot directories and BrainSurgeon's state dir.
+// named after it (but a "sessions.json….tmp" is a temp file), dot
+// directories and BrainSurgeon's state dir. Symbolic links (files or
+// directories, agent dirs included) are not followed: what they point to
+// may lie outside the agents dir.
 //
 // In a pi sessions dir, pi writes no archives: only temp and backup files
 // ("*.tmp", our own temp files, "*.bak") of the project dirs are
@@ -125,7 +127,7 @@ func (s *Store) LeftoversWith(ctx context.Context, opts LeftoverOptions) ([]bs.L
 	if err != nil {
 		return nil, nil, err
 	}
-	sc := &leftoverScan{s: s, ctx: ctx, opts: opts, d: d, now: bs.Now(opts.Clock), live: map[string]*LiveSet{}, side: map[string]map[string]bool{}}
+	sc := &leftoverScan{ctx: ctx, opts: opts, d: d, now: bs.Now(opts.Clock), live: map[string]*LiveSet{}, side: map[string]map[string]bool{}}
 	if sc.opts.Side == nil {
 		sc.opts.Side = sidedir.New(s)
 	}
@@ -166,7 +168,6 @@ func (s *Store) LeftoversWith(ctx context.Context, opts LeftoverOptions) ([]bs.L
 
 // leftoverScan is the state of one LeftoversWith call.
 type leftoverScan struct {
-	s       *Store
 	ctx     context.Context
 	opts    LeftoverOptions
 	d       *Discovery
@@ -374,7 +375,9 @@ func (sc *leftoverScan) judge(l *bs.Leftover) error {
 	entriesCount := l.Kind != bs.LeftoverTemp && l.Kind != bs.LeftoverTrajectory
 	decided := false // the first JSON object was seen
 	headerID := ""
-	var ids []string
+	var live *LiveSet
+	entries, missing := 0, 0
+	in := map[string]bool{} // the live sessions that hold its entries
 	keys := map[string]bool{}
 	r := NewReader(f)
 	for r.Next() {
@@ -407,8 +410,19 @@ func (sc *leftoverScan) judge(l *bs.Leftover) error {
 			decided = true
 		case bs.KindEntry:
 			decided = true
-			if entriesCount && e.ID != "" {
-				ids = append(ids, strings.Clone(e.ID))
+			if !entriesCount || e.ID == "" {
+				continue
+			}
+			if live == nil {
+				if live, err = sc.liveSet(l.Agent); err != nil {
+					return fmt.Errorf("leftover %s: cannot tell whether its entries are in a live session: %w", l.Path, err)
+				}
+			}
+			entries++
+			if s, ok := live.Entries[e.ID]; ok {
+				in[s] = true
+			} else {
+				missing++
 			}
 		}
 	}
@@ -423,20 +437,7 @@ func (sc *leftoverScan) judge(l *bs.Leftover) error {
 		}
 	}
 	var reasons []string
-	if len(ids) > 0 {
-		live, err := sc.liveSet(l.Agent)
-		if err != nil {
-			return fmt.Errorf("leftover %s: cannot tell whether its entries are in a live session: %w", l.Path, err)
-		}
-		missing := 0
-		in := map[string]bool{}
-		for _, id := range ids {
-			if s, ok := live.Entries[id]; ok {
-				in[s] = true
-			} else {
-				missing++
-			}
-		}
+	if entries > 0 {
 		switch {
 		case missing > 0:
 			reasons = append(reasons, plural(missing, "entry", "entries")+" no live session has")
