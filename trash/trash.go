@@ -59,6 +59,22 @@
 // (files_removed, bytes_removed) per session, then "trash_restore",
 // "trash_purge" and "trash_expire".
 //
+// # Leftovers
+//
+// Collect moves host leftovers (files a host left next to its sessions,
+// as a brainsurgeon.LeftoverScanner lists them) into one item of Kind
+// ItemLeftovers:
+//
+//	<state dir>/trash/leftovers_collect_<UTC time>-<random>/
+//	    meta.json                 the Item, its Leftovers the files
+//	    files/<path relative to the agents dir>   each file, moved
+//
+// Restore puts every file back at its path with its mode and
+// modification time (refusing with ErrOccupied, moving nothing, when a
+// path is taken); Purge and CleanExpired remove the item as any other.
+// The audit log gets "collect" (files_removed, bytes_removed), then
+// "trash_restore", "trash_purge" or "trash_expire".
+//
 // Items move by rename, so the state dir must be on the agents dir's file
 // system (it is, as its sibling, unless a mount point sits between them);
 // otherwise Delete fails and moves nothing.
@@ -522,6 +538,13 @@ func (t *Trash) Restore(ctx context.Context, id string) (*Item, error) {
 	if err != nil {
 		return nil, err
 	}
+	switch item.Kind {
+	case ItemLeftovers:
+		return t.restoreLeftovers(item)
+	case "":
+	default:
+		return nil, fmt.Errorf("trash restore %s: an item of kind %q, expected sessions or %q (made by a newer BrainSurgeon?): %w", id, item.Kind, ItemLeftovers, bs.ErrInvalid)
+	}
 	if err := t.inside(item); err != nil {
 		return nil, fmt.Errorf("trash restore %s: %w", id, err)
 	}
@@ -644,6 +667,14 @@ func (t *Trash) purge(id, action string) (*Item, error) {
 	}
 	_ = atomicfile.SyncDir(t.dir())
 	no := false
+	if item.Kind == ItemLeftovers {
+		files, size := len(item.Leftovers), int64(0)
+		for _, f := range item.Leftovers {
+			size += f.Bytes
+		}
+		t.audit(restore.AuditEvent{Action: action, Path: t.AgentsDir, MovedToTrash: &no, TrashID: id, FilesRemoved: &files, BytesRemoved: &size})
+		t.log().Info("collected leftovers removed for good", "trash_id", id, "action", action, "files", files, "bytes", size, "actor", t.Actor)
+	}
 	for i, s := range item.Sessions {
 		t.audit(restore.AuditEvent{Action: action, Path: s.OriginalPath, Agent: s.Agent, SessionID: s.SessionID, MovedToTrash: &no, TrashID: id})
 		t.audit(restore.AuditEvent{Action: "delete_extracted", Path: s.SideDir, Agent: s.Agent, SessionID: s.SessionID, MovedToTrash: &no,
