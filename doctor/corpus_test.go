@@ -142,6 +142,8 @@ func TestCorpusRoundTrip(t *testing.T) {
 	}
 	slices.SortStableFunc(files, func(a, b string) int { return cmp.Compare(size(a), size(b)) })
 	tested, real := 0, 0
+	var names []string
+	var contexts [][]json.RawMessage
 	for _, src := range files {
 		if testcorpus.IsFlat(src) || tested >= 5 {
 			continue
@@ -181,7 +183,8 @@ func TestCorpusRoundTrip(t *testing.T) {
 				t.Fatalf("fix: %+v; after %+v", res, res.After)
 			}
 			if res.After.MissingResults+res.After.OrphanResults == 0 {
-				checkOracle(t, path)
+				contexts = append(contexts, checkOracle(t, path))
+				names = append(names, t.Name())
 			}
 			if _, err := r.RestoreAll(ctx(), ref, true); err != nil {
 				t.Fatal(err)
@@ -198,6 +201,7 @@ func TestCorpusRoundTrip(t *testing.T) {
 	if tested == 0 || (testcorpus.HasReal(files) && real == 0) {
 		t.Errorf("%d corpus transcripts (%d real) could be corrupted three ways", tested, real)
 	}
+	checkOpenClawRepair(t, names, contexts)
 }
 
 // TestSQLiteRefused diagnoses the sessions of a copy of a real SQLite
