@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/brainsurgeon/brainsurgeon/doctor"
+	"github.com/brainsurgeon/brainsurgeon/internal/testkit/testcorpus"
 )
 
 // dropResult removes the last tool result line of the transcript at path
@@ -137,5 +138,35 @@ func TestDoctorFixBusy(t *testing.T) {
 	}
 	if !bytes.Equal(readFile(t, path), corrupted) {
 		t.Error("doctor --fix changed a locked session")
+	}
+}
+
+// TestDoctorSQLiteRefused diagnoses a broken session of an OpenClaw SQLite
+// store: doctor reports it and exits 0; doctor --fix refuses with the
+// reason, exits 1 and changes no byte of the store.
+func TestDoctorSQLiteRefused(t *testing.T) {
+	agents := filepath.Join(t.TempDir(), "agents")
+	rows := []string{
+		`{"type":"session","version":3,"id":"s1","timestamp":"2026-02-18T09:00:00.000Z","cwd":"/work"}`,
+		`{"type":"message","id":"u1","parentId":null,"timestamp":"2026-02-18T09:00:01.000Z","message":{"role":"user","content":[{"type":"text","text":"go"}],"timestamp":1771405201000}}`,
+		`{"type":"message","id":"a1","parentId":"u1","timestamp":"2026-02-18T09:00:02.000Z","message":{"role":"assistant","content":[{"type":"toolCall","id":"c1","name":"read","arguments":{}}],"stopReason":"toolUse","timestamp":1771405202000}}`,
+		`{"type":"message","id":"u2","parentId":"a1","timestamp":"2026-02-18T09:00:03.000Z","message":{"role":"user","content":[{"type":"text","text":"again"}],"timestamp":1771405203000}}`,
+	}
+	db := testcorpus.WriteStore(t, agents, "main", testcorpus.StoreSession{ID: "s1", Rows: rows})
+	before := readFile(t, db)
+
+	code, out, errs := run(t, "doctor", "--agents-dir", agents, "--json")
+	wantCode(t, code, 0, out, errs)
+	var got doctorOutput
+	if err := json.Unmarshal([]byte(out), &got); err != nil || len(got.Sessions) != 1 || got.Sessions[0].Health != doctor.HealthBroken || got.Sessions[0].FixRefused != doctor.RefusedSQLite {
+		t.Fatalf("doctor of the SQLite store: %v\n%s", err, out)
+	}
+	code, out, errs = run(t, "doctor", "--fix", "--agents-dir", agents)
+	wantCode(t, code, 1, out, errs)
+	if !strings.Contains(out, "not fixed main/s1: "+doctor.RefusedSQLite) || !strings.Contains(errs, "was refused") {
+		t.Errorf("doctor --fix of the SQLite store:\n%s\n%s", out, errs)
+	}
+	if !bytes.Equal(readFile(t, db), before) {
+		t.Error("doctor --fix changed the SQLite store")
 	}
 }
