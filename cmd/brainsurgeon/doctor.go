@@ -75,8 +75,9 @@ type doctorOutput struct {
 	Sessions  []*doctor.Report `json:"sessions"`
 	Errors    []sessionError   `json:"errors,omitempty"`
 	Leftovers leftoverReport   `json:"leftovers"`
-	Fixes     []*fixOutput     `json:"fixes,omitempty"`
-	Collect   *collectOutput   `json:"collect,omitempty"`
+	// Fixes is there with --fix ([] when nothing needed fixing).
+	Fixes   []*fixOutput   `json:"fixes,omitzero"`
+	Collect *collectOutput `json:"collect,omitempty"`
 }
 
 // sessionError is a session the doctor could not read or fix.
@@ -179,6 +180,7 @@ func (c *doctorCommand) Run(ctx context.Context, args []string) error {
 	prog.done()
 
 	if *fix {
+		out.Fixes = []*fixOutput{}
 		for _, rep := range out.Sessions {
 			if rep.MissingResults+rep.OrphanResults == 0 {
 				continue
@@ -370,6 +372,9 @@ func printDoctor(w io.Writer, out *doctorOutput) {
 	}
 	fmt.Fprintf(w, "ok: %d of %d sessions\n", ok, len(out.Sessions))
 
+	if out.Fixes != nil && len(out.Fixes) == 0 {
+		fmt.Fprintln(w, "fix: no session has unpaired tool blocks; nothing to fix")
+	}
 	for _, f := range out.Fixes {
 		switch {
 		case f.Applied:
