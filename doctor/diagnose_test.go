@@ -60,6 +60,10 @@ func TestDiagnose(t *testing.T) {
 			doctor.HealthBroken, "missing_tool_result@3:c2"},
 		{"dead branch is not judged", []ln{{"u1", "", user("go")}, {"a1", "", calls("toolUse", "c1")}, {"a2", "u1", text("done")}},
 			doctor.HealthOK, ""},
+		{"other block and id names", []ln{{"u1", "", user("go")},
+			{"a1", "", `{"role":"assistant","content":[{"type":"functionCall","id":"f1","name":"x"},{"type":"toolUse","id":"f2","name":"y"}],"stopReason":"toolUse"}`},
+			{"r1", "", `{"role":"toolResult","tool_call_id":"f1","content":[]}`}, {"r2", "", `{"role":"toolResult","toolUseId":" f2 ","content":[]}`}, {"a2", "", text("done")}},
+			doctor.HealthOK, ""},
 		{"malformed line", []ln{{"u1", "", user("go")}, {"", "", `{"type":"message",`}, {"a2", "u1", text("done")}},
 			doctor.HealthWarn, "malformed_line@3!"},
 	}
