@@ -1,0 +1,107 @@
+package doctor_test
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/brainsurgeon/brainsurgeon/doctor"
+)
+
+// brief renders a report's problems as "kind@line:call[+other][!]" ("!"
+// marks a problem Fix cannot repair).
+func brief(r *doctor.Report) string {
+	var out []string
+	for _, p := range r.Problems {
+		s := fmt.Sprintf("%s@%d", p.Kind, p.Line)
+		if p.ToolCallID != "" {
+			s += ":" + p.ToolCallID
+		}
+		if p.OtherBranch {
+			s += "+other"
+		}
+		if !p.Fixable {
+			s += "!"
+		}
+		out = append(out, s)
+	}
+	return strings.Join(out, " ")
+}
+
+func TestDiagnose(t *testing.T) {
+	tests := []struct {
+		name   string
+		lines  []ln
+		health string
+		want   string
+	}{
+		{"clean", []ln{{"u1", "", user("go")}, {"a1", "", calls("toolUse", "c1", "c2")}, {"r1", "", result("c1")}, {"r2", "", result("c2")}, {"a2", "", text("done")}},
+			doctor.HealthOK, ""},
+		{"missing result", []ln{{"u1", "", user("go")}, {"a1", "", calls("toolUse", "c1", "c2")}, {"r1", "", result("c1")}, {"u2", "", user("again")}, {"a2", "", text("done")}},
+			doctor.HealthBroken, "missing_tool_result@3:c2"},
+		{"result after a user message", []ln{{"u1", "", user("go")}, {"a1", "", calls("toolUse", "c1")}, {"u2", "", user("again")}, {"r1", "", result("c1")}, {"a2", "", text("done")}},
+			doctor.HealthBroken, "missing_tool_result@3:c1 orphan_tool_result@5:c1"},
+		{"result of no call", []ln{{"u1", "", user("go")}, {"r9", "", result("c9")}, {"a2", "", text("done")}},
+			doctor.HealthBroken, "orphan_tool_result@3:c9"},
+		{"call on another branch", []ln{{"u1", "", user("go")}, {"a1", "", calls("toolUse", "c1")}, {"u2", "u1", user("instead")}, {"r1", "", result("c1")}, {"a2", "", text("done")}},
+			doctor.HealthBroken, "orphan_tool_result@5:c1+other"},
+		{"aborted assistant", []ln{{"u1", "", user("go")}, {"a1", "", calls("aborted", "c1", "c2")}, {"r1", "", result("c1")}, {"u2", "", user("again")}, {"a2", "", text("done")}},
+			doctor.HealthBroken, "orphan_tool_result@4:c1"},
+		{"errored assistant without results", []ln{{"u1", "", user("go")}, {"a1", "", calls("error", "c1")}, {"u2", "", user("again")}, {"a2", "", text("done")}},
+			doctor.HealthOK, ""},
+		{"duplicate result", []ln{{"u1", "", user("go")}, {"a1", "", calls("toolUse", "c1")}, {"r1", "", result("c1")}, {"r2", "", result("c1")}, {"a2", "", text("done")}},
+			doctor.HealthBroken, "orphan_tool_result@5:c1"},
+		{"orphan leaf", []ln{{"u1", "", user("go")}, {"a2", "", text("done")}, {"r9", "", result("c9")}},
+			doctor.HealthBroken, "orphan_tool_result@4:c9!"},
+		{"calls at the end of an idle session", []ln{{"u1", "", user("go")}, {"a1", "", calls("toolUse", "c1", "c2")}, {"r1", "", result("c1")}},
+			doctor.HealthBroken, "missing_tool_result@3:c2"},
+		{"dead branch is not judged", []ln{{"u1", "", user("go")}, {"a1", "", calls("toolUse", "c1")}, {"a2", "u1", text("done")}},
+			doctor.HealthOK, ""},
+		{"other block and id names", []ln{{"u1", "", user("go")},
+			{"a1", "", `{"role":"assistant","content":[{"type":"functionCall","id":"f1","name":"x"},{"type":"toolUse","id":"f2","name":"y"}],"stopReason":"toolUse"}`},
+			{"r1", "", `{"role":"toolResult","tool_call_id":"f1","content":[]}`}, {"r2", "", `{"role":"toolResult","toolUseId":" f2 ","content":[]}`}, {"a2", "", text("done")}},
+			doctor.HealthOK, ""},
+		{"malformed line", []ln{{"u1", "", user("go")}, {"", "", `{"type":"message",`}, {"a2", "u1", text("done")}},
+			doctor.HealthWarn, "malformed_line@3!"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			e := install(t, "main", "s1", transcript(tc.lines...))
+			rep, err := e.doc.Diagnose(ctx(), e.ref)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := brief(rep); got != tc.want || rep.Health != tc.health {
+				t.Errorf("got %s %q, want %s %q\n%+v", rep.Health, got, tc.health, tc.want, rep.Problems)
+			}
+			if rep.Fixable != strings.Contains(tc.want, "_tool_result@") && !strings.Contains(tc.want, "!") {
+				t.Errorf("fixable = %v for %q", rep.Fixable, tc.want)
+			}
+		})
+	}
+}
+
+// TestDiagnoseBusyTurn holds the host's lock: the calls of the last turn
+// that have no result yet are not reported (the turn may be running).
+func TestDiagnoseBusyTurn(t *testing.T) {
+	e := install(t, "main", "s1", transcript(ln{"u1", "", user("go")}, ln{"a1", "", calls("toolUse", "c1", "c2")}, ln{"r1", "", result("c1")}))
+	holder := exec.Command("sleep", "30") // a live process that is not this one holds the lock
+	if err := holder.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { holder.Process.Kill(); holder.Wait() })
+	lock := fmt.Sprintf(`{"pid":%d,"createdAt":%q}`, holder.Process.Pid, time.Now().UTC().Format("2006-01-02T15:04:05.000Z"))
+	if err := os.WriteFile(e.path+".lock", []byte(lock), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := e.doc.Diagnose(ctx(), e.ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Health != doctor.HealthOK || !rep.Busy || len(rep.Problems) != 0 {
+		t.Errorf("diagnosis of a session in a turn: %+v", rep)
+	}
+}
