@@ -294,10 +294,11 @@ func (s *server) readInfo(ctx context.Context, ref bs.SessionRef, cp Compaction)
 }
 
 // setHealth copies a diagnosis' health and problem count into info. A
-// session with write-backs pending is not cached: it is diagnosed again
-// on the next list, when they may have been applied.
+// session with write-backs pending, or that the host was using during the
+// diagnosis (its last turn's calls may still get their results), is not
+// cached: it is diagnosed again on the next list.
 func (info *SessionInfo) setHealth(rep *doctor.Report) {
-	info.Health, info.Problems, info.undiagnosed = rep.Health, len(rep.Problems), rep.Pending > 0
+	info.Health, info.Problems, info.undiagnosed = rep.Health, len(rep.Problems), rep.Pending > 0 || rep.Busy
 	info.ProblemKinds = nil
 	for _, p := range rep.Problems {
 		if info.ProblemKinds == nil {

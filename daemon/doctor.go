@@ -57,8 +57,9 @@ func (r *DoctorResult) addError(msg string) {
 
 // doctorCache keeps each session's last diagnosis by its store's
 // Version, so that a run diagnoses only the sessions that changed.
-// Pending write-backs are part of a diagnosis too: a session with a
-// write-back queued is diagnosed again on every run.
+// Pending write-backs are part of a diagnosis too, and a session the host
+// was using leaves its last turn's calls out: such a session is diagnosed
+// again on every run.
 type doctorCache struct {
 	mu sync.Mutex
 	m  map[string]doctorCached
@@ -118,7 +119,7 @@ func (d *Daemon) runDoctor(ctx context.Context) (*DoctorResult, error) {
 		ver := stats[i].Stat.Version
 		stamped := stats[i].Err == nil && !ver.IsZero()
 		var rep *doctor.Report
-		if c, ok := prev[ref.Identity()]; ok && stamped && c.ver.Equal(ver) && c.report.Pending == 0 {
+		if c, ok := prev[ref.Identity()]; ok && stamped && c.ver.Equal(ver) && c.report.Pending == 0 && !c.report.Busy {
 			rep = c.report
 			res.Unchanged++
 		} else {

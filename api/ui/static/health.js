@@ -77,7 +77,7 @@ export function problemsPanel(rep, name, err) {
   if (!rep.problems || rep.problems.length === 0) return null;
   const fixHint = rep.fix_refused ? h('p', { class: 'note' }, rep.fix_refused)
     : rep.fixable ? h('p', { class: 'note' }, 'Repair the fixable ones with ', h('code', {}, `brainsurgeon doctor --fix --session ${name}`),
-      ' (reversible: ', h('code', {}, 'brainsurgeon restore --all --pristine'), ' takes it back).') : null;
+      ' (reversible: ', h('code', {}, `brainsurgeon restore ${name} --all --pristine`), ' takes it back).') : null;
   return h('section', { class: 'panel', id: 'doctor-panel', 'aria-labelledby': 'doctor-title' },
     h('div', { class: 'panel-head' },
       h('h2', { id: 'doctor-title' }, 'Health ', healthPill({ health: rep.health, problems: rep.problems.length })),
