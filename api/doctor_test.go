@@ -170,6 +170,7 @@ func TestDoctorHealth(t *testing.T) {
 			t.Errorf("GET /api/doctor: %s health %q, want %q", r.SessionID, r.Health, w.health)
 		}
 	}
+	t.Logf("leftovers: %+v", rep.Leftovers)
 	if rep.Leftovers.Unavailable == "" {
 		found := false
 		for _, l := range rep.Leftovers.Files {
@@ -197,5 +198,37 @@ func TestDoctorHealth(t *testing.T) {
 	}
 	if _, err := os.Stat(deleted); err != nil {
 		t.Errorf("the leftover is gone: %v", err)
+	}
+}
+
+// TestDoctorHealthEveryBackend diagnoses the sessions of both stores (the
+// SQLite store's too, which the doctor reads but never fixes): each has
+// a health in the list, and GET /api/doctor reports every one.
+func TestDoctorHealthEveryBackend(t *testing.T) {
+	f := newFixture(t, true)
+	c := &client{tb: t, srv: serve(t, api.Options{Stores: stores(f.set)})}
+	var list struct {
+		Sessions []api.SessionInfo `json:"sessions"`
+	}
+	c.json("GET", "/api/sessions", "", 200, &list)
+	backends := map[string]bool{}
+	for _, s := range list.Sessions {
+		backends[s.Backend] = true
+		if s.Error == "" && s.Health == "" {
+			t.Errorf("%s/%s (%s): no health", s.Agent, s.SessionID, s.Backend)
+		}
+	}
+	if !backends["jsonl"] || !backends["sqlite"] {
+		t.Fatalf("backends listed %v, want both", backends)
+	}
+	var rep api.DoctorReport
+	c.json("GET", "/api/doctor", "", 200, &rep)
+	if len(rep.Errors) != 0 || len(rep.Sessions) != len(list.Sessions) {
+		t.Errorf("GET /api/doctor: %d reports, errors %v; want %d and none", len(rep.Sessions), rep.Errors, len(list.Sessions))
+	}
+	for _, r := range rep.Sessions {
+		if r.Backend == "sqlite" && r.Fixable && r.FixRefused == "" {
+			t.Errorf("%s: fixable on SQLite without the refusal", r.Session)
+		}
 	}
 }

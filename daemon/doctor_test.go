@@ -99,6 +99,7 @@ func TestScheduledDoctor(t *testing.T) {
 		if r.Sessions != 4 || r.Broken != 1 || r.Warn != 0 || r.OK != 3 || r.Failed != 0 || r.Stopped {
 			t.Fatalf("doctor run = %+v, want 4 sessions, 1 broken, 3 ok", r)
 		}
+		t.Logf("doctor run: %+v", r)
 		if r.LeftoversScanned && (r.LeftoverFiles != 1 || r.LeftoverBytes != 31) {
 			t.Errorf("leftovers = %d files, %d bytes; want the one .deleted file of 31 bytes", r.LeftoverFiles, r.LeftoverBytes)
 		}
