@@ -37,16 +37,16 @@ type SessionError struct {
 // LeftoverReport is the host's leftovers: the totals per agent and kind,
 // and every file.
 type LeftoverReport struct {
+	// Available is false when the store does not scan for the host's
+	// leftovers (the lists are then empty).
+	Available bool `json:"available"`
 	// Agents holds one row per agent with leftovers, by agent name.
 	Agents []LeftoverAgent `json:"agents"`
-	// Files lists every leftover found.
+	// Files lists every leftover found, by agent, kind and path.
 	Files []bs.Leftover `json:"files"`
 	// Skipped lists the files the scan could not read or classify, each
-	// message naming the file.
+	// message naming the file, and the scan's own failure.
 	Skipped []string `json:"skipped"`
-	// Unavailable, when not empty, says why there is no scan (the store
-	// does not scan for leftovers); the lists are then empty.
-	Unavailable string `json:"unavailable,omitempty"`
 }
 
 // LeftoverAgent is the leftovers of one agent, per kind.
@@ -127,7 +127,7 @@ func (s *server) doctorReport(r *http.Request) (any, error) {
 	for i, rep := range reports {
 		switch {
 		case errs[i] != nil:
-			out.Errors = append(out.Errors, SessionError{Session: agentName(refs[i]) + "/" + refs[i].ID, Error: errs[i].Error()})
+			out.Errors = append(out.Errors, SessionError{Session: refs[i].String(), Error: errs[i].Error()})
 		case rep != nil:
 			out.Sessions = append(out.Sessions, *rep)
 		}
@@ -140,17 +140,22 @@ func (s *server) doctorReport(r *http.Request) (any, error) {
 }
 
 // leftovers scans the host's leftovers (of one agent when agent is not
-// empty) when the store can.
+// empty) when the store can. A failed scan is reported in Skipped, as the
+// CLI does; a cancelled request is an error.
 func (s *server) leftovers(ctx context.Context, agent string) (LeftoverReport, error) {
 	out := LeftoverReport{Agents: []LeftoverAgent{}, Files: []bs.Leftover{}, Skipped: []string{}}
 	sc, ok := s.set.Store.(bs.LeftoverScanner)
 	if !ok {
-		out.Unavailable = "this store does not scan for the host's leftovers"
 		return out, nil
 	}
+	out.Available = true
 	found, skipped, err := sc.Leftovers(ctx)
+	if cerr := ctx.Err(); cerr != nil {
+		return out, fmt.Errorf("doctor: leftovers: %w", cerr)
+	}
 	if err != nil {
-		return out, fmt.Errorf("doctor: leftovers: %w", err)
+		out.Skipped = append(out.Skipped, err.Error())
+		return out, nil
 	}
 	for _, e := range skipped {
 		out.Skipped = append(out.Skipped, e.Error())
@@ -160,6 +165,16 @@ func (s *server) leftovers(ctx context.Context, agent string) (LeftoverReport, e
 			out.Files = append(out.Files, l)
 		}
 	}
+	sort.SliceStable(out.Files, func(i, j int) bool {
+		a, b := out.Files[i], out.Files[j]
+		if a.Agent != b.Agent {
+			return a.Agent < b.Agent
+		}
+		if a.Kind != b.Kind {
+			return a.Kind < b.Kind
+		}
+		return a.Path < b.Path
+	})
 	out.Agents = summarizeLeftovers(out.Files)
 	return out, nil
 }

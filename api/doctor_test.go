@@ -171,7 +171,7 @@ func TestDoctorHealth(t *testing.T) {
 		}
 	}
 	t.Logf("leftovers: %+v", rep.Leftovers)
-	if rep.Leftovers.Unavailable == "" {
+	if rep.Leftovers.Available {
 		found := false
 		for _, l := range rep.Leftovers.Files {
 			found = found || l.Path == deleted
@@ -182,7 +182,7 @@ func TestDoctorHealth(t *testing.T) {
 	}
 	// The JSON names are snake_case, the lists never null.
 	_, body, _ := c.do("GET", "/api/doctor?agent=nobody", "")
-	for _, member := range []string{`"sessions":[]`, `"errors":[]`, `"leftovers":{"agents":[]`, `"files":[]`, `"skipped":[]`} {
+	for _, member := range []string{`"sessions":[]`, `"errors":[]`, `"leftovers":{"available":true,"agents":[]`, `"files":[]`, `"skipped":[]`} {
 		if !strings.Contains(string(body), member) {
 			t.Errorf("GET /api/doctor?agent=nobody lacks %s: %s", member, body)
 		}
