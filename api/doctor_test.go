@@ -8,9 +8,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
+	"time"
 
+	bs "github.com/brainsurgeon/brainsurgeon"
 	"github.com/brainsurgeon/brainsurgeon/api"
 	"github.com/brainsurgeon/brainsurgeon/backend"
 	"github.com/brainsurgeon/brainsurgeon/doctor"
@@ -230,5 +233,43 @@ func TestDoctorHealthEveryBackend(t *testing.T) {
 		if r.Backend == "sqlite" && r.Fixable && r.FixRefused == "" {
 			t.Errorf("%s: fixable on SQLite without the refusal", r.Session)
 		}
+	}
+}
+
+// TestSummarizeLeftovers checks the per agent and kind sums of the
+// leftovers report: counts, bytes, disk bytes, the oldest time, and the
+// unique files with their bytes, agents and kinds by name.
+func TestSummarizeLeftovers(t *testing.T) {
+	day := func(d int) time.Time { return time.Date(2026, 1, d, 0, 0, 0, 0, time.UTC) }
+	tests := []struct {
+		name  string
+		files []bs.Leftover
+		want  []api.LeftoverAgent
+	}{
+		{"None", nil, []api.LeftoverAgent{}},
+		{"OneFile",
+			[]bs.Leftover{{Agent: "main", Kind: bs.LeftoverDeleted, Bytes: 10, DiskBytes: 4096, ModTime: day(3), Unique: true}},
+			[]api.LeftoverAgent{{Agent: "main", Kinds: []api.LeftoverKind{{Kind: "deleted", Count: 1, Bytes: 10, DiskBytes: 4096, Oldest: day(3), Unique: 1, UniqueBytes: 10}}}}},
+		{"AgentsAndKinds",
+			[]bs.Leftover{
+				{Agent: "work", Kind: bs.LeftoverTemp, Bytes: 1, DiskBytes: 4096, ModTime: day(9)},
+				{Agent: "main", Kind: bs.LeftoverReset, Bytes: 100, DiskBytes: 4096, ModTime: day(5), Unique: true},
+				{Agent: "main", Kind: bs.LeftoverDeleted, Bytes: 20, DiskBytes: 4096, ModTime: day(4)},
+				{Agent: "main", Kind: bs.LeftoverReset, Bytes: 300, DiskBytes: 8192, ModTime: day(2)},
+			},
+			[]api.LeftoverAgent{
+				{Agent: "main", Kinds: []api.LeftoverKind{
+					{Kind: "deleted", Count: 1, Bytes: 20, DiskBytes: 4096, Oldest: day(4)},
+					{Kind: "reset", Count: 2, Bytes: 400, DiskBytes: 12288, Oldest: day(2), Unique: 1, UniqueBytes: 100},
+				}},
+				{Agent: "work", Kinds: []api.LeftoverKind{{Kind: "tmp", Count: 1, Bytes: 1, DiskBytes: 4096, Oldest: day(9)}}},
+			}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := api.SummarizeLeftovers(tt.files); !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("got %+v\nwant %+v", got, tt.want)
+			}
+		})
 	}
 }
