@@ -21,7 +21,8 @@ type DoctorReport struct {
 	// order the store lists them.
 	Sessions []doctor.Report `json:"sessions"`
 	// Errors lists the sessions that could not be diagnosed, each with
-	// the reason (empty when every session was).
+	// the reason: an empty list when every session was (where the CLI
+	// leaves the member out).
 	Errors []SessionError `json:"errors"`
 	// Leftovers is the report of the host's leftovers.
 	Leftovers LeftoverReport `json:"leftovers"`
