@@ -2,8 +2,11 @@ package doctor_test
 
 import (
 	"fmt"
+	"os"
+	"os/exec"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/brainsurgeon/brainsurgeon/doctor"
 )
@@ -74,5 +77,27 @@ func TestDiagnose(t *testing.T) {
 				t.Errorf("fixable = %v for %q", rep.Fixable, tc.want)
 			}
 		})
+	}
+}
+
+// TestDiagnoseBusyTurn holds the host's lock: the calls of the last turn
+// that have no result yet are not reported (the turn may be running).
+func TestDiagnoseBusyTurn(t *testing.T) {
+	e := install(t, "main", "s1", transcript(ln{"u1", "", user("go")}, ln{"a1", "", calls("toolUse", "c1", "c2")}, ln{"r1", "", result("c1")}))
+	holder := exec.Command("sleep", "30") // a live process that is not this one holds the lock
+	if err := holder.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { holder.Process.Kill(); holder.Wait() })
+	lock := fmt.Sprintf(`{"pid":%d,"createdAt":%q}`, holder.Process.Pid, time.Now().UTC().Format("2006-01-02T15:04:05.000Z"))
+	if err := os.WriteFile(e.path+".lock", []byte(lock), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := e.doc.Diagnose(ctx(), e.ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Health != doctor.HealthOK || !rep.Busy || len(rep.Problems) != 0 {
+		t.Errorf("diagnosis of a session in a turn: %+v", rep)
 	}
 }

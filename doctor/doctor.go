@@ -79,7 +79,9 @@ type Report struct {
 	Pending        int `json:"pending_writebacks"`
 	Malformed      int `json:"malformed_lines"`
 	// Fixable is true when Fix would change something; FixRefused, when
-	// not empty, says why Fix cannot run on this session's store.
+	// not empty, says why Fix cannot run on this session's store. It is
+	// set only when the session has unpaired tool blocks (an ok session
+	// of the SQLite store has none to refuse).
 	Fixable    bool   `json:"fixable"`
 	FixRefused string `json:"fix_refused,omitempty"`
 	// Busy is true when the host was using the session during the

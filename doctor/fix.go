@@ -32,7 +32,9 @@ const (
 // version check), journaled so that a pristine restore takes it back, and
 // audited. A store that cannot insert entries (the SQLite store) is
 // refused with the reason in FixResult.Refused and no error. A session the
-// host is using gives an error wrapping ErrBusy, and nothing is written.
+// host is using gives an error wrapping ErrBusy, and nothing is written; a
+// ctx made by bs.ExplicitWrite skips the store's quiet period (a run in
+// flight or a held lock still count as busy).
 func (d *Doctor) Fix(ctx context.Context, ref bs.SessionRef) (*FixResult, error) {
 	if d == nil || d.Store == nil {
 		return nil, fmt.Errorf("doctor fix %s: no store: %w", ref, bs.ErrInvalid)

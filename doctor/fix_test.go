@@ -13,6 +13,7 @@ import (
 
 	bs "github.com/brainsurgeon/brainsurgeon"
 	"github.com/brainsurgeon/brainsurgeon/doctor"
+	"github.com/brainsurgeon/brainsurgeon/internal/testkit/openclaw"
 	"github.com/brainsurgeon/brainsurgeon/internal/testkit/oracle"
 )
 
@@ -74,8 +75,8 @@ func unpaired(t testing.TB, msgs []json.RawMessage) []string {
 }
 
 // checkOracle loads path with pi's SessionManager and fails on any
-// unpaired tool block in the context it builds.
-func checkOracle(t *testing.T, path string) {
+// unpaired tool block in the context it builds, which it returns.
+func checkOracle(t *testing.T, path string) []json.RawMessage {
 	t.Helper()
 	c, err := oracle.Context(ctx(), path)
 	if err != nil {
@@ -83,6 +84,64 @@ func checkOracle(t *testing.T, path string) {
 	}
 	if bad := unpaired(t, c.Messages); len(bad) > 0 {
 		t.Errorf("pi's context of the fixed transcript has unpaired tool blocks: %v", bad)
+	}
+	return c.Messages
+}
+
+// openClawRepairJS runs OpenClaw's own repairToolUseResultPairing (the
+// install's dist/session-transcript-repair-*.js, export "n"), with the
+// policy it uses for model requests, on each list of messages read from
+// stdin, and prints what it would add or drop.
+const openClawRepairJS = `
+import fs from "node:fs"; import path from "node:path"; import url from "node:url";
+const dist = path.join(process.argv[1], "dist");
+const f = fs.readdirSync(dist).find(n => /^session-transcript-repair-.*\.m?js$/.test(n));
+if (!f) throw new Error("no session-transcript-repair module in " + dist);
+const m = await import(url.pathToFileURL(path.join(dist, f)).href);
+if (typeof m.n !== "function") throw new Error("no repairToolUseResultPairing export in " + f);
+const input = JSON.parse(fs.readFileSync(0, "utf8"));
+process.stdout.write(JSON.stringify(input.map(msgs => {
+	const r = m.n(msgs, { erroredAssistantResultPolicy: "drop" });
+	return { added: r.added.length, dropped_orphans: r.droppedOrphanCount, dropped_duplicates: r.droppedDuplicateCount };
+})));
+`
+
+// checkOpenClawRepair gives the contexts pi built from fixed transcripts
+// to OpenClaw's own pairing repair, of each release installed: it must
+// find nothing to add and nothing to drop. Releases not installed are
+// skipped (they are installed for the end-to-end tests).
+func checkOpenClawRepair(t *testing.T, names []string, contexts [][]json.RawMessage) {
+	t.Helper()
+	if len(contexts) == 0 {
+		return
+	}
+	in, err := json.Marshal(contexts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range []string{openclaw.V7, openclaw.V9} {
+		inst, err := openclaw.Locate(v)
+		if err != nil {
+			t.Logf("OpenClaw's repair not checked: %v", err)
+			continue
+		}
+		cmd := exec.Command(inst.Node, "--input-type=module", "-e", openClawRepairJS, inst.Package)
+		cmd.Stdin = bytes.NewReader(in)
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("openclaw@%s repair: %v\n%s", v, err, stderr.String())
+		}
+		var res []struct{ Added, DroppedOrphans, DroppedDuplicates int }
+		if err := json.Unmarshal(bytes.ReplaceAll(out, []byte("_"), nil), &res); err != nil || len(res) != len(contexts) {
+			t.Fatalf("openclaw@%s repair: %s (%v)", v, out, err)
+		}
+		for i, r := range res {
+			if r.Added+r.DroppedOrphans+r.DroppedDuplicates != 0 {
+				t.Errorf("openclaw@%s's repair still changes the fixed %s: %+v", v, names[i], r)
+			}
+		}
 	}
 }
 
@@ -111,6 +170,8 @@ func TestFix(t *testing.T) {
 		{"orphan leaf stays", []ln{{"u1", "", user("go")}, {"a1", "", calls("toolUse", "c1")}, {"u2", "", user("more")}, {"r9", "", result("c9")}},
 			1, 0, doctor.HealthBroken},
 	}
+	var names []string
+	var contexts [][]json.RawMessage
 	for _, agent := range []string{"main", ""} {
 		for _, tc := range tests {
 			t.Run(fmt.Sprintf("%s/agent=%q", tc.name, agent), func(t *testing.T) {
@@ -133,7 +194,8 @@ func TestFix(t *testing.T) {
 					}
 				}
 				if tc.after == doctor.HealthOK {
-					checkOracle(t, e.path)
+					contexts = append(contexts, checkOracle(t, e.path))
+					names = append(names, t.Name())
 				}
 				again, err := e.doc.Fix(ctx(), e.ref)
 				if err != nil || again.Applied {
@@ -148,6 +210,7 @@ func TestFix(t *testing.T) {
 			})
 		}
 	}
+	checkOpenClawRepair(t, names, contexts)
 }
 
 // TestSyntheticShape pins the synthetic result lines: OpenClaw's message

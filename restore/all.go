@@ -40,7 +40,8 @@ type AllResult struct {
 	LinesRemoved int `json:"lines_removed"`
 	// Lost lists the placeholders that could not be restored, one per
 	// placeholder, in file order: the same list, with the same kinds, as
-	// Verify's Problems. Never nil.
+	// Verify's Problems; a pristine restore adds the lines a repair
+	// inserted that it kept (ProblemInsertedChanged, Path ""). Never nil.
 	Lost []Problem `json:"lost"`
 	// Warnings are what else went wrong on the way (a journal that could
 	// not be undone, a member that could not be set).
@@ -67,8 +68,8 @@ type Remaining struct {
 	// Inserted counts the lines a repair inserted (ApplyRepair) that
 	// are still in the transcript: a restore without pristine leaves
 	// repairs alone, and a pristine one keeps an inserted line that
-	// changed since (ProblemInsertedChanged, counted in Placeholders
-	// too).
+	// changed since (listed in AllResult.Lost as ProblemInsertedChanged,
+	// not counted in Placeholders).
 	Inserted int `json:"inserted_lines"`
 	// SourceValues counts the placeholders (among Placeholders) of tool
 	// results stored at the source ("[[extracted-tc-<toolCallId>]]"):

@@ -87,4 +87,13 @@
 // transcript comes back byte-identical to what it was before BrainSurgeon
 // touched it. It then clears the journals and drops the session's queued
 // write-backs.
+//
+// A structural repair ([Restorer.ApplyRepair]) is journaled the same way:
+// an entry it re-parents gets {"path":"/parentId"} with the previous
+// value, an entry it inserts {"path":"","absent":true} with the whole
+// inserted line (base64). The pristine restore puts "parentId" back like
+// any other member and removes an inserted line only while its bytes are
+// still the journaled ones; a line that changed since is kept and
+// reported (ProblemInsertedChanged). A restore without pristine leaves
+// repairs alone.
 package restore

@@ -167,7 +167,8 @@ func TestApplyRepair(t *testing.T) {
 }
 
 // TestApplyRepairAfterExtraction repairs an extracted transcript, restores
-// a value, and checks that the pristine restore undoes all of it.
+// a value, extracts again (the inserted entry too), and checks that the
+// pristine restore undoes all of it.
 func TestApplyRepairAfterExtraction(t *testing.T) {
 	data, _ := basic()
 	data = append(data, transcript(msg{id: "x1", body: assistantCall("again", "c9", "exec", `{}`)})[len(transcript()):]...)
@@ -183,6 +184,14 @@ func TestApplyRepairAfterExtraction(t *testing.T) {
 	}
 	if _, err := r.Restore(ctx(), ref, "r1", nil, restore.RestoreOptions{}); err != nil {
 		t.Fatal(err)
+	}
+	// A pass after the repair extracts the inserted entry too; its
+	// journal must survive.
+	if _, err := extractor(allPolicy(1)).Run(ctx(), ref); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(read(t, ref.Path), []byte("[[extracted-abcd0009]]")) {
+		t.Fatal("the inserted entry was not extracted")
 	}
 	res, err := r.RestoreAll(ctx(), ref, true)
 	if err != nil {

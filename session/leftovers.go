@@ -31,6 +31,11 @@ const OwnTempAge = 24 * time.Hour
 // it into place within milliseconds).
 const HostTempAge = 10 * time.Minute
 
+// OrphanAge is how long a transcript no sessions.json key names must have
+// been left unmodified to count as an orphan: the host writes a new
+// session's transcript before its key.
+const OrphanAge = time.Hour
+
 // LiveSet is what the live sessions of one agent hold, to judge whether a
 // leftover still holds history of its own.
 type LiveSet struct {
@@ -87,13 +92,17 @@ func (s *Store) Leftovers(ctx context.Context) ([]bs.Leftover, []error, error) {
 //     whose <id> is no live session's;
 //   - orphan_transcript: a live transcript's name ("<id>.jsonl") that no
 //     key of the agent's sessions.json names, only when that file exists
-//     and the agent is not served by another store;
+//     and the agent is not served by another store, and only when it has
+//     no lock file and was left unmodified for OrphanAge (the host writes
+//     a new session's transcript before its key);
 //
 // and import_archive: every regular file under
 // <agent>/session-sqlite-import-archive/. Never listed: a live transcript,
 // a lock file (any name holding ".lock"), sessions.json and the files
-// named after it (but a "sessions.json….tmp" is a temp file), symbolic
-// links, dot directories and BrainSurgeon's state dir.
+// named after it (but a "sessions.json….tmp" is a temp file), dot
+// directories and BrainSurgeon's state dir. Symbolic links (files or
+// directories, agent dirs included) are not followed: what they point to
+// may lie outside the agents dir.
 //
 // In a pi sessions dir, pi writes no archives: only temp and backup files
 // ("*.tmp", our own temp files, "*.bak") of the project dirs are
@@ -118,7 +127,7 @@ func (s *Store) LeftoversWith(ctx context.Context, opts LeftoverOptions) ([]bs.L
 	if err != nil {
 		return nil, nil, err
 	}
-	sc := &leftoverScan{s: s, ctx: ctx, opts: opts, d: d, now: bs.Now(opts.Clock), live: map[string]*LiveSet{}, side: map[string]map[string]bool{}}
+	sc := &leftoverScan{ctx: ctx, opts: opts, d: d, now: bs.Now(opts.Clock), live: map[string]*LiveSet{}, side: map[string]map[string]bool{}}
 	if sc.opts.Side == nil {
 		sc.opts.Side = sidedir.New(s)
 	}
@@ -159,7 +168,6 @@ func (s *Store) LeftoversWith(ctx context.Context, opts LeftoverOptions) ([]bs.L
 
 // leftoverScan is the state of one LeftoversWith call.
 type leftoverScan struct {
-	s       *Store
 	ctx     context.Context
 	opts    LeftoverOptions
 	d       *Discovery
@@ -168,6 +176,7 @@ type leftoverScan struct {
 	skipped []error
 	live    map[string]*LiveSet        // agent → its live sessions, read when first needed
 	side    map[string]map[string]bool // side dir → the keys it holds
+	keyed   map[string]bool            // transcript path → a sessions.json key names it
 }
 
 func dirExists(p string) bool {
@@ -210,6 +219,9 @@ func (sc *leftoverScan) scanDir(agent, dir string, openclaw bool) {
 			if !openclaw || !hasStore || sc.served(agent) || ClassifyFile(name) != FileKindTranscript || !sc.orphan(p) {
 				continue
 			}
+			if _, err := os.Lstat(p + ".lock"); err == nil {
+				continue // in use
+			}
 			kind, sid = bs.LeftoverOrphan, strings.TrimSuffix(name, ".jsonl")
 		case kind == bs.LeftoverTrajectory:
 			live, err := sc.liveSet(agent)
@@ -228,12 +240,14 @@ func (sc *leftoverScan) scanDir(agent, dir string, openclaw bool) {
 // orphan reports whether the transcript p is one discovery found without
 // a sessions.json key.
 func (sc *leftoverScan) orphan(p string) bool {
-	for _, r := range sc.d.Sessions {
-		if r.Path == p {
-			return len(sc.d.Keys(r)) == 0
+	if sc.keyed == nil {
+		sc.keyed = make(map[string]bool, len(sc.d.Sessions))
+		for _, r := range sc.d.Sessions {
+			sc.keyed[r.Path] = len(sc.d.Keys(r)) > 0
 		}
 	}
-	return false // not a transcript by its content: not ours to judge
+	keyed, ok := sc.keyed[p]
+	return ok && !keyed // a file discovery did not take for a transcript is not ours to judge
 }
 
 // scanArchive lists every regular file under an import archive dir.
@@ -256,7 +270,7 @@ func (sc *leftoverScan) scanArchive(agent, dir string) {
 		if i := strings.Index(e.Name(), ".jsonl"); i > 0 {
 			// "<key slug>.<sessionId>.jsonl.imported-<ms>": the header names
 			// the session; the name is the fallback.
-			stem := e.Name()[:i]
+			stem := strings.TrimSuffix(strings.TrimSuffix(e.Name()[:i], ".trajectory"), ".trajectory-path")
 			if j := strings.LastIndexByte(stem, '.'); j >= 0 {
 				stem = stem[j+1:]
 			}
@@ -321,14 +335,17 @@ func (sc *leftoverScan) add(agent, kind, sid, p string) {
 		}
 		return
 	}
-	if kind == bs.LeftoverTemp {
-		age := HostTempAge
-		if isOwnTemp(filepath.Base(p)) {
-			age = OwnTempAge
-		}
-		if sc.now.Sub(fi.ModTime()) < age {
-			return
-		}
+	age := time.Duration(0)
+	switch {
+	case kind == bs.LeftoverTemp && isOwnTemp(filepath.Base(p)):
+		age = OwnTempAge
+	case kind == bs.LeftoverTemp:
+		age = HostTempAge
+	case kind == bs.LeftoverOrphan:
+		age = OrphanAge
+	}
+	if sc.now.Sub(fi.ModTime()) < age {
+		return
 	}
 	l := bs.Leftover{Agent: agent, Kind: kind, Path: p, SessionID: sid, Bytes: fi.Size(), DiskBytes: fi.Size(), ModTime: fi.ModTime()}
 	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
@@ -358,7 +375,9 @@ func (sc *leftoverScan) judge(l *bs.Leftover) error {
 	entriesCount := l.Kind != bs.LeftoverTemp && l.Kind != bs.LeftoverTrajectory
 	decided := false // the first JSON object was seen
 	headerID := ""
-	var ids []string
+	var live *LiveSet
+	entries, missing := 0, 0
+	in := map[string]bool{} // the live sessions that hold its entries
 	keys := map[string]bool{}
 	r := NewReader(f)
 	for r.Next() {
@@ -391,8 +410,19 @@ func (sc *leftoverScan) judge(l *bs.Leftover) error {
 			decided = true
 		case bs.KindEntry:
 			decided = true
-			if entriesCount && e.ID != "" {
-				ids = append(ids, strings.Clone(e.ID))
+			if !entriesCount || e.ID == "" {
+				continue
+			}
+			if live == nil {
+				if live, err = sc.liveSet(l.Agent); err != nil {
+					return fmt.Errorf("leftover %s: cannot tell whether its entries are in a live session: %w", l.Path, err)
+				}
+			}
+			entries++
+			if s, ok := live.Entries[e.ID]; ok {
+				in[s] = true
+			} else {
+				missing++
 			}
 		}
 	}
@@ -407,20 +437,7 @@ func (sc *leftoverScan) judge(l *bs.Leftover) error {
 		}
 	}
 	var reasons []string
-	if len(ids) > 0 {
-		live, err := sc.liveSet(l.Agent)
-		if err != nil {
-			return fmt.Errorf("leftover %s: cannot tell whether its entries are in a live session: %w", l.Path, err)
-		}
-		missing := 0
-		in := map[string]bool{}
-		for _, id := range ids {
-			if s, ok := live.Entries[id]; ok {
-				in[s] = true
-			} else {
-				missing++
-			}
-		}
+	if entries > 0 {
 		switch {
 		case missing > 0:
 			reasons = append(reasons, plural(missing, "entry", "entries")+" no live session has")

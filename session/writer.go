@@ -427,9 +427,9 @@ func pastEOF(e bs.Edit, lines int) error {
 
 // SortEdits checks edits (line numbers from 1, splices sorted, in range
 // order and not overlapping, one edit per line, a Remove without splices
-// or inserts, inserted lines not empty and without "\n") and returns them sorted by line; bad edits give an error
-// wrapping brainsurgeon.ErrInvalid. Every backend checks its edits with
-// it.
+// or inserts, inserted lines not empty and without "\n") and returns them
+// sorted by line; bad edits give an error wrapping
+// brainsurgeon.ErrInvalid. Every backend checks its edits with it.
 func SortEdits(edits []bs.Edit) ([]bs.Edit, error) {
 	for _, e := range edits {
 		if e.Line < 1 {

@@ -87,6 +87,10 @@ func newLeftoverFx(t *testing.T) *leftoverFx {
 		{path: filepath.Join(main, "gone2.trajectory.jsonl"), data: []byte(`{"traceSchema":"openclaw-trajectory","id":"zz"}` + "\n"), kind: bs.LeftoverTrajectory},
 		{path: filepath.Join(main, "gone2.trajectory-path.json"), data: []byte(`{"traceSchema":"openclaw-trajectory-pointer","schemaVersion":1}`), kind: bs.LeftoverTrajectory},
 		{path: filepath.Join(main, "orphan1.jsonl"), data: lines("orphan1", "", "o1"), kind: bs.LeftoverOrphan, unique: true},
+		// A new session before its key, and one in use: not orphans yet.
+		{path: filepath.Join(main, "fresh1.jsonl"), data: lines("fresh1", "", "f1"), mtime: time.Now()},
+		{path: filepath.Join(main, "locked1.jsonl"), data: lines("locked1", "", "k1")},
+		{path: filepath.Join(main, "locked1.jsonl.lock"), data: []byte(`{"pid":1}`)},
 		// The SQLite era: s1 is live in the store.
 		{path: filepath.Join(archive, "agent_ops_main.s1.jsonl.imported-1767225600000"), data: lines("s1", "", "b1", "b2"), kind: bs.LeftoverImportArchive},
 		{path: filepath.Join(archive, "agent_ops_x.s2.jsonl.imported-1767225600001"), data: lines("s2", "[[extracted-b1]]", "b1"), kind: bs.LeftoverImportArchive, unique: true},
@@ -335,6 +339,7 @@ func TestCollectRestore(t *testing.T) {
 
 func TestCollectChanged(t *testing.T) {
 	ctx := context.Background()
+	fx := newLeftoverFx(t) // each case changes a file and scans afresh
 	for _, c := range []struct {
 		name   string
 		change func(p string) error
@@ -368,7 +373,6 @@ func TestCollectChanged(t *testing.T) {
 		{"vanished", os.Remove},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			fx := newLeftoverFx(t)
 			found, _ := fx.scan(t)
 			slices.SortFunc(found, func(a, b bs.Leftover) int { return strings.Compare(a.Path, b.Path) })
 			victim := found[len(found)-1].Path // the last to move: the others are moved back
@@ -451,5 +455,46 @@ func TestLeftoversUnreadable(t *testing.T) {
 	}
 	if len(found) != len(fx.want)-1 {
 		t.Errorf("%d found, want the %d others", len(found), len(fx.want)-1)
+	}
+}
+
+// A crash in the middle of a collect leaves a "trashing" item; Restore
+// puts back what was moved, and the rest is still in place.
+func TestCollectCrash(t *testing.T) {
+	ctx := context.Background()
+	fx := newLeftoverFx(t)
+	found, _ := fx.scan(t)
+	before := stamped(t, fx.root)
+	trash.SetFailpoint(func(step string) error {
+		if step == "leftover:2" {
+			return trash.ErrCrash
+		}
+		return nil
+	})
+	_, err := fx.bin.Collect(ctx, found, trash.CollectOptions{IncludeUnique: true})
+	trash.SetFailpoint(nil)
+	if !errors.Is(err, trash.ErrCrash) {
+		t.Fatalf("collect: %v, want the crash", err)
+	}
+	items, err := fx.bin.List(ctx)
+	if err != nil || len(items) != 1 || items[0].State != trash.StateTrashing {
+		t.Fatalf("after the crash: %+v, %v", items, err)
+	}
+	fx.bin.Clock = fixedClock(items[0].ExpiresAt.Add(time.Second))
+	if n, _, err := fx.bin.CleanExpired(ctx); n != 0 || err != nil {
+		t.Errorf("clean expired took a trashing item: %d, %v", n, err)
+	}
+	fx.bin.Clock = nil
+	if _, err := fx.bin.Restore(ctx, items[0].ID); err != nil {
+		t.Fatal(err)
+	}
+	after := stamped(t, fx.root)
+	if len(after) != len(before) {
+		t.Errorf("%d files after restore, %d before", len(after), len(before))
+	}
+	for p, s := range before {
+		if after[p] != s {
+			t.Errorf("%s not back as it was", p)
+		}
 	}
 }

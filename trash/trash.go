@@ -59,6 +59,22 @@
 // (files_removed, bytes_removed) per session, then "trash_restore",
 // "trash_purge" and "trash_expire".
 //
+// # Leftovers
+//
+// Collect moves host leftovers (files a host left next to its sessions,
+// as a brainsurgeon.LeftoverScanner lists them) into one item of Kind
+// ItemLeftovers:
+//
+//	<state dir>/trash/leftovers_collect_<UTC time>-<random>/
+//	    meta.json                 the Item, its Leftovers the files
+//	    files/<path relative to the agents dir>   each file, moved
+//
+// Restore puts every file back at its path with its mode and
+// modification time (refusing with ErrOccupied, moving nothing, when a
+// path is taken); Purge and CleanExpired remove the item as any other.
+// The audit log gets "collect" (files_removed, bytes_removed), then
+// "trash_restore", "trash_purge" or "trash_expire".
+//
 // Items move by rename, so the state dir must be on the agents dir's file
 // system (it is, as its sibling, unless a mount point sits between them);
 // otherwise Delete fails and moves nothing.

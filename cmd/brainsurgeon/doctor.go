@@ -44,8 +44,9 @@ sessions, pi's for pi sessions) for every call without one, inserted after the
 call's results, and every orphan result taken off the active path by
 re-parenting the entry after it (the result stays in the file). It never
 deletes an entry, writes each session in one rewrite under the host's lock, and
-"brainsurgeon restore <session> --all --pristine" takes it back. A session the
-host is using is skipped with a message. OpenClaw's SQLite store is never
+"brainsurgeon restore <session> --all --pristine" takes it back. It does not
+wait for idle_seconds, but a session the host is using (a run in flight, its
+lock held) is skipped with a message. OpenClaw's SQLite store is never
 repaired (the host owns its event sequence): the fix is refused with the reason.
 
 --collect shows the leftovers it would move into the trash and the bytes that
@@ -183,7 +184,9 @@ func (c *doctorCommand) Run(ctx context.Context, args []string) error {
 				continue
 			}
 			ref := refOf(refs, rep)
-			res, err := doc.Fix(ctx, ref)
+			// The user asks for the fix now: no quiet period, but a run in
+			// flight or a held lock still makes the session busy.
+			res, err := doc.Fix(bs.ExplicitWrite(ctx), ref)
 			if err != nil {
 				if ctx.Err() != nil {
 					return ctx.Err()

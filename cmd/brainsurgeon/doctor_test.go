@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/brainsurgeon/brainsurgeon/doctor"
 )
@@ -110,5 +112,30 @@ func TestDoctorUsage(t *testing.T) {
 		if code, out, errs := run(t, args...); code != 2 {
 			t.Errorf("%q: exit %d, want 2\n%s%s", args, code, out, errs)
 		}
+	}
+}
+
+// TestDoctorFixBusy holds the host's lock: doctor --fix skips the session
+// with a clear message, exits 1 and writes nothing.
+func TestDoctorFixBusy(t *testing.T) {
+	agents, path := demoCopy(t)
+	corrupted := dropResult(t, path)
+	holder := exec.Command("sleep", "30") // a live process that is not this one holds the lock
+	if err := holder.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { holder.Process.Kill(); holder.Wait() })
+	lock := fmt.Sprintf(`{"pid":%d,"createdAt":%q}`, holder.Process.Pid, time.Now().UTC().Format("2006-01-02T15:04:05.000Z"))
+	if err := os.WriteFile(path+".lock", []byte(lock), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs := run(t, "doctor", "--fix", "--agents-dir", agents)
+	wantCode(t, code, 1, out, errs)
+	if !strings.Contains(out, "not fixed main/"+demoID+": ") || !strings.Contains(out, "the host is using the session, nothing was written") ||
+		!strings.Contains(errs, "the fix of main/"+demoID+" skipped") {
+		t.Errorf("doctor --fix of a locked session:\n%s\n%s", out, errs)
+	}
+	if !bytes.Equal(readFile(t, path), corrupted) {
+		t.Error("doctor --fix changed a locked session")
 	}
 }

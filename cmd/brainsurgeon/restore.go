@@ -52,7 +52,7 @@ func (c *restoreCommand) Run(ctx context.Context, args []string) error {
 	agentsDir := fs.String("agents-dir", session.DefaultAgentsDir(), "OpenClaw agents dir (or pi sessions dir)")
 	keys := fs.String("keys", "", "comma-separated keys of the values to restore (default: all)")
 	all := fs.Bool("all", false, "restore every extracted value of the session")
-	pristine := fs.Bool("pristine", false, "with --all: also undo redactions and bookkeeping members (original file byte for byte)")
+	pristine := fs.Bool("pristine", false, "with --all: also undo redactions, bookkeeping members and repairs (original file byte for byte)")
 	asJSON := fs.Bool("json", false, "print the result as JSON")
 	pos, err := cli.ParseHelp(fs, args, c.m.Stdout, restoreUsage)
 	if err != nil {
@@ -193,7 +193,7 @@ func printRestoreAll(w io.Writer, res *restore.AllResult) {
 	fmt.Fprintf(w, "Session     %s\n", res.Session)
 	fmt.Fprintf(w, "Restored    %d values (%d bytes) in %d entries\n", res.Values, res.Bytes, res.Entries)
 	if res.PristineMode {
-		fmt.Fprintf(w, "Undone      %d redactions, %d bookkeeping members\n", res.Redactions, res.Bookkeeping)
+		fmt.Fprintf(w, "Undone      %d redactions, %d bookkeeping members, %d inserted lines\n", res.Redactions, res.Bookkeeping, res.LinesRemoved)
 	}
 	if res.Applied {
 		fmt.Fprintln(w, "Written     yes")
@@ -216,6 +216,9 @@ func printRestoreAll(w io.Writer, res *restore.AllResult) {
 		}
 		if r.Redactions > 0 {
 			why = append(why, fmt.Sprintf("%d redaction stubs remain", r.Redactions))
+		}
+		if r.Inserted > 0 {
+			why = append(why, fmt.Sprintf("%d lines inserted by a repair (doctor --fix) remain", r.Inserted))
 		}
 		if r.UnreadableRecords > 0 {
 			why = append(why, fmt.Sprintf("%d side records cannot be read", r.UnreadableRecords))
