@@ -174,7 +174,9 @@ func TestDoctorHealth(t *testing.T) {
 		}
 	}
 	t.Logf("leftovers: %+v", rep.Leftovers)
-	if rep.Leftovers.Available {
+	if !rep.Leftovers.Available {
+		t.Errorf("leftovers not available: the JSONL store scans for them")
+	} else {
 		found := false
 		for _, l := range rep.Leftovers.Files {
 			found = found || l.Path == deleted

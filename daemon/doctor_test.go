@@ -68,6 +68,11 @@ func TestScheduledDoctor(t *testing.T) {
 		if err := os.WriteFile(leftover, []byte(`{"type":"session","id":"gone"}`+"\n"), 0o600); err != nil {
 			t.Fatal(err)
 		}
+		// A file of the bubble's time, like the demo's (a file from the
+		// future is no leftover yet).
+		if err := os.Chtimes(leftover, time.Now().Add(-time.Hour), time.Now().Add(-time.Hour)); err != nil {
+			t.Fatal(err)
+		}
 		before, err := os.ReadFile(broken.Path)
 		if err != nil {
 			t.Fatal(err)
@@ -100,8 +105,8 @@ func TestScheduledDoctor(t *testing.T) {
 			t.Fatalf("doctor run = %+v, want 4 sessions, 1 broken, 3 ok", r)
 		}
 		t.Logf("doctor run: %+v", r)
-		if r.LeftoversScanned && (r.LeftoverFiles != 1 || r.LeftoverBytes != 31) {
-			t.Errorf("leftovers = %d files, %d bytes; want the one .deleted file of 31 bytes", r.LeftoverFiles, r.LeftoverBytes)
+		if !r.LeftoversScanned || r.LeftoverFiles != 1 || r.LeftoverBytes != 31 {
+			t.Errorf("leftovers scanned %t: %d files, %d bytes; want the one .deleted file of 31 bytes", r.LeftoversScanned, r.LeftoverFiles, r.LeftoverBytes)
 		}
 		logs := lb.String()
 		wantReport := fmt.Sprintf(`msg="doctor report" sessions=4 broken=1 warn=0 failed=0 leftover_files=%d leftover_bytes=%d unique_files=%d`,
