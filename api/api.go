@@ -45,6 +45,7 @@
 //	GET    /api/agents
 //	GET    /api/sessions?agent=&offset=&limit=
 //	GET    /api/disk
+//	GET    /api/doctor?agent=                   (read-only: diagnoses and leftovers, as `brainsurgeon doctor --json`)
 //	GET    /api/agents/{agent}/sessions
 //	GET    /api/sessions/{agent}/{id}?offset=&limit=&backend=
 //	DELETE /api/sessions/{agent}/{id}
@@ -363,6 +364,7 @@ func (s *server) routeTable() []route {
 		{"GET /api/agents", false, s.answer(s.agents), 0, false},
 		{"GET /api/sessions", false, s.answer(s.sessions), 0, false},
 		{"GET /api/disk", false, s.answer(s.disk), 0, false},
+		{"GET /api/doctor", false, s.answer(s.doctorReport), 0, false},
 		{"GET /api/agents/{agent}/sessions", false, s.answer(s.sessions), 0, false},
 		{"GET /api/sessions/{agent}/{id}", false, s.answer(s.detail), 0, false},
 		{"DELETE /api/sessions/{agent}/{id}", false, s.answer(s.deleteSession), 0, false},

@@ -251,6 +251,7 @@ func TestUIInBrowser(t *testing.T) {
 	t.Run("Compaction", func(t *testing.T) { testCompaction(t, b) })
 	t.Run("UsageAndDisk", func(t *testing.T) { testUsageAndDisk(t, b) })
 	t.Run("EngineLine", func(t *testing.T) { testEngineLine(t, b) })
+	t.Run("DoctorHealth", func(t *testing.T) { testDoctorHealth(t, b) })
 }
 
 // testValueRestoreSettings opens an extracted badge and sees the value

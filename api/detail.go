@@ -51,7 +51,10 @@ type EntryView struct {
 // detail answers GET /api/sessions/{agent}/{id}?offset=&limit=: the
 // session's counts and one page of its lines (blank lines left out),
 // each entry with its extracted marker. Only the page's lines are read in
-// full.
+// full. "doctor" is the session's diagnosis (a doctor.Report: health,
+// every problem with its line, entry and tool call, and whether Fix would
+// repair it); when the diagnosis failed it is null and "doctor_error"
+// says why.
 func (s *server) detail(r *http.Request) (any, error) {
 	ref, err := s.findSession(r)
 	if err != nil {
@@ -103,6 +106,14 @@ func (s *server) detail(r *http.Request) (any, error) {
 	}
 	out := map[string]any{"session": info, "total": total, "offset": offset,
 		"limit": limit, "entries": views}
+	// The diagnosis is made again here: it is one session, and a
+	// write-back queued since the list's diagnosis shows at once.
+	if rep, err := s.doctor().Diagnose(r.Context(), ref); err == nil {
+		info.setHealth(rep)
+		out["session"], out["doctor"] = info, rep
+	} else {
+		out["doctor"], out["doctor_error"] = nil, err.Error()
+	}
 	if st := s.engineStatus(r.Context(), ref); st != nil {
 		out["engine"] = st
 	}

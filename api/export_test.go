@@ -15,3 +15,6 @@ func NewWithEngine(opts Options, e ContextEngine) (http.Handler, error) {
 	h.(*server).testEngine = e
 	return h, nil
 }
+
+// SummarizeLeftovers sums leftovers per agent and kind, as GET /api/doctor.
+var SummarizeLeftovers = summarizeLeftovers

@@ -16,6 +16,7 @@ import (
 
 	bs "github.com/brainsurgeon/brainsurgeon"
 	"github.com/brainsurgeon/brainsurgeon/compact"
+	"github.com/brainsurgeon/brainsurgeon/doctor"
 	"github.com/brainsurgeon/brainsurgeon/extract"
 	"github.com/brainsurgeon/brainsurgeon/internal/compactwire"
 )
@@ -58,9 +59,26 @@ type SessionInfo struct {
 	Extracted int `json:"extracted"`
 	// Malformed counts malformed lines.
 	Malformed int `json:"malformed"`
+	// Health is the session's health as doctor.Diagnose tells it: "ok",
+	// "warn" (placeholders without value, pending write-backs, malformed
+	// lines) or "broken" (tool calls or results without their partner on
+	// the active path: providers reject the session's requests); "" when
+	// it could not be diagnosed. Problems counts the diagnosis' findings;
+	// the session detail has them in full under "doctor", GET /api/doctor
+	// for every session. Like the counts above, it is computed again
+	// when the transcript changes (a write-back queued meanwhile shows
+	// when the transcript next changes, or in the detail at once).
+	Health   string `json:"health"`
+	Problems int    `json:"problems"`
+	// ProblemKinds counts the problems per kind (doctor.Kind…), for the
+	// health pill's title; absent when there are none.
+	ProblemKinds map[string]int `json:"problem_kinds,omitempty"`
 	// Error says why the session could not be read (the other counts are
 	// then zero).
 	Error string `json:"error,omitempty"`
+	// undiagnosed is true when the diagnosis failed: the info is not
+	// cached, so the next list tries again.
+	undiagnosed bool
 }
 
 // agentName is the agent a ref belongs to in the API: its Agent, or for a
@@ -143,7 +161,7 @@ func (c *statsCache) list(ctx context.Context, s *server, refs []bs.SessionRef, 
 		next = make(map[string]cached, len(refs))
 	}
 	for i, ref := range refs {
-		if stamped[i] && out[i].Error == "" {
+		if stamped[i] && out[i].Error == "" && !out[i].undiagnosed {
 			next[ref.Identity()] = cached{ver: vers[i], tok: tok, info: out[i]}
 		} else {
 			delete(next, ref.Identity())
@@ -266,7 +284,28 @@ func (s *server) readInfo(ctx context.Context, ref bs.SessionRef, cp Compaction)
 	if info.Updated.IsZero() && ref.Backend != bs.BackendSQLite {
 		info.Updated = mtime
 	}
+	if rep, err := s.doctor().Diagnose(ctx, ref); err == nil {
+		info.setHealth(rep)
+	} else {
+		info.undiagnosed = true
+		s.log.Warn("session not diagnosed", "session", ref.String(), "error", err.Error())
+	}
 	return info
+}
+
+// setHealth copies a diagnosis' health and problem count into info. A
+// session with write-backs pending, or that the host was using during the
+// diagnosis (its last turn's calls may still get their results), is not
+// cached: it is diagnosed again on the next list.
+func (info *SessionInfo) setHealth(rep *doctor.Report) {
+	info.Health, info.Problems, info.undiagnosed = rep.Health, len(rep.Problems), rep.Pending > 0 || rep.Busy
+	info.ProblemKinds = nil
+	for _, p := range rep.Problems {
+		if info.ProblemKinds == nil {
+			info.ProblemKinds = map[string]int{}
+		}
+		info.ProblemKinds[p.Kind]++
+	}
 }
 
 func backendOf(ref bs.SessionRef) string {

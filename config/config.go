@@ -110,6 +110,11 @@ type Config struct {
 	// RetentionScope says which expired values retention may delete:
 	// [ScopeAll] (the default) or [ScopeOrphans].
 	RetentionScope string `json:"retention_scope"`
+	// DoctorSchedule is the cron expression of the daemon's doctor report:
+	// a diagnosis of every session and a scan of the host's leftovers,
+	// logged (nothing is fixed or collected). It defaults to "17 3 * * *"
+	// (daily at 03:17); "" disables the report.
+	DoctorSchedule string `json:"doctor_schedule"`
 	// KeepPurgeControlCalls keeps the agent's restore calls verbatim in the
 	// transcript instead of redacting them. It defaults to false. When
 	// decoding, the first design's name keep_restore_remote_calls is
@@ -145,6 +150,10 @@ type Config struct {
 	LastRetentionRunAt *time.Time `json:"last_retention_run_at"`
 }
 
+// DefaultDoctorSchedule is the default of Config.DoctorSchedule: daily at
+// 03:17, off the full hour when other jobs tend to run.
+const DefaultDoctorSchedule = "17 3 * * *"
+
 // Default returns the default configuration. Each call returns a new
 // TriggerTypes slice, which the caller owns.
 func Default() Config {
@@ -158,6 +167,7 @@ func Default() Config {
 		Retention:               "24h",
 		RetentionCron:           "0 */6 * * *",
 		RetentionScope:          ScopeAll,
+		DoctorSchedule:          DefaultDoctorSchedule,
 		KeepPurgeControlCalls:   false,
 		KeepAfterRestoreSeconds: 600,
 		IdleSeconds:             300,

@@ -30,6 +30,7 @@ func TestDefault(t *testing.T) {
 		Retention:               "24h",
 		RetentionCron:           "0 */6 * * *",
 		RetentionScope:          "all",
+		DoctorSchedule:          "17 3 * * *",
 		KeepPurgeControlCalls:   false,
 		KeepAfterRestoreSeconds: 600,
 		IdleSeconds:             300,
@@ -73,6 +74,8 @@ func TestValidate(t *testing.T) {
 		want   []config.FieldError // nil means valid
 	}{
 		{"DefaultIsValid", func(c *config.Config) {}, nil},
+		{"DoctorScheduleDisabled", func(c *config.Config) { c.DoctorSchedule = "" }, nil},
+		{"DoctorScheduleTag", func(c *config.Config) { c.DoctorSchedule = "@weekly" }, nil},
 		{"LowestValues", func(c *config.Config) {
 			c.KeepRecent, c.MinValueLength, c.AgeThresholdHours = 0, 1, 0
 			c.KeepAfterRestoreSeconds, c.IdleSeconds, c.MinSavingTokens, c.PreviewChars = 0, 0, 0, 0
@@ -134,6 +137,10 @@ func TestValidate(t *testing.T) {
 			[]config.FieldError{{"retention_scope", `must be "all" or "orphans", got "referenced"`}}},
 		{"RetentionScopeEmpty", func(c *config.Config) { c.RetentionScope = "" },
 			[]config.FieldError{{"retention_scope", `must be "all" or "orphans", got ""`}}},
+		{"DoctorScheduleBad", func(c *config.Config) { c.DoctorSchedule = "daily" },
+			[]config.FieldError{{"doctor_schedule", `must be a cron expression such as "17 3 * * *", got "daily" (or "" to disable the doctor report)`}}},
+		{"DoctorScheduleOutOfRange", func(c *config.Config) { c.DoctorSchedule = "17 25 * * *" },
+			[]config.FieldError{{"doctor_schedule", `must be a cron expression such as "17 3 * * *", got "17 25 * * *" (or "" to disable the doctor report)`}}},
 		{"KeepAfterRestoreNegative", func(c *config.Config) { c.KeepAfterRestoreSeconds = -1 },
 			[]config.FieldError{{"keep_after_restore_seconds", "must be 0 or more, got -1"}}},
 		{"IdleNegative", func(c *config.Config) { c.IdleSeconds = -300 },

@@ -102,6 +102,18 @@ var fields = []field{
 			}
 			return fmt.Sprintf("must be %q or %q, got %q", ScopeAll, ScopeOrphans, c.RetentionScope)
 		}},
+	{"doctor_schedule",
+		func(c *Config) any { return c.DoctorSchedule },
+		func(c *Config, v jsontext.Value) string { return decodeString(v, &c.DoctorSchedule) },
+		func(c *Config) string {
+			if c.DoctorSchedule == "" {
+				return "" // disabled
+			}
+			if msg := checkCron(c.DoctorSchedule, DefaultDoctorSchedule); msg != "" {
+				return msg + ` (or "" to disable the doctor report)`
+			}
+			return ""
+		}},
 	{"keep_purge_control_calls",
 		func(c *Config) any { return c.KeepPurgeControlCalls },
 		func(c *Config, v jsontext.Value) string { return decodeBool(v, &c.KeepPurgeControlCalls) },

@@ -101,6 +101,7 @@ func TestDecode(t *testing.T) {
 				upgraded("retention", `"24h"`),
 				upgraded("retention_cron", `"0 */6 * * *"`),
 				upgraded("retention_scope", `"all"`),
+				upgraded("doctor_schedule", `"17 3 * * *"`),
 				upgraded("keep_purge_control_calls", "false"),
 				upgraded("keep_after_restore_seconds", "600"),
 				upgraded("idle_seconds", "300"),
@@ -131,11 +132,12 @@ func TestDecode(t *testing.T) {
 				c.MinValueLength = 800
 				c.KeepAfterRestoreSeconds = 900
 			},
-			wantAdded: []string{"retention_scope", "idle_seconds", "min_saving_tokens", "preview_chars", "compaction"},
+			wantAdded: []string{"retention_scope", "doctor_schedule", "idle_seconds", "min_saving_tokens", "preview_chars", "compaction"},
 			wantLogs: []string{
 				"INFO Config upgraded: obsolete field scan_interval_seconds is ignored and removed when the config is saved (nothing reads it: automatic pruning runs on the auto_cron schedule)",
 				"INFO Config upgraded: renamed field keep_restore_remote_calls to keep_purge_control_calls",
 				upgraded("retention_scope", `"all"`),
+				upgraded("doctor_schedule", `"17 3 * * *"`),
 				upgraded("idle_seconds", "300"),
 				upgraded("min_saving_tokens", "2000"),
 				upgraded("preview_chars", "0"),

@@ -87,11 +87,12 @@ func ExampleDecode() {
 	// level=INFO msg="Config upgraded: obsolete field scan_interval_seconds is ignored and removed when the config is saved (nothing reads it: automatic pruning runs on the auto_cron schedule)" field=scan_interval_seconds
 	// level=INFO msg="Config upgraded: renamed field keep_restore_remote_calls to keep_purge_control_calls" field=keep_purge_control_calls old_field=keep_restore_remote_calls
 	// level=INFO msg="Config upgraded: added field retention_scope with default \"all\"" field=retention_scope default="\"all\""
+	// level=INFO msg="Config upgraded: added field doctor_schedule with default \"17 3 * * *\"" field=doctor_schedule default="\"17 3 * * *\""
 	// level=INFO msg="Config upgraded: added field idle_seconds with default 300" field=idle_seconds default=300
 	// level=INFO msg="Config upgraded: added field min_saving_tokens with default 2000" field=min_saving_tokens default=2000
 	// level=INFO msg="Config upgraded: added field preview_chars with default 0" field=preview_chars default=0
 	// level=INFO msg="Config upgraded: added field compaction with default {\"auto_enabled\":false,\"context_window\":200000,\"prune_trigger_percent\":80,\"prune_min_tool_tokens\":50000,\"prune_protect_recent\":40000,\"summarize_trigger_percent\":88,\"summarize_keep_recent\":25000,\"full_trigger_percent\":95,\"warn_at\":3,\"hard_warn_at\":5,\"auto_quiet_seconds\":300,\"tokenizer\":\"calibrated\",\"summarizer\":{\"base_url\":\"\",\"model\":\"\",\"temperature\":0.2,\"max_tokens\":13107,\"timeout_seconds\":120,\"retries\":3}}" field=compaction default="{\"auto_enabled\":false,\"context_window\":200000,\"prune_trigger_percent\":80,\"prune_min_tool_tokens\":50000,\"prune_protect_recent\":40000,\"summarize_trigger_percent\":88,\"summarize_keep_recent\":25000,\"full_trigger_percent\":95,\"warn_at\":3,\"hard_warn_at\":5,\"auto_quiet_seconds\":300,\"tokenizer\":\"calibrated\",\"summarizer\":{\"base_url\":\"\",\"model\":\"\",\"temperature\":0.2,\"max_tokens\":13107,\"timeout_seconds\":120,\"retries\":3}}"
-	// added: [retention_scope idle_seconds min_saving_tokens preview_chars compaction]
+	// added: [retention_scope doctor_schedule idle_seconds min_saving_tokens preview_chars compaction]
 	// enabled: true retention: 7d idle_seconds: 300
 }
 

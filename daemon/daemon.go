@@ -16,8 +16,8 @@ import (
 	"github.com/brainsurgeon/brainsurgeon/restore"
 )
 
-// The names of the daemon's two jobs, as the scheduler and Status know
-// them.
+// The names of the daemon's jobs, as the scheduler and Status know them
+// (JobDoctor is in doctor.go).
 const (
 	// JobPrune is the extraction job, on auto_cron.
 	JobPrune = "prune"
@@ -84,6 +84,10 @@ type Daemon struct {
 	compactMarks compactMarks
 
 	prune, retention jobState
+	// doctorJob is the doctor report; doctorCache its diagnoses of
+	// unchanged sessions.
+	doctorJob   jobState
+	doctorCache doctorCache
 
 	mu   sync.Mutex
 	cron *Cron
@@ -121,7 +125,7 @@ func Open(ctx context.Context, opts Options) (*Daemon, error) {
 		return nil, err
 	}
 	d := &Daemon{opts: opts, log: log, cfg: cfg, changes: newChanges()}
-	d.prune.name, d.retention.name = JobPrune, JobRetention
+	d.prune.name, d.retention.name, d.doctorJob.name = JobPrune, JobRetention, JobDoctor
 	cfg.Subscribe(d.onConfig)
 	return d, nil
 }
@@ -137,8 +141,9 @@ func (d *Daemon) Config() *ConfigService { return d.cfg }
 // AgentsDir returns the agents dir the daemon works on.
 func (d *Daemon) AgentsDir() string { return d.opts.AgentsDir }
 
-// Start schedules extraction on auto_cron and retention on retention_cron
-// and runs retention once now, in the background, as at every start-up.
+// Start schedules extraction on auto_cron, retention on retention_cron and
+// the doctor report on doctor_schedule (unless it is "") and runs
+// retention once now, in the background, as at every start-up.
 // Cancelling ctx stops the schedules; a run in progress stops between
 // sessions, and a write in progress finishes. In read-only mode nothing is
 // scheduled. Start may be called once.
@@ -183,6 +188,7 @@ func (d *Daemon) Close() {
 	d.wg.Wait()
 	d.prune.wait()
 	d.retention.wait()
+	d.doctorJob.wait()
 }
 
 func (d *Daemon) scheduleLocked(name, spec string) error {
@@ -228,9 +234,16 @@ func (d *Daemon) reconcileLocked() {
 	if d.opts.Retention != nil {
 		want[JobRetention] = c.RetentionCron
 	}
-	for _, name := range []string{JobPrune, JobRetention} {
+	if c.DoctorSchedule != "" {
+		want[JobDoctor] = c.DoctorSchedule
+	}
+	for _, name := range []string{JobPrune, JobRetention, JobDoctor} {
 		spec, ok := want[name]
 		if !ok {
+			if _, on := d.cron.Spec(name); on {
+				d.cron.Unschedule(name)
+				d.log.Info(fmt.Sprintf("Unscheduled %s", name), "job", name)
+			}
 			continue
 		}
 		if cur, ok := d.cron.Spec(name); ok && cur == spec {
@@ -258,6 +271,8 @@ func (d *Daemon) tick(ctx context.Context, name string) error {
 		})
 	case JobRetention:
 		_, err = d.run(ctx, &d.retention, func(ctx context.Context) (any, error) { return d.runRetention(ctx, false) })
+	case JobDoctor:
+		_, err = d.run(ctx, &d.doctorJob, func(ctx context.Context) (any, error) { return d.runDoctor(ctx) })
 	}
 	if errors.Is(err, errRunning) {
 		d.log.Info(fmt.Sprintf("%s: tick skipped, the previous run is still going", name), "job", name)
@@ -391,7 +406,7 @@ func (j *jobState) wait() {
 
 // JobStatus is the state of one job, as GET /api/scheduler shows it.
 type JobStatus struct {
-	// Name is JobPrune or JobRetention.
+	// Name is JobPrune, JobRetention or JobDoctor.
 	Name string `json:"name"`
 	// Cron is the job's expression in the config.
 	Cron string `json:"cron"`
@@ -419,12 +434,15 @@ type Status struct {
 	// Enabled is the config's enabled switch; ReadOnly the read-only mode.
 	Enabled  bool `json:"enabled"`
 	ReadOnly bool `json:"read_only"`
-	// Prune and Retention are the two jobs.
+	// Prune and Retention are the pruning jobs; Doctor the doctor report
+	// (its LastResult a *DoctorResult; not scheduled when
+	// doctor_schedule is "").
 	Prune     JobStatus `json:"prune"`
 	Retention JobStatus `json:"retention"`
+	Doctor    JobStatus `json:"doctor"`
 }
 
-// Status returns a snapshot of both jobs. It does no I/O.
+// Status returns a snapshot of the jobs. It does no I/O.
 func (d *Daemon) Status() Status {
 	c := d.cfg.Get()
 	d.mu.Lock()
@@ -432,7 +450,8 @@ func (d *Daemon) Status() Status {
 	d.mu.Unlock()
 	s := Status{Enabled: c.Enabled, ReadOnly: d.opts.ReadOnly,
 		Prune:     d.prune.status(cron, c.AutoCron, c.LastRunAt),
-		Retention: d.retention.status(cron, c.RetentionCron, c.LastRetentionRunAt)}
+		Retention: d.retention.status(cron, c.RetentionCron, c.LastRetentionRunAt),
+		Doctor:    d.doctorJob.status(cron, c.DoctorSchedule, nil)}
 	return s
 }
 

@@ -36,9 +36,20 @@
 // [Cron] runs jobs on cron expressions with adhocore/gronx: one
 // goroutine and one timer per job; a job never overlaps itself, and a tick
 // that passes while a run is going is skipped and logged. The daemon
-// schedules [JobPrune] on auto_cron and [JobRetention] on retention_cron,
-// runs retention once at Start as well, and reschedules at once when a Set
-// changes an expression. A manual run and a scheduled one never overlap
+// schedules [JobPrune] on auto_cron, [JobRetention] on retention_cron and
+// [JobDoctor] on doctor_schedule (not at all when it is ""), runs
+// retention once at Start as well, and reschedules at once when a Set
+// changes an expression.
+//
+// The doctor report diagnoses every session with package doctor (a
+// session unchanged since the last run keeps its diagnosis), scans the
+// host's leftovers when the store can, and logs one "doctor report" line
+// (sessions, broken, warn, failed, leftover_files, leftover_bytes,
+// unique_files) and one "doctor: session broken" warning per broken
+// session (session, missing_tool_results, orphan_tool_results). It runs
+// whether pruning is enabled or not, and writes nothing: it neither fixes
+// a session nor collects a leftover ([Daemon.RunDoctorNow] runs it at
+// once). A manual run and a scheduled one never overlap
 // either.
 //
 // With "enabled": false the scheduled runs do no pruning and no retention;

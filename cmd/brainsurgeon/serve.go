@@ -28,8 +28,10 @@ import (
 
 const serveUsage = `Usage: brainsurgeon serve [--addr 127.0.0.1:8000] [--agents-dir DIR] [--demo]
 
-Runs the BrainSurgeon daemon: scheduled extraction (auto_cron) and retention
-(retention_cron) over the agents dir, and the REST API and web UI on --addr.
+Runs the BrainSurgeon daemon: scheduled extraction (auto_cron), retention
+(retention_cron) and the doctor report in the log (doctor_schedule; it fixes
+and collects nothing) over the agents dir, and the REST API and web UI on
+--addr.
 The runtime config is .brainsurgeon/config.json beside the agents dir (created
 with the defaults, pruning off, when missing); logs go to
 <openclaw root>/logs/brainsurgeon.log, and to stderr on a terminal.

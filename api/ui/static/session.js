@@ -7,6 +7,7 @@ import { h, add, fmtBytes, fmtInt, fmtTokens, time, seg, longText } from './dom.
 import { errorBox, showError, showOK, confirmDialog, writeButton, state } from './ui.js';
 import { compactionPanel } from './compaction.js';
 import { usagePanel } from './usagechart.js';
+import { healthPill, problemsPanel } from './health.js';
 
 const PAGE = 200;
 const PREVIEW = 200;
@@ -26,11 +27,12 @@ export function sessionView(agent, id, query) {
 
   const head = h('div', {}, h('p', { class: 'muted loading' }, 'Loading session…'));
   const side = h('div', { class: 'side-summary', 'aria-live': 'polite' });
+  const doctor = h('div', { class: 'doctor' });
   const bar = h('div', { class: 'entries-bar' });
   const list = h('ol', { class: 'entries', 'aria-label': 'Entries' });
   const ctx = compactionPanel(base, withB);
   const usage = usagePanel(base, withB);
-  const el = h('section', { class: 'view' }, head, side, ctx.el, usage.el, bar, list);
+  const el = h('section', { class: 'view' }, head, side, doctor, ctx.el, usage.el, bar, list);
   let last = '';
   let data = null;
 
@@ -110,7 +112,7 @@ export function sessionView(agent, id, query) {
           writeButton('Restore all values', '', restoreAll, { title: 'Put every extracted value of this session back into the transcript' }),
           s.backend === 'sqlite' ? null : writeButton('Move to trash', 'danger', trash))),
       h('div', { class: 'panel' }, h('div', { class: 'panel-body' }, h('dl', { class: 'meta' },
-        meta('Agent', s.agent), meta('Backend', s.backend), meta('Status', s.status || '–'),
+        meta('Agent', s.agent), meta('Backend', s.backend), meta('Health', healthPill(s)), meta('Status', s.status || '–'),
         meta('Size', fmtBytes(s.size)), meta('Context tokens', s.tokens ? fmtInt(s.tokens) : 'not measured'),
         meta('Last recorded usage', s.last_usage_tokens ? fmtInt(s.last_usage_tokens) : 'none recorded'),
         meta('Entries', fmtInt(s.entries)), meta('Messages', fmtInt(s.messages)), meta('Tool calls', fmtInt(s.tool_calls)),
@@ -118,6 +120,7 @@ export function sessionView(agent, id, query) {
         s.malformed ? meta('Malformed lines', fmtInt(s.malformed)) : null,
         s.session_key ? meta('Session key', s.session_key) : null),
         engineLine(data.engine))));
+    doctor.replaceChildren(...[problemsPanel(data.doctor, `${s.agent}/${s.session_id}`, data.doctor_error)].filter((n) => n));
 
     const total = data.total;
     const from = total ? data.offset + 1 : 0;

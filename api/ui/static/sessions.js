@@ -1,6 +1,7 @@
 // The sessions list: every agent's sessions with their size and tokens.
 import { api } from './api.js';
 import { h, fmtBytes, fmtInt, fmtTokens, time, seg } from './dom.js';
+import { healthPill } from './health.js';
 import { errorBox, showError, showOK, confirmDialog, writeButton } from './ui.js';
 import { diskPanel } from './diskbar.js';
 
@@ -111,7 +112,7 @@ export function sessionsView(query) {
   function table(rows) {
     return h('table', {},
       h('thead', {}, h('tr', {},
-        h('th', { scope: 'col' }, 'Session'), h('th', { scope: 'col' }, 'Status'), h('th', { scope: 'col' }, 'Updated'),
+        h('th', { scope: 'col' }, 'Session'), h('th', { scope: 'col' }, 'Health'), h('th', { scope: 'col' }, 'Status'), h('th', { scope: 'col' }, 'Updated'),
         h('th', { scope: 'col', class: 'num' }, 'Size'), h('th', { scope: 'col', class: 'num' }, 'Context tokens'),
         h('th', { scope: 'col', class: 'num' }, 'Entries'), h('th', { scope: 'col', class: 'num' }, 'Tool calls'),
         h('th', { scope: 'col', class: 'num' }, 'Extracted'), h('th', { scope: 'col' }, 'Backend'),
@@ -126,6 +127,7 @@ export function sessionsView(query) {
       h('td', {}, h('a', { class: 'session-link', href }, title),
         title !== s.session_id ? h('span', { class: 'id' }, s.session_id) : null,
         s.error ? h('span', { class: 'pill err', title: s.error }, 'unreadable') : null),
+      h('td', { class: 'health-cell' }, healthPill(s)),
       h('td', {}, s.status ? h('span', { class: `pill ${s.status}` }, s.status) : h('span', { class: 'muted' }, '–')),
       h('td', {}, time(s.updated)),
       h('td', { class: 'num' }, fmtBytes(s.size)),

@@ -32,6 +32,9 @@ const GROUPS = [
     { name: 'retention_scope', type: 'select', options: [['all', 'all expired values'], ['orphans', 'only values no placeholder points to']], label: 'Retention deletes', help: '"orphans" never deletes a value a live placeholder still needs.' },
     { name: 'retention_cron', type: 'text', label: 'Retention schedule (cron)', help: 'When retention runs, e.g. 0 */6 * * *.' },
   ]],
+  ['Doctor', [
+    { name: 'doctor_schedule', type: 'text', label: 'Doctor report schedule (cron)', help: 'When every session is diagnosed and the host\'s leftovers are counted, into the log (nothing is changed), e.g. 17 3 * * *; empty turns it off.' },
+  ]],
 ];
 const READONLY_FIELDS = new Set(['last_run_at', 'last_retention_run_at']);
 const KNOWN = new Set(GROUPS.flatMap(([, fs]) => fs.map((f) => f.name)));
@@ -272,7 +275,7 @@ export function renderJobs(st) {
 }
 
 // JOB_NAMES are the daemon's job names as people say them.
-const JOB_NAMES = { prune: 'Pruning', retention: 'Retention' };
+const JOB_NAMES = { prune: 'Pruning', retention: 'Retention', doctor: 'Doctor report' };
 
 // jobList returns the jobs of a scheduler status, or null when it has
 // none the panel can read.
@@ -305,6 +308,9 @@ function lastResult(j) {
     parts.push(`${fmtInt(r.values)} values, ${fmtBytes(r.bytes_saved || 0)} saved`);
     if (r.busy) parts.push(`${fmtInt(r.busy)} busy`);
     if (r.write_backs) parts.push(`${fmtInt(r.write_backs)} write-backs`);
+  } else if ('broken' in r) { // a doctor report
+    parts.push(`${fmtInt(r.sessions)} sessions`, `${fmtInt(r.broken)} broken`, `${fmtInt(r.warn)} to look at`);
+    if (r.leftovers_scanned) parts.push(`${fmtInt(r.leftover_files)} leftovers, ${fmtBytes(r.leftover_bytes || 0)} (${fmtInt(r.unique_files)} unique)`);
   } else if ('cleaned' in r) { // a retention run
     parts.push(`${fmtInt(r.cleaned)} values deleted, ${fmtBytes(r.bytes || 0)}`);
   } else {
