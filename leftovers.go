@@ -53,6 +53,10 @@ type Leftover struct {
 	DiskBytes int64 `json:"disk_bytes"`
 	// ModTime is the file's modification time.
 	ModTime time.Time `json:"mod_time"`
+	// Inode is the file's inode number when the scan found it (0 when the
+	// platform has none): a collect moves the file only while it is
+	// still the same file.
+	Inode uint64 `json:"inode,omitempty"`
 	// Unique is true when the file still holds history that exists
 	// nowhere else (entries no live transcript has, or placeholders whose
 	// values are in the side store); Why says which, or what it copies.

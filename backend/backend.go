@@ -612,3 +612,75 @@ func (m *Multi) Location(ref bs.SessionRef) string {
 	}
 	return s.Location(ref)
 }
+
+var _ bs.LeftoverScanner = (*Multi)(nil)
+
+// Leftovers lists the host's leftovers of every agent through the JSONL
+// store, which knows the agents dir's layout (see
+// session.Store.LeftoversWith). For an agent that OpenClaw's SQLite store
+// serves, the live sessions that decide whether a leftover (an import
+// archive, a deleted transcript) still holds unique history are that
+// store's: they are opened by their refs and their entry ids read. A
+// session of it that cannot be read makes the scan fail for the files
+// that need it (in skipped), never count as absent.
+func (m *Multi) Leftovers(ctx context.Context) ([]bs.Leftover, []error, error) {
+	var js *session.Store
+	var others []bs.Store
+	for _, s := range m.stores() {
+		if j, ok := s.(*session.Store); ok && js == nil {
+			js = j
+			continue
+		}
+		others = append(others, s)
+	}
+	if js == nil {
+		return nil, nil, fmt.Errorf("leftovers: no JSONL store to scan the agents dir: %w", errNoStores)
+	}
+	served := map[string]bs.Store{}
+	for _, s := range others {
+		for a := range agentsWith(s) {
+			if served[a] == nil {
+				served[a] = s
+			}
+		}
+	}
+	lists := map[bs.Store][]bs.SessionRef{}
+	opts := session.LeftoverOptions{
+		Served: func(agent string) bool { return served[agent] != nil },
+		Live: func(ctx context.Context, agent string) (*session.LiveSet, error) {
+			s := served[agent]
+			refs, ok := lists[s]
+			if !ok {
+				list, skipped, err := s.Sessions(ctx)
+				if err == nil && len(skipped) > 0 {
+					err = errors.Join(skipped...)
+				}
+				if err != nil {
+					return nil, fmt.Errorf("the sessions of the %s store could not all be listed: %w", s.Name(), err)
+				}
+				lists[s], refs = list, list
+			}
+			live := &session.LiveSet{Sessions: map[string]bool{}, Entries: map[string]string{}}
+			for _, r := range refs {
+				if r.Agent != agent {
+					continue
+				}
+				live.Sessions[r.ID] = true
+				t, err := s.Open(ctx, r, nil)
+				if err != nil {
+					return nil, fmt.Errorf("live session %s: %w", r, err)
+				}
+				for _, n := range t.Nodes() {
+					if n.ID != "" && n.Type != "session" {
+						if _, ok := live.Entries[n.ID]; !ok {
+							live.Entries[n.ID] = r.String()
+						}
+					}
+				}
+			}
+			return live, nil
+		},
+		Side: sidedir.New(m),
+	}
+	return js.LeftoversWith(ctx, opts)
+}

@@ -1,13 +1,6 @@
-// Package doctor diagnoses what makes a session unusable (tool calls and
-// results that lost their partner, placeholders whose value is gone,
-// write-backs still queued, malformed lines) and repairs the tool pairs on
-// disk the way the host repairs them in memory, reversibly.
 package doctor
 
 import (
-	"context"
-	"fmt"
-
 	bs "github.com/brainsurgeon/brainsurgeon"
 	"github.com/brainsurgeon/brainsurgeon/restore"
 )
@@ -89,6 +82,10 @@ type Report struct {
 	// not empty, says why Fix cannot run on this session's store.
 	Fixable    bool   `json:"fixable"`
 	FixRefused string `json:"fix_refused,omitempty"`
+	// Busy is true when the host was using the session during the
+	// diagnosis: tool calls of its last turn that have no result yet are
+	// then not reported (the turn may still be running).
+	Busy bool `json:"busy,omitempty"`
 }
 
 // FixResult is what Fix did.
@@ -119,23 +116,4 @@ type Doctor struct {
 	Clock bs.Clock
 	// Logger receives a record per repair; nil discards.
 	Logger bs.Logger
-}
-
-// Diagnose reads the session and reports its problems. It writes nothing.
-func (d *Doctor) Diagnose(ctx context.Context, ref bs.SessionRef) (*Report, error) {
-	// TODO(i23-doctor): implement.
-	return nil, fmt.Errorf("doctor %s: not implemented yet: %w", ref, bs.ErrUnsupported)
-}
-
-// Fix repairs the unpaired tool blocks of the session's active path on
-// disk: a synthetic result, in the host's own shape and text, for every
-// call without one, and every orphan result taken off the active path by
-// re-parenting the entry after it. It never deletes an entry. The repair
-// is one rewrite through the store's write protocol (idle gate, host lock,
-// version check), journaled so that a pristine restore takes it back, and
-// audited. A store that cannot insert entries (the SQLite store) is
-// refused with the reason in FixResult.Refused and no error.
-func (d *Doctor) Fix(ctx context.Context, ref bs.SessionRef) (*FixResult, error) {
-	// TODO(i23-doctor): implement.
-	return nil, fmt.Errorf("doctor fix %s: not implemented yet: %w", ref, bs.ErrUnsupported)
 }

@@ -1,6 +1,7 @@
 package restore
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -34,6 +35,9 @@ type AllResult struct {
 	// bookkeeping members removed or reset (pristine only).
 	Redactions  int `json:"redactions_undone"`
 	Bookkeeping int `json:"bookkeeping_undone"`
+	// LinesRemoved counts the lines a repair inserted that a pristine
+	// restore removed.
+	LinesRemoved int `json:"lines_removed"`
 	// Lost lists the placeholders that could not be restored, one per
 	// placeholder, in file order: the same list, with the same kinds, as
 	// Verify's Problems. Never nil.
@@ -60,6 +64,12 @@ type Remaining struct {
 	// UnreadableRecords counts entries whose side record cannot be read
 	// (what it records is unknown).
 	UnreadableRecords int `json:"unreadable_records"`
+	// Inserted counts the lines a repair inserted (ApplyRepair) that
+	// are still in the transcript: a restore without pristine leaves
+	// repairs alone, and a pristine one keeps an inserted line that
+	// changed since (ProblemInsertedChanged, counted in Placeholders
+	// too).
+	Inserted int `json:"inserted_lines"`
 	// SourceValues counts the placeholders (among Placeholders) of tool
 	// results stored at the source ("[[extracted-tc-<toolCallId>]]"):
 	// the host wrote those placeholders, there is no original line to put
@@ -84,10 +94,15 @@ const maxUndoPasses = 8
 // changes, like Restore (without redaction). With pristine it also puts
 // back what redactions replaced and undoes every bookkeeping member
 // recorded in the side records' journals ("_restored", "_redacted",
-// "_extractable" set by SetExtractable), so that the transcript is
-// byte-identical to what it was before BrainSurgeon touched it; the
-// journals and redactions are then cleared and the session's queued
-// write-backs dropped. Side files are kept.
+// "_extractable" set by SetExtractable) and every repair (ApplyRepair:
+// a re-parented entry gets its "parentId" back, an inserted line is
+// removed while its bytes are still the journaled ones, else it is kept
+// and reported in Lost as ProblemInsertedChanged), so that the transcript
+// is byte-identical to what it was before BrainSurgeon touched it; the
+// journals and redactions are then cleared (but for the journal of an
+// inserted line that was kept) and the session's queued write-backs
+// dropped. Side files are kept. Without pristine, repairs are left as
+// they are: they are not extractions.
 //
 // RestoreAll is not queued: a busy session gives an error wrapping
 // ErrBusy (or ErrChanged), and nothing is written.
@@ -120,6 +135,7 @@ func (r *Restorer) RestoreAll(ctx context.Context, ref bs.SessionRef, pristine b
 	}
 	name := ref.String()
 	var touched []string
+	kept := 0 // inserted lines kept, among Lost
 	for _, e := range snap.lines {
 		if key := heldSourceKey(e); key != "" {
 			file := where[key]
@@ -155,7 +171,19 @@ func (r *Restorer) RestoreAll(ctx context.Context, ref bs.SessionRef, pristine b
 		p.lines[e.Line] = le
 		if pristine {
 			r.undoLine(p, le, b, res)
-			touched = append(touched, e.ID)
+			if prob := undoInsert(name, le, b, file); prob != nil {
+				// Kept: its journal stays, so that it is still known
+				// as inserted.
+				res.Lost = append(res.Lost, *prob)
+				kept++
+			} else {
+				touched = append(touched, e.ID)
+			}
+			if le.drop {
+				res.LinesRemoved++
+				res.Entries++
+				continue
+			}
 		} else {
 			out := outcome{sizes: map[string]int{}}
 			p.restoreValues(le, b.rec, nil, &out)
@@ -178,7 +206,7 @@ func (r *Restorer) RestoreAll(ctx context.Context, ref bs.SessionRef, pristine b
 		}
 	}
 	res.Warnings = append(res.Warnings, p.warnings...)
-	res.Remaining.Placeholders = len(res.Lost)
+	res.Remaining.Placeholders = len(res.Lost) - kept
 	res.Pristine = res.Remaining.None()
 	edits := p.edits()
 	if len(edits) > 0 {
@@ -247,6 +275,9 @@ func (r *Restorer) undoLine(p *planner, le *lineEdit, b *book, res *AllResult) {
 	}
 	for i := len(b.journal) - 1; i >= 0; i-- {
 		j := b.journal[i]
+		if j.Path == "" {
+			continue // the whole line: undoInsert
+		}
 		obj, name, err := splitMember(j.Path)
 		if err != nil {
 			p.warn("entry %s: journal: %v", le.id, err)
@@ -285,9 +316,18 @@ func sortedKeys[V any](m map[string]V) []string {
 
 // remains adds to rem what of BrainSurgeon's the line still holds
 // according to the entry's record: journaled members not back to their
-// previous state, and redaction stubs.
+// previous state, the line itself when a repair inserted it, and
+// redaction stubs.
 func remains(le *lineEdit, b *book, rem *Remaining) {
 	for _, j := range b.journal {
+		if j.Path == "" {
+			if j.Absent {
+				rem.Inserted++ // a repair's line, still there
+			} else {
+				rem.Bookkeeping++
+			}
+			continue
+		}
 		obj, name, err := splitMember(j.Path)
 		if err != nil {
 			rem.Bookkeeping++
@@ -310,4 +350,26 @@ func remains(le *lineEdit, b *book, rem *Remaining) {
 			rem.Redactions++
 		}
 	}
+}
+
+// undoInsert decides, after undoLine, what becomes of a line whose record
+// says a repair inserted it: when its bytes are the journaled ones it is
+// marked for removal; otherwise it is kept and the Problem returned says
+// why. A line no repair inserted gives nil and stays.
+func undoInsert(session string, le *lineEdit, b *book, file string) *Problem {
+	raw, ok, err := insertedLine(b)
+	if !ok {
+		return nil
+	}
+	prob := &Problem{Session: session, EntryID: le.id, Line: le.line, Path: "", Kind: ProblemInsertedChanged, File: file}
+	switch {
+	case err != nil:
+		prob.Detail = fmt.Sprintf("a repair inserted this line, but its journal cannot be read (%v); the line is kept", err)
+	case !bytes.Equal(le.cur, raw):
+		prob.Detail = fmt.Sprintf("a repair inserted this line (%d bytes), but it has changed since (%d bytes now); the line is kept", len(raw), len(le.cur))
+	default:
+		le.drop = true
+		return nil
+	}
+	return prob
 }

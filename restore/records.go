@@ -238,6 +238,8 @@ type lineEdit struct {
 	orig   []byte
 	cur    []byte
 	parsed *bs.Entry
+	// drop removes the whole line (a line a repair inserted, undone).
+	drop bool
 }
 
 // entry returns the parsed view of the current bytes.
@@ -292,9 +294,12 @@ func (l *lineEdit) remove(objPtr, name string) error {
 	return nil
 }
 
-func (l *lineEdit) changed() bool { return !bytes.Equal(l.orig, l.cur) }
+func (l *lineEdit) changed() bool { return l.drop || !bytes.Equal(l.orig, l.cur) }
 
 func (l *lineEdit) edit() bs.Edit {
+	if l.drop {
+		return bs.Edit{Line: l.line, ID: l.id, Sum: bs.LineSum(l.orig), Remove: true}
+	}
 	return bs.Edit{Line: l.line, ID: l.id, Splices: []bs.Splice{jsonedit.Diff(l.orig, l.cur)}}
 }
 

@@ -196,12 +196,6 @@ func (w *Writer) RewriteGated(ctx context.Context, ref bs.SessionRef, base bs.Ve
 	if _, err := SortEdits(edits); err != nil {
 		return fmt.Errorf("rewrite %s: %w", ref.Path, err)
 	}
-	for _, e := range edits {
-		if e.Structural() {
-			// TODO(i23-seam): ApplyEdits writes Insert lines and drops Remove lines.
-			return fmt.Errorf("rewrite %s: line %d: inserting or removing lines is not implemented yet: %w", ref.Path, e.Line, bs.ErrUnsupported)
-		}
-	}
 	if len(edits) == 0 {
 		return nil
 	}
@@ -276,14 +270,26 @@ func (w *Writer) AppendAt(ctx context.Context, ref bs.SessionRef, base bs.Versio
 // not edited is copied byte for byte and streamed, so lines of any length
 // are fine; an edited line is held in memory while it is spliced.
 //
-// Edit.Line is 1-based. The splices of an edit index the line's bytes
-// without its "\n"; they must be sorted, must not overlap and must lie
-// within the line. Two edits of one line, a line number below 1 or bad
-// splices give an error wrapping brainsurgeon.ErrInvalid; edits are
-// checked before anything is read, splice bounds when the line is. An edit
-// whose ID is set requires the line to contain that id as a JSON string
-// (quoted), else the error wraps ErrChanged; so does an edit naming a line
+// Edit.Line is 1-based and always names a line of the input, whatever the
+// other edits insert or remove. The splices of an edit index the line's
+// bytes without its "\n"; they must be sorted, must not overlap and must
+// lie within the line. Two edits of one line, a line number below 1, bad
+// splices or a Remove with splices or inserts give an error wrapping
+// brainsurgeon.ErrInvalid; edits are checked before anything is read,
+// splice bounds when the line is. An edit whose ID is set requires the line
+// to contain that id as a JSON string (quoted), and one whose Sum is set
+// requires brainsurgeon.LineSum of the line's bytes (without its "\n") to
+// equal it; else the error wraps ErrChanged. So does an edit naming a line
 // past the end of the input. Edits may be given in any order.
+//
+// Structural edits: the lines of Edit.Insert are written right after the
+// (spliced) line, in order, each followed by "\n". When the line is the
+// input's last and has no "\n", the output keeps that shape: a "\n" ends
+// the line, and the last inserted line goes without one. Edit.Remove drops
+// the line and its "\n"; removing a last line without "\n" drops the "\n"
+// before it instead, so that the output again ends without one. Inserting
+// after a line and removing the inserted lines thus gives back the input
+// byte for byte.
 //
 // On error dst may hold part of the output; the caller discards it.
 func ApplyEdits(dst io.Writer, src io.Reader, edits []bs.Edit) error {
@@ -293,11 +299,12 @@ func ApplyEdits(dst io.Writer, src io.Reader, edits []bs.Edit) error {
 	}
 	br := bufio.NewReaderSize(src, editBufferSize)
 	bw := bufio.NewWriterSize(dst, editBufferSize)
+	w := &holdWriter{w: bw}
 	line := 0
 	var buf []byte
 	for _, e := range sorted {
 		for line+1 < e.Line {
-			ok, err := copyLine(bw, br)
+			ok, err := copyLine(w, br)
 			if err != nil {
 				return err
 			}
@@ -318,19 +325,100 @@ func ApplyEdits(dst io.Writer, src io.Reader, edits []bs.Edit) error {
 		if e.ID != "" && !bytes.Contains(raw, quoteJSONString(e.ID)) {
 			return fmt.Errorf("line %d does not hold entry id %q: %w", e.Line, e.ID, bs.ErrChanged)
 		}
-		if err := writeSpliced(bw, raw, e); err != nil {
+		if e.Sum != nil && !bytes.Equal(bs.LineSum(raw), e.Sum) {
+			return fmt.Errorf("line %d is not the line that was read (its checksum differs): %w", e.Line, bs.ErrChanged)
+		}
+		if e.Remove {
+			if !nl {
+				w.drop() // the output ends without "\n", as the input did
+			}
+			continue
+		}
+		if err := writeSpliced(w, raw, e); err != nil {
 			return err
 		}
-		if nl {
-			if err := bw.WriteByte('\n'); err != nil {
-				return err
-			}
+		if err := writeInserts(w, e, nl); err != nil {
+			return err
 		}
 	}
-	if _, err := bw.ReadFrom(br); err != nil {
+	if _, err := io.Copy(w, br); err != nil {
+		return err
+	}
+	if err := w.flush(); err != nil {
 		return err
 	}
 	return bw.Flush()
+}
+
+// writeInserts ends the edited line (with "\n" when nl, the input line
+// having one) and writes e's inserted lines after it.
+func writeInserts(w *holdWriter, e bs.Edit, nl bool) error {
+	if !nl {
+		// The last line of the input, without "\n": the inserted lines
+		// follow it and the last of them goes without "\n".
+		for _, ins := range e.Insert {
+			if _, err := w.Write([]byte{'\n'}); err != nil {
+				return err
+			}
+			if _, err := w.Write(ins); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if _, err := w.Write([]byte{'\n'}); err != nil {
+		return err
+	}
+	for _, ins := range e.Insert {
+		if _, err := w.Write(ins); err != nil {
+			return err
+		}
+		if _, err := w.Write([]byte{'\n'}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// holdWriter writes to w, holding back a final "\n" until more bytes
+// follow, so that removing an unterminated last line can take back the
+// "\n" before it.
+type holdWriter struct {
+	w    *bufio.Writer
+	held bool
+}
+
+func (h *holdWriter) Write(p []byte) (int, error) {
+	if len(p) == 0 {
+		return 0, nil
+	}
+	if h.held {
+		if err := h.w.WriteByte('\n'); err != nil {
+			return 0, err
+		}
+		h.held = false
+	}
+	n := len(p)
+	if p[n-1] == '\n' {
+		p = p[:n-1]
+		h.held = true
+	}
+	if _, err := h.w.Write(p); err != nil {
+		return 0, err
+	}
+	return n, nil
+}
+
+// drop forgets a held "\n".
+func (h *holdWriter) drop() { h.held = false }
+
+// flush writes a held "\n".
+func (h *holdWriter) flush() error {
+	if h.held {
+		h.held = false
+		return h.w.WriteByte('\n')
+	}
+	return nil
 }
 
 func pastEOF(e bs.Edit, lines int) error {
@@ -338,9 +426,10 @@ func pastEOF(e bs.Edit, lines int) error {
 }
 
 // SortEdits checks edits (line numbers from 1, splices sorted, in range
-// order and not overlapping, one edit per line) and returns them sorted by
-// line; bad edits give an error wrapping brainsurgeon.ErrInvalid. Every
-// backend checks its edits with it.
+// order and not overlapping, one edit per line, a Remove without splices
+// or inserts, inserted lines not empty and without "\n") and returns them sorted by line; bad edits give an error
+// wrapping brainsurgeon.ErrInvalid. Every backend checks its edits with
+// it.
 func SortEdits(edits []bs.Edit) ([]bs.Edit, error) {
 	for _, e := range edits {
 		if e.Line < 1 {
@@ -348,6 +437,12 @@ func SortEdits(edits []bs.Edit) ([]bs.Edit, error) {
 		}
 		if e.Remove && (len(e.Splices) > 0 || len(e.Insert) > 0) {
 			return nil, fmt.Errorf("edit of line %d: removes the line and also splices or inserts (want one or the other): %w", e.Line, bs.ErrInvalid)
+		}
+		for i, ins := range e.Insert {
+			if len(ins) == 0 || bytes.IndexByte(ins, '\n') >= 0 {
+				return nil, fmt.Errorf("edit of line %d: inserted line %d is empty or holds a newline (want one JSON object): %w",
+					e.Line, i+1, bs.ErrInvalid)
+			}
 		}
 		end := 0
 		for i, s := range e.Splices {
@@ -373,7 +468,7 @@ func SortEdits(edits []bs.Edit) ([]bs.Edit, error) {
 
 // copyLine streams one line, "\n" included, from br to bw. It reports
 // false when br had no more bytes.
-func copyLine(bw *bufio.Writer, br *bufio.Reader) (bool, error) {
+func copyLine(bw io.Writer, br *bufio.Reader) (bool, error) {
 	any := false
 	for {
 		chunk, err := br.ReadSlice('\n')
@@ -420,7 +515,7 @@ func readLine(br *bufio.Reader, buf []byte) (raw []byte, nl, ok bool, err error)
 }
 
 // writeSpliced writes raw with e's splices applied.
-func writeSpliced(bw *bufio.Writer, raw []byte, e bs.Edit) error {
+func writeSpliced(bw io.Writer, raw []byte, e bs.Edit) error {
 	if n := len(e.Splices); n > 0 && e.Splices[n-1].End > len(raw) {
 		s := e.Splices[n-1]
 		return fmt.Errorf("edit of line %d: splice [%d,%d) is past the end of the line (%d bytes): %w",

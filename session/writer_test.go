@@ -22,6 +22,7 @@ import (
 
 	bs "github.com/brainsurgeon/brainsurgeon"
 	"github.com/brainsurgeon/brainsurgeon/internal/hostfile"
+	"github.com/brainsurgeon/brainsurgeon/internal/testkit/oracle"
 	"github.com/brainsurgeon/brainsurgeon/session"
 )
 
@@ -205,6 +206,40 @@ func TestApplyEdits(t *testing.T) {
 		{"SpliceCannotEatNewline", "0123\n", []bs.Edit{{Line: 1, Splices: []bs.Splice{sp(4, 5, "")}}}, "", bs.ErrInvalid, "past the end"},
 		{"LineZero", "a\n", []bs.Edit{{Line: 0}}, "", bs.ErrInvalid, "start at 1"},
 		{"TwoEditsOfOneLine", "a\n", []bs.Edit{{Line: 1}, {Line: 1}}, "", bs.ErrInvalid, "two edits of line 1"},
+		{"SumMatches", "a\nb\n", []bs.Edit{{Line: 2, Sum: bs.LineSum([]byte("b")), Splices: []bs.Splice{sp(1, 1, "!")}}}, "a\nb!\n", nil, ""},
+		{"SumMismatch", "a\nb\n", []bs.Edit{{Line: 2, Sum: bs.LineSum([]byte("c"))}}, "", bs.ErrChanged, "checksum differs"},
+		// Structural edits: inserted lines follow the (spliced) line.
+		{"InsertAfterFirst", "l1\nl2\nl3\n", []bs.Edit{{Line: 1, Insert: [][]byte{[]byte("n1"), []byte("n2")}}}, "l1\nn1\nn2\nl2\nl3\n", nil, ""},
+		{"InsertAfterMiddle", "l1\nl2\nl3\n", []bs.Edit{{Line: 2, Insert: [][]byte{[]byte("n1")}}}, "l1\nl2\nn1\nl3\n", nil, ""},
+		{"InsertAfterLast", "l1\nl2\nl3\n", []bs.Edit{{Line: 3, Insert: [][]byte{[]byte("n1")}}}, "l1\nl2\nl3\nn1\n", nil, ""},
+		{"InsertAfterSplicedLine", "l1\nl2\n", []bs.Edit{{Line: 1, Splices: []bs.Splice{sp(0, 1, "L")}, Insert: [][]byte{[]byte("n1")}}}, "L1\nn1\nl2\n", nil, ""},
+		{"InsertAfterLastWithoutNewline", "l1\nl2", []bs.Edit{{Line: 2, Insert: [][]byte{[]byte("n1"), []byte("n2")}}}, "l1\nl2\nn1\nn2", nil, ""},
+		{"InsertAfterCRLFLine", "l1\r\nl2\r\n", []bs.Edit{{Line: 1, Insert: [][]byte{[]byte("n1")}}}, "l1\r\nn1\nl2\r\n", nil, ""},
+		{"InsertAfterMalformedLine", "l1\n{bad\nl3\n", []bs.Edit{{Line: 2, Insert: [][]byte{[]byte("n1")}}}, "l1\n{bad\nn1\nl3\n", nil, ""},
+		{"InsertIDMismatch", "{\"id\":\"e1\"}\n", []bs.Edit{{Line: 1, ID: "e2", Insert: [][]byte{[]byte("n1")}}}, "", bs.ErrChanged, "does not hold entry id"},
+		{"InsertEmptyLine", "a\n", []bs.Edit{{Line: 1, Insert: [][]byte{[]byte("n1"), nil}}}, "", bs.ErrInvalid, "inserted line 2 is empty"},
+		{"InsertLineWithNewline", "a\n", []bs.Edit{{Line: 1, Insert: [][]byte{[]byte("n\n1")}}}, "", bs.ErrInvalid, "holds a newline"},
+		{"InsertPastEOF", "a\n", []bs.Edit{{Line: 2, Insert: [][]byte{[]byte("n1")}}}, "", bs.ErrChanged, "has only 1 lines"},
+		{"RemoveFirst", "l1\nl2\nl3\n", []bs.Edit{{Line: 1, Remove: true}}, "l2\nl3\n", nil, ""},
+		{"RemoveMiddle", "l1\nl2\nl3\n", []bs.Edit{{Line: 2, Remove: true}}, "l1\nl3\n", nil, ""},
+		{"RemoveLast", "l1\nl2\nl3\n", []bs.Edit{{Line: 3, Remove: true}}, "l1\nl2\n", nil, ""},
+		{"RemoveLastWithoutNewline", "l1\nl2\nl3", []bs.Edit{{Line: 3, Remove: true}}, "l1\nl2", nil, ""},
+		{"RemoveLastTwoWithoutNewline", "l1\nn1\nn2", []bs.Edit{{Line: 2, Remove: true}, {Line: 3, Remove: true}}, "l1", nil, ""},
+		{"RemoveOnlyLine", "l1", []bs.Edit{{Line: 1, Remove: true}}, "", nil, ""},
+		{"RemoveAll", "l1\nl2\n", []bs.Edit{{Line: 1, Remove: true}, {Line: 2, Remove: true}}, "", nil, ""},
+		{"RemoveEmptyLine", "l1\n\nl3\n", []bs.Edit{{Line: 2, Remove: true}}, "l1\nl3\n", nil, ""},
+		{"RemoveWithIDAndSum", "{\"id\":\"a\"}\n{\"id\":\"b\"}\n", []bs.Edit{{Line: 2, ID: "b", Sum: bs.LineSum([]byte(`{"id":"b"}`)), Remove: true}}, "{\"id\":\"a\"}\n", nil, ""},
+		{"RemoveIDMismatch", "{\"id\":\"a\"}\n", []bs.Edit{{Line: 1, ID: "b", Remove: true}}, "", bs.ErrChanged, "does not hold entry id"},
+		{"RemoveSumMismatch", "{\"id\":\"a\"}\n", []bs.Edit{{Line: 1, Sum: bs.LineSum([]byte("x")), Remove: true}}, "", bs.ErrChanged, "checksum differs"},
+		{"RemovePastEOF", "a\n", []bs.Edit{{Line: 2, Remove: true}}, "", bs.ErrChanged, "has only 1 lines"},
+		{"RemoveAndSplice", "a\n", []bs.Edit{{Line: 1, Remove: true, Splices: []bs.Splice{sp(0, 1, "")}}}, "", bs.ErrInvalid, "removes the line and also"},
+		{"RemoveAndInsert", "a\n", []bs.Edit{{Line: 1, Remove: true, Insert: [][]byte{[]byte("n")}}}, "", bs.ErrInvalid, "removes the line and also"},
+		{"RemoveAndInsertOnOtherLines", "l1\nl2\nl3\nl4\n", []bs.Edit{
+			{Line: 3, Remove: true},
+			{Line: 1, Insert: [][]byte{[]byte("n1")}},
+			{Line: 4, Splices: []bs.Splice{sp(0, 1, "L")}, Insert: [][]byte{[]byte("n4")}},
+		}, "l1\nn1\nl2\nL4\nn4\n", nil, ""},
+		{"RemoveThenInsertBefore", "l1\nl2", []bs.Edit{{Line: 1, Insert: [][]byte{[]byte("n1")}}, {Line: 2, Remove: true}}, "l1\nn1", nil, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var out bytes.Buffer
@@ -834,5 +869,105 @@ func TestWriterConcurrentAppender(t *testing.T) {
 	}
 	if carried == 0 {
 		t.Fatalf("no rewrite overlapped an append (no carry-over); the test did not exercise the race")
+	}
+}
+
+// TestApplyEditsInsertRemoveRoundTrip inserts lines after every line of
+// several inputs, then removes them again: the input comes back byte for
+// byte, with or without a final newline.
+func TestApplyEditsInsertRemoveRoundTrip(t *testing.T) {
+	for _, in := range []string{"a\n", "a", "a\nb\nc\n", "a\nb\nc", "a\r\n\nb\r\n", "{bad\n{\"id\":\"x\"}"} {
+		n := strings.Count(in, "\n")
+		if !strings.HasSuffix(in, "\n") {
+			n++
+		}
+		for anchor := 1; anchor <= n; anchor++ {
+			for k := 1; k <= 2; k++ {
+				ins := make([][]byte, k)
+				for i := range ins {
+					ins[i] = []byte(fmt.Sprintf(`{"id":"n%d"}`, i))
+				}
+				var mid, back bytes.Buffer
+				if err := session.ApplyEdits(&mid, strings.NewReader(in), []bs.Edit{{Line: anchor, Insert: ins}}); err != nil {
+					t.Fatal(err)
+				}
+				var rm []bs.Edit
+				for i := range k {
+					rm = append(rm, bs.Edit{Line: anchor + 1 + i, ID: fmt.Sprintf("n%d", i), Sum: bs.LineSum(ins[i]), Remove: true})
+				}
+				if err := session.ApplyEdits(&back, bytes.NewReader(mid.Bytes()), rm); err != nil {
+					t.Fatalf("%q: insert %d after line %d gave %q; removing: %v", in, k, anchor, mid.String(), err)
+				}
+				if back.String() != in {
+					t.Fatalf("%q: insert %d after line %d gave %q, removing gave %q", in, k, anchor, mid.String(), back.String())
+				}
+			}
+		}
+	}
+}
+
+// TestStoreRewriteStructural inserts an entry through the JSONL store under
+// the full write protocol, re-parenting the next entry to it, and checks
+// that pi loads the result with the new entry on the active path; then
+// removes it again, giving back the original bytes.
+func TestStoreRewriteStructural(t *testing.T) {
+	ctx := bs.ExplicitWrite(context.Background())
+	const orig = `{"type":"session","version":3,"id":"s1","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/w"}
+{"type":"message","id":"e1","parentId":null,"timestamp":"2026-01-01T00:00:01.000Z","message":{"role":"user","content":"hello","timestamp":1767225601000}}
+{"type":"message","id":"e2","parentId":"e1","timestamp":"2026-01-01T00:00:02.000Z","message":{"role":"assistant","content":[{"type":"text","text":"hi"}],"timestamp":1767225602000}}
+{"type":"message","id":"e3","parentId":"e2","timestamp":"2026-01-01T00:00:03.000Z","message":{"role":"user","content":"again","timestamp":1767225603000}}
+`
+	ref := wtTranscript(t, orig)
+	st := session.NewStore(filepath.Dir(ref.Path))
+	newLine := []byte(`{"type":"message","id":"abcd0001","parentId":"e2","timestamp":"2026-01-01T00:00:02.500Z","message":{"role":"user","content":"inserted","timestamp":1767225602500}}`)
+	line4 := strings.Split(orig, "\n")[3]
+	at := strings.Index(line4, `"e2"`)
+	edits := []bs.Edit{
+		{Line: 3, ID: "e2", Insert: [][]byte{newLine}},
+		{Line: 4, ID: "e3", Sum: bs.LineSum([]byte(line4)), Splices: []bs.Splice{{Start: at, End: at + 4, With: []byte(`"abcd0001"`)}}},
+	}
+	if err := st.Rewrite(ctx, ref, wtVersion(t, ref.Path), edits, nil); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := os.ReadFile(ref.Path)
+	lines := strings.Split(string(got), "\n")
+	if len(lines) != 6 || lines[3] != string(newLine) || !strings.Contains(lines[4], `"parentId":"abcd0001"`) || lines[5] != "" {
+		t.Fatalf("after the insert:\n%s", got)
+	}
+	if oracle.Optional(t) {
+		c, err := oracle.Context(context.Background(), ref.Path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var texts []string
+		for _, m := range c.Messages {
+			var v struct {
+				Content json.RawMessage `json:"content"`
+			}
+			json.Unmarshal(m, &v)
+			texts = append(texts, string(v.Content))
+		}
+		if len(texts) != 4 || texts[2] != `"inserted"` || texts[3] != `"again"` {
+			t.Fatalf("pi's context after the insert: %q", texts)
+		}
+	}
+	undo := []bs.Edit{
+		{Line: 4, ID: "abcd0001", Sum: bs.LineSum(newLine), Remove: true},
+		{Line: 5, ID: "e3", Splices: []bs.Splice{{Start: at, End: at + len(`"abcd0001"`), With: []byte(`"e2"`)}}},
+	}
+	if err := st.Rewrite(ctx, ref, wtVersion(t, ref.Path), undo, nil); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := os.ReadFile(ref.Path); string(got) != orig {
+		t.Fatalf("after the removal:\n%s\nwant\n%s", got, orig)
+	}
+	// A stale removal (the line is not the inserted one any more) changes
+	// nothing.
+	err := st.Rewrite(ctx, ref, wtVersion(t, ref.Path), []bs.Edit{{Line: 4, ID: "abcd0001", Remove: true}}, nil)
+	if !errors.Is(err, bs.ErrChanged) {
+		t.Fatalf("removing a line without the id: %v, want ErrChanged", err)
+	}
+	if got, _ := os.ReadFile(ref.Path); string(got) != orig {
+		t.Fatalf("a refused removal changed the file:\n%s", got)
 	}
 }

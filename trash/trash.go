@@ -522,6 +522,13 @@ func (t *Trash) Restore(ctx context.Context, id string) (*Item, error) {
 	if err != nil {
 		return nil, err
 	}
+	switch item.Kind {
+	case ItemLeftovers:
+		return t.restoreLeftovers(item)
+	case "":
+	default:
+		return nil, fmt.Errorf("trash restore %s: an item of kind %q, expected sessions or %q (made by a newer BrainSurgeon?): %w", id, item.Kind, ItemLeftovers, bs.ErrInvalid)
+	}
 	if err := t.inside(item); err != nil {
 		return nil, fmt.Errorf("trash restore %s: %w", id, err)
 	}
@@ -644,6 +651,14 @@ func (t *Trash) purge(id, action string) (*Item, error) {
 	}
 	_ = atomicfile.SyncDir(t.dir())
 	no := false
+	if item.Kind == ItemLeftovers {
+		files, size := len(item.Leftovers), int64(0)
+		for _, f := range item.Leftovers {
+			size += f.Bytes
+		}
+		t.audit(restore.AuditEvent{Action: action, Path: t.AgentsDir, MovedToTrash: &no, TrashID: id, FilesRemoved: &files, BytesRemoved: &size})
+		t.log().Info("collected leftovers removed for good", "trash_id", id, "action", action, "files", files, "bytes", size, "actor", t.Actor)
+	}
 	for i, s := range item.Sessions {
 		t.audit(restore.AuditEvent{Action: action, Path: s.OriginalPath, Agent: s.Agent, SessionID: s.SessionID, MovedToTrash: &no, TrashID: id})
 		t.audit(restore.AuditEvent{Action: "delete_extracted", Path: s.SideDir, Agent: s.Agent, SessionID: s.SessionID, MovedToTrash: &no,

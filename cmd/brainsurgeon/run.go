@@ -43,6 +43,7 @@ Commands:
   restore   bring extracted values back (one entry, or --all [--pristine])
   extractable  set an entry's _extractable (true, false or N messages)
   verify    check that every placeholder has its side value (lists orphans)
+  doctor    diagnose sessions (unpaired tool blocks, lost values) and host leftovers; --fix, --collect
   compact   compact a session's context now (prune, summarize or full layer)
   context   status, inspect, history, grep, describe, expand, export, import
   session   branch: copy a session's path into a new session
@@ -69,7 +70,7 @@ that Go recorded in the binary, then the Go version.
 `
 
 // commands are the subcommands, for "help <command>".
-var commands = map[string]bool{"inspect": true, "prune": true, "restore": true, "extractable": true, "verify": true, "serve": true, "version": true,
+var commands = map[string]bool{"inspect": true, "prune": true, "restore": true, "extractable": true, "verify": true, "doctor": true, "serve": true, "version": true,
 	"compact": true, "context": true, "session": true, "autocompact": true,
 	"service": true, "openclaw": true}
 
@@ -99,6 +100,8 @@ func (m *Main) run(ctx context.Context, args []string) error {
 		return (&extractableCommand{m: m}).Run(ctx, rest)
 	case "verify":
 		return (&verifyCommand{m: m}).Run(ctx, rest)
+	case "doctor":
+		return (&doctorCommand{m: m}).Run(ctx, rest)
 	case "serve":
 		return (&serveCommand{m: m}).Run(ctx, rest)
 	case "compact":

@@ -515,3 +515,43 @@ func TestRewriteGate(t *testing.T) {
 		t.Error("the rewrite after the gate wrote nothing")
 	}
 }
+
+// TestRewriteRefusesStructural checks that the store never inserts or
+// removes rows: an edit list holding an Insert or a Remove is refused with
+// ErrUnsupported, the gate is not called, and nothing is written, not
+// even the other edits of the list.
+func TestRewriteRefusesStructural(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		edit func(e bs.Edit) bs.Edit
+	}{
+		{"Insert", func(e bs.Edit) bs.Edit {
+			return bs.Edit{Line: e.Line, ID: e.ID, Insert: [][]byte{[]byte(`{"type":"message","id":"abcd0001"}`)}}
+		}},
+		{"InsertAfterSplices", func(e bs.Edit) bs.Edit {
+			e.Insert = [][]byte{[]byte(`{"type":"message","id":"abcd0001"}`)}
+			return e
+		}},
+		{"Remove", func(e bs.Edit) bs.Edit { return bs.Edit{Line: e.Line, ID: e.ID, Remove: true} }},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			st, path, ref, tr, edits := setup(t, sqlite.Options{})
+			before := snap(t, path, ref.ID)
+			sum := fileSum(t, path)
+			edits = slices.Clone(edits)
+			edits[len(edits)-1] = tt.edit(edits[len(edits)-1])
+			gated := false
+			err := st.Rewrite(context.Background(), ref, tr.Version(), edits, func() error { gated = true; return nil })
+			if !errors.Is(err, bs.ErrUnsupported) || !strings.Contains(err.Error(), "never inserts or removes rows") {
+				t.Fatalf("Rewrite: %v, want ErrUnsupported saying why", err)
+			}
+			if gated {
+				t.Error("the gate was called for a refused rewrite")
+			}
+			unchanged(t, path, ref.ID, before)
+			if got := fileSum(t, path); got != sum {
+				t.Error("the database file changed")
+			}
+		})
+	}
+}

@@ -1,0 +1,418 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	bs "github.com/brainsurgeon/brainsurgeon"
+	"github.com/brainsurgeon/brainsurgeon/doctor"
+	"github.com/brainsurgeon/brainsurgeon/internal/cli"
+	"github.com/brainsurgeon/brainsurgeon/session"
+	"github.com/brainsurgeon/brainsurgeon/trash"
+)
+
+const doctorUsage = `Usage: brainsurgeon doctor [--session S] [--fix] [--collect] [--include-unique] [--yes] [--json] [--agents-dir DIR]
+
+Diagnoses every session of every backend (or the one --session names), then
+reports the host's leftover files per agent.
+
+A session is "broken" when the messages the host sends from its active path
+hold an unpaired tool block: a tool call with no result after it, or a tool
+result whose call is not in the assistant message before it (after a user
+message, a duplicate, a call on another branch, or the result of an assistant
+message that ended with stopReason error/aborted, which the host drops). It
+"warns" for placeholders without a value, queued write-backs and malformed
+lines. Text output lists the sessions with problems, one line each with the
+problems below it, and counts the sessions that are ok.
+
+The leftovers report counts, per agent and kind (deleted, reset, bak, tmp,
+corrupt, checkpoint, trajectory, orphan_transcript, import_archive), the files,
+their bytes and disk bytes, the oldest, and how many still hold unique history
+(entries no live session has, or placeholders whose values are in the side
+store).
+
+--fix repairs the unpaired tool blocks on disk the way the host repairs them in
+memory: the host's own synthetic error result (OpenClaw's text for OpenClaw
+sessions, pi's for pi sessions) for every call without one, inserted after the
+call's results, and every orphan result taken off the active path by
+re-parenting the entry after it (the result stays in the file). It never
+deletes an entry, writes each session in one rewrite under the host's lock, and
+"brainsurgeon restore <session> --all --pristine" takes it back. A session the
+host is using is skipped with a message. OpenClaw's SQLite store is never
+repaired (the host owns its event sequence): the fix is refused with the reason.
+
+--collect shows the leftovers it would move into the trash and the bytes that
+frees (a dry run); with --yes it moves them, as one trash item that expires
+with the trash and that the trash restores byte for byte. Files that still
+hold unique history are skipped unless --include-unique.
+
+Exit status: 0 when the diagnosis ran (even when it found problems), 1 when a
+session could not be read, when --fix skipped, refused or left a broken
+session, or when --collect failed, 2 on a usage error.
+
+Examples:
+  brainsurgeon doctor
+  brainsurgeon doctor --session agent:main:main --json
+  brainsurgeon doctor --fix
+  brainsurgeon doctor --collect
+  brainsurgeon doctor --collect --yes
+
+Flags:
+`
+
+type doctorCommand struct{ m *Main }
+
+// doctorOutput is the JSON output of doctor.
+type doctorOutput struct {
+	Sessions  []*doctor.Report `json:"sessions"`
+	Errors    []sessionError   `json:"errors,omitempty"`
+	Leftovers leftoverReport   `json:"leftovers"`
+	Fixes     []*fixOutput     `json:"fixes,omitempty"`
+	Collect   *collectOutput   `json:"collect,omitempty"`
+}
+
+// sessionError is a session the doctor could not read or fix.
+type sessionError struct {
+	Session string `json:"session"`
+	Error   string `json:"error"`
+}
+
+// fixOutput is one session's FixResult, named.
+type fixOutput struct {
+	Session string `json:"session"`
+	*doctor.FixResult
+}
+
+// leftoverReport is the leftovers part of doctor's output.
+type leftoverReport struct {
+	// Available is false when no store of the agents dir knows its
+	// leftovers.
+	Available bool            `json:"available"`
+	Agents    []agentLeftover `json:"agents"`
+	Files     []bs.Leftover   `json:"files"`
+	Skipped   []string        `json:"skipped"`
+}
+
+type agentLeftover struct {
+	Agent string         `json:"agent"`
+	Kinds []kindLeftover `json:"kinds"`
+}
+
+type kindLeftover struct {
+	Kind        string    `json:"kind"`
+	Count       int       `json:"count"`
+	Bytes       int64     `json:"bytes"`
+	DiskBytes   int64     `json:"disk_bytes"`
+	Oldest      time.Time `json:"oldest"`
+	Unique      int       `json:"unique"`
+	UniqueBytes int64     `json:"unique_bytes"`
+}
+
+type collectOutput struct {
+	DryRun        bool   `json:"dry_run"`
+	Files         int    `json:"files"`
+	Bytes         int64  `json:"bytes"`
+	SkippedUnique int    `json:"skipped_unique"`
+	TrashID       string `json:"trash_id,omitempty"`
+}
+
+func (c *doctorCommand) Run(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("brainsurgeon doctor", flag.ContinueOnError)
+	agentsDir := fs.String("agents-dir", session.DefaultAgentsDir(), "OpenClaw agents dir (or pi sessions dir)")
+	name := fs.String("session", "", "diagnose (and fix) only this session")
+	fix := fs.Bool("fix", false, "repair the unpaired tool blocks of every fixable session")
+	collect := fs.Bool("collect", false, "show (with --yes: move into the trash) the host's leftovers")
+	unique := fs.Bool("include-unique", false, "with --collect: also take leftovers that still hold unique history")
+	yes := fs.Bool("yes", false, "with --collect: move the files (default: a dry run)")
+	asJSON := fs.Bool("json", false, "print the reports as JSON")
+	pos, err := cli.ParseHelp(fs, args, c.m.Stdout, doctorUsage)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 0 {
+		return &cli.UsageError{Msg: fmt.Sprintf("doctor takes no arguments (name a session with --session), got %q", pos), Try: "brainsurgeon doctor --help"}
+	}
+	if (*unique || *yes) && !*collect {
+		return &cli.UsageError{Msg: "--include-unique and --yes go with --collect", Try: "brainsurgeon doctor --help"}
+	}
+	r, set, err := c.m.restorer(ctx, *agentsDir)
+	if err != nil {
+		return err
+	}
+	doc := &doctor.Doctor{Store: set.Store, Side: set.Side, Restorer: r, Logger: c.m.logger()}
+
+	var refs []bs.SessionRef
+	if *name != "" {
+		ref, err := resolveRef(ctx, set, *name)
+		if err != nil {
+			return err
+		}
+		refs = append(refs, ref)
+	} else if refs, err = bs.ListSessions(ctx, set.Store, c.m.logger()); err != nil {
+		return err
+	}
+
+	out := doctorOutput{Sessions: []*doctor.Report{}}
+	var failures []string
+	prog := newProgress(c.m.Stderr)
+	for i, ref := range refs {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		prog.step(i, len(refs), ref.String())
+		rep, err := doc.Diagnose(ctx, ref)
+		if err != nil {
+			out.Errors = append(out.Errors, sessionError{Session: ref.String(), Error: err.Error()})
+			failures = append(failures, ref.String()+" could not be read")
+			continue
+		}
+		out.Sessions = append(out.Sessions, rep)
+	}
+	prog.done()
+
+	if *fix {
+		for _, rep := range out.Sessions {
+			if rep.MissingResults+rep.OrphanResults == 0 {
+				continue
+			}
+			ref := refOf(refs, rep)
+			res, err := doc.Fix(ctx, ref)
+			if err != nil {
+				if ctx.Err() != nil {
+					return ctx.Err()
+				}
+				out.Fixes = append(out.Fixes, &fixOutput{Session: rep.Session, FixResult: &doctor.FixResult{Before: rep, Refused: err.Error()}})
+				what := "skipped"
+				if !errors.Is(err, bs.ErrBusy) {
+					what = "failed"
+				}
+				failures = append(failures, fmt.Sprintf("the fix of %s %s", rep.Session, what))
+				continue
+			}
+			out.Fixes = append(out.Fixes, &fixOutput{Session: rep.Session, FixResult: res})
+			switch {
+			case res.Refused != "":
+				failures = append(failures, fmt.Sprintf("the fix of %s was refused", rep.Session))
+			case res.After != nil && res.After.Health == doctor.HealthBroken:
+				failures = append(failures, fmt.Sprintf("%s is still broken after the fix", rep.Session))
+			case res.After == nil && res.Before.Health == doctor.HealthBroken:
+				failures = append(failures, fmt.Sprintf("%s is broken and nothing of it is fixable", rep.Session))
+			}
+		}
+	}
+
+	agent := ""
+	if *name != "" && len(refs) == 1 {
+		agent = refs[0].Agent
+	}
+	out.Leftovers = scanLeftovers(ctx, set.Store, *name != "", agent)
+	if *collect {
+		co, err := collectLeftovers(ctx, trash.New(set.Store, set.AgentsDir, set.StateDir), &out.Leftovers, *unique, !*yes)
+		out.Collect = co
+		if err != nil {
+			failures = append(failures, "collect: "+err.Error())
+		}
+	}
+
+	if len(failures) > 0 {
+		err = fmt.Errorf("doctor: %s", strings.Join(failures, "; "))
+	}
+	if *asJSON {
+		return cli.WriteJSON(c.m.Stdout, out, err)
+	}
+	printDoctor(c.m.Stdout, &out)
+	return err
+}
+
+// refOf returns the ref a report was made for.
+func refOf(refs []bs.SessionRef, rep *doctor.Report) bs.SessionRef {
+	for _, r := range refs {
+		b := r.Backend
+		if b == "" {
+			b = bs.BackendJSONL
+		}
+		if r.Agent == rep.Agent && r.ID == rep.SessionID && b == rep.Backend {
+			return r
+		}
+	}
+	return bs.SessionRef{Backend: rep.Backend, Agent: rep.Agent, ID: rep.SessionID}
+}
+
+// scanLeftovers asks the store for the host's leftovers and sums them per
+// agent and kind. With one agent asked for (only), only that agent's are
+// reported.
+func scanLeftovers(ctx context.Context, st bs.Store, only bool, agent string) leftoverReport {
+	rep := leftoverReport{Agents: []agentLeftover{}, Files: []bs.Leftover{}, Skipped: []string{}}
+	sc, ok := st.(bs.LeftoverScanner)
+	if !ok {
+		return rep
+	}
+	found, skipped, err := sc.Leftovers(ctx)
+	rep.Available = true
+	if err != nil {
+		rep.Skipped = append(rep.Skipped, err.Error())
+		return rep
+	}
+	for _, e := range skipped {
+		rep.Skipped = append(rep.Skipped, e.Error())
+	}
+	for _, f := range found {
+		if !only || f.Agent == agent {
+			rep.Files = append(rep.Files, f)
+		}
+	}
+	sort.SliceStable(rep.Files, func(i, j int) bool {
+		a, b := rep.Files[i], rep.Files[j]
+		if a.Agent != b.Agent {
+			return a.Agent < b.Agent
+		}
+		if a.Kind != b.Kind {
+			return a.Kind < b.Kind
+		}
+		return a.Path < b.Path
+	})
+	for _, f := range rep.Files {
+		if len(rep.Agents) == 0 || rep.Agents[len(rep.Agents)-1].Agent != f.Agent {
+			rep.Agents = append(rep.Agents, agentLeftover{Agent: f.Agent})
+		}
+		ag := &rep.Agents[len(rep.Agents)-1]
+		if len(ag.Kinds) == 0 || ag.Kinds[len(ag.Kinds)-1].Kind != f.Kind {
+			ag.Kinds = append(ag.Kinds, kindLeftover{Kind: f.Kind, Oldest: f.ModTime})
+		}
+		k := &ag.Kinds[len(ag.Kinds)-1]
+		k.Count++
+		k.Bytes += f.Bytes
+		k.DiskBytes += f.DiskBytes
+		if f.ModTime.Before(k.Oldest) {
+			k.Oldest = f.ModTime
+		}
+		if f.Unique {
+			k.Unique++
+			k.UniqueBytes += f.Bytes
+		}
+	}
+	return rep
+}
+
+// collectLeftovers moves the scanned leftovers into the trash (or, for a
+// dry run, only counts what it would move).
+func collectLeftovers(ctx context.Context, t *trash.Trash, rep *leftoverReport, includeUnique, dryRun bool) (*collectOutput, error) {
+	co := &collectOutput{DryRun: dryRun}
+	if !rep.Available {
+		return co, fmt.Errorf("no store of this agents dir knows its leftovers: %w", bs.ErrUnsupported)
+	}
+	var take []bs.Leftover
+	for _, f := range rep.Files {
+		if f.Unique && !includeUnique {
+			co.SkippedUnique++
+			continue
+		}
+		take = append(take, f)
+		co.Files++
+		co.Bytes += f.Bytes
+	}
+	if dryRun || len(take) == 0 {
+		return co, nil
+	}
+	item, err := t.Collect(ctx, take, trash.CollectOptions{IncludeUnique: includeUnique})
+	if err != nil {
+		co.Files, co.Bytes = 0, 0
+		return co, err
+	}
+	if item != nil {
+		co.TrashID = item.ID
+	}
+	return co, nil
+}
+
+func printDoctor(w io.Writer, out *doctorOutput) {
+	ok := 0
+	for _, r := range out.Sessions {
+		if len(r.Problems) == 0 {
+			ok++
+			continue
+		}
+		var counts []string
+		add := func(n int, what string) {
+			if n > 0 {
+				counts = append(counts, fmt.Sprintf("%d %s", n, what))
+			}
+		}
+		add(r.MissingResults, "missing tool results")
+		add(r.OrphanResults, "orphan tool results")
+		add(r.MissingValues, "placeholders without value")
+		add(r.Pending, "pending write-backs")
+		add(r.Malformed, "malformed lines")
+		note := ""
+		switch {
+		case r.FixRefused != "":
+			note = " (not fixable here: " + r.FixRefused + ")"
+		case r.Fixable:
+			note = " (fixable: brainsurgeon doctor --fix)"
+		}
+		fmt.Fprintf(w, "%-6s  %s [%s]: %s%s\n", r.Health, r.Session, r.Backend, strings.Join(counts, ", "), note)
+		for _, p := range r.Problems {
+			fmt.Fprintf(w, "        line %d: %s: %s\n", p.Line, p.Kind, p.Detail)
+		}
+	}
+	for _, e := range out.Errors {
+		fmt.Fprintf(w, "error   %s: %s\n", e.Session, e.Error)
+	}
+	fmt.Fprintf(w, "ok: %d of %d sessions\n", ok, len(out.Sessions))
+
+	for _, f := range out.Fixes {
+		switch {
+		case f.Applied:
+			fmt.Fprintf(w, "fixed %s: inserted %d synthetic tool results, took %d orphan results off the active path", f.Session, f.Inserted, f.Detached)
+			if f.After != nil {
+				fmt.Fprintf(w, "; now %s", f.After.Health)
+			}
+			fmt.Fprintln(w)
+		case f.Refused != "":
+			fmt.Fprintf(w, "not fixed %s: %s\n", f.Session, f.Refused)
+		default:
+			fmt.Fprintf(w, "not fixed %s: nothing fixable\n", f.Session)
+		}
+	}
+
+	fmt.Fprintln(w)
+	lo := &out.Leftovers
+	switch {
+	case !lo.Available:
+		fmt.Fprintln(w, "Leftovers: no store of this agents dir knows its host's leftovers.")
+	case len(lo.Files) == 0:
+		fmt.Fprintln(w, "Leftovers: none.")
+	default:
+		fmt.Fprintln(w, "Leftovers:")
+		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "  AGENT\tKIND\tFILES\tBYTES\tDISK BYTES\tOLDEST\tUNIQUE\tUNIQUE BYTES\t")
+		for _, a := range lo.Agents {
+			for _, k := range a.Kinds {
+				fmt.Fprintf(tw, "  %s\t%s\t%d\t%d\t%d\t%s\t%d\t%d\t\n", a.Agent, k.Kind, k.Count, k.Bytes, k.DiskBytes,
+					k.Oldest.UTC().Format("2006-01-02 15:04"), k.Unique, k.UniqueBytes)
+			}
+		}
+		tw.Flush()
+	}
+	for _, s := range lo.Skipped {
+		fmt.Fprintf(w, "  not read: %s\n", s)
+	}
+	if co := out.Collect; co != nil {
+		switch {
+		case co.DryRun:
+			fmt.Fprintf(w, "collect (dry run): would move %d files (%d bytes) into the trash; %d holding unique history skipped. Add --yes to move them.\n",
+				co.Files, co.Bytes, co.SkippedUnique)
+		case co.TrashID != "":
+			fmt.Fprintf(w, "collect: moved %d files (%d bytes) into trash item %s; %d holding unique history skipped.\n", co.Files, co.Bytes, co.TrashID, co.SkippedUnique)
+		default:
+			fmt.Fprintf(w, "collect: nothing moved; %d holding unique history skipped.\n", co.SkippedUnique)
+		}
+	}
+}

@@ -1,0 +1,198 @@
+package doctor
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+
+	bs "github.com/brainsurgeon/brainsurgeon"
+	"github.com/brainsurgeon/brainsurgeon/extract"
+	"github.com/brainsurgeon/brainsurgeon/restore"
+)
+
+// RefusedSQLite is why Fix refuses a session of OpenClaw's SQLite store.
+const RefusedSQLite = "BrainSurgeon never inserts or re-parents rows of OpenClaw's SQLite store: the host owns its event sequence; the diagnosis above is complete"
+
+// refusal returns why Fix cannot write to the session's store, or "" when
+// it can. Only the JSONL store takes inserted entries and new parents:
+// the SQLite store never inserts rows, and a store this package does not
+// know is not trusted with structural edits.
+func refusal(ref bs.SessionRef) string {
+	switch ref.Backend {
+	case "", bs.BackendJSONL:
+		return ""
+	case bs.BackendSQLite:
+		return RefusedSQLite
+	default:
+		return fmt.Sprintf("the %q store does not take inserted entries; the diagnosis above is complete", ref.Backend)
+	}
+}
+
+// openClaw reports whether the session is OpenClaw's (it has an agent, or
+// lives in OpenClaw's SQLite store) rather than pi's.
+func openClaw(ref bs.SessionRef) bool { return ref.Agent != "" || ref.Backend == bs.BackendSQLite }
+
+// syntheticText is the text of the host's synthetic tool result.
+func syntheticText(ref bs.SessionRef) string {
+	if openClaw(ref) {
+		return openClawMissingText
+	}
+	return piMissingText
+}
+
+// diagnosis is a Report with what Fix needs to plan from it.
+type diagnosis struct {
+	rep *Report
+	tr  bs.Transcript
+	an  *analysis
+	ids map[string]bool
+}
+
+// Diagnose reads the session and reports its problems. It writes nothing.
+// It reads the transcript once (message envelopes, and the pairing fields
+// of assistant and toolResult lines); the side store only when the
+// transcript holds placeholders; and the write-back queue.
+func (d *Doctor) Diagnose(ctx context.Context, ref bs.SessionRef) (*Report, error) {
+	dg, err := d.diagnose(ctx, ref)
+	if err != nil {
+		return nil, err
+	}
+	return dg.rep, nil
+}
+
+func (d *Doctor) diagnose(ctx context.Context, ref bs.SessionRef) (*diagnosis, error) {
+	if d == nil || d.Store == nil {
+		return nil, fmt.Errorf("doctor %s: no store: %w", ref, bs.ErrInvalid)
+	}
+	infos := map[int]*msgInfo{}
+	callLines := map[string][]int{}
+	ids := map[string]bool{}
+	placeholders := false
+	mark := []byte(extract.PlaceholderPrefix)
+	visit := &bs.Visitor{
+		Want: func([]byte) bool { return false },
+		Visit: func(e *bs.Entry) error {
+			if e.Kind != bs.KindEntry {
+				return nil
+			}
+			if e.ID != "" {
+				ids[e.ID] = true
+			}
+			if !placeholders && bytes.Contains(e.Raw, mark) {
+				placeholders = true
+			}
+			if e.Type != "message" || (e.Role != "assistant" && e.Role != "toolResult") {
+				return nil
+			}
+			m := parseMessage(e.Raw)
+			if m == nil {
+				return nil
+			}
+			if m.role == "assistant" && len(m.calls) == 0 && !m.failed() {
+				return nil // nothing to pair
+			}
+			infos[e.Line] = m
+			for _, c := range m.calls {
+				callLines[c.id] = append(callLines[c.id], e.Line)
+			}
+			return nil
+		},
+	}
+	tr, err := d.Store.Open(ctx, ref, visit)
+	if err != nil {
+		return nil, fmt.Errorf("doctor %s: %w", ref, err)
+	}
+	ref = tr.Ref()
+	nodes := tr.Nodes()
+	rep := &Report{Session: ref.String(), Agent: ref.Agent, SessionID: ref.ID, Backend: ref.Backend, Problems: []Problem{}}
+	if rep.Backend == "" {
+		rep.Backend = bs.BackendJSONL
+	}
+
+	an := analyse(tr, infos, callLines)
+	if an.trailing {
+		if err := d.Store.CheckIdle(ctx, ref); errors.Is(err, bs.ErrBusy) {
+			rep.Busy = true
+			an.missing = an.missing[:len(an.missing)-1]
+		}
+	}
+	rep.Problems = append(rep.Problems, an.problems...)
+	rep.Problems = append(rep.Problems, an.missingProblems(nodes, syntheticText(ref))...)
+	rep.OrphanResults = len(an.problems)
+	for _, g := range an.missing {
+		rep.MissingResults += len(g.calls)
+	}
+
+	for _, le := range tr.Malformed() {
+		rep.Problems = append(rep.Problems, Problem{Kind: KindMalformed, Line: le.Line,
+			Detail: fmt.Sprintf("line %d is not one JSON object (%v); it is kept as it is and the host skips it", le.Line, le.Err),
+			Fix:    "not fixable by the doctor: the line is kept byte for byte"})
+		rep.Malformed++
+	}
+
+	if placeholders && d.Side != nil {
+		vr, err := restore.Verify(ctx, d.Store, d.Side, ref)
+		if err != nil {
+			return nil, fmt.Errorf("doctor %s: %w", ref, err)
+		}
+		for _, p := range vr.Problems {
+			rep.Problems = append(rep.Problems, Problem{Kind: KindMissingValue, Line: p.Line, EntryID: p.EntryID,
+				Detail: fmt.Sprintf("placeholder at %s: %s: %s", p.Path, p.Kind, p.Detail),
+				Fix:    "not fixable by the doctor: the value is not in the side store"})
+			rep.MissingValues++
+		}
+	}
+
+	if d.Restorer != nil {
+		reqs, err := d.Restorer.Pending()
+		if err != nil {
+			return nil, fmt.Errorf("doctor %s: pending write-backs: %w", ref, err)
+		}
+		for _, q := range reqs {
+			if !(bs.SessionRef{Backend: q.Backend, Agent: q.Agent, ID: q.SessionID}).Same(ref) {
+				continue
+			}
+			p := Problem{Kind: KindPending, EntryID: q.EntryID,
+				Detail: fmt.Sprintf("%s of entry %s queued at %s, waiting for the session to be idle", q.Kind, q.EntryID, q.RequestedAt.UTC().Format("2006-01-02T15:04:05Z")),
+				Fix:    "not the doctor's: the queue is applied when the host leaves the session idle (brainsurgeon pending)"}
+			if n, ok := tr.Node(q.EntryID); ok {
+				p.Line = n.Line
+			}
+			rep.Problems = append(rep.Problems, p)
+			rep.Pending++
+		}
+	}
+	sort.SliceStable(rep.Problems, func(i, j int) bool { return rep.Problems[i].Line < rep.Problems[j].Line })
+
+	switch {
+	case rep.MissingResults+rep.OrphanResults > 0:
+		rep.Health = HealthBroken
+	case rep.MissingValues+rep.Pending+rep.Malformed > 0:
+		rep.Health = HealthWarn
+	default:
+		rep.Health = HealthOK
+	}
+	if rep.MissingResults+rep.OrphanResults > 0 {
+		if why := refusal(ref); why != "" {
+			rep.FixRefused = why
+			for i := range rep.Problems {
+				p := &rep.Problems[i]
+				if p.Kind == KindMissingResult || p.Kind == KindOrphanResult {
+					if p.Fixable {
+						p.Fix = "refused: " + why
+					}
+					p.Fixable = false
+				}
+			}
+		}
+	}
+	for _, p := range rep.Problems {
+		if p.Fixable {
+			rep.Fixable = true
+			break
+		}
+	}
+	return &diagnosis{rep: rep, tr: tr, an: an, ids: ids}, nil
+}

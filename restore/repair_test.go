@@ -1,0 +1,417 @@
+package restore_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	bs "github.com/brainsurgeon/brainsurgeon"
+	"github.com/brainsurgeon/brainsurgeon/config"
+	"github.com/brainsurgeon/brainsurgeon/extract"
+	"github.com/brainsurgeon/brainsurgeon/internal/testkit/oracle"
+	"github.com/brainsurgeon/brainsurgeon/restore"
+	"github.com/brainsurgeon/brainsurgeon/session"
+)
+
+// unpaired is a transcript whose tool call c1 (in a1) has no result: the
+// user's next message u2 follows the assistant message directly.
+func unpaired() []byte {
+	return transcript(
+		msg{id: "u1", body: userMsg("list files")},
+		msg{id: "a1", body: assistantCall("let me look", "c1", "exec", `{"command":"ls"}`)},
+		msg{id: "u2", body: userMsg("hello?")},
+		msg{id: "a2", body: assistantText("sorry")},
+	)
+}
+
+// syntheticLine is the line of an inserted tool result for call callID.
+func syntheticLine(id, parent, callID string) []byte {
+	return []byte(fmt.Sprintf(`{"type":"message","id":%q,"parentId":%q,"timestamp":"2026-02-20T17:30:00.000Z","message":{"role":"toolResult","toolCallId":%q,"toolName":"exec","content":[{"type":"text","text":"No result provided"}],"isError":true,"timestamp":1771608600000}}`, id, parent, callID))
+}
+
+// fixRepair plans the repair of unpaired(): a result for c1 after a1 (line
+// 3), u2 (line 4) re-parented to it.
+func fixRepair(t *testing.T, ref bs.SessionRef) restore.Repair {
+	t.Helper()
+	return restore.Repair{Base: version(t, ref), Op: "doctor_fix",
+		Inserts:   []restore.Insert{{AfterLine: 3, AfterID: "a1", Entries: [][]byte{syntheticLine("abcd0001", "a1", "c1")}, IDs: []string{"abcd0001"}}},
+		Reparents: []restore.Reparent{{Line: 4, EntryID: "u2", Parent: "abcd0001"}},
+	}
+}
+
+func version(t testing.TB, ref bs.SessionRef) bs.Version {
+	t.Helper()
+	tr, err := session.Open(context.Background(), ref.Path, ref, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tr.Version()
+}
+
+// auditLines returns the audit events of the Restorer's state dir.
+func auditLines(t *testing.T, dir string) []restore.AuditEvent {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(config.StateDir(dir), "audit.jsonl"))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []restore.AuditEvent
+	for _, l := range bytes.Split(bytes.TrimSpace(b), []byte("\n")) {
+		var ev restore.AuditEvent
+		if err := json.Unmarshal(l, &ev); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, ev)
+	}
+	return out
+}
+
+// journalOf returns the journal of an entry's side record (nil when it
+// has no record).
+func journalOf(t *testing.T, r *restore.Restorer, ref bs.SessionRef, id string) []restore.JournalItem {
+	t.Helper()
+	rec, err := extract.LoadRecord(context.Background(), r.Side, ref, id)
+	if errors.Is(err, bs.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	var j []restore.JournalItem
+	if raw, ok := rec.Extra["journal"]; ok {
+		if err := json.Unmarshal(raw, &j); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return j
+}
+
+// TestApplyRepair inserts a tool result and re-parents the next entry,
+// checks the file, the journals and the audit line, then checks that a
+// restore without pristine leaves the repair alone and that a pristine one
+// takes it back byte for byte.
+func TestApplyRepair(t *testing.T) {
+	data := unpaired()
+	dir, ref := install(t, "s1", data)
+	r := newRestorer(dir)
+	if err := r.ApplyRepair(ctx(), ref, fixRepair(t, ref)); err != nil {
+		t.Fatal(err)
+	}
+	got := read(t, ref.Path)
+	lines := strings.Split(string(data), "\n")
+	want := strings.Join(lines[:3], "\n") + "\n" + string(syntheticLine("abcd0001", "a1", "c1")) + "\n" +
+		strings.Replace(lines[3], `"parentId":"a1"`, `"parentId":"abcd0001"`, 1) + "\n" + strings.Join(lines[4:], "\n")
+	if string(got) != want {
+		t.Fatalf("after the repair:\n%s\nwant\n%s", got, want)
+	}
+	if j := journalOf(t, r, ref, "abcd0001"); len(j) != 1 || j[0].Path != "" || !j[0].Absent || j[0].Op != "doctor_fix" || j[0].RawBase64 == "" {
+		t.Errorf("journal of the inserted entry: %+v", j)
+	}
+	if j := journalOf(t, r, ref, "u2"); len(j) != 1 || j[0].Path != "/parentId" || j[0].Absent || j[0].Op != "doctor_fix" {
+		t.Errorf("journal of the re-parented entry: %+v", j)
+	}
+	evs := auditLines(t, dir)
+	if len(evs) != 1 || evs[0].Action != "doctor_fix" || evs[0].Agent != "main" || evs[0].SessionID != "s1" ||
+		evs[0].Session != ref.String() || !strings.Contains(evs[0].Entry, "abcd0001") {
+		t.Fatalf("audit: %+v", evs)
+	}
+	if oracle.Optional(t) {
+		c, err := oracle.Context(ctx(), ref.Path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var roles []string
+		for _, m := range c.Messages {
+			var v struct{ Role string }
+			json.Unmarshal(m, &v)
+			roles = append(roles, v.Role)
+		}
+		if strings.Join(roles, ",") != "user,assistant,toolResult,user,assistant" {
+			t.Fatalf("pi's context: %v", roles)
+		}
+	}
+
+	// Without pristine the repair stays: it is not an extraction.
+	res, err := r.RestoreAll(ctx(), ref, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(read(t, ref.Path)) != want || res.Applied || res.Pristine || res.Remaining.Inserted != 1 ||
+		res.Remaining.Placeholders != 0 || len(res.Lost) != 0 {
+		t.Fatalf("restore without pristine: %+v", res)
+	}
+	// Pristine: the original bytes, and the journals cleared.
+	res, err = r.RestoreAll(ctx(), ref, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := read(t, ref.Path); !bytes.Equal(got, data) {
+		t.Fatalf("pristine: %s", firstDiff(data, got))
+	}
+	if !res.Pristine || res.LinesRemoved != 1 || res.Bookkeeping != 1 || res.Entries != 2 || len(res.Lost) != 0 {
+		t.Fatalf("pristine result: %+v", res)
+	}
+	if j := journalOf(t, r, ref, "u2"); len(j) != 0 {
+		t.Errorf("journal of u2 after the pristine restore: %+v", j)
+	}
+}
+
+// TestApplyRepairAfterExtraction repairs an extracted transcript, restores
+// a value, and checks that the pristine restore undoes all of it.
+func TestApplyRepairAfterExtraction(t *testing.T) {
+	data, _ := basic()
+	data = append(data, transcript(msg{id: "x1", body: assistantCall("again", "c9", "exec", `{}`)})[len(transcript()):]...)
+	// x1 follows u3 in the file but names no parent: give it one.
+	data = bytes.Replace(data, []byte(`"id":"x1","parentId":null`), []byte(`"id":"x1","parentId":"u3"`), 1)
+	dir, ref := extracted(t, data)
+	r := newRestorer(dir)
+	after := bytes.Count(data, []byte("\n")) // x1's line: the anchor is the leaf
+	rep := restore.Repair{Base: version(t, ref), Op: "doctor_fix",
+		Inserts: []restore.Insert{{AfterLine: after, AfterID: "x1", Entries: [][]byte{syntheticLine("abcd0009", "x1", "c9")}, IDs: []string{"abcd0009"}}}}
+	if err := r.ApplyRepair(ctx(), ref, rep); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Restore(ctx(), ref, "r1", nil, restore.RestoreOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := r.RestoreAll(ctx(), ref, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := read(t, ref.Path); !bytes.Equal(got, data) {
+		t.Fatalf("pristine: %s\n%+v", firstDiff(data, got), res)
+	}
+	if !res.Pristine || res.LinesRemoved != 1 {
+		t.Fatalf("pristine result: %+v", res)
+	}
+}
+
+// TestApplyRepairInsertedLineChanged: an inserted line that changed since
+// is kept, reported, and keeps its journal; the re-parent is undone.
+func TestApplyRepairInsertedLineChanged(t *testing.T) {
+	data := unpaired()
+	dir, ref := install(t, "s1", data)
+	r := newRestorer(dir)
+	if err := r.ApplyRepair(ctx(), ref, fixRepair(t, ref)); err != nil {
+		t.Fatal(err)
+	}
+	cur := read(t, ref.Path)
+	changed := bytes.Replace(cur, []byte(`"No result provided"`), []byte(`"No result provided!"`), 1)
+	if err := os.WriteFile(ref.Path, changed, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	res, err := r.RestoreAll(ctx(), ref, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Lost) != 1 || res.Lost[0].Kind != restore.ProblemInsertedChanged || res.Lost[0].EntryID != "abcd0001" ||
+		res.Lost[0].Line != 4 || res.Pristine || res.Remaining.Inserted != 1 || res.Remaining.Placeholders != 0 || res.LinesRemoved != 0 {
+		t.Fatalf("result: %+v", res)
+	}
+	got := read(t, ref.Path)
+	if !bytes.Contains(got, []byte(`"No result provided!"`)) || !bytes.Contains(got, []byte(`"id":"u2","parentId":"a1"`)) {
+		t.Fatalf("after the pristine restore:\n%s", got)
+	}
+	if j := journalOf(t, r, ref, "abcd0001"); len(j) != 1 {
+		t.Errorf("the kept line's journal: %+v", j)
+	}
+}
+
+// failingStore is a Store whose Rewrite fails.
+type failingStore struct{ bs.Store }
+
+func (failingStore) Rewrite(context.Context, bs.SessionRef, bs.Version, []bs.Edit, func() error) error {
+	return fmt.Errorf("disk full (test)")
+}
+
+// TestApplyRepairRewriteFails: the side records written before a failed
+// rewrite are harmless: a pristine restore finds nothing to undo.
+func TestApplyRepairRewriteFails(t *testing.T) {
+	data := unpaired()
+	dir, ref := install(t, "s1", data)
+	r := newRestorer(dir)
+	r.Store = failingStore{r.Store}
+	if err := r.ApplyRepair(ctx(), ref, fixRepair(t, ref)); err == nil || !strings.Contains(err.Error(), "disk full") {
+		t.Fatalf("ApplyRepair: %v, want the rewrite's error", err)
+	}
+	if len(journalOf(t, r, ref, "abcd0001")) != 1 || len(auditLines(t, dir)) != 0 {
+		t.Fatal("expected the journal written first and no audit line")
+	}
+	r = newRestorer(dir)
+	res, err := r.RestoreAll(ctx(), ref, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := read(t, ref.Path); !bytes.Equal(got, data) || !res.Pristine || res.Applied || len(res.Lost) != 0 || len(res.Warnings) != 0 {
+		t.Fatalf("pristine after a failed repair: %+v\n%s", res, got)
+	}
+	// A retry succeeds and is undone as well.
+	if err := r.ApplyRepair(ctx(), ref, fixRepair(t, ref)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.RestoreAll(ctx(), ref, true); err != nil {
+		t.Fatal(err)
+	}
+	if got := read(t, ref.Path); !bytes.Equal(got, data) {
+		t.Fatalf("pristine after the retry: %s", firstDiff(data, got))
+	}
+}
+
+// TestApplyRepairRefused: bad repairs, a busy session, a changed one and
+// the SQLite store write nothing: no transcript byte, no side record, no
+// audit line.
+func TestApplyRepairRefused(t *testing.T) {
+	good := func(t *testing.T, ref bs.SessionRef) restore.Repair { return fixRepair(t, ref) }
+	for _, tc := range []struct {
+		name  string
+		setup func(t *testing.T, ref *bs.SessionRef) restore.Repair
+		err   error
+		msg   string
+	}{
+		{"NoOp", func(t *testing.T, ref *bs.SessionRef) restore.Repair {
+			return restore.Repair{Op: "doctor_fix"}
+		}, nil, ""},
+		{"BadOp", func(t *testing.T, ref *bs.SessionRef) restore.Repair {
+			rep := good(t, *ref)
+			rep.Op = "Doctor Fix"
+			return rep
+		}, bs.ErrInvalid, "operation name"},
+		{"NoBase", func(t *testing.T, ref *bs.SessionRef) restore.Repair {
+			rep := good(t, *ref)
+			rep.Base = bs.Version{}
+			return rep
+		}, bs.ErrInvalid, "no base version"},
+		{"ShortID", func(t *testing.T, ref *bs.SessionRef) restore.Repair {
+			rep := good(t, *ref)
+			rep.Inserts[0].IDs = []string{"abc"}
+			rep.Inserts[0].Entries = [][]byte{syntheticLine("abc", "a1", "c1")}
+			return rep
+		}, bs.ErrInvalid, "at least 8 characters"},
+		{"BadID", func(t *testing.T, ref *bs.SessionRef) restore.Repair {
+			rep := good(t, *ref)
+			rep.Inserts[0].IDs = []string{"../../etc"}
+			return rep
+		}, bs.ErrInvalid, "entry id"},
+		{"IDMismatch", func(t *testing.T, ref *bs.SessionRef) restore.Repair {
+			rep := good(t, *ref)
+			rep.Inserts[0].IDs = []string{"abcd0002"}
+			return rep
+		}, bs.ErrInvalid, `expected an "id" member "abcd0002"`},
+		{"NotAnObject", func(t *testing.T, ref *bs.SessionRef) restore.Repair {
+			rep := good(t, *ref)
+			rep.Inserts[0].Entries = [][]byte{[]byte(`["abcd0001"]`)}
+			return rep
+		}, bs.ErrInvalid, "expected a JSON object"},
+		{"TwoLines", func(t *testing.T, ref *bs.SessionRef) restore.Repair {
+			rep := good(t, *ref)
+			rep.Inserts[0].Entries = [][]byte{[]byte("{\"id\":\"abcd0001\"}\n{}")}
+			return rep
+		}, bs.ErrInvalid, "line break"},
+		{"CountMismatch", func(t *testing.T, ref *bs.SessionRef) restore.Repair {
+			rep := good(t, *ref)
+			rep.Inserts[0].IDs = append(rep.Inserts[0].IDs, "abcd0002")
+			return rep
+		}, bs.ErrInvalid, "1 entries and 2 ids"},
+		{"DuplicateInsertedID", func(t *testing.T, ref *bs.SessionRef) restore.Repair {
+			rep := good(t, *ref)
+			rep.Inserts[0].IDs = append(rep.Inserts[0].IDs, "abcd0001")
+			rep.Inserts[0].Entries = append(rep.Inserts[0].Entries, rep.Inserts[0].Entries[0])
+			return rep
+		}, bs.ErrInvalid, "inserted twice"},
+		{"TwoReparentsOfOneLine", func(t *testing.T, ref *bs.SessionRef) restore.Repair {
+			rep := good(t, *ref)
+			rep.Reparents = append(rep.Reparents, rep.Reparents[0])
+			return rep
+		}, bs.ErrInvalid, "re-parented twice"},
+		{"AnchorMoved", func(t *testing.T, ref *bs.SessionRef) restore.Repair {
+			rep := good(t, *ref)
+			rep.Inserts[0].AfterLine = 2
+			return rep
+		}, bs.ErrChanged, `expected entry a1 on line 2, found entry "u1"`},
+		{"ReparentLineMoved", func(t *testing.T, ref *bs.SessionRef) restore.Repair {
+			rep := good(t, *ref)
+			rep.Reparents[0].Line = 9
+			return rep
+		}, bs.ErrChanged, "found no entry there"},
+		{"InsertedIDTaken", func(t *testing.T, ref *bs.SessionRef) restore.Repair {
+			rep := good(t, *ref)
+			rep.Inserts[0].IDs = []string{"a2a2a2a2"}
+			rep.Inserts[0].Entries = [][]byte{syntheticLine("a2a2a2a2", "a1", "c1")}
+			rep.Reparents[0].Parent = "a2a2a2a2"
+			data := bytes.Replace(read(t, ref.Path), []byte(`"id":"a2"`), []byte(`"id":"a2a2a2a2"`), 1)
+			writeOld(t, ref.Path, data)
+			rep.Base = version(t, *ref)
+			return rep
+		}, bs.ErrChanged, "already in the transcript"},
+		{"UnknownParent", func(t *testing.T, ref *bs.SessionRef) restore.Repair {
+			rep := good(t, *ref)
+			rep.Reparents[0].Parent = "ffff0000"
+			return rep
+		}, bs.ErrChanged, "neither in the transcript nor inserted"},
+		{"Changed", func(t *testing.T, ref *bs.SessionRef) restore.Repair {
+			rep := good(t, *ref)
+			writeOld(t, ref.Path, append(read(t, ref.Path), transcript(msg{id: "u9", body: userMsg("more")})[len(transcript()):]...))
+			return rep
+		}, bs.ErrChanged, "no longer the version"},
+		{"Busy", func(t *testing.T, ref *bs.SessionRef) restore.Repair {
+			liveLock(t, ref.Path)
+			return good(t, *ref)
+		}, bs.ErrBusy, "held by live pid"},
+		{"Running", func(t *testing.T, ref *bs.SessionRef) restore.Repair {
+			ref.Status = "running"
+			return good(t, *ref)
+		}, bs.ErrBusy, "run in flight"},
+		{"SQLite", func(t *testing.T, ref *bs.SessionRef) restore.Repair {
+			rep := good(t, *ref)
+			ref.Backend = bs.BackendSQLite
+			return rep
+		}, bs.ErrUnsupported, "cannot insert or re-parent"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir, ref := install(t, "s1", unpaired())
+			r := newRestorer(dir)
+			rep := tc.setup(t, &ref)
+			before := read(t, ref.Path)
+			err := r.ApplyRepair(ctx(), ref, rep)
+			if tc.err == nil {
+				if err != nil {
+					t.Fatal(err)
+				}
+			} else if !errors.Is(err, tc.err) || !strings.Contains(err.Error(), tc.msg) {
+				t.Fatalf("err = %v, want %v mentioning %q", err, tc.err, tc.msg)
+			}
+			if got := read(t, ref.Path); !bytes.Equal(got, before) {
+				t.Fatalf("transcript changed:\n%s", got)
+			}
+			ref.Backend = ""
+			if infos, err := r.Side.List(ctx(), ref); err != nil || len(infos) != 0 {
+				t.Fatalf("side records written: %v %v", infos, err)
+			}
+			if evs := auditLines(t, dir); len(evs) != 0 {
+				t.Fatalf("audit lines written: %+v", evs)
+			}
+		})
+	}
+}
+
+// writeOld writes data to path with an old modification time.
+func writeOld(t *testing.T, path string, data []byte) {
+	t.Helper()
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	old := now.Add(-time.Hour)
+	if err := os.Chtimes(path, old, old); err != nil {
+		t.Fatal(err)
+	}
+}
