@@ -6,11 +6,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -89,22 +91,43 @@ func (rep doctorReport) health(t *testing.T, id string) (string, string) {
 	return "", ""
 }
 
-// modelTurn runs one agent turn on key and returns its outcome and the model requests it made (the turn may fail).
-func modelTurn(t *testing.T, h *openclaw.Host, m *openclaw.Model, key, msg string) ([]openclaw.ModelRequest, error) {
+// modelTurns runs one agent turn per session key at the same time (msgs[i] on keys[i]; the turns may fail) and
+// returns, per turn, its outcome and the model requests that carry its message. The messages must differ and
+// hold no character JSON encoders escape differently (<, >, &).
+func modelTurns(t *testing.T, h *openclaw.Host, m *openclaw.Model, keys, msgs []string) ([][]openclaw.ModelRequest, []error) {
 	t.Helper()
 	before := len(m.Requests())
-	ctx, cancel := context.WithTimeout(context.Background(), turnTimeout)
-	defer cancel()
-	r, err := h.Gateway.Agent(ctx, openclaw.Turn{Key: key, Message: msg})
-	if err == nil {
-		var out struct {
-			Status string `json:"status"`
-		}
-		if derr := r.DecodeJSON(&out); derr != nil || out.Status != "ok" {
-			err = fmt.Errorf("turn status %q (%v): %.500s", out.Status, derr, r.Stdout)
+	errs := make([]error, len(keys))
+	var wg sync.WaitGroup
+	for i := range keys {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ctx, cancel := context.WithTimeout(context.Background(), turnTimeout)
+			defer cancel()
+			r, err := h.Gateway.Agent(ctx, openclaw.Turn{Key: keys[i], Message: msgs[i]})
+			if err == nil {
+				var out struct {
+					Status string `json:"status"`
+				}
+				if derr := r.DecodeJSON(&out); derr != nil || out.Status != "ok" {
+					err = fmt.Errorf("turn status %q (%v): %.500s", out.Status, derr, r.Stdout)
+				}
+			}
+			errs[i] = err
+		}()
+	}
+	wg.Wait()
+	reqs := make([][]openclaw.ModelRequest, len(keys))
+	for _, q := range m.Requests()[before:] {
+		for i, msg := range msgs {
+			enc, _ := json.Marshal(msg)
+			if bytes.Contains(q.Body, enc[1:len(enc)-1]) {
+				reqs[i] = append(reqs[i], q)
+			}
 		}
 	}
-	return m.Requests()[before:], err
+	return reqs, errs
 }
 
 // TestDoctorLive runs `brainsurgeon doctor` beside real gateways with the test model refusing requests with
@@ -135,6 +158,9 @@ func doctorLiveJSONL(t *testing.T) {
 	model.RejectUnpaired(true)
 	h := openclaw.NewHostWithModel(t, openclaw.V7, model.URL(), nil)
 	agents := h.State.AgentsDir()
+	// No quiet period: the fix runs right after the turns (the host lock and the run-in-flight check still
+	// apply).
+	writeConfig(t, agents, map[string]any{"idle_seconds": 0})
 	note := filepath.Join(t.TempDir(), "note.txt")
 	if err := os.WriteFile(note, []byte(doctorNote+"\n"), 0o600); err != nil {
 		t.Fatal(err)
@@ -145,23 +171,37 @@ func doctorLiveJSONL(t *testing.T) {
 		damaged             []byte
 	}
 	var ss []*sess
+	var keys, msgs []string
 	for _, kind := range doctorCorruptions {
 		s := &sess{kind: kind, key: "agent:main:doctor-" + kind}
-		if _, err := modelTurn(t, h, model, s.key, `read it CALL:read:{"path":"`+note+`"}`); err != nil {
-			t.Fatalf("%s: the first turn failed: %v", kind, err)
+		ss = append(ss, s)
+		keys = append(keys, s.key)
+		msgs = append(msgs, `read it (`+kind+`) CALL:read:{"path":"`+note+`"}`)
+	}
+	// The turns of the three sessions run at the same time (each turn's CLI takes seconds to start).
+	turns := func(what string) ([][]openclaw.ModelRequest, []error) {
+		var ms []string
+		for _, s := range ss {
+			ms = append(ms, what+" ("+s.kind+")")
 		}
+		return modelTurns(t, h, model, keys, ms)
+	}
+	if _, errs := modelTurns(t, h, model, keys, msgs); errors.Join(errs...) != nil {
+		t.Fatalf("the first turns failed: %v", errors.Join(errs...))
+	}
+	for _, s := range ss {
 		s.path = transcriptOf(t, h, s.key)
 		s.id = strings.TrimSuffix(filepath.Base(s.path), ".jsonl")
-		corrupt(t, s.path, kind)
-		ss = append(ss, s)
+		corrupt(t, s.path, s.kind)
 	}
 	if rej := model.Rejected(); len(rej) != 0 {
 		t.Fatalf("the model refused %d requests of the clean turns: %v", len(rej), rej[0].Unpaired)
 	}
 
 	// The turn on the damaged session: refused, or repaired by the host in memory.
-	for _, s := range ss {
-		reqs, err := modelTurn(t, h, model, s.key, "after the damage ("+s.kind+")")
+	damagedReqs, damagedErrs := turns("after the damage")
+	for i, s := range ss {
+		reqs, err := damagedReqs[i], damagedErrs[i]
 		refused := 0
 		for _, q := range reqs {
 			if q.Unpaired != nil {
@@ -210,8 +250,9 @@ func doctorLiveJSONL(t *testing.T) {
 	}
 
 	before := len(model.Rejected())
-	for _, s := range ss {
-		reqs, err := modelTurn(t, h, model, s.key, "after the fix ("+s.kind+")")
+	fixedReqs, fixedErrs := turns("after the fix")
+	for i, s := range ss {
+		reqs, err := fixedReqs[i], fixedErrs[i]
 		if err != nil {
 			t.Errorf("%s: the turn after the fix failed: %v", s.kind, err)
 		}
@@ -317,8 +358,8 @@ func doctorLiveSQLite(t *testing.T) {
 	agents := h.State.AgentsDir()
 	db := storePath(h.State)
 	// A session made by real turns beside it, in the live store.
-	if _, err := modelTurn(t, h, model, sessionKey, "hello from the doctor test"); err != nil {
-		t.Fatalf("turn: %v", err)
+	if _, errs := modelTurns(t, h, model, []string{sessionKey}, []string{"hello from the doctor test"}); errs[0] != nil {
+		t.Fatalf("turn: %v", errs[0])
 	}
 	liveID := liveSessionID(t, h, sessionKey)
 
@@ -338,6 +379,7 @@ func doctorLiveSQLite(t *testing.T) {
 		}
 	}
 
+	diagnosed := len(rep.Sessions)
 	digest := transcriptDigest(t, db, brokenID)
 	rows := sessionRows(t, db, brokenID)
 	rep, r = doctor(t, agents, "--fix", "--session", "main/"+brokenID)
@@ -350,7 +392,7 @@ func doctorLiveSQLite(t *testing.T) {
 	if transcriptDigest(t, db, brokenID) != digest {
 		t.Errorf("doctor --fix changed rows of the SQLite session (%d rows before, %d after)", len(rows), len(sessionRows(t, db, brokenID)))
 	}
-	t.Logf("2026.9.6: doctor diagnosed %d sessions, --fix refused (%d rows unchanged) in %s", len(rep.Sessions), len(rows),
+	t.Logf("2026.9.6: doctor diagnosed %d sessions, --fix refused (%d rows unchanged) in %s", diagnosed, len(rows),
 		time.Since(t0).Round(time.Second))
 }
 
