@@ -216,6 +216,12 @@ func doctorLiveJSONL(t *testing.T) {
 		case err != nil:
 			t.Fatalf("%s: the turn on the damaged session failed without a refusal: %v", s.kind, err)
 		default:
+			// What the host's own repair shows the model: no result without its call, and OpenClaw's synthetic
+			// result for a call without one.
+			body := string(reqs[0].Body)
+			if strings.Contains(body, doctorNote) || (s.kind == "missing") != strings.Contains(body, openclawMissingResult) {
+				t.Errorf("%s: the host passed the damaged session without refusal, but not as its repair would: %.2000s", s.kind, body)
+			}
 			t.Logf("%s: the host repaired the damage in memory: the model received no unpaired block (%d requests)", s.kind, len(reqs))
 		}
 		s.damaged = readFile(t, s.path)
