@@ -142,7 +142,7 @@ func modelTurns(t *testing.T, h *openclaw.Host, m *openclaw.Model, keys, msgs []
 //
 // On 2026.9.6 (SQLite), with a gateway running on the store: a session the host imported with a tool call
 // without result is diagnosed broken, `doctor --fix` refuses it with the reason (exit 1) and no row of the
-// session changes.
+// session changes; a turn on it then shows what reaches the model (logged).
 func TestDoctorLive(t *testing.T) {
 	t.Run(openclaw.V7, doctorLiveJSONL)
 	t.Run(openclaw.V9, doctorLiveSQLite)
@@ -397,6 +397,17 @@ func doctorLiveSQLite(t *testing.T) {
 	}
 	if transcriptDigest(t, db, brokenID) != digest {
 		t.Errorf("doctor --fix changed rows of the SQLite session (%d rows before, %d after)", len(rows), len(sessionRows(t, db, brokenID)))
+	}
+	// What reaches the model from the broken session (for the record: refused, or repaired by the host in memory).
+	reqs, errs := modelTurns(t, h, model, []string{"agent:main:doctor-broken"}, []string{"after the import (broken)"})
+	switch refused := len(reqs[0]) > 0 && reqs[0][0].Unpaired != nil; {
+	case len(reqs[0]) == 0:
+		t.Errorf("the turn on the broken SQLite session made no model request (%v)", errs[0])
+	case refused:
+		t.Logf("2026.9.6: the turn on the broken session was refused by the model (%s); turn error: %v", reqs[0][0].Unpaired, errs[0])
+	default:
+		t.Logf("2026.9.6: the host repaired the broken session in memory (turn error: %v; synthetic result shown: %v)", errs[0],
+			strings.Contains(string(reqs[0][0].Body), openclawMissingResult))
 	}
 	t.Logf("2026.9.6: doctor diagnosed %d sessions, --fix refused (%d rows unchanged) in %s", diagnosed, len(rows),
 		time.Since(t0).Round(time.Second))
