@@ -32,6 +32,8 @@ import (
 // body. The host records it as the turn's input usage, so that what the host and BrainSurgeon read back as "the
 // size the provider measured" is a known function of the bytes the model received. [Model.SetWindow] makes the
 // model refuse requests above a window as a provider does (HTTP 400 with a context-length error).
+// [Model.RejectUnpaired] makes it refuse, on every chat endpoint it serves, requests with unpaired tool blocks the
+// way OpenAI-compatible providers do (HTTP 400; see [CheckPairing]).
 //
 // The Model also serves OpenAI's chat-completions protocol (POST /v1/chat/completions, not streamed), so that a
 // summarizer can be pointed at it (base URL <URL>/v1): it answers a deterministic markdown summary of the
@@ -45,11 +47,12 @@ type Model struct {
 	mu      sync.Mutex
 	cond    *sync.Cond
 	held    bool
-	waiting int // calls waiting at the gate now
-	holds   int // calls the gate has held so far
-	fail    int // how many of the next calls answer 500
-	sfail   int // how many of the next summary calls answer 500
-	window  int // requests measured above it answer 400 (0: no limit)
+	waiting int  // calls waiting at the gate now
+	holds   int  // calls the gate has held so far
+	fail    int  // how many of the next calls answer 500
+	sfail   int  // how many of the next summary calls answer 500
+	window  int  // requests measured above it answer 400 (0: no limit)
+	unpair  bool // requests with unpaired tool blocks answer 400
 	reqs    []ModelRequest
 	sums    []ModelRequest
 	n       int
@@ -66,6 +69,9 @@ type ModelRequest struct {
 	// Tokens is the request's measured size, [MeasuredTokens] of Body (what the answer reports as
 	// prompt_eval_count).
 	Tokens int
+	// Unpaired is set when the model refused the request (HTTP 400) for unpaired tool blocks
+	// ([Model.RejectUnpaired]); nil otherwise.
+	Unpaired *Unpaired
 }
 
 // MeasuredTokens returns the model's measured size of a chat request body (Ollama's /api/chat or OpenAI's
@@ -153,6 +159,30 @@ func (m *Model) SetWindow(tokens int) {
 	m.mu.Lock()
 	m.window = max(tokens, 0)
 	m.mu.Unlock()
+}
+
+// RejectUnpaired turns on (or off) the refusal of chat requests with unpaired tool blocks: while on, every later
+// request (POST /api/chat and POST /v1/chat/completions) for which [CheckPairing] finds an unpaired block is
+// answered HTTP 400 with the body an OpenAI-compatible provider sends ([Unpaired.Body]) and recorded with status
+// 400 and its finding in [ModelRequest.Unpaired]. Off by default.
+func (m *Model) RejectUnpaired(on bool) {
+	m.mu.Lock()
+	m.unpair = on
+	m.mu.Unlock()
+}
+
+// Rejected returns the requests (chat and summary, in arrival order within each) refused for unpaired tool blocks
+// so far.
+func (m *Model) Rejected() []ModelRequest {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []ModelRequest
+	for _, r := range append(append([]ModelRequest(nil), m.reqs...), m.sums...) {
+		if r.Unpaired != nil {
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 // OverflowError is the error text of a request refused by [Model.SetWindow] for tokens measured over window.
@@ -350,22 +380,31 @@ func (m *Model) chat(w http.ResponseWriter, r *http.Request, body []byte) {
 	if fail {
 		m.fail--
 	}
+	var unpaired *Unpaired
+	if !fail && m.unpair {
+		unpaired = CheckPairing(body)
+	}
 	window := m.window
-	over := !fail && window > 0 && tokens > window
+	over := !fail && unpaired == nil && window > 0 && tokens > window
 	status := http.StatusOK
 	switch {
 	case fail:
 		status = http.StatusInternalServerError
-	case over:
+	case unpaired != nil, over:
 		status = http.StatusBadRequest
 	}
 	m.reqs[idx].Status = status
+	m.reqs[idx].Unpaired = unpaired
 	m.mu.Unlock()
 	if r.Context().Err() != nil {
 		return
 	}
 	if fail {
 		writeJSON(w, status, map[string]any{"error": "model " + strconv.Itoa(n) + " failed on purpose"})
+		return
+	}
+	if unpaired != nil {
+		writeJSON(w, status, unpaired.Body())
 		return
 	}
 	if over {

@@ -112,8 +112,19 @@ func (m *Model) summary(w http.ResponseWriter, body []byte) {
 	if !fail && json.Unmarshal(body, &req) != nil {
 		status = http.StatusBadRequest
 	}
+	var unpaired *Unpaired
+	if status == http.StatusOK && m.unpair {
+		if unpaired = CheckPairing(body); unpaired != nil {
+			status = http.StatusBadRequest
+		}
+	}
 	m.sums[idx].Status = status
+	m.sums[idx].Unpaired = unpaired
 	m.mu.Unlock()
+	if unpaired != nil {
+		writeJSON(w, status, unpaired.Body())
+		return
+	}
 	switch status {
 	case http.StatusInternalServerError:
 		writeJSON(w, status, map[string]any{"error": map[string]any{"message": "summary " + strconv.Itoa(n) + " failed on purpose", "type": "server_error"}})
