@@ -645,11 +645,33 @@ func (p *planner) harvest(plan *summaryPlan) {
 		p.e.log().Info("engine: summary dropped: what it covers is no longer at the top of the view", "session", p.in.Ref.String(), "layer", j.rec.Layer)
 		return
 	}
+	if id := p.restoredIn(&j.rec); id != "" {
+		// Started before the agent restored one of its entries: the next
+		// plan cuts before that entry (see protect).
+		p.e.log().Info("engine: summary dropped: it covers an entry the agent restored since", "session", p.in.Ref.String(), "layer", j.rec.Layer, "entry", id)
+		return
+	}
 	r := p.e.record(p.in.State, j, j.out)
 	p.e.logSummary(p.in.Ref, r)
 	if plan != nil && !slices.Contains(plan.Layers, r.Layer) {
 		plan.Layers = append(plan.Layers, r.Layer)
 	}
+}
+
+// restoredIn returns an entry of a summarize-layer record that the agent
+// restored within the restore protection window, or "". The full layer
+// and forced summaries are not held back (see protect).
+func (p *planner) restoredIn(rec *SummaryRecord) string {
+	if rec.Layer != layerSummarize || p.in.Force || len(p.in.State.Restored) == 0 {
+		return ""
+	}
+	now, keep := p.e.now(), p.e.policy().KeepAfterRestore
+	for _, id := range rec.Entries {
+		if at, ok := p.in.State.Restored[id]; ok && now.Sub(at) < keep {
+			return id
+		}
+	}
+	return ""
 }
 
 // fits reports whether rec applies after tops: its messages follow them,

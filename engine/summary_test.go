@@ -427,6 +427,43 @@ func TestRestoredKeptOutOfSummary(t *testing.T) {
 	}
 }
 
+// A summary job started before the agent restored one of the entries it
+// covers is dropped when it finishes; the next plan keeps the entry.
+func TestSummaryStartedBeforeRestoreDropped(t *testing.T) {
+	b := newTranscript()
+	for i := range 8 {
+		b.turn(i, 1200)
+	}
+	st, ref := b.store(t)
+	e, l := newEngine(t, st, newModel(t, "ok").client())
+	tr, msgs := viewOf(t, e, ref)
+	state := &State{Version: 1}
+	in := summaryInput{Ref: ref, Tr: tr, Msgs: msgs, Window: e.Settings.ContextWindow, Tokens: sumTokens(msgs), State: state}
+	ss := e.session(ref)
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	p := &planner{e: e, in: &in, ss: ss}
+	started, err := p.start(context.Background(), nil, 0)
+	if err != nil || !started {
+		t.Fatalf("start: %v, %v", started, err)
+	}
+	job := ss.job
+	<-job.done
+	var restored string
+	for _, id := range job.work.rec.Entries {
+		restored = id
+	}
+	state.Restored = map[string]time.Time{restored: e.now()}
+	var got summaryPlan
+	p.harvest(&got)
+	if len(state.Summaries) != 0 || len(got.Layers) != 0 {
+		t.Fatalf("summaries %d, layers %v: the summary covering the restored entry %s was applied", len(state.Summaries), got.Layers, restored)
+	}
+	if !l.has("it covers an entry the agent restored since") {
+		t.Fatalf("log: %q", l.lines)
+	}
+}
+
 func TestPinnedCarriedVerbatim(t *testing.T) {
 	b := newTranscript()
 	b.turn(0, 1200)
