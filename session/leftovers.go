@@ -344,7 +344,7 @@ func (sc *leftoverScan) add(agent, kind, sid, p string) {
 	case kind == bs.LeftoverOrphan:
 		age = OrphanAge
 	}
-	if sc.now.Sub(fi.ModTime()) < age {
+	if age > 0 && sc.now.Sub(fi.ModTime()) < age {
 		return
 	}
 	l := bs.Leftover{Agent: agent, Kind: kind, Path: p, SessionID: sid, Bytes: fi.Size(), DiskBytes: fi.Size(), ModTime: fi.ModTime()}

@@ -113,3 +113,22 @@ func TestLeftoversUnreadableInternal(t *testing.T) {
 		t.Errorf("skipped %v, want one error naming %s", skipped, bad)
 	}
 }
+
+// An archive whose modification time lies in the future (a clock set back)
+// is still a leftover: only temp files and orphans wait for an age.
+func TestLeftoversFutureModTime(t *testing.T) {
+	root := filepath.Join(t.TempDir(), "agents")
+	p := filepath.Join(root, "main", "sessions", "a.jsonl.deleted.2026-01-01T00-00-00.000Z")
+	writeOld(t, p, piHeader)
+	future := time.Now().Add(72 * time.Hour)
+	if err := os.Chtimes(p, future, future); err != nil {
+		t.Fatal(err)
+	}
+	found, skipped, err := NewStore(root).Leftovers(context.Background())
+	if err != nil || len(skipped) > 0 {
+		t.Fatal(err, skipped)
+	}
+	if len(found) != 1 || found[0].Kind != bs.LeftoverDeleted {
+		t.Fatalf("found %+v, want the .deleted archive", found)
+	}
+}
