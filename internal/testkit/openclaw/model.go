@@ -35,10 +35,13 @@ import (
 // [Model.RejectUnpaired] makes it refuse, on every chat endpoint it serves, requests with unpaired tool blocks the
 // way OpenAI-compatible providers do (HTTP 400; see [CheckPairing]).
 //
-// The Model also serves OpenAI's chat-completions protocol (POST /v1/chat/completions, not streamed), so that a
-// summarizer can be pointed at it (base URL <URL>/v1): it answers a deterministic markdown summary of the
-// conversation in the request's newest user message (see [SummaryOf]). Those requests are recorded apart
-// ([Model.SummaryRequests]); [Model.FailNext] applies to them too, and [Model.FailSummaries] to them alone.
+// The Model also serves OpenAI's chat-completions protocol (POST /v1/chat/completions). A request that is not
+// streamed is a summary request, so that a summarizer can be pointed at it (base URL <URL>/v1): it answers a
+// deterministic markdown summary of the conversation in the request's newest user message (see [SummaryOf]).
+// Those requests are recorded apart ([Model.SummaryRequests]); [Model.FailNext] applies to them too, and
+// [Model.FailSummaries] to them alone. A streamed request ("stream": true, as an agent's OpenAI-compatible
+// provider sends, e.g. pi's "openai-completions") is a chat request like /api/chat, scripted the same way and
+// recorded with them ([Model.Requests]), answered as server-sent chunks (a tool call has the id "call_<n>").
 type Model struct {
 	srv  *http.Server
 	ln   net.Listener
@@ -58,7 +61,8 @@ type Model struct {
 	n       int
 }
 
-// ModelRequest is one /api/chat request as the model received it.
+// ModelRequest is one chat request (POST /api/chat, or a streamed POST /v1/chat/completions) or summary request
+// as the model received it.
 type ModelRequest struct {
 	// At is when the request arrived.
 	At time.Time
@@ -347,15 +351,21 @@ func (m *Model) serve(w http.ResponseWriter, r *http.Request) {
 			"model_info":   map[string]any{"general.architecture": "llama", "llama.context_length": 131072},
 			"capabilities": []string{"completion", "tools"}})
 	case "/api/chat":
-		m.chat(w, r, body)
+		m.chat(w, r, body, false)
 	case "/v1/chat/completions":
-		m.summary(w, body)
+		if streamed(body) {
+			m.chat(w, r, body, true)
+		} else {
+			m.summary(w, body)
+		}
 	default:
 		writeJSON(w, http.StatusNotFound, map[string]any{"error": "not found"})
 	}
 }
 
-func (m *Model) chat(w http.ResponseWriter, r *http.Request, body []byte) {
+// chat serves a chat request: Ollama's POST /api/chat, or, when openAI is set, a streamed OpenAI POST
+// /v1/chat/completions (answered by [writeOpenAIChat]).
+func (m *Model) chat(w http.ResponseWriter, r *http.Request, body []byte, openAI bool) {
 	m.mu.Lock()
 	m.n++
 	n := m.n
@@ -400,6 +410,10 @@ func (m *Model) chat(w http.ResponseWriter, r *http.Request, body []byte) {
 		return
 	}
 	if fail {
+		if openAI {
+			writeJSON(w, status, map[string]any{"error": map[string]any{"message": "model " + strconv.Itoa(n) + " failed on purpose", "type": "server_error"}})
+			return
+		}
 		writeJSON(w, status, map[string]any{"error": "model " + strconv.Itoa(n) + " failed on purpose"})
 		return
 	}
@@ -408,10 +422,19 @@ func (m *Model) chat(w http.ResponseWriter, r *http.Request, body []byte) {
 		return
 	}
 	if over {
+		if openAI {
+			writeJSON(w, status, map[string]any{"error": map[string]any{"message": OverflowError(tokens, window),
+				"type": "invalid_request_error", "code": "context_length_exceeded"}})
+			return
+		}
 		writeJSON(w, status, map[string]any{"error": OverflowError(tokens, window)})
 		return
 	}
 	tool, args, text := plan(body, n)
+	if openAI {
+		writeOpenAIChat(w, body, n, tokens, tool, args, text)
+		return
+	}
 	msg := map[string]any{"role": "assistant", "content": text}
 	if tool != "" {
 		msg = map[string]any{"role": "assistant", "content": "",

@@ -260,6 +260,16 @@ func Available() error {
 	return err
 }
 
+// Node returns the node binary and the node_modules dir holding the pi package that the oracle runs with, for a
+// test that runs pi itself; the error is [Available]'s.
+func Node() (node, modules string, err error) {
+	e, err := resolve()
+	if err != nil {
+		return "", "", err
+	}
+	return e.node, e.modules, nil
+}
+
 // Require skips tb when the oracle is unavailable, or fails it when the environment demands the oracle
 // (CI set and not "false"/"0", or BRAINSURGEON_REQUIRE_ORACLE=1): CI must never silently skip oracle tests.
 // A skip is recorded for [Main]'s closing line.
