@@ -143,7 +143,8 @@ func (d *Daemon) runDoctor(ctx context.Context) (*DoctorResult, error) {
 		case doctor.HealthBroken:
 			res.Broken++
 			d.log.Warn("doctor: session broken", "session", ref.String(),
-				"missing_tool_results", rep.MissingResults, "orphan_tool_results", rep.OrphanResults)
+				"missing_tool_results", rep.MissingResults, "orphan_tool_results", rep.OrphanResults,
+				"displaced_tool_results", rep.DisplacedResults)
 		case doctor.HealthWarn:
 			res.Warn++
 		default:

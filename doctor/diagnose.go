@@ -42,6 +42,10 @@ func syntheticText(ref bs.SessionRef) string {
 	return piMissingText
 }
 
+// Unpaired counts the session's unpaired tool blocks: missing, orphan and
+// displaced tool results. Any of them makes the session broken.
+func (r *Report) Unpaired() int { return r.MissingResults + r.OrphanResults + r.DisplacedResults }
+
 // diagnosis is a Report with what Fix needs to plan from it.
 type diagnosis struct {
 	rep *Report
@@ -120,7 +124,8 @@ func (d *Doctor) diagnose(ctx context.Context, ref bs.SessionRef) (*diagnosis, e
 	}
 	rep.Problems = append(rep.Problems, an.problems...)
 	rep.Problems = append(rep.Problems, an.missingProblems(nodes, syntheticText(ref))...)
-	rep.OrphanResults = len(an.problems)
+	rep.OrphanResults = len(an.problems) - an.displaced
+	rep.DisplacedResults = an.displaced
 	for _, g := range an.missing {
 		rep.MissingResults += len(g.calls)
 	}
@@ -167,19 +172,19 @@ func (d *Doctor) diagnose(ctx context.Context, ref bs.SessionRef) (*diagnosis, e
 	sort.SliceStable(rep.Problems, func(i, j int) bool { return rep.Problems[i].Line < rep.Problems[j].Line })
 
 	switch {
-	case rep.MissingResults+rep.OrphanResults > 0:
+	case rep.Unpaired() > 0:
 		rep.Health = HealthBroken
 	case rep.MissingValues+rep.Pending+rep.Malformed > 0:
 		rep.Health = HealthWarn
 	default:
 		rep.Health = HealthOK
 	}
-	if rep.MissingResults+rep.OrphanResults > 0 {
+	if rep.Unpaired() > 0 {
 		if why := refusal(ref); why != "" {
 			rep.FixRefused = why
 			for i := range rep.Problems {
 				p := &rep.Problems[i]
-				if p.Kind == KindMissingResult || p.Kind == KindOrphanResult {
+				if p.Kind == KindMissingResult || p.Kind == KindOrphanResult || p.Kind == KindDisplacedResult {
 					if p.Fixable {
 						p.Fix = "refused: " + why
 					}

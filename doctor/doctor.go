@@ -15,6 +15,12 @@ const (
 	// not in the assistant message before it (it is on another branch,
 	// or nowhere): providers reject it.
 	KindOrphanResult = "orphan_tool_result"
+	// KindDisplacedResult is a tool result on the active path that
+	// answers a call of an earlier assistant message but comes after
+	// other messages (a user message, an assistant message without tool
+	// calls) instead of right after the call's results: providers reject
+	// it there; Fix moves it back by re-parenting.
+	KindDisplacedResult = "displaced_tool_result"
 	// KindMissingValue is a placeholder whose side value is missing or
 	// unreadable.
 	KindMissingValue = "placeholder_without_value"
@@ -75,9 +81,11 @@ type Report struct {
 	// The counts per kind.
 	MissingResults int `json:"missing_tool_results"`
 	OrphanResults  int `json:"orphan_tool_results"`
-	MissingValues  int `json:"placeholders_without_value"`
-	Pending        int `json:"pending_writebacks"`
-	Malformed      int `json:"malformed_lines"`
+	// DisplacedResults counts the displaced_tool_result problems.
+	DisplacedResults int `json:"displaced_tool_results"`
+	MissingValues    int `json:"placeholders_without_value"`
+	Pending          int `json:"pending_writebacks"`
+	Malformed        int `json:"malformed_lines"`
 	// Fixable is true when Fix would change something; FixRefused, when
 	// not empty, says why Fix cannot run on this session's store. It is
 	// set only when the session has unpaired tool blocks (an ok session
@@ -97,9 +105,11 @@ type FixResult struct {
 	Before *Report `json:"before"`
 	After  *Report `json:"after,omitempty"`
 	// Inserted counts the synthetic tool results written; Detached the
-	// orphan results taken off the active path (kept in the file).
+	// orphan results taken off the active path (kept in the file); Moved
+	// the displaced results moved back after their calls.
 	Inserted int `json:"inserted_results"`
 	Detached int `json:"detached_results"`
+	Moved    int `json:"moved_results"`
 	// Applied is true when the transcript was rewritten.
 	Applied bool `json:"applied"`
 	// Refused, when not empty, says why nothing was written.

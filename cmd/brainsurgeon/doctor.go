@@ -24,10 +24,12 @@ Diagnoses every session of every backend (or the one --session names), then
 reports the host's leftover files per agent.
 
 A session is "broken" when the messages the host sends from its active path
-hold an unpaired tool block: a tool call with no result after it, or a tool
-result whose call is not in the assistant message before it (after a user
-message, a duplicate, a call on another branch, or the result of an assistant
-message that ended with stopReason error/aborted, which the host drops). It
+hold an unpaired tool block: a tool call with no result after it, a tool
+result that answers an earlier call but comes after a user message or an
+assistant message without tool calls (displaced), or a tool result whose call
+is not in the assistant message before it (a duplicate, a call on another
+branch, or the result of an assistant message that ended with stopReason
+error/aborted, which the host drops). It
 "warns" for placeholders without a value, queued write-backs and malformed
 lines. Text output lists the sessions with problems, one line each with the
 problems below it, and counts the sessions that are ok.
@@ -41,8 +43,10 @@ store).
 --fix repairs the unpaired tool blocks on disk the way the host repairs them in
 memory: the host's own synthetic error result (OpenClaw's text for OpenClaw
 sessions, pi's for pi sessions) for every call without one, inserted after the
-call's results, and every orphan result taken off the active path by
-re-parenting the entry after it (the result stays in the file). It never
+call's results; every displaced result moved back right after its call's
+results (by re-parenting, as the host's repair moves it in memory); and every
+orphan result taken off the active path by re-parenting the entry after it
+(the result stays in the file). It never
 deletes an entry, writes each session in one rewrite under the host's lock, and
 "brainsurgeon restore <session> --all --pristine" takes it back. It does not
 wait for idle_seconds, but a session the host is using (a run in flight, its
@@ -182,7 +186,7 @@ func (c *doctorCommand) Run(ctx context.Context, args []string) error {
 	if *fix {
 		out.Fixes = []*fixOutput{}
 		for _, rep := range out.Sessions {
-			if rep.MissingResults+rep.OrphanResults == 0 {
+			if rep.Unpaired() == 0 {
 				continue
 			}
 			ref := refOf(refs, rep)
@@ -352,6 +356,7 @@ func printDoctor(w io.Writer, out *doctorOutput) {
 		}
 		add(r.MissingResults, "missing tool results")
 		add(r.OrphanResults, "orphan tool results")
+		add(r.DisplacedResults, "displaced tool results")
 		add(r.MissingValues, "placeholders without value")
 		add(r.Pending, "pending write-backs")
 		add(r.Malformed, "malformed lines")
@@ -378,7 +383,7 @@ func printDoctor(w io.Writer, out *doctorOutput) {
 	for _, f := range out.Fixes {
 		switch {
 		case f.Applied:
-			fmt.Fprintf(w, "fixed %s: inserted %d synthetic tool results, took %d orphan results off the active path", f.Session, f.Inserted, f.Detached)
+			fmt.Fprintf(w, "fixed %s: inserted %d synthetic tool results, moved %d displaced results back after their calls, took %d orphan results off the active path", f.Session, f.Inserted, f.Moved, f.Detached)
 			if f.After != nil {
 				fmt.Fprintf(w, "; now %s", f.After.Health)
 			}
