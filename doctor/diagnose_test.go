@@ -8,7 +8,9 @@ import (
 	"testing"
 	"time"
 
+	bs "github.com/brainsurgeon/brainsurgeon"
 	"github.com/brainsurgeon/brainsurgeon/doctor"
+	"github.com/brainsurgeon/brainsurgeon/session"
 )
 
 // brief renders a report's problems as "kind@line:call[+other][!]" ("!"
@@ -113,5 +115,33 @@ func TestDiagnoseBusyTurn(t *testing.T) {
 	}
 	if rep.Health != doctor.HealthOK || !rep.Busy || len(rep.Problems) != 0 {
 		t.Errorf("diagnosis of a session in a turn: %+v", rep)
+	}
+}
+
+// TestDiagnoseQuietPeriod diagnoses a session written just now whose last
+// turn ends in a call without result (a crash a minute ago): the quiet
+// period makes it busy and the call is not judged; with an explicit-write
+// context, as the fix uses, the quiet period does not count and the call
+// is reported.
+func TestDiagnoseQuietPeriod(t *testing.T) {
+	e := install(t, "main", "s1", transcript(ln{"u1", "", user("go")}, ln{"a1", "", calls("toolUse", "c1")}))
+	e.st.(*session.Store).Writer.Quiet = time.Minute
+	n := time.Now()
+	if err := os.Chtimes(e.path, n, n); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := e.doc.Diagnose(ctx(), e.ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !rep.Busy || rep.MissingResults != 0 {
+		t.Errorf("diagnosis within the quiet period: %+v", rep)
+	}
+	rep, err = e.doc.Diagnose(bs.ExplicitWrite(ctx()), e.ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Busy || rep.MissingResults != 1 || rep.Health != doctor.HealthBroken || !rep.Fixable {
+		t.Errorf("diagnosis with an explicit-write context: %+v", rep)
 	}
 }

@@ -93,8 +93,12 @@ type Report struct {
 	Fixable    bool   `json:"fixable"`
 	FixRefused string `json:"fix_refused,omitempty"`
 	// Busy is true when the host was using the session during the
-	// diagnosis: tool calls of its last turn that have no result yet are
-	// then not reported (the turn may still be running).
+	// diagnosis (Store.CheckIdle said busy: a run in flight, its lock
+	// held, or, unless ctx was made by bs.ExplicitWrite, a write within
+	// the quiet period) and the tool calls of its last turn have no
+	// result yet: they are then not judged (the turn may still be
+	// running), and Health counts only what was judged. Callers show such
+	// a session as busy, not as ok.
 	Busy bool `json:"busy,omitempty"`
 }
 

@@ -32,7 +32,14 @@ branch, or the result of an assistant message that ended with stopReason
 error/aborted, which the host drops). It
 "warns" for placeholders without a value, queued write-backs and malformed
 lines. Text output lists the sessions with problems, one line each with the
-problems below it, and counts the sessions that are ok.
+problems below it, and counts the sessions that are ok. A session the host is
+using (a run in flight, its lock held, or written to within idle_seconds) is
+listed as "busy: last turn may still be running; not judged": the tool calls of
+its last turn may still be waiting for their results, so they are not judged
+(its health counts only what was judged; --json has "busy": true). With --fix
+the quiet period does not count (the user asks now): only a run in flight or a
+held lock make a session busy, so the calls a crash left a minute ago are
+judged and fixed.
 
 The leftovers report counts, per agent and kind (deleted, reset, bak, tmp,
 corrupt, checkpoint, trajectory, orphan_transcript, import_archive), the files,
@@ -167,13 +174,21 @@ func (c *doctorCommand) Run(ctx context.Context, args []string) error {
 
 	out := doctorOutput{Sessions: []*doctor.Report{}}
 	var failures []string
+	// With --fix the diagnosis judges as the fix does: the user asks now,
+	// so the quiet period does not make a session busy (a crash a minute
+	// ago leaves calls the fix must repair); a run in flight or a held
+	// lock still does.
+	diagCtx := ctx
+	if *fix {
+		diagCtx = bs.ExplicitWrite(ctx)
+	}
 	prog := newProgress(c.m.Stderr)
 	for i, ref := range refs {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
 		prog.step(i, len(refs), ref.String())
-		rep, err := doc.Diagnose(ctx, ref)
+		rep, err := doc.Diagnose(diagCtx, ref)
 		if err != nil {
 			out.Errors = append(out.Errors, sessionError{Session: ref.String(), Error: err.Error()})
 			failures = append(failures, ref.String()+" could not be read")
@@ -342,8 +357,15 @@ func collectLeftovers(ctx context.Context, t *trash.Trash, rep *leftoverReport, 
 }
 
 func printDoctor(w io.Writer, out *doctorOutput) {
-	ok := 0
+	ok, busy := 0, 0
 	for _, r := range out.Sessions {
+		if r.Busy {
+			busy++
+			fmt.Fprintf(w, "%-6s  %s [%s]: busy: last turn may still be running; not judged\n", "busy", r.Session, r.Backend)
+			if len(r.Problems) == 0 {
+				continue
+			}
+		}
 		if len(r.Problems) == 0 {
 			ok++
 			continue
@@ -375,10 +397,18 @@ func printDoctor(w io.Writer, out *doctorOutput) {
 	for _, e := range out.Errors {
 		fmt.Fprintf(w, "error   %s: %s\n", e.Session, e.Error)
 	}
-	fmt.Fprintf(w, "ok: %d of %d sessions\n", ok, len(out.Sessions))
+	if busy > 0 {
+		fmt.Fprintf(w, "ok: %d of %d sessions (%d busy: the tool calls of their last turn were not judged; run doctor again when the host leaves them idle)\n", ok, len(out.Sessions), busy)
+	} else {
+		fmt.Fprintf(w, "ok: %d of %d sessions\n", ok, len(out.Sessions))
+	}
 
 	if out.Fixes != nil && len(out.Fixes) == 0 {
-		fmt.Fprintln(w, "fix: no session has unpaired tool blocks; nothing to fix")
+		if busy > 0 {
+			fmt.Fprintln(w, "fix: no session judged has unpaired tool blocks; the busy ones were not judged, nothing to fix")
+		} else {
+			fmt.Fprintln(w, "fix: no session has unpaired tool blocks; nothing to fix")
+		}
 	}
 	for _, f := range out.Fixes {
 		switch {

@@ -170,3 +170,50 @@ func TestDoctorSQLiteRefused(t *testing.T) {
 		t.Error("doctor --fix changed the SQLite store")
 	}
 }
+
+// TestDoctorJustCrashed cuts the transcript after its last tool call, as a
+// gateway crash in the middle of a tool leaves it, and leaves it recently
+// written (within idle_seconds): doctor does not call it ok (it is busy,
+// not judged), and doctor --fix, which does not wait for the quiet period,
+// judges the calls and repairs them.
+func TestDoctorJustCrashed(t *testing.T) {
+	agents, path := demoCopy(t)
+	lines := strings.SplitAfter(string(readFile(t, path)), "\n")
+	cut := -1
+	for i, l := range lines {
+		if strings.Contains(l, `"role":"assistant"`) && strings.Contains(l, `"type":"toolCall"`) {
+			cut = i
+		}
+	}
+	if cut < 0 {
+		t.Fatal("no tool call in the demo transcript")
+	}
+	crashed := []byte(strings.Join(lines[:cut+1], ""))
+	if err := os.WriteFile(path, crashed, 0o600); err != nil { // written just now
+		t.Fatal(err)
+	}
+
+	code, out, errs := run(t, "doctor", "--agents-dir", agents)
+	wantCode(t, code, 0, out, errs)
+	if !strings.Contains(out, "busy    main/"+demoID) || !strings.Contains(out, "last turn may still be running; not judged") || !strings.Contains(out, "ok: 0 of 1 sessions (1 busy") {
+		t.Errorf("doctor right after a crash:\n%s", out)
+	}
+	code, out, errs = run(t, "doctor", "--agents-dir", agents, "--json")
+	wantCode(t, code, 0, out, errs)
+	var got doctorOutput
+	if err := json.Unmarshal([]byte(out), &got); err != nil || len(got.Sessions) != 1 || !got.Sessions[0].Busy {
+		t.Fatalf("doctor --json right after a crash: %s (%v)", out, err)
+	}
+
+	code, out, errs = run(t, "doctor", "--fix", "--agents-dir", agents)
+	wantCode(t, code, 0, out, errs)
+	if !strings.Contains(out, "fixed main/"+demoID+": inserted 1 ") || strings.Contains(out, "nothing to fix") {
+		t.Errorf("doctor --fix right after a crash:\n%s", out)
+	}
+	age(t, path) // restore waits for the quiet period
+	code, out, errs = run(t, "restore", "--all", "--pristine", "main/"+demoID, "--agents-dir", agents)
+	wantCode(t, code, 0, out, errs)
+	if !bytes.Equal(readFile(t, path), crashed) {
+		t.Error("restore --all --pristine after doctor --fix is not byte-identical to the crashed transcript")
+	}
+}
