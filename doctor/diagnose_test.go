@@ -1,6 +1,7 @@
 package doctor_test
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -143,5 +144,47 @@ func TestDiagnoseQuietPeriod(t *testing.T) {
 	}
 	if rep.Busy || rep.MissingResults != 1 || rep.Health != doctor.HealthBroken || !rep.Fixable {
 		t.Errorf("diagnosis with an explicit-write context: %+v", rep)
+	}
+}
+
+// readCounter is a side store that counts the values read.
+type readCounter struct {
+	bs.SideStore
+	gets int
+}
+
+func (r *readCounter) Get(ctx context.Context, ref bs.SessionRef, key string) (bs.SideRecord, error) {
+	r.gets++
+	return r.SideStore.Get(ctx, ref, key)
+}
+
+// TestDiagnoseValues diagnoses placeholders whose side records are
+// damaged (x1) and missing (x2): the full check reads the values and
+// reports both; the listed check reads none and reports only the missing
+// one.
+func TestDiagnoseValues(t *testing.T) {
+	e := install(t, "main", "s1", transcript(ln{"x1", "", user("[[extracted-x1]]")}, ln{"a1", "", text("ok")}, ln{"x2", "", user("[[extracted-x2]]")}, ln{"a2", "", text("ok")}))
+	side := &readCounter{SideStore: e.doc.Side}
+	if err := side.Put(ctx(), e.ref, []bs.SideRecord{{EntryID: "x1", Data: []byte("not a record")}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		values doctor.ValueCheck
+		want   string
+		reads  bool
+	}{
+		{doctor.ValuesVerify, "placeholder_without_value@2! placeholder_without_value@4!", true},
+		{doctor.ValuesListed, "placeholder_without_value@4!", false},
+	} {
+		side.gets = 0
+		doc := *e.doc
+		doc.Side, doc.Values = side, tc.values
+		rep, err := doc.WithQueue().Diagnose(ctx(), e.ref)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := brief(rep); got != tc.want || rep.Health != doctor.HealthWarn || (side.gets > 0) != tc.reads {
+			t.Errorf("values %d: %s %q after %d reads, want warn %q (reads: %v)", tc.values, rep.Health, got, side.gets, tc.want, tc.reads)
+		}
 	}
 }

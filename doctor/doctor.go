@@ -132,4 +132,46 @@ type Doctor struct {
 	Clock bs.Clock
 	// Logger receives a record per repair; nil discards.
 	Logger bs.Logger
+	// Values says how a diagnosis checks the side values of the
+	// placeholders: ValuesVerify (the zero value) reads and hashes every
+	// value, ValuesListed only looks for the records in the side store's
+	// listing.
+	Values ValueCheck
+
+	// queue, when queued, is the write-back queue read once by WithQueue.
+	queue  []*restore.PendingRequest
+	queued bool
+}
+
+// ValueCheck says how a diagnosis checks that the placeholders of a
+// session still have their side values.
+type ValueCheck int
+
+const (
+	// ValuesVerify runs restore.Verify: every value a placeholder points
+	// to is read, decoded and checked against its sha256. It is what
+	// brainsurgeon doctor and the session detail use.
+	ValuesVerify ValueCheck = iota
+	// ValuesListed checks only that the side store lists a record for
+	// each placeholder's key (SideStore.List, one listing per session):
+	// no value is read or hashed, so a record that is there but damaged
+	// or lacks a value is not noticed. It is for views that diagnose many
+	// sessions often (the sessions list, the scheduled report).
+	ValuesListed
+)
+
+// WithQueue returns a copy of d that reads the restore write-back queue
+// once, now, and gives every diagnosis it makes that snapshot instead of
+// reading the queue again: for diagnosing many sessions in one go. When
+// the queue cannot be read, the copy reads it for each diagnosis (which
+// then reports the error).
+func (d *Doctor) WithQueue() *Doctor {
+	c := *d
+	if d.Restorer == nil {
+		return &c
+	}
+	if q, err := d.Restorer.Pending(); err == nil {
+		c.queue, c.queued = q, true
+	}
+	return &c
 }
