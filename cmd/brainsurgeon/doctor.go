@@ -60,10 +60,14 @@ wait for idle_seconds, but a session the host is using (a run in flight, its
 lock held) is skipped with a message. OpenClaw's SQLite store is never
 repaired (the host owns its event sequence): the fix is refused with the reason.
 
---collect shows the leftovers it would move into the trash and the bytes that
-frees (a dry run); with --yes it moves them, as one trash item that expires
-with the trash and that the trash restores byte for byte. Files that still
-hold unique history are skipped unless --include-unique.
+--collect shows the leftovers it would move into the trash, file by file
+(path, kind, bytes, whether it still holds unique history and why; the first
+50 of each list), and the bytes that frees (a dry run); with --yes it moves
+them, as one trash item that expires with the trash and that the trash
+restores byte for byte. Files that still hold unique history are skipped unless
+--include-unique. With --session, the leftovers report and --collect cover only
+the leftovers of that session's agent (for a pi session, of its project dir),
+not only those of the session itself.
 
 Exit status: 0 when the diagnosis ran (even when it found problems), 1 when a
 session could not be read, when --fix skipped, refused or left a broken
@@ -134,6 +138,10 @@ type collectOutput struct {
 	Bytes         int64  `json:"bytes"`
 	SkippedUnique int    `json:"skipped_unique"`
 	TrashID       string `json:"trash_id,omitempty"`
+	// take and unique are the files moved (or to move) and those skipped
+	// for their unique history, for the text output (--json has them in
+	// leftovers.files).
+	take, unique []bs.Leftover
 }
 
 func (c *doctorCommand) Run(ctx context.Context, args []string) error {
@@ -234,7 +242,7 @@ func (c *doctorCommand) Run(ctx context.Context, args []string) error {
 
 	agent := ""
 	if *name != "" && len(refs) == 1 {
-		agent = refs[0].Agent
+		agent = leftoverAgent(refs[0])
 	}
 	out.Leftovers = scanLeftovers(ctx, set.Store, *name != "", agent)
 	if *collect {
@@ -267,6 +275,16 @@ func refOf(refs []bs.SessionRef, rep *doctor.Report) bs.SessionRef {
 		}
 	}
 	return bs.SessionRef{Backend: rep.Backend, Agent: rep.Agent, ID: rep.SessionID}
+}
+
+// leftoverAgent returns the agent field of the leftovers beside ref's
+// transcript: its agent, or for a pi session (which has none) its project
+// dir, which the store gives as its Label.
+func leftoverAgent(ref bs.SessionRef) string {
+	if ref.Agent == "" && ref.Backend != bs.BackendSQLite {
+		return ref.Label
+	}
+	return ref.Agent
 }
 
 // scanLeftovers asks the store for the host's leftovers and sums them per
@@ -336,12 +354,14 @@ func collectLeftovers(ctx context.Context, t *trash.Trash, rep *leftoverReport, 
 	for _, f := range rep.Files {
 		if f.Unique && !includeUnique {
 			co.SkippedUnique++
+			co.unique = append(co.unique, f)
 			continue
 		}
 		take = append(take, f)
 		co.Files++
 		co.Bytes += f.Bytes
 	}
+	co.take = take
 	if dryRun || len(take) == 0 {
 		return co, nil
 	}
@@ -452,10 +472,38 @@ func printDoctor(w io.Writer, out *doctorOutput) {
 		case co.DryRun:
 			fmt.Fprintf(w, "collect (dry run): would move %d files (%d bytes) into the trash; %d holding unique history skipped. Add --yes to move them.\n",
 				co.Files, co.Bytes, co.SkippedUnique)
+			printLeftoverFiles(w, "would move", co.take)
+			printLeftoverFiles(w, "would skip (unique history; --include-unique takes it)", co.unique)
 		case co.TrashID != "":
 			fmt.Fprintf(w, "collect: moved %d files (%d bytes) into trash item %s; %d holding unique history skipped.\n", co.Files, co.Bytes, co.TrashID, co.SkippedUnique)
 		default:
 			fmt.Fprintf(w, "collect: nothing moved; %d holding unique history skipped.\n", co.SkippedUnique)
 		}
+	}
+}
+
+// maxListed caps the files the collect lists per group.
+const maxListed = 50
+
+// printLeftoverFiles lists files under a heading: path, kind, bytes, and
+// whether it still holds unique history (and why), at most maxListed.
+func printLeftoverFiles(w io.Writer, heading string, files []bs.Leftover) {
+	if len(files) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "  %s:\n", heading)
+	for i, f := range files {
+		if i == maxListed {
+			fmt.Fprintf(w, "    … and %d more\n", len(files)-maxListed)
+			break
+		}
+		what := "copy"
+		if f.Unique {
+			what = "unique"
+		}
+		if f.Why != "" {
+			what += ": " + f.Why
+		}
+		fmt.Fprintf(w, "    %s  %s  %d bytes  (%s)\n", f.Path, f.Kind, f.Bytes, what)
 	}
 }

@@ -85,7 +85,7 @@ func TestDoctorCommand(t *testing.T) {
 
 	code, out, errs = run(t, "doctor", "--collect", "--agents-dir", agents)
 	wantCode(t, code, 0, out, errs)
-	if !strings.Contains(out, "would move 1 files (") {
+	if !strings.Contains(out, "would move 1 files (") || !strings.Contains(out, "    "+leftover+"  bak  ") {
 		t.Errorf("doctor --collect (dry run):\n%s", out)
 	}
 	if _, err := os.Stat(leftover); err != nil {
@@ -215,5 +215,39 @@ func TestDoctorJustCrashed(t *testing.T) {
 	wantCode(t, code, 0, out, errs)
 	if !bytes.Equal(readFile(t, path), crashed) {
 		t.Error("restore --all --pristine after doctor --fix is not byte-identical to the crashed transcript")
+	}
+}
+
+// TestDoctorCollectPiSession collects for one pi session: the leftovers of
+// its project dir are listed and would be moved, those of another project
+// dir are not.
+func TestDoctorCollectPiSession(t *testing.T) {
+	root := filepath.Join(t.TempDir(), "sessions")
+	const id = "0b0b0b0b-0000-4000-8000-000000000001"
+	session := `{"type":"session","version":3,"id":"` + id + `","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/work"}` + "\n" +
+		`{"type":"message","id":"u1","parentId":null,"timestamp":"2026-01-01T00:00:01.000Z","message":{"role":"user","content":[{"type":"text","text":"hi"}],"timestamp":1767225601000}}` + "\n"
+	var baks []string
+	for _, project := range []string{"--work--", "--other--"} {
+		dir := filepath.Join(root, project)
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		name := "2026-01-01T00-00-00-000Z_" + id + ".jsonl"
+		if project != "--work--" {
+			name = "2026-01-01T00-00-00-000Z_0b0b0b0b-0000-4000-8000-000000000002.jsonl"
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(session), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		bak := filepath.Join(dir, name+".bak")
+		if err := os.WriteFile(bak, []byte(session), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		baks = append(baks, bak)
+	}
+	code, out, errs := run(t, "doctor", "--session", id, "--collect", "--agents-dir", root)
+	wantCode(t, code, 0, out, errs)
+	if !strings.Contains(out, "would move 1 files (") || !strings.Contains(out, baks[0]) || strings.Contains(out, baks[1]) {
+		t.Errorf("doctor --session <pi session> --collect:\n%s", out)
 	}
 }
