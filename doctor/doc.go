@@ -66,11 +66,17 @@
 //     "error"/"aborted") that the run does not answer is a missing result
 //     (missing_tool_result). When the calls are those of the last message
 //     on the context and the host is using the session (CheckIdle), they
-//     are not reported: the turn may still be running (Report.Busy).
+//     are not reported: the turn may still be running (Report.Busy; a
+//     caller shows such a session as busy, not judged, never as ok). A ctx
+//     made by bs.ExplicitWrite, as Fix and brainsurgeon doctor --fix use,
+//     skips the store's quiet period: only a run in flight or a held lock
+//     make the session busy then.
 //
 // Any of them makes the session broken; placeholders without a value
-// (restore.Verify, only when the transcript holds placeholders), queued
-// write-backs of the session, and malformed lines make it warn.
+// (only when the transcript holds placeholders: restore.Verify reads and
+// hashes every value, or with Doctor.Values = ValuesListed the side
+// store's listing only tells that each record exists), queued write-backs
+// of the session, and malformed lines make it warn.
 //
 // # The repair
 //
