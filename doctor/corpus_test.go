@@ -283,7 +283,7 @@ func TestSQLiteRefused(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if res.Applied || (rep.MissingResults+rep.OrphanResults > 0) != (res.Refused == doctor.RefusedSQLite) {
+		if res.Applied || (rep.Unpaired() > 0) != (res.Refused == doctor.RefusedSQLite) {
 			t.Errorf("%s: fix %+v of %+v", ref, res, rep)
 		}
 		if res.Refused != "" {

@@ -79,7 +79,7 @@ func TestDoctorCommand(t *testing.T) {
 	code, out, errs = run(t, "doctor", "--agents-dir", agents, "--json")
 	wantCode(t, code, 0, out, errs)
 	got = doctorOutput{}
-	if err := json.Unmarshal([]byte(out), &got); err != nil || got.Sessions[0].MissingResults+got.Sessions[0].OrphanResults != 0 {
+	if err := json.Unmarshal([]byte(out), &got); err != nil || got.Sessions[0].Unpaired() != 0 {
 		t.Fatalf("doctor after the fix: %s", out)
 	}
 
