@@ -80,6 +80,17 @@ func (s *server) doctor() *doctor.Doctor {
 	return &doctor.Doctor{Store: s.set.Store, Side: s.set.Side, Restorer: s.restorerFor(), Logger: s.log}
 }
 
+// listDoctor returns the Doctor of the sessions list: it checks that the
+// side store lists a record for each placeholder without reading the
+// values (doctor.ValuesListed), and reads the write-back queue once for
+// the whole list. The session detail and GET /api/doctor verify every
+// value (s.doctor).
+func (s *server) listDoctor() *doctor.Doctor {
+	d := s.doctor()
+	d.Values = doctor.ValuesListed
+	return d.WithQueue()
+}
+
 // doctorReport answers GET /api/doctor?agent=: a diagnosis of every
 // session (of one agent) and the leftovers report. Both are computed on
 // the request, read-only; cancelling the request stops them.

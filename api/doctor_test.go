@@ -275,3 +275,56 @@ func TestSummarizeLeftovers(t *testing.T) {
 		})
 	}
 }
+
+// TestDoctorHealthListedValues gives a session two placeholders, one
+// without a side record and one whose record is damaged: the sessions
+// list, which only looks for the records in the side store's listing,
+// reports the missing one; the session detail, which verifies every
+// value, reports both.
+func TestDoctorHealthListedValues(t *testing.T) {
+	set, ids, deleted := doctorFixture(t)
+	path := filepath.Join(filepath.Dir(deleted), ids[2]+".jsonl")
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := ""
+	for _, l := range bytes.Split(data, []byte("\n")) {
+		var e struct{ ID string }
+		if json.Unmarshal(l, &e) == nil && e.ID != "" {
+			last = e.ID
+		}
+	}
+	tail := ""
+	for _, id := range []string{"dd000003", "dd000004"} {
+		tail += fmt.Sprintf(`{"type":"message","id":%q,"parentId":%q,"timestamp":"2026-01-01T00:00:00.000Z","message":{"role":"user","content":[{"type":"text","text":"[[extracted-%s]]"}],"timestamp":1767225600000}}`+"\n", id, last, id)
+		last = id
+	}
+	if err := os.WriteFile(path, append(data, tail...), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ref, err := set.Store.Resolve(context.Background(), "alpha/"+ids[2])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := set.Side.Put(context.Background(), ref, []bs.SideRecord{{EntryID: "dd000004", Data: []byte("damaged")}}); err != nil {
+		t.Fatal(err)
+	}
+	c := &client{tb: t, srv: serve(t, api.Options{Stores: stores(set)})}
+	var list struct {
+		Sessions []api.SessionInfo `json:"sessions"`
+	}
+	c.json("GET", "/api/sessions?agent=alpha", "", 200, &list)
+	for _, s := range list.Sessions {
+		if s.SessionID == ids[2] && (s.Health != doctor.HealthWarn || s.ProblemKinds[doctor.KindMissingValue] != 1) {
+			t.Errorf("list: %s health %q, problems %v; want warn with one placeholder without value (the missing record)", s.SessionID, s.Health, s.ProblemKinds)
+		}
+	}
+	var det struct {
+		Doctor *doctor.Report `json:"doctor"`
+	}
+	c.json("GET", "/api/sessions/alpha/"+ids[2], "", 200, &det)
+	if det.Doctor == nil || det.Doctor.MissingValues != 2 {
+		t.Errorf("detail doctor = %+v, want both placeholders without value", det.Doctor)
+	}
+}

@@ -138,6 +138,7 @@ func (c *statsCache) list(ctx context.Context, s *server, refs []bs.SessionRef, 
 	}
 	c.mu.Unlock()
 	if len(todo) > 0 {
+		doc := s.listDoctor()
 		work := make(chan int)
 		var wg sync.WaitGroup
 		for range min(runtime.GOMAXPROCS(0), len(todo), 8) {
@@ -145,7 +146,7 @@ func (c *statsCache) list(ctx context.Context, s *server, refs []bs.SessionRef, 
 			go func() {
 				defer wg.Done()
 				for i := range work {
-					out[i] = s.readInfo(ctx, refs[i], cp)
+					out[i] = s.readInfo(ctx, doc, refs[i], cp)
 				}
 			}()
 		}
@@ -214,8 +215,8 @@ func tokensKey(cp Compaction) string {
 
 // readInfo reads one session in one pass over its lines, then measures
 // its current context as the context status does (and leaves the
-// measurement in the status cache).
-func (s *server) readInfo(ctx context.Context, ref bs.SessionRef, cp Compaction) SessionInfo {
+// measurement in the status cache), and diagnoses it with doc.
+func (s *server) readInfo(ctx context.Context, doc *doctor.Doctor, ref bs.SessionRef, cp Compaction) SessionInfo {
 	info := SessionInfo{Agent: agentName(ref), SessionID: ref.ID, Backend: backendOf(ref)}
 	v := &bs.Visitor{
 		Want: func([]byte) bool { return false }, // the envelope is enough
@@ -284,7 +285,7 @@ func (s *server) readInfo(ctx context.Context, ref bs.SessionRef, cp Compaction)
 	if info.Updated.IsZero() && ref.Backend != bs.BackendSQLite {
 		info.Updated = mtime
 	}
-	if rep, err := s.doctor().Diagnose(ctx, ref); err == nil {
+	if rep, err := doc.Diagnose(ctx, ref); err == nil {
 		info.setHealth(rep)
 	} else {
 		info.undiagnosed = true

@@ -46,7 +46,8 @@
 // host's leftovers when the store can, and logs one "doctor report" line
 // (sessions, broken, warn, failed, leftover_files, leftover_bytes,
 // unique_files) and one "doctor: session broken" warning per broken
-// session (session, missing_tool_results, orphan_tool_results). It runs
+// session (session, missing_tool_results, orphan_tool_results,
+// displaced_tool_results). It runs
 // whether pruning is enabled or not, and writes nothing: it neither fixes
 // a session nor collects a leftover ([Daemon.RunDoctorNow] runs it at
 // once). A manual run and a scheduled one never overlap

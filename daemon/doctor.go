@@ -94,9 +94,14 @@ func (d *Daemon) runDoctor(ctx context.Context) (*DoctorResult, error) {
 	if err != nil {
 		return res, err
 	}
+	// The report runs on every session each time: it checks that the side
+	// store lists each placeholder's record without reading the values,
+	// and reads the write-back queue once (brainsurgeon doctor and the
+	// session detail verify every value).
 	doc := &doctor.Doctor{Store: set.Store, Side: set.Side, Logger: d.log,
-		Restorer: restore.New(set.Store, set.Side, set.StateDir)}
+		Restorer: restore.New(set.Store, set.Side, set.StateDir), Values: doctor.ValuesListed}
 	doc.Restorer.Logger = d.log
+	doc = doc.WithQueue()
 
 	refs, skipped, err := set.Store.Sessions(ctx)
 	if err != nil {
@@ -143,7 +148,8 @@ func (d *Daemon) runDoctor(ctx context.Context) (*DoctorResult, error) {
 		case doctor.HealthBroken:
 			res.Broken++
 			d.log.Warn("doctor: session broken", "session", ref.String(),
-				"missing_tool_results", rep.MissingResults, "orphan_tool_results", rep.OrphanResults)
+				"missing_tool_results", rep.MissingResults, "orphan_tool_results", rep.OrphanResults,
+				"displaced_tool_results", rep.DisplacedResults)
 		case doctor.HealthWarn:
 			res.Warn++
 		default:

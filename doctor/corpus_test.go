@@ -39,15 +39,18 @@ type lineInfo struct {
 // next one loses its last result (a missing result; the entry after it is
 // re-parented), and a tool result naming no call is inserted after a later
 // user message. It returns the corrupted bytes and how many of the three
-// it made.
-func corrupt(t *testing.T, st bs.Store, ref bs.SessionRef, data []byte) ([]byte, int) {
+// it made. When it made fewer and the active path has a compaction, it
+// adds a tool call right after the compaction's first kept entry whose
+// result comes only after the compaction (a displaced result, whose fix
+// moves it into the kept part) and reports kept.
+func corrupt(t *testing.T, st bs.Store, ref bs.SessionRef, data []byte) (out []byte, made int, kept bool) {
 	t.Helper()
 	tr, err := st.Open(ctx(), ref, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if tr.Header().Version < 2 {
-		return nil, 0
+		return nil, 0, false
 	}
 	nodes, path := tr.Nodes(), tr.ActivePath()
 	lines := strings.SplitAfter(string(data), "\n")
@@ -66,12 +69,13 @@ func corrupt(t *testing.T, st bs.Store, ref bs.SessionRef, data []byte) ([]byte,
 		}
 		return -1
 	}
+	reparented := map[int]bool{}
 	reparent := func(ni int, parent string) {
+		reparented[ni] = true
 		l := &lines[nodes[ni].Line-1]
 		*l = strings.Replace(*l, fmt.Sprintf(`"parentId":%q`, nodes[ni].ParentID), fmt.Sprintf(`"parentId":%q`, parent), 1)
 	}
 	msgs := tr.Context().Messages
-	made := 0
 	aborted, dropped := false, false
 	remove := map[int]bool{}
 	var insertAfter = -1
@@ -116,13 +120,46 @@ func corrupt(t *testing.T, st bs.Store, ref bs.SessionRef, data []byte) ([]byte,
 		*l += fmt.Sprintf(`{"type":"message","id":"0rphan01","parentId":%q,"timestamp":%q,"message":{"role":"toolResult","toolCallId":"call_nowhere","toolName":"exec","content":[{"type":"text","text":"lost"}],"isError":false,"timestamp":1767225600000}}`+"\n", nodes[insertAfter].ID, ts)
 		made++
 	}
-	var out strings.Builder
-	for i, l := range lines {
-		if !remove[i+1] {
-			out.WriteString(l)
+	// The call goes right after the first kept entry, its result right
+	// before the compaction, with kept messages between them.
+	if comp, fk := lastCompaction(nodes, path); made < 3 && comp >= 0 && fk >= 0 && pos[comp]-1 > pos[fk] {
+		next, before := child(fk), path[pos[comp]-1]
+		if !reparented[next] && !reparented[comp] {
+			ts := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).Format("2006-01-02T15:04:05.000Z")
+			reparent(next, "k3pt0001")
+			reparent(comp, "k3pt0002")
+			lines[nodes[fk].Line-1] += fmt.Sprintf(`{"type":"message","id":"k3pt0001","parentId":%q,"timestamp":%q,"message":{"role":"assistant","content":[{"type":"toolCall","id":"call_kept","name":"exec","arguments":{"command":"ls"}}],"api":"openai-completions","provider":"x","model":"m","stopReason":"toolUse","timestamp":1767225600000}}`+"\n", nodes[fk].ID, ts)
+			lines[nodes[before].Line-1] += fmt.Sprintf(`{"type":"message","id":"k3pt0002","parentId":%q,"timestamp":%q,"message":{"role":"toolResult","toolCallId":"call_kept","toolName":"exec","content":[{"type":"text","text":"kept"}],"isError":false,"timestamp":1767225600000}}`+"\n", nodes[before].ID, ts)
+			kept = true
 		}
 	}
-	return []byte(out.String()), made
+	var b strings.Builder
+	for i, l := range lines {
+		if !remove[i+1] {
+			b.WriteString(l)
+		}
+	}
+	return []byte(b.String()), made, kept
+}
+
+// lastCompaction returns the node of the last compaction on the active
+// path and the node of its first kept entry (-1 when there is none).
+func lastCompaction(nodes []bs.Node, path []int) (comp, firstKept int) {
+	comp, firstKept = -1, -1
+	for _, p := range path {
+		if nodes[p].FirstKept() != "" {
+			comp = p
+		}
+	}
+	if comp < 0 {
+		return -1, -1
+	}
+	for _, p := range path {
+		if nodes[p].ID == nodes[comp].FirstKept() {
+			return comp, p
+		}
+	}
+	return -1, -1
 }
 
 // TestCorpusRoundTrip corrupts copies of the corpus transcripts, fixes
@@ -141,7 +178,7 @@ func TestCorpusRoundTrip(t *testing.T) {
 		return fi.Size()
 	}
 	slices.SortStableFunc(files, func(a, b string) int { return cmp.Compare(size(a), size(b)) })
-	tested, real := 0, 0
+	tested, real, compactions := 0, 0, 0
 	var names []string
 	var contexts [][]json.RawMessage
 	for _, src := range files {
@@ -158,9 +195,9 @@ func TestCorpusRoundTrip(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			bad, made := corrupt(t, st, ref, read(t, path))
-			if made < 3 {
-				t.Skipf("made %d of 3 corruptions (too few tool turns on the active path)", made)
+			bad, made, kept := corrupt(t, st, ref, read(t, path))
+			if made < 3 && !kept {
+				t.Skipf("made %d of 3 corruptions (too few tool turns on the active path) and no compaction to corrupt", made)
 			}
 			if err := os.WriteFile(path, bad, 0o600); err != nil {
 				t.Fatal(err)
@@ -172,8 +209,8 @@ func TestCorpusRoundTrip(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if before.Health != doctor.HealthBroken || before.MissingResults < 1 || before.OrphanResults < 2 {
-				t.Fatalf("diagnosis of the corrupted copy: %s, %d missing, %d orphans: %+v", before.Health, before.MissingResults, before.OrphanResults, before.Problems)
+			if before.Health != doctor.HealthBroken || (made >= 3 && (before.MissingResults < 1 || before.OrphanResults < 2)) || (kept && before.DisplacedResults < 1) {
+				t.Fatalf("diagnosis of the corrupted copy: %s, %d missing, %d orphans, %d displaced: %+v", before.Health, before.MissingResults, before.OrphanResults, before.DisplacedResults, before.Problems)
 			}
 			res, err := doc.Fix(ctx(), ref)
 			if err != nil {
@@ -182,8 +219,17 @@ func TestCorpusRoundTrip(t *testing.T) {
 			if !res.Applied || res.After == nil || res.After.Fixable {
 				t.Fatalf("fix: %+v; after %+v", res, res.After)
 			}
-			if res.After.MissingResults+res.After.OrphanResults == 0 {
-				contexts = append(contexts, checkOracle(t, path))
+			if kept && res.Moved < 1 {
+				t.Errorf("fix of the displaced result in the compaction's kept part: %+v", res)
+			}
+			if res.After.Unpaired() == 0 {
+				msgs := checkOracle(t, path)
+				if kept && !slices.ContainsFunc(msgs, func(m json.RawMessage) bool {
+					return bytes.Contains(m, []byte(`"call_kept"`)) && bytes.Contains(m, []byte(`"kept"`))
+				}) {
+					t.Error("pi's context of the fixed transcript lost the moved result of the compaction's kept part")
+				}
+				contexts = append(contexts, msgs)
 				names = append(names, t.Name())
 			}
 			if _, err := r.RestoreAll(ctx(), ref, true); err != nil {
@@ -196,10 +242,13 @@ func TestCorpusRoundTrip(t *testing.T) {
 			if !testcorpus.IsSelfMade(src) {
 				real++
 			}
+			if kept {
+				compactions++
+			}
 		})
 	}
-	if tested == 0 || (testcorpus.HasReal(files) && real == 0) {
-		t.Errorf("%d corpus transcripts (%d real) could be corrupted three ways", tested, real)
+	if tested == 0 || (testcorpus.HasReal(files) && real == 0) || compactions == 0 {
+		t.Errorf("%d corpus transcripts (%d real, %d with a compaction) could be corrupted", tested, real, compactions)
 	}
 	checkOpenClawRepair(t, names, contexts)
 }
@@ -234,7 +283,7 @@ func TestSQLiteRefused(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if res.Applied || (rep.MissingResults+rep.OrphanResults > 0) != (res.Refused == doctor.RefusedSQLite) {
+		if res.Applied || (rep.Unpaired() > 0) != (res.Refused == doctor.RefusedSQLite) {
 			t.Errorf("%s: fix %+v of %+v", ref, res, rep)
 		}
 		if res.Refused != "" {

@@ -5,6 +5,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 
 	bs "github.com/brainsurgeon/brainsurgeon"
@@ -42,6 +44,10 @@ func syntheticText(ref bs.SessionRef) string {
 	return piMissingText
 }
 
+// Unpaired counts the session's unpaired tool blocks: missing, orphan and
+// displaced tool results. Any of them makes the session broken.
+func (r *Report) Unpaired() int { return r.MissingResults + r.OrphanResults + r.DisplacedResults }
+
 // diagnosis is a Report with what Fix needs to plan from it.
 type diagnosis struct {
 	rep *Report
@@ -53,7 +59,9 @@ type diagnosis struct {
 // Diagnose reads the session and reports its problems. It writes nothing.
 // It reads the transcript once (message envelopes, and the pairing fields
 // of assistant and toolResult lines); the side store only when the
-// transcript holds placeholders; and the write-back queue.
+// transcript holds placeholders (every value with ValuesVerify, the
+// listing only with ValuesListed); and the write-back queue (or the
+// snapshot WithQueue took).
 func (d *Doctor) Diagnose(ctx context.Context, ref bs.SessionRef) (*Report, error) {
 	dg, err := d.diagnose(ctx, ref)
 	if err != nil {
@@ -70,6 +78,7 @@ func (d *Doctor) diagnose(ctx context.Context, ref bs.SessionRef) (*diagnosis, e
 	callLines := map[string][]int{}
 	ids := map[string]bool{}
 	placeholders := false
+	keys := map[string]int{} // with ValuesListed: the side key of each placeholder → its line
 	mark := []byte(extract.PlaceholderPrefix)
 	visit := &bs.Visitor{
 		Want: func([]byte) bool { return false },
@@ -80,8 +89,16 @@ func (d *Doctor) diagnose(ctx context.Context, ref bs.SessionRef) (*diagnosis, e
 			if e.ID != "" {
 				ids[e.ID] = true
 			}
-			if !placeholders && bytes.Contains(e.Raw, mark) {
+			if bytes.Contains(e.Raw, mark) {
 				placeholders = true
+				if d.Values == ValuesListed {
+					if extract.IsPlaceholderValue(e.Raw, e.ID) {
+						keys[e.ID] = e.Line
+					}
+					if k := extract.SourceKeyOf(e); k != "" && extract.IsPlaceholderValue(e.Raw, k) {
+						keys[k] = e.Line
+					}
+				}
 			}
 			if e.Type != "message" || (e.Role != "assistant" && e.Role != "toolResult") {
 				return nil
@@ -120,7 +137,8 @@ func (d *Doctor) diagnose(ctx context.Context, ref bs.SessionRef) (*diagnosis, e
 	}
 	rep.Problems = append(rep.Problems, an.problems...)
 	rep.Problems = append(rep.Problems, an.missingProblems(nodes, syntheticText(ref))...)
-	rep.OrphanResults = len(an.problems)
+	rep.OrphanResults = len(an.problems) - an.displaced
+	rep.DisplacedResults = an.displaced
 	for _, g := range an.missing {
 		rep.MissingResults += len(g.calls)
 	}
@@ -132,7 +150,31 @@ func (d *Doctor) diagnose(ctx context.Context, ref bs.SessionRef) (*diagnosis, e
 		rep.Malformed++
 	}
 
-	if placeholders && d.Side != nil {
+	if placeholders && d.Side != nil && d.Values == ValuesListed {
+		if len(keys) > 0 {
+			infos, err := d.Side.List(ctx, ref)
+			if err != nil {
+				return nil, fmt.Errorf("doctor %s: list side records: %w", ref, err)
+			}
+			listed := make(map[string]bool, len(infos))
+			for _, in := range infos {
+				listed[in.EntryID] = true
+			}
+			for _, k := range slices.Sorted(maps.Keys(keys)) {
+				if listed[k] {
+					continue
+				}
+				p := Problem{Kind: KindMissingValue, Line: keys[k],
+					Detail: fmt.Sprintf("placeholder of side record %s: the side store has no record %s", k, k),
+					Fix:    "not fixable by the doctor: the value is not in the side store"}
+				if n, ok := tr.Node(k); ok {
+					p.EntryID = n.ID
+				}
+				rep.Problems = append(rep.Problems, p)
+				rep.MissingValues++
+			}
+		}
+	} else if placeholders && d.Side != nil {
 		vr, err := restore.Verify(ctx, d.Store, d.Side, ref)
 		if err != nil {
 			return nil, fmt.Errorf("doctor %s: %w", ref, err)
@@ -146,9 +188,11 @@ func (d *Doctor) diagnose(ctx context.Context, ref bs.SessionRef) (*diagnosis, e
 	}
 
 	if d.Restorer != nil {
-		reqs, err := d.Restorer.Pending()
-		if err != nil {
-			return nil, fmt.Errorf("doctor %s: pending write-backs: %w", ref, err)
+		reqs := d.queue
+		if !d.queued {
+			if reqs, err = d.Restorer.Pending(); err != nil {
+				return nil, fmt.Errorf("doctor %s: pending write-backs: %w", ref, err)
+			}
 		}
 		for _, q := range reqs {
 			if !(bs.SessionRef{Backend: q.Backend, Agent: q.Agent, ID: q.SessionID}).Same(ref) {
@@ -167,19 +211,19 @@ func (d *Doctor) diagnose(ctx context.Context, ref bs.SessionRef) (*diagnosis, e
 	sort.SliceStable(rep.Problems, func(i, j int) bool { return rep.Problems[i].Line < rep.Problems[j].Line })
 
 	switch {
-	case rep.MissingResults+rep.OrphanResults > 0:
+	case rep.Unpaired() > 0:
 		rep.Health = HealthBroken
 	case rep.MissingValues+rep.Pending+rep.Malformed > 0:
 		rep.Health = HealthWarn
 	default:
 		rep.Health = HealthOK
 	}
-	if rep.MissingResults+rep.OrphanResults > 0 {
+	if rep.Unpaired() > 0 {
 		if why := refusal(ref); why != "" {
 			rep.FixRefused = why
 			for i := range rep.Problems {
 				p := &rep.Problems[i]
-				if p.Kind == KindMissingResult || p.Kind == KindOrphanResult {
+				if p.Kind == KindMissingResult || p.Kind == KindOrphanResult || p.Kind == KindDisplacedResult {
 					if p.Fixable {
 						p.Fix = "refused: " + why
 					}

@@ -1,6 +1,7 @@
 package doctor_test
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -8,7 +9,9 @@ import (
 	"testing"
 	"time"
 
+	bs "github.com/brainsurgeon/brainsurgeon"
 	"github.com/brainsurgeon/brainsurgeon/doctor"
+	"github.com/brainsurgeon/brainsurgeon/session"
 )
 
 // brief renders a report's problems as "kind@line:call[+other][!]" ("!"
@@ -43,7 +46,17 @@ func TestDiagnose(t *testing.T) {
 		{"missing result", []ln{{"u1", "", user("go")}, {"a1", "", calls("toolUse", "c1", "c2")}, {"r1", "", result("c1")}, {"u2", "", user("again")}, {"a2", "", text("done")}},
 			doctor.HealthBroken, "missing_tool_result@3:c2"},
 		{"result after a user message", []ln{{"u1", "", user("go")}, {"a1", "", calls("toolUse", "c1")}, {"u2", "", user("again")}, {"r1", "", result("c1")}, {"a2", "", text("done")}},
-			doctor.HealthBroken, "missing_tool_result@3:c1 orphan_tool_result@5:c1"},
+			doctor.HealthBroken, "displaced_tool_result@5:c1"},
+		{"result after a user and a plain assistant message", []ln{{"u1", "", user("go")}, {"a1", "", calls("toolUse", "c1", "c2")}, {"r2", "", result("c2")}, {"u2", "", user("again")}, {"a2", "", text("hm")}, {"r1", "", result("c1")}, {"u3", "", user("more")}},
+			doctor.HealthBroken, "displaced_tool_result@7:c1"},
+		{"result after an aborted assistant message without calls", []ln{{"u1", "", user("go")}, {"a1", "", calls("toolUse", "c1")}, {"u2", "", user("again")}, {"a2", "", `{"role":"assistant","content":[],"stopReason":"aborted"}`}, {"r1", "", result("c1")}, {"u3", "", user("more")}},
+			doctor.HealthBroken, "displaced_tool_result@6:c1"},
+		{"result after the next tool call", []ln{{"u1", "", user("go")}, {"a1", "", calls("toolUse", "c1")}, {"u2", "", user("again")}, {"a2", "", calls("toolUse", "c2")}, {"r2", "", result("c2")}, {"r1", "", result("c1")}, {"u3", "", user("more")}},
+			doctor.HealthBroken, "missing_tool_result@3:c1 orphan_tool_result@7:c1"},
+		{"displaced leaf", []ln{{"u1", "", user("go")}, {"a1", "", calls("toolUse", "c1")}, {"u2", "", user("again")}, {"r1", "", result("c1")}},
+			doctor.HealthBroken, "displaced_tool_result@5:c1!"},
+		{"displaced after a compaction", []ln{{"u1", "", user("go")}, {"a1", "", calls("toolUse", "c1")}, {"u2", "", user("again")}, {"k1", "", compaction("u1")}, {"r1", "", result("c1")}, {"u3", "", user("more")}},
+			doctor.HealthBroken, "displaced_tool_result@6:c1"},
 		{"result of no call", []ln{{"u1", "", user("go")}, {"r9", "", result("c9")}, {"a2", "", text("done")}},
 			doctor.HealthBroken, "orphan_tool_result@3:c9"},
 		{"call on another branch", []ln{{"u1", "", user("go")}, {"a1", "", calls("toolUse", "c1")}, {"u2", "u1", user("instead")}, {"r1", "", result("c1")}, {"a2", "", text("done")}},
@@ -103,5 +116,75 @@ func TestDiagnoseBusyTurn(t *testing.T) {
 	}
 	if rep.Health != doctor.HealthOK || !rep.Busy || len(rep.Problems) != 0 {
 		t.Errorf("diagnosis of a session in a turn: %+v", rep)
+	}
+}
+
+// TestDiagnoseQuietPeriod diagnoses a session written just now whose last
+// turn ends in a call without result (a crash a minute ago): the quiet
+// period makes it busy and the call is not judged; with an explicit-write
+// context, as the fix uses, the quiet period does not count and the call
+// is reported.
+func TestDiagnoseQuietPeriod(t *testing.T) {
+	e := install(t, "main", "s1", transcript(ln{"u1", "", user("go")}, ln{"a1", "", calls("toolUse", "c1")}))
+	e.st.(*session.Store).Writer.Quiet = time.Minute
+	n := time.Now()
+	if err := os.Chtimes(e.path, n, n); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := e.doc.Diagnose(ctx(), e.ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !rep.Busy || rep.MissingResults != 0 {
+		t.Errorf("diagnosis within the quiet period: %+v", rep)
+	}
+	rep, err = e.doc.Diagnose(bs.ExplicitWrite(ctx()), e.ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Busy || rep.MissingResults != 1 || rep.Health != doctor.HealthBroken || !rep.Fixable {
+		t.Errorf("diagnosis with an explicit-write context: %+v", rep)
+	}
+}
+
+// readCounter is a side store that counts the values read.
+type readCounter struct {
+	bs.SideStore
+	gets int
+}
+
+func (r *readCounter) Get(ctx context.Context, ref bs.SessionRef, key string) (bs.SideRecord, error) {
+	r.gets++
+	return r.SideStore.Get(ctx, ref, key)
+}
+
+// TestDiagnoseValues diagnoses placeholders whose side records are
+// damaged (x1) and missing (x2): the full check reads the values and
+// reports both; the listed check reads none and reports only the missing
+// one.
+func TestDiagnoseValues(t *testing.T) {
+	e := install(t, "main", "s1", transcript(ln{"x1", "", user("[[extracted-x1]]")}, ln{"a1", "", text("ok")}, ln{"x2", "", user("[[extracted-x2]]")}, ln{"a2", "", text("ok")}))
+	side := &readCounter{SideStore: e.doc.Side}
+	if err := side.Put(ctx(), e.ref, []bs.SideRecord{{EntryID: "x1", Data: []byte("not a record")}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		values doctor.ValueCheck
+		want   string
+		reads  bool
+	}{
+		{doctor.ValuesVerify, "placeholder_without_value@2! placeholder_without_value@4!", true},
+		{doctor.ValuesListed, "placeholder_without_value@4!", false},
+	} {
+		side.gets = 0
+		doc := *e.doc
+		doc.Side, doc.Values = side, tc.values
+		rep, err := doc.WithQueue().Diagnose(ctx(), e.ref)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := brief(rep); got != tc.want || rep.Health != doctor.HealthWarn || (side.gets > 0) != tc.reads {
+			t.Errorf("values %d: %s %q after %d reads, want warn %q (reads: %v)", tc.values, rep.Health, got, side.gets, tc.want, tc.reads)
+		}
 	}
 }

@@ -49,21 +49,34 @@
 //     toolResult messages that directly follows it (any other message ends
 //     the run). A result in the run whose id is one of the message's calls,
 //     the first time that id is answered, is paired.
+//   - A result of a call the run does not answer that comes later, after
+//     user messages or assistant messages without tool calls but before
+//     the next assistant message with tool calls, is displaced
+//     (displaced_tool_result): OpenClaw's repair moves it back after its
+//     call in memory, pi-ai sends it where it is and the provider rejects
+//     it. Its call is not missing.
 //   - Every other toolResult on the context is an orphan
-//     (orphan_tool_result): one after a user or other message, a second
-//     result for the same call, one naming no call or a call the message
-//     did not make (other_branch when that call is only in an assistant
-//     message off the active path), and every result of an assistant
-//     message with stopReason "error" or "aborted", which the host drops.
+//     (orphan_tool_result): one after a user or other message whose call
+//     is not waiting for it, a second result for the same call, one
+//     naming no call or a call the message did not make (other_branch
+//     when that call is only in an assistant message off the active
+//     path), and every result of an assistant message with stopReason
+//     "error" or "aborted", which the host drops.
 //   - Every call of an assistant message the host keeps (stopReason not
 //     "error"/"aborted") that the run does not answer is a missing result
 //     (missing_tool_result). When the calls are those of the last message
 //     on the context and the host is using the session (CheckIdle), they
-//     are not reported: the turn may still be running (Report.Busy).
+//     are not reported: the turn may still be running (Report.Busy; a
+//     caller shows such a session as busy, not judged, never as ok). A ctx
+//     made by bs.ExplicitWrite, as Fix and brainsurgeon doctor --fix use,
+//     skips the store's quiet period: only a run in flight or a held lock
+//     make the session busy then.
 //
 // Any of them makes the session broken; placeholders without a value
-// (restore.Verify, only when the transcript holds placeholders), queued
-// write-backs of the session, and malformed lines make it warn.
+// (only when the transcript holds placeholders: restore.Verify reads and
+// hashes every value, or with Doctor.Values = ValuesListed the side
+// store's listing only tells that each record exists), queued write-backs
+// of the session, and malformed lines make it warn.
 //
 // # The repair
 //
@@ -80,11 +93,23 @@
 //     8-hex id unique in the file) holding the host's own synthetic
 //     message: OpenClaw's for a session with an agent, pi-ai's for a pi
 //     session.
+//   - A displaced result is moved back, by re-parenting only: it goes
+//     right after its call's run of results (before any synthetic result
+//     of the same message), the entry that followed the run becomes its
+//     child, and the entry that followed it is re-parented to its old
+//     parent. It cannot move when it is the active leaf (the path would
+//     then end at it, without the messages that came between): it is
+//     reported as not fixable yet, and its call gets no synthetic result,
+//     which would shadow the real one; nor when it is a compaction's
+//     first kept entry or has no id.
 //   - An orphan result is taken off the active path: the entry after it is
 //     re-parented to the entry before it, and the result stays in the file
 //     on a dead branch. The active leaf (pi takes the last entry as the
 //     leaf), a compaction's first kept entry, and entries without ids
 //     cannot be taken off that way: they are reported as not fixable.
+//   - Every other entry keeps its parentId: one whose predecessor on the
+//     active path is the same after the repair is left alone, even when
+//     its parentId names an entry that is not in the file.
 //
 // Only the JSONL store takes the repair. OpenClaw's SQLite store is
 // refused (Report.FixRefused, FixResult.Refused): BrainSurgeon never

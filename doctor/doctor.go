@@ -15,6 +15,12 @@ const (
 	// not in the assistant message before it (it is on another branch,
 	// or nowhere): providers reject it.
 	KindOrphanResult = "orphan_tool_result"
+	// KindDisplacedResult is a tool result on the active path that
+	// answers a call of an earlier assistant message but comes after
+	// other messages (a user message, an assistant message without tool
+	// calls) instead of right after the call's results: providers reject
+	// it there; Fix moves it back by re-parenting.
+	KindDisplacedResult = "displaced_tool_result"
 	// KindMissingValue is a placeholder whose side value is missing or
 	// unreadable.
 	KindMissingValue = "placeholder_without_value"
@@ -75,9 +81,11 @@ type Report struct {
 	// The counts per kind.
 	MissingResults int `json:"missing_tool_results"`
 	OrphanResults  int `json:"orphan_tool_results"`
-	MissingValues  int `json:"placeholders_without_value"`
-	Pending        int `json:"pending_writebacks"`
-	Malformed      int `json:"malformed_lines"`
+	// DisplacedResults counts the displaced_tool_result problems.
+	DisplacedResults int `json:"displaced_tool_results"`
+	MissingValues    int `json:"placeholders_without_value"`
+	Pending          int `json:"pending_writebacks"`
+	Malformed        int `json:"malformed_lines"`
 	// Fixable is true when Fix would change something; FixRefused, when
 	// not empty, says why Fix cannot run on this session's store. It is
 	// set only when the session has unpaired tool blocks (an ok session
@@ -85,8 +93,12 @@ type Report struct {
 	Fixable    bool   `json:"fixable"`
 	FixRefused string `json:"fix_refused,omitempty"`
 	// Busy is true when the host was using the session during the
-	// diagnosis: tool calls of its last turn that have no result yet are
-	// then not reported (the turn may still be running).
+	// diagnosis (Store.CheckIdle said busy: a run in flight, its lock
+	// held, or, unless ctx was made by bs.ExplicitWrite, a write within
+	// the quiet period) and the tool calls of its last turn have no
+	// result yet: they are then not judged (the turn may still be
+	// running), and Health counts only what was judged. Callers show such
+	// a session as busy, not as ok.
 	Busy bool `json:"busy,omitempty"`
 }
 
@@ -97,9 +109,11 @@ type FixResult struct {
 	Before *Report `json:"before"`
 	After  *Report `json:"after,omitempty"`
 	// Inserted counts the synthetic tool results written; Detached the
-	// orphan results taken off the active path (kept in the file).
+	// orphan results taken off the active path (kept in the file); Moved
+	// the displaced results moved back after their calls.
 	Inserted int `json:"inserted_results"`
 	Detached int `json:"detached_results"`
+	Moved    int `json:"moved_results"`
 	// Applied is true when the transcript was rewritten.
 	Applied bool `json:"applied"`
 	// Refused, when not empty, says why nothing was written.
@@ -118,4 +132,46 @@ type Doctor struct {
 	Clock bs.Clock
 	// Logger receives a record per repair; nil discards.
 	Logger bs.Logger
+	// Values says how a diagnosis checks the side values of the
+	// placeholders: ValuesVerify (the zero value) reads and hashes every
+	// value, ValuesListed only looks for the records in the side store's
+	// listing.
+	Values ValueCheck
+
+	// queue, when queued, is the write-back queue read once by WithQueue.
+	queue  []*restore.PendingRequest
+	queued bool
+}
+
+// ValueCheck says how a diagnosis checks that the placeholders of a
+// session still have their side values.
+type ValueCheck int
+
+const (
+	// ValuesVerify runs restore.Verify: every value a placeholder points
+	// to is read, decoded and checked against its sha256. It is what
+	// brainsurgeon doctor and the session detail use.
+	ValuesVerify ValueCheck = iota
+	// ValuesListed checks only that the side store lists a record for
+	// each placeholder's key (SideStore.List, one listing per session):
+	// no value is read or hashed, so a record that is there but damaged
+	// or lacks a value is not noticed. It is for views that diagnose many
+	// sessions often (the sessions list, the scheduled report).
+	ValuesListed
+)
+
+// WithQueue returns a copy of d that reads the restore write-back queue
+// once, now, and gives every diagnosis it makes that snapshot instead of
+// reading the queue again: for diagnosing many sessions in one go. When
+// the queue cannot be read, the copy reads it for each diagnosis (which
+// then reports the error).
+func (d *Doctor) WithQueue() *Doctor {
+	c := *d
+	if d.Restorer == nil {
+		return &c
+	}
+	if q, err := d.Restorer.Pending(); err == nil {
+		c.queue, c.queued = q, true
+	}
+	return &c
 }

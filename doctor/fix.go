@@ -64,15 +64,15 @@ func (d *Doctor) Fix(ctx context.Context, ref bs.SessionRef) (*FixResult, error)
 		clock = bs.SystemClock{}
 	}
 	ref = dg.tr.Ref()
-	rep, inserted, detached, err := plan(dg, ref, clock.Now())
+	rep, inserted, detached, moved, err := plan(dg, ref, clock.Now())
 	if err != nil {
 		return nil, fmt.Errorf("doctor fix %s: %w", ref, err)
 	}
 	if err := d.Restorer.ApplyRepair(ctx, ref, rep); err != nil {
 		return nil, busyError(ref, err)
 	}
-	res.Applied, res.Inserted, res.Detached = true, inserted, detached
-	bs.LoggerOrDiscard(d.Logger).Info("doctor fix", "session", ref.String(), "inserted_results", inserted, "detached_results", detached)
+	res.Applied, res.Inserted, res.Detached, res.Moved = true, inserted, detached, moved
+	bs.LoggerOrDiscard(d.Logger).Info("doctor fix", "session", ref.String(), "inserted_results", inserted, "detached_results", detached, "moved_results", moved)
 	after, err := d.Diagnose(ctx, ref)
 	if err != nil {
 		return res, fmt.Errorf("doctor fix %s: the repair was written, but the diagnosis after it failed: %w", ref, err)
@@ -93,10 +93,11 @@ func busyError(ref bs.SessionRef, err error) error {
 }
 
 // plan builds the repair of a diagnosis: the new active path is the old
-// one without the detached orphans and with the synthetic results chained
-// after their anchors; every kept entry whose predecessor on that path
-// changed is re-parented to it.
-func plan(dg *diagnosis, ref bs.SessionRef, now time.Time) (rep restore.Repair, inserted, detached int, err error) {
+// one without the detached orphans, with the displaced results moved right
+// after their anchors and the synthetic results chained after them; every
+// kept entry whose predecessor on that path changed is re-parented to it,
+// and an entry whose predecessor did not change is left as it is.
+func plan(dg *diagnosis, ref bs.SessionRef, now time.Time) (rep restore.Repair, inserted, detached, moved int, err error) {
 	nodes := dg.tr.Nodes()
 	rep = restore.Repair{Base: dg.tr.Version(), Op: OpFix}
 	groups := map[int][]toolCall{}
@@ -110,26 +111,41 @@ func plan(dg *diagnosis, ref bs.SessionRef, now time.Time) (rep restore.Repair, 
 		id   string
 	}
 	var seq []item
-	for _, p := range dg.tr.ActivePath() {
+	path := dg.tr.ActivePath()
+	before := make(map[int]int, len(path)) // node → its predecessor on the old path (-1: none)
+	for k, p := range path {
+		before[p] = -1
+		if k > 0 {
+			before[p] = path[k-1]
+		}
+	}
+	for _, p := range path {
 		if dg.an.detach[p] {
 			detached++
 			continue
 		}
+		if dg.an.moved[p] {
+			continue // it is placed after its anchor, earlier on the path
+		}
 		seq = append(seq, item{p, nodes[p].ID})
+		for _, m := range dg.an.move[p] {
+			seq = append(seq, item{m, nodes[m].ID})
+			moved++
+		}
 		calls := groups[p]
 		if len(calls) == 0 {
 			continue
 		}
 		ins := restore.Insert{AfterLine: nodes[p].Line, AfterID: nodes[p].ID}
-		parent := nodes[p].ID
+		parent := seq[len(seq)-1].id
 		for _, c := range calls {
 			id, err := newID(dg.ids)
 			if err != nil {
-				return rep, 0, 0, err
+				return rep, 0, 0, 0, err
 			}
 			line, err := syntheticEntry(ref, id, parent, c, now)
 			if err != nil {
-				return rep, 0, 0, err
+				return rep, 0, 0, 0, err
 			}
 			ins.Entries = append(ins.Entries, line)
 			ins.IDs = append(ins.IDs, id)
@@ -143,6 +159,16 @@ func plan(dg *diagnosis, ref bs.SessionRef, now time.Time) (rep restore.Repair, 
 		if it.node < 0 {
 			continue
 		}
+		prev := -1
+		if k > 0 {
+			prev = seq[k-1].node
+			if prev < 0 {
+				prev = -2 // an inserted entry: never the old predecessor
+			}
+		}
+		if prev == before[it.node] {
+			continue // same predecessor as before: leave the entry alone (even a dangling parentId)
+		}
 		want := ""
 		if k > 0 {
 			want = seq[k-1].id
@@ -151,7 +177,7 @@ func plan(dg *diagnosis, ref bs.SessionRef, now time.Time) (rep restore.Repair, 
 			rep.Reparents = append(rep.Reparents, restore.Reparent{Line: n.Line, EntryID: n.ID, Parent: want})
 		}
 	}
-	return rep, inserted, detached, nil
+	return rep, inserted, detached, moved, nil
 }
 
 // newID returns 8 random hex digits not yet in ids, and adds them.

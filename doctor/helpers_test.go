@@ -49,10 +49,21 @@ func transcript(lines ...ln) []byte {
 			parent = fmt.Sprintf("%q", l.parent)
 		}
 		ts := now.Add(-48*time.Hour + time.Duration(i)*time.Minute).Format("2006-01-02T15:04:05.000Z")
+		if typ, rest, ok := strings.Cut(l.body, "|"); ok { // another entry type: "type|members"
+			fmt.Fprintf(&b, `{"type":%q,"id":%q,"parentId":%s,"timestamp":%q,%s}`+"\n", typ, l.id, parent, ts, rest)
+			prev = fmt.Sprintf("%q", l.id)
+			continue
+		}
 		fmt.Fprintf(&b, `{"type":"message","id":%q,"parentId":%s,"timestamp":%q,"message":%s}`+"\n", l.id, parent, ts, l.body)
 		prev = fmt.Sprintf("%q", l.id)
 	}
 	return []byte(b.String())
+}
+
+// compaction is a compaction entry body for ln that keeps the path from
+// firstKept on.
+func compaction(firstKept string) string {
+	return fmt.Sprintf(`compaction|"summary":"earlier work","firstKeptEntryId":%q,"tokensBefore":1000`, firstKept)
 }
 
 func user(text string) string {

@@ -120,6 +120,13 @@ type analysis struct {
 	// detach lists the node indexes of the orphan results Fix takes off
 	// the active path.
 	detach map[int]bool
+	// move maps the anchor of an assistant message's run of results (the
+	// last paired result, or the assistant) to the displaced results Fix
+	// moves right after it, in path order; moved lists them all.
+	move  map[int][]int
+	moved map[int]bool
+	// displaced counts the displaced results found (fixable or not).
+	displaced int
 	// trailing is true when the last assistant message's calls reach the
 	// end of the context (a turn that may still be running).
 	trailing bool
@@ -148,7 +155,10 @@ func analyse(tr bs.Transcript, infos map[int]*msgInfo, callLines map[string][]in
 	}
 	v1 := tr.Header().Version < 2
 
-	a := &analysis{detach: map[int]bool{}}
+	a := &analysis{detach: map[int]bool{}, move: map[int][]int{}, moved: map[int]bool{}}
+	// skip marks the displaced results: they belong to an earlier
+	// assistant message and are judged with it.
+	skip := map[int]bool{}
 	info := func(ni int) *msgInfo {
 		n := &nodes[ni]
 		if n.Kind != bs.KindEntry || n.Type != "message" {
@@ -213,9 +223,37 @@ func analyse(tr bs.Transcript, infos map[int]*msgInfo, callLines map[string][]in
 		return fmt.Sprintf("tool result for call %s, which the assistant message before it did not make", r.resultID)
 	}
 
+	// displace judges the toolResult at node ni that answers call c of
+	// the assistant message at node ai, after the other messages between
+	// them: it is moved right after anchor when it can be.
+	displace := func(ni, ai, anchor int, c toolCall, r *msgInfo) {
+		n := &nodes[ni]
+		p := Problem{Kind: KindDisplacedResult, Line: n.Line, EntryID: n.ID, ToolCallID: r.resultID, ToolName: c.name,
+			Detail: fmt.Sprintf("tool result for call %s comes after other messages, not right after the assistant message that made the call (line %d); providers reject it there", r.resultID, nodes[ai].Line)}
+		a.displaced++
+		switch {
+		case v1 || n.ID == "" || nodes[anchor].ID == "":
+			p.Fix = "not fixable: the transcript has no entry ids to re-parent"
+		case ni == leaf:
+			p.Fix = "not fixable yet: it is the active leaf (the session's last entry), which cannot move without taking the messages before it off the active path; once the session has a later entry, the doctor can move it (no synthetic result is inserted for its call meanwhile, so that the real one is not shadowed)"
+		case firstKept[n.ID]:
+			p.Fix = "not fixable: it is the first entry a compaction keeps; moving it would change what the compaction keeps"
+		default:
+			p.Fixable = true
+			p.Fix = fmt.Sprintf("move it right after line %d (the host's own repair moves it there in memory): it is re-parented to that entry, the entry that followed there becomes its child, and the entry after it is re-parented to the entry before it", nodes[anchor].Line)
+			a.move[anchor] = append(a.move[anchor], ni)
+			a.moved[ni] = true
+		}
+		a.problems = append(a.problems, p)
+	}
+
 	msgs := tr.Context().Messages
 	for i := 0; i < len(msgs); {
 		ni := msgs[i]
+		if skip[ni] {
+			i++
+			continue
+		}
 		m := info(ni)
 		if m == nil || m.role != "assistant" {
 			if m != nil && m.role == "toolResult" {
@@ -228,6 +266,9 @@ func analyse(tr bs.Transcript, infos map[int]*msgInfo, callLines map[string][]in
 		anchor := ni
 		j := i + 1
 		for ; j < len(msgs); j++ {
+			if skip[msgs[j]] {
+				continue
+			}
 			r := info(msgs[j])
 			if r == nil || r.role != "toolResult" {
 				break
@@ -250,6 +291,34 @@ func analyse(tr bs.Transcript, infos map[int]*msgInfo, callLines map[string][]in
 			anchor = msgs[j]
 		}
 		if !m.failed() {
+			// A result of a call the run does not answer may come later,
+			// after user or plain assistant messages, up to the next
+			// assistant message with tool calls: it is displaced (OpenClaw's
+			// repair moves it back in memory), not missing.
+			open := map[string]int{}
+			for k, c := range m.calls {
+				if _, dup := open[c.id]; !claimed[c.id] && !dup {
+					open[c.id] = k
+				}
+			}
+			for k := j; k < len(msgs) && len(open) > 0; k++ {
+				r := info(msgs[k])
+				if r == nil || skip[msgs[k]] {
+					continue
+				}
+				if r.role == "assistant" {
+					if len(r.calls) > 0 {
+						break
+					}
+					continue
+				}
+				if c, ok := open[r.resultID]; ok && r.resultID != "" {
+					delete(open, r.resultID)
+					claimed[r.resultID] = true
+					skip[msgs[k]] = true
+					displace(msgs[k], ni, anchor, m.calls[c], r)
+				}
+			}
 			var miss []toolCall
 			for _, c := range m.calls {
 				if !claimed[c.id] {

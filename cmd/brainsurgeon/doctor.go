@@ -24,13 +24,22 @@ Diagnoses every session of every backend (or the one --session names), then
 reports the host's leftover files per agent.
 
 A session is "broken" when the messages the host sends from its active path
-hold an unpaired tool block: a tool call with no result after it, or a tool
-result whose call is not in the assistant message before it (after a user
-message, a duplicate, a call on another branch, or the result of an assistant
-message that ended with stopReason error/aborted, which the host drops). It
+hold an unpaired tool block: a tool call with no result after it, a tool
+result that answers an earlier call but comes after a user message or an
+assistant message without tool calls (displaced), or a tool result whose call
+is not in the assistant message before it (a duplicate, a call on another
+branch, or the result of an assistant message that ended with stopReason
+error/aborted, which the host drops). It
 "warns" for placeholders without a value, queued write-backs and malformed
 lines. Text output lists the sessions with problems, one line each with the
-problems below it, and counts the sessions that are ok.
+problems below it, and counts the sessions that are ok. A session the host is
+using (a run in flight, its lock held, or written to within idle_seconds) is
+listed as "busy: last turn may still be running; not judged": the tool calls of
+its last turn may still be waiting for their results, so they are not judged
+(its health counts only what was judged; --json has "busy": true). With --fix
+the quiet period does not count (the user asks now): only a run in flight or a
+held lock make a session busy, so the calls a crash left a minute ago are
+judged and fixed.
 
 The leftovers report counts, per agent and kind (deleted, reset, bak, tmp,
 corrupt, checkpoint, trajectory, orphan_transcript, import_archive), the files,
@@ -41,18 +50,24 @@ store).
 --fix repairs the unpaired tool blocks on disk the way the host repairs them in
 memory: the host's own synthetic error result (OpenClaw's text for OpenClaw
 sessions, pi's for pi sessions) for every call without one, inserted after the
-call's results, and every orphan result taken off the active path by
-re-parenting the entry after it (the result stays in the file). It never
+call's results; every displaced result moved back right after its call's
+results (by re-parenting, as the host's repair moves it in memory); and every
+orphan result taken off the active path by re-parenting the entry after it
+(the result stays in the file). It never
 deletes an entry, writes each session in one rewrite under the host's lock, and
 "brainsurgeon restore <session> --all --pristine" takes it back. It does not
 wait for idle_seconds, but a session the host is using (a run in flight, its
 lock held) is skipped with a message. OpenClaw's SQLite store is never
 repaired (the host owns its event sequence): the fix is refused with the reason.
 
---collect shows the leftovers it would move into the trash and the bytes that
-frees (a dry run); with --yes it moves them, as one trash item that expires
-with the trash and that the trash restores byte for byte. Files that still
-hold unique history are skipped unless --include-unique.
+--collect shows the leftovers it would move into the trash, file by file
+(path, kind, bytes, whether it still holds unique history and why; the first
+50 of each list), and the bytes that frees (a dry run); with --yes it moves
+them, as one trash item that expires with the trash and that the trash
+restores byte for byte. Files that still hold unique history are skipped unless
+--include-unique. With --session, the leftovers report and --collect cover only
+the leftovers of that session's agent (for a pi session, of its project dir),
+not only those of the session itself.
 
 Exit status: 0 when the diagnosis ran (even when it found problems), 1 when a
 session could not be read, when --fix skipped, refused or left a broken
@@ -123,6 +138,10 @@ type collectOutput struct {
 	Bytes         int64  `json:"bytes"`
 	SkippedUnique int    `json:"skipped_unique"`
 	TrashID       string `json:"trash_id,omitempty"`
+	// take and unique are the files moved (or to move) and those skipped
+	// for their unique history, for the text output (--json has them in
+	// leftovers.files).
+	take, unique []bs.Leftover
 }
 
 func (c *doctorCommand) Run(ctx context.Context, args []string) error {
@@ -163,13 +182,21 @@ func (c *doctorCommand) Run(ctx context.Context, args []string) error {
 
 	out := doctorOutput{Sessions: []*doctor.Report{}}
 	var failures []string
+	// With --fix the diagnosis judges as the fix does: the user asks now,
+	// so the quiet period does not make a session busy (a crash a minute
+	// ago leaves calls the fix must repair); a run in flight or a held
+	// lock still does.
+	diagCtx := ctx
+	if *fix {
+		diagCtx = bs.ExplicitWrite(ctx)
+	}
 	prog := newProgress(c.m.Stderr)
 	for i, ref := range refs {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
 		prog.step(i, len(refs), ref.String())
-		rep, err := doc.Diagnose(ctx, ref)
+		rep, err := doc.Diagnose(diagCtx, ref)
 		if err != nil {
 			out.Errors = append(out.Errors, sessionError{Session: ref.String(), Error: err.Error()})
 			failures = append(failures, ref.String()+" could not be read")
@@ -182,7 +209,7 @@ func (c *doctorCommand) Run(ctx context.Context, args []string) error {
 	if *fix {
 		out.Fixes = []*fixOutput{}
 		for _, rep := range out.Sessions {
-			if rep.MissingResults+rep.OrphanResults == 0 {
+			if rep.Unpaired() == 0 {
 				continue
 			}
 			ref := refOf(refs, rep)
@@ -215,7 +242,7 @@ func (c *doctorCommand) Run(ctx context.Context, args []string) error {
 
 	agent := ""
 	if *name != "" && len(refs) == 1 {
-		agent = refs[0].Agent
+		agent = leftoverAgent(refs[0])
 	}
 	out.Leftovers = scanLeftovers(ctx, set.Store, *name != "", agent)
 	if *collect {
@@ -248,6 +275,16 @@ func refOf(refs []bs.SessionRef, rep *doctor.Report) bs.SessionRef {
 		}
 	}
 	return bs.SessionRef{Backend: rep.Backend, Agent: rep.Agent, ID: rep.SessionID}
+}
+
+// leftoverAgent returns the agent field of the leftovers beside ref's
+// transcript: its agent, or for a pi session (which has none) its project
+// dir, which the store gives as its Label.
+func leftoverAgent(ref bs.SessionRef) string {
+	if ref.Agent == "" && ref.Backend != bs.BackendSQLite {
+		return ref.Label
+	}
+	return ref.Agent
 }
 
 // scanLeftovers asks the store for the host's leftovers and sums them per
@@ -317,12 +354,14 @@ func collectLeftovers(ctx context.Context, t *trash.Trash, rep *leftoverReport, 
 	for _, f := range rep.Files {
 		if f.Unique && !includeUnique {
 			co.SkippedUnique++
+			co.unique = append(co.unique, f)
 			continue
 		}
 		take = append(take, f)
 		co.Files++
 		co.Bytes += f.Bytes
 	}
+	co.take = take
 	if dryRun || len(take) == 0 {
 		return co, nil
 	}
@@ -338,8 +377,15 @@ func collectLeftovers(ctx context.Context, t *trash.Trash, rep *leftoverReport, 
 }
 
 func printDoctor(w io.Writer, out *doctorOutput) {
-	ok := 0
+	ok, busy := 0, 0
 	for _, r := range out.Sessions {
+		if r.Busy {
+			busy++
+			fmt.Fprintf(w, "%-6s  %s [%s]: busy: last turn may still be running; not judged\n", "busy", r.Session, r.Backend)
+			if len(r.Problems) == 0 {
+				continue
+			}
+		}
 		if len(r.Problems) == 0 {
 			ok++
 			continue
@@ -352,6 +398,7 @@ func printDoctor(w io.Writer, out *doctorOutput) {
 		}
 		add(r.MissingResults, "missing tool results")
 		add(r.OrphanResults, "orphan tool results")
+		add(r.DisplacedResults, "displaced tool results")
 		add(r.MissingValues, "placeholders without value")
 		add(r.Pending, "pending write-backs")
 		add(r.Malformed, "malformed lines")
@@ -370,15 +417,23 @@ func printDoctor(w io.Writer, out *doctorOutput) {
 	for _, e := range out.Errors {
 		fmt.Fprintf(w, "error   %s: %s\n", e.Session, e.Error)
 	}
-	fmt.Fprintf(w, "ok: %d of %d sessions\n", ok, len(out.Sessions))
+	if busy > 0 {
+		fmt.Fprintf(w, "ok: %d of %d sessions (%d busy: the tool calls of their last turn were not judged; run doctor again when the host leaves them idle)\n", ok, len(out.Sessions), busy)
+	} else {
+		fmt.Fprintf(w, "ok: %d of %d sessions\n", ok, len(out.Sessions))
+	}
 
 	if out.Fixes != nil && len(out.Fixes) == 0 {
-		fmt.Fprintln(w, "fix: no session has unpaired tool blocks; nothing to fix")
+		if busy > 0 {
+			fmt.Fprintln(w, "fix: no session judged has unpaired tool blocks; the busy ones were not judged, nothing to fix")
+		} else {
+			fmt.Fprintln(w, "fix: no session has unpaired tool blocks; nothing to fix")
+		}
 	}
 	for _, f := range out.Fixes {
 		switch {
 		case f.Applied:
-			fmt.Fprintf(w, "fixed %s: inserted %d synthetic tool results, took %d orphan results off the active path", f.Session, f.Inserted, f.Detached)
+			fmt.Fprintf(w, "fixed %s: inserted %d synthetic tool results, moved %d displaced results back after their calls, took %d orphan results off the active path", f.Session, f.Inserted, f.Moved, f.Detached)
 			if f.After != nil {
 				fmt.Fprintf(w, "; now %s", f.After.Health)
 			}
@@ -417,10 +472,38 @@ func printDoctor(w io.Writer, out *doctorOutput) {
 		case co.DryRun:
 			fmt.Fprintf(w, "collect (dry run): would move %d files (%d bytes) into the trash; %d holding unique history skipped. Add --yes to move them.\n",
 				co.Files, co.Bytes, co.SkippedUnique)
+			printLeftoverFiles(w, "would move", co.take)
+			printLeftoverFiles(w, "would skip (unique history; --include-unique takes it)", co.unique)
 		case co.TrashID != "":
 			fmt.Fprintf(w, "collect: moved %d files (%d bytes) into trash item %s; %d holding unique history skipped.\n", co.Files, co.Bytes, co.TrashID, co.SkippedUnique)
 		default:
 			fmt.Fprintf(w, "collect: nothing moved; %d holding unique history skipped.\n", co.SkippedUnique)
 		}
+	}
+}
+
+// maxListed caps the files the collect lists per group.
+const maxListed = 50
+
+// printLeftoverFiles lists files under a heading: path, kind, bytes, and
+// whether it still holds unique history (and why), at most maxListed.
+func printLeftoverFiles(w io.Writer, heading string, files []bs.Leftover) {
+	if len(files) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "  %s:\n", heading)
+	for i, f := range files {
+		if i == maxListed {
+			fmt.Fprintf(w, "    … and %d more\n", len(files)-maxListed)
+			break
+		}
+		what := "copy"
+		if f.Unique {
+			what = "unique"
+		}
+		if f.Why != "" {
+			what += ": " + f.Why
+		}
+		fmt.Fprintf(w, "    %s  %s  %d bytes  (%s)\n", f.Path, f.Kind, f.Bytes, what)
 	}
 }

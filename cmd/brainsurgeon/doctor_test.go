@@ -79,13 +79,13 @@ func TestDoctorCommand(t *testing.T) {
 	code, out, errs = run(t, "doctor", "--agents-dir", agents, "--json")
 	wantCode(t, code, 0, out, errs)
 	got = doctorOutput{}
-	if err := json.Unmarshal([]byte(out), &got); err != nil || got.Sessions[0].MissingResults+got.Sessions[0].OrphanResults != 0 {
+	if err := json.Unmarshal([]byte(out), &got); err != nil || got.Sessions[0].Unpaired() != 0 {
 		t.Fatalf("doctor after the fix: %s", out)
 	}
 
 	code, out, errs = run(t, "doctor", "--collect", "--agents-dir", agents)
 	wantCode(t, code, 0, out, errs)
-	if !strings.Contains(out, "would move 1 files (") {
+	if !strings.Contains(out, "would move 1 files (") || !strings.Contains(out, "    "+leftover+"  bak  ") {
 		t.Errorf("doctor --collect (dry run):\n%s", out)
 	}
 	if _, err := os.Stat(leftover); err != nil {
@@ -168,5 +168,86 @@ func TestDoctorSQLiteRefused(t *testing.T) {
 	}
 	if !bytes.Equal(readFile(t, db), before) {
 		t.Error("doctor --fix changed the SQLite store")
+	}
+}
+
+// TestDoctorJustCrashed cuts the transcript after its last tool call, as a
+// gateway crash in the middle of a tool leaves it, and leaves it recently
+// written (within idle_seconds): doctor does not call it ok (it is busy,
+// not judged), and doctor --fix, which does not wait for the quiet period,
+// judges the calls and repairs them.
+func TestDoctorJustCrashed(t *testing.T) {
+	agents, path := demoCopy(t)
+	lines := strings.SplitAfter(string(readFile(t, path)), "\n")
+	cut := -1
+	for i, l := range lines {
+		if strings.Contains(l, `"role":"assistant"`) && strings.Contains(l, `"type":"toolCall"`) {
+			cut = i
+		}
+	}
+	if cut < 0 {
+		t.Fatal("no tool call in the demo transcript")
+	}
+	crashed := []byte(strings.Join(lines[:cut+1], ""))
+	if err := os.WriteFile(path, crashed, 0o600); err != nil { // written just now
+		t.Fatal(err)
+	}
+
+	code, out, errs := run(t, "doctor", "--agents-dir", agents)
+	wantCode(t, code, 0, out, errs)
+	if !strings.Contains(out, "busy    main/"+demoID) || !strings.Contains(out, "last turn may still be running; not judged") || !strings.Contains(out, "ok: 0 of 1 sessions (1 busy") {
+		t.Errorf("doctor right after a crash:\n%s", out)
+	}
+	code, out, errs = run(t, "doctor", "--agents-dir", agents, "--json")
+	wantCode(t, code, 0, out, errs)
+	var got doctorOutput
+	if err := json.Unmarshal([]byte(out), &got); err != nil || len(got.Sessions) != 1 || !got.Sessions[0].Busy {
+		t.Fatalf("doctor --json right after a crash: %s (%v)", out, err)
+	}
+
+	code, out, errs = run(t, "doctor", "--fix", "--agents-dir", agents)
+	wantCode(t, code, 0, out, errs)
+	if !strings.Contains(out, "fixed main/"+demoID+": inserted 1 ") || strings.Contains(out, "nothing to fix") {
+		t.Errorf("doctor --fix right after a crash:\n%s", out)
+	}
+	age(t, path) // restore waits for the quiet period
+	code, out, errs = run(t, "restore", "--all", "--pristine", "main/"+demoID, "--agents-dir", agents)
+	wantCode(t, code, 0, out, errs)
+	if !bytes.Equal(readFile(t, path), crashed) {
+		t.Error("restore --all --pristine after doctor --fix is not byte-identical to the crashed transcript")
+	}
+}
+
+// TestDoctorCollectPiSession collects for one pi session: the leftovers of
+// its project dir are listed and would be moved, those of another project
+// dir are not.
+func TestDoctorCollectPiSession(t *testing.T) {
+	root := filepath.Join(t.TempDir(), "sessions")
+	const id = "0b0b0b0b-0000-4000-8000-000000000001"
+	session := `{"type":"session","version":3,"id":"` + id + `","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/work"}` + "\n" +
+		`{"type":"message","id":"u1","parentId":null,"timestamp":"2026-01-01T00:00:01.000Z","message":{"role":"user","content":[{"type":"text","text":"hi"}],"timestamp":1767225601000}}` + "\n"
+	var baks []string
+	for _, project := range []string{"--work--", "--other--"} {
+		dir := filepath.Join(root, project)
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		name := "2026-01-01T00-00-00-000Z_" + id + ".jsonl"
+		if project != "--work--" {
+			name = "2026-01-01T00-00-00-000Z_0b0b0b0b-0000-4000-8000-000000000002.jsonl"
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(session), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		bak := filepath.Join(dir, name+".bak")
+		if err := os.WriteFile(bak, []byte(session), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		baks = append(baks, bak)
+	}
+	code, out, errs := run(t, "doctor", "--session", id, "--collect", "--agents-dir", root)
+	wantCode(t, code, 0, out, errs)
+	if !strings.Contains(out, "would move 1 files (") || !strings.Contains(out, baks[0]) || strings.Contains(out, baks[1]) {
+		t.Errorf("doctor --session <pi session> --collect:\n%s", out)
 	}
 }

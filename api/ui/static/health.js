@@ -8,10 +8,14 @@ import { h, fmtInt } from './dom.js';
 const KIND_NAMES = {
   missing_tool_result: ['tool call without result', 'tool calls without result'],
   orphan_tool_result: ['tool result without call', 'tool results without call'],
+  displaced_tool_result: ['tool result away from its call', 'tool results away from their calls'],
   placeholder_without_value: ['placeholder without value', 'placeholders without value'],
   pending_writeback: ['pending write-back', 'pending write-backs'],
   malformed_line: ['malformed line', 'malformed lines'],
 };
+
+/** the kinds that make a session broken */
+const BROKEN_KINDS = new Set(['missing_tool_result', 'orphan_tool_result', 'displaced_tool_result']);
 
 /** @type {Record<string, string>} */
 const PILL_CLASS = { ok: 'ok', warn: 'warn', broken: 'err' };
@@ -84,7 +88,7 @@ export function problemsPanel(rep, name, err) {
       h('span', { class: 'muted small' }, `${fmtInt(rep.problems.length)} problem${rep.problems.length === 1 ? '' : 's'}`)),
     h('div', { class: 'panel-body' },
       h('ul', { class: 'problems' }, rep.problems.map((p) => h('li', { class: 'problem', dataset: { kind: p.kind } },
-        h('span', { class: `pill ${p.kind === 'missing_tool_result' || p.kind === 'orphan_tool_result' ? 'err' : 'warn'}` }, kindName(p.kind)),
+        h('span', { class: `pill ${BROKEN_KINDS.has(p.kind) ? 'err' : 'warn'}` }, kindName(p.kind)),
         ' ',
         p.line ? h('span', { class: 'muted' }, `line ${fmtInt(p.line)}${p.entry_id ? ` (${p.entry_id})` : ''}: `) : null,
         p.detail,
