@@ -56,6 +56,13 @@ type Reparent struct {
 // rather than remove a line it cannot vouch for. Its Path is "".
 const ProblemInsertedChanged = "inserted_line_changed"
 
+// ProblemInsertedHasChildren: a line a repair inserted is the parent of
+// an entry that stays (the host appended to the repaired session, or an
+// entry's parentId is not put back), so a pristine RestoreAll keeps it:
+// removing it would leave that entry's parentId naming no entry. Its Path
+// is "".
+const ProblemInsertedHasChildren = "inserted_has_children"
+
 // minInsertedIDLen is the shortest id an inserted entry may have: the
 // host's own ids are 8 hex digits (brainsurgeon.NewEntryID).
 const minInsertedIDLen = 8

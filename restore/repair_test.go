@@ -456,3 +456,85 @@ func TestApplyRepairReparentOnly(t *testing.T) {
 		t.Fatalf("pristine: %+v\n%s", res, got)
 	}
 }
+
+// TestPristineKeepsInsertedParent: after a repair whose inserted result
+// became the leaf, the host appends a child of it; a pristine restore
+// keeps every inserted line an entry that stays has as its parent (else
+// that entry's parentId names no entry) and says the result is not
+// pristine. An append to a line no repair inserted changes nothing.
+func TestPristineKeepsInsertedParent(t *testing.T) {
+	leaf := transcript(
+		msg{id: "u1", body: userMsg("list files")},
+		msg{id: "a1", body: assistantCall("let me look", "c1", "exec", `{"command":"ls"}`)},
+	)
+	appended := func(parent string) string {
+		return `{"type":"message","id":"u3000000","parentId":"` + parent + `","timestamp":"2026-02-20T18:00:00.000Z","message":{"role":"user","content":[{"type":"text","text":"next"}],"timestamp":1771500000000}}` + "\n"
+	}
+	for _, c := range []struct {
+		name     string
+		data     []byte
+		repair   func(ref bs.SessionRef) restore.Repair
+		parent   string   // of the appended entry
+		kept     []string // inserted lines kept
+		pristine bool
+	}{
+		{"LeafChild", leaf, func(ref bs.SessionRef) restore.Repair {
+			return restore.Repair{Base: version(t, ref), Op: "doctor_fix",
+				Inserts: []restore.Insert{{AfterLine: 3, AfterID: "a1", Entries: [][]byte{syntheticLine("abcd0001", "a1", "c1")}, IDs: []string{"abcd0001"}}}}
+		}, "abcd0001", []string{"abcd0001"}, false},
+		{"ChainChild", leaf, func(ref bs.SessionRef) restore.Repair {
+			return restore.Repair{Base: version(t, ref), Op: "doctor_fix",
+				Inserts: []restore.Insert{{AfterLine: 3, AfterID: "a1", Entries: [][]byte{syntheticLine("abcd0001", "a1", "c1"),
+					syntheticLine("abcd0002", "abcd0001", "c2")}, IDs: []string{"abcd0001", "abcd0002"}}}}
+		}, "abcd0002", []string{"abcd0001", "abcd0002"}, false},
+		{"ChildOfHostLine", unpaired(), func(ref bs.SessionRef) restore.Repair { return fixRepair(t, ref) }, "a2", nil, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir, ref := install(t, "s1", c.data)
+			r := newRestorer(dir)
+			if err := r.ApplyRepair(ctx(), ref, c.repair(ref)); err != nil {
+				t.Fatal(err)
+			}
+			f, err := os.OpenFile(ref.Path, os.O_APPEND|os.O_WRONLY, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := f.WriteString(appended(c.parent)); err != nil {
+				t.Fatal(err)
+			}
+			f.Close()
+			res, err := r.RestoreAll(ctx(), ref, true)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := read(t, ref.Path)
+			if c.pristine {
+				if want := string(c.data) + appended(c.parent); string(got) != want || !res.Pristine || len(res.Lost) != 0 {
+					t.Fatalf("%+v\n%s", res, firstDiff([]byte(want), got))
+				}
+				return
+			}
+			if res.Pristine || res.Remaining.Inserted != len(c.kept) || res.Remaining.Placeholders != 0 || res.LinesRemoved != 0 || len(res.Lost) != len(c.kept) {
+				t.Fatalf("result: %+v", res)
+			}
+			for i, id := range c.kept {
+				if p := res.Lost[i]; p.Kind != restore.ProblemInsertedHasChildren || p.EntryID != id || p.Path != "" {
+					t.Errorf("lost[%d] = %+v; want %s kept as a parent", i, p, id)
+				}
+				if !bytes.Contains(got, []byte(`"id":"`+id+`"`)) {
+					t.Errorf("inserted line %s removed although it is a parent:\n%s", id, got)
+				}
+				if j := journalOf(t, r, ref, id); len(j) != 1 {
+					t.Errorf("the kept line %s lost its journal: %+v", id, j)
+				}
+			}
+			// Once the child is gone, the next pristine restore removes them.
+			if err := os.WriteFile(ref.Path, bytes.TrimSuffix(got, []byte(appended(c.parent))), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			if res, err := r.RestoreAll(ctx(), ref, true); err != nil || !res.Pristine || string(read(t, ref.Path)) != string(c.data) {
+				t.Fatalf("second restore: %v %+v", err, res)
+			}
+		})
+	}
+}
