@@ -538,3 +538,86 @@ func TestPristineKeepsInsertedParent(t *testing.T) {
 		})
 	}
 }
+
+// racingStore is a Store whose Rewrite first lets another writer replace
+// the side records of ids with copies read before the repair's journals
+// (as the daemon's extraction could), then rewrites, then calls after.
+type racingStore struct {
+	bs.Store
+	side  bs.SideStore
+	ids   []string
+	after func()
+}
+
+func (s racingStore) Rewrite(ctx context.Context, ref bs.SessionRef, base bs.Version, edits []bs.Edit, gate func() error) error {
+	for _, id := range s.ids {
+		rec, err := extract.LoadRecord(ctx, s.side, ref, id)
+		if err != nil {
+			return err
+		}
+		delete(rec.Extra, "journal")
+		if _, err := extract.SaveRecord(ctx, s.side, ref, rec); err != nil {
+			return err
+		}
+	}
+	if err := s.Store.Rewrite(ctx, ref, base, edits, gate); err != nil {
+		return err
+	}
+	if s.after != nil {
+		s.after()
+	}
+	return nil
+}
+
+// gatedSide is a SideStore whose Put fails while *fail is set.
+type gatedSide struct {
+	bs.SideStore
+	fail *bool
+}
+
+func (s gatedSide) Put(ctx context.Context, ref bs.SessionRef, recs []bs.SideRecord) error {
+	if *s.fail {
+		return fmt.Errorf("side store read-only (test)")
+	}
+	return s.SideStore.Put(ctx, ref, recs)
+}
+
+// TestApplyRepairJournalRace: a writer that replaces the side records
+// between the journals' flush and the rewrite loses no journal: the
+// repair puts them back, so the pristine restore is still byte-identical.
+// When they cannot be put back, the error names the entries.
+func TestApplyRepairJournalRace(t *testing.T) {
+	data := unpaired()
+	t.Run("PutBack", func(t *testing.T) {
+		dir, ref := install(t, "s1", data)
+		r := newRestorer(dir)
+		r.Store = racingStore{Store: r.Store, side: r.Side, ids: []string{"abcd0001", "u2"}}
+		if err := r.ApplyRepair(ctx(), ref, fixRepair(t, ref)); err != nil {
+			t.Fatal(err)
+		}
+		if j := journalOf(t, r, ref, "u2"); len(j) != 1 || j[0].Path != "/parentId" || j[0].RawBase64 != "ImExIg==" {
+			t.Fatalf("u2's journal: %+v", j)
+		}
+		r = newRestorer(dir)
+		res, err := r.RestoreAll(ctx(), ref, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := read(t, ref.Path); !bytes.Equal(got, data) || !res.Pristine {
+			t.Fatalf("pristine: %+v\n%s", res, firstDiff(data, got))
+		}
+	})
+	t.Run("CannotPutBack", func(t *testing.T) {
+		dir, ref := install(t, "s1", data)
+		r := newRestorer(dir)
+		fail := false
+		r.Side = gatedSide{SideStore: r.Side, fail: &fail}
+		r.Store = racingStore{Store: r.Store, side: r.Side, ids: []string{"u2"}, after: func() { fail = true }}
+		err := r.ApplyRepair(ctx(), ref, restore.Repair{Base: version(t, ref), Op: "doctor_fix",
+			Inserts:   []restore.Insert{{AfterLine: 3, AfterID: "a1", Entries: [][]byte{syntheticLine("abcd0001", "a1", "c1")}, IDs: []string{"abcd0001"}}},
+			Reparents: []restore.Reparent{{Line: 4, EntryID: "u2", Parent: "abcd0001"}}})
+		if err == nil || !strings.Contains(err.Error(), "entries u2 ") || !strings.Contains(err.Error(), "read-only") {
+			t.Fatalf("ApplyRepair: %v; want an error naming entry u2", err)
+		}
+	})
+}
