@@ -59,7 +59,10 @@ type Leftover struct {
 	Inode uint64 `json:"inode,omitempty"`
 	// Unique is true when the file still holds history that exists
 	// nowhere else (entries no live transcript has, or placeholders whose
-	// values are in the side store); Why says which, or what it copies.
+	// values are in the side store), or when the host still refers to it
+	// (a compaction checkpoint its session registry names); Why says
+	// which, or what it copies. A collect skips a unique file unless told
+	// to include it.
 	Unique bool   `json:"unique"`
 	Why    string `json:"why"`
 }

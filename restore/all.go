@@ -2,9 +2,12 @@ package restore
 
 import (
 	"bytes"
+	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 
 	bs "github.com/brainsurgeon/brainsurgeon"
@@ -41,7 +44,8 @@ type AllResult struct {
 	// Lost lists the placeholders that could not be restored, one per
 	// placeholder, in file order: the same list, with the same kinds, as
 	// Verify's Problems; a pristine restore adds the lines a repair
-	// inserted that it kept (ProblemInsertedChanged, Path ""). Never nil.
+	// inserted that it kept (ProblemInsertedChanged or
+	// ProblemInsertedHasChildren, Path ""). Never nil.
 	Lost []Problem `json:"lost"`
 	// Warnings are what else went wrong on the way (a journal that could
 	// not be undone, a member that could not be set).
@@ -68,8 +72,9 @@ type Remaining struct {
 	// Inserted counts the lines a repair inserted (ApplyRepair) that
 	// are still in the transcript: a restore without pristine leaves
 	// repairs alone, and a pristine one keeps an inserted line that
-	// changed since (listed in AllResult.Lost as ProblemInsertedChanged,
-	// not counted in Placeholders).
+	// changed since or that an entry which stays has as its parent
+	// (listed in AllResult.Lost as ProblemInsertedChanged or
+	// ProblemInsertedHasChildren, not counted in Placeholders).
 	Inserted int `json:"inserted_lines"`
 	// SourceValues counts the placeholders (among Placeholders) of tool
 	// results stored at the source ("[[extracted-tc-<toolCallId>]]"):
@@ -97,8 +102,9 @@ const maxUndoPasses = 8
 // recorded in the side records' journals ("_restored", "_redacted",
 // "_extractable" set by SetExtractable) and every repair (ApplyRepair:
 // a re-parented entry gets its "parentId" back, an inserted line is
-// removed while its bytes are still the journaled ones, else it is kept
-// and reported in Lost as ProblemInsertedChanged), so that the transcript
+// removed while its bytes are still the journaled ones and no entry that
+// stays names it as its parent, else it is kept and reported in Lost as
+// ProblemInsertedChanged or ProblemInsertedHasChildren), so that the transcript
 // is byte-identical to what it was before BrainSurgeon touched it; the
 // journals and redactions are then cleared (but for the journal of an
 // inserted line that was kept) and the session's queued write-backs
@@ -205,6 +211,28 @@ func (r *Restorer) RestoreAll(ctx context.Context, ref bs.SessionRef, pristine b
 		if le.changed() {
 			res.Entries++
 		}
+	}
+	if pristine {
+		for _, le := range keepParents(snap.lines, p.lines) {
+			id := le.id
+			res.LinesRemoved--
+			res.Entries--
+			if le.changed() {
+				res.Entries++
+			}
+			file := where[id]
+			if file == "" {
+				file = "side record " + id
+			}
+			res.Lost = append(res.Lost, Problem{Session: name, EntryID: id, Line: le.line, Path: "", Kind: ProblemInsertedHasChildren, File: file,
+				Detail: "a repair inserted this line, but an entry that stays has it as its parent (the host appended to the session since the repair); the line is kept, so that the entry's parent exists"})
+			kept++
+			touched = slices.DeleteFunc(touched, func(t string) bool { return t == id })
+			if b, err := p.recs.get(id); err == nil {
+				remains(le, b, &res.Remaining)
+			}
+		}
+		slices.SortStableFunc(res.Lost, func(a, b Problem) int { return cmp.Compare(a.Line, b.Line) })
 	}
 	res.Warnings = append(res.Warnings, p.warnings...)
 	res.Remaining.Placeholders = len(res.Lost) - kept
@@ -373,4 +401,56 @@ func undoInsert(session string, le *lineEdit, b *book, file string) *Problem {
 		return nil
 	}
 	return prob
+}
+
+// keepParents finds the lines marked for removal (inserted by a repair)
+// that must stay because an entry that stays names one of them as its
+// parent, once its journaled parentId is put back; it clears their mark
+// and returns them in file order. It repeats until nothing changes: a kept
+// inserted line keeps its own parent (an earlier line of the same chain)
+// too.
+func keepParents(lines []*bs.Entry, edits map[int]*lineEdit) []*lineEdit {
+	parentOf := func(e *bs.Entry) string {
+		le := edits[e.Line]
+		if le == nil {
+			return e.ParentID
+		}
+		_, vs, ve, ok := jsonedit.Member(le.cur, "", "parentId")
+		if !ok {
+			return ""
+		}
+		var parent string
+		if json.Unmarshal(le.cur[vs:ve], &parent) != nil {
+			return "" // null: a root
+		}
+		return parent
+	}
+	var kept []*lineEdit
+	for {
+		dropped := map[string]*lineEdit{}
+		for _, e := range lines {
+			if le := edits[e.Line]; le != nil && le.drop && le.id != "" {
+				dropped[le.id] = le
+			}
+		}
+		var now []*lineEdit
+		for _, e := range lines {
+			if le := edits[e.Line]; le != nil && le.drop {
+				continue
+			}
+			if le := dropped[parentOf(e)]; le != nil {
+				now = append(now, le)
+				delete(dropped, le.id)
+			}
+		}
+		if len(now) == 0 {
+			break
+		}
+		for _, le := range now {
+			le.drop = false
+		}
+		kept = append(kept, now...)
+	}
+	slices.SortFunc(kept, func(a, b *lineEdit) int { return cmp.Compare(a.line, b.line) })
+	return kept
 }

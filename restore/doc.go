@@ -93,7 +93,10 @@
 // value, an entry it inserts {"path":"","absent":true} with the whole
 // inserted line (base64). The pristine restore puts "parentId" back like
 // any other member and removes an inserted line only while its bytes are
-// still the journaled ones; a line that changed since is kept and
-// reported (ProblemInsertedChanged). A restore without pristine leaves
-// repairs alone.
+// still the journaled ones and no entry that stays names it as its
+// parent; a line that changed since is kept and reported
+// (ProblemInsertedChanged), and so is a line that an entry the host
+// appended since (or any entry whose parentId is not put back) has as its
+// parent (ProblemInsertedHasChildren): the result is then not pristine. A
+// restore without pristine leaves repairs alone.
 package restore

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -56,6 +57,13 @@ type Reparent struct {
 // rather than remove a line it cannot vouch for. Its Path is "".
 const ProblemInsertedChanged = "inserted_line_changed"
 
+// ProblemInsertedHasChildren: a line a repair inserted is the parent of
+// an entry that stays (the host appended to the repaired session, or an
+// entry's parentId is not put back), so a pristine RestoreAll keeps it:
+// removing it would leave that entry's parentId naming no entry. Its Path
+// is "".
+const ProblemInsertedHasChildren = "inserted_has_children"
+
 // minInsertedIDLen is the shortest id an inserted entry may have: the
 // host's own ids are 8 hex digits (brainsurgeon.NewEntryID).
 const minInsertedIDLen = 8
@@ -86,6 +94,12 @@ const minInsertedIDLen = 8
 // (there is nothing to undo), and a journaled "parentId" still equal to
 // the line's value is left as it is. A retried repair keeps the first
 // journaled "parentId" and replaces an inserted entry's journaled line.
+// The side store has no lock shared with other processes, so another
+// writer (the daemon's extraction) may replace a record between the flush
+// and the rewrite with a copy read before: after the rewrite the records
+// are read again and every journal item missing is added back. If that
+// fails the transcript is repaired but the error (logged as well) names
+// the entries whose journal is lost.
 func (r *Restorer) ApplyRepair(ctx context.Context, ref bs.SessionRef, rep Repair) error {
 	if err := r.ready(); err != nil {
 		return err
@@ -204,6 +218,22 @@ func (r *Restorer) ApplyRepair(ctx context.Context, ref bs.SessionRef, rep Repai
 	if err := r.Store.Rewrite(ctx, ref, snap.version, list, nil); err != nil {
 		return fmt.Errorf("repair %s: %w", ref, err)
 	}
+	// Another process (the daemon's extraction) may have written one of
+	// these records between the flush and the rewrite from a copy it read
+	// before: read them again and put back any journal item it dropped.
+	var want []wantJournal
+	for _, id := range touched {
+		st := p.recs.recs[id]
+		if st == nil || st.b == nil {
+			continue
+		}
+		for _, j := range st.b.journal {
+			if j.Path == "" && j.Absent || j.Path == "/parentId" {
+				want = append(want, wantJournal{id: id, item: j})
+			}
+		}
+	}
+	confirmErr := r.confirmJournals(ctx, ref, want)
 	ev := AuditEvent{Time: bs.Now(r.Clock).UTC(), Action: rep.Op, Session: ref.String(), Entry: strings.Join(touched, ","),
 		Path: r.Store.Location(ref), Agent: ref.Agent, SessionID: ref.ID}
 	if err := Audit(r.auditPath(), ev); err != nil {
@@ -211,6 +241,64 @@ func (r *Restorer) ApplyRepair(ctx context.Context, ref bs.SessionRef, rep Repai
 	}
 	r.log().Info("repaired transcript", "session", ref.String(), "op", rep.Op, "inserted", len(inserted),
 		"reparented", len(rep.Reparents), "entries", touched)
+	if confirmErr != nil {
+		r.log().Error("repair journal lost", "session", ref.String(), "error", confirmErr.Error())
+		return fmt.Errorf("repair %s: the transcript is repaired, but a pristine restore may not take it back: %w", ref, confirmErr)
+	}
+	return nil
+}
+
+// wantJournal is a journal item a repair wrote to the side record of
+// entry id.
+type wantJournal struct {
+	id   string
+	item JournalItem
+}
+
+// confirmJournals reads the side records of a repair again, after its
+// rewrite, and adds back every journal item of want that is no longer
+// there (a "parentId" item counts as there when the record journals
+// "parentId" at all: the first state is kept; an inserted line's item
+// when it holds the same bytes). The error names the entries whose
+// journal could not be put back.
+func (r *Restorer) confirmJournals(ctx context.Context, ref bs.SessionRef, want []wantJournal) error {
+	if len(want) == 0 {
+		return nil
+	}
+	rs := newRecordSet(ctx, r.Side, ref)
+	var failed, readded []string
+	var errs []error
+	for _, w := range want {
+		b, err := rs.get(w.id)
+		if err != nil {
+			failed = append(failed, w.id)
+			errs = append(errs, err)
+			continue
+		}
+		found := slices.ContainsFunc(b.journal, func(j JournalItem) bool {
+			if w.item.Path == "" {
+				return j.Path == "" && j.Absent && j.RawBase64 == w.item.RawBase64
+			}
+			return j.Path == w.item.Path
+		})
+		if found {
+			continue
+		}
+		if w.item.Path == "" {
+			b.journal = slices.DeleteFunc(b.journal, func(j JournalItem) bool { return j.Path == "" })
+		}
+		b.journal = append(b.journal, w.item)
+		rs.touch(w.id)
+		readded = append(readded, w.id)
+		r.log().Warn("repair journal put back", "session", ref.String(), "entry", w.id, "path", w.item.Path)
+	}
+	if err := rs.flush(); err != nil {
+		failed = append(failed, readded...)
+		errs = append(errs, err)
+	}
+	if len(failed) > 0 {
+		return fmt.Errorf("the journal of entries %s could not be written again after the rewrite: %w", strings.Join(failed, ", "), errors.Join(errs...))
+	}
 	return nil
 }
 

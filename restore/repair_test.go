@@ -456,3 +456,168 @@ func TestApplyRepairReparentOnly(t *testing.T) {
 		t.Fatalf("pristine: %+v\n%s", res, got)
 	}
 }
+
+// TestPristineKeepsInsertedParent: after a repair whose inserted result
+// became the leaf, the host appends a child of it; a pristine restore
+// keeps every inserted line an entry that stays has as its parent (else
+// that entry's parentId names no entry) and says the result is not
+// pristine. An append to a line no repair inserted changes nothing.
+func TestPristineKeepsInsertedParent(t *testing.T) {
+	leaf := transcript(
+		msg{id: "u1", body: userMsg("list files")},
+		msg{id: "a1", body: assistantCall("let me look", "c1", "exec", `{"command":"ls"}`)},
+	)
+	appended := func(parent string) string {
+		return `{"type":"message","id":"u3000000","parentId":"` + parent + `","timestamp":"2026-02-20T18:00:00.000Z","message":{"role":"user","content":[{"type":"text","text":"next"}],"timestamp":1771500000000}}` + "\n"
+	}
+	for _, c := range []struct {
+		name     string
+		data     []byte
+		repair   func(ref bs.SessionRef) restore.Repair
+		parent   string   // of the appended entry
+		kept     []string // inserted lines kept
+		pristine bool
+	}{
+		{"LeafChild", leaf, func(ref bs.SessionRef) restore.Repair {
+			return restore.Repair{Base: version(t, ref), Op: "doctor_fix",
+				Inserts: []restore.Insert{{AfterLine: 3, AfterID: "a1", Entries: [][]byte{syntheticLine("abcd0001", "a1", "c1")}, IDs: []string{"abcd0001"}}}}
+		}, "abcd0001", []string{"abcd0001"}, false},
+		{"ChainChild", leaf, func(ref bs.SessionRef) restore.Repair {
+			return restore.Repair{Base: version(t, ref), Op: "doctor_fix",
+				Inserts: []restore.Insert{{AfterLine: 3, AfterID: "a1", Entries: [][]byte{syntheticLine("abcd0001", "a1", "c1"),
+					syntheticLine("abcd0002", "abcd0001", "c2")}, IDs: []string{"abcd0001", "abcd0002"}}}}
+		}, "abcd0002", []string{"abcd0001", "abcd0002"}, false},
+		{"ChildOfHostLine", unpaired(), func(ref bs.SessionRef) restore.Repair { return fixRepair(t, ref) }, "a2", nil, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir, ref := install(t, "s1", c.data)
+			r := newRestorer(dir)
+			if err := r.ApplyRepair(ctx(), ref, c.repair(ref)); err != nil {
+				t.Fatal(err)
+			}
+			f, err := os.OpenFile(ref.Path, os.O_APPEND|os.O_WRONLY, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := f.WriteString(appended(c.parent)); err != nil {
+				t.Fatal(err)
+			}
+			f.Close()
+			res, err := r.RestoreAll(ctx(), ref, true)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := read(t, ref.Path)
+			if c.pristine {
+				if want := string(c.data) + appended(c.parent); string(got) != want || !res.Pristine || len(res.Lost) != 0 {
+					t.Fatalf("%+v\n%s", res, firstDiff([]byte(want), got))
+				}
+				return
+			}
+			if res.Pristine || res.Remaining.Inserted != len(c.kept) || res.Remaining.Placeholders != 0 || res.LinesRemoved != 0 || len(res.Lost) != len(c.kept) {
+				t.Fatalf("result: %+v", res)
+			}
+			for i, id := range c.kept {
+				if p := res.Lost[i]; p.Kind != restore.ProblemInsertedHasChildren || p.EntryID != id || p.Path != "" {
+					t.Errorf("lost[%d] = %+v; want %s kept as a parent", i, p, id)
+				}
+				if !bytes.Contains(got, []byte(`"id":"`+id+`"`)) {
+					t.Errorf("inserted line %s removed although it is a parent:\n%s", id, got)
+				}
+				if j := journalOf(t, r, ref, id); len(j) != 1 {
+					t.Errorf("the kept line %s lost its journal: %+v", id, j)
+				}
+			}
+			// Once the child is gone, the next pristine restore removes them.
+			if err := os.WriteFile(ref.Path, bytes.TrimSuffix(got, []byte(appended(c.parent))), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			if res, err := r.RestoreAll(ctx(), ref, true); err != nil || !res.Pristine || string(read(t, ref.Path)) != string(c.data) {
+				t.Fatalf("second restore: %v %+v", err, res)
+			}
+		})
+	}
+}
+
+// racingStore is a Store whose Rewrite first lets another writer replace
+// the side records of ids with copies read before the repair's journals
+// (as the daemon's extraction could), then rewrites, then calls after.
+type racingStore struct {
+	bs.Store
+	side  bs.SideStore
+	ids   []string
+	after func()
+}
+
+func (s racingStore) Rewrite(ctx context.Context, ref bs.SessionRef, base bs.Version, edits []bs.Edit, gate func() error) error {
+	for _, id := range s.ids {
+		rec, err := extract.LoadRecord(ctx, s.side, ref, id)
+		if err != nil {
+			return err
+		}
+		delete(rec.Extra, "journal")
+		if _, err := extract.SaveRecord(ctx, s.side, ref, rec); err != nil {
+			return err
+		}
+	}
+	if err := s.Store.Rewrite(ctx, ref, base, edits, gate); err != nil {
+		return err
+	}
+	if s.after != nil {
+		s.after()
+	}
+	return nil
+}
+
+// gatedSide is a SideStore whose Put fails while *fail is set.
+type gatedSide struct {
+	bs.SideStore
+	fail *bool
+}
+
+func (s gatedSide) Put(ctx context.Context, ref bs.SessionRef, recs []bs.SideRecord) error {
+	if *s.fail {
+		return fmt.Errorf("side store read-only (test)")
+	}
+	return s.SideStore.Put(ctx, ref, recs)
+}
+
+// TestApplyRepairJournalRace: a writer that replaces the side records
+// between the journals' flush and the rewrite loses no journal: the
+// repair puts them back, so the pristine restore is still byte-identical.
+// When they cannot be put back, the error names the entries.
+func TestApplyRepairJournalRace(t *testing.T) {
+	data := unpaired()
+	t.Run("PutBack", func(t *testing.T) {
+		dir, ref := install(t, "s1", data)
+		r := newRestorer(dir)
+		r.Store = racingStore{Store: r.Store, side: r.Side, ids: []string{"abcd0001", "u2"}}
+		if err := r.ApplyRepair(ctx(), ref, fixRepair(t, ref)); err != nil {
+			t.Fatal(err)
+		}
+		if j := journalOf(t, r, ref, "u2"); len(j) != 1 || j[0].Path != "/parentId" || j[0].RawBase64 != "ImExIg==" {
+			t.Fatalf("u2's journal: %+v", j)
+		}
+		r = newRestorer(dir)
+		res, err := r.RestoreAll(ctx(), ref, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := read(t, ref.Path); !bytes.Equal(got, data) || !res.Pristine {
+			t.Fatalf("pristine: %+v\n%s", res, firstDiff(data, got))
+		}
+	})
+	t.Run("CannotPutBack", func(t *testing.T) {
+		dir, ref := install(t, "s1", data)
+		r := newRestorer(dir)
+		fail := false
+		r.Side = gatedSide{SideStore: r.Side, fail: &fail}
+		r.Store = racingStore{Store: r.Store, side: r.Side, ids: []string{"u2"}, after: func() { fail = true }}
+		err := r.ApplyRepair(ctx(), ref, restore.Repair{Base: version(t, ref), Op: "doctor_fix",
+			Inserts:   []restore.Insert{{AfterLine: 3, AfterID: "a1", Entries: [][]byte{syntheticLine("abcd0001", "a1", "c1")}, IDs: []string{"abcd0001"}}},
+			Reparents: []restore.Reparent{{Line: 4, EntryID: "u2", Parent: "abcd0001"}}})
+		if err == nil || !strings.Contains(err.Error(), "entries u2 ") || !strings.Contains(err.Error(), "read-only") {
+			t.Fatalf("ApplyRepair: %v; want an error naming entry u2", err)
+		}
+	})
+}

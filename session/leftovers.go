@@ -111,9 +111,16 @@ func (s *Store) Leftovers(ctx context.Context) ([]bs.Leftover, []error, error) {
 //
 // Unique is true when the file holds an entry id that no live session of
 // the agent has, or a placeholder "[[extracted-<key>]]" whose value is in
-// the side store (of the session the file's header or name names). The
-// live sessions are the transcripts the agent's sessions.json names (all
-// of them when there is none), or those of the store Served names. Entry
+// the side store (of the session the file's header or name names), or
+// when a key of the agent's sessions.json still refers to it in its
+// compactionCheckpoints (the host may fork from a checkpoint: Why is
+// "referenced by sessions.json (compactionCheckpoints of <key>)"). The
+// live sessions are the transcripts the agent's sessions.json names (even
+// when it names none; all of them when there is none), or those of the
+// store Served names; a leftover is never judged against itself (same
+// path or inode). When the sessions.json cannot be read or is not a JSON
+// object of entries, which transcripts are live is unknown: no orphan is
+// listed and skipped says why. Entry
 // ids of temp and trajectory files count only when the file is a
 // transcript (its first JSON object is a session header). Why says what
 // decided. Bytes is the size (du -b), DiskBytes the allocated blocks
@@ -127,7 +134,8 @@ func (s *Store) LeftoversWith(ctx context.Context, opts LeftoverOptions) ([]bs.L
 	if err != nil {
 		return nil, nil, err
 	}
-	sc := &leftoverScan{ctx: ctx, opts: opts, d: d, now: bs.Now(opts.Clock), live: map[string]*LiveSet{}, side: map[string]map[string]bool{}}
+	sc := &leftoverScan{ctx: ctx, opts: opts, d: d, now: bs.Now(opts.Clock), live: map[string]*LiveSet{},
+		self: map[string]map[string]fileID{}, stores: map[string]*agentStore{}, side: map[string]map[string]bool{}}
 	if sc.opts.Side == nil {
 		sc.opts.Side = sidedir.New(s)
 	}
@@ -174,9 +182,11 @@ type leftoverScan struct {
 	now     time.Time
 	found   []bs.Leftover
 	skipped []error
-	live    map[string]*LiveSet        // agent → its live sessions, read when first needed
-	side    map[string]map[string]bool // side dir → the keys it holds
-	keyed   map[string]bool            // transcript path → a sessions.json key names it
+	live    map[string]*LiveSet          // agent → its live sessions, read when first needed
+	self    map[string]map[string]fileID // agent → live session name → its transcript
+	stores  map[string]*agentStore       // agent → its sessions.json, read when first needed
+	side    map[string]map[string]bool   // side dir → the keys it holds
+	keyed   map[string]bool              // transcript path → a sessions.json key names it
 }
 
 func dirExists(p string) bool {
@@ -204,6 +214,14 @@ func (sc *leftoverScan) scanDir(agent, dir string, openclaw bool) {
 			hasStore = true
 		}
 	}
+	orphans := openclaw && hasStore && !sc.served(agent)
+	if orphans {
+		if st := sc.store(agent); st.err != nil {
+			// Which transcripts are live is unknown: none is an orphan.
+			sc.skip(fmt.Errorf("leftovers of %s: orphan transcripts not listed, since which transcripts are live is unknown: %w", agent, st.err))
+			orphans = false
+		}
+	}
 	for _, e := range ents {
 		if sc.ctx.Err() != nil {
 			return
@@ -216,7 +234,7 @@ func (sc *leftoverScan) scanDir(agent, dir string, openclaw bool) {
 		kind, sid := leftoverKind(name)
 		switch {
 		case kind == "":
-			if !openclaw || !hasStore || sc.served(agent) || ClassifyFile(name) != FileKindTranscript || !sc.orphan(p) {
+			if !orphans || ClassifyFile(name) != FileKindTranscript || !sc.orphan(p) {
 				continue
 			}
 			if _, err := os.Lstat(p + ".lock"); err == nil {
@@ -235,6 +253,85 @@ func (sc *leftoverScan) scanDir(agent, dir string, openclaw bool) {
 		}
 		sc.add(agent, kind, sid, p)
 	}
+}
+
+// agentStore is what the sessions.json of one agent says.
+type agentStore struct {
+	exists bool  // the agent's sessions dir holds a sessions.json
+	err    error // it cannot be read or is not a JSON object of entries
+	// checkpoints maps each file a key's compactionCheckpoints names
+	// (cleaned, absolute) to that key; byName maps its base name.
+	checkpoints, byName map[string]string
+}
+
+// fileID names a live transcript: its path and inode.
+type fileID struct {
+	path  string
+	inode uint64
+}
+
+// store reads the sessions.json of agent (OpenClaw layout), once.
+func (sc *leftoverScan) store(agent string) *agentStore {
+	if st, ok := sc.stores[agent]; ok {
+		return st
+	}
+	st := &agentStore{checkpoints: map[string]string{}, byName: map[string]string{}}
+	sc.stores[agent] = st
+	if sc.d.Layout != LayoutOpenClaw || agent == "" {
+		return st
+	}
+	dir := filepath.Join(sc.d.Root, agent, "sessions")
+	path := filepath.Join(dir, "sessions.json")
+	fi, err := os.Lstat(path)
+	if err != nil || !fi.Mode().IsRegular() {
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			st.exists, st.err = true, fmt.Errorf("read session store %s: %w", path, err)
+		}
+		return st
+	}
+	st.exists = true
+	p, err := parseStore(path)
+	switch {
+	case err != nil:
+		st.err = fmt.Errorf("read session store %s: %w", path, err)
+	case p.err != nil:
+		st.err = p.err
+	default:
+		for _, k := range p.keys {
+			for _, f := range k.entry.Checkpoints {
+				fp := filepath.Clean(f)
+				if !filepath.IsAbs(fp) {
+					fp = filepath.Join(dir, fp)
+				}
+				base := f
+				if i := strings.LastIndexAny(base, `/\`); i >= 0 {
+					base = base[i+1:]
+				}
+				if _, ok := st.checkpoints[fp]; !ok {
+					st.checkpoints[fp] = k.name
+				}
+				if _, ok := st.byName[base]; !ok && base != "" {
+					st.byName[base] = k.name
+				}
+			}
+		}
+	}
+	return st
+}
+
+// checkpointKey returns the sessions.json key whose compactionCheckpoints
+// name the leftover at p, or "". A name in the agent's sessions dir
+// matches by base name too: the registry may hold the paths of the
+// machine it was copied from.
+func (sc *leftoverScan) checkpointKey(agent, p string) string {
+	st := sc.store(agent)
+	if k, ok := st.checkpoints[filepath.Clean(p)]; ok {
+		return k
+	}
+	if sc.d.Layout == LayoutOpenClaw && filepath.Dir(p) == filepath.Join(sc.d.Root, agent, "sessions") {
+		return st.byName[filepath.Base(p)]
+	}
+	return ""
 }
 
 // orphan reports whether the transcript p is one discovery found without
@@ -419,7 +516,7 @@ func (sc *leftoverScan) judge(l *bs.Leftover) error {
 				}
 			}
 			entries++
-			if s, ok := live.Entries[e.ID]; ok {
+			if s, ok := live.Entries[e.ID]; ok && !sc.isSelf(l, s) {
 				in[s] = true
 			} else {
 				missing++
@@ -469,6 +566,9 @@ func (sc *leftoverScan) judge(l *bs.Leftover) error {
 			reasons = append(reasons, "holds "+plural(n, "placeholder", "placeholders")+" whose values are in the side store")
 		}
 	}
+	if k := sc.checkpointKey(l.Agent, l.Path); k != "" {
+		reasons = append([]string{"referenced by sessions.json (compactionCheckpoints of " + k + ")"}, reasons...)
+	}
 	if len(reasons) > 0 {
 		l.Unique = true
 		l.Why = strings.Join(reasons, "; ")
@@ -485,6 +585,16 @@ func (sc *leftoverScan) judge(l *bs.Leftover) error {
 		}
 	}
 	return nil
+}
+
+// isSelf reports whether the live session named name is the leftover l
+// itself (same path or same inode): a file is never a copy of itself.
+func (sc *leftoverScan) isSelf(l *bs.Leftover, name string) bool {
+	id, ok := sc.self[l.Agent][name]
+	if !ok {
+		return false
+	}
+	return id.path == filepath.Clean(l.Path) || id.inode != 0 && id.inode == l.Inode
 }
 
 func plural(n int, one, many string) string {
@@ -541,14 +651,20 @@ func (sc *leftoverScan) liveSet(agent string) (*LiveSet, error) {
 	} else {
 		l = &LiveSet{Sessions: map[string]bool{}, Entries: map[string]string{}}
 		var refs []bs.SessionRef
-		keyed := false
+		// With a sessions.json that reads, the transcripts it names are
+		// the live ones, even when it names none; without one (or with
+		// one that does not read, when no transcript is an orphan) every
+		// transcript is.
+		st := sc.store(agent)
+		keyed := st.exists && st.err == nil
 		for _, r := range sc.d.Sessions {
 			if r.Agent != agent || (sc.d.Layout == LayoutPi) {
 				continue
 			}
 			refs = append(refs, r)
-			keyed = keyed || len(sc.d.Keys(r)) > 0
 		}
+		self := map[string]fileID{}
+		sc.self[agent] = self
 		if sc.d.Layout == LayoutPi {
 			for _, r := range sc.d.Sessions {
 				if r.Label == agent {
@@ -562,6 +678,13 @@ func (sc *leftoverScan) liveSet(agent string) (*LiveSet, error) {
 			}
 			l.Sessions[r.ID] = true
 			l.Sessions[strings.TrimSuffix(filepath.Base(r.Path), ".jsonl")] = true
+			id := fileID{path: filepath.Clean(r.Path)}
+			if fi, err := os.Stat(r.Path); err == nil {
+				if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+					id.inode = uint64(st.Ino) //nolint:unconvert // uint32 on some platforms
+				}
+			}
+			self[r.String()] = id
 			if err := readEntryIDs(sc.ctx, r.Path, r.String(), l.Entries); err != nil {
 				return nil, err
 			}

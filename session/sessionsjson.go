@@ -31,6 +31,44 @@ type storeEntry struct {
 	Status      string `json:"status"`
 	Label       string `json:"label"`
 	DisplayName string `json:"displayName"`
+	// Checkpoints are the files the entry's compactionCheckpoints name
+	// (each checkpoint's preCompaction and postCompaction sessionFile).
+	Checkpoints checkpointFiles `json:"compactionCheckpoints"`
+}
+
+// checkpointFiles are the session files an entry's compactionCheckpoints
+// name. Its decoding never fails: a value of another shape names none,
+// and the entry's other fields are still read.
+type checkpointFiles []string
+
+// UnmarshalJSON reads the sessionFile of each checkpoint's preCompaction
+// and postCompaction object; anything else is ignored.
+func (c *checkpointFiles) UnmarshalJSON(data []byte) error {
+	var list []json.RawMessage
+	if json.Unmarshal(data, &list) != nil {
+		return nil
+	}
+	type side struct {
+		SessionFile any `json:"sessionFile"`
+	}
+	for _, raw := range list {
+		var cp struct {
+			Pre  *side `json:"preCompaction"`
+			Post *side `json:"postCompaction"`
+		}
+		if json.Unmarshal(raw, &cp) != nil {
+			continue
+		}
+		for _, s := range []*side{cp.Pre, cp.Post} {
+			if s == nil {
+				continue
+			}
+			if f, ok := s.SessionFile.(string); ok && strings.TrimSpace(f) != "" && strings.IndexByte(f, 0) < 0 {
+				*c = append(*c, strings.TrimSpace(f))
+			}
+		}
+	}
+	return nil
 }
 
 // parsedStore is a sessions.json file parsed: its entries in key order and

@@ -61,7 +61,9 @@ type CollectOptions struct {
 // and moved through the Store, then the item is marked "trashed" and one
 // audit event "collect" (files_removed, bytes_removed, trash_id) is
 // written. A crash in between leaves a "trashing" item that Restore puts
-// back.
+// back. A failure moves back the files already moved, never over a file
+// created in a place meanwhile: such a file's copy stays in the item
+// (kept, "trashing") and the error wraps ErrOccupied naming the place.
 func (t *Trash) Collect(ctx context.Context, files []bs.Leftover, opts CollectOptions) (*Item, error) {
 	if err := t.ready(); err != nil {
 		return nil, err
@@ -123,7 +125,7 @@ func (t *Trash) Collect(ctx context.Context, files []bs.Leftover, opts CollectOp
 		if len(uerrs) > 0 {
 			t.log().Error("trash: collect failed and could not be fully undone; restore the item to put everything back",
 				"trash_id", item.ID, "error", err, "undo_error", errors.Join(uerrs...))
-			return nil, fmt.Errorf("trash collect: %w (undo failed, item %s kept: %v)", err, item.ID, errors.Join(uerrs...))
+			return nil, fmt.Errorf("trash collect: %w (undo failed, item %s kept: %w)", err, item.ID, errors.Join(uerrs...))
 		}
 		os.RemoveAll(idir)
 		_ = atomicfile.SyncDir(t.dir())
@@ -141,7 +143,7 @@ func (t *Trash) Collect(ctx context.Context, files []bs.Leftover, opts CollectOp
 		if err := t.Store.Move(from, to); err != nil {
 			return fail(fmt.Errorf("leftover %s: %w", from, err))
 		}
-		undo = append(undo, func() error { return t.Store.Move(to, from) })
+		undo = append(undo, func() error { return moveBack(to, from) })
 		total += f.Bytes
 		if failpoint != nil {
 			if err := failpoint(fmt.Sprintf("leftover:%d", i)); err != nil {
@@ -257,7 +259,9 @@ func (t *Trash) checkLeftoverItem(item *Item) error {
 
 // restoreLeftovers puts the files of an item of leftovers back, with
 // their modification time and mode, then removes the item. It refuses,
-// moving nothing, when a place is occupied.
+// moving nothing, when a place is occupied; a place the host fills while
+// the files move back is never overwritten: that file stays in the item
+// and the error wraps ErrOccupied.
 func (t *Trash) restoreLeftovers(item *Item) (*Item, error) {
 	id := item.ID
 	if err := t.checkLeftoverItem(item); err != nil {
@@ -287,8 +291,13 @@ func (t *Trash) restoreLeftovers(item *Item) (*Item, error) {
 	}
 	var n int
 	var b int64
-	for _, m := range moves {
-		if err := t.Store.Move(m.from, m.f.Path); err != nil {
+	for i, m := range moves {
+		if failpoint != nil {
+			if err := failpoint(fmt.Sprintf("restore-leftover:%d", i)); err != nil {
+				return nil, err
+			}
+		}
+		if err := moveBack(m.from, m.f.Path); err != nil {
 			return nil, fmt.Errorf("trash restore %s: %w (restore again to finish)", id, err)
 		}
 		if err := keepStamp(m.f); err != nil {
@@ -304,6 +313,26 @@ func (t *Trash) restoreLeftovers(item *Item) (*Item, error) {
 	t.audit(restore.AuditEvent{Action: "trash_restore", Path: t.AgentsDir, TrashID: id, FilesRemoved: &n, BytesRemoved: &b})
 	t.log().Info("leftovers restored from the trash", "trash_id", id, "files", n, "bytes", b, "actor", t.Actor)
 	return item, nil
+}
+
+// moveBack moves a leftover from the trash back to its place, never
+// over a file there: the host may have written one meanwhile. Then the
+// trashed copy stays where it is and the error, wrapping ErrOccupied,
+// names the place.
+func moveBack(from, to string) error {
+	if err := os.MkdirAll(filepath.Dir(to), 0o700); err != nil {
+		return fmt.Errorf("leftover %s: %w", to, err)
+	}
+	if err := atomicfile.RenameNoReplace(from, to); err != nil {
+		if errors.Is(err, fs.ErrExist) {
+			return fmt.Errorf("leftover %s: a file was created in its place meanwhile; the trashed copy %s is kept: %w", to, from, ErrOccupied)
+		}
+		return fmt.Errorf("leftover %s: move back from %s: %w", to, from, err)
+	}
+	if err := atomicfile.SyncDir(filepath.Dir(to)); err != nil {
+		return err
+	}
+	return atomicfile.SyncDir(filepath.Dir(from))
 }
 
 // keepStamp gives a restored file its recorded mode and modification

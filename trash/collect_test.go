@@ -498,3 +498,75 @@ func TestCollectCrash(t *testing.T) {
 		}
 	}
 }
+
+// TestCollectNeverOverwrites: a file the host writes at a leftover's place
+// while it is in the trash is never replaced, neither by the rollback of
+// a failed collect nor by a restore: the trashed copy stays in the item
+// and the error wraps ErrOccupied naming the place.
+func TestCollectNeverOverwrites(t *testing.T) {
+	ctx := context.Background()
+	defer trash.SetFailpoint(nil)
+	t.Run("Rollback", func(t *testing.T) {
+		fx := newLeftoverFx(t)
+		found, _ := fx.scan(t)
+		victim := found[0].Path // the first moved
+		trash.SetFailpoint(func(step string) error {
+			if step != "leftover:1" {
+				return nil
+			}
+			if err := os.WriteFile(victim, []byte("the host's new file"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			return fmt.Errorf("disk full (test)")
+		})
+		_, err := fx.bin.Collect(ctx, found, trash.CollectOptions{IncludeUnique: true})
+		trash.SetFailpoint(nil)
+		if !errors.Is(err, trash.ErrOccupied) || !strings.Contains(err.Error(), victim) {
+			t.Fatalf("collect: %v; want ErrOccupied naming %s", err, victim)
+		}
+		if got, _ := os.ReadFile(victim); string(got) != "the host's new file" {
+			t.Fatalf("the rollback replaced the host's file: %.60q", got)
+		}
+		items, err := fx.bin.List(ctx)
+		if err != nil || len(items) != 1 {
+			t.Fatalf("want the item kept with the trashed copy: %+v, %v", items, err)
+		}
+		if _, err := os.Stat(filepath.Join(fx.set.StateDir, "trash", items[0].ID, filepath.FromSlash(items[0].Leftovers[0].Name))); err != nil {
+			t.Errorf("the trashed copy is gone: %v", err)
+		}
+		if _, err := os.Stat(found[1].Path); err != nil {
+			t.Errorf("the second file was not moved back: %v", err)
+		}
+	})
+	t.Run("Restore", func(t *testing.T) {
+		fx := newLeftoverFx(t)
+		found, _ := fx.scan(t)
+		item, err := fx.bin.Collect(ctx, found, trash.CollectOptions{IncludeUnique: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		victim := item.Leftovers[1].Path
+		trash.SetFailpoint(func(step string) error {
+			if step == "restore-leftover:1" {
+				if err := os.WriteFile(victim, []byte("the host's new file"), 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
+			return nil
+		})
+		_, err = fx.bin.Restore(ctx, item.ID)
+		trash.SetFailpoint(nil)
+		if !errors.Is(err, trash.ErrOccupied) || !strings.Contains(err.Error(), victim) {
+			t.Fatalf("restore: %v; want ErrOccupied naming %s", err, victim)
+		}
+		if got, _ := os.ReadFile(victim); string(got) != "the host's new file" {
+			t.Fatalf("the restore replaced the host's file: %.60q", got)
+		}
+		if _, err := os.Stat(filepath.Join(fx.set.StateDir, "trash", item.ID, filepath.FromSlash(item.Leftovers[1].Name))); err != nil {
+			t.Errorf("the trashed copy is gone: %v", err)
+		}
+		if _, err := os.Stat(item.Leftovers[0].Path); err != nil {
+			t.Errorf("the first file is not back: %v", err)
+		}
+	})
+}

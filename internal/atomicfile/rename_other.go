@@ -1,0 +1,5 @@
+//go:build !linux
+
+package atomicfile
+
+func renameNoReplace(from, to string) error { return errNoReplaceUnsupported }
