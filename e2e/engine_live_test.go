@@ -529,7 +529,7 @@ func engineConfigure(t *testing.T, st *openclaw.State, version, modelURL string,
 			"context_window": engineWindow,
 			// the host's part alone is a sixth to a fifth of the window: at the default thresholds (88 % and
 			// 95 %) the summary layers would wait for more history than 40 turns leave once layer 1 collapsed it
-			"summarize_trigger_percent": sumPct, "full_trigger_percent": fullPct, "summarize_keep_recent": 4000,
+			"summarize_trigger_percent": sumPct, "full_trigger_percent": fullPct, "summarize_keep_recent": 2500,
 			"summarizer": map[string]any{"base_url": modelURL + "/v1", "model": engineSummaryModel,
 				"retries": 0, "timeout_seconds": 20},
 		},
@@ -879,20 +879,32 @@ func engineChecks(t *testing.T, h *openclaw.Host, model *openclaw.Model, version
 		e := parseHostEntry(ev)
 		events[e.ID] = e
 	}
-	// e. Restore of a collapsed value, in the same turn and in the next turn's view.
+	// e. Restore of a collapsed value, in the same turn and in the next turn's view: the newest collapsed
+	// placeholder any request of the last ten script turns showed. When a summary has covered the entry since,
+	// the next turn shows the value in the restore's own result (the summary stays: recall_expand gives its
+	// messages, checked below); otherwise in place.
+	summarized := map[string]bool{}
+	for _, s := range st.Summaries {
+		for _, id := range s.Entries {
+			summarized[id] = true
+		}
+	}
 	key := ""
-	for i := len(script) - 1; i >= 0 && i >= len(script)-5 && key == ""; i-- {
-		for _, s := range toolMessageTexts(decodeChat(t, script[i].bodies[0])) {
-			if m := viewPlaceholderRE.FindStringSubmatch(s); m != nil {
-				if _, ok := st.Collapsed[m[1]]; ok {
-					key = m[1]
-					break
+	for i := len(script) - 1; i >= 0 && i >= len(script)-10 && key == ""; i-- {
+		for k := len(script[i].bodies) - 1; k >= 0 && key == ""; k-- {
+			texts := toolMessageTexts(decodeChat(t, script[i].bodies[k]))
+			for j := len(texts) - 1; j >= 0; j-- {
+				if m := viewPlaceholderRE.FindStringSubmatch(texts[j]); m != nil {
+					if _, ok := st.Collapsed[m[1]]; ok {
+						key = m[1]
+						break
+					}
 				}
 			}
 		}
 	}
 	if key == "" {
-		t.Errorf("e: the last five script turns' first requests show no placeholder of a collapsed entry (%d collapsed)", len(st.Collapsed))
+		t.Errorf("e: no request of the last ten script turns shows a placeholder of a collapsed entry (%d collapsed)", len(st.Collapsed))
 	} else if orig, ok := events[key]; !ok || orig.Text == "" {
 		t.Errorf("e: the collapsed entry %s is not a stored message with text", key)
 	} else {
@@ -910,12 +922,18 @@ func engineChecks(t *testing.T, h *openclaw.Host, model *openclaw.Model, version
 				return
 			}
 			next := run.Turns[idx+1]
-			found := false
+			inPlace, inResult := false, false
 			for _, s := range toolMessageTexts(decodeChat(t, next.bodies[0])) {
-				found = found || s == orig.Text
+				inPlace = inPlace || s == orig.Text
+				inResult = inResult || (s != orig.Text && strings.Contains(s, orig.Text))
 			}
-			if !found {
-				t.Errorf("e: turn %d's view does not show the value restored at turn %d (%s) in full", next.N, rec.N, key)
+			switch {
+			case inPlace:
+				t.Logf("e: turn %d's view shows the value restored at turn %d (%s) in place", next.N, rec.N, key)
+			case inResult && summarized[key]:
+				t.Logf("e: turn %d's view shows the value restored at turn %d (%s, in a summary) in the restore's result", next.N, rec.N, key)
+			default:
+				t.Errorf("e: turn %d's view does not show the value restored at turn %d (%s, summarized: %v) in full (in the restore's result: %v)", next.N, rec.N, key, summarized[key], inResult)
 			}
 		}()
 	}

@@ -528,22 +528,34 @@ func (p *planner) messageCut(tops []*SummaryRecord, pos int) (string, int) {
 	return "", -1
 }
 
-// protect pulls a summarize cut back so that the kept part holds every
-// entry the agent restored within the restore protection window
-// (Policy.KeepAfterRestore): the agent asked for those values, and a
-// summary must not take them out of the view at the next turn. The kept
-// part then starts at the last valid cut at or before the first such
-// entry; when there is none after pos, it returns -1 (no summarize cut:
-// only the full layer, above its threshold, may still summarize them). A
-// forced summary (/compact) is not held back.
+// protect pulls a summarize cut back so that, within the restore
+// protection window (Policy.KeepAfterRestore), the kept part holds every
+// entry the agent restored and every message since the first of those
+// restores (the restore's own call and result among them): the agent asked
+// for those values, and a summary must not take them out of the view at
+// the next turn, whether the value comes back in place or only in the
+// restore's result (an entry that lies in an older summary). The kept part
+// then starts at the last valid cut at or before the first such message;
+// when there is none after pos it returns -1 (no summarize cut: only the
+// full layer, above its threshold, may still summarize them). A forced
+// summary (/compact) is not held back.
 func (p *planner) protect(msgs []viewMsg, ok []bool, pos, cut int) int {
 	if cut <= pos || p.in.Force || len(p.in.State.Restored) == 0 {
 		return cut
 	}
 	now, keep := p.e.now(), p.e.policy().KeepAfterRestore
+	since := int64(-1)
+	for _, at := range p.in.State.Restored {
+		if now.Sub(at) < keep && (since < 0 || at.UnixMilli() < since) {
+			since = at.UnixMilli()
+		}
+	}
+	if since < 0 {
+		return cut
+	}
 	for i := max(pos, 0); i < cut && i < len(msgs); i++ {
 		at, restored := p.in.State.Restored[msgs[i].ID]
-		if !restored || now.Sub(at) >= keep {
+		if !(restored && now.Sub(at) < keep) && msgs[i].Timestamp < since {
 			continue
 		}
 		for c := i; c > pos; c-- {

@@ -401,20 +401,29 @@ func TestRestoredKeptOutOfSummary(t *testing.T) {
 			break
 		}
 	}
-	if restored < 1 {
-		t.Fatalf("no tool result before the first kept message %d", free.FirstKept)
+	if restored < 1 || msgs[restored].Timestamp <= msgs[0].Timestamp {
+		t.Fatalf("no tool result with a later timestamp before the first kept message %d", free.FirstKept)
 	}
 	for _, tc := range []struct {
-		name string
-		age  time.Duration
-		kept bool
+		name  string
+		age   time.Duration
+		since bool
+		kept  bool
 	}{
-		{"within the protection", time.Minute, true},
-		{"protection over", e.policy().KeepAfterRestore + time.Minute, false},
+		{"within the protection", time.Minute, false, true},
+		{"protection over", e.policy().KeepAfterRestore + time.Minute, false, false},
+		{"messages since a restore", time.Minute, true, true},
+		{"messages since a restore, protection over", e.policy().KeepAfterRestore + time.Minute, true, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e2, _ := newEngine(t, st, newModel(t, "ok").client())
 			state := &State{Version: 1, Restored: map[string]time.Time{msgs[restored].ID: e2.now().Add(-tc.age)}}
+			if tc.since {
+				// an entry of an older summary, restored when the message at restored was written: what
+				// came since (the restore's call and result) stays in the kept part
+				e2.Now = func() time.Time { return time.UnixMilli(msgs[restored].Timestamp).Add(tc.age) }
+				state.Restored = map[string]time.Time{"0ld5umm4": time.UnixMilli(msgs[restored].Timestamp)}
+			}
 			p := plan(t, e2, ref, tr, msgs, state)
 			checkCut(t, msgs, p.FirstKept)
 			switch {
