@@ -5,9 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"runtime"
-	"sort"
 	"sync"
-	"time"
 
 	bs "github.com/brainsurgeon/brainsurgeon"
 	"github.com/brainsurgeon/brainsurgeon/doctor"
@@ -25,7 +23,7 @@ type DoctorReport struct {
 	// leaves the member out).
 	Errors []SessionError `json:"errors"`
 	// Leftovers is the report of the host's leftovers.
-	Leftovers LeftoverReport `json:"leftovers"`
+	Leftovers doctor.LeftoverReport `json:"leftovers"`
 }
 
 // SessionError is a session that could not be diagnosed.
@@ -33,45 +31,6 @@ type SessionError struct {
 	// Session is "agent/id".
 	Session string `json:"session"`
 	Error   string `json:"error"`
-}
-
-// LeftoverReport is the host's leftovers: the totals per agent and kind,
-// and every file.
-type LeftoverReport struct {
-	// Available is false when the store does not scan for the host's
-	// leftovers (the lists are then empty).
-	Available bool `json:"available"`
-	// Agents holds one row per agent with leftovers, by agent name.
-	Agents []LeftoverAgent `json:"agents"`
-	// Files lists every leftover found, by agent, kind and path.
-	Files []bs.Leftover `json:"files"`
-	// Skipped lists the files the scan could not read or classify, each
-	// message naming the file, and the scan's own failure.
-	Skipped []string `json:"skipped"`
-}
-
-// LeftoverAgent is the leftovers of one agent, per kind.
-type LeftoverAgent struct {
-	Agent string `json:"agent"`
-	// Kinds holds one row per kind found, by kind name.
-	Kinds []LeftoverKind `json:"kinds"`
-}
-
-// LeftoverKind sums the leftovers of one agent and kind.
-type LeftoverKind struct {
-	// Kind is one of the brainsurgeon.Leftover… kinds.
-	Kind string `json:"kind"`
-	// Count counts the files; Bytes sums their sizes, DiskBytes the space
-	// they take on disk.
-	Count     int   `json:"count"`
-	Bytes     int64 `json:"bytes"`
-	DiskBytes int64 `json:"disk_bytes"`
-	// Oldest is the oldest modification time among the files.
-	Oldest time.Time `json:"oldest"`
-	// Unique counts the files that still hold history that exists nowhere
-	// else; UniqueBytes sums their sizes.
-	Unique      int   `json:"unique"`
-	UniqueBytes int64 `json:"unique_bytes"`
 }
 
 // doctor returns the Doctor over the API's stores and the request's
@@ -154,77 +113,10 @@ func (s *server) doctorReport(r *http.Request) (any, error) {
 // leftovers scans the host's leftovers (of one agent when agent is not
 // empty) when the store can. A failed scan is reported in Skipped, as the
 // CLI does; a cancelled request is an error.
-func (s *server) leftovers(ctx context.Context, agent string) (LeftoverReport, error) {
-	out := LeftoverReport{Agents: []LeftoverAgent{}, Files: []bs.Leftover{}, Skipped: []string{}}
-	sc, ok := s.set.Store.(bs.LeftoverScanner)
-	if !ok {
-		return out, nil
+func (s *server) leftovers(ctx context.Context, agent string) (doctor.LeftoverReport, error) {
+	var keep func(string) bool
+	if agent != "" {
+		keep = func(a string) bool { return a == agent }
 	}
-	out.Available = true
-	found, skipped, err := sc.Leftovers(ctx)
-	if cerr := ctx.Err(); cerr != nil {
-		return out, fmt.Errorf("doctor: leftovers: %w", cerr)
-	}
-	if err != nil {
-		out.Skipped = append(out.Skipped, err.Error())
-		return out, nil
-	}
-	for _, e := range skipped {
-		out.Skipped = append(out.Skipped, e.Error())
-	}
-	for _, l := range found {
-		if agent == "" || l.Agent == agent {
-			out.Files = append(out.Files, l)
-		}
-	}
-	sort.SliceStable(out.Files, func(i, j int) bool {
-		a, b := out.Files[i], out.Files[j]
-		if a.Agent != b.Agent {
-			return a.Agent < b.Agent
-		}
-		if a.Kind != b.Kind {
-			return a.Kind < b.Kind
-		}
-		return a.Path < b.Path
-	})
-	out.Agents = summarizeLeftovers(out.Files)
-	return out, nil
-}
-
-// summarizeLeftovers sums files per agent and kind, both sorted by name.
-func summarizeLeftovers(files []bs.Leftover) []LeftoverAgent {
-	by := map[string]map[string]*LeftoverKind{}
-	for _, l := range files {
-		kinds := by[l.Agent]
-		if kinds == nil {
-			kinds = map[string]*LeftoverKind{}
-			by[l.Agent] = kinds
-		}
-		k := kinds[l.Kind]
-		if k == nil {
-			k = &LeftoverKind{Kind: l.Kind, Oldest: l.ModTime}
-			kinds[l.Kind] = k
-		}
-		k.Count++
-		k.Bytes += l.Bytes
-		k.DiskBytes += l.DiskBytes
-		if l.ModTime.Before(k.Oldest) {
-			k.Oldest = l.ModTime
-		}
-		if l.Unique {
-			k.Unique++
-			k.UniqueBytes += l.Bytes
-		}
-	}
-	out := make([]LeftoverAgent, 0, len(by))
-	for agent, kinds := range by {
-		a := LeftoverAgent{Agent: agent, Kinds: make([]LeftoverKind, 0, len(kinds))}
-		for _, k := range kinds {
-			a.Kinds = append(a.Kinds, *k)
-		}
-		sort.Slice(a.Kinds, func(i, j int) bool { return a.Kinds[i].Kind < a.Kinds[j].Kind })
-		out = append(out, a)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Agent < out[j].Agent })
-	return out
+	return doctor.ScanLeftovers(ctx, s.set.Store, keep)
 }

@@ -246,12 +246,12 @@ func TestSummarizeLeftovers(t *testing.T) {
 	tests := []struct {
 		name  string
 		files []bs.Leftover
-		want  []api.LeftoverAgent
+		want  []doctor.LeftoverAgent
 	}{
-		{"None", nil, []api.LeftoverAgent{}},
+		{"None", nil, []doctor.LeftoverAgent{}},
 		{"OneFile",
 			[]bs.Leftover{{Agent: "main", Kind: bs.LeftoverDeleted, Bytes: 10, DiskBytes: 4096, ModTime: day(3), Unique: true}},
-			[]api.LeftoverAgent{{Agent: "main", Kinds: []api.LeftoverKind{{Kind: "deleted", Count: 1, Bytes: 10, DiskBytes: 4096, Oldest: day(3), Unique: 1, UniqueBytes: 10}}}}},
+			[]doctor.LeftoverAgent{{Agent: "main", Kinds: []doctor.LeftoverKind{{Kind: "deleted", Count: 1, Bytes: 10, DiskBytes: 4096, Oldest: day(3), Unique: 1, UniqueBytes: 10}}}}},
 		{"AgentsAndKinds",
 			[]bs.Leftover{
 				{Agent: "work", Kind: bs.LeftoverTemp, Bytes: 1, DiskBytes: 4096, ModTime: day(9)},
@@ -259,17 +259,17 @@ func TestSummarizeLeftovers(t *testing.T) {
 				{Agent: "main", Kind: bs.LeftoverDeleted, Bytes: 20, DiskBytes: 4096, ModTime: day(4)},
 				{Agent: "main", Kind: bs.LeftoverReset, Bytes: 300, DiskBytes: 8192, ModTime: day(2)},
 			},
-			[]api.LeftoverAgent{
-				{Agent: "main", Kinds: []api.LeftoverKind{
+			[]doctor.LeftoverAgent{
+				{Agent: "main", Kinds: []doctor.LeftoverKind{
 					{Kind: "deleted", Count: 1, Bytes: 20, DiskBytes: 4096, Oldest: day(4)},
 					{Kind: "reset", Count: 2, Bytes: 400, DiskBytes: 12288, Oldest: day(2), Unique: 1, UniqueBytes: 100},
 				}},
-				{Agent: "work", Kinds: []api.LeftoverKind{{Kind: "tmp", Count: 1, Bytes: 1, DiskBytes: 4096, Oldest: day(9)}}},
+				{Agent: "work", Kinds: []doctor.LeftoverKind{{Kind: "tmp", Count: 1, Bytes: 1, DiskBytes: 4096, Oldest: day(9)}}},
 			}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := api.SummarizeLeftovers(tt.files); !reflect.DeepEqual(got, tt.want) {
+			if got := doctor.SummarizeLeftovers(tt.files); !reflect.DeepEqual(got, tt.want) {
 				t.Errorf("got %+v\nwant %+v", got, tt.want)
 			}
 		})

@@ -17,4 +17,3 @@ func NewWithEngine(opts Options, e ContextEngine) (http.Handler, error) {
 }
 
 // SummarizeLeftovers sums leftovers per agent and kind, as GET /api/doctor.
-var SummarizeLeftovers = summarizeLeftovers

@@ -6,10 +6,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"sort"
 	"strings"
 	"text/tabwriter"
-	"time"
 
 	bs "github.com/brainsurgeon/brainsurgeon"
 	"github.com/brainsurgeon/brainsurgeon/doctor"
@@ -87,9 +85,9 @@ type doctorCommand struct{ m *Main }
 
 // doctorOutput is the JSON output of doctor.
 type doctorOutput struct {
-	Sessions  []*doctor.Report `json:"sessions"`
-	Errors    []sessionError   `json:"errors,omitempty"`
-	Leftovers leftoverReport   `json:"leftovers"`
+	Sessions  []*doctor.Report      `json:"sessions"`
+	Errors    []sessionError        `json:"errors,omitempty"`
+	Leftovers doctor.LeftoverReport `json:"leftovers"`
 	// Fixes is there with --fix ([] when nothing needed fixing).
 	Fixes   []*fixOutput   `json:"fixes,omitzero"`
 	Collect *collectOutput `json:"collect,omitempty"`
@@ -105,31 +103,6 @@ type sessionError struct {
 type fixOutput struct {
 	Session string `json:"session"`
 	*doctor.FixResult
-}
-
-// leftoverReport is the leftovers part of doctor's output.
-type leftoverReport struct {
-	// Available is false when no store of the agents dir knows its
-	// leftovers.
-	Available bool            `json:"available"`
-	Agents    []agentLeftover `json:"agents"`
-	Files     []bs.Leftover   `json:"files"`
-	Skipped   []string        `json:"skipped"`
-}
-
-type agentLeftover struct {
-	Agent string         `json:"agent"`
-	Kinds []kindLeftover `json:"kinds"`
-}
-
-type kindLeftover struct {
-	Kind        string    `json:"kind"`
-	Count       int       `json:"count"`
-	Bytes       int64     `json:"bytes"`
-	DiskBytes   int64     `json:"disk_bytes"`
-	Oldest      time.Time `json:"oldest"`
-	Unique      int       `json:"unique"`
-	UniqueBytes int64     `json:"unique_bytes"`
 }
 
 type collectOutput struct {
@@ -244,7 +217,13 @@ func (c *doctorCommand) Run(ctx context.Context, args []string) error {
 	if *name != "" && len(refs) == 1 {
 		agent = leftoverAgent(refs[0])
 	}
-	out.Leftovers = scanLeftovers(ctx, set.Store, *name != "", agent)
+	var keep func(string) bool
+	if *name != "" {
+		keep = func(a string) bool { return a == agent }
+	}
+	if out.Leftovers, err = doctor.ScanLeftovers(ctx, set.Store, keep); err != nil {
+		return err
+	}
 	if *collect {
 		co, err := collectLeftovers(ctx, trash.New(set.Store, set.AgentsDir, set.StateDir), &out.Leftovers, *unique, !*yes)
 		out.Collect = co
@@ -287,65 +266,9 @@ func leftoverAgent(ref bs.SessionRef) string {
 	return ref.Agent
 }
 
-// scanLeftovers asks the store for the host's leftovers and sums them per
-// agent and kind. With one agent asked for (only), only that agent's are
-// reported.
-func scanLeftovers(ctx context.Context, st bs.Store, only bool, agent string) leftoverReport {
-	rep := leftoverReport{Agents: []agentLeftover{}, Files: []bs.Leftover{}, Skipped: []string{}}
-	sc, ok := st.(bs.LeftoverScanner)
-	if !ok {
-		return rep
-	}
-	found, skipped, err := sc.Leftovers(ctx)
-	rep.Available = true
-	if err != nil {
-		rep.Skipped = append(rep.Skipped, err.Error())
-		return rep
-	}
-	for _, e := range skipped {
-		rep.Skipped = append(rep.Skipped, e.Error())
-	}
-	for _, f := range found {
-		if !only || f.Agent == agent {
-			rep.Files = append(rep.Files, f)
-		}
-	}
-	sort.SliceStable(rep.Files, func(i, j int) bool {
-		a, b := rep.Files[i], rep.Files[j]
-		if a.Agent != b.Agent {
-			return a.Agent < b.Agent
-		}
-		if a.Kind != b.Kind {
-			return a.Kind < b.Kind
-		}
-		return a.Path < b.Path
-	})
-	for _, f := range rep.Files {
-		if len(rep.Agents) == 0 || rep.Agents[len(rep.Agents)-1].Agent != f.Agent {
-			rep.Agents = append(rep.Agents, agentLeftover{Agent: f.Agent})
-		}
-		ag := &rep.Agents[len(rep.Agents)-1]
-		if len(ag.Kinds) == 0 || ag.Kinds[len(ag.Kinds)-1].Kind != f.Kind {
-			ag.Kinds = append(ag.Kinds, kindLeftover{Kind: f.Kind, Oldest: f.ModTime})
-		}
-		k := &ag.Kinds[len(ag.Kinds)-1]
-		k.Count++
-		k.Bytes += f.Bytes
-		k.DiskBytes += f.DiskBytes
-		if f.ModTime.Before(k.Oldest) {
-			k.Oldest = f.ModTime
-		}
-		if f.Unique {
-			k.Unique++
-			k.UniqueBytes += f.Bytes
-		}
-	}
-	return rep
-}
-
 // collectLeftovers moves the scanned leftovers into the trash (or, for a
 // dry run, only counts what it would move).
-func collectLeftovers(ctx context.Context, t *trash.Trash, rep *leftoverReport, includeUnique, dryRun bool) (*collectOutput, error) {
+func collectLeftovers(ctx context.Context, t *trash.Trash, rep *doctor.LeftoverReport, includeUnique, dryRun bool) (*collectOutput, error) {
 	co := &collectOutput{DryRun: dryRun}
 	if !rep.Available {
 		return co, fmt.Errorf("no store of this agents dir knows its leftovers: %w", bs.ErrUnsupported)
