@@ -36,6 +36,7 @@ func TestCorpusRoundTrip(t *testing.T) {
 		orig := read(t, f)
 		for _, cfg := range roundTripConfigs {
 			t.Run(corpusName(f)+"/"+cfg.name, func(t *testing.T) {
+				t.Parallel() // each case has its own dir; the fsyncs of one overlap the work of another
 				dir, ref := install(t, "s1", orig)
 				p := allPolicy(cfg.minLen)
 				p.PreviewChars = cfg.prev
