@@ -81,7 +81,12 @@ func (d *Doctor) diagnose(ctx context.Context, ref bs.SessionRef) (*diagnosis, e
 	keys := map[string]int{} // with ValuesListed: the side key of each placeholder → its line
 	mark := []byte(extract.PlaceholderPrefix)
 	visit := &bs.Visitor{
-		Want: func([]byte) bool { return false },
+		// Only the lines that may be assistant or toolResult messages are
+		// parsed fully (their string values with pointers, see
+		// parseMessage); the others give their envelope only.
+		Want: func(raw []byte) bool {
+			return bytes.Contains(raw, []byte(`"assistant"`)) || bytes.Contains(raw, []byte(`"toolResult"`))
+		},
 		Visit: func(e *bs.Entry) error {
 			if e.Kind != bs.KindEntry {
 				return nil
@@ -103,7 +108,7 @@ func (d *Doctor) diagnose(ctx context.Context, ref bs.SessionRef) (*diagnosis, e
 			if e.Type != "message" || (e.Role != "assistant" && e.Role != "toolResult") {
 				return nil
 			}
-			m := parseMessage(e.Raw)
+			m := parseMessage(e)
 			if m == nil {
 				return nil
 			}

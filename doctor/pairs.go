@@ -3,6 +3,8 @@ package doctor
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
+	"strconv"
 	"strings"
 
 	bs "github.com/brainsurgeon/brainsurgeon"
@@ -34,53 +36,69 @@ var toolCallTypes = map[string]bool{"toolCall": true, "toolUse": true, "function
 // the order OpenClaw reads them; the first non-empty one wins.
 var resultIDMembers = []string{"toolCallId", "toolUseId", "tool_call_id", "tool_use_id", "callId", "call_id"}
 
-// parseMessage reads the pairing fields of a message line: the "message"
-// member of a pi/OpenClaw entry, or the line itself in the flat format.
-// It returns nil for a line that is not an assistant or toolResult
-// message.
-func parseMessage(raw []byte) *msgInfo {
-	var env struct {
-		Message json.RawMessage `json:"message"`
+// parseMessage reads the pairing fields of a message line from its fully
+// parsed view (e.Strings: every string value with its JSON Pointer, as the
+// store's scanner found it, without decoding the rest): the "message"
+// member of a pi/OpenClaw entry, or the line itself in the flat format. It
+// returns nil for a line that is not an assistant or toolResult message.
+// Where a member occurs twice the last one counts, as in a JSON decoder.
+func parseMessage(e *bs.Entry) *msgInfo {
+	prefix := ""
+	for _, v := range e.Strings {
+		if v.Pointer == "/message/role" {
+			prefix = "/message"
+			break
+		}
 	}
-	if json.Unmarshal(raw, &env) != nil {
-		return nil
+	fields := map[string]string{}
+	type block struct{ typ, id, name string }
+	var blocks []block
+	hasName := map[int]bool{}
+	for _, v := range e.Strings {
+		rest, ok := strings.CutPrefix(v.Pointer, prefix+"/")
+		if !ok {
+			continue
+		}
+		val := func() string { return str(e.Raw[v.Start:v.End]) }
+		if c, ok := strings.CutPrefix(rest, "content/"); ok {
+			idx, member, ok := strings.Cut(c, "/")
+			if !ok || strings.Contains(member, "/") {
+				continue
+			}
+			i, err := strconv.Atoi(idx)
+			if err != nil || i < 0 || i > len(e.Raw) {
+				continue
+			}
+			for len(blocks) <= i {
+				blocks = append(blocks, block{})
+			}
+			switch member {
+			case "type":
+				blocks[i].typ = val()
+			case "id":
+				blocks[i].id = val()
+			case "name":
+				blocks[i].name, hasName[i] = val(), true
+			}
+			continue
+		}
+		if rest == "role" || rest == "stopReason" || slices.Contains(resultIDMembers, rest) {
+			fields[rest] = val()
+		}
 	}
-	body := raw
-	if len(env.Message) > 0 && env.Message[0] == '{' {
-		body = env.Message
-	}
-	var m map[string]json.RawMessage
-	if json.Unmarshal(body, &m) != nil {
-		return nil
-	}
-	info := &msgInfo{role: str(m["role"])}
+	info := &msgInfo{role: fields["role"]}
 	switch info.role {
 	case "assistant":
-		info.stopReason = str(m["stopReason"])
-		var blocks []map[string]json.RawMessage
-		if json.Unmarshal(m["content"], &blocks) != nil {
-			return info
-		}
-		for _, b := range blocks {
-			if !toolCallTypes[str(b["type"])] {
+		info.stopReason = fields["stopReason"]
+		for i, b := range blocks {
+			if !toolCallTypes[b.typ] || b.id == "" {
 				continue
 			}
-			id := str(b["id"])
-			if id == "" {
-				continue
-			}
-			c := toolCall{id: id}
-			if raw, ok := b["name"]; ok {
-				var s string
-				if json.Unmarshal(raw, &s) == nil {
-					c.name, c.hasName = s, true
-				}
-			}
-			info.calls = append(info.calls, c)
+			info.calls = append(info.calls, toolCall{id: b.id, name: b.name, hasName: hasName[i]})
 		}
 	case "toolResult":
 		for _, k := range resultIDMembers {
-			if id := strings.TrimSpace(str(m[k])); id != "" {
+			if id := strings.TrimSpace(fields[k]); id != "" {
 				info.resultID = id
 				break
 			}
