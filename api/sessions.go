@@ -218,9 +218,13 @@ func tokensKey(cp Compaction) string {
 // measurement in the status cache), and diagnoses it with doc.
 func (s *server) readInfo(ctx context.Context, doc *doctor.Doctor, ref bs.SessionRef, cp Compaction) SessionInfo {
 	info := SessionInfo{Agent: agentName(ref), SessionID: ref.ID, Backend: backendOf(ref)}
+	diag := doc.Reading() // the diagnosis is made in the same read
 	v := &bs.Visitor{
-		Want: func([]byte) bool { return false }, // the envelope is enough
+		Want: diag.Want, // the counts need the envelope only
 		Visit: func(e *bs.Entry) error {
+			if err := diag.Visit(e); err != nil {
+				return err
+			}
 			if e.Kind != bs.KindEntry {
 				return nil
 			}
@@ -285,7 +289,7 @@ func (s *server) readInfo(ctx context.Context, doc *doctor.Doctor, ref bs.Sessio
 	if info.Updated.IsZero() && ref.Backend != bs.BackendSQLite {
 		info.Updated = mtime
 	}
-	if rep, err := doc.Diagnose(ctx, ref); err == nil {
+	if rep, err := diag.Report(ctx, tr); err == nil {
 		info.setHealth(rep)
 	} else {
 		info.undiagnosed = true

@@ -70,63 +70,100 @@ func (d *Doctor) Diagnose(ctx context.Context, ref bs.SessionRef) (*Report, erro
 	return dg.rep, nil
 }
 
+// Reading is a diagnosis made in a read of the transcript that its caller
+// does anyway (the sessions list counts entries in the same read): pass
+// Want and Visit on from the caller's brainsurgeon.Visitor (Want: true
+// when either wants the line parsed fully), then call Report with the
+// transcript the store returned. A Reading serves one read.
+type Reading struct {
+	d            *Doctor
+	infos        map[int]*msgInfo
+	callLines    map[string][]int
+	ids          map[string]bool
+	placeholders bool
+	keys         map[string]int // with ValuesListed: the side key of each placeholder → its line
+}
+
+// Reading returns a Reading for one read of one transcript.
+func (d *Doctor) Reading() *Reading {
+	return &Reading{d: d, infos: map[int]*msgInfo{}, callLines: map[string][]int{}, ids: map[string]bool{}, keys: map[string]int{}}
+}
+
+// Want tells whether the diagnosis needs the line parsed fully: only the
+// lines that may be assistant or toolResult messages (their string values
+// with pointers, see parseMessage); the others give their envelope only.
+func (r *Reading) Want(raw []byte) bool {
+	return bytes.Contains(raw, []byte(`"assistant"`)) || bytes.Contains(raw, []byte(`"toolResult"`))
+}
+
+// Visit takes what the diagnosis needs of one line.
+func (r *Reading) Visit(e *bs.Entry) error {
+	if e.Kind != bs.KindEntry {
+		return nil
+	}
+	if e.ID != "" {
+		r.ids[e.ID] = true
+	}
+	if bytes.Contains(e.Raw, placeholderMark) {
+		r.placeholders = true
+		if r.d.Values == ValuesListed {
+			if extract.IsPlaceholderValue(e.Raw, e.ID) {
+				r.keys[e.ID] = e.Line
+			}
+			if k := extract.SourceKeyOf(e); k != "" && extract.IsPlaceholderValue(e.Raw, k) {
+				r.keys[k] = e.Line
+			}
+		}
+	}
+	if e.Type != "message" || (e.Role != "assistant" && e.Role != "toolResult") {
+		return nil
+	}
+	m := parseMessage(e)
+	if m == nil {
+		return nil
+	}
+	if m.role == "assistant" && len(m.calls) == 0 && !m.failed() {
+		return nil // nothing to pair
+	}
+	r.infos[e.Line] = m
+	for _, c := range m.calls {
+		r.callLines[c.id] = append(r.callLines[c.id], e.Line)
+	}
+	return nil
+}
+
+// Report finishes the diagnosis of tr, the transcript of the read whose
+// lines Visit saw. Like Diagnose, it writes nothing.
+func (r *Reading) Report(ctx context.Context, tr bs.Transcript) (*Report, error) {
+	if r.d == nil || r.d.Store == nil {
+		return nil, fmt.Errorf("doctor: no store: %w", bs.ErrInvalid)
+	}
+	dg, err := r.d.finish(ctx, tr, r)
+	if err != nil {
+		return nil, err
+	}
+	return dg.rep, nil
+}
+
+// placeholderMark starts every placeholder.
+var placeholderMark = []byte(extract.PlaceholderPrefix)
+
 func (d *Doctor) diagnose(ctx context.Context, ref bs.SessionRef) (*diagnosis, error) {
 	if d == nil || d.Store == nil {
 		return nil, fmt.Errorf("doctor %s: no store: %w", ref, bs.ErrInvalid)
 	}
-	infos := map[int]*msgInfo{}
-	callLines := map[string][]int{}
-	ids := map[string]bool{}
-	placeholders := false
-	keys := map[string]int{} // with ValuesListed: the side key of each placeholder → its line
-	mark := []byte(extract.PlaceholderPrefix)
-	visit := &bs.Visitor{
-		// Only the lines that may be assistant or toolResult messages are
-		// parsed fully (their string values with pointers, see
-		// parseMessage); the others give their envelope only.
-		Want: func(raw []byte) bool {
-			return bytes.Contains(raw, []byte(`"assistant"`)) || bytes.Contains(raw, []byte(`"toolResult"`))
-		},
-		Visit: func(e *bs.Entry) error {
-			if e.Kind != bs.KindEntry {
-				return nil
-			}
-			if e.ID != "" {
-				ids[e.ID] = true
-			}
-			if bytes.Contains(e.Raw, mark) {
-				placeholders = true
-				if d.Values == ValuesListed {
-					if extract.IsPlaceholderValue(e.Raw, e.ID) {
-						keys[e.ID] = e.Line
-					}
-					if k := extract.SourceKeyOf(e); k != "" && extract.IsPlaceholderValue(e.Raw, k) {
-						keys[k] = e.Line
-					}
-				}
-			}
-			if e.Type != "message" || (e.Role != "assistant" && e.Role != "toolResult") {
-				return nil
-			}
-			m := parseMessage(e)
-			if m == nil {
-				return nil
-			}
-			if m.role == "assistant" && len(m.calls) == 0 && !m.failed() {
-				return nil // nothing to pair
-			}
-			infos[e.Line] = m
-			for _, c := range m.calls {
-				callLines[c.id] = append(callLines[c.id], e.Line)
-			}
-			return nil
-		},
-	}
-	tr, err := d.Store.Open(ctx, ref, visit)
+	r := d.Reading()
+	tr, err := d.Store.Open(ctx, ref, &bs.Visitor{Want: r.Want, Visit: r.Visit})
 	if err != nil {
 		return nil, fmt.Errorf("doctor %s: %w", ref, err)
 	}
-	ref = tr.Ref()
+	return d.finish(ctx, tr, r)
+}
+
+// finish makes the diagnosis of tr from what r collected in its read.
+func (d *Doctor) finish(ctx context.Context, tr bs.Transcript, r *Reading) (*diagnosis, error) {
+	infos, callLines, ids, placeholders, keys := r.infos, r.callLines, r.ids, r.placeholders, r.keys
+	ref := tr.Ref()
 	nodes := tr.Nodes()
 	rep := &Report{Session: ref.String(), Agent: ref.Agent, SessionID: ref.ID, Backend: ref.Backend, Problems: []Problem{}}
 	if rep.Backend == "" {
@@ -195,6 +232,7 @@ func (d *Doctor) diagnose(ctx context.Context, ref bs.SessionRef) (*diagnosis, e
 	if d.Restorer != nil {
 		reqs := d.queue
 		if !d.queued {
+			var err error
 			if reqs, err = d.Restorer.Pending(); err != nil {
 				return nil, fmt.Errorf("doctor %s: pending write-backs: %w", ref, err)
 			}

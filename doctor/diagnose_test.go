@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -92,6 +93,20 @@ func TestDiagnose(t *testing.T) {
 			}
 			if rep.Fixable != strings.Contains(tc.want, "_tool_result@") && !strings.Contains(tc.want, "!") {
 				t.Errorf("fixable = %v for %q", rep.Fixable, tc.want)
+			}
+			// The same diagnosis made inside a caller's own read (the
+			// sessions list), with a Want that parses nothing more.
+			rd := e.doc.Reading()
+			tr, err := e.st.Open(ctx(), e.ref, &bs.Visitor{Want: rd.Want, Visit: rd.Visit})
+			if err != nil {
+				t.Fatal(err)
+			}
+			again, err := rd.Report(ctx(), tr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(again, rep) {
+				t.Errorf("Reading: %+v\nDiagnose: %+v", again, rep)
 			}
 		})
 	}
