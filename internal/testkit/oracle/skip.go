@@ -2,6 +2,7 @@ package oracle
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -252,8 +253,13 @@ func announce(line string) {
 			}
 		}
 	}
-	fmt.Println(line)
+	_, _ = fmt.Fprintln(Output, line)
 }
+
+// Output is where announce writes when the go command's standard error is
+// not reachable: the test binary's standard output, which `go test` shows
+// with -v, -json or a failure. Tests of the harness may point it elsewhere.
+var Output io.Writer = os.Stdout
 
 // goStderr opens the standard error of the go command that runs this test binary, or returns nil.
 func goStderr() *os.File {
