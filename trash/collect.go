@@ -116,16 +116,10 @@ func (t *Trash) Collect(ctx context.Context, files []bs.Leftover, opts CollectOp
 		if errors.Is(err, errCrash) {
 			return nil, err
 		}
-		var uerrs []error
-		for i := len(undo) - 1; i >= 0; i-- {
-			if uerr := undo[i](); uerr != nil {
-				uerrs = append(uerrs, uerr)
-			}
-		}
-		if len(uerrs) > 0 {
+		if uerr := undoAll(undo); uerr != nil {
 			t.log().Error("trash: collect failed and could not be fully undone; restore the item to put everything back",
-				"trash_id", item.ID, "error", err, "undo_error", errors.Join(uerrs...))
-			return nil, fmt.Errorf("trash collect: %w (undo failed, item %s kept: %w)", err, item.ID, errors.Join(uerrs...))
+				"trash_id", item.ID, "error", err, "undo_error", uerr)
+			return nil, fmt.Errorf("trash collect: %w (undo failed, item %s kept: %w)", err, item.ID, uerr)
 		}
 		os.RemoveAll(idir)
 		_ = atomicfile.SyncDir(t.dir())

@@ -364,16 +364,10 @@ func (t *Trash) DeleteRef(ctx context.Context, ref bs.SessionRef) (*Item, error)
 		if errors.Is(err, errCrash) {
 			return nil, err
 		}
-		var uerrs []error
-		for i := len(undo) - 1; i >= 0; i-- {
-			if uerr := undo[i](); uerr != nil {
-				uerrs = append(uerrs, uerr)
-			}
-		}
-		if len(uerrs) > 0 {
+		if uerr := undoAll(undo); uerr != nil {
 			t.log().Error("trash: deletion failed and could not be fully undone; restore the item to put everything back",
-				"session", ref.String(), "trash_id", item.ID, "error", err, "undo_error", errors.Join(uerrs...))
-			return nil, fmt.Errorf("trash %s: %w (undo failed, item %s kept: %v)", ref, err, item.ID, errors.Join(uerrs...))
+				"session", ref.String(), "trash_id", item.ID, "error", err, "undo_error", uerr)
+			return nil, fmt.Errorf("trash %s: %w (undo failed, item %s kept: %v)", ref, err, item.ID, uerr)
 		}
 		os.RemoveAll(idir)
 		return nil, fmt.Errorf("trash %s: %w", ref, err)
@@ -810,4 +804,16 @@ func (t *Trash) addKeys(index string, entries map[string]json.RawMessage) error 
 		return fmt.Errorf("%w: %w", err, ErrOccupied)
 	}
 	return err
+}
+
+// undoAll runs the undo steps of a failed operation, newest first, and
+// returns what failed of them, joined.
+func undoAll(undo []func() error) error {
+	var errs []error
+	for i := len(undo) - 1; i >= 0; i-- {
+		if err := undo[i](); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
 }
