@@ -294,23 +294,29 @@ func doctorLiveJSONL(t *testing.T) {
 
 	// restore --all --pristine takes the fix back: the damaged bytes, then what the turn after the fix appended.
 	for _, s := range ss {
-		now := readFile(t, s.path)
-		fx := fixed[s.id]
-		if !bytes.HasPrefix(now, fx) {
-			t.Fatalf("%s: the host did not append to the fixed transcript (it rewrote it)", s.kind)
-		}
-		appended := now[len(fx):]
-		r := bs(t, "restore", "--all", "--pristine", "--agents-dir", agents, "main/"+s.id)
-		if r.code != 0 {
-			t.Fatalf("%s: restore --all --pristine: %s", s.kind, r)
-		}
-		want := append(append([]byte(nil), s.damaged...), appended...)
-		if got := readFile(t, s.path); !bytes.Equal(got, want) {
-			t.Errorf("%s: after restore --all --pristine the transcript is not the damaged bytes plus the appended turn (%d bytes, want %d)",
-				s.kind, len(got), len(want))
-		}
+		checkPristine(t, s.kind, s.path, agents, "main/"+s.id, s.damaged, fixed[s.id])
 	}
 	t.Logf("2026.7.35 done in %s", time.Since(t0).Round(time.Second))
+}
+
+// checkPristine checks that the host only appended to the fixed transcript at path, then that `restore --all
+// --pristine` of session gives back the damaged bytes followed by what the host appended after the fix.
+func checkPristine(t *testing.T, kind, path, agentsDir, session string, damaged, fixed []byte) {
+	t.Helper()
+	now := readFile(t, path)
+	if !bytes.HasPrefix(now, fixed) {
+		t.Fatalf("%s: the host did not append to the fixed transcript (it rewrote it)", kind)
+	}
+	appended := now[len(fixed):]
+	r := bs(t, "restore", "--all", "--pristine", "--agents-dir", agentsDir, session)
+	if r.code != 0 {
+		t.Fatalf("%s: restore --all --pristine: %s", kind, r)
+	}
+	want := append(append([]byte(nil), damaged...), appended...)
+	if got := readFile(t, path); !bytes.Equal(got, want) {
+		t.Errorf("%s: after restore --all --pristine the transcript is not the damaged bytes plus the appended turn (%d bytes, want %d)",
+			kind, len(got), len(want))
+	}
 }
 
 // brokenTranscript writes a pi v3 transcript of an OpenClaw session whose tool call has no result (the process

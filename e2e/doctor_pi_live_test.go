@@ -305,20 +305,7 @@ func TestDoctorPiLive(t *testing.T) {
 
 	// 6. restore --all --pristine gives the damaged bytes back, then what the turn after the fix appended.
 	for _, s := range ss {
-		now := readFile(t, s.path)
-		if !bytes.HasPrefix(now, s.fixed) {
-			t.Fatalf("%s: pi did not append to the fixed transcript (it rewrote it)", s.kind)
-		}
-		appended := now[len(s.fixed):]
-		r := bs(t, "restore", "--all", "--pristine", "--agents-dir", pi.sessions(), s.id)
-		if r.code != 0 {
-			t.Fatalf("%s: restore --all --pristine: %s", s.kind, r)
-		}
-		want := append(append([]byte(nil), s.damaged...), appended...)
-		if got := readFile(t, s.path); !bytes.Equal(got, want) {
-			t.Errorf("%s: after restore --all --pristine the transcript is not the damaged bytes plus the appended turn (%d bytes, want %d)",
-				s.kind, len(got), len(want))
-		}
+		checkPristine(t, s.kind, s.path, pi.sessions(), s.id, s.damaged, s.fixed)
 	}
 	t.Logf("pi done in %s", time.Since(t0).Round(time.Millisecond))
 }
