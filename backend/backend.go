@@ -397,6 +397,23 @@ func (m *Multi) EditableValues(ref bs.SessionRef, e *bs.Entry, cands []bs.Candid
 	return s.EditableValues(ref, e, cands, with)
 }
 
+// CheckEdit asks the session's store whether it accepts the line old
+// becoming new in a Rewrite (restore.EditChecker): nil when it does, else
+// its reason. A store that does not say accepts every edit (the JSONL
+// store); a ref no store serves gets the error that says so.
+func (m *Multi) CheckEdit(ref bs.SessionRef, old, new []byte) error {
+	s, err := m.pick(ref)
+	if err != nil {
+		return err
+	}
+	if c, ok := s.(interface {
+		CheckEdit(bs.SessionRef, []byte, []byte) error
+	}); ok {
+		return c.CheckEdit(ref, old, new)
+	}
+	return nil
+}
+
 // SideDir returns the side directory of a session from its store.
 func (m *Multi) SideDir(ref bs.SessionRef) (string, error) {
 	s, err := m.pick(ref)

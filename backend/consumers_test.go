@@ -2,8 +2,10 @@ package backend_test
 
 import (
 	"github.com/brainsurgeon/brainsurgeon/backend"
+	"github.com/brainsurgeon/brainsurgeon/restore"
 	"github.com/brainsurgeon/brainsurgeon/retention"
 	"github.com/brainsurgeon/brainsurgeon/session"
+	"github.com/brainsurgeon/brainsurgeon/session/sqlite"
 	"github.com/brainsurgeon/brainsurgeon/sidedir"
 	"github.com/brainsurgeon/brainsurgeon/trash"
 )
@@ -19,4 +21,6 @@ var (
 	_ retention.GoneLister    = (*session.Store)(nil)
 	_ trash.Store             = (*backend.Multi)(nil)
 	_ trash.Store             = (*session.Store)(nil)
+	_ restore.EditChecker     = (*backend.Multi)(nil)
+	_ restore.EditChecker     = (*sqlite.Store)(nil)
 )

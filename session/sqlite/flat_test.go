@@ -3,8 +3,10 @@ package sqlite_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	bs "github.com/brainsurgeon/brainsurgeon"
@@ -112,6 +114,41 @@ func TestEditableValues(t *testing.T) {
 			got := st.EditableValues(bs.SessionRef{Backend: bs.BackendSQLite, Agent: "main", ID: "s"}, e, cands, with)
 			if !slices.Equal(got, tt.want) {
 				t.Fatalf("EditableValues = %v, want %v (candidates %+v)", got, tt.want, cands)
+			}
+		})
+	}
+}
+
+// TestCheckEditFlatOutput pins the projection guard's rule for a flat
+// tool_result row's output: it may be put back from its placeholder (a
+// value extracted before OpenClaw's importer copied the row), never
+// extracted, and no other member of the row may change; a user message's
+// text may not change either way.
+func TestCheckEditFlatOutput(t *testing.T) {
+	st := sqlite.NewStore(t.TempDir(), sqlite.Options{})
+	ref := bs.SessionRef{Backend: bs.BackendSQLite, Agent: "main", ID: "s"}
+	ph := extract.Placeholder("f1")
+	for _, tt := range []struct {
+		name, old, new string
+		ok             bool
+	}{
+		{"PutBack", synthFlat("f1", ph), synthFlat("f1", "the output"), true},
+		{"PutBackPreview", synthFlat("f1", "the out… "+ph), synthFlat("f1", "the output"), true},
+		{"Extract", synthFlat("f1", "the output"), synthFlat("f1", ph), false},
+		{"OtherChange", synthFlat("f1", "the output"), synthFlat("f1", "another output"), false},
+		{"Timestamp", synthFlat("f1", ph), strings.Replace(synthFlat("f1", "x"), "00:00:05", "00:00:06", 1), false},
+		{"NotFlat", `{"__id":"f1","type":"note","output":"` + ph + `"}`, `{"__id":"f1","type":"note","output":"x"}`, false},
+		{"WithMessage", `{"type":"tool_result","id":"f1","message":{},"output":"` + ph + `"}`, `{"type":"tool_result","id":"f1","message":{},"output":"x"}`, false},
+		{"UserText", synthUser("u1", "", ph), synthUser("u1", "", "hello"), false},
+		{"ToolResult", synthResult("r1", "c", "call", ph), synthResult("r1", "c", "call", "out"), true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			err := st.CheckEdit(ref, []byte(tt.old), []byte(tt.new))
+			if (err == nil) != tt.ok {
+				t.Fatalf("CheckEdit = %v, want ok %v", err, tt.ok)
+			}
+			if err != nil && (!errors.Is(err, bs.ErrUnsupported) || !strings.Contains(err.Error(), "OpenClaw SQLite store")) {
+				t.Fatalf("CheckEdit error %q: want one wrapping ErrUnsupported that states the rule", err)
 			}
 		})
 	}

@@ -29,9 +29,18 @@ import (
 //     "[[extracted-…]]" placeholder, and back);
 //   - a top-level member whose name starts with "_" (BrainSurgeon's
 //     bookkeeping: _restored, _extractable), added, changed or removed,
-//     and "_redacted" inside a content block.
+//     and "_redacted" inside a content block;
+//   - the "output" string of a flat tool_result row (a row without a
+//     "message" member whose type is "tool_result", as the first
+//     BrainSurgeon wrote and OpenClaw's importer copies verbatim), only
+//     when the stored string holds a "[[extracted-…]]" placeholder: a
+//     value extracted before the import may be put back, a flat row's
+//     output is never extracted here (docs/ARCHITECTURE.md, "Host
+//     safety", says what OpenClaw derives from such a row and why).
 //
-// Everything else must be equal token by token.
+// Everything else must be equal token by token. checkProjection is the
+// one place this rule lives: Rewrite, EditableValues and CheckEdit all
+// ask it.
 
 // jnode is a parsed JSON value: objects keep their members in order.
 //
@@ -198,13 +207,38 @@ func checkProjection(old, new []byte) error {
 		return exact(o, n, "")
 	}
 	isMessage := o.strMember("type") == "message"
+	isFlat := o.strMember("type") == "tool_result" && o.member("message") == nil
 	return members(o, n, "", func(name string) bool { return strings.HasPrefix(name, "_") },
 		func(name string, ov, nv *jnode, ptr string) error {
-			if name == "message" && isMessage {
+			switch {
+			case name == "message" && isMessage:
 				return message(ov, nv, ptr)
+			case name == "output" && isFlat:
+				return flatOutput(ov, nv, ptr)
 			}
 			return exact(ov, nv, ptr)
 		})
+}
+
+// flatOutput compares the "output" member of a flat tool_result row: it
+// may change only from a string holding a placeholder to another string
+// (a restore). OpenClaw derives nothing from that member: the row is not a
+// message, so it has no search index row and is never sent to the model,
+// and its projections read only the envelope keys (type, id, parentId, …).
+// But OpenClaw's own row rewrite compares every member but "message" as
+// the envelope, so an extraction there is not started: it would gain
+// nothing the model is sent.
+func flatOutput(o, n *jnode, ptr string) error {
+	if o.kind != '"' || n.kind != '"' {
+		return exact(o, n, ptr)
+	}
+	if sameString(o.str, n.str, o.raw, n.raw, o.lossy || n.lossy) {
+		return nil
+	}
+	if !strings.Contains(o.str, placeholderMark) {
+		return refuse(ptr, "string changed (a flat tool_result's output may only be put back from its %s…]] placeholder, never extracted in this store)", placeholderMark)
+	}
+	return nil
 }
 
 // members compares two objects member by member, in order, skipping the

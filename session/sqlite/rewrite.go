@@ -226,8 +226,8 @@ func (s *Store) rewriteRow(ctx context.Context, q querier, path string, ref bs.S
 		if name == "" {
 			name = "without id"
 		}
-		return false, fmt.Errorf("rewrite %s: entry %s (line %d, seq %d): %v; only toolResult content and details, thinking blocks, images, toolCall arguments and \"_\" bookkeeping members may change in an OpenClaw SQLite store, because other changes would leave its search index and projections stale; nothing was written: %w",
-			ref, name, e.Line, seq, err, bs.ErrUnsupported)
+		return false, fmt.Errorf("rewrite %s: entry %s (line %d, seq %d): %v; %s; nothing was written: %w",
+			ref, name, e.Line, seq, err, editRule, bs.ErrUnsupported)
 	}
 	var oldJSON, oldZstd any
 	if !jsonNull {

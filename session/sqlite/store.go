@@ -1,6 +1,7 @@
 package sqlite
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"errors"
@@ -132,6 +133,27 @@ func (s *Store) EditableValues(ref bs.SessionRef, e *bs.Entry, cands []bs.Candid
 		}
 	}
 	return out
+}
+
+// editRule says, in the errors of Rewrite and CheckEdit, which changes of a
+// row the projection guard accepts (guard.go).
+const editRule = `only toolResult content and details, thinking blocks, images, toolCall arguments, "_" bookkeeping members and a flat tool_result's output put back from its placeholder may change in an OpenClaw SQLite store, because other changes would leave its search index and projections stale`
+
+// CheckEdit reports whether Rewrite accepts the row old becoming new: nil
+// when the projection guard that Rewrite applies accepts every difference,
+// else an error wrapping brainsurgeon.ErrUnsupported that names the first
+// difference it refuses and the rule. A restore asks it value by value, so
+// that it puts back every value the store takes and reports the others.
+// It reads neither the store nor the session (ref is not used) and is
+// safe for concurrent use.
+func (s *Store) CheckEdit(_ bs.SessionRef, old, new []byte) error {
+	if bytes.Equal(old, new) {
+		return nil
+	}
+	if err := checkProjection(old, new); err != nil {
+		return fmt.Errorf("%v; %s: %w", err, editRule, bs.ErrUnsupported)
+	}
+	return nil
 }
 
 // dirs returns the agents dir and the state dir of root.
