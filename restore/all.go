@@ -45,8 +45,17 @@ type AllResult struct {
 	// placeholder, in file order: the same list, with the same kinds, as
 	// Verify's Problems; a pristine restore adds the lines a repair
 	// inserted that it kept (ProblemInsertedChanged or
-	// ProblemInsertedHasChildren, Path ""). Never nil.
+	// ProblemInsertedHasChildren, Path ""), and a value the store does not
+	// accept back is listed as ProblemRefused (see Refused). Never nil.
 	Lost []Problem `json:"lost"`
+	// Refused lists the values the store does not accept back in the
+	// transcript (restore.EditChecker: OpenClaw's SQLite store refuses
+	// edits its search index or projections would notice), each with the
+	// store's reason and how to get the value without writing it back.
+	// Their placeholders are in Lost too (ProblemRefused); a redaction
+	// the store refuses to undo keeps its stub. Everything else was
+	// restored. Never nil.
+	Refused []Refusal `json:"refused"`
 	// Warnings are what else went wrong on the way (a journal that could
 	// not be undone, a member that could not be set).
 	Warnings []string `json:"warnings,omitempty"`
@@ -59,6 +68,9 @@ type AllResult struct {
 type Remaining struct {
 	// Placeholders still in the transcript (len(AllResult.Lost)).
 	Placeholders int `json:"placeholders"`
+	// Refused counts the placeholders (among Placeholders) whose value is
+	// intact but the store does not accept back (AllResult.Refused).
+	Refused int `json:"refused"`
 	// Bookkeeping members recorded in a journal that still differ from
 	// their state before BrainSurgeon ("_restored" marks, "_redacted",
 	// "_extractable"): a restore without pristine leaves its "_restored"
@@ -111,13 +123,20 @@ const maxUndoPasses = 8
 // dropped. Side files are kept. Without pristine, repairs are left as
 // they are: they are not extractions.
 //
+// A value the store does not accept back (restore.EditChecker: OpenClaw's
+// SQLite store refuses an edit its search index or projections would
+// notice, such as the text of a user message extracted before the session
+// was imported) stays a placeholder and is listed in Refused with the
+// reason and how to get it; every other value is still restored, in the
+// same rewrite, and the counts say exactly what was written.
+//
 // RestoreAll is not queued: a busy session gives an error wrapping
 // ErrBusy (or ErrChanged), and nothing is written.
 func (r *Restorer) RestoreAll(ctx context.Context, ref bs.SessionRef, pristine bool) (*AllResult, error) {
 	if err := r.ready(); err != nil {
 		return nil, err
 	}
-	res := &AllResult{Session: ref.String(), PristineMode: pristine, Lost: []Problem{}}
+	res := &AllResult{Session: ref.String(), PristineMode: pristine, Lost: []Problem{}, Refused: []Refusal{}}
 	if err := r.Store.CheckIdle(ctx, ref); err != nil {
 		return nil, fmt.Errorf("restore all of %s: %w", ref, err)
 	}
@@ -177,13 +196,16 @@ func (r *Restorer) RestoreAll(ctx context.Context, ref bs.SessionRef, pristine b
 		le := &lineEdit{line: e.Line, id: e.ID, orig: e.Raw, cur: e.Raw, parsed: e}
 		p.lines[e.Line] = le
 		if pristine {
+			nRefused := len(p.refused)
 			r.undoLine(p, le, b, res)
 			if prob := undoInsert(name, le, b, file); prob != nil {
 				// Kept: its journal stays, so that it is still known
 				// as inserted.
 				res.Lost = append(res.Lost, *prob)
 				kept++
-			} else {
+			} else if len(p.refused) == nRefused {
+				// An entry with a refused value keeps its journal and
+				// redactions: what stays in place is still described.
 				touched = append(touched, e.ID)
 			}
 			if le.drop {
@@ -201,6 +223,11 @@ func (r *Restorer) RestoreAll(ctx context.Context, ref bs.SessionRef, pristine b
 		}
 		// What the line still holds after the edits.
 		for _, c := range checkPlaceholders(name, le.entry(), sideRecord{rec: b.rec, file: file}) {
+			if f, ok := p.refusal(e.Line, c.ptr); ok && c.problem == nil {
+				c.problem = &Problem{Session: name, EntryID: e.ID, Line: e.Line, Path: c.ptr, Kind: ProblemRefused,
+					Detail: "the value is stored and intact, but the store does not accept it back: " + f.Reason + "; " + f.How, File: file}
+				res.Remaining.Refused++
+			}
 			if c.problem == nil {
 				c.problem = &Problem{Session: name, EntryID: e.ID, Line: e.Line, Path: c.ptr, Kind: ProblemNotRestored,
 					Detail: "the value is stored and intact but was not put back (see the warnings)", File: file}
@@ -235,6 +262,8 @@ func (r *Restorer) RestoreAll(ctx context.Context, ref bs.SessionRef, pristine b
 		slices.SortStableFunc(res.Lost, func(a, b Problem) int { return cmp.Compare(a.Line, b.Line) })
 	}
 	res.Warnings = append(res.Warnings, p.warnings...)
+	res.Refused = append(res.Refused, p.refused...)
+	slices.SortStableFunc(res.Refused, func(a, b Refusal) int { return cmp.Compare(a.Line, b.Line) })
 	res.Remaining.Placeholders = len(res.Lost) - kept
 	res.Pristine = res.Remaining.None()
 	edits := p.edits()
@@ -263,7 +292,7 @@ func (r *Restorer) RestoreAll(ctx context.Context, ref bs.SessionRef, pristine b
 		r.dropPending(ref)
 	}
 	r.log().Info("restore all", "session", ref.String(), "pristine", pristine, "entries", res.Entries,
-		"values", res.Values, "bytes", res.Bytes, "redactions", res.Redactions, "bookkeeping", res.Bookkeeping, "lost", len(res.Lost), "pristine_now", res.Pristine)
+		"values", res.Values, "bytes", res.Bytes, "redactions", res.Redactions, "bookkeeping", res.Bookkeeping, "lost", len(res.Lost), "refused", len(res.Refused), "pristine_now", res.Pristine)
 	return res, nil
 }
 
@@ -286,6 +315,10 @@ func (r *Restorer) undoLine(p *planner, le *lineEdit, b *book, res *AllResult) {
 					continue
 				}
 				if string(orig) == string(cur) {
+					continue
+				}
+				if err := p.accepts(le, v.Path, orig); err != nil {
+					p.refuse(le, v, err)
 					continue
 				}
 				le.replace(v.Path, orig)

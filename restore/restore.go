@@ -162,6 +162,12 @@ type Result struct {
 	// string, the JSON of a block. Values that could not be restored map
 	// to MissingText or CorruptText.
 	Content map[string]string `json:"content"`
+	// NotWrittenBack lists the keys (among KeysRestored) whose value is
+	// returned in Content but that the store does not accept back in the
+	// transcript (EditChecker: OpenClaw's SQLite store refuses edits its
+	// search index or projections would notice); Warning says why. Their
+	// placeholders stay and the values stay in the side store.
+	NotWrittenBack []string `json:"not_written_back,omitempty"`
 	// Warning says what could not be restored or written, if anything.
 	Warning string `json:"warning,omitempty"`
 	// AlreadyRestored is true when every selected value was already back
@@ -360,6 +366,21 @@ func (r *Restorer) Restore(ctx context.Context, ref bs.SessionRef, entryID strin
 	if !res.Restored || opts.NoWriteBack {
 		return res, nil
 	}
+	if refused := r.refusedOf(ctx, ref, snap, e, sel); len(refused) > 0 {
+		var why []string
+		for _, f := range refused {
+			res.NotWrittenBack = append(res.NotWrittenBack, f.Key)
+			why = append(why, f.Key+": "+f.Reason)
+		}
+		if res.Warning != "" {
+			res.Warning += "; "
+		}
+		res.Warning += fmt.Sprintf("entry %s: not written back, the store does not accept it (%s); the value stays in the side store", entryID, strings.Join(why, "; "))
+		log.Warn(res.Warning, "session", ref.String(), "entry_id", entryID)
+		if len(refused) == len(res.KeysRestored) {
+			return res, nil // nothing the store takes: nothing to write or queue
+		}
+	}
 	req := r.newRequest(KindRestore, ref, entryID)
 	req.Keys, req.ToolCallID = keys, opts.ToolCallID
 	werr := r.deliver(ctx, ref, req, snap, func(o outcome) {
@@ -379,6 +400,33 @@ func (r *Restorer) Restore(ctx context.Context, ref bs.SessionRef, entryID strin
 		return res, fmt.Errorf("restore %s in %s: write-back: %w", entryID, ref, werr)
 	}
 	return res, nil
+}
+
+// refusedOf returns the values of sel that Restore returns but the store
+// does not accept back in entry e (EditChecker), as the write-back's
+// planner will find them.
+func (r *Restorer) refusedOf(ctx context.Context, ref bs.SessionRef, snap *snapshot, e *bs.Entry, sel []extract.StoredValue) []Refusal {
+	if _, ok := r.Store.(EditChecker); !ok {
+		return nil
+	}
+	p := r.newPlanner(ctx, ref, snap, false)
+	le := p.line(e)
+	for _, v := range sel {
+		cur, ok := le.value(v.Path)
+		if !ok || !holdsPlaceholder(v, cur) {
+			continue
+		}
+		orig, err := v.Bytes()
+		if err != nil {
+			continue
+		}
+		if err := p.accepts(le, v.Path, orig); err != nil {
+			p.refuse(le, v, err)
+			continue
+		}
+		le.replace(v.Path, orig)
+	}
+	return p.refused
 }
 
 // deliver applies a request now when the session is idle, else queues it.

@@ -23,6 +23,11 @@ type planner struct {
 	claimed  map[string]bool
 	audit    bool
 	warnings []string
+	// refused lists the values the store does not accept back
+	// (EditChecker), in the order met; refusedAt keys them by line and
+	// pointer.
+	refused   []Refusal
+	refusedAt map[string]bool
 }
 
 func (r *Restorer) newPlanner(ctx context.Context, ref bs.SessionRef, snap *snapshot, audit bool) *planner {
@@ -82,6 +87,10 @@ func (p *planner) restoreValues(le *lineEdit, rec *extract.Record, keys []string
 			if p.audit {
 				p.r.audit(p.ref, "restore_corrupt", le.id, "side record "+le.id, err)
 			}
+			continue
+		}
+		if err := p.accepts(le, v.Path, orig); err != nil {
+			p.refuse(le, v, err)
 			continue
 		}
 		le.replace(v.Path, orig)
@@ -161,6 +170,10 @@ func (r *Restorer) writeBack(ctx context.Context, ref bs.SessionRef, reqs []*Pen
 		outs := make([]outcome, len(reqs))
 		for i, req := range reqs {
 			outs[i] = p.apply(req)
+		}
+		for _, f := range p.refused {
+			r.log().Warn("the store does not accept a restored value back; it stays in the side store",
+				"session", ref.String(), "entry_id", f.EntryID, "key", f.Key, "reason", f.Reason)
 		}
 		edits := p.edits()
 		if len(edits) == 0 {
