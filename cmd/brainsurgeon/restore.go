@@ -35,7 +35,13 @@ thinking), a block path (content/2) or a block index (2).
 --all restores every extracted value of the session in one rewrite (the
 session must be idle). --pristine also undoes redactions and BrainSurgeon's
 own members (_restored, _redacted, _extractable it set), giving back the
-original file byte for byte. Side files are kept.
+original file byte for byte. Side files are kept. A value the store does
+not accept back (an OpenClaw SQLite store refuses edits its search index
+would notice, such as a user message's text extracted before the session
+was imported) stays extracted and is listed under "refused" by entry id,
+with the reason and how to get it; every other value is restored, and the
+exit status is 1. "restore <session> <entry>" prints such a value without
+writing it back.
 
 Examples:
   brainsurgeon restore agent:main:main 8797d4c7
@@ -85,11 +91,7 @@ func (c *restoreCommand) Run(ctx context.Context, args []string) error {
 			}
 			return err
 		}
-		if src := res.Remaining.SourceValues; len(res.Lost) > src {
-			err = fmt.Errorf("%d placeholders could not be restored", len(res.Lost)-src)
-		} else if src > 0 {
-			err = fmt.Errorf("%d tool results stored at the source keep their placeholder: the session is not pristine (purge_control restore tc-<id> returns each)", src)
-		}
+		err = restoreAllError(res)
 		if *asJSON {
 			return cli.WriteJSON(c.m.Stdout, res, err)
 		}
@@ -111,6 +113,28 @@ func (c *restoreCommand) Run(ctx context.Context, args []string) error {
 	printContent(c.m.Stdout, res)
 	fmt.Fprintln(c.m.Stderr, restoreStatus(res))
 	return err
+}
+
+// restoreAllError is the error (exit 1) of a restore --all that left
+// placeholders, nil when none is left: what the store refused, what is
+// lost, and the tool results stored at the source, each counted.
+func restoreAllError(res *restore.AllResult) error {
+	src, refused := res.Remaining.SourceValues, len(res.Refused)
+	lost := len(res.Lost) - src - res.Remaining.Refused
+	var parts []string
+	if lost > 0 {
+		parts = append(parts, fmt.Sprintf("%d placeholders could not be restored", lost))
+	}
+	if refused > 0 {
+		parts = append(parts, fmt.Sprintf("%d values the store does not accept back stay extracted (listed under refused; brainsurgeon restore <session> <entry> prints each without writing it back)", refused))
+	}
+	if src > 0 {
+		parts = append(parts, fmt.Sprintf("%d tool results stored at the source keep their placeholder: the session is not pristine (purge_control restore tc-<id> returns each)", src))
+	}
+	if len(parts) == 0 {
+		return nil
+	}
+	return errors.New(strings.Join(parts, "; "))
 }
 
 // splitKeys splits a comma-separated list, dropping empty items.
@@ -176,6 +200,8 @@ func restoreStatus(res *restore.Result) string {
 			parts = append(parts, "written back now")
 		case res.Queued:
 			parts = append(parts, "queued: written back when the session is idle")
+		default:
+			parts = append(parts, "not written back")
 		}
 	} else {
 		parts = append(parts, "entry "+res.EntryID+": nothing restored")
@@ -205,8 +231,11 @@ func printRestoreAll(w io.Writer, res *restore.AllResult) {
 	} else {
 		var why []string
 		r := res.Remaining
-		if n := r.Placeholders - r.SourceValues; n > 0 {
+		if n := r.Placeholders - r.SourceValues - r.Refused; n > 0 {
 			why = append(why, fmt.Sprintf("%d placeholders could not be restored", n))
+		}
+		if r.Refused > 0 {
+			why = append(why, fmt.Sprintf("%d values the store does not accept back stay extracted", r.Refused))
 		}
 		if r.SourceValues > 0 {
 			why = append(why, fmt.Sprintf("%d tool results stored at the source keep their placeholder (the host wrote it; purge_control restore tc-<id> returns each)", r.SourceValues))
@@ -230,7 +259,13 @@ func printRestoreAll(w io.Writer, res *restore.AllResult) {
 		fmt.Fprintf(w, "Pristine    no: %s%s\n", strings.Join(why, "; "), hint)
 	}
 	for _, l := range res.Lost {
-		fmt.Fprintf(w, "  lost      %s\n", l)
+		if l.Kind != restore.ProblemRefused {
+			fmt.Fprintf(w, "  lost      %s\n", l)
+		}
+	}
+	for _, f := range res.Refused {
+		fmt.Fprintf(w, "  refused   %s %s (line %d): %s\n", f.EntryID, f.Key, f.Line, f.Reason)
+		fmt.Fprintf(w, "            get it: %s\n", f.How)
 	}
 	for _, x := range res.Warnings {
 		fmt.Fprintf(w, "  warning   %s\n", x)
