@@ -35,8 +35,9 @@ import (
 //     BrainSurgeon wrote and OpenClaw's importer copies verbatim), only
 //     when the stored string holds a "[[extracted-…]]" placeholder: a
 //     value extracted before the import may be put back, a flat row's
-//     output is never extracted here (docs/ARCHITECTURE.md, "Host
-//     safety", says what OpenClaw derives from such a row and why).
+//     output is never extracted here (docs/ARCHITECTURE.md, "The SQLite
+//     store's editable fields", says what OpenClaw derives from such a
+//     row and why).
 //
 // Everything else must be equal token by token. checkProjection is the
 // one place this rule lives: Rewrite, EditableValues and CheckEdit all

@@ -107,7 +107,8 @@ func (s *Store) Editable(_ bs.SessionRef, t bs.TriggerType) bool {
 // row must accept the edited row. The guard itself answers (it checks
 // e.Raw with the replacement spliced in), so an extractor plans exactly
 // the edits Rewrite takes: the values of a flat entry, for one, are
-// refused, because OpenClaw indexes every member of such a row. It is safe
+// refused (its output may only be put back from a placeholder, see
+// docs/ARCHITECTURE.md, "The SQLite store's editable fields"). It is safe
 // for concurrent use.
 func (s *Store) EditableValues(ref bs.SessionRef, e *bs.Entry, cands []bs.Candidate, with [][]byte) []bool {
 	out := make([]bool, len(cands))
