@@ -166,7 +166,10 @@ func (e *Engine) Assemble(ctx context.Context, ref bs.SessionRef, req Request) (
 
 	turn := Turn{N: 1, At: e.now(), Messages: len(req.Messages), Matched: l.matched, Unmatched: l.unmatched,
 		BaseTokens: base, Predicted: view.PredictedTokens, Layers: view.Layers, Passthrough: view.Passthrough,
-		Replaced: len(view.Replace)}
+		Replaced: len(view.Replace), Chars: chars}
+	for i := range req.Messages {
+		turn.HostChars += req.Messages[i].Chars
+	}
 	turn.ViewMessages = len(req.Messages) - view.FirstKept
 	if view.Summary != nil {
 		turn.ViewMessages++
@@ -377,8 +380,24 @@ func (e *Engine) Status(ctx context.Context, ref bs.SessionRef) (Status, error) 
 	if n := len(st.Turns); n > 0 {
 		last := st.Turns[n-1]
 		out.Turns, out.Last = last.N, &last
+		out.View = viewSize(st.Turns)
 	}
 	return out, nil
+}
+
+// viewSize returns the size of the last of turns (not empty), with the
+// newest measurement among them.
+func viewSize(turns []Turn) *ViewSize {
+	last := turns[len(turns)-1]
+	v := &ViewSize{Turn: last.N, At: last.At, PredictedTokens: last.Predicted, Chars: last.Chars, HostChars: last.HostChars,
+		Messages: last.ViewMessages, HostMessages: last.Messages, Summarized: last.SummaryID != "", Passthrough: last.Passthrough}
+	for i := len(turns) - 1; i >= 0; i-- {
+		if turns[i].Measured > 0 {
+			v.MeasuredTokens, v.MeasuredTurn = turns[i].Measured, turns[i].N
+			break
+		}
+	}
+	return v
 }
 
 // Close stops the summaries this engine is writing in the background and
