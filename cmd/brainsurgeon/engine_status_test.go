@@ -60,7 +60,7 @@ func TestEngineStatusOutput(t *testing.T) {
 func TestStatusWithEngine(t *testing.T) {
 	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 	rep := compact.StatusReport{Session: "main/x", Backend: "sqlite", Tokens: 71_856, Window: 131_072, Percent: 54.8, Risk: compact.RiskLow,
-		Refusal: "the session is in OpenClaw's SQLite store, where BrainSurgeon never inserts rows; compact it with the host's own /compact",
+		Refusal:  "the session is in OpenClaw's SQLite store, where BrainSurgeon never inserts rows; compact it with the host's own /compact",
 		Warnings: []string{}, Recommendations: []string{}}
 	st := &engine.Status{Active: true, Compactions: 1, Turns: 9, View: &engine.ViewSize{Turn: 9, At: now.Add(-5 * time.Minute),
 		PredictedTokens: 21_000, MeasuredTokens: 20_480, MeasuredTurn: 8, Chars: 51_000, HostChars: 281_000, Messages: 12, HostMessages: 40}}
