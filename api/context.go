@@ -178,6 +178,18 @@ func (s *server) contextCompact(r *http.Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	// A session the context engine serves has its summaries in the
+	// model's view: a compaction entry as well would summarize the same
+	// history twice (the daemon's automatic compaction leaves it to the
+	// engine too). Only the prune layer runs on its transcript.
+	if st := s.engineStatus(r.Context(), ref); st != nil && st.View != nil && time.Since(st.View.At) < engine.ServingWithin {
+		switch layer {
+		case compact.LayerNone:
+			layer = compact.LayerPrune
+		case compact.LayerSummarize, compact.LayerFull:
+			return nil, fmt.Errorf("compact %s: layer %s refused: %s; only the prune layer runs on its transcript: %w", ref, layer, engine.CompactHint, bs.ErrUnsupported)
+		}
+	}
 	var sum bs.Summarizer
 	if cp.Summarizer != nil {
 		sum = cp.Summarizer()

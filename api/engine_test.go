@@ -473,6 +473,12 @@ func TestEngineFigures(t *testing.T) {
 	if !strings.Contains(string(st["compact_hint"]), "/compact in the chat is answered by it") || string(st["view_tokens"]) == "0" {
 		t.Errorf("context status: hint %s, view tokens %s; want the engine's hint and the view's size", st["compact_hint"], st["view_tokens"])
 	}
+	// The layers it does not offer are refused, with the way to compact.
+	code, b, _ := c.do("POST", "/api/sessions/main/"+plugSessA+"/context/compact", `{"layer":"summarize","dry_run":true}`)
+	if code != 422 || !strings.Contains(string(b), "/compact in the chat is answered by it") {
+		t.Errorf("summarize a session the engine serves: %d %s; want 422 with the engine's hint", code, b)
+	}
+	c.json("POST", "/api/sessions/main/"+plugSessA+"/context/compact", `{"dry_run":true}`, 200, nil)
 	c.json("GET", "/api/sessions/main/"+plugSessB+"/context/status", "", 200, &st)
 	if got := string(st["layers"]); got != `["prune","summarize","full"]` || string(st["engine_serves"]) != "false" || string(st["compact_hint"]) != `""` {
 		t.Errorf("context status of a session the engine never served: layers %s, serves %s, hint %s", got, st["engine_serves"], st["compact_hint"])

@@ -85,8 +85,11 @@ Shows the predicted size of the session's next context against the window
 automatically and at which thresholds, the compactions on its active path,
 the degradation risk (low below compaction.warn_at compactions, medium from
 it, high from hard_warn_at) and what to do; when BrainSurgeon's OpenClaw
-context engine has served the session, what it did to the model's view
-(values collapsed, summaries, compactions, the warning; --json: "engine").
+context engine has served the session, what the model was sent (the size of
+the last view, predicted and measured, beside the stored transcript's), what
+the engine did to the view (values collapsed, summaries, compactions, the
+warning), and the compactions and risk counted with the engine's (--json:
+"engine", "view_tokens", "engine_compactions", "layers", "compact_hint").
 Reads only.
 
 Tokens are counted by --tokenizer: calibrated (default: chars/4 scaled by the
