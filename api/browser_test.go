@@ -295,8 +295,8 @@ func testValueRestoreSettings(t *testing.T, browserCtx context.Context) {
 	head := eval[map[string]string](t, ctx, `(() => { const out = {};
 		for (const dt of document.querySelectorAll('dl.meta dt')) out[dt.textContent] = dt.nextElementSibling.textContent;
 		out.gauge = document.getElementById('token-gauge').dataset.tokens; return out; })()`)
-	if head["Context tokens"] != commas(st.Tokens) || head["gauge"] != fmt.Sprint(st.Tokens) || head["Last recorded usage"] == "" || head["Tokens"] != "" {
-		t.Errorf("session header %v, want Context tokens %s (the gauge's) and a Last recorded usage", head, commas(st.Tokens))
+	if head["Next turn's context (estimated)"] != commas(st.Tokens)+" tokens" || head["gauge"] != fmt.Sprint(st.Tokens) || head["Last turn's recorded usage"] == "" || head["Tokens"] != "" {
+		t.Errorf("session header %v, want the next turn's context %s tokens (the gauge's) and the last turn's recorded usage", head, commas(st.Tokens))
 	}
 	type badgeInfo struct {
 		Path  string `json:"path"`

@@ -13,6 +13,7 @@ import (
 	bs "github.com/brainsurgeon/brainsurgeon"
 	"github.com/brainsurgeon/brainsurgeon/compact"
 	"github.com/brainsurgeon/brainsurgeon/config"
+	"github.com/brainsurgeon/brainsurgeon/engine"
 	"github.com/brainsurgeon/brainsurgeon/internal/compactwire"
 	"github.com/brainsurgeon/brainsurgeon/recall"
 	"github.com/brainsurgeon/brainsurgeon/restore"
@@ -94,8 +95,11 @@ func (s *server) openContext(r *http.Request) (bs.Transcript, Compaction, error)
 }
 
 // contextStatus answers GET /api/sessions/{agent}/{id}/context/status
-// (compact.StatusReport). The measurement of a transcript is cached by
-// its Version: asking again while it did not change costs a stat.
+// (engine.Figures: the stored transcript's compact.StatusReport, with the
+// context engine's compactions, the size of the last view it sent the
+// model, and the layers that can run). The measurement of a transcript
+// is cached by its Version: asking again while it did not change costs a
+// stat.
 func (s *server) contextStatus(r *http.Request) (any, error) {
 	ref, err := s.findSession(r)
 	if err != nil {
@@ -105,7 +109,11 @@ func (s *server) contextStatus(r *http.Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return s.statusCache.Status(r.Context(), s.set.Store, ref, cp.Settings, cp.Tokens)
+	rep, err := s.statusCache.Status(r.Context(), s.set.Store, ref, cp.Settings, cp.Tokens)
+	if err != nil {
+		return nil, err
+	}
+	return engine.Join(rep, s.engineStatus(r.Context(), ref), cp.Settings, time.Now()), nil
 }
 
 // contextInspect answers GET /api/sessions/{agent}/{id}/context/inspect
@@ -169,6 +177,18 @@ func (s *server) contextCompact(r *http.Request) (any, error) {
 	cp, err := s.compaction(r.Context())
 	if err != nil {
 		return nil, err
+	}
+	// A session the context engine serves has its summaries in the
+	// model's view: a compaction entry as well would summarize the same
+	// history twice (the daemon's automatic compaction leaves it to the
+	// engine too). Only the prune layer runs on its transcript.
+	if st := s.engineStatus(r.Context(), ref); st != nil && st.View != nil && time.Since(st.View.At) < engine.ServingWithin {
+		switch layer {
+		case compact.LayerNone:
+			layer = compact.LayerPrune
+		case compact.LayerSummarize, compact.LayerFull:
+			return nil, fmt.Errorf("compact %s: layer %s refused: %s; only the prune layer runs on its transcript: %w", ref, layer, engine.CompactHint, bs.ErrUnsupported)
+		}
 	}
 	var sum bs.Summarizer
 	if cp.Summarizer != nil {

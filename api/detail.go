@@ -116,6 +116,9 @@ func (s *server) detail(r *http.Request) (any, error) {
 	}
 	if st := s.engineStatus(r.Context(), ref); st != nil {
 		out["engine"] = st
+		if st.View != nil {
+			out["engine_view"] = st.View
+		}
 	}
 	return out, nil
 }

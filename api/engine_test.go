@@ -410,3 +410,77 @@ func readFile(tb testing.TB, path string) string {
 	}
 	return string(b)
 }
+
+// TestEngineFigures serves a view through the real engine, then reads the
+// session detail, the sessions list and the context status: each shows
+// the size of the view sent to the model (snake_case members), beside the
+// stored transcript's figures, and the context status counts the
+// engine's compactions and offers only the layers that can run.
+func TestEngineFigures(t *testing.T) {
+	f := newPlugFixture(t)
+	eng := &engine.Engine{Store: f.set.Store, StateDir: t.TempDir()}
+	c := &client{tb: t, srv: serve(t, api.Options{Stores: stores(f.set), Engine: eng})}
+	c.json("POST", "/api/plugin/v1/assemble", assembleBody(plugSessA, hostMessages), 200, nil)
+	viewKeys := []string{"turn", "at", "predicted_tokens", "measured_tokens", "measured_turn", "chars", "host_chars", "messages", "host_messages", "summarized"}
+	checkView := func(where string, raw json.RawMessage) {
+		t.Helper()
+		var v map[string]any
+		if err := json.Unmarshal(raw, &v); err != nil {
+			t.Fatalf("%s: engine_view %s: %v", where, raw, err)
+		}
+		for _, k := range viewKeys {
+			if _, ok := v[k]; !ok {
+				t.Errorf("%s: engine_view %s lacks %q", where, raw, k)
+			}
+		}
+		if v["turn"] != 1.0 || v["host_messages"] != 3.0 || v["host_chars"] != 9130.0 || v["predicted_tokens"].(float64) <= 0 {
+			t.Errorf("%s: engine_view %s; want turn 1 of the host's 3 messages (9,130 chars), a prediction", where, raw)
+		}
+	}
+	var d struct {
+		EngineView json.RawMessage `json:"engine_view"`
+		Engine     map[string]any  `json:"engine"`
+	}
+	c.json("GET", "/api/sessions/main/"+plugSessA, "", 200, &d)
+	checkView("detail", d.EngineView)
+	var list struct {
+		Sessions []map[string]json.RawMessage `json:"sessions"`
+	}
+	c.json("GET", "/api/sessions", "", 200, &list)
+	seen := 0
+	for _, s := range list.Sessions {
+		switch string(s["session_id"]) {
+		case `"` + plugSessA + `"`:
+			checkView("list", s["engine_view"])
+			seen++
+		case `"` + plugSessB + `"`:
+			if _, ok := s["engine_view"]; ok {
+				t.Errorf("list: session B, never served, has an engine_view %s", s["engine_view"])
+			}
+			seen++
+		}
+	}
+	if seen != 2 {
+		t.Errorf("list: %d of the 2 sessions", seen)
+	}
+	var st map[string]json.RawMessage
+	c.json("GET", "/api/sessions/main/"+plugSessA+"/context/status", "", 200, &st)
+	for k, want := range map[string]string{"engine_serves": "true", "layers": `["prune"]`, "engine_compactions": "0", "transcript_compactions": "0", "compactions": "0"} {
+		if got := string(st[k]); got != want {
+			t.Errorf("context status %s = %s, want %s", k, got, want)
+		}
+	}
+	if !strings.Contains(string(st["compact_hint"]), "/compact in the chat is answered by it") || string(st["view_tokens"]) == "0" {
+		t.Errorf("context status: hint %s, view tokens %s; want the engine's hint and the view's size", st["compact_hint"], st["view_tokens"])
+	}
+	// The layers it does not offer are refused, with the way to compact.
+	code, b, _ := c.do("POST", "/api/sessions/main/"+plugSessA+"/context/compact", `{"layer":"summarize","dry_run":true}`)
+	if code != 422 || !strings.Contains(string(b), "/compact in the chat is answered by it") {
+		t.Errorf("summarize a session the engine serves: %d %s; want 422 with the engine's hint", code, b)
+	}
+	c.json("POST", "/api/sessions/main/"+plugSessA+"/context/compact", `{"dry_run":true}`, 200, nil)
+	c.json("GET", "/api/sessions/main/"+plugSessB+"/context/status", "", 200, &st)
+	if got := string(st["layers"]); got != `["prune","summarize","full"]` || string(st["engine_serves"]) != "false" || string(st["compact_hint"]) != `""` {
+		t.Errorf("context status of a session the engine never served: layers %s, serves %s, hint %s", got, st["engine_serves"], st["compact_hint"])
+	}
+}

@@ -17,6 +17,7 @@ import (
 	bs "github.com/brainsurgeon/brainsurgeon"
 	"github.com/brainsurgeon/brainsurgeon/compact"
 	"github.com/brainsurgeon/brainsurgeon/doctor"
+	"github.com/brainsurgeon/brainsurgeon/engine"
 	"github.com/brainsurgeon/brainsurgeon/extract"
 	"github.com/brainsurgeon/brainsurgeon/internal/compactwire"
 )
@@ -73,6 +74,13 @@ type SessionInfo struct {
 	// ProblemKinds counts the problems per kind (doctor.Kind…), for the
 	// health pill's title; absent when there are none.
 	ProblemKinds map[string]int `json:"problem_kinds,omitempty"`
+	// EngineView is the size of the last view BrainSurgeon's context
+	// engine sent the model for the session (engine.ViewSize), absent when
+	// the engine never served it; EngineCompactions counts the engine's
+	// summaries, which the transcript does not hold. Both are read afresh
+	// on each list (the engine's state changes without the transcript).
+	EngineView        *engine.ViewSize `json:"engine_view,omitempty"`
+	EngineCompactions int              `json:"engine_compactions,omitempty"`
 	// Error says why the session could not be read (the other counts are
 	// then zero).
 	Error string `json:"error,omitempty"`
@@ -170,10 +178,15 @@ func (c *statsCache) list(ctx context.Context, s *server, refs []bs.SessionRef, 
 	}
 	c.m = next
 	c.mu.Unlock()
-	// The status comes from the fresh discovery, never from the cache.
+	// The status comes from the fresh discovery, never from the cache;
+	// so does the engine's view.
 	for i, ref := range refs {
 		out[i].Status = ref.Status
 		out[i].Key, out[i].Label = ref.Key, ref.Label
+		out[i].EngineView, out[i].EngineCompactions = nil, 0
+		if st := s.engineStatus(ctx, ref); st != nil {
+			out[i].EngineView, out[i].EngineCompactions = st.View, st.Compactions
+		}
 	}
 	return out
 }

@@ -8,6 +8,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"path/filepath"
 	"sync"
 	"time"
@@ -166,7 +168,10 @@ func (e *Engine) Assemble(ctx context.Context, ref bs.SessionRef, req Request) (
 
 	turn := Turn{N: 1, At: e.now(), Messages: len(req.Messages), Matched: l.matched, Unmatched: l.unmatched,
 		BaseTokens: base, Predicted: view.PredictedTokens, Layers: view.Layers, Passthrough: view.Passthrough,
-		Replaced: len(view.Replace)}
+		Replaced: len(view.Replace), Chars: chars}
+	for i := range req.Messages {
+		turn.HostChars += req.Messages[i].Chars
+	}
 	turn.ViewMessages = len(req.Messages) - view.FirstKept
 	if view.Summary != nil {
 		turn.ViewMessages++
@@ -352,19 +357,48 @@ func (e *Engine) Status(ctx context.Context, ref bs.SessionRef) (Status, error) 
 	if err := ctx.Err(); err != nil {
 		return Status{}, err
 	}
-	if _, err := e.statePath(ref); err != nil {
+	path, err := e.statePath(ref)
+	if err != nil {
 		return Status{}, fmt.Errorf("engine status %s: %w", ref, err)
 	}
 	// The state file is written atomically: reading it needs no lock,
-	// and a Status never waits for a turn being assembled.
+	// and a Status never waits for a turn being assembled. A state file
+	// that did not change since the last Status is not read again (a
+	// sessions list asks for every session's).
+	fi, err := os.Stat(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return e.judgeStatus(Status{}), nil
+	}
+	if err == nil {
+		if out, ok := statuses.get(path, fi); ok {
+			return e.judgeStatus(out), nil
+		}
+	}
 	st, err := e.loadState(ref)
 	if err != nil {
 		return Status{}, fmt.Errorf("engine status %s: %w", ref, err)
 	}
+	out := statusOf(st)
+	if fi != nil {
+		statuses.put(path, fi, out)
+	}
+	return e.judgeStatus(out), nil
+}
+
+// judgeStatus sets the risk and the warning of st from its compactions
+// and the engine's settings.
+func (e *Engine) judgeStatus(st Status) Status {
 	s := e.settings()
+	st.Risk = compact.RiskOf(st.Compactions, s.WarnAt, s.HardWarnAt)
+	st.Warning = e.warning(st.Compactions)
+	return st
+}
+
+// statusOf returns the figures of a state that do not depend on the
+// settings.
+func statusOf(st *State) Status {
 	out := Status{Active: len(st.Turns) > 0, Collapsed: len(st.Collapsed), Summaries: len(st.Summaries),
-		Compactions: st.Compactions, Risk: compact.RiskOf(st.Compactions, s.WarnAt, s.HardWarnAt),
-		Warning: e.warning(st.Compactions), PrefixChanges: st.PrefixChanges}
+		Compactions: st.Compactions, PrefixChanges: st.PrefixChanges}
 	for _, c := range st.Collapsed {
 		out.CollapsedChars += c.Chars
 	}
@@ -377,8 +411,24 @@ func (e *Engine) Status(ctx context.Context, ref bs.SessionRef) (Status, error) 
 	if n := len(st.Turns); n > 0 {
 		last := st.Turns[n-1]
 		out.Turns, out.Last = last.N, &last
+		out.View = viewSize(st.Turns)
 	}
-	return out, nil
+	return out
+}
+
+// viewSize returns the size of the last of turns (not empty), with the
+// newest measurement among them.
+func viewSize(turns []Turn) *ViewSize {
+	last := turns[len(turns)-1]
+	v := &ViewSize{Turn: last.N, At: last.At, PredictedTokens: last.Predicted, Chars: last.Chars, HostChars: last.HostChars,
+		Messages: last.ViewMessages, HostMessages: last.Messages, Summarized: last.SummaryID != "", Passthrough: last.Passthrough}
+	for i := len(turns) - 1; i >= 0; i-- {
+		if turns[i].Measured > 0 {
+			v.MeasuredTokens, v.MeasuredTurn = turns[i].Measured, turns[i].N
+			break
+		}
+	}
+	return v
 }
 
 // Close stops the summaries this engine is writing in the background and

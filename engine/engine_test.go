@@ -228,6 +228,10 @@ func TestStickyBatchedRestore(t *testing.T) {
 	if !stat.Active || stat.Turns != 4 || stat.PrefixChanges != 2 || stat.Collapsed != len(v4.Replace) || stat.CollapsedChars <= 0 {
 		t.Errorf("status %+v; want active, 4 turns, 2 prefix changes, %d collapsed", stat, len(v4.Replace))
 	}
+	if vs := stat.View; vs == nil || vs.Turn != 4 || vs.PredictedTokens != v4.PredictedTokens || vs.HostMessages != len(host) ||
+		vs.Messages != len(host) || vs.Chars <= 0 || vs.Chars >= vs.HostChars || vs.Summarized || vs.At.IsZero() {
+		t.Errorf("status view %+v; want turn 4, predicted %d, %d messages, fewer chars than the host's (values collapsed)", vs, v4.PredictedTokens, len(host))
+	}
 }
 
 // TestBatching decides a batch of new collapses by what it saves.
@@ -431,6 +435,13 @@ func TestCalibration(t *testing.T) {
 		// The turn runs: its first model request records the measure.
 		s.turn(k, 1000+300*k, got, false)
 		s.write()
+	}
+	stat, err := e.Status(ctx, ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if vs := stat.View; vs == nil || vs.Turn != 14 || vs.MeasuredTurn != 13 || vs.MeasuredTokens <= 0 {
+		t.Errorf("status view %+v; want turn 14 with turn 13's measured size (turn 14's request is not recorded yet)", vs)
 	}
 	sort.Float64s(errs)
 	if med := errs[len(errs)/2]; med > 0.05 {

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	bs "github.com/brainsurgeon/brainsurgeon"
@@ -126,4 +127,63 @@ func (e *Engine) Serves(ref bs.SessionRef, d time.Duration) bool {
 		return false
 	}
 	return e.now().Sub(st.Turns[len(st.Turns)-1].At) < d
+}
+
+// statusCache keeps the Status of each state file read, by its size and
+// modification time, so that listing many sessions does not parse every
+// state file each time.
+type statusCache struct {
+	mu sync.Mutex
+	m  map[string]cachedStatus
+}
+
+// cachedStatus is one state file's Status (without its risk and warning,
+// which depend on the settings) and the stamp it was read at.
+type cachedStatus struct {
+	size int64
+	mod  time.Time
+	st   Status
+}
+
+// maxCachedStatuses bounds the cache; it is emptied when full.
+const maxCachedStatuses = 20_000
+
+// statuses is the process's cache of state files' statuses.
+var statuses = statusCache{m: map[string]cachedStatus{}}
+
+// get returns the status cached for path when fi is the stamp it was
+// read at. The status is a copy: its Last and View are the cache's own
+// values copied again.
+func (c *statusCache) get(path string, fi fs.FileInfo) (Status, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.m[path]
+	if !ok || e.size != fi.Size() || !e.mod.Equal(fi.ModTime()) {
+		return Status{}, false
+	}
+	return e.st.clone(), true
+}
+
+// put caches st for path at the stamp fi.
+func (c *statusCache) put(path string, fi fs.FileInfo, st Status) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.m) >= maxCachedStatuses {
+		c.m = map[string]cachedStatus{}
+	}
+	c.m[path] = cachedStatus{size: fi.Size(), mod: fi.ModTime(), st: st.clone()}
+}
+
+// clone returns st with its own copies of Last and View.
+func (st Status) clone() Status {
+	if st.Last != nil {
+		l := *st.Last
+		l.Layers = append([]string(nil), l.Layers...)
+		st.Last = &l
+	}
+	if st.View != nil {
+		v := *st.View
+		st.View = &v
+	}
+	return st
 }

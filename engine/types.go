@@ -201,6 +201,14 @@ type Turn struct {
 	// (the usage of the turn's first assistant message), 0 until a later
 	// turn shows it.
 	Measured int `json:"measured_tokens,omitempty"`
+	// Chars is the length of the view's message contents (the summary's
+	// text, the kept messages with their replacements), in the units of
+	// Message.Chars; HostChars is the length of the host's messages as
+	// the host handed them (what the model would be sent without the
+	// engine). Both leave out the prompt, the system prompt and the tool
+	// definitions; 0 in a state written before they were kept.
+	Chars     int `json:"view_chars,omitempty"`
+	HostChars int `json:"host_chars,omitempty"`
 	// Layers and Changed are the view's.
 	Layers  []string `json:"layers,omitempty"`
 	Changed bool     `json:"prefix_changed"`
@@ -256,6 +264,40 @@ type Status struct {
 	PrefixChanges int `json:"prefix_changes"`
 	// Last is the newest turn, nil before the first.
 	Last *Turn `json:"last,omitempty"`
+	// View is the size of the last view served, nil before the first.
+	View *ViewSize `json:"view,omitempty"`
+}
+
+// ViewSize is the size of the last view the engine served: what the
+// model was sent, beside what the host would have sent.
+type ViewSize struct {
+	// Turn is the view's number (Status.Turns) and At when it was served.
+	Turn int       `json:"turn"`
+	At   time.Time `json:"at"`
+	// PredictedTokens is the predicted size of the view's first model
+	// request: the view, the prompt and the overhead (system prompt, tool
+	// definitions).
+	PredictedTokens int `json:"predicted_tokens"`
+	// MeasuredTokens is the size the provider recorded for the first model
+	// request of view MeasuredTurn, the newest view whose request a later
+	// turn has shown (the last view's is known only after the model
+	// answered it); both 0 when no view is measured yet.
+	MeasuredTokens int `json:"measured_tokens"`
+	MeasuredTurn   int `json:"measured_turn"`
+	// Chars is the length of the view's message contents and HostChars
+	// that of the host's messages (see Turn.Chars); 0 when the state
+	// predates them.
+	Chars     int `json:"chars"`
+	HostChars int `json:"host_chars"`
+	// Messages is how many messages the view holds (its summary message
+	// included), HostMessages how many the host handed.
+	Messages     int `json:"messages"`
+	HostMessages int `json:"host_messages"`
+	// Summarized is true when the view starts with the engine's summary.
+	Summarized bool `json:"summarized"`
+	// Passthrough, when not empty, says why the host's messages were sent
+	// unchanged.
+	Passthrough string `json:"passthrough,omitempty"`
 }
 
 // Engine serves the views of the sessions of one installation. Its zero

@@ -367,10 +367,19 @@ func (g *grep) side(ctx context.Context, tr bs.Transcript, side bs.SideStore, p 
 		line int
 	}
 	items := make([]item, 0, len(infos))
+	var sourced map[string]int // tc- keys → the line of their tool result, read when needed
 	for _, in := range infos {
 		line := 0
 		if n, ok := tr.Node(in.EntryID); ok {
 			line = n.Line
+		} else if extract.IsSourceKey(in.EntryID) {
+			if sourced == nil {
+				if sourced, err = sourceLines(ctx, tr); err != nil {
+					g.yield(Hit{}, fmt.Errorf("grep extracted values of %s: %w", ref, err))
+					return
+				}
+			}
+			line = sourced[in.EntryID]
 		}
 		items = append(items, item{in.EntryID, line})
 	}
@@ -528,4 +537,38 @@ func Search(ctx context.Context, tr bs.Transcript, side bs.SideStore, pattern st
 		}
 	}
 	return r, nil
+}
+
+// sourceLines returns the line of each tool result of tr that holds the
+// placeholder of its source key ("tc-<toolCallId>": a result the plugin
+// stored at the source, whose side record is keyed by its tool call, not
+// by its entry id). The map is never nil.
+func sourceLines(ctx context.Context, tr bs.Transcript) (map[string]int, error) {
+	out := map[string]int{}
+	nodes := tr.Nodes()
+	var lines []int
+	for i := range nodes {
+		if nodes[i].Kind == bs.KindEntry && nodes[i].Role == "toolResult" {
+			lines = append(lines, nodes[i].Line)
+		}
+	}
+	if len(lines) == 0 {
+		return out, nil
+	}
+	for raw, err := range tr.Lines(ctx, lines) {
+		if err != nil {
+			return nil, err
+		}
+		if !bytes.Contains(raw.Raw, []byte(extract.PlaceholderPrefix+extract.SourceKeyPrefix)) {
+			continue
+		}
+		e := entry.Parse(raw.Raw, raw.Line, raw.Offset)
+		if e.Role == "" {
+			e.Role = "toolResult"
+		}
+		if k := extract.SourceKeyOf(e); k != "" {
+			out[k] = raw.Line
+		}
+	}
+	return out, nil
 }

@@ -5,8 +5,10 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	bs "github.com/brainsurgeon/brainsurgeon"
+	"github.com/brainsurgeon/brainsurgeon/extract"
 	"github.com/brainsurgeon/brainsurgeon/recall"
 )
 
@@ -224,5 +226,26 @@ func TestExpand(t *testing.T) {
 		if _, err := recall.Expand(ctx, tr, tt.id, tt.o); !errors.Is(err, tt.want) {
 			t.Errorf("expand %s: err = %v, want %v", tt.id, err, tt.want)
 		}
+	}
+}
+
+// TestGrepSourceKeyLine finds a match in a tool result the plugin stored
+// at the source (side key "tc-<toolCallId>", not the entry's id): the hit
+// carries the line of the tool result that holds its placeholder, not 0.
+func TestGrepSourceKeyLine(t *testing.T) {
+	lines := append([]string(nil), fixture...)
+	lines[3] = strings.Replace(lines[3], "[[extracted-r1]]", "[[extracted-tc-t1]]", 1)
+	tr, side := open(t, lines)
+	ctx := context.Background()
+	at := time.Date(2026, 7, 1, 10, 0, 0, 0, time.UTC)
+	content := []byte(`[{"type":"text","text":"source-only needle"}]`)
+	rec := &extract.Record{Format: extract.Format, Session: "main/sess-1", EntryID: "tc-t1", TriggerType: "tool_result", ExtractedAt: at,
+		Values: []extract.StoredValue{extract.NewStoredValue(extract.SourceContentPath, bs.TriggerToolResult, false, content, []byte(`"[[extracted-tc-t1]]"`), at)}}
+	if _, err := extract.SaveRecord(ctx, side, tr.Ref(), rec); err != nil {
+		t.Fatal(err)
+	}
+	hs := hitsOf(t, tr, side, "source-only needle", recall.GrepOptions{})
+	if len(hs) != 1 || hs[0].Line != 4 || hs[0].Where != recall.Extracted || hs[0].EntryWhere != recall.Compacted || hs[0].Role != "toolResult" {
+		t.Fatalf("hits %+v; want one extracted hit at line 4 (r1, compacted)", hs)
 	}
 }

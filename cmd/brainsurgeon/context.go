@@ -85,8 +85,11 @@ Shows the predicted size of the session's next context against the window
 automatically and at which thresholds, the compactions on its active path,
 the degradation risk (low below compaction.warn_at compactions, medium from
 it, high from hard_warn_at) and what to do; when BrainSurgeon's OpenClaw
-context engine has served the session, what it did to the model's view
-(values collapsed, summaries, compactions, the warning; --json: "engine").
+context engine has served the session, what the model was sent (the size of
+the last view, predicted and measured, beside the stored transcript's), what
+the engine did to the view (values collapsed, summaries, compactions, the
+warning), and the compactions and risk counted with the engine's (--json:
+"engine", "view_tokens", "engine_compactions", "layers", "compact_hint").
 Reads only.
 
 Tokens are counted by --tokenizer: calibrated (default: chars/4 scaled by the
@@ -184,12 +187,12 @@ func (c *contextCommand) report(ctx context.Context, sub string, args []string) 
 		if err != nil {
 			return err
 		}
-		eng := engineStatus(ctx, t, s, c.m.logger())
+		fig := engine.Join(rep, engineStatus(ctx, t, s, c.m.logger()), s, now)
 		if sf.json {
-			return cli.WriteJSON(c.m.Stdout, statusJSON{StatusReport: rep, Engine: eng}, nil)
+			return cli.WriteJSON(c.m.Stdout, fig, nil)
 		}
-		printStatus(c.m.Stdout, rep, s, now)
-		printEngineStatus(c.m.Stdout, eng)
+		printStatus(c.m.Stdout, fig, s, now)
+		printEngineStatus(c.m.Stdout, fig.Engine)
 		return nil
 	}
 	rep, err := compact.Inspect(ctx, tr, s, tok)
@@ -201,13 +204,6 @@ func (c *contextCommand) report(ctx context.Context, sub string, args []string) 
 	}
 	printInspect(c.m.Stdout, rep)
 	return nil
-}
-
-// statusJSON is context status --json: the status report and, when the
-// context engine has served the session, its status.
-type statusJSON struct {
-	compact.StatusReport
-	Engine *engine.Status `json:"engine,omitempty"`
 }
 
 // engineStatus returns the context engine's status of the target's
@@ -244,6 +240,28 @@ func printEngineStatus(w io.Writer, e *engine.Status) {
 	}
 }
 
+// viewOf returns the last view of the figures' engine status, nil when
+// the engine never served the session.
+func viewOf(f engine.Figures) *engine.ViewSize {
+	if f.Engine == nil {
+		return nil
+	}
+	return f.Engine.View
+}
+
+// viewChars says how many characters the view sent against the host's
+// messages ("" parts left out when the state predates them).
+func viewChars(v *engine.ViewSize) string {
+	if v.Passthrough != "" {
+		return "the host's messages passed through unchanged (" + v.Passthrough + ")"
+	}
+	s := fmt.Sprintf("%s of the host's %s messages", agenttext.Num(v.Messages), agenttext.Num(v.HostMessages))
+	if v.HostChars > 0 {
+		s += fmt.Sprintf(", %s of their %s characters", agenttext.Num(v.Chars), agenttext.Num(v.HostChars))
+	}
+	return s
+}
+
 // windowWords says where the context window of r comes from.
 func windowWords(r compact.StatusReport) string {
 	src := map[string]string{compact.WindowHostConfig: "from the host config", compact.WindowModelTable: "from the model table",
@@ -272,10 +290,20 @@ func title(w io.Writer, s string) {
 	fmt.Fprintln(w, rule)
 }
 
-func printStatus(w io.Writer, r compact.StatusReport, s compact.Settings, now time.Time) {
+func printStatus(w io.Writer, f engine.Figures, s compact.Settings, now time.Time) {
+	r := f.StatusReport
 	title(w, "Context Status")
 	field(w, "Session", "%s (%s)", r.Session, r.Backend)
-	field(w, "Total Tokens", "%s / %s (%s)", agenttext.Num(r.Tokens), agenttext.Num(r.Window), pct(r.Percent))
+	if v := viewOf(f); v != nil {
+		sent := fmt.Sprintf("%s / %s tokens (%s) predicted", agenttext.Num(v.PredictedTokens), agenttext.Num(r.Window), pct(f.ViewPercent))
+		if v.MeasuredTurn > 0 {
+			sent += fmt.Sprintf(", %s measured (view %d)", agenttext.Num(v.MeasuredTokens), v.MeasuredTurn)
+		}
+		field(w, "Sent to the Model", "%s: the last view (%d, %s), %s", sent, v.Turn, ago(now, v.At), viewChars(v))
+		field(w, "Stored Transcript", "%s / %s tokens (%s): the next turn's context without the engine", agenttext.Num(r.Tokens), agenttext.Num(r.Window), pct(r.Percent))
+	} else {
+		field(w, "Total Tokens", "%s / %s (%s)", agenttext.Num(r.Tokens), agenttext.Num(r.Window), pct(r.Percent))
+	}
 	field(w, "Context Window", "%s tokens, %s", agenttext.Num(r.Window), windowWords(r))
 	if r.LastUsageTokens > 0 {
 		field(w, "Last Usage", "%s tokens (recorded by the latest turn; the total adds what came after it)", agenttext.Num(r.LastUsageTokens))
@@ -290,7 +318,11 @@ func printStatus(w io.Writer, r compact.StatusReport, s compact.Settings, now ti
 	} else {
 		field(w, "Auto-Compaction", "Disabled (turn on with: brainsurgeon autocompact on)")
 	}
-	field(w, "Compaction Count", "%d", r.Compactions)
+	if f.EngineCompactions > 0 {
+		field(w, "Compaction Count", "%d (%d by the context engine, %d in the transcript)", r.Compactions, f.EngineCompactions, f.TranscriptCompactions)
+	} else {
+		field(w, "Compaction Count", "%d", r.Compactions)
+	}
 	if r.LastCompactionAt != nil {
 		field(w, "Last Compaction", "%s (%s)", ago(now, *r.LastCompactionAt), r.LastCompactionAt.UTC().Format("2006-01-02 15:04Z"))
 	} else {
@@ -298,8 +330,10 @@ func printStatus(w io.Writer, r compact.StatusReport, s compact.Settings, now ti
 	}
 	field(w, "Degradation Risk", "%s", riskWord(r.Risk))
 	switch {
+	case f.EngineServes:
+		field(w, "Compaction", "by the context engine: %s", strings.TrimPrefix(f.CompactHint, "BrainSurgeon's context engine serves this session: "))
 	case !r.CanCompact:
-		field(w, "Compaction", "not possible here: %s", r.Refusal)
+		field(w, "Compaction", "only the prune layer runs here: %s", r.Refusal)
 	case r.Layer == compact.LayerNone:
 		field(w, "Compaction", "not needed now (%s)", thresholds)
 	default:

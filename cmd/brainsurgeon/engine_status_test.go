@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/brainsurgeon/brainsurgeon/compact"
 	"github.com/brainsurgeon/brainsurgeon/engine"
@@ -34,7 +35,7 @@ func TestEngineStatusOutput(t *testing.T) {
 					t.Errorf("text %q lacks %q", b.String(), w)
 				}
 			}
-			j, err := json.Marshal(statusJSON{StatusReport: compact.StatusReport{Session: "main/x"}, Engine: tc.st})
+			j, err := json.Marshal(engine.Join(compact.StatusReport{Session: "main/x"}, tc.st, compact.Settings{}, time.Now()))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -48,5 +49,37 @@ func TestEngineStatusOutput(t *testing.T) {
 				t.Errorf("json %s lacks %s", j, tc.json)
 			}
 		})
+	}
+}
+
+// TestStatusWithEngine prints the context status of a SQLite session the
+// engine serves: the size sent to the model beside the stored
+// transcript's, labelled; the compactions counted with the engine's; and
+// the compaction hint that can run (no "not possible here", no "host's
+// own /compact").
+func TestStatusWithEngine(t *testing.T) {
+	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	rep := compact.StatusReport{Session: "main/x", Backend: "sqlite", Tokens: 71_856, Window: 131_072, Percent: 54.8, Risk: compact.RiskLow,
+		Refusal:  "the session is in OpenClaw's SQLite store, where BrainSurgeon never inserts rows; compact it with the host's own /compact",
+		Warnings: []string{}, Recommendations: []string{}}
+	st := &engine.Status{Active: true, Compactions: 1, Turns: 9, View: &engine.ViewSize{Turn: 9, At: now.Add(-5 * time.Minute),
+		PredictedTokens: 21_000, MeasuredTokens: 20_480, MeasuredTurn: 8, Chars: 51_000, HostChars: 281_000, Messages: 12, HostMessages: 40}}
+	var b strings.Builder
+	printStatus(&b, engine.Join(rep, st, compact.Settings{}, now), compact.DefaultSettings(), now)
+	out := b.String()
+	for _, w := range []string{
+		"Sent to the Model:   21,000 / 131,072 tokens (16%) predicted, 20,480 measured (view 8): the last view (9, 5 minutes ago), 12 of the host's 40 messages, 51,000 of their 281,000 characters",
+		"Stored Transcript:   71,856 / 131,072 tokens (54.8%): the next turn's context without the engine",
+		"Compaction Count:    1 (1 by the context engine, 0 in the transcript)",
+		"Compaction:          by the context engine: it summarizes the model's view when the thresholds are crossed, and /compact in the chat is answered by it",
+	} {
+		if !strings.Contains(out, w) {
+			t.Errorf("status lacks %q:\n%s", w, out)
+		}
+	}
+	for _, bad := range []string{"not possible here", "host's own /compact", "Total Tokens"} {
+		if strings.Contains(out, bad) {
+			t.Errorf("status says %q while the engine serves the session:\n%s", bad, out)
+		}
 	}
 }

@@ -194,7 +194,7 @@ func (c *serveCommand) Run(ctx context.Context, args []string) error {
 			return err
 		}
 		defer os.RemoveAll(tmp)
-		if *agentsDir, _, err = demo.Write(tmp, demo.Options{}); err != nil {
+		if *agentsDir, _, err = demo.Write(tmp, demo.Options{GrowingUsage: true}); err != nil {
 			return err
 		}
 		fmt.Fprintf(c.m.Stdout, "Demo agents dir: %s (removed on exit)\n", *agentsDir)

@@ -212,7 +212,11 @@ func GrepHit(h recall.Hit) string {
 	if h.Where == recall.Extracted && h.EntryWhere != "" {
 		where += "(" + string(h.EntryWhere) + ")"
 	}
-	return fmt.Sprintf("%-20s %-10s line %-6d %s", where, id, h.Line, h.Snippet)
+	line := fmt.Sprintf("line %-6d", h.Line)
+	if h.Line <= 0 {
+		line = fmt.Sprintf("%-11s", "no line") // an extracted value whose entry left the transcript
+	}
+	return fmt.Sprintf("%-20s %-10s %s %s", where, id, line, h.Snippet)
 }
 
 // GrepSummary writes the line context grep ends with: no match, the hits

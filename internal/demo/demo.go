@@ -28,6 +28,10 @@ type Options struct {
 	Age time.Duration
 	// Now is the current time (default time.Now()).
 	Now time.Time
+	// GrowingUsage makes the assistant messages record a usage that grows
+	// with the session (synth.Options.GrowingUsage), as a real session's
+	// does; without it every turn records the same.
+	GrowingUsage bool
 }
 
 // Session describes one generated session.
@@ -74,7 +78,7 @@ func Write(root string, o Options) (string, []Session, error) {
 			// them older than the default age threshold (24 h).
 			start := mtime.Add(-24*time.Hour - 2*time.Duration(o.Size/2000)*time.Minute)
 			_, err = synth.Generate(f, synth.Options{Size: o.Size, Seed: seed, MinResult: 1500, MaxResult: 12000,
-				MinThinking: 600, MaxThinking: 3000, Start: start.UTC()})
+				MinThinking: 600, MaxThinking: 3000, Start: start.UTC(), GrowingUsage: o.GrowingUsage})
 			if cerr := f.Close(); err == nil {
 				err = cerr
 			}

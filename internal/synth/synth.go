@@ -36,6 +36,12 @@ type Options struct {
 	// Start is the time of the first entry (default 2026-03-01T00:00:00Z);
 	// entries are one minute apart.
 	Start time.Time
+	// GrowingUsage makes each assistant message record the usage of a
+	// context that grows with the transcript (a 3,000-token system prompt
+	// and tools, plus a token per 4 bytes written so far, mostly cache
+	// reads) instead of the same usage every turn, so that a chart of the
+	// usage shows the session growing.
+	GrowingUsage bool
 	// Density selects how tool results and thinking are sized:
 	// DensityToday (the zero value) draws them uniformly from the bounds
 	// above; DensityReal follows the corpus and ignores those bounds.
@@ -249,16 +255,36 @@ func (g *gen) turn() {
 	}
 	g.entry("message", fmt.Sprintf(`"message":{"role":"user","content":[{"type":"text","text":%s}],"timestamp":%d}`, g.text(g.between(20, 400)), ms))
 	callID := fmt.Sprintf("toolu_%012d", g.n)
-	g.entry("message", fmt.Sprintf(`"message":{"role":"assistant","content":[{"type":"thinking","thinking":%s,"thinkingSignature":"%s"},{"type":"toolCall","id":%q,"name":"exec","arguments":{"command":%s}}],"api":"anthropic-messages","provider":"anthropic","model":"claude-sonnet-4-6","usage":{"input":1200,"output":40,"cacheRead":0,"cacheWrite":1100,"totalTokens":2340,"cost":{"input":0.0036,"output":0.0006,"cacheRead":0,"cacheWrite":0.004125,"total":0.008325}},"stopReason":"toolUse","timestamp":%d}`,
-		g.text(g.thinkingSize()), base64.StdEncoding.EncodeToString([]byte(strings.Repeat("sig", 40))), callID, g.text(g.between(10, 200)), ms))
+	g.entry("message", fmt.Sprintf(`"message":{"role":"assistant","content":[{"type":"thinking","thinking":%s,"thinkingSignature":"%s"},{"type":"toolCall","id":%q,"name":"exec","arguments":{"command":%s}}],"api":"anthropic-messages","provider":"anthropic","model":"claude-sonnet-4-6",%s,"stopReason":"toolUse","timestamp":%d}`,
+		g.text(g.thinkingSize()), base64.StdEncoding.EncodeToString([]byte(strings.Repeat("sig", 40))), callID, g.text(g.between(10, 200)), g.usage(40, usageToolUse), ms))
 	img := ""
 	if g.o.ImageEvery > 0 && g.st.Turns%int64(g.o.ImageEvery) == 0 {
 		img = fmt.Sprintf(`,{"type":"image","data":"%s","mimeType":"image/png"}`, base64.StdEncoding.EncodeToString(make([]byte, g.between(3000, 30000))))
 	}
 	g.entry("message", fmt.Sprintf(`"message":{"role":"toolResult","toolCallId":%q,"toolName":"exec","content":[{"type":"text","text":%s}%s],"details":{"exitCode":0},"isError":false,"timestamp":%d}`,
 		callID, g.text(g.resultSize()), img, ms))
-	g.entry("message", fmt.Sprintf(`"message":{"role":"assistant","content":[{"type":"text","text":%s}],"api":"anthropic-messages","provider":"anthropic","model":"claude-sonnet-4-6","usage":{"input":1300,"output":80,"cacheRead":1100,"cacheWrite":0,"totalTokens":2480,"cost":{"input":0.0039,"output":0.0012,"cacheRead":0.00033,"cacheWrite":0,"total":0.00543}},"stopReason":"stop","timestamp":%d}`,
-		g.text(g.between(50, 1500)), ms))
+	g.entry("message", fmt.Sprintf(`"message":{"role":"assistant","content":[{"type":"text","text":%s}],"api":"anthropic-messages","provider":"anthropic","model":"claude-sonnet-4-6",%s,"stopReason":"stop","timestamp":%d}`,
+		g.text(g.between(50, 1500)), g.usage(80, usageStop), ms))
+}
+
+// The usage the assistant messages record without Options.GrowingUsage.
+const (
+	usageToolUse = `"usage":{"input":1200,"output":40,"cacheRead":0,"cacheWrite":1100,"totalTokens":2340,"cost":{"input":0.0036,"output":0.0006,"cacheRead":0,"cacheWrite":0.004125,"total":0.008325}}`
+	usageStop    = `"usage":{"input":1300,"output":80,"cacheRead":1100,"cacheWrite":0,"totalTokens":2480,"cost":{"input":0.0039,"output":0.0012,"cacheRead":0.00033,"cacheWrite":0,"total":0.00543}}`
+)
+
+// usage returns the "usage" member of the next assistant message: fixed
+// unless Options.GrowingUsage, then the context written so far (a
+// 3,000-token overhead and a token per 4 bytes) with output tokens, the
+// newest 1,200 tokens as input, the rest read from the cache.
+func (g *gen) usage(output int64, fixed string) string {
+	if !g.o.GrowingUsage {
+		return fixed
+	}
+	ctx := 3000 + g.st.Bytes/4
+	in := min(ctx, 1200)
+	return fmt.Sprintf(`"usage":{"input":%d,"output":%d,"cacheRead":%d,"cacheWrite":0,"totalTokens":%d,"cost":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"total":0}}`,
+		in, output, ctx-in, ctx+output)
 }
 
 func (g *gen) flatTurn() {

@@ -19,6 +19,13 @@ const WINDOW_SOURCES = {
   config: 'from the config',
 };
 
+// LAYER_TEXT says what each layer does.
+const LAYER_TEXT = {
+  prune: 'prune (extract old tool output)',
+  summarize: 'summarize (keep the recent part)',
+  full: 'full (keep the last turn)',
+};
+
 // level names the gauge's color for a share of the window.
 export function level(percent, prune = 80) {
   if (percent >= FULL) return 'full';
@@ -34,11 +41,8 @@ export function compactionPanel(base, withB) {
   const timeline = h('div', { class: 'timeline-wrap' });
   const preview = h('div', { class: 'compact-preview', id: 'compact-preview', 'aria-live': 'polite' });
   const focus = h('input', { type: 'text', id: 'compact-focus', maxlength: '4096', placeholder: 'e.g. the database migration', autocomplete: 'off' });
-  const layer = h('select', { id: 'compact-layer' },
-    h('option', { value: '' }, 'as the thresholds choose'),
-    h('option', { value: 'prune' }, 'prune (extract old tool output)'),
-    h('option', { value: 'summarize' }, 'summarize (keep the recent part)'),
-    h('option', { value: 'full' }, 'full (keep the last turn)'));
+  const layer = h('select', { id: 'compact-layer' });
+  setLayers(['prune', 'summarize', 'full']);
   const previewBtn = writeButton('Preview compaction', 'compact-preview-button', previewCompact,
     { title: 'Compute the compaction without writing anything' });
   const refusal = h('p', { class: 'note warn', id: 'compact-refusal', hidden: true });
@@ -71,14 +75,33 @@ export function compactionPanel(base, withB) {
     if (sig === last && !force) return;
     last = sig;
     renderGauge(st);
-    renderTimeline(hist);
+    renderTimeline(hist, st);
     if (inspect.open) loadInspect();
-    refusal.hidden = st.can_compact;
-    refusal.textContent = st.can_compact ? '' : `Only the prune layer can run here: ${st.refusal || 'the store cannot append a compaction entry'}.`;
+    const layers = st.layers || (st.can_compact ? ['prune', 'summarize', 'full'] : ['prune']);
+    setLayers(layers);
+    const hint = st.compact_hint || (st.can_compact ? '' : `only the prune layer runs here: ${st.refusal || 'the store cannot append a compaction entry'}`);
+    refusal.hidden = !hint;
+    refusal.className = st.engine_serves ? 'note' : 'note warn';
+    refusal.textContent = hint ? hint.charAt(0).toUpperCase() + hint.slice(1) + (st.engine_serves ? '. Here, only the prune layer runs: it moves old tool output out of the stored transcript.' : '.') : '';
+  }
+
+  // setLayers offers the layers that can run here (the status's
+  // "layers"); the thresholds choose only when every layer can run.
+  function setLayers(layers) {
+    const sig = layers.join(',');
+    if (layer.dataset.layers === sig) return;
+    layer.dataset.layers = sig;
+    const all = layers.length === 3;
+    layer.replaceChildren(...[all ? h('option', { value: '' }, 'as the thresholds choose') : null,
+      ...layers.map((l) => h('option', { value: l }, LAYER_TEXT[l] || l))].filter(Boolean));
   }
 
   function renderGauge(st) {
-    const pct = st.window > 0 ? (100 * st.tokens) / st.window : 0;
+    // With the context engine serving the session, the gauge shows what
+    // the model is sent (the last view), the stored transcript beside it.
+    const view = st.engine && st.engine.view && st.view_tokens ? st.engine.view : null;
+    const shown = view ? st.view_tokens : st.tokens;
+    const pct = st.window > 0 ? (100 * shown) / st.window : 0;
     const lv = level(pct, st.trigger_percent || 80);
     const fill = h('div', { class: 'gauge-fill' });
     fill.style.width = `${Math.min(100, pct).toFixed(2)}%`;
@@ -89,20 +112,26 @@ export function compactionPanel(base, withB) {
     });
     const bar = h('div', {
       class: 'gauge', id: 'token-gauge', role: 'meter', 'aria-label': 'Context tokens',
-      'aria-valuemin': '0', 'aria-valuemax': String(st.window), 'aria-valuenow': String(st.tokens),
-      'aria-valuetext': `${fmtInt(st.tokens)} of ${fmtInt(st.window)} tokens`,
-      dataset: { level: lv, tokens: String(st.tokens), window: String(st.window) },
+      'aria-valuemin': '0', 'aria-valuemax': String(st.window), 'aria-valuenow': String(shown),
+      'aria-valuetext': `${fmtInt(shown)} of ${fmtInt(st.window)} tokens${view ? ' sent to the model (last view)' : ''}`,
+      dataset: { level: lv, tokens: String(shown), window: String(st.window), source: view ? 'view' : 'transcript' },
     }, fill, marks);
     const facts = [
-      h('b', { class: 'gauge-tokens' }, `${fmtInt(st.tokens)} / ${fmtInt(st.window)} tokens`),
+      view ? h('span', { class: 'gauge-label' }, 'Sent to the model (last view): ') : h('span', { class: 'gauge-label' }, 'Next turn\'s context (estimated): '),
+      h('b', { class: 'gauge-tokens' }, `${fmtInt(shown)} / ${fmtInt(st.window)} tokens`),
       ` (${pct.toFixed(1)}%)`,
+      view && view.measured_turn ? h('span', { class: 'muted', id: 'view-measured' },
+        `measured ${fmtInt(view.measured_tokens)} tokens (view ${fmtInt(view.measured_turn)})`) : null,
+      view ? h('span', { class: 'stored-transcript', id: 'stored-transcript-tokens' }, `stored transcript: ${fmtInt(st.tokens)} tokens (${Number(st.percent).toFixed(1)}%)`) : null,
       h('span', { class: 'muted window-source', title: st.window_from || '' },
         `window ${fmtInt(st.window)} (${WINDOW_SOURCES[st.window_source] || `from ${st.window_source}`})`),
-      st.last_usage_tokens ? h('span', { class: 'muted' }, `last recorded usage ${fmtInt(st.last_usage_tokens)}`) : null,
+      st.last_usage_tokens ? h('span', { class: 'muted', title: 'The usage the latest assistant message recorded (input, output and cache), as the provider billed it' },
+        `last turn's recorded usage ${fmtInt(st.last_usage_tokens)}`) : null,
       h('span', { class: `pill level-${lv}` }, lv === 'ok' ? 'below the thresholds' : `${lv} threshold crossed`),
       h('span', { class: 'muted' }, `counted ${st.tokenizer}`),
       h('span', { class: `pill risk-${st.risk}` }, `risk ${st.risk}`),
-      h('span', { class: 'muted' }, `${fmtInt(st.compactions)} compaction${st.compactions === 1 ? '' : 's'}`),
+      h('span', { class: 'muted', id: 'compaction-count' }, `${fmtInt(st.compactions)} compaction${st.compactions === 1 ? '' : 's'}` +
+        (st.engine_compactions ? ` (${fmtInt(st.engine_compactions)} by the context engine, ${fmtInt(st.transcript_compactions || 0)} in the transcript)` : '')),
       h('span', { class: 'muted' }, st.auto_enabled ? 'auto-compaction on' : 'auto-compaction off'),
     ];
     const warns = (st.warnings || []).map((w) => h('p', { class: 'note warn' }, w));
@@ -135,24 +164,30 @@ export function compactionPanel(base, withB) {
     (r.pinned || []).length ? h('p', { class: 'muted small' }, `${r.pinned.length} pinned entr${r.pinned.length === 1 ? 'y' : 'ies'} (_extractable: false) never compacted.`) : null].filter(Boolean));
   }
 
-  function renderTimeline(hist) {
+  function renderTimeline(hist, st) {
     const events = hist.events || [];
+    const n = st.engine_compactions || 0;
+    const engine = n ? h('p', { class: 'note', id: 'engine-compactions' },
+      `The context engine compacted the model's view ${fmtInt(n)} time${n === 1 ? '' : 's'}: its summaries are kept by BrainSurgeon and sent in place of the messages they cover; the stored transcript is not written.`) : null;
     if (events.length === 0) {
-      timeline.replaceChildren(h('h3', {}, 'Compaction timeline'), h('p', { class: 'empty muted', id: 'compaction-empty' }, 'No compaction on the active path.'));
+      timeline.replaceChildren(...[h('h3', {}, 'Compaction timeline'), engine,
+        h('p', { class: 'empty muted', id: 'compaction-empty' }, n ? 'No compaction entry in the stored transcript.' : 'No compaction on the active path.')].filter(Boolean));
       return;
     }
     const more = hist.compactions > events.length ? h('p', { class: 'muted small' }, `The newest ${events.length} of ${fmtInt(hist.compactions)} compactions.`) : null;
-    timeline.replaceChildren(...[h('h3', {}, 'Compaction timeline'), more,
+    timeline.replaceChildren(...[h('h3', {}, 'Compaction timeline'), engine, more,
       h('ol', { class: 'timeline', id: 'compaction-timeline', 'aria-label': 'Compactions, newest first' }, events.map(eventItem))].filter(Boolean));
   }
 
   function eventItem(ev) {
-    const after = ev.tokens_after ? fmtInt(ev.tokens_after) : '?';
+    // The host's compactions record the tokens before only.
+    const tokens = ev.tokens_after ? `${fmtInt(ev.tokens_before)} → ${fmtInt(ev.tokens_after)} tokens`
+      : `${fmtInt(ev.tokens_before)} tokens before (the size after is not recorded)`;
     return h('li', { class: 'compaction-event', dataset: { id: ev.id, layer: ev.layer || '', trigger: ev.trigger || '' } },
       time(ev.at),
-      h('span', { class: 'pill' }, ev.trigger || (ev.brainsurgeon ? '?' : 'host')),
+      h('span', { class: 'pill' }, ev.trigger || (ev.brainsurgeon ? 'trigger not recorded' : 'host')),
       ev.layer ? h('span', { class: `pill layer-${ev.layer}` }, ev.layer) : null,
-      h('span', { class: 'tokens' }, `${fmtInt(ev.tokens_before)} → ${after} tokens`),
+      h('span', { class: 'tokens' }, tokens),
       ev.degraded ? h('span', { class: 'pill err degraded', title: 'Summary written without a model' }, 'degraded') : null,
       ev.focus ? h('span', { class: 'focus' }, `focus: ${ev.focus}`) : null,
       h('code', { class: 'muted', title: 'Compaction entry id' }, ev.id));

@@ -72,7 +72,7 @@ export function sessionView(agent, id, query) {
     const items = [
       h('span', {}, h('b', {}, fmtInt(c.entries_with_placeholders)), ' entries hold placeholders'),
       h('span', {}, h('b', {}, fmtBytes(c.extracted_bytes)), ' out of the transcript'),
-      h('span', {}, h('b', {}, fmtInt(c.context_messages)), ' messages in the model\'s context'),
+      h('span', {}, h('b', {}, fmtInt(c.context_messages)), data && data.engine_view ? ' messages in the stored transcript\'s context' : ' messages in the model\'s context'),
       c.pending ? h('span', { class: 'pill running' }, `${fmtInt(c.pending)} write-back${c.pending === 1 ? '' : 's'} queued until idle`) : null,
       lost ? h('span', { class: 'pill err', title: (c.lost || []).map((p) => `${p.entry_id} ${p.path}: ${p.kind} ${p.detail}`).join('\n') },
         `${fmtInt(lost)} value${lost === 1 ? '' : 's'} lost`) : h('span', { class: 'pill ok' }, 'every value restorable'),
@@ -87,6 +87,7 @@ export function sessionView(agent, id, query) {
     if (!e) return null;
     const n = (k, one, many) => `${fmtInt(k)} ${k === 1 ? one : many}`;
     return h('div', { class: 'engine-status', id: 'engine-status' },
+      viewLine(e.view),
       h('p', { class: 'side-line' },
         h('span', {}, h('b', {}, 'Context engine: '),
           `${n(e.collapsed, 'value', 'values')} collapsed (${fmtInt(e.collapsed_chars)} chars), `,
@@ -94,6 +95,22 @@ export function sessionView(agent, id, query) {
           `${n(e.compactions, 'compaction', 'compactions')}`),
         e.risk ? h('span', { class: `pill risk-${e.risk}` }, `risk ${e.risk}`) : null),
       e.warning ? h('p', { class: 'note warn' }, e.warning) : null);
+  }
+
+  // viewLine says what the context engine's last view sent the model,
+  // beside what the host's messages held (the detail's "engine_view").
+  function viewLine(v) {
+    if (!v) return null;
+    const parts = [
+      h('span', {}, h('b', {}, 'Sent to the model (last view): '),
+        h('span', { id: 'engine-view-tokens', dataset: { tokens: String(v.predicted_tokens) } }, `${fmtInt(v.predicted_tokens)} tokens predicted`),
+        v.measured_turn ? `, ${fmtInt(v.measured_tokens)} measured (view ${fmtInt(v.measured_turn)})` : ', not measured yet'),
+      v.passthrough ? h('span', { class: 'pill warn', title: v.passthrough }, 'passed through unchanged')
+        : h('span', {}, `${fmtInt(v.messages)} of the host's ${fmtInt(v.host_messages)} messages` +
+          (v.host_chars ? `, ${fmtInt(v.chars)} of their ${fmtInt(v.host_chars)} characters` : '')),
+      h('span', { class: 'muted' }, 'view ', fmtInt(v.turn), ', ', time(v.at)),
+    ];
+    return h('p', { class: 'side-line engine-view', id: 'engine-view' }, parts);
   }
 
   function crumbs() {
@@ -113,9 +130,14 @@ export function sessionView(agent, id, query) {
           s.backend === 'sqlite' ? null : writeButton('Move to trash', 'danger', trash))),
       h('div', { class: 'panel' }, h('div', { class: 'panel-body' }, h('dl', { class: 'meta' },
         meta('Agent', s.agent), meta('Backend', s.backend), meta('Health', healthPill(s)), meta('Status', s.status || '–'),
-        meta('Size', fmtBytes(s.size)), meta('Context tokens', s.tokens ? fmtInt(s.tokens) : 'not measured'),
-        meta('Last recorded usage', s.last_usage_tokens ? fmtInt(s.last_usage_tokens) : 'none recorded'),
-        meta('Entries', fmtInt(s.entries)), meta('Messages', fmtInt(s.messages)), meta('Tool calls', fmtInt(s.tool_calls)),
+        meta('Size', fmtBytes(s.size)),
+        data.engine_view ? meta('Sent to the model (last view)', `${fmtInt(data.engine_view.predicted_tokens)} tokens (predicted)`,
+          'The size of the last view BrainSurgeon\'s context engine sent the model: system prompt, tools and the prompt included') : null,
+        meta(data.engine_view ? 'Stored transcript (next turn, estimated)' : 'Next turn\'s context (estimated)', s.tokens ? `${fmtInt(s.tokens)} tokens` : 'not measured',
+          'The stored transcript\'s current context counted as the next model request would carry it (calibrated by the recorded usage; system prompt and tools included)'),
+        meta('Last turn\'s recorded usage', s.last_usage_tokens ? `${fmtInt(s.last_usage_tokens)} tokens` : 'none recorded',
+          'What the latest assistant message recorded as its usage (input, output and cache), as the provider billed it'),
+        meta('Entries', fmtInt(s.entries), 'Entry lines of the transcript; the list below also shows the session header line'), meta('Messages', fmtInt(s.messages)), meta('Tool calls', fmtInt(s.tool_calls)),
         meta('With extracted values', fmtInt(s.extracted)), meta('Updated', time(s.updated)),
         s.malformed ? meta('Malformed lines', fmtInt(s.malformed)) : null,
         s.session_key ? meta('Session key', s.session_key) : null),
@@ -125,17 +147,27 @@ export function sessionView(agent, id, query) {
     const total = data.total;
     const from = total ? data.offset + 1 : 0;
     const to = Math.min(data.offset + data.entries.length, total);
+    const shown = data.entries.filter((e) => !only || e.extracted);
+    // The list shows every line but blank ones: the entries, the session
+    // header and malformed lines, which the header's count leaves out.
+    const others = total - s.entries - (s.malformed || 0);
+    const lines = [`${fmtInt(s.entries)} entr${s.entries === 1 ? 'y' : 'ies'}`,
+      others > 0 ? `the session header` : null,
+      s.malformed ? `${fmtInt(s.malformed)} malformed line${s.malformed === 1 ? '' : 's'}` : null].filter(Boolean);
+    const heading = only
+      ? `${fmtInt(shown.length)} line${shown.length === 1 ? '' : 's'} with extracted values among lines ${fmtInt(from)}–${fmtInt(to)} of ${fmtInt(total)}`
+      : `Lines ${fmtInt(from)}–${fmtInt(to)} of ${fmtInt(total)}`;
     const onlyBox = h('input', { type: 'checkbox', id: 'only-extracted', checked: only });
     onlyBox.addEventListener('change', () => go(offset, onlyBox.checked));
     bar.replaceChildren(
-      h('h2', {}, `Entries ${fmtInt(from)}–${fmtInt(to)} of ${fmtInt(total)}`),
+      h('h2', { id: 'entries-heading', title: lines.join(', ') }, heading,
+        lines.length > 1 ? h('span', { class: 'muted small' }, ` (${lines.join(', ')})`) : null),
       h('div', { class: 'toolbar' },
         h('label', { class: 'switch-label', for: 'only-extracted' }, onlyBox, 'Only entries with extracted values'),
         h('div', { class: 'pager' },
           h('button', { type: 'button', disabled: offset === 0, onclick: () => go(Math.max(0, offset - PAGE), only) }, '← Previous'),
           h('button', { type: 'button', disabled: to >= total, onclick: () => go(offset + PAGE, only) }, 'Next →'))));
 
-    const shown = data.entries.filter((e) => !only || e.extracted);
     if (shown.length === 0) {
       list.replaceChildren(h('li', { class: 'panel' }, h('p', { class: 'empty' },
         only ? 'No entry of this page has extracted values.' : 'This page has no entries.')));
@@ -378,8 +410,8 @@ export function sessionView(agent, id, query) {
   return { el, refresh, title: `Session ${id}` };
 }
 
-function meta(label, value) {
-  return h('div', {}, h('dt', {}, label), h('dd', {}, value));
+function meta(label, value, title) {
+  return h('div', title ? { title } : {}, h('dt', {}, label), h('dd', {}, value));
 }
 
 // restoreNote describes a restore's answer under its entry.

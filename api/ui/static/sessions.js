@@ -131,7 +131,10 @@ export function sessionsView(query) {
       h('td', {}, s.status ? h('span', { class: `pill ${s.status}` }, s.status) : h('span', { class: 'muted' }, '–')),
       h('td', {}, time(s.updated)),
       h('td', { class: 'num' }, fmtBytes(s.size)),
-      h('td', { class: 'num', title: `${s.tokens ? `${fmtInt(s.tokens)} tokens in the current context` : 'Context not measured'}; last recorded usage: ${s.last_usage_tokens ? fmtInt(s.last_usage_tokens) : 'none'}` }, fmtTokens(s.tokens)),
+      h('td', { class: 'num', title: `${s.tokens ? `stored transcript: ${fmtInt(s.tokens)} tokens in the next turn's context (estimated)` : 'Context not measured'}; last turn's recorded usage: ${s.last_usage_tokens ? fmtInt(s.last_usage_tokens) : 'none'}` +
+        (s.engine_view ? `; sent to the model (last view of the context engine): ${fmtInt(s.engine_view.predicted_tokens)} tokens predicted` : '') },
+      s.engine_view ? h('span', { class: 'engine-view-cell' }, h('span', { title: 'Sent to the model (last view of the context engine)' }, fmtTokens(s.engine_view.predicted_tokens)),
+        h('span', { class: 'muted small' }, ` sent · ${fmtTokens(s.tokens)} stored`)) : fmtTokens(s.tokens)),
       h('td', { class: 'num' }, fmtInt(s.entries)),
       h('td', { class: 'num' }, fmtInt(s.tool_calls)),
       h('td', { class: 'num' }, s.extracted ? h('span', { class: 'pill count' }, fmtInt(s.extracted)) : '0'),

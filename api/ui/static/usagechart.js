@@ -3,7 +3,7 @@
 // module (no chart library), with the compactions, extraction passes and
 // restores marked where they happened and what each saved.
 import { api } from './api.js';
-import { h, fmtBytes, fmtInt, fmtTokens } from './dom.js';
+import { h, fmtBytes, fmtInt } from './dom.js';
 import { errorBox } from './ui.js';
 
 const SVG = 'http://www.w3.org/2000/svg';
@@ -26,12 +26,29 @@ function s(tag, attrs, ...children) {
   return el;
 }
 
-// niceMax rounds a maximum up to 1, 2 or 5 times a power of ten.
-function niceMax(v) {
-  if (!(v > 0)) return 1;
-  const p = 10 ** Math.floor(Math.log10(v));
-  for (const m of [1, 2, 5, 10]) if (m * p >= v) return m * p;
-  return 10 * p;
+// niceTicks returns the y axis' ticks for values up to v: multiples of a
+// step of 1, 2 or 5 times a power of ten, from 0 to the first multiple at
+// or above v, three to six intervals, so that every label is a round
+// number (0, 500, 1,000, … rather than 1.3k, 2.5k, 3.8k).
+export function niceTicks(v) {
+  if (!(v > 0)) return [0, 1];
+  let step = 1;
+  for (let p = Math.max(1, 10 ** Math.floor(Math.log10(v / 6))); ; p *= 10) {
+    const m = [1, 2, 5].find((k) => Math.ceil(v / (k * p)) <= 6);
+    if (m) { step = m * p; break; }
+  }
+  const n = Math.max(Math.ceil(v / step - 1e-9), 1);
+  return Array.from({ length: n + 1 }, (_, i) => i * step);
+}
+
+// tickText writes a tick exactly: whole numbers below 10,000, else
+// thousands (or millions) with only the decimals the step needs.
+function tickText(t, step) {
+  if (t === 0) return '0';
+  if (t < 10000 && Number.isInteger(t)) return fmtInt(t);
+  const [div, unit] = t >= 1e6 ? [1e6, 'M'] : [1e3, 'k'];
+  const dec = step % div === 0 ? 0 : (step * 10) % div === 0 ? 1 : 2;
+  return `${(t / div).toFixed(dec)}${unit}`;
 }
 
 // markerText says what a step did, for its tooltip and the list.
@@ -40,7 +57,8 @@ export function markerText(m) {
   switch (m.kind) {
     case 'compaction':
       return `Compaction ${m.entry_id || ''} (${when}): ` + (m.tokens_before
-        ? `${fmtInt(m.tokens_before)} → ${m.tokens_after ? fmtInt(m.tokens_after) : '?'} tokens` + (m.saved_tokens ? `, ${fmtInt(m.saved_tokens)} saved` : '')
+        ? (m.tokens_after ? `${fmtInt(m.tokens_before)} → ${fmtInt(m.tokens_after)} tokens` : `${fmtInt(m.tokens_before)} tokens before (the size after is not recorded)`) +
+          (m.saved_tokens ? `, ${fmtInt(m.saved_tokens)} saved` : '')
         : 'tokens not recorded');
     case 'extraction':
       return `Extraction (${when}): ${fmtInt(m.values)} values of ${fmtInt(m.entries)} entries, ${fmtBytes(m.saved_bytes || 0)} out of the transcript`;
@@ -54,7 +72,9 @@ export function markerText(m) {
 export function drawUsage(u) {
   const pts = u.points || [];
   const n = pts.length;
-  const top = niceMax([...pts.map((p) => p.tokens), ...(u.markers || []).map((m) => m.tokens_before || 0)].reduce((a, b) => Math.max(a, b), 0));
+  const ticks = niceTicks([...pts.map((p) => p.tokens), ...(u.markers || []).map((m) => m.tokens_before || 0)].reduce((a, b) => Math.max(a, b), 0));
+  const top = ticks[ticks.length - 1];
+  const step = ticks[1];
   const iw = W - PAD.l - PAD.r;
   const ih = H - PAD.t - PAD.b;
   // Turn k (1-based) sits at x(k); a step after turn k at x(k + 0.5).
@@ -64,14 +84,14 @@ export function drawUsage(u) {
   const svg = s('svg', { viewBox: `0 0 ${W} ${H}`, class: 'usage-chart', id: 'usage-chart', role: 'img', 'data-points': n,
     'aria-label': `Context size over ${n} recorded turns, from ${fmtInt(pts[0].tokens)} to ${fmtInt(pts[n - 1].tokens)} tokens` });
   // Grid and y axis.
-  for (const f of [0, 0.25, 0.5, 0.75, 1]) {
-    const yy = y(top * f);
+  for (const t of ticks) {
+    const yy = y(t);
     svg.append(s('line', { x1: PAD.l, x2: W - PAD.r, y1: yy, y2: yy, class: 'grid' }),
-      s('text', { x: PAD.l - 6, y: yy + 4, class: 'axis', 'text-anchor': 'end' }, f === 0 ? '0' : fmtTokens(top * f)));
+      s('text', { x: PAD.l - 6, y: yy + 4, class: 'axis y-tick', 'text-anchor': 'end', 'data-tokens': t }, tickText(t, step)));
   }
   // x axis: first, middle and last turn.
-  const ticks = [...new Set([1, Math.ceil(n / 2), n])];
-  for (const k of ticks) svg.append(s('text', { x: x(k), y: H - PAD.b + 16, class: 'axis', 'text-anchor': 'middle' }, `turn ${fmtInt(k)}`));
+  const xticks = [...new Set([1, Math.ceil(n / 2), n])];
+  for (const k of xticks) svg.append(s('text', { x: x(k), y: H - PAD.b + 16, class: 'axis', 'text-anchor': 'middle' }, `turn ${fmtInt(k)}`));
   // Markers under the line.
   const marks = s('g', { class: 'markers' });
   const seen = new Map(); // after_turn → markers drawn there: each next one is nudged aside
@@ -138,13 +158,15 @@ export function usagePanel(base, withB) {
     for (const m of u.markers || []) counts[m.kind] = (counts[m.kind] || 0) + 1;
     const peak = pts.reduce((a, p) => Math.max(a, p.tokens), 0);
     const legend = h('p', { class: 'usage-legend small' },
-      h('span', { class: 'key line' }, `${fmtInt(pts.length)} turns, peak ${fmtInt(peak)}, last ${fmtInt(pts[pts.length - 1].tokens)} tokens`),
+      h('span', { class: 'key line', title: 'The input each turn\'s model request carried, as the provider recorded it (input + cache read + cache write; the output is not counted)' },
+        `${fmtInt(pts.length)} recorded turns; input per request: peak ${fmtInt(peak)}, last ${fmtInt(pts[pts.length - 1].tokens)} tokens`),
       Object.entries(KINDS).map(([kind, k]) => h('span', { class: `key ${k.cls}` }, `${k.label}s: ${fmtInt(counts[kind] || 0)}`)));
     const steps = (u.markers || []).slice(-50).reverse();
     const list = steps.length ? h('details', { class: 'usage-steps' },
       h('summary', {}, `What each step did (${fmtInt((u.markers || []).length)})`),
       h('ul', {}, steps.map((m) => h('li', { dataset: { kind: m.kind } }, markerText(m), ` — after turn ${fmtInt(m.after_turn)}`)))) : null;
-    return [h('div', { class: 'chart-wrap' }, drawUsage(u)), legend, list];
+    // Only nodes: replaceChildren would write a null as the text "null".
+    return [h('div', { class: 'chart-wrap' }, drawUsage(u)), legend, list].filter(Boolean);
   }
 
   return { el, refresh };
