@@ -197,7 +197,9 @@ type swapHandler struct{ h atomic.Pointer[http.Handler] }
 
 func (s *swapHandler) set(h http.Handler) { s.h.Store(&h) }
 
-func (s *swapHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) { (*s.h.Load()).ServeHTTP(w, r) }
+func (s *swapHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	(*s.h.Load()).ServeHTTP(w, r)
+}
 
 type serveCommand struct{ m *Main }
 
