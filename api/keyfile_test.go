@@ -318,4 +318,16 @@ func TestWaiting(t *testing.T) {
 	if code, b, _ := c.do("GET", "/", ""); code != 200 || !strings.Contains(string(b), "<html") {
 		t.Errorf("the UI while waiting: %d %.100s", code, b)
 	}
+	if h["auth_required"] != false {
+		t.Errorf("auth_required without keys: %v", h["auth_required"])
+	}
+	// A key file written while waiting: keys will be required.
+	keyFile := filepath.Join(t.TempDir(), "api.key")
+	writeKey(t, keyFile, "k", false)
+	srv2 := httptest.NewServer(api.Waiting(api.WaitingOptions{AgentsDir: dir, KeyFile: keyFile}))
+	t.Cleanup(srv2.Close)
+	(&client{tb: t, srv: srv2}).json("GET", "/api/health", "", 200, &h)
+	if h["auth_required"] != true || h["key_file"] != keyFile {
+		t.Errorf("health with a key file while waiting: %v", h)
+	}
 }

@@ -3,6 +3,7 @@ package api
 import (
 	"fmt"
 	"net/http"
+	"os"
 	"strings"
 )
 
@@ -13,7 +14,9 @@ type WaitingOptions struct {
 	// KeyFile is the key file the API will use (Options.KeyFile), "" for
 	// none; its path is reported, never a key.
 	KeyFile string
-	// AuthRequired says whether the API will need a key.
+	// AuthRequired says whether the API will need a key (APIKeys are
+	// set); it will also when KeyFile exists, which is checked at each
+	// health request.
 	AuthRequired bool
 	// ReadOnly and Version are reported as by the API.
 	ReadOnly bool
@@ -41,9 +44,13 @@ func Waiting(opts WaitingOptions) http.Handler {
 		api := strings.HasPrefix(r.URL.Path, "/api/") || r.URL.Path == "/api" || r.URL.Path == "/auth-info"
 		switch {
 		case r.URL.Path == "/api/health" && (r.Method == http.MethodGet || r.Method == http.MethodHead):
+			auth := opts.AuthRequired
+			if _, err := os.Stat(opts.KeyFile); opts.KeyFile != "" && err == nil {
+				auth = true
+			}
 			writeJSON(w, http.StatusOK, map[string]any{"status": "waiting", "waiting_for": WaitingFor(opts.AgentsDir),
 				"version": opts.Version, "agents_dir": opts.AgentsDir, "key_file": opts.KeyFile,
-				"auth_required": opts.AuthRequired, "read_only": opts.ReadOnly, "backends": []string{},
+				"auth_required": auth, "read_only": opts.ReadOnly, "backends": []string{},
 				"plugin": PluginHealth{RecentFailures: []PluginFailure{}}})
 		case api || opts.UI == nil:
 			w.Header().Set("Retry-After", "5")
