@@ -14,14 +14,22 @@ import (
 
 // The handlers below return their answer; answer sends it (see answer).
 
+// health answers GET /api/health (public): the server is up, which
+// backends and key file it uses (never a key), and what the plugin's calls
+// got.
 func (s *server) health(r *http.Request) (any, error) {
 	return map[string]any{"status": "ok", "version": s.opts.Version,
 		"backends": s.set.Backends, "read_only": s.opts.ReadOnly,
-		"uptime_seconds": int64(time.Since(s.started).Seconds())}, nil
+		"uptime_seconds": int64(time.Since(s.started).Seconds()),
+		"agents_dir":     s.set.AgentsDir, "key_file": s.opts.KeyFile, "auth_required": s.keys.required(),
+		"plugin": s.plugin.health()}, nil
 }
 
+// authInfo answers GET /api/auth-info (public): whether a key is needed,
+// and where it comes from (key_file, key_hint), never a key.
 func (s *server) authInfo(r *http.Request) (any, error) {
-	return map[string]any{"auth_required": len(s.keys) > 0, "read_only": s.opts.ReadOnly}, nil
+	return map[string]any{"auth_required": s.keys.required(), "read_only": s.opts.ReadOnly,
+		"key_file": s.opts.KeyFile, "key_hint": s.keys.hint()}, nil
 }
 
 func (s *server) configEnv(r *http.Request) (any, error) {
@@ -30,7 +38,7 @@ func (s *server) configEnv(r *http.Request) (any, error) {
 		ms = 10000
 	}
 	return map[string]any{"auto_refresh_interval_ms": ms, "read_only": s.opts.ReadOnly,
-		"auth_required": len(s.keys) > 0}, nil
+		"auth_required": s.keys.required(), "key_file": s.opts.KeyFile, "key_hint": s.keys.hint()}, nil
 }
 
 // control returns the Control, or an error answered 501 naming what

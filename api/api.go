@@ -66,6 +66,7 @@
 //	GET    /api/trash
 //	POST   /api/trash/{agent}/{id}/restore
 //	DELETE /api/trash/{agent}/{id}
+//	GET    /api/plugin/v1/health                (the OpenClaw plugin: its key is accepted; what its calls got)
 //	POST   /api/plugin/v1/source                (the OpenClaw plugin: store a tool result; body cap MaxSourceBodyBytes)
 //	POST   /api/plugin/v1/tool                  (the OpenClaw plugin: one tool call; allowed in read-only mode, where only reads run)
 //	POST   /api/plugin/v1/assemble              (the OpenClaw context engine: one turn's view; body cap MaxAssembleBodyBytes; read-only mode saves no decision)
@@ -89,8 +90,6 @@ package api
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"crypto/subtle"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -252,10 +251,25 @@ type Options struct {
 	// (from Control, else the defaults), with the summarizer model from
 	// that config or the environment.
 	Compaction *Compaction
-	// APIKeys are the accepted X-API-Key values; none means open access. The
-	// caller reads them from the environment: security settings never come
-	// from the config file.
+	// APIKeys are the accepted X-API-Key values; none (and no KeyFile)
+	// means open access. The caller reads them from the environment:
+	// security settings never come from the config file.
 	APIKeys []string
+	// KeyFile, when not "", is a file of more accepted keys, one a line
+	// (ReadKeyFile), kept in step with the file: it is checked at request
+	// time, at most once every KeyFileInterval, and re-read when it
+	// changed, so a rotated key works and the old one is refused within
+	// about that interval, without a restart. A file that does not exist
+	// yet gives no keys; once it has existed, keys stay required even when
+	// it is removed (its keys are then no longer accepted, APIKeys still
+	// are). A file that exists at New but holds no key is an error; one
+	// that becomes unusable later gives no keys until it is fixed. Its
+	// path (never a key) is reported by /api/health, /api/auth-info and
+	// /api/config/env.
+	KeyFile string
+	// KeyFileInterval is how often at most KeyFile is checked; 0 means
+	// DefaultKeyFileInterval, a negative value at every request (tests).
+	KeyFileInterval time.Duration
 	// CORSOrigins are the origins that get CORS headers ("*" allows any).
 	CORSOrigins []string
 	// ReadOnly refuses every write with 403.
@@ -280,9 +294,11 @@ type server struct {
 	set      Stores
 	restorer *restore.Restorer
 	mux      *http.ServeMux
-	keys     [][32]byte
+	keys     *keyRing
 	log      bs.Logger
-	cache    *statsCache
+	// plugin keeps what the plugin's calls got (GET /api/health).
+	plugin pluginMonitor
+	cache  *statsCache
 	// sideStats spares GET …/usage re-reading unchanged side records.
 	sideStats sideStatsCache
 	// status caches each session's measured context by its Version;
@@ -318,14 +334,11 @@ func New(opts Options) (http.Handler, error) {
 		s.restorer = restore.New(opts.Stores.Store, opts.Stores.Side, opts.Stores.StateDir)
 		s.restorer.Logger = opts.Logger
 	}
-	for i, k := range opts.APIKeys {
-		if strings.TrimSpace(k) == "" {
-			return nil, fmt.Errorf("api: API key %d is empty (expected a non-empty key; give no keys for open access): %w", i+1, bs.ErrInvalid)
-		}
-		// Keys are compared as sha256 digests: equal lengths, so the
-		// comparison time says nothing about a key's length either.
-		s.keys = append(s.keys, sha256.Sum256([]byte(k)))
+	keys, err := newKeyRing(opts, s.log)
+	if err != nil {
+		return nil, err
 	}
+	s.keys = keys
 	for _, o := range opts.CORSOrigins {
 		if o == "*" {
 			continue
@@ -388,6 +401,7 @@ func (s *server) routeTable() []route {
 		{"GET /api/trash", false, s.answer(s.trashList), 0, false},
 		{"POST /api/trash/{agent}/{id}/restore", false, s.answer(s.trashRestore), 0, false},
 		{"DELETE /api/trash/{agent}/{id}", false, s.answer(s.trashDelete), 0, false},
+		{pattern: "GET /api/plugin/v1/health", h: s.pluginOriginGuard(s.answer(s.pluginHealth))},
 		{pattern: "POST /api/plugin/v1/source", h: s.pluginGuard(s.answer(s.pluginSource)), maxBody: MaxSourceBodyBytes},
 		{pattern: "POST /api/plugin/v1/tool", h: s.pluginGuard(s.answer(s.pluginTool)), readOnlyOK: true},
 		{pattern: "POST /api/plugin/v1/assemble", h: s.pluginGuard(s.answer(s.pluginAssemble)), maxBody: MaxAssembleBodyBytes, readOnlyOK: true},
@@ -410,7 +424,11 @@ func Routes() []string {
 func (s *server) routes() {
 	s.mux = http.NewServeMux()
 	for _, rt := range s.routeTable() {
-		s.mux.Handle(rt.pattern, s.guard(rt))
+		h := s.guard(rt)
+		if _, path, _ := strings.Cut(rt.pattern, " "); strings.HasPrefix(path, "/api/plugin/") {
+			h = s.monitorPlugin(h, path == "/api/plugin/v1/health")
+		}
+		s.mux.Handle(rt.pattern, h)
 	}
 	// A known path with another method: 405 in JSON, with Allow.
 	allow := map[string][]string{}
@@ -454,13 +472,13 @@ func isWrite(method string) bool {
 // guard wraps a route's handler with auth, read-only mode and the body cap.
 func (s *server) guard(rt route) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !rt.public && len(s.keys) > 0 {
+		if !rt.public && s.keys.required() {
 			key := r.Header.Get("X-API-Key")
 			if key == "" {
 				writeError(w, http.StatusUnauthorized, "API key required: pass it in the X-API-Key header")
 				return
 			}
-			if !s.keyOK(key) {
+			if !s.keys.ok(key) {
 				writeError(w, http.StatusForbidden, "invalid API key")
 				return
 			}
@@ -489,16 +507,6 @@ func (s *server) restorerFor() *restore.Restorer {
 		}
 	}
 	return s.restorer
-}
-
-// keyOK compares key with every configured key in constant time.
-func (s *server) keyOK(key string) bool {
-	sum := sha256.Sum256([]byte(key))
-	ok := 0
-	for i := range s.keys {
-		ok |= subtle.ConstantTimeCompare(sum[:], s.keys[i][:])
-	}
-	return ok == 1
 }
 
 // ServeHTTP applies CORS, checks the path parameters and routes.

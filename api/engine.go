@@ -185,6 +185,7 @@ func (s *server) pluginAssemble(r *http.Request) (any, error) {
 		s.log.Info("context engine: the host's messages pass through unchanged", "session", ref.String(), "why", v.Passthrough,
 			"messages", len(q.Messages))
 	}
+	s.plugin.view(v.Passthrough)
 	return AssembleResponse{OK: true, View: v}, nil
 }
 

@@ -13,7 +13,11 @@
 // It refreshes every auto_refresh_interval_ms (GET /api/config/env, that
 // is api.Options.AutoRefreshMS). When GET /api/auth-info says a key is
 // required it asks for one, keeps it in the tab's sessionStorage and sends
-// it as X-API-Key. Every error the API answers is shown; every value is
+// it as X-API-Key; its dialog says where the key is (the key file and how to
+// read it, from GET /api/auth-info). A banner says when the OpenClaw
+// plugin's last calls failed, with the fix (GET /api/health "plugin"), and
+// while the daemon waits for OpenClaw to create the agents dir the page says
+// so and opens by itself once it exists. Every error the API answers is shown; every value is
 // rendered as text (no HTML is built from data), and the pages are served
 // with a Content-Security-Policy that allows only the UI's own files.
 package ui

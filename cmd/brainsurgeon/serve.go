@@ -5,17 +5,18 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	bs "github.com/brainsurgeon/brainsurgeon"
 	"github.com/brainsurgeon/brainsurgeon/api"
+	"github.com/brainsurgeon/brainsurgeon/api/ui"
 	"github.com/brainsurgeon/brainsurgeon/backend"
 	"github.com/brainsurgeon/brainsurgeon/config"
 	"github.com/brainsurgeon/brainsurgeon/daemon"
@@ -36,6 +37,17 @@ The runtime config is .brainsurgeon/config.json beside the agents dir (created
 with the defaults, pruning off, when missing); logs go to
 <openclaw root>/logs/brainsurgeon.log, and to stderr on a terminal.
 
+When the agents dir does not exist yet (OpenClaw creates it at the first
+turn), serve says so and waits for it: /api/health answers "status":
+"waiting", every other /api/ path 503, and nothing is written (logs go to
+stderr). Once the dir appears the daemon opens and serves it, without a
+restart.
+
+After its URL serve prints where its API key is (never the key). The key
+file is watched: a new key (a rotation, a reinstall) is accepted and the old
+one refused within about a second, without a restart; once the file has
+existed, removing it keeps keys required.
+
 --demo writes a sample agents dir (OpenClaw sessions with large tool results
 and thinking) to a temp dir, enables pruning there, runs a first pass and
 serves it; the temp dir is removed on exit.
@@ -47,9 +59,10 @@ Environment:
                             $OPENCLAW_STATE_DIR/agents, else ~/.openclaw/agents)
   BRAINSURGEON_READONLY     "true": write nothing at all, schedules included
   BRAINSURGEON_API_KEYS     comma-separated keys for the API's writes (none: open)
-  BRAINSURGEON_API_KEY_FILE a file of more keys, one a line (default:
-                            <openclaw root>/.brainsurgeon/api.key when it
-                            exists, as "brainsurgeon openclaw install" writes)
+  BRAINSURGEON_API_KEY_FILE a file of more keys, one a line, which must exist
+                            (default: <openclaw root>/.brainsurgeon/api.key,
+                            as "brainsurgeon openclaw install" writes it,
+                            used from when it exists)
   BRAINSURGEON_CORS_ORIGINS comma-separated origins allowed by CORS
   AUTO_REFRESH_MS           the web UI's refresh period (default 10000)
   PORT                      the port when --addr is not given (default 8000)
@@ -113,44 +126,48 @@ func readServeEnv() (serveEnv, error) {
 // parent of the agents dir).
 const serveKeyFileName = ".brainsurgeon/api.key"
 
-// maxServeKeyFile bounds the size of an API key file.
-const maxServeKeyFile = 64 << 10
+// serveKeyFilePath returns the API key file serve uses: the file named by
+// BRAINSURGEON_API_KEY_FILE (explicit), else
+// <openclaw root>/.brainsurgeon/api.key, which need not exist yet.
+func serveKeyFilePath(env serveEnv, agentsDir string) (path string, explicit bool) {
+	if env.KeyFile != "" {
+		return env.KeyFile, true
+	}
+	return filepath.Join(filepath.Dir(filepath.Clean(agentsDir)), filepath.FromSlash(serveKeyFileName)), false
+}
 
-// readKeyFile returns the keys of the API key file: the file named by
+// readServeKeyFile returns the keys of the API key file: the file named by
 // BRAINSURGEON_API_KEY_FILE (which must exist), else
 // <openclaw root>/.brainsurgeon/api.key when it exists. Each non-empty
 // line, trimmed, is a key. The path read is returned for the log ("" when
 // none).
 func readServeKeyFile(env serveEnv, agentsDir string) ([]string, string, error) {
-	path, explicit := env.KeyFile, env.KeyFile != ""
-	if !explicit {
-		path = filepath.Join(filepath.Dir(filepath.Clean(agentsDir)), filepath.FromSlash(serveKeyFileName))
-	}
-	f, err := os.Open(path)
+	path, explicit := serveKeyFilePath(env, agentsDir)
+	keys, err := api.ReadKeyFile(path)
 	if errors.Is(err, os.ErrNotExist) && !explicit {
 		return nil, "", nil
 	}
-	if err != nil {
+	if errors.Is(err, os.ErrNotExist) || errors.Is(err, os.ErrPermission) {
 		return nil, "", fmt.Errorf("BRAINSURGEON_API_KEY_FILE: expected a readable file of API keys: %w", err)
 	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, maxServeKeyFile+1))
 	if err != nil {
-		return nil, "", fmt.Errorf("API key file %s: %w", path, err)
-	}
-	if len(data) > maxServeKeyFile {
-		return nil, "", fmt.Errorf("API key file %s: expected at most %d bytes of keys, one a line, found more: %w", path, maxServeKeyFile, bs.ErrInvalid)
-	}
-	var keys []string
-	for _, line := range strings.Split(string(data), "\n") {
-		if line = strings.TrimSpace(line); line != "" {
-			keys = append(keys, line)
-		}
-	}
-	if len(keys) == 0 {
-		return nil, "", fmt.Errorf("API key file %s: expected at least one key, found an empty file: %w", path, bs.ErrInvalid)
+		return nil, "", err
 	}
 	return keys, path, nil
+}
+
+// keyLine is the line serve prints about its API key, never a key: where
+// to read it, or that the API is open to anyone reaching addr.
+func keyLine(envKeys []string, keyFile string, fileExists bool, addr string) string {
+	switch {
+	case fileExists && len(envKeys) > 0:
+		return fmt.Sprintf("API key: first line of %s (read it with: cat %s), or one of BRAINSURGEON_API_KEYS", keyFile, keyFile)
+	case fileExists:
+		return fmt.Sprintf("API key: first line of %s (read it with: cat %s)", keyFile, keyFile)
+	case len(envKeys) > 0:
+		return fmt.Sprintf("API keys: from BRAINSURGEON_API_KEYS (and the first line of %s once it exists)", keyFile)
+	}
+	return fmt.Sprintf("No API key: the API is open to anyone who can reach %s until %s exists (brainsurgeon openclaw install writes it)", addr, keyFile)
 }
 
 func splitList(s string) []string {
@@ -164,10 +181,24 @@ func splitList(s string) []string {
 }
 
 // serveHandler returns the REST API and web UI over d, with the
-// security settings of the environment.
-func serveHandler(ctx context.Context, d *daemon.Daemon, env serveEnv) (http.Handler, error) {
-	return d.Handler(ctx, api.Options{APIKeys: env.APIKeys, CORSOrigins: env.CORSOrigins, ReadOnly: env.ReadOnly,
+// security settings of the environment and the key file kept in step.
+func serveHandler(ctx context.Context, d *daemon.Daemon, env serveEnv, keyFile string) (http.Handler, error) {
+	return d.Handler(ctx, api.Options{APIKeys: env.APIKeys, KeyFile: keyFile, CORSOrigins: env.CORSOrigins, ReadOnly: env.ReadOnly,
 		AutoRefreshMS: env.AutoRefreshMS, Version: cli.Version(version)})
+}
+
+// agentsDirPoll is how often serve looks for the agents dir while it
+// waits for it (tests shorten it).
+var agentsDirPoll = time.Second
+
+// swapHandler serves the handler stored last: the waiting answers until the
+// daemon is open, then the API. Safe for concurrent use.
+type swapHandler struct{ h atomic.Pointer[http.Handler] }
+
+func (s *swapHandler) set(h http.Handler) { s.h.Store(&h) }
+
+func (s *swapHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	(*s.h.Load()).ServeHTTP(w, r)
 }
 
 type serveCommand struct{ m *Main }
@@ -201,30 +232,86 @@ func (c *serveCommand) Run(ctx context.Context, args []string) error {
 	}
 	// Validate everything before writing anything, logs included: the
 	// agents dir, the config (read with its upgrade logged nowhere; the
-	// daemon logs it once the log is open) and the listen address. A
-	// refused start leaves no log file, no state dir and no config.
+	// daemon logs it once the log is open), the key file and the listen
+	// address. A refused start leaves no log file, no state dir and no
+	// config. An agents dir that does not exist yet (OpenClaw creates it at
+	// the first turn) is waited for.
+	waiting := false
 	if err := backend.CheckAgentsDir(*agentsDir); err != nil {
-		return err
+		if !errors.Is(err, bs.ErrNotFound) || *demoMode {
+			return err
+		}
+		waiting = true
 	}
 	if _, err := config.Load(ctx, *agentsDir, nil); err != nil {
 		return err
 	}
-	fileKeys, keyFile, err := readServeKeyFile(env, *agentsDir)
+	fileKeys, _, err := readServeKeyFile(env, *agentsDir)
 	if err != nil {
 		return err
 	}
-	env.APIKeys = append(env.APIKeys, fileKeys...)
+	keyFile, _ := serveKeyFilePath(env, *agentsDir)
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", *addr, err)
 	}
 	defer ln.Close() // a no-op once the server has closed it
 	level, _ := logging.ParseLevel(env.LogLevel)
+	onTerminal := false
+	if f, ok := c.m.Stderr.(*os.File); ok && logging.IsTerminal(f) {
+		onTerminal = true
+	}
+
+	handler := &swapHandler{}
+	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute,
+		BaseContext: func(net.Listener) context.Context { return ctx }}
+	served := make(chan error, 1)
+	var d *daemon.Daemon
+	defer func() {
+		// Shutdown: the server stops taking requests and finishes those
+		// in flight, then the scheduler stops (a write in progress
+		// finishes).
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(sctx)
+		if d != nil {
+			d.Close()
+		}
+	}()
+	keyInfo := keyLine(env.APIKeys, keyFile, fileKeys != nil, ln.Addr().String())
+	if waiting {
+		// Nothing is written before the agents dir exists: the log goes
+		// to stderr only (its file lives in <openclaw root>/logs, and the
+		// root may not exist yet either).
+		wlog, _, err := logging.New(logging.Options{Level: level, Stderr: c.m.Stderr})
+		if err != nil {
+			return err
+		}
+		handler.set(api.Waiting(api.WaitingOptions{AgentsDir: *agentsDir, KeyFile: keyFile,
+			AuthRequired: len(env.APIKeys) > 0 || fileKeys != nil, ReadOnly: env.ReadOnly, Version: cli.Version(version), UI: ui.Handler()}))
+		fmt.Fprintf(c.m.Stdout, "BrainSurgeon is waiting for OpenClaw to create the agents dir %s (it does at the first turn); meanwhile http://%s/ answers /api/health\n", *agentsDir, ln.Addr())
+		fmt.Fprintln(c.m.Stdout, keyInfo)
+		wlog.Info("waiting for OpenClaw to create the agents dir (it does at the first turn)", "agents_dir", *agentsDir, "addr", ln.Addr().String(), "poll", agentsDirPoll.String())
+		go func() { served <- srv.Serve(ln) }()
+		if err := waitAgentsDir(ctx, *agentsDir, served); err != nil {
+			if ctx.Err() != nil {
+				fmt.Fprintln(c.m.Stdout, "BrainSurgeon stopped")
+				return nil
+			}
+			return err
+		}
+		logTo := filepath.Join(logging.Dir(*agentsDir), logging.FileName)
+		if env.ReadOnly {
+			logTo = "stderr"
+		}
+		wlog.Info("the agents dir exists: opening the daemon", "agents_dir", *agentsDir, "log", logTo)
+	}
+
 	lo := logging.Options{Level: level, File: filepath.Join(logging.Dir(*agentsDir), logging.FileName)}
 	if env.ReadOnly {
 		lo.File = "" // read-only writes nothing, logs included
 	}
-	if f, ok := c.m.Stderr.(*os.File); ok && logging.IsTerminal(f) || lo.File == "" {
+	if onTerminal || lo.File == "" {
 		lo.Stderr = c.m.Stderr
 	}
 	log, closer, err := logging.New(lo)
@@ -233,7 +320,7 @@ func (c *serveCommand) Run(ctx context.Context, args []string) error {
 	}
 	defer closer.Close()
 
-	d, err := daemon.Open(ctx, daemon.Options{AgentsDir: *agentsDir, Open: wiring.Opener(*agentsDir), ReadOnly: env.ReadOnly, Logger: log, Retention: daemon.Retention(log, nil), LimitMemory: true})
+	d, err = daemon.Open(ctx, daemon.Options{AgentsDir: *agentsDir, Open: wiring.Opener(*agentsDir), ReadOnly: env.ReadOnly, Logger: log, Retention: daemon.Retention(log, nil), LimitMemory: true})
 	if err != nil {
 		return err
 	}
@@ -252,32 +339,56 @@ func (c *serveCommand) Run(ctx context.Context, args []string) error {
 	}
 	// Requests see ctx: on SIGINT a manual run asked through the API stops
 	// between sessions too.
-	h, err := serveHandler(ctx, d, env)
+	h, err := serveHandler(ctx, d, env, keyFile)
 	if err != nil {
-		d.Close()
 		return err
 	}
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute,
-		BaseContext: func(net.Listener) context.Context { return ctx }}
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ln) }()
+	handler.set(h)
+	if !waiting {
+		go func() { served <- srv.Serve(ln) }()
+	}
 	fmt.Fprintf(c.m.Stdout, "BrainSurgeon is serving %s on http://%s/\n", *agentsDir, ln.Addr())
+	if !waiting {
+		fmt.Fprintln(c.m.Stdout, keyInfo)
+	}
 	log.Info("serving", "addr", ln.Addr().String(), "agents_dir", *agentsDir, "read_only", env.ReadOnly, "api_keys", len(env.APIKeys), "api_key_file", keyFile)
 
 	select {
 	case <-ctx.Done():
 	case err = <-served:
 	}
-	// Shutdown: the server stops taking requests and finishes those in
-	// flight, then the scheduler stops (a write in progress finishes).
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
 	serr := srv.Shutdown(sctx)
 	d.Close()
+	d = nil
 	log.Info("stopped")
 	fmt.Fprintln(c.m.Stdout, "BrainSurgeon stopped")
 	if err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return err
 	}
 	return serr
+}
+
+// waitAgentsDir returns once the agents dir exists, checking every
+// agentsDirPoll; an error when ctx is done, the server stopped, or the
+// path became something other than a directory.
+func waitAgentsDir(ctx context.Context, dir string, served <-chan error) error {
+	t := time.NewTicker(agentsDirPoll)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case err := <-served:
+			return fmt.Errorf("serve while waiting for the agents dir: %w", err)
+		case <-t.C:
+		}
+		switch err := backend.CheckAgentsDir(dir); {
+		case err == nil:
+			return nil
+		case !errors.Is(err, bs.ErrNotFound):
+			return err
+		}
+	}
 }

@@ -189,7 +189,7 @@ func (c *serviceCommand) install(ctx context.Context, args []string) error {
 	}
 	fmt.Fprintf(w, "Wrote %s (runs %s serve --addr %s --agents-dir %s)\n", res.File, bin, *addr, dir)
 	if spec.KeyFile == "" && keyErr != nil {
-		fmt.Fprintf(w, "No key file at %s yet: the daemon's API takes writes without a key until it exists (brainsurgeon openclaw install creates it; then restart the service).\n", key)
+		fmt.Fprintf(w, "No key file at %s yet: the daemon's API takes writes without a key until it exists (brainsurgeon openclaw install creates it; the daemon picks it up by itself, no restart).\n", key)
 	}
 	for _, r := range res.Ran {
 		fmt.Fprintf(w, "Ran: %s\n", r)

@@ -8,6 +8,7 @@ import { sessionsView } from './sessions.js';
 import { sessionView } from './session.js';
 import { settingsView } from './settings.js';
 import { trashView } from './trash.js';
+import { readHealth, showWaiting, showPluginBanner, keyWhere } from './daemon.js';
 
 let view = null;
 let timer = null;
@@ -47,6 +48,7 @@ async function runRefresh(force) {
   if (!v || (refreshing && !force)) return;
   refreshing = true;
   try {
+    readHealth().then(showPluginBanner);
     await v.refresh(force);
     if (v === view) {
       document.getElementById('refresh-status').textContent = `Updated ${new Date().toLocaleTimeString()}`;
@@ -125,10 +127,17 @@ function updateKeyButton() {
 
 async function boot() {
   setupKeyDialog();
+  const health = await readHealth();
+  if (health && health.status === 'waiting') {
+    showWaiting(health);
+    return;
+  }
+  showPluginBanner(health);
   try {
     const info = await api('GET', '/api/auth-info');
     state.authRequired = Boolean(info.auth_required);
     state.readonly = Boolean(info.read_only);
+    keyWhere(info);
   } catch (e) {
     showError('Could not reach the API', e);
   }
