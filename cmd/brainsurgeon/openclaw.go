@@ -113,7 +113,7 @@ func (c *openclawCommand) Run(ctx context.Context, args []string) error {
 	case "uninstall":
 		return c.uninstall(ctx, rest)
 	case "status":
-		return c.status(rest)
+		return c.status(ctx, rest)
 	case "help", "-h", "--help", "-help":
 		if len(rest) > 0 && !isHelp(rest[0]) {
 			return c.Run(ctx, []string{rest[0], "--help"})
@@ -320,7 +320,7 @@ func (c *openclawCommand) uninstall(ctx context.Context, args []string) error {
 	return err
 }
 
-func (c *openclawCommand) status(args []string) error {
+func (c *openclawCommand) status(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("brainsurgeon openclaw status", flag.ContinueOnError)
 	agentsDir := fs.String("agents-dir", session.DefaultAgentsDir(), "the agents dir; its parent is the OpenClaw root")
 	asJSON := fs.Bool("json", false, "print the status as JSON")
@@ -335,8 +335,10 @@ func (c *openclawCommand) status(args []string) error {
 	if err != nil {
 		return err
 	}
+	openclawinstall.CheckSystem(ctx, openclawinstall.Env{}, st, agentsDirArg(fs, *agentsDir))
+	err = statusError(st)
 	if *asJSON {
-		return cli.WriteJSON(c.m.Stdout, st, nil)
+		return cli.WriteJSON(c.m.Stdout, st, err)
 	}
 	w := c.m.Stdout
 	yn := func(b bool) string {
@@ -374,5 +376,61 @@ func (c *openclawCommand) status(args []string) error {
 	}
 	fmt.Fprintf(w, "Engine:      %s (%s)\n", st.EngineSlot, engine)
 	fmt.Fprintf(w, "Key file:    %s (exists: %s)\n", st.KeyFile, yn(st.KeyFileExists))
-	return nil
+	if st.DaemonURL != "" {
+		fmt.Fprintf(w, "Daemon:      %s\n", st.DaemonURL)
+	}
+	printChecks(w, st)
+	return err
+}
+
+// agentsDirArg returns the --agents-dir the user gave (its value, to
+// repeat in the commands printed), or "" when the default was used.
+func agentsDirArg(fs *flag.FlagSet, value string) string {
+	given := false
+	fs.Visit(func(f *flag.Flag) { given = given || f.Name == "agents-dir" })
+	if !given {
+		return ""
+	}
+	return value
+}
+
+// statusError is the error of a status whose checks failed: it names them
+// (the text output lists their fixes).
+func statusError(st *openclawinstall.StatusResult) error {
+	if st.Healthy {
+		return nil
+	}
+	var failed []string
+	for _, ch := range st.Checks {
+		if !ch.OK {
+			failed = append(failed, ch.Name+" ("+ch.Detail+")")
+		}
+	}
+	return fmt.Errorf("the plugin and the daemon are not working together: %d of %d checks failed: %s", len(failed), len(st.Checks), strings.Join(failed, "; "))
+}
+
+// printChecks prints the end-to-end checks, each failed one with its fix,
+// and the verdict.
+func printChecks(w io.Writer, st *openclawinstall.StatusResult) {
+	if len(st.Checks) == 0 {
+		return
+	}
+	fmt.Fprintln(w, "Checks:")
+	failed := 0
+	for _, ch := range st.Checks {
+		mark := "ok  "
+		if !ch.OK {
+			mark = "FAIL"
+			failed++
+		}
+		fmt.Fprintf(w, "  %s  %-19s %s\n", mark, ch.Name, ch.Detail)
+		if !ch.OK && ch.Fix != "" {
+			fmt.Fprintf(w, "        %-19s fix: %s\n", "", ch.Fix)
+		}
+	}
+	if failed == 0 {
+		fmt.Fprintf(w, "Healthy:     yes (%d checks passed)\n", len(st.Checks))
+	} else {
+		fmt.Fprintf(w, "Healthy:     no (%d of %d checks failed)\n", failed, len(st.Checks))
+	}
 }
