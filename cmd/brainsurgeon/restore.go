@@ -10,12 +10,14 @@ import (
 	"strings"
 
 	bs "github.com/brainsurgeon/brainsurgeon"
+	"github.com/brainsurgeon/brainsurgeon/extract"
 	"github.com/brainsurgeon/brainsurgeon/internal/cli"
 	"github.com/brainsurgeon/brainsurgeon/restore"
 	"github.com/brainsurgeon/brainsurgeon/session"
 )
 
 const restoreUsage = `Usage: brainsurgeon restore <session> <entry> [--keys a,b] [--json] [--agents-dir DIR]
+       brainsurgeon restore <session> tc-<toolCallId> [--json] [--agents-dir DIR]
        brainsurgeon restore <session> --all [--pristine] [--json] [--agents-dir DIR]
 
 Brings extracted values back. With an entry id (the <id> of a placeholder
@@ -27,6 +29,11 @@ idle, otherwise the write-back is queued and applied once it is (by the daemon
 or the next prune). A status line goes to stderr. Restoring an entry that is
 already restored prints its current content, says "already restored" and exits
 0; nothing is written.
+
+A key tc-<toolCallId> (a placeholder [[extracted-tc-<toolCallId>]] the
+OpenClaw plugin left in place of a tool result it stored) prints the
+result's text and writes the stored content back in place of the
+placeholder, now or queued as above.
 
 --keys selects values: a full JSON Pointer (/message/content/2/text), a
 member on the path (content, details, arguments), the last segment (text,
@@ -96,6 +103,12 @@ func (c *restoreCommand) Run(ctx context.Context, args []string) error {
 		printRestoreAll(c.m.Stdout, res)
 		return err
 	}
+	if extract.IsSourceKey(pos[1]) {
+		if *keys != "" {
+			return &cli.UsageError{Msg: fmt.Sprintf("--keys selects values of an entry; a tool result stored at the source (%s) comes back whole", pos[1]), Try: try}
+		}
+		return c.source(ctx, r, ref, pos[1], *asJSON)
+	}
 	res, err := r.Restore(ctx, ref, pos[1], splitKeys(*keys), restore.RestoreOptions{})
 	if res == nil {
 		return err
@@ -110,6 +123,52 @@ func (c *restoreCommand) Run(ctx context.Context, args []string) error {
 	}
 	printContent(c.m.Stdout, res)
 	fmt.Fprintln(c.m.Stderr, restoreStatus(res))
+	return err
+}
+
+// sourceRestoreOutput is the JSON output of a restore of a tool result
+// stored at the source: the value, and what became of its placeholder.
+type sourceRestoreOutput struct {
+	*restore.SourceValue
+	Text      string                   `json:"text"`
+	WriteBack *restore.SourceWriteBack `json:"write_back"`
+}
+
+// source restores a tool result stored at the source (key "tc-<id>"): it
+// prints the result's text at once and writes the stored content back in
+// place of the placeholder, now when the session is idle, else queued.
+func (c *restoreCommand) source(ctx context.Context, r *restore.Restorer, ref bs.SessionRef, key string, asJSON bool) error {
+	sv, err := r.Source(ctx, ref, key)
+	if err != nil {
+		return err
+	}
+	wb, err := r.WriteBackSources(ctx, ref, []string{key})
+	if err == nil && len(wb.Refused) > 0 && !strings.HasPrefix(wb.Refused[0].Reason, "no placeholder") {
+		err = fmt.Errorf("%s: the placeholder stays in the transcript: %s", key, wb.Refused[0].Reason)
+	}
+	text := strings.Join(sv.Texts, "")
+	if asJSON {
+		return cli.WriteJSON(c.m.Stdout, sourceRestoreOutput{SourceValue: sv, Text: text, WriteBack: wb}, err)
+	}
+	io.WriteString(c.m.Stdout, text)
+	if !strings.HasSuffix(text, "\n") && isTerminal(c.m.Stdout) {
+		io.WriteString(c.m.Stdout, "\n")
+	}
+	status := fmt.Sprintf("restored %s (%d bytes of content", key, sv.Bytes)
+	if sv.OtherBlocks > 0 {
+		status += fmt.Sprintf(", %d non-text blocks not shown", sv.OtherBlocks)
+	}
+	status += ")"
+	switch {
+	case wb == nil:
+	case len(wb.Written) > 0:
+		status += "; written back into the transcript now"
+	case len(wb.Queued) > 0:
+		status += "; queued: written back when the session is idle (" + wb.Busy + ")"
+	case len(wb.Refused) > 0:
+		status += "; " + wb.Refused[0].Reason
+	}
+	fmt.Fprintln(c.m.Stderr, status)
 	return err
 }
 

@@ -291,6 +291,9 @@ type InstallResult struct {
 	// ("" when it was not set); uninstall puts it back.
 	EngineSlot     string `json:"context_engine_slot,omitempty"`
 	EnginePrevious string `json:"previous_context_engine_slot,omitempty"`
+	// Next is what to run next (InstallNext; Install leaves it nil: the
+	// command asks the daemon).
+	Next *Next `json:"next,omitempty"`
 }
 
 // Plan returns the paths install would use, checking the options; it
