@@ -463,11 +463,19 @@ func CheckSystem(ctx context.Context, env Env, st *StatusResult, agentsDirArg st
 	if act == nil {
 		return // a daemon that does not report the plugin's calls
 	}
+	// A failed GET /api/plugin/v1/health is a status check's own probe
+	// (this one's, with a wrong key), not a call of the plugin.
+	fails := make([]PluginFailure, 0, len(act.RecentFailures))
+	for _, f := range act.RecentFailures {
+		if !strings.HasSuffix(f.Path, "/api/plugin/v1/health") {
+			fails = append(fails, f)
+		}
+	}
 	if st.EngineSelected {
 		var last *PluginFailure
-		for i, f := range act.RecentFailures {
+		for i, f := range fails {
 			if engineCall(f) {
-				last = &act.RecentFailures[i]
+				last = &fails[i]
 				break
 			}
 		}
@@ -481,14 +489,20 @@ func CheckSystem(ctx context.Context, env Env, st *StatusResult, agentsDirArg st
 		}
 	}
 	switch {
-	case len(act.RecentFailures) == 0:
-		add(Check{Name: CheckPluginCalls, OK: true, Detail: "no failed plugin calls since the daemon started"})
-	case act.LastOKAt != nil && act.LastOKAt.After(act.RecentFailures[0].At):
-		add(Check{Name: CheckPluginCalls, OK: true, Detail: fmt.Sprintf("%d failed calls, the newest %s; calls succeed again since %s", act.FailuresTotal, act.RecentFailures[0], act.LastOKAt.UTC().Format(time.RFC3339))})
+	case len(fails) == 0:
+		add(Check{Name: CheckPluginCalls, OK: true, Detail: "no failed plugin calls among the recent ones the daemon keeps"})
+	case act.LastOKAt != nil && act.LastOKAt.After(fails[0].At):
+		add(Check{Name: CheckPluginCalls, OK: true, Detail: fmt.Sprintf("%s failed, the newest %s; calls succeed again since %s", countCalls(len(fails)), fails[0], act.LastOKAt.UTC().Format(time.RFC3339))})
 	default:
-		f := act.RecentFailures[0]
-		add(Check{Name: CheckPluginCalls, Detail: fmt.Sprintf("the plugin's last calls failed (%d failures since the daemon started), the newest: %s", act.FailuresTotal, f), Fix: failureFix(f, keyFix)})
+		add(Check{Name: CheckPluginCalls, Detail: fmt.Sprintf("the plugin's last calls failed (%s of the recent ones the daemon keeps), the newest: %s", countCalls(len(fails)), fails[0]), Fix: failureFix(fails[0], keyFix)})
 	}
+}
+
+func countCalls(n int) string {
+	if n == 1 {
+		return "1 call"
+	}
+	return fmt.Sprintf("%d calls", n)
 }
 
 // engineCall reports whether f is a call of the context engine, or one

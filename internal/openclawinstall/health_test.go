@@ -126,6 +126,12 @@ func TestCheckSystem(t *testing.T) {
 						{At: *at(30), Method: "POST", Path: "/api/plugin/v1/assemble", Status: 500, Error: "engine: boom"}}, FailuresTotal: 1}}
 			},
 			want: want{failed: []string{CheckEngineServing, CheckPluginCalls}, detail: "POST /api/plugin/v1/assemble → 500 engine: boom", fix: "daemon's log"}},
+		{name: "OwnProbeFailure", install: true,
+			daemon: func(root, key string) *fakeDaemon {
+				return &fakeDaemon{status: "ok", agentsDir: filepath.Join(root, "agents"), key: key,
+					activity: &PluginActivity{RecentFailures: []PluginFailure{{At: *at(50), Method: "GET", Path: "/api/plugin/v1/health", Status: 403, Error: "invalid API key"}}, FailuresTotal: 1}}
+			},
+			want: want{healthy: true, detail: "no failed plugin calls"}},
 		{name: "FailuresRecovered", install: true,
 			daemon: func(root, key string) *fakeDaemon {
 				return &fakeDaemon{status: "ok", agentsDir: filepath.Join(root, "agents"), key: key,
