@@ -12,7 +12,6 @@ import (
 	bs "github.com/brainsurgeon/brainsurgeon"
 	"github.com/brainsurgeon/brainsurgeon/doctor"
 	"github.com/brainsurgeon/brainsurgeon/internal/cli"
-	"github.com/brainsurgeon/brainsurgeon/internal/openclawinstall"
 	"github.com/brainsurgeon/brainsurgeon/session"
 	"github.com/brainsurgeon/brainsurgeon/trash"
 )
@@ -101,7 +100,7 @@ type doctorOutput struct {
 	// OpenClaw is the end-to-end check of the OpenClaw plugin and the
 	// daemon (as brainsurgeon openclaw status), when the plugin is
 	// installed or OpenClaw's config names it.
-	OpenClaw *openclawinstall.StatusResult `json:"openclaw,omitempty"`
+	OpenClaw *openclawStatus `json:"openclaw,omitempty"`
 }
 
 // sessionError is a session the doctor could not read or fix.
@@ -243,12 +242,8 @@ func (c *doctorCommand) Run(ctx context.Context, args []string) error {
 		}
 	}
 
-	if st, serr := openclawinstall.Status(openclawinstall.Env{}, *agentsDir); serr == nil && (st.Installed || st.ConfigHasEntry || st.ConfigNamesPlugin) {
-		openclawinstall.CheckSystem(ctx, openclawinstall.Env{}, st, agentsDirArg(fs, *agentsDir))
-		out.OpenClaw = st
-		if !st.Healthy {
-			failures = append(failures, "the OpenClaw plugin and the daemon are not working together (brainsurgeon openclaw status lists the checks and their fixes)")
-		}
+	if out.OpenClaw = checkOpenClaw(ctx, *agentsDir, agentsDirArg(fs, *agentsDir)); out.OpenClaw != nil && !out.OpenClaw.Healthy {
+		failures = append(failures, "the OpenClaw plugin and the daemon are not working together (brainsurgeon openclaw status lists the checks and their fixes)")
 	}
 
 	if len(failures) > 0 {

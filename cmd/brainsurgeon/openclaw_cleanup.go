@@ -158,6 +158,21 @@ func printCleanup(w io.Writer, co *cleanupOutput) {
 	}
 }
 
+// openclawStatus is the end-to-end status doctor reports.
+type openclawStatus = openclawinstall.StatusResult
+
+// checkOpenClaw runs the end-to-end checks of openclaw status for doctor
+// when the plugin is installed under agentsDir's root or OpenClaw's config
+// names it; nil otherwise.
+func checkOpenClaw(ctx context.Context, agentsDir, agentsDirArg string) *openclawStatus {
+	st, err := openclawinstall.Status(openclawinstall.Env{}, agentsDir)
+	if err != nil || !(st.Installed || st.ConfigHasEntry || st.ConfigNamesPlugin) {
+		return nil
+	}
+	openclawinstall.CheckSystem(ctx, openclawinstall.Env{}, st, agentsDirArg)
+	return st
+}
+
 // uninstallNext says what must be restarted after uninstall: the gateway,
 // to drop the plugin; never the daemon for the key.
 func uninstallNext(res *openclawinstall.UninstallResult) *openclawinstall.Next {
