@@ -265,11 +265,30 @@ export function headTail(s, n) {
 }
 
 /**
- * Builds what stands in for an offloaded result: the placeholder text block (key, size, restore hint, head and
- * tail preview) and the shrunk details (our member plus the reserved keys of the original, verbatim).
- * "Characters" are code points. The preview is at most a quarter of the text each side, so it stays small.
+ * Quotes s for a POSIX shell when it holds anything but the characters that need no quoting.
+ * @param {string} s
+ */
+export function shellArg(s) {
+  return /^[A-Za-z0-9_./:@%+=,-]+$/.test(s) ? s : `'${s.replaceAll("'", `'\\''`)}'`;
+}
+
+/**
+ * The session as `brainsurgeon restore` names it: "<agent>/<sessionId>" when the host named the session id,
+ * else its session key, else "<session>".
+ * @param {{agentId?: string, sessionId?: string, sessionKey?: string}} who
+ */
+export function cliSession(who) {
+  if (who.sessionId) return `${who.agentId || agentIdOf(who.sessionKey)}/${who.sessionId}`;
+  return who.sessionKey || "<session>";
+}
+
+/**
+ * Builds what stands in for an offloaded result: the placeholder text block (key, size, restore hints for the
+ * agent and for the CLI, head and tail preview) and the shrunk details (our member plus the reserved keys of the
+ * original, verbatim). "Characters" are code points. The preview is at most a quarter of the text each side, so it
+ * stays small. session names the session for the CLI hint (cliSession; default "<session>").
  * @param {{key: string, toolName: string, content: ContentBlock[], details: unknown, previewChars: number,
- *   bytes: number, sha256: string}} p
+ *   bytes: number, sha256: string, session?: string}} p
  */
 export function buildPlaceholder(p) {
   const texts = p.content.filter((b) => b && b.type === "text" && typeof b.text === "string").map((b) => /** @type {{text: string}} */ (b).text);
@@ -281,6 +300,7 @@ export function buildPlaceholder(p) {
   const lines = [
     `[[extracted-${p.key}]] BrainSurgeon stored this ${p.toolName} result (${size}) outside the transcript.`,
     `Restore it exactly with purge_control {"action":"restore","key":"${p.key}"} (a long result comes in pages: follow each page's Next:).`,
+    `Without the plugin: brainsurgeon restore ${p.session && p.session !== "<session>" ? shellArg(p.session) : "<session>"} ${shellArg(p.key)} prints it and writes it back here.`,
   ];
   if (n > 0) {
     const { head, tail } = headTail(text, n);
@@ -337,7 +357,7 @@ export function makeMiddleware(cfg, log) {
       const bytes = Buffer.byteLength(contentJSON);
       const sha256 = createHash("sha256").update(contentJSON).digest("hex");
       const label = event.toolName === "tool_call" ? innerToolName(event) || "tool_call" : event.toolName;
-      const ph = buildPlaceholder({ key, toolName: label, content, details: event.result.details, previewChars: cfg.previewChars, bytes, sha256 });
+      const ph = buildPlaceholder({ key, toolName: label, content, details: event.result.details, previewChars: cfg.previewChars, bytes, sha256, session: cliSession(who) });
       // JSON.stringify drops absent members, and serializes content to the same bytes as contentJSON.
       const body = JSON.stringify({
         agent_id: who.agentId, session_id: who.sessionId, session_key: who.sessionKey, run_id: who.runId,

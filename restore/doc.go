@@ -52,7 +52,10 @@
 //	 "session_id":"S","entry_id":"ab12cd34","keys":["text"],
 //	 "tool_call_id":"call_1","requested_at":"2026-02-20T17:30:00Z"}
 //
-// kind "set_extractable" carries "value" instead of keys.
+// kind "set_extractable" carries "value" instead of keys; kind
+// "restore_source" ([Restorer.WriteBackSources]) names the toolResult entry
+// holding a "[[extracted-tc-<toolCallId>]]" placeholder and, as its one key,
+// the source key whose stored content goes back in its place.
 // [Restorer.ApplyPending] applies the requests of each idle session in one
 // rewrite, deciding again from the current file, and removes them.
 //

@@ -33,7 +33,7 @@ const (
 type PendingRequest struct {
 	// Format is QueueFormat.
 	Format string `json:"format"`
-	// Kind is KindRestore or KindSetExtractable.
+	// Kind is KindRestore, KindSetExtractable or KindRestoreSource.
 	Kind string `json:"kind"`
 	// Backend, Agent and SessionID name the session (an empty Backend is
 	// the JSONL store, as in queue files written before there were two);
@@ -153,7 +153,7 @@ func (r *Restorer) readQueue(dir string) (reqs []*PendingRequest, bad []string, 
 		}
 		var q PendingRequest
 		if err := json.Unmarshal(data, &q); err != nil || q.Format != QueueFormat || q.SessionID == "" || q.EntryID == "" ||
-			(q.Kind != KindRestore && q.Kind != KindSetExtractable) {
+			(q.Kind != KindRestore && q.Kind != KindSetExtractable && q.Kind != KindRestoreSource) {
 			bad = append(bad, p)
 			continue
 		}
@@ -254,6 +254,8 @@ func (r *Restorer) ApplyPending(ctx context.Context) (applied int, sessions []bs
 			o := outs[i]
 			if o.missing {
 				log.Warn("pending write-back dropped: entry not in the transcript", "session", ref.String(), "entry_id", q.EntryID)
+			} else if q.Kind == KindRestoreSource && o.refused != "" {
+				log.Warn("queued write-back of a tool result stored at the source left its placeholder", "session", ref.String(), "entry_id", q.EntryID, "reason", o.refused)
 			} else if q.Kind == KindRestore {
 				log.Debug("restored", "module", "extraction", "entry_id", q.EntryID, "keys_restored", o.restored,
 					"sizes_bytes", o.sizes, "redacted", o.redacted, "session", ref.String(), "queued_at", bs.FormatTimestamp(q.RequestedAt))

@@ -69,7 +69,8 @@ type outcome struct {
 	sizes    map[string]int
 	redacted bool
 	changed  bool
-	missing  bool // the entry is not in the transcript
+	missing  bool   // the entry is not in the transcript
+	refused  string // why a source write-back left its placeholder
 }
 
 // restoreValues puts back the values of rec selected by keys that still
@@ -119,6 +120,11 @@ func (p *planner) apply(req *PendingRequest) outcome {
 	}
 	le := p.line(e)
 	switch req.Kind {
+	case KindRestoreSource:
+		if len(req.Keys) == 1 {
+			p.restoreSource(le, req.Keys[0], &out)
+		}
+		out.changed = len(out.restored) > 0
 	case KindSetExtractable:
 		cur, ok := le.value("/_extractable")
 		if ok && string(cur) == req.Value {

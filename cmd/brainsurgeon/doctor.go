@@ -67,9 +67,15 @@ restores byte for byte. Files that still hold unique history are skipped unless
 the leftovers of that session's agent (for a pi session, of its project dir),
 not only those of the session itself.
 
+When the OpenClaw plugin is installed (or OpenClaw's config names it), doctor
+also runs the end-to-end checks of "brainsurgeon openclaw status" (the daemon
+at the plugin's daemonUrl, its key, the context engine, the plugin's recent
+calls) and lists them with their fixes (--json: "openclaw").
+
 Exit status: 0 when the diagnosis ran (even when it found problems), 1 when a
 session could not be read, when --fix skipped, refused or left a broken
-session, or when --collect failed, 2 on a usage error.
+session, when --collect failed, or when an end-to-end check of the OpenClaw
+plugin failed, 2 on a usage error.
 
 Examples:
   brainsurgeon doctor
@@ -91,6 +97,10 @@ type doctorOutput struct {
 	// Fixes is there with --fix ([] when nothing needed fixing).
 	Fixes   []*fixOutput   `json:"fixes,omitzero"`
 	Collect *collectOutput `json:"collect,omitempty"`
+	// OpenClaw is the end-to-end check of the OpenClaw plugin and the
+	// daemon (as brainsurgeon openclaw status), when the plugin is
+	// installed or OpenClaw's config names it.
+	OpenClaw *openclawStatus `json:"openclaw,omitempty"`
 }
 
 // sessionError is a session the doctor could not read or fix.
@@ -230,6 +240,10 @@ func (c *doctorCommand) Run(ctx context.Context, args []string) error {
 		if err != nil {
 			failures = append(failures, "collect: "+err.Error())
 		}
+	}
+
+	if out.OpenClaw = checkOpenClaw(ctx, *agentsDir, agentsDirArg(fs, *agentsDir)); out.OpenClaw != nil && !out.OpenClaw.Healthy {
+		failures = append(failures, "the OpenClaw plugin and the daemon are not working together (brainsurgeon openclaw status lists the checks and their fixes)")
 	}
 
 	if len(failures) > 0 {
@@ -389,6 +403,11 @@ func printDoctor(w io.Writer, out *doctorOutput) {
 	}
 	for _, s := range lo.Skipped {
 		fmt.Fprintf(w, "  not read: %s\n", s)
+	}
+	if out.OpenClaw != nil {
+		fmt.Fprintln(w)
+		fmt.Fprintf(w, "OpenClaw plugin (daemon %s):\n", out.OpenClaw.DaemonURL)
+		printChecks(w, out.OpenClaw)
 	}
 	if co := out.Collect; co != nil {
 		switch {

@@ -24,7 +24,8 @@ Subcommands:
              link it into OpenClaw's config with --link
   uninstall  take back everything install did
   status     where the plugin is, its version, whether the config names it,
-             which context engine the config selects
+             which context engine the config selects, and whether the
+             running system works end to end (exit 1 when not)
 
 The OpenClaw root is the parent of the agents dir, as for brainsurgeon serve
 and brainsurgeon service: --agents-dir, else $BRAINSURGEON_AGENTS_DIR, else
@@ -52,7 +53,13 @@ bytes, runs "openclaw plugins install --link <dir> --force
 "openclaw config patch" to set the plugin's daemonUrl and apiKeyFile, and
 records it all in <root>/.brainsurgeon/openclaw-install.json so that
 "brainsurgeon openclaw uninstall" restores the config byte for byte.
-Restart the gateway (or let it hot-reload) to load the plugin.
+
+It ends with the exact commands to run next, by what is running: when no
+daemon answers at the daemon URL, "brainsurgeon serve" (or "brainsurgeon
+service install"); then "openclaw gateway restart", which loads the plugin
+(a gateway that hot-reloads its config picks it up by itself); then
+"brainsurgeon openclaw status". A running daemon needs no restart: it
+re-reads the key file by itself within seconds of a change.
 
 --engine also selects the plugin's context engine: plugins.slots.contextEngine
 "brainsurgeon" (in the same config patch with --link, recording the slot's
@@ -70,7 +77,7 @@ Examples:
 Flags:
 `
 
-const openclawUninstallUsage = `Usage: brainsurgeon openclaw uninstall [--agents-dir DIR] [--yes] [--openclaw PATH] [--json]
+const openclawUninstallUsage = `Usage: brainsurgeon openclaw uninstall [--agents-dir DIR] [--yes] [--keep-placeholders] [--openclaw PATH] [--json]
 
 Takes back what install did. When OpenClaw's config is byte-identical to what
 install left, its bytes from before install are restored (or the file is
@@ -84,7 +91,22 @@ same way, and without --yes or a "y" on a terminal it refuses and prints the
 commands to run first. Then it removes the plugin's files (and their dir when
 that leaves it empty), the key file (only if install created it), the backup
 and the install record. Asks first when it will change the config (or pass
---yes). Running it again does nothing.
+--yes).
+
+Then it cleans up the transcripts: every tool result the plugin offloaded
+(a [[extracted-tc-<id>]] placeholder, its value in the side store) is
+written back in place of its placeholder, byte for byte, as a restore is:
+now when the session is idle, else queued until it is (a session is busy
+for idle_seconds, 300 s by default, after its last turn). The daemon applies
+the queue on its schedule, and so does running uninstall again. Write-backs
+queued earlier are applied first. A value OpenClaw's SQLite store does not
+accept in place of its placeholder (content of another shape than one text
+block) is kept and reported. --keep-placeholders leaves every placeholder
+(each names its value: brainsurgeon restore <session> tc-<id> brings it
+back). It says what was written back, what is queued and who applies it,
+and what was kept (JSON: "cleanup", with "written_back", "queued" and
+"kept" per session), and what must be restarted: the gateway, to drop the
+plugin; never the daemon. Running it again does nothing else.
 
 Flags:
 `
@@ -94,7 +116,25 @@ const openclawStatusUsage = `Usage: brainsurgeon openclaw status [--agents-dir D
 Shows where the plugin is, its version against the one this binary carries,
 whether OpenClaw's config names the plugin's dir, which context engine it
 selects (plugins.slots.contextEngine; "legacy" when unset), and whether the
-key file exists. Reads only.
+key file exists. Then it checks the running system end to end, each check
+with what it found and, when it fails, the fix:
+
+  plugin_installed     a copy of the plugin in its dir
+  config_links_plugin  OpenClaw's config loads it (and does not disable it)
+  daemon_reachable     the daemon answers GET <daemonUrl>/api/health
+  daemon_ready         it serves this OpenClaw root's agents dir (not waiting
+                       for OpenClaw to create it)
+  key_accepted         it accepts the plugin's key (apiKeyFile) on
+                       GET /api/plugin/v1/health
+  engine_selected      plugins.slots.contextEngine is "brainsurgeon" (when
+                       install --engine selected it, or the slot names it)
+  engine_serving       the engine's last view is newer than its last failure
+  plugin_calls         the plugin's recent calls succeed (the daemon keeps the
+                       last failures: 403s, refused bodies)
+
+A check that needs an earlier one is left out when that one fails. Reads
+only. Exit status: 0 when every check passed, 1 when one failed (--json:
+"healthy", "checks": [{"name","ok","detail","fix"}]).
 
 Flags:
 `
@@ -113,7 +153,7 @@ func (c *openclawCommand) Run(ctx context.Context, args []string) error {
 	case "uninstall":
 		return c.uninstall(ctx, rest)
 	case "status":
-		return c.status(rest)
+		return c.status(ctx, rest)
 	case "help", "-h", "--help", "-help":
 		if len(rest) > 0 && !isHelp(rest[0]) {
 			return c.Run(ctx, []string{rest[0], "--help"})
@@ -183,6 +223,9 @@ func (c *openclawCommand) install(ctx context.Context, args []string) error {
 		}
 	}
 	res, err := openclawinstall.Install(ctx, openclawinstall.Env{}, o)
+	if res != nil && err == nil {
+		res.Next = openclawinstall.InstallNext(ctx, openclawinstall.Env{}, res.DaemonURL, agentsDirArg(fs, o.AgentsDir), o.Link || res.Linked)
+	}
 	if *asJSON {
 		if res == nil {
 			return err
@@ -217,7 +260,7 @@ func (c *openclawCommand) install(ctx context.Context, args []string) error {
 			}
 			fmt.Fprintf(w, "Context engine: plugins.slots.contextEngine is now %q (was %q; uninstall puts that back).\n", res.EngineSlot, prev)
 		}
-		fmt.Fprintln(w, "Restart the gateway (openclaw gateway restart) if it does not pick up the change by itself.")
+		printNext(w, res.Next)
 		return nil
 	}
 	if res.Linked {
@@ -225,6 +268,7 @@ func (c *openclawCommand) install(ctx context.Context, args []string) error {
 		if res.EngineSlot != "" {
 			fmt.Fprintf(w, "To select its context engine: brainsurgeon openclaw install --engine --link (or: openclaw config set plugins.slots.contextEngine %s)\n", res.EngineSlot)
 		}
+		printNext(w, res.Next)
 		return nil
 	}
 	fmt.Fprintf(w, "\nOpenClaw's config was not changed. To load the plugin, merge this into %s:\n\n", res.ConfigPath)
@@ -237,7 +281,8 @@ func (c *openclawCommand) install(ctx context.Context, args []string) error {
 		fmt.Fprintf(w, "  openclaw config set plugins.slots.contextEngine %s\n", res.EngineSlot)
 		link = "brainsurgeon openclaw install --engine --link"
 	}
-	fmt.Fprintf(w, "\nor run: %s\n", link)
+	fmt.Fprintf(w, "\nor run: %s\n\n", link)
+	printNext(w, res.Next)
 	return nil
 }
 
@@ -246,6 +291,7 @@ func (c *openclawCommand) uninstall(ctx context.Context, args []string) error {
 	var o openclawinstall.UninstallOptions
 	fs.StringVar(&o.AgentsDir, "agents-dir", session.DefaultAgentsDir(), "the agents dir; its parent is the OpenClaw root")
 	yes := fs.Bool("yes", false, "do not ask before changing OpenClaw's config")
+	keep := fs.Bool("keep-placeholders", false, "leave the placeholders of offloaded tool results in the transcripts (default: write the results back)")
 	fs.StringVar(&o.OpenClaw, "openclaw", "", "the openclaw executable (default: openclaw on PATH, else the one install ran)")
 	asJSON := fs.Bool("json", false, "print the result as JSON")
 	pos, err := cli.ParseHelp(fs, args, c.m.Stdout, openclawUninstallUsage)
@@ -280,17 +326,42 @@ func (c *openclawCommand) uninstall(ctx context.Context, args []string) error {
 		}
 	}
 	o.UnlinkHandLinked = plan.HandLinked
+	daemonURL := openclawinstall.DefaultDaemonURL
+	if pc, ok, _ := openclawinstall.ReadPluginConfig(plan.ConfigPath); ok && pc.DaemonURL != "" {
+		daemonURL = pc.DaemonURL
+	} else if paths, perr := openclawinstall.ResolvePaths(openclawinstall.Env{}, o.AgentsDir, ""); perr == nil {
+		if rec, ok, _ := openclawinstall.ReadRecord(paths.RecordPath); ok && rec.DaemonURL != "" {
+			daemonURL = rec.DaemonURL
+		}
+	}
 	res, err := openclawinstall.Uninstall(ctx, openclawinstall.Env{}, o)
+	var co *cleanupOutput
+	var next *openclawinstall.Next
+	if res != nil && err == nil {
+		var cerr error
+		if co, cerr = c.cleanup(ctx, o.AgentsDir, daemonURL, *keep); cerr != nil {
+			err = fmt.Errorf("openclaw uninstall: the plugin is uninstalled, but writing the offloaded tool results back failed: %w (run uninstall again to retry)", cerr)
+		} else if co != nil && len(co.Errors) > 0 {
+			err = fmt.Errorf("openclaw uninstall: the plugin is uninstalled, but %d sessions could not be cleaned up (see above; run uninstall again to retry)", len(co.Errors))
+		}
+		next = uninstallNext(res)
+	}
 	if *asJSON {
 		if res == nil {
 			return err
 		}
-		return cli.WriteJSON(c.m.Stdout, res, err)
+		return cli.WriteJSON(c.m.Stdout, uninstallOutput{UninstallResult: res, Cleanup: co, Next: next}, err)
 	}
 	if res == nil {
 		return err
 	}
 	w := c.m.Stdout
+	defer func() {
+		printCleanup(w, co)
+		if res.Installed || len(res.Removed) > 0 {
+			printNext(w, next)
+		}
+	}()
 	if len(res.Commands) > 0 {
 		fmt.Fprintf(w, "Ran: %s\n", strings.Join(res.Commands, "\n     "))
 	}
@@ -320,7 +391,7 @@ func (c *openclawCommand) uninstall(ctx context.Context, args []string) error {
 	return err
 }
 
-func (c *openclawCommand) status(args []string) error {
+func (c *openclawCommand) status(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("brainsurgeon openclaw status", flag.ContinueOnError)
 	agentsDir := fs.String("agents-dir", session.DefaultAgentsDir(), "the agents dir; its parent is the OpenClaw root")
 	asJSON := fs.Bool("json", false, "print the status as JSON")
@@ -335,8 +406,10 @@ func (c *openclawCommand) status(args []string) error {
 	if err != nil {
 		return err
 	}
+	openclawinstall.CheckSystem(ctx, openclawinstall.Env{}, st, agentsDirArg(fs, *agentsDir))
+	err = statusError(st)
 	if *asJSON {
-		return cli.WriteJSON(c.m.Stdout, st, nil)
+		return cli.WriteJSON(c.m.Stdout, st, err)
 	}
 	w := c.m.Stdout
 	yn := func(b bool) string {
@@ -374,5 +447,61 @@ func (c *openclawCommand) status(args []string) error {
 	}
 	fmt.Fprintf(w, "Engine:      %s (%s)\n", st.EngineSlot, engine)
 	fmt.Fprintf(w, "Key file:    %s (exists: %s)\n", st.KeyFile, yn(st.KeyFileExists))
-	return nil
+	if st.DaemonURL != "" {
+		fmt.Fprintf(w, "Daemon:      %s\n", st.DaemonURL)
+	}
+	printChecks(w, st)
+	return err
+}
+
+// agentsDirArg returns the --agents-dir the user gave (its value, to
+// repeat in the commands printed), or "" when the default was used.
+func agentsDirArg(fs *flag.FlagSet, value string) string {
+	given := false
+	fs.Visit(func(f *flag.Flag) { given = given || f.Name == "agents-dir" })
+	if !given {
+		return ""
+	}
+	return value
+}
+
+// statusError is the error of a status whose checks failed: it names them
+// (the text output lists their fixes).
+func statusError(st *openclawinstall.StatusResult) error {
+	if st.Healthy {
+		return nil
+	}
+	var failed []string
+	for _, ch := range st.Checks {
+		if !ch.OK {
+			failed = append(failed, ch.Name+" ("+ch.Detail+")")
+		}
+	}
+	return fmt.Errorf("the plugin and the daemon are not working together: %d of %d checks failed: %s", len(failed), len(st.Checks), strings.Join(failed, "; "))
+}
+
+// printChecks prints the end-to-end checks, each failed one with its fix,
+// and the verdict.
+func printChecks(w io.Writer, st *openclawinstall.StatusResult) {
+	if len(st.Checks) == 0 {
+		return
+	}
+	fmt.Fprintln(w, "Checks:")
+	failed := 0
+	for _, ch := range st.Checks {
+		mark := "ok  "
+		if !ch.OK {
+			mark = "FAIL"
+			failed++
+		}
+		fmt.Fprintf(w, "  %s  %-19s %s\n", mark, ch.Name, ch.Detail)
+		if !ch.OK && ch.Fix != "" {
+			fmt.Fprintf(w, "        %-19s fix: %s\n", "", ch.Fix)
+		}
+	}
+	if failed == 0 {
+		fmt.Fprintf(w, "Healthy:     yes (%d checks passed)\n", len(st.Checks))
+	} else {
+		fmt.Fprintf(w, "Healthy:     no (%d of %d checks failed)\n", failed, len(st.Checks))
+	}
 }

@@ -10,12 +10,14 @@ import (
 	"strings"
 
 	bs "github.com/brainsurgeon/brainsurgeon"
+	"github.com/brainsurgeon/brainsurgeon/extract"
 	"github.com/brainsurgeon/brainsurgeon/internal/cli"
 	"github.com/brainsurgeon/brainsurgeon/restore"
 	"github.com/brainsurgeon/brainsurgeon/session"
 )
 
 const restoreUsage = `Usage: brainsurgeon restore <session> <entry> [--keys a,b] [--json] [--agents-dir DIR]
+       brainsurgeon restore <session> tc-<toolCallId> [--json] [--agents-dir DIR]
        brainsurgeon restore <session> --all [--pristine] [--json] [--agents-dir DIR]
 
 Brings extracted values back. With an entry id (the <id> of a placeholder
@@ -27,6 +29,11 @@ idle, otherwise the write-back is queued and applied once it is (by the daemon
 or the next prune). A status line goes to stderr. Restoring an entry that is
 already restored prints its current content, says "already restored" and exits
 0; nothing is written.
+
+A key tc-<toolCallId> (a placeholder [[extracted-tc-<toolCallId>]] the
+OpenClaw plugin left in place of a tool result it stored) prints the
+result's text and writes the stored content back in place of the
+placeholder, now or queued as above.
 
 --keys selects values: a full JSON Pointer (/message/content/2/text), a
 member on the path (content, details, arguments), the last segment (text,
@@ -97,6 +104,12 @@ func (c *restoreCommand) Run(ctx context.Context, args []string) error {
 		}
 		printRestoreAll(c.m.Stdout, res)
 		return err
+	}
+	if extract.IsSourceKey(pos[1]) {
+		if *keys != "" {
+			return &cli.UsageError{Msg: fmt.Sprintf("--keys selects values of an entry; a tool result stored at the source (%s) comes back whole", pos[1]), Try: try}
+		}
+		return c.source(ctx, r, ref, pos[1], *asJSON)
 	}
 	res, err := r.Restore(ctx, ref, pos[1], splitKeys(*keys), restore.RestoreOptions{})
 	if res == nil {

@@ -240,6 +240,22 @@ func Parse(b []byte) (*fileJSON, error) {
 	return &f, nil
 }
 
+// Decode reads a host config file into v: JSON, or the JSON5 OpenClaw
+// accepts (comments, trailing commas, unquoted keys, single-quoted
+// strings), as Parse does. The error says what was expected.
+func Decode(b []byte, v any) error {
+	if err := json.Unmarshal(b, v); err != nil {
+		j, cerr := json5ToJSON(b)
+		if cerr != nil {
+			return fmt.Errorf("expected JSON or JSON5: %v", cerr)
+		}
+		if err := json.Unmarshal(j, v); err != nil {
+			return fmt.Errorf("expected JSON or JSON5: %v", err)
+		}
+	}
+	return nil
+}
+
 // modelWindow finds the window of provider/id (provider "" matches any
 // provider) and names the key it comes from: the model's entry, else the
 // provider's own contextTokens or contextWindow when provider is named.

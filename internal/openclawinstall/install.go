@@ -291,6 +291,9 @@ type InstallResult struct {
 	// ("" when it was not set); uninstall puts it back.
 	EngineSlot     string `json:"context_engine_slot,omitempty"`
 	EnginePrevious string `json:"previous_context_engine_slot,omitempty"`
+	// Next is what to run next (InstallNext; Install leaves it nil: the
+	// command asks the daemon).
+	Next *Next `json:"next,omitempty"`
 }
 
 // Plan returns the paths install would use, checking the options; it
@@ -883,6 +886,22 @@ type StatusResult struct {
 	EngineSelected  bool   `json:"engine_selected"`
 	EngineByInstall bool   `json:"engine_by_install"`
 	EnginePrevious  string `json:"previous_context_engine_slot,omitempty"`
+
+	// The end-to-end checks (CheckSystem fills them; Status leaves them
+	// empty). DaemonURL is the daemon the plugin calls (its config's
+	// daemonUrl, else the install record's, else DefaultDaemonURL);
+	// Plugin is its entry in OpenClaw's config; Daemon is the daemon's
+	// GET /api/health answer and Activity what it saw of the plugin's
+	// calls (nil when it did not answer). Checks are the checks run, and
+	// Healthy says every one passed.
+	DaemonURL string          `json:"daemon_url,omitempty"`
+	Plugin    PluginConfig    `json:"plugin_config"`
+	Daemon    *DaemonHealth   `json:"daemon,omitempty"`
+	Activity  *PluginActivity `json:"plugin_activity,omitempty"`
+	Checks    []Check         `json:"checks,omitempty"`
+	Healthy   bool            `json:"healthy"`
+
+	recordDaemonURL string
 }
 
 // Status reports where the plugin is and what names it, under the OpenClaw
@@ -904,6 +923,9 @@ func Status(env Env, agentsDir string) (*StatusResult, error) {
 		EngineSlot: EngineSlotDefault, EngineByInstall: ok && rec.Engine}
 	if s.EngineByInstall {
 		s.EnginePrevious = rec.EnginePrevious
+	}
+	if ok {
+		s.recordDaemonURL = rec.DaemonURL
 	}
 	if checkOurs(p.PluginDir, env.Files, rec.Files, false) == nil {
 		s.InstalledVersion = installedVersion(p.PluginDir)

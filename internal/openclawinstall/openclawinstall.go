@@ -28,6 +28,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -87,6 +88,8 @@ type Env struct {
 	// and Version its version (default openclawplugin.Version()).
 	Files   fs.FS
 	Version string
+	// HTTP asks the daemon (default: a client with HealthTimeout).
+	HTTP *http.Client
 }
 
 func (e Env) withDefaults() Env {
@@ -121,6 +124,8 @@ func (e Env) withDefaults() Env {
 type Paths struct {
 	// Root is the OpenClaw root (state dir).
 	Root string `json:"openclaw_root"`
+	// AgentsDir is the agents dir whose parent Root is.
+	AgentsDir string `json:"agents_dir"`
 	// PluginDir is where the plugin is written.
 	PluginDir string `json:"plugin_dir"`
 	// KeyFile holds the API key.
@@ -155,8 +160,13 @@ func ResolvePaths(env Env, agentsDir, pluginDir string) (Paths, error) {
 		return Paths{}, err
 	}
 	own := filepath.Join(root, ".brainsurgeon")
+	absAgents, err := filepath.Abs(agents)
+	if err != nil {
+		return Paths{}, err
+	}
 	p := Paths{
 		Root:       root,
+		AgentsDir:  absAgents,
 		PluginDir:  filepath.Join(own, "openclaw-plugin"),
 		KeyFile:    filepath.Join(own, "api.key"),
 		ConfigPath: filepath.Join(root, "openclaw.json"),

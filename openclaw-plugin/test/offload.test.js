@@ -6,7 +6,7 @@ import { createHash } from "node:crypto";
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import plugin, { buildPlaceholder, headTail, isValidSideKey, isValidSourceId, makeMiddleware, rememberIdentity, resolveConfig, skipReason } from "../index.js";
+import plugin, { buildPlaceholder, cliSession, headTail, isValidSideKey, isValidSourceId, makeMiddleware, rememberIdentity, resolveConfig, skipReason } from "../index.js";
 import { answer, deadUrl, fakeApi, mixedText, startDaemon } from "./helpers.js";
 
 const CTX = { runtime: "openclaw", agentId: "main", sessionId: "sess-1", sessionKey: "agent:main:main", runId: "run-9" };
@@ -55,22 +55,29 @@ test("side keys: printable ASCII without space and slashes, at most 200 bytes", 
 test("placeholder shape: key, counts, restore hint, preview, shrunk details", () => {
   const text = mixedText(5000);
   const content = [{ type: /** @type {const} */ ("text"), text }, { type: /** @type {const} */ ("image"), data: "AAAA", mimeType: "image/png" }];
-  const ph = buildPlaceholder({ key: "tc-call_1", toolName: "exec", content, details: { status: "completed", ok: true, success: true, error: null, timedOut: false, exitCode: 3, aggregated: "big", nested: { a: 1 } }, previewChars: 400, bytes: 123, sha256: "abc" });
+  const ph = buildPlaceholder({ key: "tc-call_1", toolName: "exec", content, details: { status: "completed", ok: true, success: true, error: null, timedOut: false, exitCode: 3, aggregated: "big", nested: { a: 1 } }, previewChars: 400, bytes: 123, sha256: "abc", session: "main/s-1" });
   assert.equal(ph.content.length, 1);
   const lines = ph.content[0].text.split("\n");
   assert.equal(lines[0], "[[extracted-tc-call_1]] BrainSurgeon stored this exec result (5000 characters and 1 image) outside the transcript.");
   assert.equal(lines[1], 'Restore it exactly with purge_control {"action":"restore","key":"tc-call_1"} (a long result comes in pages: follow each page\'s Next:).');
-  assert.equal(lines[2], "--- first 400 characters ---");
+  assert.equal(lines[2], "Without the plugin: brainsurgeon restore main/s-1 tc-call_1 prints it and writes it back here.");
+  assert.equal(lines[3], "--- first 400 characters ---");
   const all = ph.content[0].text;
   const cps = Array.from(text);
   const head = cps.slice(0, 400).join(""), tail = cps.slice(-400).join("");
-  assert.equal(all, [lines[0], lines[1], "--- first 400 characters ---", head, "--- last 400 characters ---", tail].join("\n"));
+  assert.equal(all, [lines[0], lines[1], lines[2], "--- first 400 characters ---", head, "--- last 400 characters ---", tail].join("\n"));
+  // The CLI hint quotes what a shell would split, and names an unknown session as <session>.
+  assert.match(buildPlaceholder({ key: "tc-call|fc_1", toolName: "t", content, details: undefined, previewChars: 0, bytes: 1, sha256: "s" }).content[0].text,
+    /\nWithout the plugin: brainsurgeon restore <session> 'tc-call\|fc_1' prints it/);
+  assert.equal(cliSession({ sessionKey: "agent:ops:main", sessionId: "S" }), "ops/S");
+  assert.equal(cliSession({ agentId: "main", sessionId: "S" }), "main/S");
+  assert.equal(cliSession({ sessionKey: "agent:ops:main" }), "agent:ops:main");
   assert.deepEqual(ph.details, { brainsurgeon: { key: "tc-call_1", bytes: 123, sha256: "abc" }, status: "completed", ok: true, success: true, error: null, timedOut: false, exitCode: 3 });
   // no details, or details that are not an object: only our member
   assert.deepEqual(buildPlaceholder({ key: "tc-k", toolName: "t", content, details: undefined, previewChars: 1, bytes: 1, sha256: "s" }).details, { brainsurgeon: { key: "tc-k", bytes: 1, sha256: "s" } });
   assert.deepEqual(buildPlaceholder({ key: "tc-k", toolName: "t", content, details: ["status"], previewChars: 1, bytes: 1, sha256: "s" }).details, { brainsurgeon: { key: "tc-k", bytes: 1, sha256: "s" } });
   // previewChars 0: no preview lines; a big previewChars is held to a quarter of the text
-  assert.equal(buildPlaceholder({ key: "tc-k", toolName: "t", content, details: undefined, previewChars: 0, bytes: 1, sha256: "s" }).content[0].text.split("\n").length, 2);
+  assert.equal(buildPlaceholder({ key: "tc-k", toolName: "t", content, details: undefined, previewChars: 0, bytes: 1, sha256: "s" }).content[0].text.split("\n").length, 3);
   assert.match(buildPlaceholder({ key: "tc-k", toolName: "t", content: [{ type: "text", text: "x".repeat(2000) }], details: undefined, previewChars: 5000, bytes: 1, sha256: "s" }).content[0].text, /--- first 500 characters ---/);
 });
 
