@@ -213,7 +213,7 @@ func (p *planner) restoreSource(le *lineEdit, key string, out *outcome) {
 			}
 			continue
 		}
-		if !p.accepts(le, path, orig) {
+		if !p.acceptsValue(le, path, orig) || p.accepts(le, path, orig) != nil {
 			if path == extract.SourceContentPath {
 				out.refused = fmt.Sprintf("the %s store does not accept the stored content in place of the placeholder (OpenClaw's SQLite store takes only changed strings inside a tool result, not other content blocks); purge_control restore %s or brainsurgeon restore %s %s returns it", p.r.Store.Name(), key, p.ref, key)
 				return
@@ -226,9 +226,10 @@ func (p *planner) restoreSource(le *lineEdit, key string, out *outcome) {
 	}
 }
 
-// accepts asks the store whether it takes with in place of the value at
-// path of le.
-func (p *planner) accepts(le *lineEdit, path string, with []byte) bool {
+// acceptsValue asks the store whether it takes with in place of the value
+// at path of le, as a value of its own (Store.EditableValues); accepts
+// then asks about the whole line.
+func (p *planner) acceptsValue(le *lineEdit, path string, with []byte) bool {
 	s, en, ok := jsonedit.Find(le.cur, path)
 	if !ok {
 		return false
