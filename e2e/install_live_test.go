@@ -88,8 +88,8 @@ func TestInstallLive(t *testing.T) {
 			return err
 		}
 		// The daemon's runtime config: a short quiet period, so that "once the session is idle" comes soon;
-		// no file-level extraction.
-		writeConfig(t, st.AgentsDir(), map[string]any{"enabled": false, "idle_seconds": 2})
+		// no file-level extraction; the queued write-backs applied every second.
+		writeConfig(t, st.AgentsDir(), map[string]any{"enabled": false, "idle_seconds": 2, "auto_cron": "* * * * * *"})
 
 		// a. serve first.
 		d = startServe(t, env)
