@@ -346,8 +346,9 @@ func (r *Restorer) undoLine(p *planner, le *lineEdit, b *book, res *AllResult) {
 			continue
 		}
 		_, vs, ve, present := jsonedit.Member(le.cur, obj, name)
+		before := le.cur
 		if j.Absent {
-			if present && le.remove(obj, name) == nil {
+			if present && le.remove(obj, name) == nil && p.acceptsUndo(le, before, j.Path) {
 				res.Bookkeeping++
 			}
 			continue
@@ -360,10 +361,37 @@ func (r *Restorer) undoLine(p *planner, le *lineEdit, b *book, res *AllResult) {
 		if present && string(le.cur[vs:ve]) == string(prev) {
 			continue
 		}
-		if le.set(obj, name, prev) == nil {
+		if le.set(obj, name, prev) == nil && p.acceptsUndo(le, before, j.Path) {
 			res.Bookkeeping++
 		}
 	}
+}
+
+// acceptsUndo reports whether the store takes le as it is now, after a
+// journaled member at ptr was put back (a repair's "parentId" in a session
+// imported into OpenClaw's SQLite store is refused): when it does not,
+// le goes back to before and the member is listed as refused, so that the
+// rest of the session is still restored and its journal is kept.
+func (p *planner) acceptsUndo(le *lineEdit, before []byte, ptr string) bool {
+	ck, ok := p.r.Store.(EditChecker)
+	if !ok {
+		return true
+	}
+	err := ck.CheckEdit(p.ref, le.orig, le.cur)
+	if err == nil {
+		return true
+	}
+	le.cur, le.parsed = before, nil
+	k := fmt.Sprintf("%d %s", le.line, ptr)
+	if p.refusedAt == nil {
+		p.refusedAt = map[string]bool{}
+	}
+	if !p.refusedAt[k] {
+		p.refusedAt[k] = true
+		p.refused = append(p.refused, Refusal{EntryID: le.id, Key: ptr, Line: le.line, Reason: refusedReason(err),
+			How: fmt.Sprintf("the member's previous value stays in the journal of the side record of entry %s; the transcript keeps the current one", le.id)})
+	}
+	return false
 }
 
 // sortedKeys returns a map's keys in order.

@@ -1,0 +1,85 @@
+package main
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	bs "github.com/brainsurgeon/brainsurgeon"
+	"github.com/brainsurgeon/brainsurgeon/backend"
+	"github.com/brainsurgeon/brainsurgeon/config"
+	"github.com/brainsurgeon/brainsurgeon/internal/testkit/testcorpus"
+	"github.com/brainsurgeon/brainsurgeon/prune"
+	"github.com/brainsurgeon/brainsurgeon/restore"
+	"github.com/brainsurgeon/brainsurgeon/session"
+)
+
+// TestRestoreAllPristineUpgradedRepair: a JSONL-era session pruned, then
+// re-parented by a repair (doctor --fix), then imported into a SQLite store.
+// A pristine restore --all cannot undo the re-parenting there (the store
+// refuses a changed parentId), but it must still put back every value the
+// store accepts and say what it could not undo, not fail whole.
+func TestRestoreAllPristineUpgradedRepair(t *testing.T) {
+	const id = "0badc0de-0000-4000-8000-000000000032"
+	ctx := context.Background()
+	agents := filepath.Join(t.TempDir(), "agents")
+	dir := filepath.Join(agents, "main", "sessions")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	orig := upgradeLines(id)
+	file := filepath.Join(dir, id+".jsonl")
+	if err := os.WriteFile(file, []byte(strings.Join(orig, "\n")+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c := config.Default()
+	c.Enabled, c.IdleSeconds, c.MinValueLength, c.KeepRecent, c.MinSavingTokens, c.AgeThresholdHours = true, 0, 500, 0, 0, 0
+	if err := config.Save(agents, c); err != nil {
+		t.Fatal(err)
+	}
+	set, err := backend.Open(ctx, agents, backend.FromConfig(c, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pass := prune.New(set.Store, set.Side, set.StateDir, c, nil)
+	if _, err := pass.Run(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	ref := bs.SessionRef{Backend: bs.BackendJSONL, Agent: "main", ID: id, Path: file}
+	tr, err := session.Open(ctx, file, ref, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// a2 (line 10) re-parented from r2 to c2.
+	if err := pass.Restorer().ApplyRepair(ctx, ref, restore.Repair{Base: tr.Version(), Op: "doctor_fix",
+		Reparents: []restore.Reparent{{Line: 10, EntryID: "a2", Parent: "c2"}}}); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")
+	if !strings.Contains(rows[9], `"parentId":"c2"`) || !strings.Contains(rows[8], "[[extracted-") {
+		t.Fatalf("the JSONL era: %s\n%.200s", rows[9], rows[8])
+	}
+	if err := os.Remove(file); err != nil {
+		t.Fatal(err)
+	}
+	db := testcorpus.WriteStore(t, agents, "main", testcorpus.StoreSession{ID: id, Rows: rows})
+
+	code, out, errs := run(t, "restore", "main/"+id, "--all", "--pristine", "--agents-dir", agents)
+	events := storeEvents(t, db, id)
+	if code != 1 || strings.Contains(events[8], "[[extracted-") {
+		t.Fatalf("restore --all --pristine: exit %d, r2's value back: %v\n%s\n%s", code, !strings.Contains(events[8], "[[extracted-"), out, errs)
+	}
+	if !strings.Contains(out, "refused   a2 /parentId (line 10)") || events[9] != rows[9] || events[8] != orig[8] {
+		t.Fatalf("restore --all --pristine: the re-parenting is not reported as refused, or a row is wrong\n%s\nrow 9: %s", out, events[9])
+	}
+	// The journal of a2 is kept: a second pass says the same.
+	if code, out, _ = run(t, "restore", "main/"+id, "--all", "--pristine", "--agents-dir", agents); code != 1 || !strings.Contains(out, "refused   a2 /parentId (line 10)") {
+		t.Fatalf("second restore --all --pristine: exit %d\n%s", code, out)
+	}
+}
