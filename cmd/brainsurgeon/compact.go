@@ -8,6 +8,7 @@ import (
 	"io"
 	"strings"
 
+	bs "github.com/brainsurgeon/brainsurgeon"
 	"github.com/brainsurgeon/brainsurgeon/compact"
 	"github.com/brainsurgeon/brainsurgeon/extract"
 	"github.com/brainsurgeon/brainsurgeon/internal/agenttext"
@@ -84,7 +85,7 @@ func (c *compactCommand) Run(ctx context.Context, args []string) error {
 	}
 	layer, err := compact.ParseLayer(*layerName)
 	if err != nil {
-		return &cli.UsageError{Msg: "--layer: " + err.Error(), Try: try}
+		return &cli.UsageError{Msg: "--layer: " + bs.ErrorMessage(err), Try: try}
 	}
 	if err := checkTokenizer(*tokName, try); err != nil {
 		return err

@@ -171,7 +171,7 @@ func (c *doctorCommand) Run(ctx context.Context, args []string) error {
 		prog.step(i, len(refs), ref.String())
 		rep, err := doc.Diagnose(diagCtx, ref)
 		if err != nil {
-			out.Errors = append(out.Errors, sessionError{Session: ref.String(), Error: err.Error()})
+			out.Errors = append(out.Errors, sessionError{Session: ref.String(), Error: bs.ErrorMessage(err)})
 			failures = append(failures, ref.String()+" could not be read")
 			continue
 		}
@@ -193,7 +193,7 @@ func (c *doctorCommand) Run(ctx context.Context, args []string) error {
 				if ctx.Err() != nil {
 					return ctx.Err()
 				}
-				out.Fixes = append(out.Fixes, &fixOutput{Session: rep.Session, FixResult: &doctor.FixResult{Before: rep, Refused: err.Error()}})
+				out.Fixes = append(out.Fixes, &fixOutput{Session: rep.Session, FixResult: &doctor.FixResult{Before: rep, Refused: bs.ErrorMessage(err)}})
 				what := "skipped"
 				if !errors.Is(err, bs.ErrBusy) {
 					what = "failed"
@@ -228,7 +228,7 @@ func (c *doctorCommand) Run(ctx context.Context, args []string) error {
 		co, err := collectLeftovers(ctx, trash.New(set.Store, set.AgentsDir, set.StateDir), &out.Leftovers, *unique, !*yes)
 		out.Collect = co
 		if err != nil {
-			failures = append(failures, "collect: "+err.Error())
+			failures = append(failures, "collect: "+bs.ErrorMessage(err))
 		}
 	}
 

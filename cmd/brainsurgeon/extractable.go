@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 
+	bs "github.com/brainsurgeon/brainsurgeon"
 	"github.com/brainsurgeon/brainsurgeon/internal/cli"
 	"github.com/brainsurgeon/brainsurgeon/restore"
 	"github.com/brainsurgeon/brainsurgeon/session"
@@ -45,7 +46,7 @@ func (c *extractableCommand) Run(ctx context.Context, args []string) error {
 			Try: "brainsurgeon extractable --help"}
 	}
 	if _, err := restore.ParseExtractableValue(pos[2]); err != nil {
-		return &cli.UsageError{Msg: err.Error(), Try: "brainsurgeon extractable --help"}
+		return &cli.UsageError{Msg: bs.ErrorMessage(err), Try: "brainsurgeon extractable --help"}
 	}
 	r, set, err := c.m.restorer(ctx, *agentsDir)
 	if err != nil {

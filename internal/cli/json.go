@@ -106,7 +106,7 @@ func WriteJSON(w io.Writer, v any, err error) error {
 	if len(doc) < 2 || doc[0] != '{' {
 		return fmt.Errorf("JSON output with an error: %T is not an object", v)
 	}
-	tail, e := json.Marshal(jsonError{Error: err.Error(), Kind: Kind(err)})
+	tail, e := json.Marshal(jsonError{Error: bs.ErrorMessage(err), Kind: Kind(err)})
 	if e != nil {
 		return e
 	}
@@ -149,7 +149,7 @@ func ExitJSON(stdout, stderr io.Writer, err error) int {
 		return code
 	}
 	if code != ExitOK && !errors.As(err, &done) {
-		WriteJSON(stdout, jsonError{Error: err.Error(), Kind: Kind(err)}, nil)
+		WriteJSON(stdout, jsonError{Error: bs.ErrorMessage(err), Kind: Kind(err)}, nil)
 	}
 	return code
 }
