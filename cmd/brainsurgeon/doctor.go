@@ -12,6 +12,7 @@ import (
 	bs "github.com/brainsurgeon/brainsurgeon"
 	"github.com/brainsurgeon/brainsurgeon/doctor"
 	"github.com/brainsurgeon/brainsurgeon/internal/cli"
+	"github.com/brainsurgeon/brainsurgeon/internal/plural"
 	"github.com/brainsurgeon/brainsurgeon/session"
 	"github.com/brainsurgeon/brainsurgeon/trash"
 )
@@ -314,17 +315,17 @@ func printDoctor(w io.Writer, out *doctorOutput) {
 			continue
 		}
 		var counts []string
-		add := func(n int, what string) {
+		add := func(n int, one, many string) {
 			if n > 0 {
-				counts = append(counts, fmt.Sprintf("%d %s", n, what))
+				counts = append(counts, plural.Count(n, one, many))
 			}
 		}
-		add(r.MissingResults, "missing tool results")
-		add(r.OrphanResults, "orphan tool results")
-		add(r.DisplacedResults, "displaced tool results")
-		add(r.MissingValues, "placeholders without value")
-		add(r.Pending, "pending write-backs")
-		add(r.Malformed, "malformed lines")
+		add(r.MissingResults, "missing tool result", "missing tool results")
+		add(r.OrphanResults, "orphan tool result", "orphan tool results")
+		add(r.DisplacedResults, "displaced tool result", "displaced tool results")
+		add(r.MissingValues, "placeholder without value", "placeholders without value")
+		add(r.Pending, "pending write-back", "pending write-backs")
+		add(r.Malformed, "malformed line", "malformed lines")
 		note := ""
 		switch {
 		case r.FixRefused != "":

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	bs "github.com/brainsurgeon/brainsurgeon"
 	"github.com/brainsurgeon/brainsurgeon/doctor"
 	"github.com/brainsurgeon/brainsurgeon/internal/testkit/testcorpus"
 )
@@ -249,5 +250,19 @@ func TestDoctorCollectPiSession(t *testing.T) {
 	wantCode(t, code, 0, out, errs)
 	if !strings.Contains(out, "would move 1 files (") || !strings.Contains(out, baks[0]) || strings.Contains(out, baks[1]) {
 		t.Errorf("doctor --session <pi session> --collect:\n%s", out)
+	}
+}
+
+// TestPrintDoctorCounts: each count agrees with its noun ("1 missing tool
+// result", "2 malformed lines").
+func TestPrintDoctorCounts(t *testing.T) {
+	r := &doctor.Report{Session: "main/abc", Backend: bs.BackendJSONL, Health: doctor.HealthBroken,
+		MissingResults: 1, OrphanResults: 2, MissingValues: 1, Pending: 1, Malformed: 2,
+		Problems: []doctor.Problem{{}}}
+	var b strings.Builder
+	printDoctor(&b, &doctorOutput{Sessions: []*doctor.Report{r}})
+	want := "1 missing tool result, 2 orphan tool results, 1 placeholder without value, 1 pending write-back, 2 malformed lines"
+	if !strings.Contains(b.String(), want) {
+		t.Errorf("doctor prints\n%s\nexpected it to say %q", b.String(), want)
 	}
 }

@@ -420,11 +420,3 @@ func readBounded(path string, max int64) ([]byte, error) {
 	}
 	return io.ReadAll(io.LimitReader(f, max+1))
 }
-
-// plural returns word, with an s unless n is 1.
-func plural(n int, word string) string {
-	if n == 1 {
-		return word
-	}
-	return word + "s"
-}
