@@ -11,6 +11,7 @@ import (
 	"time"
 
 	bs "github.com/brainsurgeon/brainsurgeon"
+	"github.com/brainsurgeon/brainsurgeon/backend"
 	"github.com/brainsurgeon/brainsurgeon/extract"
 	"github.com/brainsurgeon/brainsurgeon/internal/cli"
 	"github.com/brainsurgeon/brainsurgeon/prune"
@@ -74,24 +75,28 @@ func (c *pruneCommand) Run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	var set *backend.Set
+	var refs []bs.SessionRef
+	if len(sessions) > 0 || cfg.Enabled || *force {
+		// Named sessions are resolved first: a session that does not
+		// exist is the first thing to say, before any gate.
+		if set, err = c.m.open(ctx, *agentsDir, cfg); err != nil {
+			return err
+		}
+		for _, s := range sessions {
+			ref, err := resolveRef(ctx, set, s)
+			if err != nil {
+				return err
+			}
+			refs = append(refs, ref)
+		}
+	}
 	if !cfg.Enabled && !*force {
 		// A dry run reports what the real run would do, and that refuses.
 		if *dry {
 			return fmt.Errorf("%w (a dry run applies the same gates as the real run; prune --dry-run --force shows what a forced pass would write)", cli.DisabledError(info))
 		}
 		return cli.DisabledError(info)
-	}
-	set, err := c.m.open(ctx, *agentsDir, cfg)
-	if err != nil {
-		return err
-	}
-	var refs []bs.SessionRef
-	for _, s := range sessions {
-		ref, err := resolveRef(ctx, set, s)
-		if err != nil {
-			return err
-		}
-		refs = append(refs, ref)
 	}
 	limitMemory(ctx, set.Store, refs)
 	p := c.m.pass(set, cfg)

@@ -487,6 +487,21 @@ func TestPruneCommand(t *testing.T) {
 		t.Fatalf("stderr %q", errs)
 	}
 
+	// A session that does not exist is named before any gate, dry run or not.
+	for _, args := range [][]string{{"--dry-run"}, {}} {
+		code, out, errs = run(t, append([]string{"prune", "--session", "main/does-not-exist", "--agents-dir", agents}, args...)...)
+		wantCode(t, code, 1, out, errs)
+		if !strings.Contains(errs, `no session "main/does-not-exist"`) || strings.Contains(errs, "smart pruning is disabled") {
+			t.Fatalf("prune --session main/does-not-exist %q: stderr %q", args, errs)
+		}
+	}
+	// A session that exists still meets the disabled gate.
+	code, out, errs = run(t, "prune", "--session", "agent:main:main", "--dry-run", "--agents-dir", agents)
+	wantCode(t, code, 1, out, errs)
+	if !strings.Contains(errs, "smart pruning is disabled") {
+		t.Fatalf("prune --session agent:main:main --dry-run: stderr %q", errs)
+	}
+
 	// --dry-run --force reports and writes nothing.
 	st0, _ := os.Stat(path)
 	code, out, errs = run(t, "prune", "--dry-run", "--force", "--agents-dir", agents)
