@@ -342,9 +342,9 @@ func printDoctor(w io.Writer, out *doctorOutput) {
 		fmt.Fprintf(w, "error   %s: %s\n", e.Session, e.Error)
 	}
 	if busy > 0 {
-		fmt.Fprintf(w, "ok: %d of %d sessions (%d busy: the tool calls of their last turn were not judged; run doctor again when the host leaves them idle)\n", ok, len(out.Sessions), busy)
+		fmt.Fprintf(w, "ok: %d of %s (%d busy: the tool calls of their last turn were not judged; run doctor again when the host leaves them idle)\n", ok, plural.Count(len(out.Sessions), "session", "sessions"), busy)
 	} else {
-		fmt.Fprintf(w, "ok: %d of %d sessions\n", ok, len(out.Sessions))
+		fmt.Fprintf(w, "ok: %d of %s\n", ok, plural.Count(len(out.Sessions), "session", "sessions"))
 	}
 
 	if out.Fixes != nil && len(out.Fixes) == 0 {
@@ -357,7 +357,7 @@ func printDoctor(w io.Writer, out *doctorOutput) {
 	for _, f := range out.Fixes {
 		switch {
 		case f.Applied:
-			fmt.Fprintf(w, "fixed %s: inserted %d synthetic tool results, moved %d displaced results back after their calls, took %d orphan results off the active path", f.Session, f.Inserted, f.Moved, f.Detached)
+			fmt.Fprintf(w, "fixed %s: inserted %s, moved %s back after their calls, took %s off the active path", f.Session, plural.Count(f.Inserted, "synthetic tool result", "synthetic tool results"), plural.Count(f.Moved, "displaced result", "displaced results"), plural.Count(f.Detached, "orphan result", "orphan results"))
 			if f.After != nil {
 				fmt.Fprintf(w, "; now %s", f.After.Health)
 			}
@@ -394,12 +394,12 @@ func printDoctor(w io.Writer, out *doctorOutput) {
 	if co := out.Collect; co != nil {
 		switch {
 		case co.DryRun:
-			fmt.Fprintf(w, "collect (dry run): would move %d files (%d bytes) into the trash; %d holding unique history skipped. Add --yes to move them.\n",
-				co.Files, co.Bytes, co.SkippedUnique)
+			fmt.Fprintf(w, "collect (dry run): would move %s (%s) into the trash; %d holding unique history skipped. Add --yes to move them.\n",
+				plural.Count(co.Files, "file", "files"), plural.Count(co.Bytes, "byte", "bytes"), co.SkippedUnique)
 			printLeftoverFiles(w, "would move", co.take)
 			printLeftoverFiles(w, "would skip (unique history; --include-unique takes it)", co.unique)
 		case co.TrashID != "":
-			fmt.Fprintf(w, "collect: moved %d files (%d bytes) into trash item %s; %d holding unique history skipped.\n", co.Files, co.Bytes, co.TrashID, co.SkippedUnique)
+			fmt.Fprintf(w, "collect: moved %s (%s) into trash item %s; %d holding unique history skipped.\n", plural.Count(co.Files, "file", "files"), plural.Count(co.Bytes, "byte", "bytes"), co.TrashID, co.SkippedUnique)
 		default:
 			fmt.Fprintf(w, "collect: nothing moved; %d holding unique history skipped.\n", co.SkippedUnique)
 		}

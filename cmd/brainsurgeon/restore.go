@@ -11,6 +11,7 @@ import (
 
 	bs "github.com/brainsurgeon/brainsurgeon"
 	"github.com/brainsurgeon/brainsurgeon/internal/cli"
+	"github.com/brainsurgeon/brainsurgeon/internal/plural"
 	"github.com/brainsurgeon/brainsurgeon/restore"
 	"github.com/brainsurgeon/brainsurgeon/session"
 )
@@ -86,9 +87,9 @@ func (c *restoreCommand) Run(ctx context.Context, args []string) error {
 			return err
 		}
 		if src := res.Remaining.SourceValues; len(res.Lost) > src {
-			err = fmt.Errorf("%d placeholders could not be restored", len(res.Lost)-src)
+			err = fmt.Errorf("%s could not be restored", plural.Count(len(res.Lost)-src, "placeholder", "placeholders"))
 		} else if src > 0 {
-			err = fmt.Errorf("%d tool results stored at the source keep their placeholder: the session is not pristine (purge_control restore tc-<id> returns each)", src)
+			err = fmt.Errorf("%s stored at the source %s: the session is not pristine (purge_control restore tc-<id> returns each)", plural.Count(src, "tool result", "tool results"), plural.Noun(src, "keeps its placeholder", "keep their placeholder"))
 		}
 		if *asJSON {
 			return cli.WriteJSON(c.m.Stdout, res, err)
@@ -191,9 +192,9 @@ func restoreStatus(res *restore.Result) string {
 
 func printRestoreAll(w io.Writer, res *restore.AllResult) {
 	fmt.Fprintf(w, "Session     %s\n", res.Session)
-	fmt.Fprintf(w, "Restored    %d values (%d bytes) in %d entries\n", res.Values, res.Bytes, res.Entries)
+	fmt.Fprintf(w, "Restored    %s (%s) in %s\n", plural.Count(res.Values, "value", "values"), plural.Count(res.Bytes, "byte", "bytes"), plural.Count(res.Entries, "entry", "entries"))
 	if res.PristineMode {
-		fmt.Fprintf(w, "Undone      %d redactions, %d bookkeeping members, %d inserted lines\n", res.Redactions, res.Bookkeeping, res.LinesRemoved)
+		fmt.Fprintf(w, "Undone      %s, %s, %s\n", plural.Count(res.Redactions, "redaction", "redactions"), plural.Count(res.Bookkeeping, "bookkeeping member", "bookkeeping members"), plural.Count(res.LinesRemoved, "inserted line", "inserted lines"))
 	}
 	if res.Applied {
 		fmt.Fprintln(w, "Written     yes")
@@ -206,22 +207,22 @@ func printRestoreAll(w io.Writer, res *restore.AllResult) {
 		var why []string
 		r := res.Remaining
 		if n := r.Placeholders - r.SourceValues; n > 0 {
-			why = append(why, fmt.Sprintf("%d placeholders could not be restored", n))
+			why = append(why, fmt.Sprintf("%s could not be restored", plural.Count(n, "placeholder", "placeholders")))
 		}
 		if r.SourceValues > 0 {
-			why = append(why, fmt.Sprintf("%d tool results stored at the source keep their placeholder (the host wrote it; purge_control restore tc-<id> returns each)", r.SourceValues))
+			why = append(why, fmt.Sprintf("%s stored at the source %s (the host wrote it; purge_control restore tc-<id> returns each)", plural.Count(r.SourceValues, "tool result", "tool results"), plural.Noun(r.SourceValues, "keeps its placeholder", "keep their placeholder")))
 		}
 		if r.Bookkeeping > 0 {
-			why = append(why, fmt.Sprintf("%d bookkeeping members (_restored, _extractable, _redacted) remain", r.Bookkeeping))
+			why = append(why, fmt.Sprintf("%s (_restored, _extractable, _redacted) %s", plural.Count(r.Bookkeeping, "bookkeeping member", "bookkeeping members"), plural.Noun(r.Bookkeeping, "remains", "remain")))
 		}
 		if r.Redactions > 0 {
-			why = append(why, fmt.Sprintf("%d redaction stubs remain", r.Redactions))
+			why = append(why, fmt.Sprintf("%s %s", plural.Count(r.Redactions, "redaction stub", "redaction stubs"), plural.Noun(r.Redactions, "remains", "remain")))
 		}
 		if r.Inserted > 0 {
-			why = append(why, fmt.Sprintf("%d lines inserted by a repair (doctor --fix) remain", r.Inserted))
+			why = append(why, fmt.Sprintf("%s inserted by a repair (doctor --fix) %s", plural.Count(r.Inserted, "line", "lines"), plural.Noun(r.Inserted, "remains", "remain")))
 		}
 		if r.UnreadableRecords > 0 {
-			why = append(why, fmt.Sprintf("%d side records cannot be read", r.UnreadableRecords))
+			why = append(why, fmt.Sprintf("%s cannot be read", plural.Count(r.UnreadableRecords, "side record", "side records")))
 		}
 		hint := ""
 		if !res.PristineMode && r.Placeholders == 0 && r.UnreadableRecords == 0 {

@@ -376,7 +376,7 @@ func TestVerifyCommand(t *testing.T) {
 	details := extractAll(t, path, 200)
 	code, out, errs := run(t, "verify", "--agents-dir", agents)
 	wantCode(t, code, 0, out, errs)
-	if !strings.Contains("\n"+out, "\nOK: 1 sessions, "+itoa(len(details))+" placeholders, "+itoa(len(details))+" verified, 0 problems") {
+	if !strings.Contains("\n"+out, "\nOK: 1 session, "+itoa(len(details))+" placeholders, "+itoa(len(details))+" verified, 0 problems") {
 		t.Fatalf("stdout %q", out)
 	}
 	dir := sidetest.Dir(path, demoID)
@@ -386,7 +386,7 @@ func TestVerifyCommand(t *testing.T) {
 	}
 	code, out, errs = run(t, "verify", "agent:main:main", "--agents-dir", agents)
 	wantCode(t, code, 0, out, errs)
-	if !strings.Contains(out, "Orphans") || strings.Contains(out, "stray") || !strings.Contains(out, "1 orphans (3 bytes)") || strings.Contains(out, "retention") {
+	if !strings.Contains(out, "Orphans") || strings.Contains(out, "stray") || !strings.Contains(out, "1 orphan (3 bytes)") || strings.Contains(out, "retention") {
 		t.Fatalf("stdout %q", out)
 	}
 	code, out, errs = run(t, "verify", "agent:main:main", "--verbose", "--agents-dir", agents)
@@ -401,7 +401,7 @@ func TestVerifyCommand(t *testing.T) {
 	code, out, errs = run(t, "verify", "--agents-dir", agents)
 	wantCode(t, code, 1, out, errs)
 	if !strings.Contains(out, "main/"+demoID) || !strings.Contains(out, gone.ID) || !strings.Contains(out, gone.Keys[0]) ||
-		!strings.Contains(out, restore.ProblemMissingFile) || !strings.Contains(errs, "1 placeholders have no intact value") {
+		!strings.Contains(out, restore.ProblemMissingFile) || !strings.Contains(errs, "1 placeholder has no intact value") {
 		t.Fatalf("stdout:\n%s\nstderr:\n%s", out, errs)
 	}
 	code, out, _ = run(t, "verify", "--json", "--agents-dir", agents)

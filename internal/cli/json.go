@@ -16,6 +16,7 @@ import (
 	jsonv1 "github.com/go-json-experiment/json/v1"
 
 	bs "github.com/brainsurgeon/brainsurgeon"
+	"github.com/brainsurgeon/brainsurgeon/internal/plural"
 	"github.com/brainsurgeon/brainsurgeon/restore"
 )
 
@@ -210,10 +211,10 @@ func Unreturned(res *restore.Result) error {
 	}
 	var why []string
 	if missing > 0 {
-		why = append(why, fmt.Sprintf("%d side values missing", missing))
+		why = append(why, fmt.Sprintf("%s missing", plural.Count(missing, "side value", "side values")))
 	}
 	if corrupt > 0 {
 		why = append(why, fmt.Sprintf("%d corrupt", corrupt))
 	}
-	return fmt.Errorf("entry %s: %d of %d values could not be returned (%s)", res.EntryID, missing+corrupt, len(res.Content), strings.Join(why, ", "))
+	return fmt.Errorf("entry %s: %d of %s could not be returned (%s)", res.EntryID, missing+corrupt, plural.Count(len(res.Content), "value", "values"), strings.Join(why, ", "))
 }

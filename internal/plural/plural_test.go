@@ -25,3 +25,15 @@ func TestCount(t *testing.T) {
 		t.Errorf("Noun(1) = %q", got)
 	}
 }
+
+func TestCountTypes(t *testing.T) {
+	if got := plural.Count(int64(1), "byte", "bytes"); got != "1 byte" {
+		t.Errorf("int64: %q", got)
+	}
+	if got := plural.Count(uint64(18446744073709551615), "byte", "bytes"); got != "18446744073709551615 bytes" {
+		t.Errorf("uint64: %q", got)
+	}
+	if got := plural.Count(int8(-1), "degree", "degrees"); got != "-1 degree" {
+		t.Errorf("int8: %q", got)
+	}
+}
