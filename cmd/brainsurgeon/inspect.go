@@ -46,7 +46,7 @@ func (c *inspectCommand) Run(ctx context.Context, args []string) error {
 		return err
 	}
 	if len(pos) != 1 {
-		return &cli.UsageError{Msg: fmt.Sprintf("inspect takes one transcript file or session name, got %d arguments", len(pos)), Try: "brainsurgeon inspect --help"}
+		return &cli.UsageError{Msg: fmt.Sprintf("inspect takes one transcript file or session name, got %s", plural.Count(len(pos), "argument", "arguments")), Try: "brainsurgeon inspect --help"}
 	}
 	tr, err := openSession(ctx, *agentsDir, pos[0])
 	if err != nil {

@@ -62,13 +62,13 @@ func (c *restoreCommand) Run(ctx context.Context, args []string) error {
 	try := "brainsurgeon restore --help"
 	switch {
 	case *all && len(pos) != 1:
-		return &cli.UsageError{Msg: fmt.Sprintf("restore --all takes one session, got %d arguments", len(pos)), Try: try}
+		return &cli.UsageError{Msg: fmt.Sprintf("restore --all takes one session, got %s", plural.Count(len(pos), "argument", "arguments")), Try: try}
 	case *all && *keys != "":
 		return &cli.UsageError{Msg: "--keys selects values of one entry; it does not go with --all", Try: try}
 	case !*all && *pristine:
 		return &cli.UsageError{Msg: "--pristine goes with --all", Try: try}
 	case !*all && len(pos) != 2:
-		return &cli.UsageError{Msg: fmt.Sprintf("restore takes a session and an entry id (or a session and --all), got %d arguments", len(pos)), Try: try}
+		return &cli.UsageError{Msg: fmt.Sprintf("restore takes a session and an entry id (or a session and --all), got %s", plural.Count(len(pos), "argument", "arguments")), Try: try}
 	}
 	r, set, err := c.m.restorer(ctx, *agentsDir)
 	if err != nil {

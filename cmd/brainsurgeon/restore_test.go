@@ -436,7 +436,7 @@ func TestRestoreBadInput(t *testing.T) {
 		{"BadEntryID", []string{"restore", "main:main", "../etc"}, 1, []string{"not allowed"}},
 		{"NeverExtracted", []string{"restore", "main:main", "f2a74de4"}, 1, []string{"nothing to restore"}},
 		{"NoArgs", []string{"restore"}, 2, []string{"session and an entry id", "Try: brainsurgeon restore --help"}},
-		{"NoEntry", []string{"restore", "main:main"}, 2, []string{"got 1 arguments"}},
+		{"NoEntry", []string{"restore", "main:main"}, 2, []string{"got 1 argument"}},
 		{"TooMany", []string{"restore", "main:main", id, "x"}, 2, []string{"got 3 arguments"}},
 		{"PristineAlone", []string{"restore", "main:main", id, "--pristine"}, 2, []string{"--pristine goes with --all"}},
 		{"AllWithKeys", []string{"restore", "main:main", "--all", "--keys", "text"}, 2, []string{"--keys"}},
