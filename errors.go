@@ -3,6 +3,7 @@ package brainsurgeon
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -82,4 +83,41 @@ func IdleAt(err error) (at time.Time, ok bool) {
 		return q.IdleAt(), true
 	}
 	return time.Time{}, false
+}
+
+// sentinelWords are, for the sentinels whose text ErrorMessage may drop, words
+// a message must contain to say what the sentinel says: the sentence
+// before the sentinel then already names the absence or the expectation.
+var sentinelWords = []struct {
+	err   error
+	words []string
+}{
+	{ErrNotFound, []string{"not found", "no ", "not exist", "unknown", "missing", "none", "never", "gone"}},
+	{ErrInvalid, []string{"expected", "invalid", "not ", "no ", "must", "unknown", "empty", "only", "too ", "neither"}},
+}
+
+// ErrorMessage returns err's text for a person to read: err.Error(), without
+// a trailing ": not found" or ": invalid input" (the text of ErrNotFound
+// or ErrInvalid, which err wraps) when the sentence before it already says
+// so, as in "entry "x" not found in session main/abc (…)". A short text
+// such as "entry x: not found" keeps it. errors.Is still tells err's kind;
+// the CLI and the API print ErrorMessage. A nil err gives "".
+func ErrorMessage(err error) string {
+	if err == nil {
+		return ""
+	}
+	msg := err.Error()
+	for _, s := range sentinelWords {
+		head, ok := strings.CutSuffix(msg, ": "+s.err.Error())
+		if !ok || !errors.Is(err, s.err) || len(strings.Fields(head)) < 4 {
+			continue
+		}
+		lower := strings.ToLower(head)
+		for _, w := range s.words {
+			if strings.Contains(lower, w) {
+				return head
+			}
+		}
+	}
+	return msg
 }

@@ -9,6 +9,7 @@ import (
 	bs "github.com/brainsurgeon/brainsurgeon"
 	"github.com/brainsurgeon/brainsurgeon/entry"
 	"github.com/brainsurgeon/brainsurgeon/extract"
+	"github.com/brainsurgeon/brainsurgeon/internal/plural"
 )
 
 // invalidf returns an error wrapping bs.ErrInvalid.
@@ -112,7 +113,7 @@ func Compact(ctx context.Context, st bs.Store, ref bs.SessionRef, o Options) (Re
 		cut = keepCut(v.msgs, ok, s.SummarizeKeepRecent)
 	}
 	if cut < 1 {
-		res.Warning = fmt.Sprintf("nothing to compact: the context's %d messages leave no valid cut point with anything before it (layer %s)", len(v.msgs), layer)
+		res.Warning = fmt.Sprintf("nothing to compact: the context's %s no valid cut point with anything before it (layer %s)", plural.Count(len(v.msgs), "message leaves", "messages leave"), layer)
 		res.Warnings = append(res.Warnings, res.Warning)
 		res.Reason = res.Warning
 		return res, nil

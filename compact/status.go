@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	bs "github.com/brainsurgeon/brainsurgeon"
+	"github.com/brainsurgeon/brainsurgeon/internal/plural"
 )
 
 // Overhead returns 0: a plain tokenizer knows nothing outside the
@@ -163,10 +164,10 @@ func judge(m measured, s Settings, w Window) StatusReport {
 	r.CanCompact = r.Refusal == ""
 	switch r.Risk {
 	case RiskHigh:
-		r.Warnings = append(r.Warnings, fmt.Sprintf("%d compactions on the active path (hard limit %d): the history has been summarized again and again and early details are likely lost", r.Compactions, s.HardWarnAt))
+		r.Warnings = append(r.Warnings, fmt.Sprintf("%s on the active path (hard limit %d): the history has been summarized again and again and early details are likely lost", plural.Count(r.Compactions, "compaction", "compactions"), s.HardWarnAt))
 		r.Recommendations = append(r.Recommendations, "start a new session from an export (brainsurgeon context export) or a branch rather than compacting again")
 	case RiskMedium:
-		r.Warnings = append(r.Warnings, fmt.Sprintf("%d compactions on the active path (soft limit %d): summaries of summaries lose detail", r.Compactions, s.WarnAt))
+		r.Warnings = append(r.Warnings, fmt.Sprintf("%s on the active path (soft limit %d): summaries of summaries lose detail", plural.Count(r.Compactions, "compaction", "compactions"), s.WarnAt))
 	}
 	switch r.Layer {
 	case LayerFull:

@@ -15,6 +15,7 @@ import (
 	"github.com/brainsurgeon/brainsurgeon/config"
 	"github.com/brainsurgeon/brainsurgeon/internal/compactwire"
 	"github.com/brainsurgeon/brainsurgeon/internal/logging"
+	"github.com/brainsurgeon/brainsurgeon/internal/plural"
 	"github.com/brainsurgeon/brainsurgeon/restore"
 )
 
@@ -150,8 +151,8 @@ func (d *Daemon) autoCompact(ctx context.Context) *CompactResult {
 	}
 	d.compactMarks.keep(live)
 	if res.Checked > 0 || res.Compacted > 0 {
-		d.log.Info(fmt.Sprintf("Auto-compaction: %d sessions, %d checked, %d compacted (%s tokens saved), %d refused, %d failed",
-			res.Sessions, res.Checked, res.Compacted, commas(res.TokensSaved), res.Refused, res.Failed), "job", JobPrune)
+		d.log.Info(fmt.Sprintf("Auto-compaction: %s, %d checked, %d compacted (%s %s saved), %d refused, %d failed",
+			plural.Count(res.Sessions, "session", "sessions"), res.Checked, res.Compacted, commas(res.TokensSaved), plural.Noun(int(res.TokensSaved), "token", "tokens"), res.Refused, res.Failed), "job", JobPrune)
 	}
 	return res
 }

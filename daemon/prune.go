@@ -13,6 +13,7 @@ import (
 	"github.com/brainsurgeon/brainsurgeon/config"
 	"github.com/brainsurgeon/brainsurgeon/internal/logging"
 	"github.com/brainsurgeon/brainsurgeon/internal/memlimit"
+	"github.com/brainsurgeon/brainsurgeon/internal/plural"
 	"github.com/brainsurgeon/brainsurgeon/prune"
 )
 
@@ -155,8 +156,9 @@ func (d *Daemon) runPrune(ctx context.Context, manual bool) (*PruneResult, error
 		d.saveRunTime(ctx, func(c *config.Config) { t := start.UTC(); c.LastRunAt = &t })
 	}
 	res.Reason = res.reason()
-	msg := fmt.Sprintf("Prune run: %d sessions, %d processed, %d unchanged, %d extracted (%d values, %d bytes saved), %d busy, %d failed, %d write-backs",
-		res.Sessions, res.Processed, res.Unchanged, res.Extracted, res.Values, res.BytesSaved, res.Busy, res.Failed, res.WriteBacks)
+	msg := fmt.Sprintf("Prune run: %s, %d processed, %d unchanged, %d extracted (%s, %s saved), %d busy, %d failed, %s",
+		plural.Count(res.Sessions, "session", "sessions"), res.Processed, res.Unchanged, res.Extracted, plural.Count(res.Values, "value", "values"),
+		plural.Count(int(res.BytesSaved), "byte", "bytes"), res.Busy, res.Failed, plural.Count(res.WriteBacks, "write-back", "write-backs"))
 	args := []any{"job", JobPrune}
 	if a := logging.ActorFrom(ctx); a != "" {
 		args = append(args, logging.KeyActor, a)
@@ -217,8 +219,9 @@ func (d *Daemon) processOne(ctx context.Context, pass *prune.Pass, ref bs.Sessio
 		if a := logging.ActorFrom(ctx); a != "" {
 			args = append(args, logging.KeyActor, a)
 		}
-		d.log.Info(fmt.Sprintf("Processing session %s, %d entries to check: %d values of %d entries extracted, %d bytes saved",
-			ref, checked, sr.Result.Values, sr.Result.Entries, sr.Result.BytesSaved), args...)
+		d.log.Info(fmt.Sprintf("Processing session %s, %s to check: %s of %s extracted, %s saved",
+			ref, plural.Count(checked, "entry", "entries"), plural.Count(sr.Result.Values, "value", "values"), plural.Count(sr.Result.Entries, "entry", "entries"),
+			plural.Count(int(sr.Result.BytesSaved), "byte", "bytes")), args...)
 		// The rewrite changed the transcript: remember its new state.
 		if st2, err := pass.Store.Stat(ctx, ref); err == nil {
 			d.changes.done(ref, st2, now, sr.Result, cfg)
@@ -226,7 +229,7 @@ func (d *Daemon) processOne(ctx context.Context, pass *prune.Pass, ref bs.Sessio
 		}
 		d.changes.forget(ref)
 	case prune.StatusUnchanged, prune.StatusWrittenBack:
-		d.log.Debug(fmt.Sprintf("Processing session %s, %d entries to check: %s", ref, checked, orDefault(sr.Note, "nothing to extract")))
+		d.log.Debug(fmt.Sprintf("Processing session %s, %s to check: %s", ref, plural.Count(checked, "entry", "entries"), orDefault(sr.Note, "nothing to extract")))
 		if sr.WriteBacks > 0 {
 			d.changes.forget(ref)
 			return
@@ -259,11 +262,12 @@ func (r *PruneResult) reason() string {
 	case r.Processed == 0 && r.Unchanged == r.Sessions:
 		return fmt.Sprintf("nothing was written: every session (%d) is unchanged since it was last processed", r.Unchanged)
 	case r.Processed == 0:
-		return fmt.Sprintf("nothing was written: %d of %d sessions are unchanged since they were last processed, the others were gone when their turn came", r.Unchanged, r.Sessions)
+		return fmt.Sprintf("nothing was written: %d of %s %s unchanged since %s last processed, the others were gone when their turn came",
+			r.Unchanged, plural.Count(r.Sessions, "session", "sessions"), plural.Noun(r.Unchanged, "is", "are"), plural.Noun(r.Unchanged, "it was", "they were"))
 	case r.Busy == r.Processed:
 		return fmt.Sprintf("nothing was written: every session processed (%d) is busy; busy sessions are tried again on the next run", r.Busy)
 	case r.Busy+r.Failed > 0:
-		return fmt.Sprintf("nothing was written: %d sessions busy, %d failed, %d with nothing to extract", r.Busy, r.Failed, r.Processed-r.Busy-r.Failed)
+		return fmt.Sprintf("nothing was written: %s busy, %d failed, %d with nothing to extract", plural.Count(r.Busy, "session", "sessions"), r.Failed, r.Processed-r.Busy-r.Failed)
 	}
 	return "nothing was written: no session has anything to extract"
 }

@@ -25,6 +25,9 @@ import (
 // (OpenClaw rewrites it without the comment):
 //
 //	a. install links the plugin dir and sets daemonUrl and apiKeyFile, as OpenClaw's own `config get` reads them;
+//	   the context-engine slot stays unset (the manifest's "kind": "context-engine" makes OpenClaw's `plugins install`
+//	   select the engine; install without --engine puts that back), and `plugins inspect --runtime --json` lists
+//	   the engine as a capability of the plugin;
 //	b. uninstall then leaves the config byte-identical to before, and removes every file install made;
 //	c. (2026.9.6) when the config changed after install, uninstall takes out only the brainsurgeon entries and
 //	   keeps the other change.
@@ -104,6 +107,9 @@ func TestOpenClawInstallRoundTrip(t *testing.T) {
 			if err := json.Unmarshal(raw, &cfgAfter); err != nil {
 				t.Fatalf("a: config after install: %v\n%s", err, raw)
 			}
+			if strings.Contains(string(raw), "contextEngine") {
+				t.Errorf("a: install without --engine left a context-engine slot:\n%s", raw)
+			}
 			e := cfgAfter.Plugins.Entries["brainsurgeon"]
 			if len(cfgAfter.Plugins.Load.Paths) != 1 || cfgAfter.Plugins.Load.Paths[0] != res.PluginDir || !e.Enabled || e.Config["apiKeyFile"] != res.KeyFile {
 				t.Errorf("a: config after install:\n%s", raw)
@@ -114,6 +120,13 @@ func TestOpenClawInstallRoundTrip(t *testing.T) {
 			if after, _ := os.ReadFile(st.ConfigPath()); bytes.Equal(after, before) {
 				t.Fatal("a: install --link left the config as it was")
 			}
+			start = time.Now()
+			if got, err := run(wrapper, "plugins", "inspect", "brainsurgeon", "--runtime", "--json"); err != nil {
+				t.Errorf("a: plugins inspect: %v", err)
+			} else if err := checkEngineCapability([]byte(got)); err != nil {
+				t.Errorf("a: plugins inspect brainsurgeon --runtime --json: %v\n%s", err, got)
+			}
+			t.Logf("plugins inspect took %s", time.Since(start).Round(time.Millisecond))
 			// b.
 			if out, err := run(bsBin, "openclaw", "uninstall", "--yes", "--json"); err != nil || !strings.Contains(out, `"restored"`) {
 				t.Fatalf("b: uninstall: %v\n%s", err, out)
@@ -144,4 +157,37 @@ func TestOpenClawInstallRoundTrip(t *testing.T) {
 			}
 		})
 	}
+}
+
+// checkEngineCapability checks the output of `openclaw plugins inspect brainsurgeon --runtime --json`: the plugin is
+// loaded, of kind "context-engine", and lists the engine "brainsurgeon" among its capabilities (OpenClaw lists a
+// registered engine there only when the manifest declares that kind).
+func checkEngineCapability(out []byte) error {
+	var r struct {
+		Plugin struct {
+			ID     string `json:"id"`
+			Status string `json:"status"`
+			Kind   any    `json:"kind"`
+		} `json:"plugin"`
+		Capabilities []struct {
+			Kind string   `json:"kind"`
+			IDs  []string `json:"ids"`
+		} `json:"capabilities"`
+	}
+	// The JSON is the whole output; a warning line before it is skipped.
+	if i := bytes.IndexByte(out, '{'); i > 0 {
+		out = out[i:]
+	}
+	if err := json.Unmarshal(out, &r); err != nil {
+		return fmt.Errorf("expected JSON: %v", err)
+	}
+	if r.Plugin.ID != "brainsurgeon" || r.Plugin.Status != "loaded" || r.Plugin.Kind != "context-engine" {
+		return fmt.Errorf("expected the plugin brainsurgeon loaded, of kind context-engine; found id %q, status %q, kind %v", r.Plugin.ID, r.Plugin.Status, r.Plugin.Kind)
+	}
+	for _, c := range r.Capabilities {
+		if c.Kind == "context-engine" && len(c.IDs) == 1 && c.IDs[0] == "brainsurgeon" {
+			return nil
+		}
+	}
+	return fmt.Errorf("expected the capability {kind: context-engine, ids: [brainsurgeon]}; found %+v", r.Capabilities)
 }

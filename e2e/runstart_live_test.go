@@ -39,7 +39,7 @@ func windowStatus(db *sql.DB, sessionID string) (string, error) {
 }
 
 // daemonWriteRE matches the daemon's log lines of a write: an extraction or applied write-backs.
-var daemonWriteRE = regexp.MustCompile(`time=(\S+) level=INFO msg="(?:Processing session \S+, \d+ entries to check: \d+ values|Prune run: .* [1-9]\d* write-backs)`)
+var daemonWriteRE = regexp.MustCompile(`time=(\S+) level=INFO msg="(?:Processing session \S+, \d+ (?:entry|entries) to check: \d+ values?|Prune run: .* [1-9]\d* write-backs?)`)
 
 // daemonWrites returns the times of the daemon's writes in its text log.
 func daemonWrites(t *testing.T, log string) []time.Time {

@@ -490,7 +490,7 @@ func (r daemonRuns) String() string {
 		r.runs, r.processed, r.extracted, r.busy, r.failed, r.writeBacks)
 }
 
-var pruneRunRE = regexp.MustCompile(`Prune run: \d+ sessions, (\d+) processed, \d+ unchanged, (\d+) extracted \(\d+ values, \d+ bytes saved\), (\d+) busy, (\d+) failed, (\d+) write-backs`)
+var pruneRunRE = regexp.MustCompile(`Prune run: \d+ sessions?, (\d+) processed, \d+ unchanged, (\d+) extracted \(\d+ values?, \d+ bytes? saved\), (\d+) busy, (\d+) failed, (\d+) write-backs?`)
 
 func soakRuns(log string) daemonRuns {
 	var r daemonRuns

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	bs "github.com/brainsurgeon/brainsurgeon"
+	"github.com/brainsurgeon/brainsurgeon/internal/plural"
 )
 
 // CompactOptions are the host's compact call.
@@ -162,8 +163,8 @@ func (e *Engine) Compact(ctx context.Context, ref bs.SessionRef, o CompactOption
 	case len(tops) >= 2:
 		layer, j = layerCondense, condenseJob(tops)
 	default:
-		res.Reason = fmt.Sprintf("nothing to compact: the %d messages after the summaries are the last turn (no valid cut point before it), and %d summaries leave nothing to condense",
-			len(msgs)-pos, len(tops))
+		res.Reason = fmt.Sprintf("nothing to compact: the %s after the summaries %s the last turn (no valid cut point before it), and %s %s nothing to condense",
+			plural.Count(len(msgs)-pos, "message", "messages"), plural.Noun(len(msgs)-pos, "is", "are"), plural.Count(len(tops), "summary", "summaries"), plural.Noun(len(tops), "leaves", "leave"))
 		return res, e.saveCompact(ref, st)
 	}
 	// The model gets the call's time but a margin, so that the
@@ -192,7 +193,7 @@ func (e *Engine) Compact(ctx context.Context, ref bs.SessionRef, o CompactOption
 	rec := st.Summaries[len(st.Summaries)-1]
 	e.logSummary(ref, &rec)
 	res.Compacted, res.Layer, res.TokensAfter, res.Summary = true, layer, after, &rec
-	res.Reason = fmt.Sprintf("summarized %d messages into %s (level %d)", len(leaves(index(st), &rec)), rec.ID, rec.Level)
+	res.Reason = fmt.Sprintf("summarized %s into %s (level %d)", plural.Count(len(leaves(index(st), &rec)), "message", "messages"), rec.ID, rec.Level)
 	if rec.Degraded {
 		res.Reason += "; degraded: " + rec.Reason
 	}

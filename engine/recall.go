@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	bs "github.com/brainsurgeon/brainsurgeon"
+	"github.com/brainsurgeon/brainsurgeon/internal/plural"
 )
 
 // Describe returns the record of the session's summary summaryID: its
@@ -90,7 +91,7 @@ func (e *Engine) summary(ctx context.Context, ref bs.SessionRef, summaryID strin
 	}
 	r := index(st)[summaryID]
 	if r == nil {
-		return nil, nil, fmt.Errorf("summary %s of %s: the session has no such summary (%d summaries): %w", summaryID, ref, len(st.Summaries), bs.ErrNotFound)
+		return nil, nil, fmt.Errorf("summary %s of %s: the session has no such summary (%s): %w", summaryID, ref, plural.Count(len(st.Summaries), "summary", "summaries"), bs.ErrNotFound)
 	}
 	return st, r, nil
 }

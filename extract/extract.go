@@ -9,6 +9,7 @@ import (
 
 	bs "github.com/brainsurgeon/brainsurgeon"
 	"github.com/brainsurgeon/brainsurgeon/entry"
+	"github.com/brainsurgeon/brainsurgeon/internal/plural"
 )
 
 // Extractor runs extraction passes over sessions. A pass reads a session
@@ -469,8 +470,8 @@ func (x *Extractor) Run(ctx context.Context, ref bs.SessionRef) (*Result, error)
 	finish := func(r *Result) *Result { r.Elapsed = time.Since(start); return r }
 	if len(plan) == 0 {
 		if res.IDLessEntries > 0 {
-			res.skip(SkipNoIDs, fmt.Sprintf("%d entries with %d bytes of extractable values have no ids (a v1 transcript): nothing can be extracted",
-				res.IDLessEntries, res.IDLessBytes))
+			res.skip(SkipNoIDs, fmt.Sprintf("%s with %s of extractable values %s no ids (a v1 transcript): nothing can be extracted",
+				plural.Count(res.IDLessEntries, "entry", "entries"), plural.Count(int(res.IDLessBytes), "byte", "bytes"), plural.Noun(res.IDLessEntries, "has", "have")))
 		} else {
 			res.skip(SkipNothing, "nothing to extract")
 		}
@@ -478,8 +479,8 @@ func (x *Extractor) Run(ctx context.Context, ref bs.SessionRef) (*Result, error)
 		return finish(res), nil
 	}
 	if tokens := bs.TokensOfBytes(tok, res.BytesSaved); tokens < int64(policy.MinSavingTokens) {
-		res.skip(SkipBelowMinSaving, fmt.Sprintf("saving %d tokens (%d entries, %d bytes) is below min_saving_tokens %d",
-			tokens, res.Planned.Entries, res.Planned.BytesSaved, policy.MinSavingTokens))
+		res.skip(SkipBelowMinSaving, fmt.Sprintf("saving %s (%s, %s) is below min_saving_tokens %d",
+			plural.Count(int(tokens), "token", "tokens"), plural.Count(res.Planned.Entries, "entry", "entries"), plural.Count(int(res.Planned.BytesSaved), "byte", "bytes"), policy.MinSavingTokens))
 		log.Debug("pass skipped", "session", name, "reason", res.Skipped)
 		return finish(res), nil
 	}

@@ -16,6 +16,7 @@ import (
 	bs "github.com/brainsurgeon/brainsurgeon"
 	"github.com/brainsurgeon/brainsurgeon/config"
 	"github.com/brainsurgeon/brainsurgeon/extract"
+	"github.com/brainsurgeon/brainsurgeon/internal/plural"
 	"github.com/brainsurgeon/brainsurgeon/restore"
 )
 
@@ -299,13 +300,13 @@ func (r *Report) reason(dry bool) string {
 	case r.Failed == n:
 		why = fmt.Sprintf("every session (%d) failed", n)
 	case r.Busy+r.Failed > 0:
-		why = fmt.Sprintf("%d sessions busy, %d failed, %d with nothing to extract", r.Busy, r.Failed, n-r.Busy-r.Failed-would)
+		why = fmt.Sprintf("%s busy, %d failed, %d with nothing to extract", plural.Count(r.Busy, "session", "sessions"), r.Failed, n-r.Busy-r.Failed-would)
 	default:
 		why = "no session has anything to extract"
 	}
 	if dry {
 		if would > 0 {
-			return fmt.Sprintf("dry run: nothing was written; the same pass without the dry run would write %d of %d sessions", would, n)
+			return fmt.Sprintf("dry run: nothing was written; the same pass without the dry run would write %d of %s", would, plural.Count(n, "session", "sessions"))
 		}
 		return "dry run: nothing was written, and the same pass without the dry run would write nothing either: " + why
 	}

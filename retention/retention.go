@@ -77,6 +77,7 @@ import (
 	bs "github.com/brainsurgeon/brainsurgeon"
 	"github.com/brainsurgeon/brainsurgeon/config"
 	"github.com/brainsurgeon/brainsurgeon/extract"
+	"github.com/brainsurgeon/brainsurgeon/internal/plural"
 	"github.com/brainsurgeon/brainsurgeon/restore"
 )
 
@@ -262,7 +263,7 @@ func Run(ctx context.Context, o Options) (Stats, error) {
 			errs = append(errs, err)
 		}
 	}
-	log.Info(fmt.Sprintf("[RETENTION] Deleted %d extracted files (%s)", st.Cleaned, HumanBytes(st.Bytes)),
+	log.Info(fmt.Sprintf("[RETENTION] Deleted %s (%s)", plural.Count(st.Cleaned, "extracted file", "extracted files"), HumanBytes(st.Bytes)),
 		"cleaned", st.Cleaned, "bytes", st.Bytes, "errors", st.Errors, "repacked", st.Repacked, "kept", st.Kept,
 		"sessions", st.Sessions, "gone", st.Gone, "scope", scope, "retention", maxAge.String())
 	return st, errors.Join(errs...)

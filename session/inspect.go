@@ -184,9 +184,9 @@ func Inspect(ctx context.Context, t bs.Transcript) (*Report, error) {
 		what := "it is empty"
 		if len(r.Malformed) > 0 {
 			m := r.Malformed[0]
-			what = fmt.Sprintf("%d of its %d lines are malformed (line %d: %s)", r.MalformedTotal, r.Lines, m.Line, m.Error)
+			what = fmt.Sprintf("%d of its %s %s malformed (line %d: %s)", r.MalformedTotal, plural(r.Lines, "line", "lines"), isAre(r.MalformedTotal), m.Line, m.Error)
 		} else if r.Blank > 0 {
-			what = fmt.Sprintf("its %d lines are blank", r.Blank)
+			what = fmt.Sprintf("its %s %s blank", plural(r.Blank, "line", "lines"), isAre(r.Blank))
 		}
 		name := t.Ref().Path
 		if name == "" {
@@ -220,4 +220,12 @@ func Inspect(ctx context.Context, t bs.Transcript) (*Report, error) {
 		}
 	}
 	return r, nil
+}
+
+// isAre returns the verb that agrees with a count of n.
+func isAre(n int) string {
+	if n == 1 {
+		return "is"
+	}
+	return "are"
 }

@@ -98,7 +98,7 @@ func cutAtLine(s string, limit int) string {
 func renderBudget(x *extraction, focus string, terms []string, n, chars int) string {
 	f := &x.facts
 	var b strings.Builder
-	fmt.Fprintf(&b, "_Extractive summary written without a model (degraded): %d messages, %d tool calls", f.Messages, f.ToolCalls)
+	fmt.Fprintf(&b, "_Extractive summary written without a model (degraded): %s, %s", plural(f.Messages, "message"), plural(f.ToolCalls, "tool call"))
 	if f.FirstEntryID != "" {
 		fmt.Fprintf(&b, ", entries %s to %s", f.FirstEntryID, f.LastEntryID)
 	}
@@ -138,7 +138,11 @@ func renderBudget(x *extraction, focus string, terms []string, n, chars int) str
 		fmt.Fprintf(&b, "- [%s] Ran `%s`%s\n", mark, clip(c.Command, chars), note)
 	}
 	if more := len(f.Commands) - len(cmds); more > 0 && len(cmds) > 0 {
-		fmt.Fprintf(&b, "- [x] … and %d more commands\n", more)
+		word := "commands"
+		if more == 1 {
+			word = "command"
+		}
+		fmt.Fprintf(&b, "- [x] … and %d more %s\n", more, word)
 	}
 	if len(mod) == 0 && len(cmds) == 0 {
 		b.WriteString("- (no file changes or commands recorded)\n")

@@ -8,11 +8,13 @@ import (
 	"io"
 	"strings"
 
+	bs "github.com/brainsurgeon/brainsurgeon"
 	"github.com/brainsurgeon/brainsurgeon/compact"
 	"github.com/brainsurgeon/brainsurgeon/extract"
 	"github.com/brainsurgeon/brainsurgeon/internal/agenttext"
 	"github.com/brainsurgeon/brainsurgeon/internal/cli"
 	"github.com/brainsurgeon/brainsurgeon/internal/compactwire"
+	"github.com/brainsurgeon/brainsurgeon/internal/plural"
 	"github.com/brainsurgeon/brainsurgeon/summarize"
 )
 
@@ -84,7 +86,7 @@ func (c *compactCommand) Run(ctx context.Context, args []string) error {
 	}
 	layer, err := compact.ParseLayer(*layerName)
 	if err != nil {
-		return &cli.UsageError{Msg: "--layer: " + err.Error(), Try: try}
+		return &cli.UsageError{Msg: "--layer: " + bs.ErrorMessage(err), Try: try}
 	}
 	if err := checkTokenizer(*tokName, try); err != nil {
 		return err
@@ -144,7 +146,7 @@ func (c *compactCommand) Run(ctx context.Context, args []string) error {
 		fmt.Fprintf(c.m.Stderr, "Compact %s with layer %d (%s): %s → ~%s tokens, %s messages summarized",
 			t.ref, layerNumber(prev.Layer), prev.Layer, agenttext.Num(prev.TokensBefore), agenttext.Num(prev.TokensAfter), agenttext.Num(prev.MessagesCompacted))
 		if prev.Layer == compact.LayerPrune && prev.Prune != nil {
-			fmt.Fprintf(c.m.Stderr, " (%d entries extracted)", prev.Prune.Entries)
+			fmt.Fprintf(c.m.Stderr, " (%s extracted)", plural.Count(prev.Prune.Entries, "entry", "entries"))
 		}
 		fmt.Fprint(c.m.Stderr, ". Proceed? [y/N] ")
 		line, _ := bufio.NewReader(c.m.Stdin).ReadString('\n')
@@ -226,7 +228,7 @@ func printCompact(w io.Writer, r compact.Result, s *compactwire.Summarizer, dry 
 	fmt.Fprintf(w, "Tokens:     %s → %s (−%s, %.1f%%)\n", agenttext.Num(r.TokensBefore), agenttext.Num(r.TokensAfter), agenttext.Num(saved), pct)
 	if r.Layer == compact.LayerPrune {
 		if r.Prune != nil {
-			fmt.Fprintf(w, "Extracted:  %d entries, %d values, %s bytes out of the transcript\n", r.Prune.Entries, r.Prune.Values, agenttext.Num(int(r.Prune.BytesSaved)))
+			fmt.Fprintf(w, "Extracted:  %s, %s, %s bytes out of the transcript\n", plural.Count(r.Prune.Entries, "entry", "entries"), plural.Count(r.Prune.Values, "value", "values"), agenttext.Num(int(r.Prune.BytesSaved)))
 		}
 	} else {
 		fmt.Fprintf(w, "Compacted:  %s messages; first kept entry %s\n", agenttext.Num(r.MessagesCompacted), r.FirstKeptEntryID)
@@ -239,7 +241,7 @@ func printCompact(w io.Writer, r compact.Result, s *compactwire.Summarizer, dry 
 		}
 		fmt.Fprintf(w, "Summary:    %s characters by %s\n", agenttext.Num(len([]rune(r.Summary))), sum)
 		if r.Pinned > 0 {
-			fmt.Fprintf(w, "Pinned:     %d entries carried into the summary verbatim\n", r.Pinned)
+			fmt.Fprintf(w, "Pinned:     %s carried into the summary verbatim\n", plural.Count(r.Pinned, "entry", "entries"))
 		}
 	}
 	for _, x := range r.Warnings {

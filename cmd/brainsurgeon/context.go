@@ -16,6 +16,7 @@ import (
 	"github.com/brainsurgeon/brainsurgeon/extract"
 	"github.com/brainsurgeon/brainsurgeon/internal/agenttext"
 	"github.com/brainsurgeon/brainsurgeon/internal/cli"
+	"github.com/brainsurgeon/brainsurgeon/internal/plural"
 )
 
 const contextUsage = `Usage: brainsurgeon context <subcommand> [arguments] [flags]
@@ -386,7 +387,7 @@ func printInspect(w io.Writer, r compact.InspectReport) {
 			n += p.Tokens
 			ids = append(ids, p.ID)
 		}
-		field(w, "Pinned", "%d entries, %s tokens (never compacted): %s", len(r.Pinned), agenttext.Num(n), cli.JoinMax(ids, 8))
+		field(w, "Pinned", "%s, %s tokens (never compacted): %s", plural.Count(len(r.Pinned), "entry", "entries"), agenttext.Num(n), cli.JoinMax(ids, 8))
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "Potential Savings:")

@@ -17,6 +17,7 @@ import (
 	"github.com/brainsurgeon/brainsurgeon/config"
 	"github.com/brainsurgeon/brainsurgeon/internal/cli"
 	"github.com/brainsurgeon/brainsurgeon/internal/compactwire"
+	"github.com/brainsurgeon/brainsurgeon/internal/plural"
 	"github.com/brainsurgeon/brainsurgeon/session"
 	"github.com/brainsurgeon/brainsurgeon/tokens"
 )
@@ -126,8 +127,8 @@ func newestSession(ctx context.Context, st bs.Store, agent string, log bs.Logger
 			}
 			names[i] = a
 		}
-		return bs.SessionRef{}, time.Time{}, fmt.Errorf("no --session given and agent %q has no sessions to default to (found %d sessions of agents: %s); name one with --session: %w",
-			agent, total, cli.JoinMax(names, 10), bs.ErrNotFound)
+		return bs.SessionRef{}, time.Time{}, fmt.Errorf("no --session given and agent %q has no sessions to default to (found %s of agents: %s); name one with --session: %w",
+			agent, plural.Count(total, "session", "sessions"), cli.JoinMax(names, 10), bs.ErrNotFound)
 	}
 	mods := make([]time.Time, len(refs))
 	for i, r := range bs.StatMany(ctx, st, refs) {

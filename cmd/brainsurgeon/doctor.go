@@ -12,6 +12,7 @@ import (
 	bs "github.com/brainsurgeon/brainsurgeon"
 	"github.com/brainsurgeon/brainsurgeon/doctor"
 	"github.com/brainsurgeon/brainsurgeon/internal/cli"
+	"github.com/brainsurgeon/brainsurgeon/internal/plural"
 	"github.com/brainsurgeon/brainsurgeon/session"
 	"github.com/brainsurgeon/brainsurgeon/trash"
 )
@@ -181,7 +182,7 @@ func (c *doctorCommand) Run(ctx context.Context, args []string) error {
 		prog.step(i, len(refs), ref.String())
 		rep, err := doc.Diagnose(diagCtx, ref)
 		if err != nil {
-			out.Errors = append(out.Errors, sessionError{Session: ref.String(), Error: err.Error()})
+			out.Errors = append(out.Errors, sessionError{Session: ref.String(), Error: bs.ErrorMessage(err)})
 			failures = append(failures, ref.String()+" could not be read")
 			continue
 		}
@@ -203,7 +204,7 @@ func (c *doctorCommand) Run(ctx context.Context, args []string) error {
 				if ctx.Err() != nil {
 					return ctx.Err()
 				}
-				out.Fixes = append(out.Fixes, &fixOutput{Session: rep.Session, FixResult: &doctor.FixResult{Before: rep, Refused: err.Error()}})
+				out.Fixes = append(out.Fixes, &fixOutput{Session: rep.Session, FixResult: &doctor.FixResult{Before: rep, Refused: bs.ErrorMessage(err)}})
 				what := "skipped"
 				if !errors.Is(err, bs.ErrBusy) {
 					what = "failed"
@@ -238,7 +239,7 @@ func (c *doctorCommand) Run(ctx context.Context, args []string) error {
 		co, err := collectLeftovers(ctx, trash.New(set.Store, set.AgentsDir, set.StateDir), &out.Leftovers, *unique, !*yes)
 		out.Collect = co
 		if err != nil {
-			failures = append(failures, "collect: "+err.Error())
+			failures = append(failures, "collect: "+bs.ErrorMessage(err))
 		}
 	}
 
@@ -328,17 +329,17 @@ func printDoctor(w io.Writer, out *doctorOutput) {
 			continue
 		}
 		var counts []string
-		add := func(n int, what string) {
+		add := func(n int, one, many string) {
 			if n > 0 {
-				counts = append(counts, fmt.Sprintf("%d %s", n, what))
+				counts = append(counts, plural.Count(n, one, many))
 			}
 		}
-		add(r.MissingResults, "missing tool results")
-		add(r.OrphanResults, "orphan tool results")
-		add(r.DisplacedResults, "displaced tool results")
-		add(r.MissingValues, "placeholders without value")
-		add(r.Pending, "pending write-backs")
-		add(r.Malformed, "malformed lines")
+		add(r.MissingResults, "missing tool result", "missing tool results")
+		add(r.OrphanResults, "orphan tool result", "orphan tool results")
+		add(r.DisplacedResults, "displaced tool result", "displaced tool results")
+		add(r.MissingValues, "placeholder without value", "placeholders without value")
+		add(r.Pending, "pending write-back", "pending write-backs")
+		add(r.Malformed, "malformed line", "malformed lines")
 		note := ""
 		switch {
 		case r.FixRefused != "":
@@ -355,9 +356,9 @@ func printDoctor(w io.Writer, out *doctorOutput) {
 		fmt.Fprintf(w, "error   %s: %s\n", e.Session, e.Error)
 	}
 	if busy > 0 {
-		fmt.Fprintf(w, "ok: %d of %d sessions (%d busy: the tool calls of their last turn were not judged; run doctor again when the host leaves them idle)\n", ok, len(out.Sessions), busy)
+		fmt.Fprintf(w, "ok: %d of %s (%d busy: the tool calls of their last turn were not judged; run doctor again when the host leaves them idle)\n", ok, plural.Count(len(out.Sessions), "session", "sessions"), busy)
 	} else {
-		fmt.Fprintf(w, "ok: %d of %d sessions\n", ok, len(out.Sessions))
+		fmt.Fprintf(w, "ok: %d of %s\n", ok, plural.Count(len(out.Sessions), "session", "sessions"))
 	}
 
 	if out.Fixes != nil && len(out.Fixes) == 0 {
@@ -370,7 +371,7 @@ func printDoctor(w io.Writer, out *doctorOutput) {
 	for _, f := range out.Fixes {
 		switch {
 		case f.Applied:
-			fmt.Fprintf(w, "fixed %s: inserted %d synthetic tool results, moved %d displaced results back after their calls, took %d orphan results off the active path", f.Session, f.Inserted, f.Moved, f.Detached)
+			fmt.Fprintf(w, "fixed %s: inserted %s, moved %s back after their calls, took %s off the active path", f.Session, plural.Count(f.Inserted, "synthetic tool result", "synthetic tool results"), plural.Count(f.Moved, "displaced result", "displaced results"), plural.Count(f.Detached, "orphan result", "orphan results"))
 			if f.After != nil {
 				fmt.Fprintf(w, "; now %s", f.After.Health)
 			}
@@ -412,12 +413,12 @@ func printDoctor(w io.Writer, out *doctorOutput) {
 	if co := out.Collect; co != nil {
 		switch {
 		case co.DryRun:
-			fmt.Fprintf(w, "collect (dry run): would move %d files (%d bytes) into the trash; %d holding unique history skipped. Add --yes to move them.\n",
-				co.Files, co.Bytes, co.SkippedUnique)
+			fmt.Fprintf(w, "collect (dry run): would move %s (%s) into the trash; %d holding unique history skipped. Add --yes to move them.\n",
+				plural.Count(co.Files, "file", "files"), plural.Count(co.Bytes, "byte", "bytes"), co.SkippedUnique)
 			printLeftoverFiles(w, "would move", co.take)
 			printLeftoverFiles(w, "would skip (unique history; --include-unique takes it)", co.unique)
 		case co.TrashID != "":
-			fmt.Fprintf(w, "collect: moved %d files (%d bytes) into trash item %s; %d holding unique history skipped.\n", co.Files, co.Bytes, co.TrashID, co.SkippedUnique)
+			fmt.Fprintf(w, "collect: moved %s (%s) into trash item %s; %d holding unique history skipped.\n", plural.Count(co.Files, "file", "files"), plural.Count(co.Bytes, "byte", "bytes"), co.TrashID, co.SkippedUnique)
 		default:
 			fmt.Fprintf(w, "collect: nothing moved; %d holding unique history skipped.\n", co.SkippedUnique)
 		}

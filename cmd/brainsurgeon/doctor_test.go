@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	bs "github.com/brainsurgeon/brainsurgeon"
 	"github.com/brainsurgeon/brainsurgeon/doctor"
 	"github.com/brainsurgeon/brainsurgeon/internal/testkit/testcorpus"
 )
@@ -73,7 +74,7 @@ func TestDoctorCommand(t *testing.T) {
 
 	code, out, errs = run(t, "doctor", "--fix", "--session", "main/"+demoID, "--agents-dir", agents)
 	wantCode(t, code, 0, out, errs)
-	if !strings.Contains(out, "fixed main/"+demoID+": inserted 1 synthetic tool results") {
+	if !strings.Contains(out, "fixed main/"+demoID+": inserted 1 synthetic tool result,") {
 		t.Errorf("doctor --fix output:\n%s", out)
 	}
 	code, out, errs = run(t, "doctor", "--agents-dir", agents, "--json")
@@ -85,7 +86,7 @@ func TestDoctorCommand(t *testing.T) {
 
 	code, out, errs = run(t, "doctor", "--collect", "--agents-dir", agents)
 	wantCode(t, code, 0, out, errs)
-	if !strings.Contains(out, "would move 1 files (") || !strings.Contains(out, "    "+leftover+"  bak  ") {
+	if !strings.Contains(out, "would move 1 file (") || !strings.Contains(out, "    "+leftover+"  bak  ") {
 		t.Errorf("doctor --collect (dry run):\n%s", out)
 	}
 	if _, err := os.Stat(leftover); err != nil {
@@ -195,7 +196,7 @@ func TestDoctorJustCrashed(t *testing.T) {
 
 	code, out, errs := run(t, "doctor", "--agents-dir", agents)
 	wantCode(t, code, 0, out, errs)
-	if !strings.Contains(out, "busy    main/"+demoID) || !strings.Contains(out, "last turn may still be running; not judged") || !strings.Contains(out, "ok: 0 of 1 sessions (1 busy") {
+	if !strings.Contains(out, "busy    main/"+demoID) || !strings.Contains(out, "last turn may still be running; not judged") || !strings.Contains(out, "ok: 0 of 1 session (1 busy") {
 		t.Errorf("doctor right after a crash:\n%s", out)
 	}
 	code, out, errs = run(t, "doctor", "--agents-dir", agents, "--json")
@@ -247,7 +248,21 @@ func TestDoctorCollectPiSession(t *testing.T) {
 	}
 	code, out, errs := run(t, "doctor", "--session", id, "--collect", "--agents-dir", root)
 	wantCode(t, code, 0, out, errs)
-	if !strings.Contains(out, "would move 1 files (") || !strings.Contains(out, baks[0]) || strings.Contains(out, baks[1]) {
+	if !strings.Contains(out, "would move 1 file (") || !strings.Contains(out, baks[0]) || strings.Contains(out, baks[1]) {
 		t.Errorf("doctor --session <pi session> --collect:\n%s", out)
+	}
+}
+
+// TestPrintDoctorCounts: each count agrees with its noun ("1 missing tool
+// result", "2 malformed lines").
+func TestPrintDoctorCounts(t *testing.T) {
+	r := &doctor.Report{Session: "main/abc", Backend: bs.BackendJSONL, Health: doctor.HealthBroken,
+		MissingResults: 1, OrphanResults: 2, MissingValues: 1, Pending: 1, Malformed: 2,
+		Problems: []doctor.Problem{{}}}
+	var b strings.Builder
+	printDoctor(&b, &doctorOutput{Sessions: []*doctor.Report{r}})
+	want := "1 missing tool result, 2 orphan tool results, 1 placeholder without value, 1 pending write-back, 2 malformed lines"
+	if !strings.Contains(b.String(), want) {
+		t.Errorf("doctor prints\n%s\nexpected it to say %q", b.String(), want)
 	}
 }

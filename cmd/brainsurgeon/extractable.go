@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"io"
 
+	bs "github.com/brainsurgeon/brainsurgeon"
 	"github.com/brainsurgeon/brainsurgeon/internal/cli"
+	"github.com/brainsurgeon/brainsurgeon/internal/plural"
 	"github.com/brainsurgeon/brainsurgeon/restore"
 	"github.com/brainsurgeon/brainsurgeon/session"
 )
@@ -41,11 +43,11 @@ func (c *extractableCommand) Run(ctx context.Context, args []string) error {
 		return err
 	}
 	if len(pos) != 3 {
-		return &cli.UsageError{Msg: fmt.Sprintf("extractable takes a session, an entry id and true, false or a number, got %d arguments", len(pos)),
+		return &cli.UsageError{Msg: fmt.Sprintf("extractable takes a session, an entry id and true, false or a number, got %s", plural.Count(len(pos), "argument", "arguments")),
 			Try: "brainsurgeon extractable --help"}
 	}
 	if _, err := restore.ParseExtractableValue(pos[2]); err != nil {
-		return &cli.UsageError{Msg: err.Error(), Try: "brainsurgeon extractable --help"}
+		return &cli.UsageError{Msg: bs.ErrorMessage(err), Try: "brainsurgeon extractable --help"}
 	}
 	r, set, err := c.m.restorer(ctx, *agentsDir)
 	if err != nil {

@@ -14,6 +14,7 @@ import (
 	"github.com/brainsurgeon/brainsurgeon/internal/agenttext"
 	"github.com/brainsurgeon/brainsurgeon/internal/cli"
 	"github.com/brainsurgeon/brainsurgeon/internal/compactwire"
+	"github.com/brainsurgeon/brainsurgeon/internal/plural"
 	"github.com/brainsurgeon/brainsurgeon/session"
 )
 
@@ -45,7 +46,7 @@ func (c *inspectCommand) Run(ctx context.Context, args []string) error {
 		return err
 	}
 	if len(pos) != 1 {
-		return &cli.UsageError{Msg: fmt.Sprintf("inspect takes one transcript file or session name, got %d arguments", len(pos)), Try: "brainsurgeon inspect --help"}
+		return &cli.UsageError{Msg: fmt.Sprintf("inspect takes one transcript file or session name, got %s", plural.Count(len(pos), "argument", "arguments")), Try: "brainsurgeon inspect --help"}
 	}
 	tr, err := openSession(ctx, *agentsDir, pos[0])
 	if err != nil {
@@ -118,7 +119,7 @@ func printReport(w io.Writer, out inspectReport, where string) {
 	if r.Session.Backend == bs.BackendSQLite {
 		what = "Store"
 	}
-	fmt.Fprintf(tw, "%s\t%s  (%d bytes, %d lines)\n", what, where, r.Bytes, r.Lines)
+	fmt.Fprintf(tw, "%s\t%s  (%s, %s)\n", what, where, plural.Count(r.Bytes, "byte", "bytes"), plural.Count(r.Lines, "line", "lines"))
 	if r.Header.Line > 0 {
 		fmt.Fprintf(tw, "Header\tline %d, format v%d, id %s, cwd %s\n", r.Header.Line, r.Header.Version, r.Header.ID, r.Header.Cwd)
 	} else {
@@ -130,7 +131,7 @@ func printReport(w io.Writer, out inspectReport, where string) {
 	fmt.Fprintf(tw, "Entries\t%d: %s\n", r.Entries, counts(r.EntryTypes))
 	fmt.Fprintf(tw, "Roles\t%s\n", counts(r.Roles))
 	fmt.Fprintf(tw, "Blocks\t%s\n", counts(r.BlockTypes))
-	fmt.Fprintf(tw, "Active path\t%d entries, leaf %s, %d context messages, %d branch points\n", r.ActivePath, r.Leaf, r.ContextMessages, r.BranchPoints)
+	fmt.Fprintf(tw, "Active path\t%s, leaf %s, %s, %s\n", plural.Count(r.ActivePath, "entry", "entries"), r.Leaf, plural.Count(r.ContextMessages, "context message", "context messages"), plural.Count(r.BranchPoints, "branch point", "branch points"))
 	active := ""
 	for _, c := range r.Compactions {
 		if c.Active {
@@ -146,7 +147,7 @@ func printReport(w io.Writer, out inspectReport, where string) {
 	if r.MalformedTotal == 0 {
 		fmt.Fprintf(tw, "Malformed\tnone\n")
 	} else {
-		fmt.Fprintf(tw, "Malformed\t%d lines (kept as they are)\n", r.MalformedTotal)
+		fmt.Fprintf(tw, "Malformed\t%s (kept as they are)\n", plural.Count(r.MalformedTotal, "line", "lines"))
 		for _, m := range r.Malformed {
 			fmt.Fprintf(tw, "\tline %d (%d bytes): %s\n", m.Line, m.Bytes, m.Error)
 		}
@@ -155,7 +156,8 @@ func printReport(w io.Writer, out inspectReport, where string) {
 		}
 	}
 	if r.IDLessEntries > 0 {
-		fmt.Fprintf(tw, "Without ids\t%d entries (%d bytes of extractable values) have no id (a v1 transcript): they cannot be extracted\n", r.IDLessEntries, r.IDLessBytes)
+		fmt.Fprintf(tw, "Without ids\t%s (%s of extractable values) %s no id (a v1 transcript): %s be extracted\n", plural.Count(r.IDLessEntries, "entry", "entries"), plural.Count(r.IDLessBytes, "byte", "bytes"),
+			plural.Noun(r.IDLessEntries, "has", "have"), plural.Noun(r.IDLessEntries, "it cannot", "they cannot"))
 	}
 	if r.Blank > 0 {
 		fmt.Fprintf(tw, "Blank lines\t%d\n", r.Blank)

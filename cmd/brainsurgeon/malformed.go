@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/brainsurgeon/brainsurgeon/internal/plural"
 	"github.com/brainsurgeon/brainsurgeon/prune"
 	"github.com/brainsurgeon/brainsurgeon/restore"
 )
@@ -17,7 +18,7 @@ func printMalformed(w io.Writer, sessions []string, counts []int) {
 			continue
 		}
 		fmt.Fprintf(w, "%s: %d malformed %s, kept as %s (brainsurgeon inspect %s lists them)\n",
-			sessions[i], n, plural(n, "line"), map[bool]string{true: "it is", false: "they are"}[n == 1], sessions[i])
+			sessions[i], n, plural.Noun(n, "line", "lines"), map[bool]string{true: "it is", false: "they are"}[n == 1], sessions[i])
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 
 	bs "github.com/brainsurgeon/brainsurgeon"
 	"github.com/brainsurgeon/brainsurgeon/internal/openclawinstall"
+	"github.com/brainsurgeon/brainsurgeon/internal/plural"
 	"github.com/brainsurgeon/brainsurgeon/restore"
 )
 
@@ -119,11 +120,11 @@ func printCleanup(w io.Writer, co *cleanupOutput) {
 		return
 	}
 	if co.AppliedFromQueue > 0 {
-		fmt.Fprintf(w, "Applied %d %s queued earlier.\n", co.AppliedFromQueue, plural(co.AppliedFromQueue, "write-back"))
+		fmt.Fprintf(w, "Applied %s queued earlier.\n", plural.Count(co.AppliedFromQueue, "write-back", "write-backs"))
 	}
 	switch {
 	case co.KeepPlaceholders && co.Kept > 0:
-		fmt.Fprintf(w, "Kept %d %s of offloaded tool results (--keep-placeholders) in %d %s; each names its value: brainsurgeon restore <session> tc-<id> prints it and writes it back.\n", co.Kept, plural(co.Kept, "placeholder"), len(co.Sessions), plural(len(co.Sessions), "session"))
+		fmt.Fprintf(w, "Kept %s of offloaded tool results (--keep-placeholders) in %s; each names its value: brainsurgeon restore <session> tc-<id> prints it and writes it back.\n", plural.Count(co.Kept, "placeholder", "placeholders"), plural.Count(len(co.Sessions), "session", "sessions"))
 	case co.WrittenBack+co.Queued+co.Kept == 0:
 		fmt.Fprintln(w, "Offloaded tool results: none left in the transcripts.")
 	}
@@ -148,9 +149,9 @@ func printCleanup(w io.Writer, co *cleanupOutput) {
 	}
 	if !co.KeepPlaceholders && co.Queued > 0 {
 		if co.DaemonRunning {
-			fmt.Fprintf(w, "Pending: %d %s in the queue until their sessions are idle (idle_seconds after the last turn, 300 s by default). The daemon at %s applies them on its schedule (auto_cron, every 2 minutes by default): leave it running until then. Or run brainsurgeon openclaw uninstall again later: it applies them too.\n", co.Queued, plural(co.Queued, "write-back"), co.DaemonURL)
+			fmt.Fprintf(w, "Pending: %s in the queue until their sessions are idle (idle_seconds after the last turn, 300 s by default). The daemon at %s applies them on its schedule (auto_cron, every 2 minutes by default): leave it running until then. Or run brainsurgeon openclaw uninstall again later: it applies them too.\n", plural.Count(co.Queued, "write-back", "write-backs"), co.DaemonURL)
 		} else {
-			fmt.Fprintf(w, "Pending: %d %s in the queue until their sessions are idle (idle_seconds after the last turn, 300 s by default). No daemon runs at %s to apply them: run brainsurgeon openclaw uninstall again once the sessions are idle (or start brainsurgeon serve, which applies them).\n", co.Queued, plural(co.Queued, "write-back"), co.DaemonURL)
+			fmt.Fprintf(w, "Pending: %s in the queue until their sessions are idle (idle_seconds after the last turn, 300 s by default). No daemon runs at %s to apply them: run brainsurgeon openclaw uninstall again once the sessions are idle (or start brainsurgeon serve, which applies them).\n", plural.Count(co.Queued, "write-back", "write-backs"), co.DaemonURL)
 		}
 	}
 	for _, e := range co.Errors {

@@ -11,8 +11,10 @@ import (
 	"time"
 
 	bs "github.com/brainsurgeon/brainsurgeon"
+	"github.com/brainsurgeon/brainsurgeon/backend"
 	"github.com/brainsurgeon/brainsurgeon/extract"
 	"github.com/brainsurgeon/brainsurgeon/internal/cli"
+	"github.com/brainsurgeon/brainsurgeon/internal/plural"
 	"github.com/brainsurgeon/brainsurgeon/prune"
 	"github.com/brainsurgeon/brainsurgeon/session"
 )
@@ -74,24 +76,28 @@ func (c *pruneCommand) Run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	var set *backend.Set
+	var refs []bs.SessionRef
+	if len(sessions) > 0 || cfg.Enabled || *force {
+		// Named sessions are resolved first: a session that does not
+		// exist is the first thing to say, before any gate.
+		if set, err = c.m.open(ctx, *agentsDir, cfg); err != nil {
+			return err
+		}
+		for _, s := range sessions {
+			ref, err := resolveRef(ctx, set, s)
+			if err != nil {
+				return err
+			}
+			refs = append(refs, ref)
+		}
+	}
 	if !cfg.Enabled && !*force {
 		// A dry run reports what the real run would do, and that refuses.
 		if *dry {
 			return fmt.Errorf("%w (a dry run applies the same gates as the real run; prune --dry-run --force shows what a forced pass would write)", cli.DisabledError(info))
 		}
 		return cli.DisabledError(info)
-	}
-	set, err := c.m.open(ctx, *agentsDir, cfg)
-	if err != nil {
-		return err
-	}
-	var refs []bs.SessionRef
-	for _, s := range sessions {
-		ref, err := resolveRef(ctx, set, s)
-		if err != nil {
-			return err
-		}
-		refs = append(refs, ref)
 	}
 	limitMemory(ctx, set.Store, refs)
 	p := c.m.pass(set, cfg)
@@ -107,7 +113,8 @@ func (c *pruneCommand) Run(ctx context.Context, args []string) error {
 		fmt.Fprintf(c.m.Stderr, "applied %d pending restore write-backs\n", rep.WriteBacks)
 	}
 	if rep.PendingWriteBacks > 0 {
-		fmt.Fprintf(c.m.Stderr, "%d restore write-backs are queued: the real run applies them first (those of idle sessions)\n", rep.PendingWriteBacks)
+		fmt.Fprintf(c.m.Stderr, "%s: the real run applies %s\n", plural.Count(rep.PendingWriteBacks, "restore write-back is queued", "restore write-backs are queued"),
+			plural.Noun(rep.PendingWriteBacks, "it first (when its session is idle)", "them first (those of idle sessions)"))
 	}
 	if rep.WriteBackError != "" {
 		fmt.Fprintf(c.m.Stderr, "warning: pending restore write-backs: %s\n", rep.WriteBackError)
@@ -116,7 +123,7 @@ func (c *pruneCommand) Run(ctx context.Context, args []string) error {
 		fmt.Fprintf(c.m.Stderr, "warning: %s\n", u)
 	}
 	if rep.Failed > 0 {
-		err = fmt.Errorf("%d of %d sessions failed", rep.Failed, len(rep.Sessions))
+		err = fmt.Errorf("%d of %s failed", rep.Failed, plural.Count(len(rep.Sessions), "session", "sessions"))
 	}
 	if *asJSON {
 		return cli.WriteJSON(c.m.Stdout, rep, err)
@@ -141,7 +148,7 @@ func printPrune(w io.Writer, rep *prune.Report, dry bool) {
 			note = strings.TrimSuffix(note, ": "+bs.ErrBusy.Error()) + "; idle at " + r.IdleAt.Format(time.RFC3339)
 		}
 		if r.WriteBacks > 0 {
-			note = strings.TrimPrefix(fmt.Sprintf("%s; %d write-backs applied", note, r.WriteBacks), "; ")
+			note = strings.TrimPrefix(fmt.Sprintf("%s; %s applied", note, plural.Count(r.WriteBacks, "write-back", "write-backs")), "; ")
 		}
 		// Only what was (or, in a dry run, would be) written counts.
 		n, v, sv := 0, 0, int64(0)
@@ -159,7 +166,7 @@ func printPrune(w io.Writer, rep *prune.Report, dry bool) {
 	if dry {
 		verb = "would save"
 	}
-	fmt.Fprintf(w, "\n%d sessions, %d entries, %d values: %s %d of %d bytes\n", len(rep.Sessions), entries, values, verb, saved, before)
+	fmt.Fprintf(w, "\n%s, %s, %s: %s %d of %d bytes\n", plural.Count(len(rep.Sessions), "session", "sessions"), plural.Count(entries, "entry", "entries"), plural.Count(values, "value", "values"), verb, saved, before)
 	if rep.Reason != "" {
 		fmt.Fprintln(w, rep.Reason)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/brainsurgeon/brainsurgeon/internal/agenttext"
 	"github.com/brainsurgeon/brainsurgeon/internal/atomicfile"
 	"github.com/brainsurgeon/brainsurgeon/internal/cli"
+	"github.com/brainsurgeon/brainsurgeon/internal/plural"
 	"github.com/brainsurgeon/brainsurgeon/portable"
 	"github.com/brainsurgeon/brainsurgeon/recall"
 	"github.com/brainsurgeon/brainsurgeon/session"
@@ -67,7 +68,7 @@ func (c *contextCommand) grepRun(ctx context.Context, args []string) error {
 	}
 	try := "brainsurgeon context grep --help"
 	if len(pos) != 1 || pos[0] == "" {
-		return &cli.UsageError{Msg: fmt.Sprintf("context grep takes one non-empty PATTERN, got %d arguments", len(pos)), Try: try}
+		return &cli.UsageError{Msg: fmt.Sprintf("context grep takes one non-empty PATTERN, got %s", plural.Count(len(pos), "argument", "arguments")), Try: try}
 	}
 	if *max < 1 {
 		return &cli.UsageError{Msg: fmt.Sprintf("--max must be 1 or more, got %d", *max), Try: try}
@@ -155,7 +156,7 @@ func (c *contextCommand) describe(ctx context.Context, args []string) error {
 		return err
 	}
 	if len(pos) != 1 || pos[0] == "" {
-		return &cli.UsageError{Msg: fmt.Sprintf("context describe takes one entry ID, got %d arguments", len(pos)), Try: "brainsurgeon context describe --help"}
+		return &cli.UsageError{Msg: fmt.Sprintf("context describe takes one entry ID, got %s", plural.Count(len(pos), "argument", "arguments")), Try: "brainsurgeon context describe --help"}
 	}
 	_, tr, err := c.m.openTranscript(ctx, &sf)
 	if err != nil {
@@ -200,7 +201,7 @@ func (c *contextCommand) expand(ctx context.Context, args []string) error {
 	}
 	try := "brainsurgeon context expand --help"
 	if len(pos) != 1 || pos[0] == "" {
-		return &cli.UsageError{Msg: fmt.Sprintf("context expand takes one compaction entry ID, got %d arguments", len(pos)), Try: try}
+		return &cli.UsageError{Msg: fmt.Sprintf("context expand takes one compaction entry ID, got %s", plural.Count(len(pos), "argument", "arguments")), Try: try}
 	}
 	if *max < 0 {
 		return &cli.UsageError{Msg: fmt.Sprintf("--max must be 0 (all) or more, got %d", *max), Try: try}
@@ -263,7 +264,7 @@ func (c *contextCommand) export(ctx context.Context, args []string) error {
 	}
 	try := "brainsurgeon context export --help"
 	if len(pos) != 1 || pos[0] == "" {
-		return &cli.UsageError{Msg: fmt.Sprintf("context export takes one FILE (or - for stdout), got %d arguments", len(pos)), Try: try}
+		return &cli.UsageError{Msg: fmt.Sprintf("context export takes one FILE (or - for stdout), got %s", plural.Count(len(pos), "argument", "arguments")), Try: try}
 	}
 	file := pos[0]
 	if file != "-" && !*force {
@@ -350,7 +351,7 @@ func (c *contextCommand) importSession(ctx context.Context, args []string) error
 	}
 	try := "brainsurgeon context import --help"
 	if len(pos) != 1 || pos[0] == "" {
-		return &cli.UsageError{Msg: fmt.Sprintf("context import takes one FILE (or - for stdin), got %d arguments", len(pos)), Try: try}
+		return &cli.UsageError{Msg: fmt.Sprintf("context import takes one FILE (or - for stdin), got %s", plural.Count(len(pos), "argument", "arguments")), Try: try}
 	}
 	if err := backend.CheckAgentsDir(*agentsDir); err != nil {
 		return err
@@ -419,12 +420,4 @@ func readBounded(path string, max int64) ([]byte, error) {
 		return nil, fmt.Errorf("%s holds %d bytes, more than the %d an export may have: %w", path, fi.Size(), max, bs.ErrInvalid)
 	}
 	return io.ReadAll(io.LimitReader(f, max+1))
-}
-
-// plural returns word, with an s unless n is 1.
-func plural(n int, word string) string {
-	if n == 1 {
-		return word
-	}
-	return word + "s"
 }

@@ -12,6 +12,7 @@ import (
 	bs "github.com/brainsurgeon/brainsurgeon"
 	"github.com/brainsurgeon/brainsurgeon/extract"
 	"github.com/brainsurgeon/brainsurgeon/internal/cli"
+	"github.com/brainsurgeon/brainsurgeon/internal/plural"
 	"github.com/brainsurgeon/brainsurgeon/restore"
 	"github.com/brainsurgeon/brainsurgeon/session"
 )
@@ -74,13 +75,13 @@ func (c *restoreCommand) Run(ctx context.Context, args []string) error {
 	try := "brainsurgeon restore --help"
 	switch {
 	case *all && len(pos) != 1:
-		return &cli.UsageError{Msg: fmt.Sprintf("restore --all takes one session, got %d arguments", len(pos)), Try: try}
+		return &cli.UsageError{Msg: fmt.Sprintf("restore --all takes one session, got %s", plural.Count(len(pos), "argument", "arguments")), Try: try}
 	case *all && *keys != "":
 		return &cli.UsageError{Msg: "--keys selects values of one entry; it does not go with --all", Try: try}
 	case !*all && *pristine:
 		return &cli.UsageError{Msg: "--pristine goes with --all", Try: try}
 	case !*all && len(pos) != 2:
-		return &cli.UsageError{Msg: fmt.Sprintf("restore takes a session and an entry id (or a session and --all), got %d arguments", len(pos)), Try: try}
+		return &cli.UsageError{Msg: fmt.Sprintf("restore takes a session and an entry id (or a session and --all), got %s", plural.Count(len(pos), "argument", "arguments")), Try: try}
 	}
 	r, set, err := c.m.restorer(ctx, *agentsDir)
 	if err != nil {
@@ -136,13 +137,13 @@ func restoreAllError(res *restore.AllResult) error {
 	lost := len(res.Lost) - src - res.Remaining.Refused
 	var parts []string
 	if lost > 0 {
-		parts = append(parts, fmt.Sprintf("%d placeholders could not be restored", lost))
+		parts = append(parts, fmt.Sprintf("%s could not be restored", plural.Count(lost, "placeholder", "placeholders")))
 	}
 	if refused > 0 {
-		parts = append(parts, fmt.Sprintf("%d values the store does not accept back stay extracted (listed under refused; brainsurgeon restore <session> <entry> prints each without writing it back)", refused))
+		parts = append(parts, fmt.Sprintf("%s the store does not accept back %s extracted (listed under refused; brainsurgeon restore <session> <entry> prints each without writing it back)", plural.Count(refused, "value", "values"), plural.Noun(refused, "stays", "stay")))
 	}
 	if src > 0 {
-		parts = append(parts, fmt.Sprintf("%d tool results stored at the source keep their placeholder: the session is not pristine (purge_control restore tc-<id> returns each)", src))
+		parts = append(parts, fmt.Sprintf("%s stored at the source %s: the session is not pristine (purge_control restore tc-<id> returns each)", plural.Count(src, "tool result", "tool results"), plural.Noun(src, "keeps its placeholder", "keep their placeholder")))
 	}
 	if len(parts) == 0 {
 		return nil
@@ -230,9 +231,9 @@ func restoreStatus(res *restore.Result) string {
 
 func printRestoreAll(w io.Writer, res *restore.AllResult) {
 	fmt.Fprintf(w, "Session     %s\n", res.Session)
-	fmt.Fprintf(w, "Restored    %d values (%d bytes) in %d entries\n", res.Values, res.Bytes, res.Entries)
+	fmt.Fprintf(w, "Restored    %s (%s) in %s\n", plural.Count(res.Values, "value", "values"), plural.Count(res.Bytes, "byte", "bytes"), plural.Count(res.Entries, "entry", "entries"))
 	if res.PristineMode {
-		fmt.Fprintf(w, "Undone      %d redactions, %d bookkeeping members, %d inserted lines\n", res.Redactions, res.Bookkeeping, res.LinesRemoved)
+		fmt.Fprintf(w, "Undone      %s, %s, %s\n", plural.Count(res.Redactions, "redaction", "redactions"), plural.Count(res.Bookkeeping, "bookkeeping member", "bookkeeping members"), plural.Count(res.LinesRemoved, "inserted line", "inserted lines"))
 	}
 	if res.Applied {
 		fmt.Fprintln(w, "Written     yes")
@@ -245,25 +246,25 @@ func printRestoreAll(w io.Writer, res *restore.AllResult) {
 		var why []string
 		r := res.Remaining
 		if n := r.Placeholders - r.SourceValues - r.Refused; n > 0 {
-			why = append(why, fmt.Sprintf("%d placeholders could not be restored", n))
+			why = append(why, fmt.Sprintf("%s could not be restored", plural.Count(n, "placeholder", "placeholders")))
 		}
 		if r.Refused > 0 {
-			why = append(why, fmt.Sprintf("%d values the store does not accept back stay extracted", r.Refused))
+			why = append(why, fmt.Sprintf("%s the store does not accept back %s extracted", plural.Count(r.Refused, "value", "values"), plural.Noun(r.Refused, "stays", "stay")))
 		}
 		if r.SourceValues > 0 {
-			why = append(why, fmt.Sprintf("%d tool results stored at the source keep their placeholder (the host wrote it; purge_control restore tc-<id> returns each)", r.SourceValues))
+			why = append(why, fmt.Sprintf("%s stored at the source %s (the host wrote it; purge_control restore tc-<id> returns each)", plural.Count(r.SourceValues, "tool result", "tool results"), plural.Noun(r.SourceValues, "keeps its placeholder", "keep their placeholder")))
 		}
 		if r.Bookkeeping > 0 {
-			why = append(why, fmt.Sprintf("%d bookkeeping members (_restored, _extractable, _redacted) remain", r.Bookkeeping))
+			why = append(why, fmt.Sprintf("%s (_restored, _extractable, _redacted) %s", plural.Count(r.Bookkeeping, "bookkeeping member", "bookkeeping members"), plural.Noun(r.Bookkeeping, "remains", "remain")))
 		}
 		if r.Redactions > 0 {
-			why = append(why, fmt.Sprintf("%d redaction stubs remain", r.Redactions))
+			why = append(why, fmt.Sprintf("%s %s", plural.Count(r.Redactions, "redaction stub", "redaction stubs"), plural.Noun(r.Redactions, "remains", "remain")))
 		}
 		if r.Inserted > 0 {
-			why = append(why, fmt.Sprintf("%d lines inserted by a repair (doctor --fix) remain", r.Inserted))
+			why = append(why, fmt.Sprintf("%s inserted by a repair (doctor --fix) %s", plural.Count(r.Inserted, "line", "lines"), plural.Noun(r.Inserted, "remains", "remain")))
 		}
 		if r.UnreadableRecords > 0 {
-			why = append(why, fmt.Sprintf("%d side records cannot be read", r.UnreadableRecords))
+			why = append(why, fmt.Sprintf("%s cannot be read", plural.Count(r.UnreadableRecords, "side record", "side records")))
 		}
 		hint := ""
 		if !res.PristineMode && r.Placeholders == 0 && r.UnreadableRecords == 0 {

@@ -46,7 +46,7 @@ func TestRestoreAllSourcePlaceholder(t *testing.T) {
 		t.Fatal(err)
 	}
 	code, out, errs := run(t, "restore", "main/s1", "--all", "--pristine", "--agents-dir", agents)
-	if code != 1 || !strings.Contains(out, "Pristine    no: 1 tool results stored at the source keep their placeholder") ||
+	if code != 1 || !strings.Contains(out, "Pristine    no: 1 tool result stored at the source keeps its placeholder") ||
 		!strings.Contains(out, "source_not_written_back") || !strings.Contains(errs, "not pristine") {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errs)
 	}

@@ -376,7 +376,7 @@ func TestVerifyCommand(t *testing.T) {
 	details := extractAll(t, path, 200)
 	code, out, errs := run(t, "verify", "--agents-dir", agents)
 	wantCode(t, code, 0, out, errs)
-	if !strings.Contains("\n"+out, "\nOK: 1 sessions, "+itoa(len(details))+" placeholders, "+itoa(len(details))+" verified, 0 problems") {
+	if !strings.Contains("\n"+out, "\nOK: 1 session, "+itoa(len(details))+" placeholders, "+itoa(len(details))+" verified, 0 problems") {
 		t.Fatalf("stdout %q", out)
 	}
 	dir := sidetest.Dir(path, demoID)
@@ -386,7 +386,7 @@ func TestVerifyCommand(t *testing.T) {
 	}
 	code, out, errs = run(t, "verify", "agent:main:main", "--agents-dir", agents)
 	wantCode(t, code, 0, out, errs)
-	if !strings.Contains(out, "Orphans") || strings.Contains(out, "stray") || !strings.Contains(out, "1 orphans (3 bytes)") || strings.Contains(out, "retention") {
+	if !strings.Contains(out, "Orphans") || strings.Contains(out, "stray") || !strings.Contains(out, "1 orphan (3 bytes)") || strings.Contains(out, "retention") {
 		t.Fatalf("stdout %q", out)
 	}
 	code, out, errs = run(t, "verify", "agent:main:main", "--verbose", "--agents-dir", agents)
@@ -401,7 +401,7 @@ func TestVerifyCommand(t *testing.T) {
 	code, out, errs = run(t, "verify", "--agents-dir", agents)
 	wantCode(t, code, 1, out, errs)
 	if !strings.Contains(out, "main/"+demoID) || !strings.Contains(out, gone.ID) || !strings.Contains(out, gone.Keys[0]) ||
-		!strings.Contains(out, restore.ProblemMissingFile) || !strings.Contains(errs, "1 placeholders have no intact value") {
+		!strings.Contains(out, restore.ProblemMissingFile) || !strings.Contains(errs, "1 placeholder has no intact value") {
 		t.Fatalf("stdout:\n%s\nstderr:\n%s", out, errs)
 	}
 	code, out, _ = run(t, "verify", "--json", "--agents-dir", agents)
@@ -436,7 +436,7 @@ func TestRestoreBadInput(t *testing.T) {
 		{"BadEntryID", []string{"restore", "main:main", "../etc"}, 1, []string{"not allowed"}},
 		{"NeverExtracted", []string{"restore", "main:main", "f2a74de4"}, 1, []string{"nothing to restore"}},
 		{"NoArgs", []string{"restore"}, 2, []string{"session and an entry id", "Try: brainsurgeon restore --help"}},
-		{"NoEntry", []string{"restore", "main:main"}, 2, []string{"got 1 arguments"}},
+		{"NoEntry", []string{"restore", "main:main"}, 2, []string{"got 1 argument"}},
 		{"TooMany", []string{"restore", "main:main", id, "x"}, 2, []string{"got 3 arguments"}},
 		{"PristineAlone", []string{"restore", "main:main", id, "--pristine"}, 2, []string{"--pristine goes with --all"}},
 		{"AllWithKeys", []string{"restore", "main:main", "--all", "--keys", "text"}, 2, []string{"--keys"}},
@@ -485,6 +485,21 @@ func TestPruneCommand(t *testing.T) {
 	wantCode(t, code, 1, out, errs)
 	if !strings.Contains(errs, "smart pruning is disabled") || !strings.Contains(errs, "--dry-run --force") {
 		t.Fatalf("stderr %q", errs)
+	}
+
+	// A session that does not exist is named before any gate, dry run or not.
+	for _, args := range [][]string{{"--dry-run"}, {}} {
+		code, out, errs = run(t, append([]string{"prune", "--session", "main/does-not-exist", "--agents-dir", agents}, args...)...)
+		wantCode(t, code, 1, out, errs)
+		if !strings.Contains(errs, `no session "main/does-not-exist"`) || strings.Contains(errs, "smart pruning is disabled") {
+			t.Fatalf("prune --session main/does-not-exist %q: stderr %q", args, errs)
+		}
+	}
+	// A session that exists still meets the disabled gate.
+	code, out, errs = run(t, "prune", "--session", "agent:main:main", "--dry-run", "--agents-dir", agents)
+	wantCode(t, code, 1, out, errs)
+	if !strings.Contains(errs, "smart pruning is disabled") {
+		t.Fatalf("prune --session agent:main:main --dry-run: stderr %q", errs)
 	}
 
 	// --dry-run --force reports and writes nothing.

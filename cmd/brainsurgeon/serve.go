@@ -37,8 +37,9 @@ The runtime config is .brainsurgeon/config.json beside the agents dir (created
 with the defaults, pruning off, when missing); logs go to
 <openclaw root>/logs/brainsurgeon.log, and to stderr on a terminal.
 
-When the agents dir does not exist yet (OpenClaw creates it at the first
-turn), serve says so and waits for it: /api/health answers "status":
+When the agents dir does not exist yet but its parent (the OpenClaw root)
+does (OpenClaw creates the agents dir at the first turn), serve says so and
+waits for it: /api/health answers "status":
 "waiting", every other /api/ path 503, and nothing is written (logs go to
 stderr). Once the dir appears the daemon opens and serves it, without a
 restart.
@@ -240,6 +241,13 @@ func (c *serveCommand) Run(ctx context.Context, args []string) error {
 	if err := backend.CheckAgentsDir(*agentsDir); err != nil {
 		if !errors.Is(err, bs.ErrNotFound) || *demoMode {
 			return err
+		}
+		// Only an OpenClaw root that exists is waited for: a root that is
+		// missing too is a wrong path (or OpenClaw was never set up), and
+		// waiting would hide it.
+		root := filepath.Dir(filepath.Clean(*agentsDir))
+		if fi, serr := os.Stat(root); serr != nil || !fi.IsDir() {
+			return fmt.Errorf("%w; its parent %s (the OpenClaw root) does not exist either, so there is nothing to wait for: set up OpenClaw first (openclaw onboard), or name the right agents dir", err, root)
 		}
 		waiting = true
 	}

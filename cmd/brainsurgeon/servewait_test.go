@@ -138,11 +138,14 @@ func (r *serveRun) health(t *testing.T) serveHealth {
 }
 
 // TestServeWaitsForAgentsDir starts serve before OpenClaw has created its
-// state dir: serve answers /api/health (waiting), refuses the rest with
-// 503, writes nothing, and serves the sessions once the dir appears,
-// without a restart.
+// agents dir (its state dir exists, as after onboarding): serve answers
+// /api/health (waiting), refuses the rest with 503, writes nothing, and
+// serves the sessions once the dir appears, without a restart.
 func TestServeWaitsForAgentsDir(t *testing.T) {
 	state := filepath.Join(t.TempDir(), "state")
+	if err := os.Mkdir(state, 0o700); err != nil {
+		t.Fatal(err)
+	}
 	agents := filepath.Join(state, "agents")
 	keyFile := filepath.Join(state, ".brainsurgeon", "api.key")
 	r := startServe(t, "--agents-dir", agents)
@@ -169,8 +172,8 @@ func TestServeWaitsForAgentsDir(t *testing.T) {
 	if errs := r.errs.String(); !strings.Contains(errs, "waiting for OpenClaw to create the agents dir") {
 		t.Errorf("stderr lacks the waiting log:\n%s", errs)
 	}
-	if _, err := os.Stat(state); !os.IsNotExist(err) {
-		t.Errorf("serve created OpenClaw's state dir while waiting: %v", err)
+	if ents, err := os.ReadDir(state); err != nil || len(ents) != 0 {
+		t.Errorf("serve wrote into OpenClaw's state dir while waiting: %v %v", ents, err)
 	}
 
 	// OpenClaw creates the agents dir and its first session.
@@ -200,13 +203,16 @@ func TestServeWaitsForAgentsDir(t *testing.T) {
 // written.
 func TestServeWaitStoppedEarly(t *testing.T) {
 	state := filepath.Join(t.TempDir(), "state")
+	if err := os.Mkdir(state, 0o700); err != nil {
+		t.Fatal(err)
+	}
 	r := startServe(t, "--agents-dir", filepath.Join(state, "agents"))
 	until(t, "waiting", func() bool { return r.health(t).Status == "waiting" })
 	if code := r.wait(t); code != 0 || !strings.Contains(r.out.String(), "BrainSurgeon stopped") {
 		t.Fatalf("exit %d\n%s\n%s", code, r.out.String(), r.errs.String())
 	}
-	if _, err := os.Stat(state); !os.IsNotExist(err) {
-		t.Errorf("serve created OpenClaw's state dir: %v", err)
+	if ents, err := os.ReadDir(state); err != nil || len(ents) != 0 {
+		t.Errorf("serve wrote into OpenClaw's state dir: %v %v", ents, err)
 	}
 }
 

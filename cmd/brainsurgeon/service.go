@@ -40,7 +40,8 @@ brainsurgeon.service" (and "restart" when the unit existed; macOS: "launchctl
 bootstrap gui/<uid> <plist>"). When
 systemctl --user cannot reach your user manager, the unit stays written and
 the commands to run are printed. On a machine without systemd it says so,
-writes nothing and exits 1. --dry-run prints the unit and the commands only.
+writes nothing and exits 1. --dry-run prints the unit and the commands only
+(exit 0; without systemd it says so after the unit).
 
 serve reads the API key file <root>/.brainsurgeon/api.key (root: the agents
 dir's parent; brainsurgeon openclaw install creates it) by itself whenever it
@@ -175,6 +176,12 @@ func (c *serviceCommand) install(ctx context.Context, args []string) error {
 	if *dry {
 		if res.File != "" {
 			fmt.Fprintf(w, "Would write %s:\n\n%s\n", res.File, res.Content)
+		}
+		if res.Problem != "" {
+			// No systemd here: the preview is for a machine that runs it.
+			fmt.Fprintf(w, "Note: %s.\nA real install here would write nothing and exit 1; where the service manager runs, it writes the file above, then runs:\n  %s\n",
+				res.Problem, strings.Join(res.Todo, "\n  "))
+			return err
 		}
 		if len(res.Todo) > 0 {
 			fmt.Fprintf(w, "Then run:\n  %s\n", strings.Join(res.Todo, "\n  "))

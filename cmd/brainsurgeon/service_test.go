@@ -105,3 +105,34 @@ func TestServiceInstallNamesNoDefaultKeyFile(t *testing.T) {
 		t.Errorf("unit does not name %s:\n%s", other, b)
 	}
 }
+
+// TestServiceInstallDryRunWithoutSystemd: the preview is printed, then a
+// note that systemd is absent; no "Error:", exit 0, nothing written. The
+// real install says so and exits 1.
+func TestServiceInstallDryRunWithoutSystemd(t *testing.T) {
+	env, unit := fakeServiceEnv(t, okRun)
+	env.Stat = func(p string) (fs.FileInfo, error) {
+		if p == "/run/systemd/system" {
+			return nil, fs.ErrNotExist
+		}
+		return os.Stat(p)
+	}
+	serviceEnv = func() service.Env { return env }
+	agents := filepath.Join(t.TempDir(), "agents")
+	code, out, errOut := run(t, "service", "install", "--dry-run", "--agents-dir", agents)
+	if code != 0 || errOut != "" || !strings.Contains(out, "Would write "+unit) || !strings.Contains(out, "ExecStart=") ||
+		!strings.Contains(out, "Note: no service manager: /run/systemd/system does not exist") || !strings.Contains(out, "systemctl --user enable --now") {
+		t.Errorf("dry run: exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
+	}
+	code, out, _ = run(t, "service", "install", "--dry-run", "--json", "--agents-dir", agents)
+	if code != 0 || !strings.Contains(out, `"problem": "no service manager:`) || strings.Contains(out, `"error"`) {
+		t.Errorf("dry run --json: exit %d\n%s", code, out)
+	}
+	if _, err := os.Stat(unit); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("the dry run wrote %s: %v", unit, err)
+	}
+	code, _, errOut = run(t, "service", "install", "--agents-dir", agents)
+	if code != 1 || !strings.Contains(errOut, "Error: service install: no service manager") {
+		t.Errorf("install without systemd: exit %d\n%s", code, errOut)
+	}
+}

@@ -10,6 +10,7 @@ import (
 	bs "github.com/brainsurgeon/brainsurgeon"
 	"github.com/brainsurgeon/brainsurgeon/backend"
 	"github.com/brainsurgeon/brainsurgeon/internal/cli"
+	"github.com/brainsurgeon/brainsurgeon/internal/plural"
 	"github.com/brainsurgeon/brainsurgeon/restore"
 	"github.com/brainsurgeon/brainsurgeon/session"
 )
@@ -65,7 +66,7 @@ func (c *verifyCommand) Run(ctx context.Context, args []string) error {
 		return err
 	}
 	if len(pos) > 1 {
-		return &cli.UsageError{Msg: fmt.Sprintf("verify takes at most one session, got %d arguments", len(pos)), Try: "brainsurgeon verify --help"}
+		return &cli.UsageError{Msg: fmt.Sprintf("verify takes at most one session, got %s", plural.Count(len(pos), "argument", "arguments")), Try: "brainsurgeon verify --help"}
 	}
 	set, err := backend.Open(ctx, *agentsDir, backend.Options{Logger: c.m.logger()})
 	if err != nil {
@@ -107,7 +108,7 @@ func (c *verifyCommand) Run(ctx context.Context, args []string) error {
 	prog.done()
 	sum.OK = sum.Problems == 0
 	if sum.Problems > 0 {
-		err = fmt.Errorf("%d placeholders have no intact value", sum.Problems)
+		err = fmt.Errorf("%s no intact value", plural.Count(sum.Problems, "placeholder has", "placeholders have"))
 	}
 	if *asJSON {
 		return cli.WriteJSON(c.m.Stdout, sum, err)
@@ -171,6 +172,6 @@ func printVerify(w io.Writer, s *verifySummary, verbose bool) {
 	if s.Problems > 0 {
 		verdict = "PROBLEMS"
 	}
-	fmt.Fprintf(w, "%s: %d sessions, %d placeholders, %d verified, %d problems, %d side files, %d orphans (%d bytes), %d malformed lines\n",
-		verdict, s.Sessions, s.Placeholders, s.Verified, s.Problems, s.SideFiles, s.Orphans, s.OrphanBytes, s.MalformedLines)
+	fmt.Fprintf(w, "%s: %s, %s, %d verified, %s, %s, %s (%s), %s\n",
+		verdict, plural.Count(s.Sessions, "session", "sessions"), plural.Count(s.Placeholders, "placeholder", "placeholders"), s.Verified, plural.Count(s.Problems, "problem", "problems"), plural.Count(s.SideFiles, "side file", "side files"), plural.Count(s.Orphans, "orphan", "orphans"), plural.Count(s.OrphanBytes, "byte", "bytes"), plural.Count(s.MalformedLines, "malformed line", "malformed lines"))
 }

@@ -10,6 +10,7 @@ import (
 	bs "github.com/brainsurgeon/brainsurgeon"
 	"github.com/brainsurgeon/brainsurgeon/backend"
 	"github.com/brainsurgeon/brainsurgeon/internal/cli"
+	"github.com/brainsurgeon/brainsurgeon/internal/plural"
 	"github.com/brainsurgeon/brainsurgeon/recall"
 )
 
@@ -46,7 +47,7 @@ func (c *grepCommand) Run(ctx context.Context, args []string) error {
 	}
 	try := "purge_control grep --help"
 	if len(pos) != 1 || pos[0] == "" {
-		return &cli.UsageError{Msg: fmt.Sprintf("grep takes one non-empty PATTERN, got %d arguments", len(pos)), Try: try}
+		return &cli.UsageError{Msg: fmt.Sprintf("grep takes one non-empty PATTERN, got %s", plural.Count(len(pos), "argument", "arguments")), Try: try}
 	}
 	if *max < 1 {
 		return &cli.UsageError{Msg: fmt.Sprintf("--max must be 1 or more, got %d", *max), Try: try}
@@ -86,9 +87,9 @@ func (c *grepCommand) Run(ctx context.Context, args []string) error {
 	case out.Count == 0:
 		fmt.Fprintf(c.m.Stdout, "no match for %q in %s\n", pos[0], out.Session)
 	case out.Truncated:
-		fmt.Fprintf(c.m.Stdout, "%d hits (stopped at --max %d; there are more)\n", out.Count, *max)
+		fmt.Fprintf(c.m.Stdout, "%s (stopped at --max %d; there are more)\n", plural.Count(out.Count, "hit", "hits"), *max)
 	default:
-		fmt.Fprintf(c.m.Stdout, "%d %s\n", out.Count, plural(out.Count, "hit"))
+		fmt.Fprintf(c.m.Stdout, "%d %s\n", out.Count, plural.Noun(out.Count, "hit", "hits"))
 	}
 	return nil
 }
@@ -100,12 +101,4 @@ func printHit(w io.Writer, h recall.Hit) {
 		id = "-"
 	}
 	fmt.Fprintf(w, "%s %s line %d: %s\n", h.Where, id, h.Line, h.Snippet)
-}
-
-// plural returns word, with an s unless n is 1.
-func plural(n int, word string) string {
-	if n == 1 {
-		return word
-	}
-	return word + "s"
 }

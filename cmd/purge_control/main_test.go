@@ -149,7 +149,7 @@ func TestPurgeControlGetContext(t *testing.T) {
 	for _, w := range []string{
 		"Session main/" + sessionID + " (agent:main:direct:123)",
 		"6 entries, 6 messages in the model context",
-		"1 entries hold placeholders",
+		"1 entry holds placeholders",
 		fmt.Sprintf("entry r1: content/0/text (%d bytes) extracted ", size),
 	} {
 		if !strings.Contains(out, w) {

@@ -9,6 +9,7 @@ import (
 	"github.com/brainsurgeon/brainsurgeon/extract"
 	"github.com/brainsurgeon/brainsurgeon/internal/agenttext"
 	"github.com/brainsurgeon/brainsurgeon/internal/cli"
+	"github.com/brainsurgeon/brainsurgeon/internal/plural"
 	"github.com/brainsurgeon/brainsurgeon/restore"
 )
 
@@ -64,7 +65,7 @@ func (c *restoreCommand) Run(ctx context.Context, args []string) error {
 		return err
 	}
 	if len(pos) != 1 {
-		return &cli.UsageError{Msg: fmt.Sprintf("restore takes one entry id, got %d arguments", len(pos)), Try: "purge_control restore --help"}
+		return &cli.UsageError{Msg: fmt.Sprintf("restore takes one entry id, got %s", plural.Count(len(pos), "argument", "arguments")), Try: "purge_control restore --help"}
 	}
 	r, ref, err := c.m.setup(ctx, &com)
 	if err != nil {

@@ -5,8 +5,10 @@ import (
 	"flag"
 	"fmt"
 
+	bs "github.com/brainsurgeon/brainsurgeon"
 	"github.com/brainsurgeon/brainsurgeon/internal/agenttext"
 	"github.com/brainsurgeon/brainsurgeon/internal/cli"
+	"github.com/brainsurgeon/brainsurgeon/internal/plural"
 	"github.com/brainsurgeon/brainsurgeon/restore"
 )
 
@@ -39,10 +41,10 @@ func (c *setExtractableCommand) Run(ctx context.Context, args []string) error {
 	}
 	try := "purge_control set_extractable --help"
 	if len(pos) != 2 {
-		return &cli.UsageError{Msg: fmt.Sprintf("set_extractable takes an entry id and true, false or a number, got %d arguments", len(pos)), Try: try}
+		return &cli.UsageError{Msg: fmt.Sprintf("set_extractable takes an entry id and true, false or a number, got %s", plural.Count(len(pos), "argument", "arguments")), Try: try}
 	}
 	if _, err := restore.ParseExtractableValue(pos[1]); err != nil {
-		return &cli.UsageError{Msg: err.Error(), Try: try}
+		return &cli.UsageError{Msg: bs.ErrorMessage(err), Try: try}
 	}
 	r, ref, err := c.m.setup(ctx, &com)
 	if err != nil {

@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/brainsurgeon/brainsurgeon/internal/plural"
 	"github.com/brainsurgeon/brainsurgeon/recall"
 	"github.com/brainsurgeon/brainsurgeon/restore"
 )
@@ -54,14 +55,14 @@ func Num(n int) string {
 // Context writes get_context's text for a session named name.
 func Context(w io.Writer, name string, cx *restore.Context) {
 	fmt.Fprintf(w, "Session %s\n", name)
-	fmt.Fprintf(w, "%d entries, %d messages in the model context, %d bytes\n", cx.Entries, cx.ContextMessages, cx.Bytes)
-	fmt.Fprintf(w, "Extracted: %d entries hold placeholders (%d bytes out of context); %d more extractable now",
-		cx.EntriesWithPlaceholders, cx.ExtractedBytes, cx.ExtractableNow)
+	fmt.Fprintf(w, "%s, %s in the model context, %s\n", plural.Count(cx.Entries, "entry", "entries"), plural.Count(cx.ContextMessages, "message", "messages"), plural.Count(cx.Bytes, "byte", "bytes"))
+	fmt.Fprintf(w, "Extracted: %s placeholders (%s out of context); %d more extractable now",
+		plural.Count(cx.EntriesWithPlaceholders, "entry holds", "entries hold"), plural.Count(cx.ExtractedBytes, "byte", "bytes"), cx.ExtractableNow)
 	if cx.Pending > 0 {
-		fmt.Fprintf(w, "; %d write-backs waiting for the session to be idle", cx.Pending)
+		fmt.Fprintf(w, "; %s waiting for the session to be idle", plural.Count(cx.Pending, "write-back", "write-backs"))
 	}
 	if cx.LostValues > 0 {
-		fmt.Fprintf(w, "; %d values lost", cx.LostValues)
+		fmt.Fprintf(w, "; %s lost", plural.Count(cx.LostValues, "value", "values"))
 	}
 	fmt.Fprintln(w)
 	if len(cx.Extracted) == 0 {
@@ -226,11 +227,11 @@ func GrepSummary(w io.Writer, out recall.Report, pattern string, max int) {
 	case out.Count == 0:
 		fmt.Fprintf(w, "no match for %q in %s\n", pattern, out.Session)
 	case out.Truncated:
-		fmt.Fprintf(w, "%d hits (stopped at --max %d; there are more)\n", out.Count, max)
+		fmt.Fprintf(w, "%s (stopped at --max %d; there are more)\n", plural.Count(out.Count, "hit", "hits"), max)
 	case out.Count == 1:
 		fmt.Fprintf(w, "%d hit\n", out.Count)
 	default:
-		fmt.Fprintf(w, "%d hits\n", out.Count)
+		fmt.Fprintf(w, "%s\n", plural.Count(out.Count, "hit", "hits"))
 	}
 }
 
@@ -276,7 +277,7 @@ func Description(w io.Writer, d *recall.Description) {
 		field(w, "Condenses", "%s", strings.Join(cp.Covers, ", "))
 	}
 	if cp.Span.Count > 0 {
-		field(w, "Stands for", "%d entries (%d messages), %s (line %d) … %s (line %d)", cp.Span.Count, cp.Span.Messages,
+		field(w, "Stands for", "%s (%s), %s (line %d) … %s (line %d)", plural.Count(cp.Span.Count, "entry", "entries"), plural.Count(cp.Span.Messages, "message", "messages"),
 			cp.Span.FirstID, cp.Span.FirstLine, cp.Span.LastID, cp.Span.LastLine)
 	} else {
 		field(w, "Stands for", "no entries")
@@ -290,9 +291,9 @@ func Description(w io.Writer, d *recall.Description) {
 // was cut at max entries.
 func ExpansionHeader(x *recall.Expansion, max int) string {
 	cp := x.Compaction
-	s := fmt.Sprintf("compaction %s (line %d) stands for %d entries", cp.EntryID, cp.Line, x.Total)
+	s := fmt.Sprintf("compaction %s (line %d) stands for %s", cp.EntryID, cp.Line, plural.Count(x.Total, "entry", "entries"))
 	if len(x.Covers) > 0 {
-		s += fmt.Sprintf(" and condenses %d earlier summaries (expand them in turn)", len(x.Covers))
+		s += fmt.Sprintf(" and condenses %s (expand them in turn)", plural.Count(len(x.Covers), "earlier summary", "earlier summaries"))
 	}
 	if x.Truncated {
 		s += fmt.Sprintf("; showing the first %d (--max %d)", len(x.Entries), max)

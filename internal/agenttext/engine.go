@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/brainsurgeon/brainsurgeon/engine"
+	"github.com/brainsurgeon/brainsurgeon/internal/plural"
 )
 
 // ViewRestoreNote says what a restore of a value the context engine
@@ -36,7 +37,7 @@ func SummaryDescription(w io.Writer, r engine.SummaryRecord) {
 		field(w, "Condenses", "%s", strings.Join(r.Children, ", "))
 	}
 	if len(r.Entries) > 0 {
-		field(w, "Stands for", "%d messages, %s … %s", len(r.Entries), r.Entries[0], r.Entries[len(r.Entries)-1])
+		field(w, "Stands for", "%s, %s … %s", plural.Count(len(r.Entries), "message", "messages"), r.Entries[0], r.Entries[len(r.Entries)-1])
 	} else if len(r.Children) == 0 {
 		field(w, "Stands for", "no messages")
 	}
@@ -62,7 +63,7 @@ func SummaryDescription(w io.Writer, r engine.SummaryRecord) {
 // with: how many original messages it stands for, and whether the output
 // stops at max.
 func SummaryExpansionHeader(id string, total, shown, max int) string {
-	s := fmt.Sprintf("summary %s stands for %d messages (as the transcript stores them)", id, total)
+	s := fmt.Sprintf("summary %s stands for %s (as the transcript stores them)", id, plural.Count(total, "message", "messages"))
 	if shown < total {
 		s += fmt.Sprintf("; showing the first %d (max %d)", shown, max)
 	}

@@ -113,7 +113,7 @@ func ParseHelp(fs *flag.FlagSet, args []string, stdout io.Writer, usage string) 
 }
 
 // Exit reports err on stderr in the commands' form ("Error: …" and an
-// optional "Try: …") and returns the exit status: a *StatusError's Code,
+// optional "Try: …"; the text is brainsurgeon.ErrorMessage's) and returns the exit status: a *StatusError's Code,
 // 0 for nil or ErrHelp, 2 for a *UsageError, 1 otherwise.
 func Exit(stderr io.Writer, err error) int {
 	var ue *UsageError
@@ -136,7 +136,7 @@ func Exit(stderr io.Writer, err error) int {
 		fmt.Fprintln(stderr, "Error: interrupted")
 		return ExitProblem
 	default:
-		fmt.Fprintf(stderr, "Error: %v\n", err)
+		fmt.Fprintf(stderr, "Error: %s\n", bs.ErrorMessage(err))
 		return ExitProblem
 	}
 }

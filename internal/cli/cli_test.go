@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	bs "github.com/brainsurgeon/brainsurgeon"
 	"github.com/brainsurgeon/brainsurgeon/internal/cli"
 )
 
@@ -68,6 +69,10 @@ func TestExit(t *testing.T) {
 		{"Usage", &cli.UsageError{Msg: "bad", Try: "x --help"}, cli.ExitUsage, "Error: bad\nTry: x --help\n"},
 		{"Canceled", fmt.Errorf("run: %w", context.Canceled), cli.ExitProblem, "Error: interrupted\n"},
 		{"Problem", errors.New("boom"), cli.ExitProblem, "Error: boom\n"},
+		// A sentinel's text after a sentence that says it already is not printed (errors.Is still works).
+		{"NotFoundSentence", fmt.Errorf("entry \"x\" not found in session main/s (3 entries): %w", bs.ErrNotFound), cli.ExitProblem, "Error: entry \"x\" not found in session main/s (3 entries)\n"},
+		{"InvalidSentence", fmt.Errorf("--layer: unknown layer \"zz\" (expected prune, summarize or full): %w", bs.ErrInvalid), cli.ExitProblem, "Error: --layer: unknown layer \"zz\" (expected prune, summarize or full)\n"},
+		{"NotFoundShort", fmt.Errorf("entry x: %w", bs.ErrNotFound), cli.ExitProblem, "Error: entry x: not found\n"},
 		{"StatusQuiet", &cli.StatusError{Code: 1}, 1, ""},
 		{"StatusProblem", &cli.StatusError{Err: errors.New("boom"), Code: 2}, 2, "Error: boom\n"},
 		{"StatusUsage", &cli.StatusError{Err: &cli.UsageError{Msg: "bad", Try: "x --help"}, Code: 2}, 2, "Error: bad\nTry: x --help\n"},

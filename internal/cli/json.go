@@ -16,6 +16,7 @@ import (
 	jsonv1 "github.com/go-json-experiment/json/v1"
 
 	bs "github.com/brainsurgeon/brainsurgeon"
+	"github.com/brainsurgeon/brainsurgeon/internal/plural"
 	"github.com/brainsurgeon/brainsurgeon/restore"
 )
 
@@ -106,7 +107,7 @@ func WriteJSON(w io.Writer, v any, err error) error {
 	if len(doc) < 2 || doc[0] != '{' {
 		return fmt.Errorf("JSON output with an error: %T is not an object", v)
 	}
-	tail, e := json.Marshal(jsonError{Error: err.Error(), Kind: Kind(err)})
+	tail, e := json.Marshal(jsonError{Error: bs.ErrorMessage(err), Kind: Kind(err)})
 	if e != nil {
 		return e
 	}
@@ -149,7 +150,7 @@ func ExitJSON(stdout, stderr io.Writer, err error) int {
 		return code
 	}
 	if code != ExitOK && !errors.As(err, &done) {
-		WriteJSON(stdout, jsonError{Error: err.Error(), Kind: Kind(err)}, nil)
+		WriteJSON(stdout, jsonError{Error: bs.ErrorMessage(err), Kind: Kind(err)}, nil)
 	}
 	return code
 }
@@ -210,10 +211,10 @@ func Unreturned(res *restore.Result) error {
 	}
 	var why []string
 	if missing > 0 {
-		why = append(why, fmt.Sprintf("%d side values missing", missing))
+		why = append(why, fmt.Sprintf("%s missing", plural.Count(missing, "side value", "side values")))
 	}
 	if corrupt > 0 {
 		why = append(why, fmt.Sprintf("%d corrupt", corrupt))
 	}
-	return fmt.Errorf("entry %s: %d of %d values could not be returned (%s)", res.EntryID, missing+corrupt, len(res.Content), strings.Join(why, ", "))
+	return fmt.Errorf("entry %s: %d of %s could not be returned (%s)", res.EntryID, missing+corrupt, plural.Count(len(res.Content), "value", "values"), strings.Join(why, ", "))
 }

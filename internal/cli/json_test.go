@@ -47,6 +47,14 @@ func TestWriteJSONWithError(t *testing.T) {
 	if code := cli.ExitJSON(&out, &errs, err); code != cli.ExitProblem || out.Len() != 0 || errs.String() != "Error: entry x: not found\n" {
 		t.Fatalf("ExitJSON = %d, stdout %q, stderr %q", code, out.String(), errs.String())
 	}
+	out.Reset()
+	errs.Reset()
+	long := fmt.Errorf("describe \"zz\": no entry of session main/s has that id: %w", bs.ErrNotFound)
+	if code := cli.ExitJSON(&out, &errs, long); code != cli.ExitProblem || errs.String() != "Error: describe \"zz\": no entry of session main/s has that id\n" ||
+		out.String() != "{\n  \"error\": \"describe \\\"zz\\\": no entry of session main/s has that id\",\n  \"kind\": \"not_found\"\n}\n" {
+		t.Fatalf("ExitJSON(a sentence wrapping ErrNotFound) = %d, stdout %q, stderr %q", code, out.String(), errs.String())
+	}
+	out.Reset()
 	if code := cli.ExitJSON(&out, &errs, &cli.UsageError{Msg: "bad"}); code != cli.ExitUsage || out.String() != "{\n  \"error\": \"bad\",\n  \"kind\": \"usage\"\n}\n" {
 		t.Fatalf("ExitJSON(usage) = %d, stdout %q", code, out.String())
 	}

@@ -17,6 +17,7 @@ package hostconfig
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -337,6 +338,22 @@ func (f *fileJSON) defaultModel(agent string) string {
 		}
 	}
 	return string(f.Agents.Defaults.Model)
+}
+
+// ToJSON returns a host config file as JSON: b itself when it is JSON,
+// else the JSON5 OpenClaw accepts rewritten as JSON (see Parse).
+func ToJSON(b []byte) ([]byte, error) {
+	if json.Valid(b) {
+		return b, nil
+	}
+	j, err := json5ToJSON(b)
+	if err == nil && !json.Valid(j) {
+		err = errors.New("not JSON5 either")
+	}
+	if err != nil {
+		return nil, fmt.Errorf("expected JSON or JSON5: %v", err)
+	}
+	return j, nil
 }
 
 // json5ToJSON rewrites the JSON5 that config files use into JSON: it drops

@@ -1,8 +1,10 @@
 package hostconfig_test
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -160,4 +162,27 @@ func snapshot(t *testing.T, dir string) string {
 		t.Fatal(err)
 	}
 	return b.String()
+}
+
+func TestToJSON(t *testing.T) {
+	for _, tc := range []struct {
+		in, want string
+		err      bool
+	}{
+		{in: `{"a":1}`, want: `{"a":1}`},
+		{in: "// c\n{a: 'x', b: [1,],}", want: `{"a": "x", "b": [1]}`},
+		{in: `{"a":`, err: true},
+	} {
+		got, err := hostconfig.ToJSON([]byte(tc.in))
+		if tc.err {
+			if err == nil || !strings.Contains(err.Error(), "expected JSON or JSON5") {
+				t.Errorf("ToJSON(%q) = %s, %v; want an error", tc.in, got, err)
+			}
+			continue
+		}
+		var g, w any
+		if err != nil || json.Unmarshal(got, &g) != nil || json.Unmarshal([]byte(tc.want), &w) != nil || !reflect.DeepEqual(g, w) {
+			t.Errorf("ToJSON(%q) = %s, %v; want %s", tc.in, got, err, tc.want)
+		}
+	}
 }

@@ -214,3 +214,86 @@ func TestConfigEngineSlot(t *testing.T) {
 		}
 	}
 }
+
+// TestInstallUndoesSlotSelection: the manifest declares "kind":
+// "context-engine", so OpenClaw's `plugins install` selects the engine
+// (and 2026.7 disables the plugin the slot named). install without
+// --engine puts the slot back; with or without it, the other plugin
+// stays as it was.
+func TestInstallUndoesSlotSelection(t *testing.T) {
+	for _, tc := range []struct {
+		name, version, config string
+		engine                bool
+		wantSlot              string // "" when unset
+	}{
+		{"no config", "2026.9.6", "", false, ""},
+		{"unset 9.x", "2026.9.6", `{"gateway":{"port":1}}`, false, ""},
+		{"unset 7.x", "2026.7.35", `{"gateway":{"port":1}}`, false, ""},
+		{"legacy 7.x", "2026.7.35", `{"plugins":{"slots":{"contextEngine":"legacy"}}}`, false, "legacy"},
+		{"other engine 7.x", "2026.7.35", `{"plugins":{"slots":{"contextEngine":"lossless-claw"},"entries":{"lossless-claw":{"enabled":true}}}}`, false, "lossless-claw"},
+		{"other engine, no entry, 7.x", "2026.7.35", `{"plugins":{"slots":{"contextEngine":"lossless-claw"}}}`, false, "lossless-claw"},
+		{"other engine, JSON5, 7.x", "2026.7.35", "// c\n{plugins: {slots: {contextEngine: 'lossless-claw'}, entries: {'lossless-claw': {config: {}}}}}", false, "lossless-claw"},
+		{"other engine, --engine, 7.x", "2026.7.35", `{"plugins":{"slots":{"contextEngine":"lossless-claw"},"entries":{"lossless-claw":{"enabled":true}}}}`, true, PluginID},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var config []byte
+			if tc.config != "" {
+				config = []byte(tc.config)
+			}
+			root := setup(t, tc.version, config)
+			cfgPath := filepath.Join(root, "openclaw.json")
+			if _, err := Install(context.Background(), Env{}, InstallOptions{Link: true, Engine: tc.engine}); err != nil {
+				t.Fatal(err)
+			}
+			after := readOrNil(t, cfgPath)
+			if got := slotOf(t, cfgPath); got != tc.wantSlot {
+				t.Errorf("slot after install %q, expected %q\n%s", got, tc.wantSlot, after)
+			}
+			var c struct {
+				Plugins struct {
+					Entries map[string]map[string]any `json:"entries"`
+				} `json:"plugins"`
+			}
+			json.Unmarshal(after, &c)
+			if e, ok := c.Plugins.Entries["lossless-claw"]; ok && e["enabled"] == false {
+				t.Errorf("install disabled lossless-claw:\n%s", after)
+			}
+			if strings.Contains(tc.config, "'lossless-claw': {config") && c.Plugins.Entries["lossless-claw"]["config"] == nil {
+				t.Errorf("install dropped lossless-claw's config:\n%s", after)
+			}
+			if strings.Contains(tc.config, "entries") != (c.Plugins.Entries["lossless-claw"] != nil) {
+				t.Errorf("lossless-claw's entry appeared or went:\n%s", after)
+			}
+		})
+	}
+}
+
+// TestLinkPatch: what the patch adds to ConfigPatch, and that a config it
+// cannot read leaves it as ConfigPatch.
+func TestLinkPatch(t *testing.T) {
+	base := string(ConfigPatch("http://127.0.0.1:8000", "/k", false))
+	for _, tc := range []struct {
+		name, before, linked string
+		want                 string
+	}{
+		{"nothing changed", `{}`, `{"plugins":{"entries":{"brainsurgeon":{"enabled":true}}}}`, base},
+		{"slot set from none", ``, `{"plugins":{"slots":{"contextEngine":"brainsurgeon"}}}`,
+			`{"plugins":{"entries":{"brainsurgeon":{"config":{"apiKeyFile":"/k","daemonUrl":"http://127.0.0.1:8000"}}},"slots":{"contextEngine":null}}}`},
+		{"slot set from legacy, JSON5", `{plugins: {slots: {contextEngine: 'legacy'}}}`, `{"plugins":{"slots":{"contextEngine":"brainsurgeon"}}}`,
+			`{"plugins":{"entries":{"brainsurgeon":{"config":{"apiKeyFile":"/k","daemonUrl":"http://127.0.0.1:8000"}}},"slots":{"contextEngine":"legacy"}}}`},
+		{"other disabled", `{"plugins":{"entries":{"a":{"enabled":true},"b":{"x":1},"d":{"enabled":false}}}}`,
+			`{"plugins":{"entries":{"a":{"enabled":false},"b":{"x":1,"enabled":false},"c":{"enabled":false},"d":{"enabled":false}}}}`,
+			`{"plugins":{"entries":{"a":{"enabled":true},"b":{"enabled":null},"brainsurgeon":{"config":{"apiKeyFile":"/k","daemonUrl":"http://127.0.0.1:8000"}},"c":null}}}`},
+		{"unreadable before", `{`, `{"plugins":{"slots":{"contextEngine":"brainsurgeon"}}}`, base},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var before []byte
+			if tc.before != "" {
+				before = []byte(tc.before)
+			}
+			if got := string(LinkPatch("http://127.0.0.1:8000", "/k", false, before, []byte(tc.linked))); got != tc.want {
+				t.Errorf("LinkPatch =\n%s\nexpected\n%s", got, tc.want)
+			}
+		})
+	}
+}

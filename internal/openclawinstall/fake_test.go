@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/brainsurgeon/brainsurgeon/internal/hostconfig"
 )
 
 // TestMain makes the test binary act as a fake `openclaw` when
@@ -24,10 +26,11 @@ func TestMain(m *testing.M) {
 // fakeOpenClawDir writes an executable "openclaw" into a new directory
 // and returns the directory. The fake reports version (2026.9.6 when
 // empty), logs each call to <dir>/calls, and edits $OPENCLAW_CONFIG_PATH
-// as the real CLI does: it rewrites the whole file (indented, with a meta
+// (JSON or JSON5) as the real CLI does: it rewrites the whole file (indented, with a meta
 // member), links a plugin into plugins.load.paths and
 // plugins.entries.<id>.enabled, merges `config patch` objects (null
-// deletes) and, on `plugins uninstall`, drops the load path, leaves
+// deletes), selects the context-engine slot of a plugin of that kind
+// (2026.7 disabling the plugin the slot named) and, on `plugins uninstall`, drops the load path, leaves
 // entries.<id> as {enabled:false} and resets a context-engine slot naming
 // the plugin (2026.7: to "legacy"; later: deletes it).
 func fakeOpenClawDir(t *testing.T, version string) string {
@@ -65,7 +68,10 @@ func fakeOpenClaw(args []string) int {
 	path := os.Getenv("OPENCLAW_CONFIG_PATH")
 	cfg := map[string]any{}
 	if b, err := os.ReadFile(path); err == nil {
-		if err := json.Unmarshal(b, &cfg); err != nil {
+		if b, err = hostconfig.ToJSON(b); err == nil {
+			err = json.Unmarshal(b, &cfg)
+		}
+		if err != nil {
 			return fail("fake openclaw: config %s: %v", path, err)
 		}
 	}
@@ -88,7 +94,7 @@ func fakeOpenClaw(args []string) int {
 		}
 		dir := args[3]
 		b, err := os.ReadFile(filepath.Join(dir, "openclaw.plugin.json"))
-		var m struct{ ID string }
+		var m struct{ ID, Kind string }
 		if err == nil {
 			err = json.Unmarshal(b, &m)
 		}
@@ -102,6 +108,15 @@ func fakeOpenClaw(args []string) int {
 			load["paths"] = append(paths, dir)
 		}
 		obj(obj(pl, "entries"), m.ID)["enabled"] = true
+		if m.Kind == "context-engine" {
+			// OpenClaw's slot selection: the plugin takes the slot; 2026.7 also disables the other
+			// context-engine plugins (here: the one the slot named).
+			slots := obj(pl, "slots")
+			if other, _ := slots["contextEngine"].(string); old && other != "" && other != "legacy" && other != m.ID {
+				obj(obj(pl, "entries"), other)["enabled"] = false
+			}
+			slots["contextEngine"] = m.ID
+		}
 	case len(args) == 3 && args[0] == "config" && args[1] == "patch" && args[2] == "--stdin":
 		b, _ := io.ReadAll(os.Stdin)
 		var patch map[string]any

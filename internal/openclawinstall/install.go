@@ -398,7 +398,10 @@ func Install(ctx context.Context, env Env, o InstallOptions) (*InstallResult, er
 	}
 	err = oc.exec(ctx, nil, oc.linkArgs(p.PluginDir)...)
 	if err == nil {
-		err = oc.exec(ctx, ConfigPatch(url, p.KeyFile, o.Engine), "config", "patch", "--stdin")
+		var linked []byte
+		if linked, _, _, err = readConfig(p.ConfigPath); err == nil {
+			err = oc.exec(ctx, LinkPatch(url, p.KeyFile, o.Engine, cfg, linked), "config", "patch", "--stdin")
+		}
 	}
 	rec.Commands = append(rec.Commands, oc.ran...)
 	rec.OpenClaw = oc.path

@@ -38,6 +38,7 @@ import (
 	"time"
 
 	"github.com/brainsurgeon/brainsurgeon/internal/atomicfile"
+	"github.com/brainsurgeon/brainsurgeon/internal/hostconfig"
 	openclawplugin "github.com/brainsurgeon/brainsurgeon/openclaw-plugin"
 	"github.com/brainsurgeon/brainsurgeon/session"
 )
@@ -297,6 +298,67 @@ func ConfigPatch(daemonURL, keyFile string, engine bool) []byte {
 		plugins["slots"] = map[string]any{"contextEngine": PluginID}
 	}
 	b, _ := json.Marshal(map[string]any{"plugins": plugins})
+	return b
+}
+
+// LinkPatch returns the patch install merges into the config after
+// `openclaw plugins install --link`: ConfigPatch, plus what undoes the
+// slot selection that command makes for a plugin whose manifest declares
+// "kind": "context-engine". OpenClaw then selects the plugin's engine
+// (plugins.slots.contextEngine) and 2026.7 also disables the other
+// context-engine plugins (plugins.entries.<id>.enabled false). before is
+// the config before linking (JSON or JSON5; nil when there was none),
+// linked the config after it. Without engine the slot goes back to its
+// value in before (deleted when it had none); in every case an entry
+// that linking disabled gets its enabled member back. A config that
+// cannot be read as JSON leaves the patch as ConfigPatch.
+func LinkPatch(daemonURL, keyFile string, engine bool, before, linked []byte) []byte {
+	patch := ConfigPatch(daemonURL, keyFile, engine)
+	type pluginsJSON struct {
+		Slots   map[string]any            `json:"slots"`
+		Entries map[string]map[string]any `json:"entries"`
+	}
+	read := func(b []byte) (pluginsJSON, bool) {
+		var c struct {
+			Plugins pluginsJSON `json:"plugins"`
+		}
+		if len(bytes.TrimSpace(b)) == 0 {
+			return c.Plugins, true
+		}
+		j, err := hostconfig.ToJSON(b)
+		if err == nil {
+			err = json.Unmarshal(j, &c)
+		}
+		return c.Plugins, err == nil
+	}
+	was, ok1 := read(before)
+	now, ok2 := read(linked)
+	if !ok1 || !ok2 {
+		return patch
+	}
+	var p map[string]any
+	json.Unmarshal(patch, &p)
+	plugins := p["plugins"].(map[string]any)
+	if !engine {
+		prev, had := was.Slots["contextEngine"]
+		if cur, has := now.Slots["contextEngine"]; has != had || cur != prev {
+			plugins["slots"] = map[string]any{"contextEngine": prev} // nil deletes
+		}
+	}
+	entries := plugins["entries"].(map[string]any)
+	for id, e := range now.Entries {
+		if id == PluginID || e["enabled"] != false {
+			continue
+		}
+		old, had := was.Entries[id]
+		switch {
+		case !had:
+			entries[id] = nil
+		case old["enabled"] != false:
+			entries[id] = map[string]any{"enabled": old["enabled"]} // nil deletes
+		}
+	}
+	b, _ := json.Marshal(p)
 	return b
 }
 

@@ -244,7 +244,9 @@ type Result struct {
 	Todo []string `json:"todo,omitempty"`
 	// DryRun says nothing was written or run.
 	DryRun bool `json:"dry_run,omitempty"`
-	// Problem says why the manager could not be asked (status).
+	// Problem says why the manager could not be asked (status), or, for
+	// a dry run on a machine without it, why a real install would write
+	// nothing (the preview is there all the same).
 	Problem string `json:"problem,omitempty"`
 }
 
@@ -270,7 +272,9 @@ func join(c []string) string { return strings.Join(c, " ") }
 // the file stays written and Todo lists the commands to run. With dryRun
 // it only returns the content and the commands. On a machine without a
 // service manager it writes nothing and the error wraps
-// ErrNoServiceManager.
+// ErrNoServiceManager; a dry run there still returns the content for the
+// OS (Linux: the systemd unit) with no error, Problem saying why a real
+// install would write nothing.
 func Install(ctx context.Context, env Env, spec Spec, dryRun bool) (*Result, error) {
 	env = env.withDefaults()
 	if err := spec.Check(); err != nil {
@@ -292,6 +296,11 @@ func Install(ctx context.Context, env Env, spec Spec, dryRun bool) (*Result, err
 	if dryRun {
 		for _, c := range cmds {
 			res.Todo = append(res.Todo, join(c))
+		}
+		if errors.Is(err, ErrNoServiceManager) && res.Content != "" {
+			// The preview is still what was asked for: the unit for
+			// this OS, with why a real install would write nothing.
+			res.Problem, err = err.Error(), nil
 		}
 		return res, err
 	}

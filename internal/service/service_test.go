@@ -212,9 +212,13 @@ func TestInstallWithoutSystemd(t *testing.T) {
 		if entries, _ := os.ReadDir(f.home); len(entries) != 0 || len(f.calls) != 0 {
 			t.Errorf("wrote %v, ran %q", entries, f.calls)
 		}
+		// A dry run previews the unit all the same and says why a real install would write nothing.
 		res, err := Install(context.Background(), f.env("linux"), spec(t), true)
-		if !errors.Is(err, ErrNoServiceManager) || res.Content == "" || !res.DryRun {
+		if err != nil || res.Content == "" || !res.DryRun || !strings.Contains(res.Problem, "systemd") || len(res.Todo) != 2 {
 			t.Errorf("dry run %+v %v", res, err)
+		}
+		if entries, _ := os.ReadDir(f.home); len(entries) != 0 || len(f.calls) != 0 {
+			t.Errorf("dry run wrote %v, ran %q", entries, f.calls)
 		}
 		if st, err := Status(context.Background(), f.env("linux")); err != nil || st.Problem == "" || st.Installed {
 			t.Errorf("status %+v %v", st, err)
@@ -222,6 +226,10 @@ func TestInstallWithoutSystemd(t *testing.T) {
 	}
 	if _, err := Install(context.Background(), (&fakeOS{home: t.TempDir()}).env("windows"), spec(t), false); !errors.Is(err, ErrNoServiceManager) {
 		t.Errorf("windows: %v", err)
+	}
+	// With nothing to preview, a dry run fails as the install would.
+	if _, err := Install(context.Background(), (&fakeOS{home: t.TempDir()}).env("windows"), spec(t), true); !errors.Is(err, ErrNoServiceManager) {
+		t.Errorf("windows dry run: %v", err)
 	}
 }
 

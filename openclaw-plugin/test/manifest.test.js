@@ -15,7 +15,10 @@ test("manifest and entry agree on id, tools and middleware runtimes", () => {
   assert.equal(plugin.id, manifest.id);
   assert.equal(typeof plugin.register, "function");
   assert.equal(manifest.activation.onStartup, true);
-  assert.equal(manifest.kind, undefined, "no kind: with it, installing or enabling the plugin would select its engine and disable other context-engine plugins");
+  // OpenClaw 2026.7.35 and 2026.9.6 accept a string (or an array) here; only with it does `plugins inspect` list the
+  // engine as a capability and a selected engine count as trusted. `brainsurgeon openclaw install` undoes the slot
+  // selection that `plugins install` then makes, unless --engine asks for it.
+  assert.equal(manifest.kind, "context-engine");
   const { api, tools, middlewares, hooks } = fakeApi({});
   plugin.register(/** @type {any} */ (api));
   assert.deepEqual(hooks.map((h) => h.name), ["before_tool_call"]);

@@ -369,7 +369,7 @@ func TestRequireSkipsOrFails(t *testing.T) {
 	}
 	// The skips (not the failures) are named in the closing line, once.
 	line := SkipLine()
-	if !strings.Contains(line, "skipped the oracle checks of 1 tests (TestRequireSkipsOrFails)") || !strings.Contains(line, "install-oracle.sh") {
+	if !strings.Contains(line, "skipped the oracle checks of 1 test (TestRequireSkipsOrFails)") || !strings.Contains(line, "install-oracle.sh") {
 		t.Errorf("SkipLine() = %q", line)
 	}
 	t.Setenv("CI", "")
@@ -424,8 +424,8 @@ func TestSharedSkipsOrFails(t *testing.T) {
 		}
 	}
 	line := SkipLine()
-	for _, want := range []string{"absent not found", "skipped 1 tests that need real files (TestRequireSkipsOrFails)",
-		"ran 1 corpus tests on the self-made corpus only (TestRequireSkipsOrFails)", "BRAINSURGEON_REQUIRE_ORACLE=1"} {
+	for _, want := range []string{"absent not found", "skipped 1 test that needs real files (TestRequireSkipsOrFails)",
+		"ran 1 corpus test on the self-made corpus only (TestRequireSkipsOrFails)", "BRAINSURGEON_REQUIRE_ORACLE=1"} {
 		if !strings.Contains(line, want) {
 			t.Errorf("SkipLine() = %q, want it to say %q", line, want)
 		}

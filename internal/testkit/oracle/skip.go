@@ -12,6 +12,8 @@ import (
 	"sync"
 	"syscall"
 	"testing"
+
+	"github.com/brainsurgeon/brainsurgeon/internal/plural"
 )
 
 // skips records, per test binary and by top-level test name, the tests that skipped checks because the pi oracle
@@ -189,13 +191,13 @@ func SkipLine() string {
 		}
 		p := fmt.Sprintf("%s: ", where)
 		if len(skips.shared) > 0 {
-			p += fmt.Sprintf("skipped %d tests that need real files (%s)", len(skips.shared), names(skips.shared))
+			p += fmt.Sprintf("skipped %s that %s real files (%s)", plural.Count(len(skips.shared), "test", "tests"), plural.Noun(len(skips.shared), "needs", "need"), names(skips.shared))
 		}
 		if len(skips.reduced) > 0 {
 			if len(skips.shared) > 0 {
 				p += ", "
 			}
-			p += fmt.Sprintf("ran %d corpus tests on the self-made corpus only (%s)", len(skips.reduced), names(skips.reduced))
+			p += fmt.Sprintf("ran %s on the self-made corpus only (%s)", plural.Count(len(skips.reduced), "corpus test", "corpus tests"), names(skips.reduced))
 		}
 		parts = append(parts, p)
 	}
@@ -204,8 +206,8 @@ func SkipLine() string {
 		if skips.oracleErr != nil && strings.Contains(skips.oracleErr.Error(), "not installed") {
 			why = "pi oracle not installed"
 		}
-		parts = append(parts, fmt.Sprintf("%s: skipped the oracle checks of %d tests (%s); install it with `bash .ci/install-oracle.sh`",
-			why, len(skips.oracle), names(skips.oracle)))
+		parts = append(parts, fmt.Sprintf("%s: skipped the oracle checks of %s (%s); install it with `bash .ci/install-oracle.sh`",
+			why, plural.Count(len(skips.oracle), "test", "tests"), names(skips.oracle)))
 	}
 	if len(parts) == 0 {
 		return ""
