@@ -38,6 +38,9 @@ type AllResult struct {
 	// bookkeeping members removed or reset (pristine only).
 	Redactions  int `json:"redactions_undone"`
 	Bookkeeping int `json:"bookkeeping_undone"`
+	// ParentsUndone counts the entries a repair re-parented whose
+	// previous "parentId" a pristine restore put back.
+	ParentsUndone int `json:"parents_undone"`
 	// LinesRemoved counts the lines a repair inserted that a pristine
 	// restore removed.
 	LinesRemoved int `json:"lines_removed"`
@@ -369,9 +372,13 @@ func (r *Restorer) undoLine(p *planner, le *lineEdit, b *book, res *AllResult) {
 		}
 		_, vs, ve, present := jsonedit.Member(le.cur, obj, name)
 		before := le.cur
+		count := &res.Bookkeeping
+		if obj == "" && name == "parentId" {
+			count = &res.ParentsUndone // a repair's, not bookkeeping
+		}
 		if j.Absent {
 			if present && le.remove(obj, name) == nil && p.acceptsUndo(le, before, j.Path) {
-				res.Bookkeeping++
+				*count++
 			}
 			continue
 		}
@@ -384,7 +391,7 @@ func (r *Restorer) undoLine(p *planner, le *lineEdit, b *book, res *AllResult) {
 			continue
 		}
 		if le.set(obj, name, prev) == nil && p.acceptsUndo(le, before, j.Path) {
-			res.Bookkeeping++
+			*count++
 		}
 	}
 }

@@ -129,17 +129,31 @@ func (c *restoreCommand) Run(ctx context.Context, args []string) error {
 }
 
 // restoreAllError is the error (exit 1) of a restore --all that left
-// placeholders, nil when none is left: what the store refused, what is
-// lost, and the tool results stored at the source, each counted.
+// placeholders or could not undo all it was asked to, nil when nothing is
+// left: what is lost, what the store refused (values, redactions and
+// journaled changes, each counted apart), the lines a repair inserted that
+// were kept, and the tool results stored at the source.
 func restoreAllError(res *restore.AllResult) error {
-	src, refused := res.Remaining.SourceValues, len(res.Refused)
-	lost := len(res.Lost) - src - res.Remaining.Refused
+	r := res.Remaining
+	src := r.SourceValues
+	lost := r.Placeholders - src - r.Refused
+	redactions := len(res.Refused) - r.Refused - r.RefusedUndos
+	kept := len(res.Lost) - r.Placeholders // inserted lines kept, listed under lost
 	var parts []string
 	if lost > 0 {
 		parts = append(parts, fmt.Sprintf("%d placeholders could not be restored", lost))
 	}
-	if refused > 0 {
-		parts = append(parts, fmt.Sprintf("%d values the store does not accept back stay extracted (listed under refused; brainsurgeon restore <session> <entry> prints each without writing it back)", refused))
+	if r.Refused > 0 {
+		parts = append(parts, fmt.Sprintf("%d values the store does not accept back stay extracted (listed under refused; brainsurgeon restore <session> <entry> prints each without writing it back)", r.Refused))
+	}
+	if redactions > 0 {
+		parts = append(parts, fmt.Sprintf("%d redacted %s the store does not accept back keep their stub (listed under refused)", redactions, plural(redactions, "value")))
+	}
+	if r.RefusedUndos > 0 {
+		parts = append(parts, fmt.Sprintf("%d %s of a repair (doctor --fix) the store does not accept undone %s (listed under refused; nothing is lost)", r.RefusedUndos, plural(r.RefusedUndos, "change"), oneOrMany(r.RefusedUndos, "stays", "stay")))
+	}
+	if kept > 0 {
+		parts = append(parts, fmt.Sprintf("%d %s inserted by a repair kept (listed under lost)", kept, plural(kept, "line")))
 	}
 	if src > 0 {
 		parts = append(parts, fmt.Sprintf("%d tool results stored at the source keep their placeholder: the session is not pristine (purge_control restore tc-<id> returns each)", src))
@@ -148,6 +162,14 @@ func restoreAllError(res *restore.AllResult) error {
 		return nil
 	}
 	return errors.New(strings.Join(parts, "; "))
+}
+
+// oneOrMany returns one when n is 1, else many.
+func oneOrMany(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }
 
 // splitKeys splits a comma-separated list, dropping empty items.
@@ -232,7 +254,7 @@ func printRestoreAll(w io.Writer, res *restore.AllResult) {
 	fmt.Fprintf(w, "Session     %s\n", res.Session)
 	fmt.Fprintf(w, "Restored    %d values (%d bytes) in %d entries\n", res.Values, res.Bytes, res.Entries)
 	if res.PristineMode {
-		fmt.Fprintf(w, "Undone      %d redactions, %d bookkeeping members, %d inserted lines\n", res.Redactions, res.Bookkeeping, res.LinesRemoved)
+		fmt.Fprintf(w, "Undone      %d redactions, %d bookkeeping members, %d re-parented entries, %d inserted lines\n", res.Redactions, res.Bookkeeping, res.ParentsUndone, res.LinesRemoved)
 	}
 	if res.Applied {
 		fmt.Fprintln(w, "Written     yes")
@@ -256,11 +278,17 @@ func printRestoreAll(w io.Writer, res *restore.AllResult) {
 		if r.Bookkeeping > 0 {
 			why = append(why, fmt.Sprintf("%d bookkeeping members (_restored, _extractable, _redacted) remain", r.Bookkeeping))
 		}
+		if r.Reparented > 0 {
+			why = append(why, fmt.Sprintf("%d %s re-parented by a repair (doctor --fix) %s", r.Reparented, oneOrMany(r.Reparented, "entry", "entries"), oneOrMany(r.Reparented, "keeps its new parentId", "keep their new parentId")))
+		}
 		if r.Redactions > 0 {
 			why = append(why, fmt.Sprintf("%d redaction stubs remain", r.Redactions))
 		}
 		if r.Inserted > 0 {
 			why = append(why, fmt.Sprintf("%d lines inserted by a repair (doctor --fix) remain", r.Inserted))
+		}
+		if r.RefusedUndos > 0 {
+			why = append(why, fmt.Sprintf("of these, the store does not accept %d %s undone (listed under refused)", r.RefusedUndos, plural(r.RefusedUndos, "change")))
 		}
 		if r.UnreadableRecords > 0 {
 			why = append(why, fmt.Sprintf("%d side records cannot be read", r.UnreadableRecords))
@@ -277,7 +305,11 @@ func printRestoreAll(w io.Writer, res *restore.AllResult) {
 		}
 	}
 	for _, f := range res.Refused {
-		fmt.Fprintf(w, "  refused   %s %s (line %d): %s\n", f.EntryID, f.Key, f.Line, f.Reason)
+		key := f.Key
+		if key == "" {
+			key = "(the whole line)"
+		}
+		fmt.Fprintf(w, "  refused   %s %s (line %d): %s\n", f.EntryID, key, f.Line, f.Reason)
 		fmt.Fprintf(w, "            get it: %s\n", f.How)
 	}
 	for _, x := range res.Warnings {

@@ -76,6 +76,19 @@ func TestRestoreAllPristineUpgradedRepair(t *testing.T) {
 	if code != 1 || strings.Contains(events[8], "[[extracted-") {
 		t.Fatalf("restore --all --pristine: exit %d, r2's value back: %v\n%s\n%s", code, !strings.Contains(events[8], "[[extracted-"), out, errs)
 	}
+	// The summary says what stays, exactly: a repair's parentId is neither
+	// a bookkeeping member nor an extracted value.
+	for _, bad := range []string{"bookkeeping members (", "stay extracted", "placeholders could not"} {
+		if strings.Contains(out+errs, bad) {
+			t.Errorf("the summary says %q of a refused parentId:\n%s\n%s", bad, out, errs)
+		}
+	}
+	for _, want := range []string{"1 entry re-parented by a repair (doctor --fix) keeps its new parentId", "the store does not accept 1 change undone",
+		"1 change of a repair (doctor --fix) the store does not accept undone stays"} {
+		if !strings.Contains(out+errs, want) {
+			t.Errorf("the summary lacks %q:\n%s\n%s", want, out, errs)
+		}
+	}
 	if !strings.Contains(out, "refused   a2 /parentId (line 10)") || events[9] != rows[9] || events[8] != orig[8] {
 		t.Fatalf("restore --all --pristine: the re-parenting is not reported as refused, or a row is wrong\n%s\nrow 9: %s", out, events[9])
 	}
