@@ -91,6 +91,19 @@ func testEngineLine(t *testing.T, browserCtx context.Context) {
 		t.Errorf("entries heading %q", got)
 	}
 	screenshot(t, tab, "ui-engine-line.png", false)
+	// The engine no longer serves the session (its last view is two days
+	// old): the gauge shows the stored transcript, not the old view.
+	eng.mu.Lock()
+	old := eng.status
+	old.View = &engine.ViewSize{Turn: 9, At: time.Now().Add(-48 * time.Hour), PredictedTokens: 21000, Messages: 12, HostMessages: 40}
+	eng.status = old
+	eng.mu.Unlock()
+	do(t, tab, "reopen the session", chromedp.Navigate(srv.URL+"/#/session/main/"+plugSessB), chromedp.WaitVisible(`dl.meta`),
+		chromedp.Navigate(srv.URL+"/#/session/main/"+plugSessA), chromedp.WaitVisible(`#token-gauge`))
+	waitFor(t, tab, "the gauge of the stored transcript", `document.getElementById('token-gauge')?.dataset.source === 'transcript'`)
+	if gauge := eval[string](t, tab, `document.querySelector('#context-panel .gauge-text').textContent`); strings.Contains(gauge, "Sent to the model") || !strings.Contains(gauge, "Next turn's context (estimated): ") {
+		t.Errorf("gauge text of a session the engine no longer serves %q; want the stored transcript's figures", gauge)
+	}
 	eng.mu.Lock()
 	eng.status = engine.Status{}
 	eng.mu.Unlock()

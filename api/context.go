@@ -178,17 +178,10 @@ func (s *server) contextCompact(r *http.Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	// A session the context engine serves has its summaries in the
-	// model's view: a compaction entry as well would summarize the same
-	// history twice (the daemon's automatic compaction leaves it to the
-	// engine too). Only the prune layer runs on its transcript.
-	if st := s.engineStatus(r.Context(), ref); st != nil && st.View != nil && time.Since(st.View.At) < engine.ServingWithin {
-		switch layer {
-		case compact.LayerNone:
-			layer = compact.LayerPrune
-		case compact.LayerSummarize, compact.LayerFull:
-			return nil, fmt.Errorf("compact %s: layer %s refused: %s; only the prune layer runs on its transcript: %w", ref, layer, engine.CompactHint, bs.ErrUnsupported)
-		}
+	// A session the context engine serves: only the prune layer runs on
+	// its transcript (engine.CompactLayer).
+	if layer, err = engine.CompactLayer(ref, layer, s.engineStatus(r.Context(), ref), time.Now()); err != nil {
+		return nil, err
 	}
 	var sum bs.Summarizer
 	if cp.Summarizer != nil {

@@ -398,9 +398,10 @@ func (m *Multi) EditableValues(ref bs.SessionRef, e *bs.Entry, cands []bs.Candid
 }
 
 // CheckEdit asks the session's store whether it accepts the line old
-// becoming new in a Rewrite (restore.EditChecker): nil when it does, else
-// its reason. A store that does not say accepts every edit (the JSONL
-// store); a ref no store serves gets the error that says so.
+// becoming new in a Rewrite (restore.EditChecker; a nil new asks about
+// removing the line): nil when it does, else its reason. A store that
+// does not say accepts every edit (the JSONL store); a ref no store serves
+// gets the error that says so.
 func (m *Multi) CheckEdit(ref bs.SessionRef, old, new []byte) error {
 	s, err := m.pick(ref)
 	if err != nil {

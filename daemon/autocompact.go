@@ -13,6 +13,7 @@ import (
 	"github.com/brainsurgeon/brainsurgeon/api"
 	"github.com/brainsurgeon/brainsurgeon/compact"
 	"github.com/brainsurgeon/brainsurgeon/config"
+	"github.com/brainsurgeon/brainsurgeon/engine"
 	"github.com/brainsurgeon/brainsurgeon/internal/compactwire"
 	"github.com/brainsurgeon/brainsurgeon/internal/logging"
 	"github.com/brainsurgeon/brainsurgeon/internal/plural"
@@ -158,8 +159,10 @@ func (d *Daemon) autoCompact(ctx context.Context) *CompactResult {
 }
 
 // EngineServesWithin is how recent the context engine's last view of a
-// session must be for automatic compaction to leave the session to it.
-const EngineServesWithin = 24 * time.Hour
+// session must be for automatic compaction to leave the session to it:
+// the span in which the engine counts as serving the session everywhere
+// (engine.ServingWithin).
+const EngineServesWithin = engine.ServingWithin
 
 // compactOne checks one session's thresholds and compacts it when one is
 // crossed.

@@ -1,10 +1,12 @@
 package engine
 
 import (
+	"fmt"
 	"math"
 	"strings"
 	"time"
 
+	bs "github.com/brainsurgeon/brainsurgeon"
 	"github.com/brainsurgeon/brainsurgeon/compact"
 )
 
@@ -18,6 +20,38 @@ const ServingWithin = 24 * time.Hour
 // CompactHint tells a user how a session the engine serves is compacted.
 const CompactHint = "BrainSurgeon's context engine serves this session: it summarizes the model's view when the thresholds are crossed, " +
 	"and /compact in the chat is answered by it (a summary in the model's view; the transcript is not written)"
+
+// Serving reports whether the engine serves the session whose engine
+// status is st (nil when it never served it) at time now: its last view is
+// within ServingWithin.
+func Serving(st *Status, now time.Time) bool {
+	return st != nil && st.Active && st.View != nil && !st.View.At.IsZero() && now.Sub(st.View.At) < ServingWithin
+}
+
+// CompactLayer returns the layer a compaction through BrainSurgeon's CLI or
+// API runs on the transcript of the session ref when layer is asked for
+// (compact.LayerNone: the thresholds choose) and st is the engine's status
+// of the session at time now. While the engine serves the session its
+// summaries live in the model's view, and a compaction entry in the
+// transcript as well would summarize the same history twice (the daemon's
+// automatic compaction leaves such a session to the engine too): only the
+// prune layer runs, so no layer asked becomes compact.LayerPrune, and
+// summarize or full is refused with an error wrapping
+// brainsurgeon.ErrUnsupported that names /compact in the chat as the way.
+// Otherwise layer is returned as it is.
+func CompactLayer(ref bs.SessionRef, layer compact.Layer, st *Status, now time.Time) (compact.Layer, error) {
+	if !Serving(st, now) {
+		return layer, nil
+	}
+	switch layer {
+	case compact.LayerNone:
+		return compact.LayerPrune, nil
+	case compact.LayerSummarize, compact.LayerFull:
+		return layer, fmt.Errorf("compact %s: layer %s refused: %s; only the prune layer runs on its transcript: use /compact in the chat to summarize it: %w",
+			ref, layer, CompactHint, bs.ErrUnsupported)
+	}
+	return layer, nil
+}
 
 // Figures is the status of a session's context as the CLI's `context
 // status`, the API and the UI show it: the stored transcript's report,
@@ -81,7 +115,7 @@ func Join(r compact.StatusReport, st *Status, s compact.Settings, now time.Time)
 			if f.Window > 0 {
 				f.ViewPercent = math.Round(float64(v.PredictedTokens)*1000/float64(f.Window)) / 10
 			}
-			f.EngineServes = !v.At.IsZero() && now.Sub(v.At) < ServingWithin
+			f.EngineServes = Serving(st, now)
 		}
 	}
 	switch {

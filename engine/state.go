@@ -129,9 +129,9 @@ func (e *Engine) Serves(ref bs.SessionRef, d time.Duration) bool {
 	return e.now().Sub(st.Turns[len(st.Turns)-1].At) < d
 }
 
-// statusCache keeps the Status of each state file read, by its size and
-// modification time, so that listing many sessions does not parse every
-// state file each time.
+// statusCache keeps the Status of each state file read, by its size,
+// modification time and identity (the file is replaced by a rename), so
+// that listing many sessions does not parse every state file each time.
 type statusCache struct {
 	mu sync.Mutex
 	m  map[string]cachedStatus
@@ -142,6 +142,7 @@ type statusCache struct {
 type cachedStatus struct {
 	size int64
 	mod  time.Time
+	fi   fs.FileInfo // the file's identity (os.SameFile)
 	st   Status
 }
 
@@ -152,13 +153,15 @@ const maxCachedStatuses = 20_000
 var statuses = statusCache{m: map[string]cachedStatus{}}
 
 // get returns the status cached for path when fi is the stamp it was
-// read at. The status is a copy: its Last and View are the cache's own
+// read at (same size, modification time and file). The status is a copy: its Last and View are the cache's own
 // values copied again.
 func (c *statusCache) get(path string, fi fs.FileInfo) (Status, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	e, ok := c.m[path]
-	if !ok || e.size != fi.Size() || !e.mod.Equal(fi.ModTime()) {
+	// The file is replaced by a rename: a write of the same size within
+	// the clock's resolution is told by the file's identity.
+	if !ok || e.size != fi.Size() || !e.mod.Equal(fi.ModTime()) || !os.SameFile(e.fi, fi) {
 		return Status{}, false
 	}
 	return e.st.clone(), true
@@ -171,7 +174,7 @@ func (c *statusCache) put(path string, fi fs.FileInfo, st Status) {
 	if len(c.m) >= maxCachedStatuses {
 		c.m = map[string]cachedStatus{}
 	}
-	c.m[path] = cachedStatus{size: fi.Size(), mod: fi.ModTime(), st: st.clone()}
+	c.m[path] = cachedStatus{size: fi.Size(), mod: fi.ModTime(), fi: fi, st: st.clone()}
 }
 
 // clone returns st with its own copies of Last and View.

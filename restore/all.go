@@ -38,6 +38,9 @@ type AllResult struct {
 	// bookkeeping members removed or reset (pristine only).
 	Redactions  int `json:"redactions_undone"`
 	Bookkeeping int `json:"bookkeeping_undone"`
+	// ParentsUndone counts the entries a repair re-parented whose
+	// previous "parentId" a pristine restore put back.
+	ParentsUndone int `json:"parents_undone"`
 	// LinesRemoved counts the lines a repair inserted that a pristine
 	// restore removed.
 	LinesRemoved int `json:"lines_removed"`
@@ -54,7 +57,10 @@ type AllResult struct {
 	// store's reason and how to get the value without writing it back.
 	// Their placeholders are in Lost too (ProblemRefused); a redaction
 	// the store refuses to undo keeps its stub. Everything else was
-	// restored. Never nil.
+	// restored. A pristine restore lists here too the journaled changes
+	// the store does not accept undone (a repair's "parentId", a line a
+	// repair inserted, Key ""): they stay, and Remaining.RefusedUndos
+	// counts them. Never nil.
 	Refused []Refusal `json:"refused"`
 	// Warnings are what else went wrong on the way (a journal that could
 	// not be undone, a member that could not be set).
@@ -81,13 +87,26 @@ type Remaining struct {
 	// UnreadableRecords counts entries whose side record cannot be read
 	// (what it records is unknown).
 	UnreadableRecords int `json:"unreadable_records"`
+	// Reparented counts the entries a repair (ApplyRepair) gave a new
+	// "parentId" that still have it: a restore without pristine leaves
+	// repairs alone, and a pristine one keeps it when the store refuses
+	// the change (listed in AllResult.Refused, counted in RefusedUndos).
+	Reparented int `json:"reparented"`
 	// Inserted counts the lines a repair inserted (ApplyRepair) that
 	// are still in the transcript: a restore without pristine leaves
 	// repairs alone, and a pristine one keeps an inserted line that
 	// changed since or that an entry which stays has as its parent
 	// (listed in AllResult.Lost as ProblemInsertedChanged or
-	// ProblemInsertedHasChildren, not counted in Placeholders).
+	// ProblemInsertedHasChildren, not counted in Placeholders), or whose
+	// removal the store refuses (listed in AllResult.Refused, counted in
+	// RefusedUndos).
 	Inserted int `json:"inserted_lines"`
+	// RefusedUndos counts, among Bookkeeping, Reparented and Inserted,
+	// the journaled changes a pristine restore did not undo because the
+	// store refuses them (OpenClaw's SQLite store takes no changed
+	// "parentId" and removes no row): each is listed in AllResult.Refused
+	// with Key the member's pointer ("" for a whole inserted line).
+	RefusedUndos int `json:"refused_undos"`
 	// SourceValues counts the placeholders (among Placeholders) of tool
 	// results stored at the source ("[[extracted-tc-<toolCallId>]]"):
 	// the host wrote those placeholders, there is no original line to put
@@ -128,7 +147,9 @@ const maxUndoPasses = 8
 // notice, such as the text of a user message extracted before the session
 // was imported) stays a placeholder and is listed in Refused with the
 // reason and how to get it; every other value is still restored, in the
-// same rewrite, and the counts say exactly what was written.
+// same rewrite, and the counts say exactly what was written. So with a
+// repair the store does not accept undone (a changed "parentId", a line to
+// remove): it stays, is listed in Refused, and the rest is undone.
 //
 // RestoreAll is not queued: a busy session gives an error wrapping
 // ErrBusy (or ErrChanged), and nothing is written.
@@ -198,7 +219,11 @@ func (r *Restorer) RestoreAll(ctx context.Context, ref bs.SessionRef, pristine b
 		if pristine {
 			nRefused := len(p.refused)
 			r.undoLine(p, le, b, res)
-			if prob := undoInsert(name, le, b, file); prob != nil {
+			prob := undoInsert(name, le, b, file)
+			if le.drop && !p.acceptsRemoval(le) {
+				le.drop = false // kept, listed in Refused
+			}
+			if prob != nil {
 				// Kept: its journal stays, so that it is still known
 				// as inserted.
 				res.Lost = append(res.Lost, *prob)
@@ -234,7 +259,7 @@ func (r *Restorer) RestoreAll(ctx context.Context, ref bs.SessionRef, pristine b
 			}
 			res.Lost = append(res.Lost, *c.problem)
 		}
-		remains(le, b, &res.Remaining)
+		remains(p, le, b, &res.Remaining)
 		if le.changed() {
 			res.Entries++
 		}
@@ -256,7 +281,7 @@ func (r *Restorer) RestoreAll(ctx context.Context, ref bs.SessionRef, pristine b
 			kept++
 			touched = slices.DeleteFunc(touched, func(t string) bool { return t == id })
 			if b, err := p.recs.get(id); err == nil {
-				remains(le, b, &res.Remaining)
+				remains(p, le, b, &res.Remaining)
 			}
 		}
 		slices.SortStableFunc(res.Lost, func(a, b Problem) int { return cmp.Compare(a.Line, b.Line) })
@@ -347,9 +372,13 @@ func (r *Restorer) undoLine(p *planner, le *lineEdit, b *book, res *AllResult) {
 		}
 		_, vs, ve, present := jsonedit.Member(le.cur, obj, name)
 		before := le.cur
+		count := &res.Bookkeeping
+		if obj == "" && name == "parentId" {
+			count = &res.ParentsUndone // a repair's, not bookkeeping
+		}
 		if j.Absent {
 			if present && le.remove(obj, name) == nil && p.acceptsUndo(le, before, j.Path) {
-				res.Bookkeeping++
+				*count++
 			}
 			continue
 		}
@@ -362,7 +391,7 @@ func (r *Restorer) undoLine(p *planner, le *lineEdit, b *book, res *AllResult) {
 			continue
 		}
 		if le.set(obj, name, prev) == nil && p.acceptsUndo(le, before, j.Path) {
-			res.Bookkeeping++
+			*count++
 		}
 	}
 }
@@ -406,13 +435,20 @@ func sortedKeys[V any](m map[string]V) []string {
 
 // remains adds to rem what of BrainSurgeon's the line still holds
 // according to the entry's record: journaled members not back to their
-// previous state, the line itself when a repair inserted it, and
-// redaction stubs.
-func remains(le *lineEdit, b *book, rem *Remaining) {
+// previous state (a repair's "parentId" counted apart from bookkeeping),
+// the line itself when a repair inserted it, and redaction stubs; what the
+// store refused to undo (p.refusedAt) is counted in RefusedUndos too.
+func remains(p *planner, le *lineEdit, b *book, rem *Remaining) {
+	refused := func(ptr string) {
+		if p.refusedAt[fmt.Sprintf("%d %s", le.line, ptr)] {
+			rem.RefusedUndos++
+		}
+	}
 	for _, j := range b.journal {
 		if j.Path == "" {
 			if j.Absent {
 				rem.Inserted++ // a repair's line, still there
+				refused("")
 			} else {
 				rem.Bookkeeping++
 			}
@@ -423,16 +459,22 @@ func remains(le *lineEdit, b *book, rem *Remaining) {
 			rem.Bookkeeping++
 			continue
 		}
+		count := &rem.Bookkeeping
+		if obj == "" && name == "parentId" {
+			count = &rem.Reparented
+		}
 		_, vs, ve, present := jsonedit.Member(le.cur, obj, name)
 		if j.Absent {
 			if present {
-				rem.Bookkeeping++
+				*count++
+				refused(j.Path)
 			}
 			continue
 		}
 		prev, err := journalRaw(j)
 		if err != nil || !present || string(le.cur[vs:ve]) != string(prev) {
-			rem.Bookkeeping++
+			*count++
+			refused(j.Path)
 		}
 	}
 	for _, v := range b.redactions {
@@ -440,6 +482,31 @@ func remains(le *lineEdit, b *book, rem *Remaining) {
 			rem.Redactions++
 		}
 	}
+}
+
+// acceptsRemoval reports whether the store takes the removal of le, a line
+// a repair inserted (EditChecker, asked with a nil new line). When it does
+// not, the refusal is recorded with the store's reason: the line stays,
+// and its journal with it.
+func (p *planner) acceptsRemoval(le *lineEdit) bool {
+	ck, ok := p.r.Store.(EditChecker)
+	if !ok {
+		return true
+	}
+	err := ck.CheckEdit(p.ref, le.orig, nil)
+	if err == nil {
+		return true
+	}
+	k := fmt.Sprintf("%d %s", le.line, "")
+	if p.refusedAt == nil {
+		p.refusedAt = map[string]bool{}
+	}
+	if !p.refusedAt[k] {
+		p.refusedAt[k] = true
+		p.refused = append(p.refused, Refusal{EntryID: le.id, Key: "", Line: le.line, Reason: refusedReason(err),
+			How: fmt.Sprintf("nothing is lost: the line is an entry a repair (doctor --fix) added, which stays in the transcript; the side record of entry %s keeps it journaled as inserted", le.id)})
+	}
+	return false
 }
 
 // undoInsert decides, after undoLine, what becomes of a line whose record

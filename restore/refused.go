@@ -14,7 +14,8 @@ import (
 // line (OpenClaw's SQLite store: its host derives a search index and
 // projections from the rows, see docs/ARCHITECTURE.md, "Host safety").
 // CheckEdit returns nil when Rewrite would accept the line old becoming
-// new, else an error that says which difference it refuses and why. A
+// new, else an error that says which difference it refuses and why; a nil
+// new asks whether Rewrite would remove the line (an edit with Remove). A
 // store that does not implement it accepts every edit (the JSONL store).
 //
 // A restore asks it value by value before it puts a value back, so that

@@ -158,7 +158,7 @@ func TestApplyRepair(t *testing.T) {
 	if got := read(t, ref.Path); !bytes.Equal(got, data) {
 		t.Fatalf("pristine: %s", firstDiff(data, got))
 	}
-	if !res.Pristine || res.LinesRemoved != 1 || res.Bookkeeping != 1 || res.Entries != 2 || len(res.Lost) != 0 {
+	if !res.Pristine || res.LinesRemoved != 1 || res.ParentsUndone != 1 || res.Bookkeeping != 0 || res.Entries != 2 || len(res.Lost) != 0 {
 		t.Fatalf("pristine result: %+v", res)
 	}
 	if j := journalOf(t, r, ref, "u2"); len(j) != 0 {
@@ -452,7 +452,7 @@ func TestApplyRepairReparentOnly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := read(t, ref.Path); !bytes.Equal(got, data) || res.Bookkeeping != 2 || !res.Pristine {
+	if got := read(t, ref.Path); !bytes.Equal(got, data) || res.ParentsUndone != 2 || res.Bookkeeping != 0 || !res.Pristine {
 		t.Fatalf("pristine: %+v\n%s", res, got)
 	}
 }

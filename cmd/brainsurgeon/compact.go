@@ -7,9 +7,11 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	bs "github.com/brainsurgeon/brainsurgeon"
 	"github.com/brainsurgeon/brainsurgeon/compact"
+	"github.com/brainsurgeon/brainsurgeon/engine"
 	"github.com/brainsurgeon/brainsurgeon/extract"
 	"github.com/brainsurgeon/brainsurgeon/internal/agenttext"
 	"github.com/brainsurgeon/brainsurgeon/internal/cli"
@@ -38,6 +40,12 @@ BRAINSURGEON_SUMMARY_MODEL / _BASE_URL, key from BRAINSURGEON_SUMMARY_API_KEY,
 OPENAI_API_KEY or OPENROUTER_API_KEY), with a normal then an aggressive
 prompt; if that fails, or no model is configured, the deterministic
 extractive summary is used and the result says "degraded".
+
+When BrainSurgeon's context engine serves the session (it sent the model a
+view within the last 24 hours), its summaries live in the model's view and
+/compact in the chat is answered by it: here only the prune layer runs
+(without --layer it is the one chosen), and --layer summarize or full is
+refused (exit 1).
 
 A session in use (a run in flight, a live lock, or modified within
 idle_seconds) is refused. Asks for confirmation on a terminal; elsewhere
@@ -121,6 +129,11 @@ func (c *compactCommand) Run(ctx context.Context, args []string) error {
 		Layer: layer, Focus: *focus, Trigger: compact.TriggerManual, DryRun: *dry,
 		Summarizer: sum, Settings: compact.FromConfig(t.cfg.Compaction), Tokens: tok,
 		Side: t.set.Side, Policy: extract.FromConfig(t.cfg), Logger: log,
+	}
+	// A session the context engine serves: only the prune layer runs on
+	// its transcript, as through the API (engine.CompactLayer).
+	if o.Layer, err = engine.CompactLayer(t.ref, o.Layer, engineStatus(ctx, t, o.Settings, log), time.Now()); err != nil {
+		return err
 	}
 	// The prune layer uses the config's extraction policy, without its age
 	// protection: the recent tokens are protected instead.

@@ -130,3 +130,59 @@ func TestAgo(t *testing.T) {
 		}
 	}
 }
+
+// TestCompactEngineServes: a session the context engine serves (a view
+// within 24 hours) has its summaries in the model's view, so the CLI
+// refuses the summarize and full layers with the API's wording (exit 1,
+// /compact in the chat named as the way, nothing written), and its own
+// choice of a layer is the prune layer, never summarize or full.
+func TestCompactEngineServes(t *testing.T) {
+	root := t.TempDir()
+	agents := filepath.Join(root, "agents")
+	if err := os.CopyFS(agents, os.DirFS(demoAgents)); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(root, ".brainsurgeon"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	// Thresholds so low that without the engine the full layer is chosen.
+	cfg := `{"enabled": true, "idle_seconds": 0, "compaction": {"prune_trigger_percent": 0.5, "summarize_trigger_percent": 1, "full_trigger_percent": 1.2}}`
+	if err := os.WriteFile(filepath.Join(root, ".brainsurgeon", "config.json"), []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs := run(t, "compact", "--dry-run", "--json", "--agents-dir", agents, "--session", "agent:main:main")
+	var res struct {
+		Session string `json:"session"`
+		Layer   string `json:"layer"`
+	}
+	if code != 0 || json.Unmarshal([]byte(out), &res) != nil || (res.Layer != "summarize" && res.Layer != "full") {
+		t.Fatalf("compact --dry-run without the engine: exit %d, layer %q, want summarize or full chosen\n%s\n%s", code, res.Layer, out, errs)
+	}
+	id := res.Session[strings.IndexByte(res.Session, '/')+1:]
+	file := filepath.Join(agents, "main", "sessions", id+".jsonl")
+	before, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	state := fmt.Sprintf(`{"version":1,"turns":[{"turn":1,"at":%q,"messages":4,"view_messages":4,"matched":4,"unmatched":0,"base_tokens":500,"predicted_tokens":600}]}`,
+		time.Now().Add(-time.Minute).UTC().Format(time.RFC3339Nano))
+	if err := os.MkdirAll(filepath.Join(root, ".brainsurgeon", "engine", "main"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, ".brainsurgeon", "engine", "main", id+".json"), []byte(state), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, layer := range []string{"summarize", "full"} {
+		code, out, errs := run(t, "compact", "--layer", layer, "--yes", "--agents-dir", agents, "--session", "agent:main:main")
+		if code != 1 || !strings.Contains(errs, "layer "+layer+" refused") || !strings.Contains(errs, "/compact in the chat") {
+			t.Errorf("compact --layer %s of a session the engine serves: exit %d, want 1 naming /compact in the chat\n%s\n%s", layer, code, out, errs)
+		}
+	}
+	code, out, errs = run(t, "compact", "--dry-run", "--json", "--agents-dir", agents, "--session", "agent:main:main")
+	if code != 0 || json.Unmarshal([]byte(out), &res) != nil || (res.Layer != "prune" && res.Layer != "") {
+		t.Fatalf("compact --dry-run of a session the engine serves: exit %d, layer %q, want prune\n%s\n%s", code, res.Layer, out, errs)
+	}
+	if after, err := os.ReadFile(file); err != nil || string(after) != string(before) {
+		t.Errorf("the transcript changed (%v)", err)
+	}
+}

@@ -130,17 +130,31 @@ func (c *restoreCommand) Run(ctx context.Context, args []string) error {
 }
 
 // restoreAllError is the error (exit 1) of a restore --all that left
-// placeholders, nil when none is left: what the store refused, what is
-// lost, and the tool results stored at the source, each counted.
+// placeholders or could not undo all it was asked to, nil when nothing is
+// left: what is lost, what the store refused (values, redactions and
+// journaled changes, each counted apart), the lines a repair inserted that
+// were kept, and the tool results stored at the source.
 func restoreAllError(res *restore.AllResult) error {
-	src, refused := res.Remaining.SourceValues, len(res.Refused)
-	lost := len(res.Lost) - src - res.Remaining.Refused
+	r := res.Remaining
+	src := r.SourceValues
+	lost := r.Placeholders - src - r.Refused
+	redactions := len(res.Refused) - r.Refused - r.RefusedUndos
+	kept := len(res.Lost) - r.Placeholders // inserted lines kept, listed under lost
 	var parts []string
 	if lost > 0 {
 		parts = append(parts, fmt.Sprintf("%s could not be restored", plural.Count(lost, "placeholder", "placeholders")))
 	}
-	if refused > 0 {
-		parts = append(parts, fmt.Sprintf("%s the store does not accept back %s extracted (listed under refused; brainsurgeon restore <session> <entry> prints each without writing it back)", plural.Count(refused, "value", "values"), plural.Noun(refused, "stays", "stay")))
+	if r.Refused > 0 {
+		parts = append(parts, fmt.Sprintf("%s the store does not accept back %s extracted (listed under refused; brainsurgeon restore <session> <entry> prints each without writing it back)", plural.Count(r.Refused, "value", "values"), plural.Noun(r.Refused, "stays", "stay")))
+	}
+	if redactions > 0 {
+		parts = append(parts, fmt.Sprintf("%s the store does not accept back %s (listed under refused)", plural.Count(redactions, "redacted value", "redacted values"), plural.Noun(redactions, "keeps its stub", "keep their stub")))
+	}
+	if r.RefusedUndos > 0 {
+		parts = append(parts, fmt.Sprintf("%s of a repair (doctor --fix) the store does not accept undone %s (listed under refused; nothing is lost)", plural.Count(r.RefusedUndos, "change", "changes"), plural.Noun(r.RefusedUndos, "stays", "stay")))
+	}
+	if kept > 0 {
+		parts = append(parts, fmt.Sprintf("%s inserted by a repair kept (listed under lost)", plural.Count(kept, "line", "lines")))
 	}
 	if src > 0 {
 		parts = append(parts, fmt.Sprintf("%s stored at the source %s: the session is not pristine (purge_control restore tc-<id> returns each)", plural.Count(src, "tool result", "tool results"), plural.Noun(src, "keeps its placeholder", "keep their placeholder")))
@@ -233,7 +247,7 @@ func printRestoreAll(w io.Writer, res *restore.AllResult) {
 	fmt.Fprintf(w, "Session     %s\n", res.Session)
 	fmt.Fprintf(w, "Restored    %s (%s) in %s\n", plural.Count(res.Values, "value", "values"), plural.Count(res.Bytes, "byte", "bytes"), plural.Count(res.Entries, "entry", "entries"))
 	if res.PristineMode {
-		fmt.Fprintf(w, "Undone      %s, %s, %s\n", plural.Count(res.Redactions, "redaction", "redactions"), plural.Count(res.Bookkeeping, "bookkeeping member", "bookkeeping members"), plural.Count(res.LinesRemoved, "inserted line", "inserted lines"))
+		fmt.Fprintf(w, "Undone      %s, %s, %s, %s\n", plural.Count(res.Redactions, "redaction", "redactions"), plural.Count(res.Bookkeeping, "bookkeeping member", "bookkeeping members"), plural.Count(res.ParentsUndone, "re-parented entry", "re-parented entries"), plural.Count(res.LinesRemoved, "inserted line", "inserted lines"))
 	}
 	if res.Applied {
 		fmt.Fprintln(w, "Written     yes")
@@ -257,11 +271,17 @@ func printRestoreAll(w io.Writer, res *restore.AllResult) {
 		if r.Bookkeeping > 0 {
 			why = append(why, fmt.Sprintf("%s (_restored, _extractable, _redacted) %s", plural.Count(r.Bookkeeping, "bookkeeping member", "bookkeeping members"), plural.Noun(r.Bookkeeping, "remains", "remain")))
 		}
+		if r.Reparented > 0 {
+			why = append(why, fmt.Sprintf("%s re-parented by a repair (doctor --fix) %s", plural.Count(r.Reparented, "entry", "entries"), plural.Noun(r.Reparented, "keeps its new parentId", "keep their new parentId")))
+		}
 		if r.Redactions > 0 {
 			why = append(why, fmt.Sprintf("%s %s", plural.Count(r.Redactions, "redaction stub", "redaction stubs"), plural.Noun(r.Redactions, "remains", "remain")))
 		}
 		if r.Inserted > 0 {
 			why = append(why, fmt.Sprintf("%s inserted by a repair (doctor --fix) %s", plural.Count(r.Inserted, "line", "lines"), plural.Noun(r.Inserted, "remains", "remain")))
+		}
+		if r.RefusedUndos > 0 {
+			why = append(why, fmt.Sprintf("of these, the store does not accept %s undone (listed under refused)", plural.Count(r.RefusedUndos, "change", "changes")))
 		}
 		if r.UnreadableRecords > 0 {
 			why = append(why, fmt.Sprintf("%s cannot be read", plural.Count(r.UnreadableRecords, "side record", "side records")))
@@ -278,7 +298,11 @@ func printRestoreAll(w io.Writer, res *restore.AllResult) {
 		}
 	}
 	for _, f := range res.Refused {
-		fmt.Fprintf(w, "  refused   %s %s (line %d): %s\n", f.EntryID, f.Key, f.Line, f.Reason)
+		key := f.Key
+		if key == "" {
+			key = "(the whole line)"
+		}
+		fmt.Fprintf(w, "  refused   %s %s (line %d): %s\n", f.EntryID, key, f.Line, f.Reason)
 		fmt.Fprintf(w, "            get it: %s\n", f.How)
 	}
 	for _, x := range res.Warnings {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -75,11 +76,107 @@ func TestRestoreAllPristineUpgradedRepair(t *testing.T) {
 	if code != 1 || strings.Contains(events[8], "[[extracted-") {
 		t.Fatalf("restore --all --pristine: exit %d, r2's value back: %v\n%s\n%s", code, !strings.Contains(events[8], "[[extracted-"), out, errs)
 	}
+	// The summary says what stays, exactly: a repair's parentId is neither
+	// a bookkeeping member nor an extracted value.
+	for _, bad := range []string{"bookkeeping members (", "stay extracted", "placeholders could not"} {
+		if strings.Contains(out+errs, bad) {
+			t.Errorf("the summary says %q of a refused parentId:\n%s\n%s", bad, out, errs)
+		}
+	}
+	for _, want := range []string{"1 entry re-parented by a repair (doctor --fix) keeps its new parentId", "the store does not accept 1 change undone",
+		"1 change of a repair (doctor --fix) the store does not accept undone stays"} {
+		if !strings.Contains(out+errs, want) {
+			t.Errorf("the summary lacks %q:\n%s\n%s", want, out, errs)
+		}
+	}
 	if !strings.Contains(out, "refused   a2 /parentId (line 10)") || events[9] != rows[9] || events[8] != orig[8] {
 		t.Fatalf("restore --all --pristine: the re-parenting is not reported as refused, or a row is wrong\n%s\nrow 9: %s", out, events[9])
 	}
 	// The journal of a2 is kept: a second pass says the same.
 	if code, out, _ = run(t, "restore", "main/"+id, "--all", "--pristine", "--agents-dir", agents); code != 1 || !strings.Contains(out, "refused   a2 /parentId (line 10)") {
+		t.Fatalf("second restore --all --pristine: exit %d\n%s", code, out)
+	}
+}
+
+// TestRestoreAllPristineUpgradedInsert: a JSONL-era session pruned, then
+// given a line by a repair (doctor --fix) that no entry has as its parent,
+// then imported into a SQLite store. The store removes no row, so a
+// pristine restore --all keeps the line and lists it as refused, and still
+// puts back every value in the same rewrite instead of writing nothing.
+func TestRestoreAllPristineUpgradedInsert(t *testing.T) {
+	const id = "0badc0de-0000-4000-8000-000000000033"
+	const insID = "b00000a1"
+	ctx := context.Background()
+	agents := filepath.Join(t.TempDir(), "agents")
+	dir := filepath.Join(agents, "main", "sessions")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	orig := upgradeLines(id)
+	file := filepath.Join(dir, id+".jsonl")
+	if err := os.WriteFile(file, []byte(strings.Join(orig, "\n")+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c := config.Default()
+	c.Enabled, c.IdleSeconds, c.MinValueLength, c.KeepRecent, c.MinSavingTokens, c.AgeThresholdHours = true, 0, 500, 0, 0, 0
+	if err := config.Save(agents, c); err != nil {
+		t.Fatal(err)
+	}
+	set, err := backend.Open(ctx, agents, backend.FromConfig(c, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pass := prune.New(set.Store, set.Side, set.StateDir, c, nil)
+	if _, err := pass.Run(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	ref := bs.SessionRef{Backend: bs.BackendJSONL, Agent: "main", ID: id, Path: file}
+	tr, err := session.Open(ctx, file, ref, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ins := `{"type":"message","id":"` + insID + `","parentId":"a2","timestamp":"2026-02-18T09:00:10.000Z","message":{"role":"user","content":[{"type":"text","text":"inserted by a repair"}]}}`
+	if err := pass.Restorer().ApplyRepair(ctx, ref, restore.Repair{Base: tr.Version(), Op: "doctor_fix",
+		Inserts: []restore.Insert{{AfterLine: 10, AfterID: "a2", Entries: [][]byte{[]byte(ins)}, IDs: []string{insID}}}}); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")
+	if len(rows) != 11 || rows[10] != ins || !strings.Contains(rows[8], "[[extracted-") {
+		t.Fatalf("the JSONL era: %d rows\n%.200s", len(rows), rows[8])
+	}
+	if err := os.Remove(file); err != nil {
+		t.Fatal(err)
+	}
+	db := testcorpus.WriteStore(t, agents, "main", testcorpus.StoreSession{ID: id, Rows: rows})
+
+	code, out, errs := run(t, "restore", "main/"+id, "--all", "--pristine", "--json", "--agents-dir", agents)
+	events := storeEvents(t, db, id)
+	if code != 1 || len(events) != 11 || events[8] != orig[8] || events[10] != ins {
+		t.Fatalf("restore --all --pristine: exit %d, %d rows, r2's value back: %v, inserted row kept: %v\n%s\n%s",
+			code, len(events), events[8] == orig[8], len(events) == 11 && events[10] == ins, out, errs)
+	}
+	var res restore.AllResult
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if !res.Applied || res.LinesRemoved != 0 || res.Remaining.Inserted != 1 || res.Remaining.RefusedUndos != 1 || res.Remaining.Placeholders != 0 {
+		t.Fatalf("restore --all --pristine: %+v\n%s", res.Remaining, out)
+	}
+	found := false
+	for _, f := range res.Refused {
+		if f.EntryID == insID && f.Key == "" && f.Line == 11 && strings.Contains(f.Reason, "removes rows") && f.How != "" {
+			found = true
+		}
+	}
+	if !found {
+		t.Fatalf("the inserted line is not listed as refused: %+v", res.Refused)
+	}
+	// The journal of the inserted line is kept: a second pass says the same.
+	if code, out, _ = run(t, "restore", "main/"+id, "--all", "--pristine", "--json", "--agents-dir", agents); code != 1 || !strings.Contains(out, `"entry_id": "`+insID+`"`) {
 		t.Fatalf("second restore --all --pristine: exit %d\n%s", code, out)
 	}
 }

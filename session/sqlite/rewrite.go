@@ -47,7 +47,7 @@ import (
 func (s *Store) Rewrite(ctx context.Context, ref bs.SessionRef, base bs.Version, edits []bs.Edit, gate func() error) error {
 	for _, e := range edits {
 		if e.Structural() {
-			return fmt.Errorf("rewrite %s: line %d: BrainSurgeon never inserts or removes rows of the SQLite store (the host owns its event sequence): %w", ref, e.Line, bs.ErrUnsupported)
+			return fmt.Errorf("rewrite %s: line %d: %s: %w", ref, e.Line, noStructural, bs.ErrUnsupported)
 		}
 	}
 	if gate != nil {

@@ -140,14 +140,23 @@ func (s *Store) EditableValues(ref bs.SessionRef, e *bs.Entry, cands []bs.Candid
 // row the projection guard accepts (guard.go).
 const editRule = `only toolResult content and details, thinking blocks, images, toolCall arguments, "_" bookkeeping members and a flat tool_result's output put back from its placeholder may change in an OpenClaw SQLite store, because other changes would leave its search index and projections stale`
 
+// noStructural says, in the errors of Rewrite and CheckEdit, why the store
+// takes no inserted or removed row.
+const noStructural = "BrainSurgeon never inserts or removes rows of the SQLite store (the host owns its event sequence)"
+
 // CheckEdit reports whether Rewrite accepts the row old becoming new: nil
 // when the projection guard that Rewrite applies accepts every difference,
 // else an error wrapping brainsurgeon.ErrUnsupported that names the first
 // difference it refuses and the rule. A restore asks it value by value, so
 // that it puts back every value the store takes and reports the others.
-// It reads neither the store nor the session (ref is not used) and is
-// safe for concurrent use.
+// A nil new asks about removing the row: the store never removes one (the
+// host owns its event sequence), so the answer is an error wrapping
+// ErrUnsupported. It reads neither the store nor the session (ref is not
+// used) and is safe for concurrent use.
 func (s *Store) CheckEdit(_ bs.SessionRef, old, new []byte) error {
+	if new == nil {
+		return fmt.Errorf("%s: %w", noStructural, bs.ErrUnsupported)
+	}
 	if bytes.Equal(old, new) {
 		return nil
 	}

@@ -97,9 +97,11 @@ export function compactionPanel(base, withB) {
   }
 
   function renderGauge(st) {
-    // With the context engine serving the session, the gauge shows what
-    // the model is sent (the last view), the stored transcript beside it.
-    const view = st.engine && st.engine.view && st.view_tokens ? st.engine.view : null;
+    // With the context engine serving the session (engine_serves: a view
+    // within 24 hours), the gauge shows what the model is sent (the last
+    // view), the stored transcript beside it; an older view is not what
+    // the model is sent any more, so the gauge shows the transcript.
+    const view = st.engine_serves && st.engine && st.engine.view && st.view_tokens ? st.engine.view : null;
     const shown = view ? st.view_tokens : st.tokens;
     const pct = st.window > 0 ? (100 * shown) / st.window : 0;
     const lv = level(pct, st.trigger_percent || 80);
