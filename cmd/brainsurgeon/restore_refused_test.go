@@ -163,7 +163,7 @@ func TestRestoreAllUpgradedStore(t *testing.T) {
 		len(res.Lost) != 1 || res.Lost[0].Kind != restore.ProblemRefused || res.Pristine {
 		t.Fatalf("restore --all: %+v", res)
 	}
-	if !strings.Contains(errs, "1 values the store does not accept back stay extracted") {
+	if !strings.Contains(errs, "1 value the store does not accept back stays extracted") {
 		t.Errorf("stderr does not say what was refused:\n%s", errs)
 	}
 	for i, ev := range storeEvents(t, db, id) {
