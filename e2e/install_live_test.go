@@ -16,6 +16,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -114,6 +115,10 @@ func TestInstallLive(t *testing.T) {
 		return nil
 	})
 	t.Logf("setup (serve, install, gateway start): %s", time.Since(t0).Round(100*time.Millisecond))
+	// With a gateway running, OpenClaw's CLI (plugins install, config patch) goes through it: a user's CLI holds
+	// the gateway's credentials, as this environment now does.
+	env = st.Vars(openclaw.NewEnv(in.Node), "BRAINSURGEON_AGENTS_DIR="+st.AgentsDir(),
+		"OPENCLAW_GATEWAY_PORT="+strconv.Itoa(h.Gateway.Port), "OPENCLAW_GATEWAY_TOKEN="+h.Gateway.Token)
 	keyFile := filepath.Join(st.Dir, ".brainsurgeon", "api.key")
 	key1 := strings.TrimSpace(string(readFile(t, keyFile)))
 
