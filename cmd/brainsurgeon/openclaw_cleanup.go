@@ -149,9 +149,9 @@ func printCleanup(w io.Writer, co *cleanupOutput) {
 	}
 	if !co.KeepPlaceholders && co.Queued > 0 {
 		if co.DaemonRunning {
-			fmt.Fprintf(w, "Pending: %s in the queue until their sessions are idle (idle_seconds after the last turn, 300 s by default). The daemon at %s applies them on its schedule (auto_cron, every 2 minutes by default): leave it running until then. Or run brainsurgeon openclaw uninstall again later: it applies them too.\n", plural.Count(co.Queued, "write-back", "write-backs"), co.DaemonURL)
+			fmt.Fprintf(w, "Pending: %s in the queue until %s idle (idle_seconds after the last turn, 300 s by default). The daemon at %s applies them on its schedule (auto_cron, every 2 minutes by default): leave it running until then. Or run brainsurgeon openclaw uninstall again later: it applies them too.\n", plural.Count(co.Queued, "write-back", "write-backs"), plural.Noun(co.Queued, "its session is", "their sessions are"), co.DaemonURL)
 		} else {
-			fmt.Fprintf(w, "Pending: %s in the queue until their sessions are idle (idle_seconds after the last turn, 300 s by default). No daemon runs at %s to apply them: run brainsurgeon openclaw uninstall again once the sessions are idle (or start brainsurgeon serve, which applies them).\n", plural.Count(co.Queued, "write-back", "write-backs"), co.DaemonURL)
+			fmt.Fprintf(w, "Pending: %s in the queue until %s idle (idle_seconds after the last turn, 300 s by default). No daemon runs at %s to apply them: run brainsurgeon openclaw uninstall again once the sessions are idle (or start brainsurgeon serve, which applies them).\n", plural.Count(co.Queued, "write-back", "write-backs"), plural.Noun(co.Queued, "its session is", "their sessions are"), co.DaemonURL)
 		}
 	}
 	for _, e := range co.Errors {
