@@ -272,6 +272,14 @@ func installPlugin(t *testing.T, st *openclaw.State, version, tgz, daemonURL, ke
 		t.Fatalf("openclaw.json after plugins install is not JSON (%v):\n%s", err, raw)
 	}
 	plugins := obj(cfg, "plugins")
+	// OpenClaw's plugins install selects the engine of a plugin whose manifest declares kind "context-engine"
+	// (ours does) by itself; the tests choose the engine themselves (engineConfigure), legacy by default.
+	if slots, ok := plugins["slots"].(map[string]any); ok {
+		delete(slots, "contextEngine")
+		if len(slots) == 0 {
+			delete(plugins, "slots")
+		}
+	}
 	entries := obj(plugins, "entries")
 	bsEntry := obj(entries, "brainsurgeon")
 	if bsEntry["enabled"] != true {
