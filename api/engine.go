@@ -165,6 +165,23 @@ func (s *server) pluginAssemble(r *http.Request) (any, error) {
 		return nil, err
 	}
 	ref, err := s.resolve(r.Context(), q.pluginSessionRequest)
+	if errors.Is(err, bs.ErrNotFound) {
+		// A new session's first model call can come before the host has
+		// stored anything of it (OpenClaw 2026.7 writes the transcript
+		// after it): there is nothing to layer yet, so the host's messages
+		// pass through, and that is an answer, not a failed call.
+		why := fmt.Sprintf("the session is not stored yet (a new session's first turn, or this daemon serves another agents dir than the host's): %v", bs.ErrorMessage(err))
+		s.log.Info("context engine: the host's messages pass through unchanged", "why", why, "messages", len(q.Messages))
+		s.plugin.view(why)
+		chars := 0
+		for _, m := range q.Messages {
+			chars += m.Chars
+		}
+		// The estimate is the host's own rule for text it has not counted:
+		// four characters a token.
+		return AssembleResponse{OK: true, View: engine.View{Replace: []engine.Replacement{}, Layers: []string{},
+			Passthrough: why, EstimatedTokens: (chars + 3) / 4}}, nil
+	}
 	if err != nil {
 		return nil, err
 	}
