@@ -24,45 +24,10 @@ import (
 // store accepts and say what it could not undo, not fail whole.
 func TestRestoreAllPristineUpgradedRepair(t *testing.T) {
 	const id = "0badc0de-0000-4000-8000-000000000032"
-	ctx := context.Background()
-	agents := filepath.Join(t.TempDir(), "agents")
-	dir := filepath.Join(agents, "main", "sessions")
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	orig := upgradeLines(id)
-	file := filepath.Join(dir, id+".jsonl")
-	if err := os.WriteFile(file, []byte(strings.Join(orig, "\n")+"\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	c := config.Default()
-	c.Enabled, c.IdleSeconds, c.MinValueLength, c.KeepRecent, c.MinSavingTokens, c.AgeThresholdHours = true, 0, 500, 0, 0, 0
-	if err := config.Save(agents, c); err != nil {
-		t.Fatal(err)
-	}
-	set, err := backend.Open(ctx, agents, backend.FromConfig(c, nil))
-	if err != nil {
-		t.Fatal(err)
-	}
-	pass := prune.New(set.Store, set.Side, set.StateDir, c, nil)
-	if _, err := pass.Run(ctx, nil); err != nil {
-		t.Fatal(err)
-	}
-	ref := bs.SessionRef{Backend: bs.BackendJSONL, Agent: "main", ID: id, Path: file}
-	tr, err := session.Open(ctx, file, ref, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	agents, file, orig := prunedUpgradeSession(t, id)
 	// a2 (line 10) re-parented from r2 to c2.
-	if err := pass.Restorer().ApplyRepair(ctx, ref, restore.Repair{Base: tr.Version(), Op: "doctor_fix",
-		Reparents: []restore.Reparent{{Line: 10, EntryID: "a2", Parent: "c2"}}}); err != nil {
-		t.Fatal(err)
-	}
-	data, err := os.ReadFile(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rows := strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")
+	rows := repairUpgradeSession(t, agents, file, id, restore.Repair{Op: "doctor_fix",
+		Reparents: []restore.Reparent{{Line: 10, EntryID: "a2", Parent: "c2"}}})
 	if !strings.Contains(rows[9], `"parentId":"c2"`) || !strings.Contains(rows[8], "[[extracted-") {
 		t.Fatalf("the JSONL era: %s\n%.200s", rows[9], rows[8])
 	}
@@ -106,45 +71,10 @@ func TestRestoreAllPristineUpgradedRepair(t *testing.T) {
 func TestRestoreAllPristineUpgradedInsert(t *testing.T) {
 	const id = "0badc0de-0000-4000-8000-000000000033"
 	const insID = "b00000a1"
-	ctx := context.Background()
-	agents := filepath.Join(t.TempDir(), "agents")
-	dir := filepath.Join(agents, "main", "sessions")
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	orig := upgradeLines(id)
-	file := filepath.Join(dir, id+".jsonl")
-	if err := os.WriteFile(file, []byte(strings.Join(orig, "\n")+"\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	c := config.Default()
-	c.Enabled, c.IdleSeconds, c.MinValueLength, c.KeepRecent, c.MinSavingTokens, c.AgeThresholdHours = true, 0, 500, 0, 0, 0
-	if err := config.Save(agents, c); err != nil {
-		t.Fatal(err)
-	}
-	set, err := backend.Open(ctx, agents, backend.FromConfig(c, nil))
-	if err != nil {
-		t.Fatal(err)
-	}
-	pass := prune.New(set.Store, set.Side, set.StateDir, c, nil)
-	if _, err := pass.Run(ctx, nil); err != nil {
-		t.Fatal(err)
-	}
-	ref := bs.SessionRef{Backend: bs.BackendJSONL, Agent: "main", ID: id, Path: file}
-	tr, err := session.Open(ctx, file, ref, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	agents, file, orig := prunedUpgradeSession(t, id)
 	ins := `{"type":"message","id":"` + insID + `","parentId":"a2","timestamp":"2026-02-18T09:00:10.000Z","message":{"role":"user","content":[{"type":"text","text":"inserted by a repair"}]}}`
-	if err := pass.Restorer().ApplyRepair(ctx, ref, restore.Repair{Base: tr.Version(), Op: "doctor_fix",
-		Inserts: []restore.Insert{{AfterLine: 10, AfterID: "a2", Entries: [][]byte{[]byte(ins)}, IDs: []string{insID}}}}); err != nil {
-		t.Fatal(err)
-	}
-	data, err := os.ReadFile(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rows := strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")
+	rows := repairUpgradeSession(t, agents, file, id, restore.Repair{Op: "doctor_fix",
+		Inserts: []restore.Insert{{AfterLine: 10, AfterID: "a2", Entries: [][]byte{[]byte(ins)}, IDs: []string{insID}}}})
 	if len(rows) != 11 || rows[10] != ins || !strings.Contains(rows[8], "[[extracted-") {
 		t.Fatalf("the JSONL era: %d rows\n%.200s", len(rows), rows[8])
 	}
@@ -179,4 +109,64 @@ func TestRestoreAllPristineUpgradedInsert(t *testing.T) {
 	if code, out, _ = run(t, "restore", "main/"+id, "--all", "--pristine", "--json", "--agents-dir", agents); code != 1 || !strings.Contains(out, `"entry_id": "`+insID+`"`) {
 		t.Fatalf("second restore --all --pristine: exit %d\n%s", code, out)
 	}
+}
+
+// prunedUpgradeSession writes the JSONL-era session id (upgradeLines) into
+// a new agents dir and prunes it with every value extractable; it returns
+// the agents dir, the transcript and its original lines.
+func prunedUpgradeSession(t *testing.T, id string) (agents, file string, orig []string) {
+	t.Helper()
+	agents = filepath.Join(t.TempDir(), "agents")
+	dir := filepath.Join(agents, "main", "sessions")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	orig = upgradeLines(id)
+	file = filepath.Join(dir, id+".jsonl")
+	if err := os.WriteFile(file, []byte(strings.Join(orig, "\n")+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c := config.Default()
+	c.Enabled, c.IdleSeconds, c.MinValueLength, c.KeepRecent, c.MinSavingTokens, c.AgeThresholdHours = true, 0, 500, 0, 0, 0
+	if err := config.Save(agents, c); err != nil {
+		t.Fatal(err)
+	}
+	set, err := backend.Open(context.Background(), agents, backend.FromConfig(c, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := prune.New(set.Store, set.Side, set.StateDir, c, nil).Run(context.Background(), nil); err != nil {
+		t.Fatal(err)
+	}
+	return agents, file, orig
+}
+
+// repairUpgradeSession applies the repair r (its Base set here) to the
+// pruned session id of agents, as doctor --fix does, and returns the
+// transcript's lines afterwards.
+func repairUpgradeSession(t *testing.T, agents, file, id string, r restore.Repair) []string {
+	t.Helper()
+	ctx := context.Background()
+	c, err := config.Load(ctx, agents, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	set, err := backend.Open(ctx, agents, backend.FromConfig(c, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref := bs.SessionRef{Backend: bs.BackendJSONL, Agent: "main", ID: id, Path: file}
+	tr, err := session.Open(ctx, file, ref, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Base = tr.Version()
+	if err := prune.New(set.Store, set.Side, set.StateDir, c, nil).Restorer().ApplyRepair(ctx, ref, r); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")
 }
