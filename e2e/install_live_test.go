@@ -4,12 +4,10 @@ package e2e
 
 import (
 	"bytes"
-	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -73,19 +71,7 @@ func installLive(t *testing.T, version string) {
 		env        []string
 		st         *openclaw.State
 	)
-	run := func(bin string, args ...string) (string, error) {
-		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-		defer cancel()
-		cmd := exec.CommandContext(ctx, bin, args...)
-		cmd.Env = env
-		var out, errb bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &out, &errb
-		err := cmd.Run()
-		if err != nil {
-			err = fmt.Errorf("%s %s: %w\nstdout: %s\nstderr: %s", filepath.Base(bin), strings.Join(args, " "), err, out.String(), errb.String())
-		}
-		return out.String(), err
-	}
+	run := func(bin string, args ...string) (string, error) { return runEnv(env, bin, args...) }
 	h := openclaw.NewHostWithModel(t, version, model.URL(), func(s *openclaw.State) error {
 		st = s
 		env = st.Vars(openclaw.NewEnv(in.Node), "BRAINSURGEON_AGENTS_DIR="+st.AgentsDir())
@@ -107,11 +93,7 @@ func installLive(t *testing.T, version string) {
 			t.Errorf("a: /api/health before the agents dir exists = %+v, want status waiting naming %s", health, st.AgentsDir())
 		}
 		// b. install.
-		wrapper = filepath.Join(work, "openclaw")
-		script := fmt.Sprintf("#!/bin/sh\nexec %q %q \"$@\"\n", in.Node, in.Entry())
-		if err := os.WriteFile(wrapper, []byte(script), 0o755); err != nil {
-			return err
-		}
+		wrapper = openclawWrapper(t, work, in)
 		out, err := run(bsBin, "openclaw", "install", "--engine", "--link", "--yes", "--openclaw", wrapper, "--daemon-url", d.url)
 		if err != nil {
 			return err

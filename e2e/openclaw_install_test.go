@@ -59,25 +59,9 @@ func TestOpenClawInstallRoundTrip(t *testing.T) {
 			if err := os.WriteFile(st.ConfigPath(), before, 0o600); err != nil {
 				t.Fatal(err)
 			}
-			wrapper := filepath.Join(t.TempDir(), "openclaw")
-			script := fmt.Sprintf("#!/bin/sh\nexec %q %q \"$@\"\n", in.Node, in.Entry())
-			if err := os.WriteFile(wrapper, []byte(script), 0o755); err != nil {
-				t.Fatal(err)
-			}
+			wrapper := openclawWrapper(t, t.TempDir(), in)
 			env := st.Vars(openclaw.NewEnv(in.Node))
-			run := func(bin string, args ...string) (string, error) {
-				ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-				defer cancel()
-				cmd := exec.CommandContext(ctx, bin, args...)
-				cmd.Env = env
-				var out, errb bytes.Buffer
-				cmd.Stdout, cmd.Stderr = &out, &errb
-				err := cmd.Run()
-				if err != nil {
-					err = fmt.Errorf("%s %s: %v\nstdout: %s\nstderr: %s", filepath.Base(bin), strings.Join(args, " "), err, out.String(), errb.String())
-				}
-				return out.String(), err
-			}
+			run := func(bin string, args ...string) (string, error) { return runEnv(env, bin, args...) }
 			start := time.Now()
 			out, err := run(bsBin, "openclaw", "install", "--link", "--yes", "--openclaw", wrapper, "--daemon-url", "http://127.0.0.1:8123", "--json")
 			if err != nil {
@@ -190,4 +174,32 @@ func checkEngineCapability(out []byte) error {
 		}
 	}
 	return fmt.Errorf("expected the capability {kind: context-engine, ids: [brainsurgeon]}; found %+v", r.Capabilities)
+}
+
+// openclawWrapper writes dir/openclaw, a script that runs in's CLI with its Node (as a user's openclaw on PATH),
+// and returns its path.
+func openclawWrapper(t *testing.T, dir string, in openclaw.Install) string {
+	t.Helper()
+	wrapper := filepath.Join(dir, "openclaw")
+	script := fmt.Sprintf("#!/bin/sh\nexec %q %q \"$@\"\n", in.Node, in.Entry())
+	if err := os.WriteFile(wrapper, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return wrapper
+}
+
+// runEnv runs bin with args in the environment env (bounded to 3 minutes) and returns its standard output; a
+// failure's error holds both outputs.
+func runEnv(env []string, bin string, args ...string) (string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.Env = env
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	if err != nil {
+		err = fmt.Errorf("%s %s: %w\nstdout: %s\nstderr: %s", filepath.Base(bin), strings.Join(args, " "), err, out.String(), errb.String())
+	}
+	return out.String(), err
 }
