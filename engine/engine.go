@@ -50,6 +50,8 @@ const maxWarning = 300
 // bs.ErrInvalid), the session cannot be read (bs.ErrNotFound when it is
 // unknown), or the state cannot be read.
 func (e *Engine) Assemble(ctx context.Context, ref bs.SessionRef, req Request) (View, error) {
+	// The time taken is the wall clock's (monotonic), never Now's.
+	start := time.Now()
 	name := ref.String()
 	if e.Store == nil {
 		return View{}, fmt.Errorf("engine assemble %s: expected an Engine with a Store, found none: %w", name, bs.ErrInvalid)
@@ -212,6 +214,9 @@ func (e *Engine) Assemble(ctx context.Context, ref bs.SessionRef, req Request) (
 	}
 	turn.Changed = view.Changed
 	view.Turn = turn.N
+	view.HostChars, view.Chars = turn.HostChars, turn.Chars
+	turn.ElapsedMS = elapsedMS(time.Since(start))
+	view.ElapsedMS = turn.ElapsedMS
 	if view.Changed {
 		st.PrefixChanges++
 	}
@@ -232,6 +237,9 @@ func (e *Engine) Assemble(ctx context.Context, ref bs.SessionRef, req Request) (
 	}
 	return view, nil
 }
+
+// elapsedMS returns d in milliseconds, to the microsecond.
+func elapsedMS(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
 // firstKeptIndex maps the first kept message of a summary plan (an index
 // into the view's messages) to an index into the host's messages: just
@@ -412,6 +420,12 @@ func statusOf(st *State) Status {
 		last := st.Turns[n-1]
 		out.Turns, out.Last = last.N, &last
 		out.View = viewSize(st.Turns)
+		out.LastViews = make([]Turn, 0, min(n, MaxLastViews))
+		for i := n - 1; i >= 0 && len(out.LastViews) < MaxLastViews; i-- {
+			t := st.Turns[i]
+			t.Layers = append([]string(nil), t.Layers...)
+			out.LastViews = append(out.LastViews, t)
+		}
 	}
 	return out
 }

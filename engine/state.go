@@ -177,12 +177,20 @@ func (c *statusCache) put(path string, fi fs.FileInfo, st Status) {
 	c.m[path] = cachedStatus{size: fi.Size(), mod: fi.ModTime(), fi: fi, st: st.clone()}
 }
 
-// clone returns st with its own copies of Last and View.
+// clone returns st with its own copies of Last, View and LastViews.
 func (st Status) clone() Status {
 	if st.Last != nil {
 		l := *st.Last
 		l.Layers = append([]string(nil), l.Layers...)
 		st.Last = &l
+	}
+	if st.LastViews != nil {
+		lv := make([]Turn, len(st.LastViews))
+		for i, t := range st.LastViews {
+			t.Layers = append([]string(nil), t.Layers...)
+			lv[i] = t
+		}
+		st.LastViews = lv
 	}
 	if st.View != nil {
 		v := *st.View

@@ -105,6 +105,15 @@ type View struct {
 	Changed bool `json:"prefix_changed"`
 	// Turn counts the views served for the session, from 1.
 	Turn int `json:"turn"`
+	// HostChars is the length of the host's messages and Chars that of
+	// the view's message contents (the summary's text, the kept messages
+	// with their replacements), in the units of Message.Chars; both leave
+	// out the prompt, the system prompt and the tool definitions.
+	HostChars int `json:"host_chars"`
+	Chars     int `json:"view_chars"`
+	// ElapsedMS is the time Assemble took to make the view, in
+	// milliseconds (Turn.ElapsedMS).
+	ElapsedMS float64 `json:"elapsed_ms"`
 }
 
 // State is one session's decisions, kept between turns.
@@ -228,6 +237,11 @@ type Turn struct {
 	// condensation can change the text while the newest summary, whose id
 	// SummaryID is, stays the same.
 	SummarySum string `json:"summary_sha256,omitempty"`
+	// ElapsedMS is the time the engine took to make the view, in
+	// milliseconds (microsecond resolution): from the start of Assemble
+	// to the view's decisions, the state's save left out; 0 in a state
+	// written before it was kept.
+	ElapsedMS float64 `json:"elapsed_ms"`
 }
 
 // Calibration fits measured = Overhead + Ratio × base tokens.
@@ -266,7 +280,13 @@ type Status struct {
 	Last *Turn `json:"last,omitempty"`
 	// View is the size of the last view served, nil before the first.
 	View *ViewSize `json:"view,omitempty"`
+	// LastViews are the latest views served, newest first, at most
+	// MaxLastViews (none before the first).
+	LastViews []Turn `json:"last_views,omitempty"`
 }
+
+// MaxLastViews is how many views Status.LastViews holds at most.
+const MaxLastViews = 10
 
 // ViewSize is the size of the last view the engine served: what the
 // model was sent, beside what the host would have sent.
