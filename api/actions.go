@@ -15,14 +15,15 @@ import (
 // The handlers below return their answer; answer sends it (see answer).
 
 // health answers GET /api/health (public): the server is up, which
-// backends and key file it uses (never a key), and what the plugin's calls
-// got.
+// backends and key file it uses (never a key), what the plugin's calls
+// got, and the context engine's views served and their latency
+// ("engine", an engine.Stats).
 func (s *server) health(r *http.Request) (any, error) {
 	return map[string]any{"status": "ok", "version": s.opts.Version,
 		"backends": s.set.Backends, "read_only": s.opts.ReadOnly,
 		"uptime_seconds": int64(time.Since(s.started).Seconds()),
 		"agents_dir":     s.set.AgentsDir, "key_file": s.opts.KeyFile, "auth_required": s.keys.required(),
-		"plugin": s.plugin.health()}, nil
+		"plugin": s.plugin.health(), "engine": s.meter.Stats()}, nil
 }
 
 // authInfo answers GET /api/auth-info (public): whether a key is needed,

@@ -246,6 +246,11 @@ type Options struct {
 	// gives it; else those requests answer 501 and nothing else changes.
 	// The caller owns it (and closes it).
 	Engine *engine.Engine
+	// EngineMeter counts the plugin's assemble calls and how long they
+	// took, for GET /api/health and GET /api/plugin/v1/health ("engine");
+	// nil means a Meter of the server's own. A daemon passes its own to
+	// show the same counts in its status.
+	EngineMeter *engine.Meter
 	// Compaction, when not nil, is what the context endpoints count and
 	// summarize with; nil means the runtime config's "compaction" object
 	// (from Control, else the defaults), with the summarizer model from
@@ -298,6 +303,8 @@ type server struct {
 	log      bs.Logger
 	// plugin keeps what the plugin's calls got (GET /api/health).
 	plugin pluginMonitor
+	// meter counts the assemble calls (Options.EngineMeter).
+	meter *engine.Meter
 	cache  *statsCache
 	// sideStats spares GET …/usage re-reading unchanged side records.
 	sideStats sideStatsCache
@@ -325,7 +332,10 @@ func New(opts Options) (http.Handler, error) {
 	}
 	s := &server{opts: opts, set: opts.Stores, restorer: opts.Restorer, log: bs.LoggerOrDiscard(opts.Logger),
 		cache: newStatsCache(), statusCache: compact.NewStatusCache(0), maxBody: opts.MaxBodyBytes, started: time.Now(),
-		sourceSlots: make(chan struct{}, MaxSourceRequests)}
+		sourceSlots: make(chan struct{}, MaxSourceRequests), meter: opts.EngineMeter}
+	if s.meter == nil {
+		s.meter = &engine.Meter{}
+	}
 	s.window = compactwire.HostWindow(opts.Stores.AgentsDir, s.log)
 	if s.maxBody <= 0 {
 		s.maxBody = DefaultMaxBodyBytes

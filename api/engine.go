@@ -142,27 +142,79 @@ const CompactDeadline = 110 * time.Second
 
 // pluginAssemble answers POST /api/plugin/v1/assemble with the view of
 // one turn. In read-only mode the view is served as well (the engine
-// writes only BrainSurgeon's own state, never the host's rows).
+// writes only BrainSurgeon's own state, never the host's rows). Every
+// call is counted in the server's engine Meter with the time it took
+// (from the request's decoding to its answer, the answer's write left
+// out), and every view served, a pass-through included, is logged at
+// debug level.
 func (s *server) pluginAssemble(r *http.Request) (any, error) {
+	start := time.Now()
+	a, err := s.assemble(r)
+	took := time.Since(start)
+	if err != nil {
+		s.meter.Record(engine.OutcomeFailure, took)
+		return nil, err
+	}
+	v := a.view
+	if v.Replace == nil {
+		v.Replace = []engine.Replacement{}
+	}
+	if v.Layers == nil {
+		v.Layers = []string{}
+	}
+	outcome := engine.OutcomeView
+	if v.Passthrough != "" {
+		outcome = engine.OutcomePassthrough
+	}
+	s.meter.Record(outcome, took)
+	s.plugin.view(v.Passthrough)
+	summaryID := ""
+	if v.Summary != nil {
+		summaryID = v.Summary.ID
+	}
+	// Tokens by the host's own rule for text it has not counted: four
+	// characters a token, rounded up.
+	s.log.Debug("context engine: view served", "session", a.session, "turn", v.Turn, "messages", a.messages,
+		"layers", v.Layers, "host_chars", v.HostChars, "view_chars", v.Chars,
+		"host_tokens", charTokens(v.HostChars), "view_tokens", charTokens(v.Chars), "prefix_changed", v.Changed,
+		"summary_id", summaryID, "elapsed_ms", float64(took.Microseconds())/1000, "engine_ms", v.ElapsedMS,
+		"passthrough", v.Passthrough)
+	return AssembleResponse{OK: true, View: v}, nil
+}
+
+// charTokens returns the tokens of n characters by the rule of four
+// characters a token, rounded up.
+func charTokens(n int) int { return (n + 3) / 4 }
+
+// assembled is an assemble call's view, with the session it is of and
+// how many messages the host sent.
+type assembled struct {
+	view     engine.View
+	session  string
+	messages int
+}
+
+// assemble decodes an assemble request and returns its view.
+func (s *server) assemble(r *http.Request) (assembled, error) {
 	eng := s.engineFor()
 	if eng == nil {
-		return nil, errNoEngine
+		return assembled{}, errNoEngine
 	}
 	var q assembleRequest
 	if err := decodePlugin(r, &q); err != nil {
-		return nil, err
+		return assembled{}, err
 	}
 	if q.TokenBudget < 0 {
-		return nil, fmt.Errorf("token_budget: expected the context window in tokens ≥ 0 (0: the configured window), found %d: %w", q.TokenBudget, bs.ErrInvalid)
+		return assembled{}, fmt.Errorf("token_budget: expected the context window in tokens ≥ 0 (0: the configured window), found %d: %w", q.TokenBudget, bs.ErrInvalid)
 	}
 	if q.PromptChars < 0 {
-		return nil, fmt.Errorf("prompt_chars: expected the prompt's length ≥ 0, found %d: %w", q.PromptChars, bs.ErrInvalid)
+		return assembled{}, fmt.Errorf("prompt_chars: expected the prompt's length ≥ 0, found %d: %w", q.PromptChars, bs.ErrInvalid)
 	}
 	if err := checkText("model", q.Model); err != nil {
-		return nil, err
+		return assembled{}, err
 	}
 	if err := checkMessages(q.Messages); err != nil {
-		return nil, err
+		return assembled{}, err
 	}
 	ref, err := s.resolve(r.Context(), q.pluginSessionRequest)
 	if errors.Is(err, bs.ErrNotFound) {
@@ -172,38 +224,38 @@ func (s *server) pluginAssemble(r *http.Request) (any, error) {
 		// pass through, and that is an answer, not a failed call.
 		why := fmt.Sprintf("the session is not stored yet (a new session's first turn, or this daemon serves another agents dir than the host's): %v", bs.ErrorMessage(err))
 		s.log.Info("context engine: the host's messages pass through unchanged", "why", why, "messages", len(q.Messages))
-		s.plugin.view(why)
 		chars := 0
 		for _, m := range q.Messages {
 			chars += m.Chars
 		}
+		name := q.SessionID
+		switch {
+		case name == "":
+			name = q.SessionKey
+		case q.AgentID != "":
+			name = q.AgentID + "/" + name
+		}
 		// The estimate is the host's own rule for text it has not counted:
 		// four characters a token.
-		return AssembleResponse{OK: true, View: engine.View{Replace: []engine.Replacement{}, Layers: []string{},
-			Passthrough: why, EstimatedTokens: (chars + 3) / 4}}, nil
+		return assembled{view: engine.View{Replace: []engine.Replacement{}, Layers: []string{},
+			Passthrough: why, EstimatedTokens: charTokens(chars), HostChars: chars, Chars: chars},
+			session: name, messages: len(q.Messages)}, nil
 	}
 	if err != nil {
-		return nil, err
+		return assembled{}, err
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), AssembleDeadline)
 	defer cancel()
 	v, err := eng.Assemble(ctx, ref, engine.Request{Messages: q.Messages, TokenBudget: q.TokenBudget,
 		PromptChars: q.PromptChars, Model: q.Model})
 	if err != nil {
-		return nil, fmt.Errorf("assemble the view of %s: %w", ref, err)
-	}
-	if v.Replace == nil {
-		v.Replace = []engine.Replacement{}
-	}
-	if v.Layers == nil {
-		v.Layers = []string{}
+		return assembled{}, fmt.Errorf("assemble the view of %s: %w", ref, err)
 	}
 	if v.Passthrough != "" {
 		s.log.Info("context engine: the host's messages pass through unchanged", "session", ref.String(), "why", v.Passthrough,
 			"messages", len(q.Messages))
 	}
-	s.plugin.view(v.Passthrough)
-	return AssembleResponse{OK: true, View: v}, nil
+	return assembled{view: v, session: ref.String(), messages: len(q.Messages)}, nil
 }
 
 // engineCompactRequest is the body of POST /api/plugin/v1/compact.

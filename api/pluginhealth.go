@@ -199,9 +199,11 @@ func (s *server) monitorPlugin(h http.Handler, check bool) http.Handler {
 	})
 }
 
-// pluginHealth answers GET /api/plugin/v1/health: the key was accepted.
+// pluginHealth answers GET /api/plugin/v1/health: the key was accepted;
+// what the plugin's calls got and the context engine's views (as GET
+// /api/health).
 func (s *server) pluginHealth(r *http.Request) (any, error) {
-	return map[string]any{"ok": true, "plugin": s.plugin.health()}, nil
+	return map[string]any{"ok": true, "plugin": s.plugin.health(), "engine": s.meter.Stats()}, nil
 }
 
 // pluginOriginGuard refuses a plugin GET that carries an Origin not

@@ -30,8 +30,9 @@ func Retention(log bs.Logger, clock bs.Clock) RetentionFunc {
 
 // Handler returns the REST API and the web UI (package api/ui unless
 // opts.UI says otherwise) over the daemon: api.New with the daemon as its Control (config, run now,
-// status) and a trash over the daemon's agents dir. opts.Stores, Control and
-// Trash are filled when empty; the rest (keys, CORS, read-only, refresh
+// status) and a trash over the daemon's agents dir. opts.Stores, Control,
+// Trash and EngineMeter (the daemon's own, which Status reports) are filled
+// when empty; the rest (keys, CORS, read-only, refresh
 // period) comes from the caller, which reads the environment.
 func (d *Daemon) Handler(ctx context.Context, opts api.Options) (http.Handler, error) {
 	if opts.Stores.Store == nil {
@@ -48,6 +49,9 @@ func (d *Daemon) Handler(ctx context.Context, opts api.Options) (http.Handler, e
 		t := trash.New(opts.Stores.Store, opts.Stores.AgentsDir, opts.Stores.StateDir)
 		t.Logger = d.log
 		opts.Trash = trashAPI{t}
+	}
+	if opts.EngineMeter == nil {
+		opts.EngineMeter = &d.meter
 	}
 	if opts.Logger == nil {
 		opts.Logger = d.log

@@ -104,6 +104,9 @@ type Daemon struct {
 	engineMu     sync.Mutex
 	engine       *engine.Engine
 	engineClosed bool
+	// meter counts the context engine's assemble calls answered by the
+	// daemon's API (Handler), for Status.
+	meter engine.Meter
 }
 
 // Open loads the runtime config (see OpenConfig: unless read-only, it is
@@ -440,6 +443,10 @@ type Status struct {
 	Prune     JobStatus `json:"prune"`
 	Retention JobStatus `json:"retention"`
 	Doctor    JobStatus `json:"doctor"`
+	// Engine counts the context engine's assemble calls the daemon's API
+	// answered since the daemon started (views, pass-throughs, failures)
+	// and their latency, as GET /api/health shows them.
+	Engine engine.Stats `json:"engine"`
 }
 
 // Status returns a snapshot of the jobs. It does no I/O.
@@ -451,7 +458,8 @@ func (d *Daemon) Status() Status {
 	s := Status{Enabled: c.Enabled, ReadOnly: d.opts.ReadOnly,
 		Prune:     d.prune.status(cron, c.AutoCron, c.LastRunAt),
 		Retention: d.retention.status(cron, c.RetentionCron, c.LastRetentionRunAt),
-		Doctor:    d.doctorJob.status(cron, c.DoctorSchedule, nil)}
+		Doctor:    d.doctorJob.status(cron, c.DoctorSchedule, nil),
+		Engine:    d.meter.Stats()}
 	return s
 }
 

@@ -25,7 +25,9 @@
 //     brainsurgeon.ErrInvalid: answer 400), or [ErrReadOnly] (403). On error
 //     nothing is saved and the schedules keep their old expressions.
 //   - [Daemon.Status] is the scheduler snapshot: for both jobs next_run_at,
-//     last_run_at, running and the last result ([Status], [JobStatus]).
+//     last_run_at, running and the last result ([Status], [JobStatus]);
+//     "engine" counts the context engine's assemble calls its API answered
+//     and their latency (engine.Stats).
 //   - [Daemon.RunPruneNow] and [Daemon.RunRetentionNow] run a job now and
 //     return its result. They fail with ErrReadOnly in read-only mode, and
 //     with an error wrapping brainsurgeon.ErrBusy (409) while the same job

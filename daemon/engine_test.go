@@ -2,11 +2,16 @@ package daemon_test
 
 import (
 	"context"
+	"net/http"
+	"net/http/httptest"
+	"strings"
 	"testing"
 
 	"github.com/brainsurgeon/brainsurgeon/api"
 	"github.com/brainsurgeon/brainsurgeon/daemon"
+	"github.com/brainsurgeon/brainsurgeon/engine"
 	"github.com/brainsurgeon/brainsurgeon/internal/demo"
+	"github.com/brainsurgeon/brainsurgeon/internal/testkit/apitest"
 	"github.com/brainsurgeon/brainsurgeon/internal/wiring"
 )
 
@@ -46,5 +51,46 @@ func TestEngineFollowsConfig(t *testing.T) {
 	d.Close()
 	if src.Engine() != nil {
 		t.Error("an engine after Close")
+	}
+}
+
+// TestStatusCountsEngineCalls checks that the daemon's status (GET
+// /api/cron/status) and GET /api/health count the assemble calls its API
+// answered, with the same "engine" object.
+func TestStatusCountsEngineCalls(t *testing.T) {
+	agents, _, err := demo.Write(t.TempDir(), demo.Options{Agents: []string{"main"}, Sessions: 1, Size: 16 << 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	d, err := daemon.Open(ctx, daemon.Options{AgentsDir: agents, Open: wiring.Opener(agents)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { d.Close() })
+	h, err := d.Handler(ctx, api.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	// A session the store does not hold yet passes through; a negative
+	// budget fails.
+	unknown := `{"agent_id":"main","session_id":"cccccccc-0000-4000-8000-000000000003","messages":[{"role":"user","timestamp":1,"chars":10}]}`
+	apitest.Call(t, srv, "POST", "/api/plugin/v1/assemble", unknown, http.StatusOK, nil)
+	apitest.Call(t, srv, "POST", "/api/plugin/v1/assemble", `{"session_id":"x","token_budget":-1}`, http.StatusBadRequest, nil)
+	var status, health struct {
+		Engine engine.Stats `json:"engine"`
+	}
+	apitest.Call(t, srv, "GET", "/api/cron/status", "", http.StatusOK, &status)
+	apitest.Call(t, srv, "GET", "/api/health", "", http.StatusOK, &health)
+	for name, st := range map[string]engine.Stats{"cron status": status.Engine, "health": health.Engine, "Status": d.Status().Engine} {
+		if st.Views != 0 || st.Passthroughs != 1 || st.Failures != 1 || st.LastViewAt != nil || st.LatencyMS.Count != 2 || st.LatencyMS.Max <= 0 {
+			t.Errorf("%s: engine %+v; want 1 pass-through and 1 failure, measured", name, st)
+		}
+	}
+	raw := apitest.Call(t, srv, "GET", "/api/cron/status", "", http.StatusOK, nil)
+	if !strings.Contains(string(raw), `"engine":{"views":0,"passthroughs":1,"failures":1,"last_view_at":null,"latency_ms":{"count":2,"p50":`) {
+		t.Errorf("cron status %s lacks the engine object", raw)
 	}
 }
