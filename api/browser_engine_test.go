@@ -26,7 +26,13 @@ func testEngineLine(t *testing.T, browserCtx context.Context) {
 	eng := &fakeEngine{status: engine.Status{Active: true, Collapsed: 4, CollapsedChars: 123456, Summaries: 3, TopSummaries: 1, Levels: 2,
 		Compactions: 5, Risk: "high", Warning: "BrainSurgeon: earlier parts of this conversation were summarized 5 times; details may be missing.",
 		Turns: 9, View: &engine.ViewSize{Turn: 9, At: time.Now().Add(-time.Minute), PredictedTokens: 21000, MeasuredTokens: 20480, MeasuredTurn: 8,
-			Chars: 51000, HostChars: 281000, Messages: 12, HostMessages: 40}}}
+			Chars: 51000, HostChars: 281000, Messages: 12, HostMessages: 40},
+		LastViews: []engine.Turn{
+			{N: 9, At: time.Now().Add(-time.Minute), Messages: 40, ViewMessages: 12, Layers: []string{"collapse", "summarize"}, Chars: 51000, HostChars: 281000,
+				Changed: true, ElapsedMS: 12.345},
+			{N: 8, At: time.Now().Add(-2 * time.Minute), Messages: 38, ViewMessages: 38, HostChars: 270000, Chars: 270000,
+				Passthrough: "none of the host's 38 messages matched", ElapsedMS: 3.2},
+		}}}
 	h, err := api.NewWithEngine(api.Options{Stores: stores(f.set), UI: ui.Handler(), AutoRefreshMS: 60000}, eng)
 	if err != nil {
 		t.Fatal(err)
@@ -46,6 +52,18 @@ func testEngineLine(t *testing.T, browserCtx context.Context) {
 		"12 of the host's 40 messages, 51,000 of their 281,000 characters"} {
 		if !strings.Contains(view, want) {
 			t.Errorf("engine view line %q lacks %q", view, want)
+		}
+	}
+	// The last views, newest first.
+	rows := eval[[]string](t, tab, `[...document.querySelectorAll('#engine-views tbody tr')].map((r) => [...r.cells].map((c) => c.innerText).join(' | '))`)
+	wantRows := []string{"view 9 | 40 → 12 | collapse, summarize | 281,000 → 51,000 | changed | 12.3 | –",
+		"view 8 | 38 | – | 270,000 → 270,000 | kept | 3.2 | none of the host's 38 messages matched"}
+	if len(rows) != len(wantRows) {
+		t.Errorf("last views table rows %q, want %d", rows, len(wantRows))
+	}
+	for i := range min(len(rows), len(wantRows)) {
+		if !strings.Contains(rows[i], wantRows[i]) {
+			t.Errorf("last views row %d %q lacks %q", i, rows[i], wantRows[i])
 		}
 	}
 	meta := eval[string](t, tab, `document.querySelector('dl.meta').textContent`)

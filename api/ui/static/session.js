@@ -94,7 +94,33 @@ export function sessionView(agent, id, query) {
           `${n(e.summaries, 'summary', 'summaries')} (levels ${fmtInt(e.levels)}), `,
           `${n(e.compactions, 'compaction', 'compactions')}`),
         e.risk ? h('span', { class: `pill risk-${e.risk}` }, `risk ${e.risk}`) : null),
-      e.warning ? h('p', { class: 'note warn' }, e.warning) : null);
+      e.warning ? h('p', { class: 'note warn' }, e.warning) : null,
+      viewsTable(e.last_views));
+  }
+
+  // viewsTable lists the context engine's last views of the session (the
+  // detail's engine.last_views, newest first): when, the host's messages
+  // and the view's, the layers applied, the characters the host sent and
+  // the view held, whether the cached prefix changed, the time the engine
+  // took and why the host's messages passed through, if they did.
+  function viewsTable(views) {
+    if (!views || !views.length) return null;
+    const col = (label, cls) => h('th', { scope: 'col', class: cls || null }, label);
+    const ms = (x) => (x > 0 ? x.toLocaleString('en-US', { minimumFractionDigits: 1, maximumFractionDigits: 1 }) : '–');
+    const row = (v) => h('tr', { dataset: { turn: String(v.turn) } },
+      h('td', {}, time(v.at), h('span', { class: 'muted small' }, ` · view ${fmtInt(v.turn)}`)),
+      h('td', { class: 'num' }, v.passthrough ? fmtInt(v.messages) : `${fmtInt(v.messages)} → ${fmtInt(v.view_messages)}`),
+      h('td', {}, (v.layers || []).join(', ') || '–'),
+      h('td', { class: 'num' }, v.host_chars ? `${fmtInt(v.host_chars)} → ${fmtInt(v.view_chars)}` : '–'),
+      h('td', {}, v.prefix_changed ? h('span', { class: 'pill warn' }, 'changed') : 'kept'),
+      h('td', { class: 'num' }, ms(v.elapsed_ms)),
+      h('td', { class: 'reason' }, v.passthrough ? h('span', { title: v.passthrough }, v.passthrough) : '–'));
+    return h('div', { class: 'engine-views table-wrap' },
+      h('h3', {}, 'Last views sent to the model'),
+      h('table', { class: 'inspect-table', id: 'engine-views' },
+        h('thead', {}, h('tr', {}, col('Time'), col('Messages (host → view)', 'num'), col('Layers'), col('Characters (host → view)', 'num'),
+          col('Cached prefix'), col('Engine ms', 'num'), col('Pass-through reason'))),
+        h('tbody', {}, views.map(row))));
   }
 
   // viewLine says what the context engine's last view sent the model,
