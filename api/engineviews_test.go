@@ -11,6 +11,7 @@ import (
 
 	"github.com/brainsurgeon/brainsurgeon/api"
 	"github.com/brainsurgeon/brainsurgeon/engine"
+	"github.com/brainsurgeon/brainsurgeon/internal/openclawinstall"
 )
 
 // syncBuffer is a bytes.Buffer safe for the handlers' concurrent writes.
@@ -111,6 +112,14 @@ func TestEngineViewsObservable(t *testing.T) {
 			l.Count != views+2 || l.P50 <= 0 || l.P99 < l.P50 || l.Max < l.P99 {
 			t.Errorf("%s: engine %s; want %d views, 1 pass-through, 1 failure, %d calls measured", path, ans.Engine, views, views+2)
 		}
+	}
+
+	// What brainsurgeon openclaw status and doctor read of it.
+	var dh openclawinstall.DaemonHealth
+	c.json("GET", "/api/health", "", 200, &dh)
+	if dh.Engine == nil || dh.Engine.Views != views || dh.Engine.LatencyMS.Count != views+2 ||
+		!strings.Contains(dh.Engine.String(), "3 views, 1 pass-through, 1 failure since the daemon started; assemble p50 ") {
+		t.Errorf("the health answer as openclaw status reads it: %+v", dh.Engine)
 	}
 
 	// The session detail's last views, newest first, with their time.

@@ -235,7 +235,11 @@ func printEngineStatus(w io.Writer, e *engine.Status) {
 	fmt.Fprintln(w)
 	field(w, "Context Engine", "%s values collapsed (%s chars), %s summaries (levels %d), %s compactions",
 		agenttext.Num(e.Collapsed), agenttext.Num(e.CollapsedChars), agenttext.Num(e.Summaries), e.Levels, agenttext.Num(e.Compactions))
-	field(w, "Engine Turns", "%s served, %s changed the cached prefix", agenttext.Num(e.Turns), agenttext.Num(e.PrefixChanges))
+	took := ""
+	if e.Last != nil && e.Last.ElapsedMS > 0 {
+		took = fmt.Sprintf("; the last took %.1f ms", e.Last.ElapsedMS)
+	}
+	field(w, "Engine Turns", "%s served, %s changed the cached prefix%s", agenttext.Num(e.Turns), agenttext.Num(e.PrefixChanges), took)
 	if e.Warning != "" {
 		fmt.Fprintf(w, "  ! %s\n", e.Warning)
 	}

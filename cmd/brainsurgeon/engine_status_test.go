@@ -12,7 +12,8 @@ import (
 
 func TestEngineStatusOutput(t *testing.T) {
 	st := &engine.Status{Active: true, Collapsed: 12, CollapsedChars: 345678, Summaries: 5, TopSummaries: 2, Levels: 2,
-		Compactions: 3, Risk: compact.RiskMedium, Warning: "BrainSurgeon: earlier parts were summarized 3 times", Turns: 41, PrefixChanges: 6}
+		Compactions: 3, Risk: compact.RiskMedium, Warning: "BrainSurgeon: earlier parts were summarized 3 times", Turns: 41, PrefixChanges: 6,
+		Last: &engine.Turn{N: 41, ElapsedMS: 12.345}}
 	for _, tc := range []struct {
 		name string
 		st   *engine.Status
@@ -21,7 +22,7 @@ func TestEngineStatusOutput(t *testing.T) {
 	}{
 		{"never served", nil, nil, ""},
 		{"served", st, []string{"Context Engine:      12 values collapsed (345,678 chars), 5 summaries (levels 2), 3 compactions",
-			"Engine Turns:        41 served, 6 changed the cached prefix", "  ! BrainSurgeon: earlier parts were summarized 3 times"},
+			"Engine Turns:        41 served, 6 changed the cached prefix; the last took 12.3 ms", "  ! BrainSurgeon: earlier parts were summarized 3 times"},
 			`"engine":{"active":true,"collapsed":12,"collapsed_chars":345678,"summaries":5,"top_summaries":2,"levels":2,"compactions":3,"risk":"medium"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -22,7 +22,8 @@ type fakeDaemon struct {
 	keyFile     string
 	key         string // the key the plugin route accepts; "" = none needed
 	activity    *PluginActivity
-	noPluginAPI bool // an older daemon: 404 on /api/plugin/v1/health
+	engine      *EngineActivity // nil: a daemon that does not count the engine's calls
+	noPluginAPI bool            // an older daemon: 404 on /api/plugin/v1/health
 }
 
 func (d *fakeDaemon) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -31,6 +32,9 @@ func (d *fakeDaemon) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case "/api/health":
 		h := map[string]any{"status": d.status, "version": "9.9.9", "agents_dir": d.agentsDir, "key_file": d.keyFile,
 			"auth_required": d.key != "", "plugin": d.activity}
+		if d.engine != nil {
+			h["engine"] = d.engine
+		}
 		if d.status == "waiting" {
 			h["waiting_for"] = "the agents dir " + d.agentsDir + ": OpenClaw creates it at the first turn"
 		}
@@ -50,7 +54,7 @@ func (d *fakeDaemon) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			w.WriteHeader(http.StatusForbidden)
 			w.Write([]byte(`{"error":"invalid API key"}`))
 		default:
-			json.NewEncoder(w).Encode(map[string]any{"ok": true, "plugin": d.activity})
+			json.NewEncoder(w).Encode(map[string]any{"ok": true, "plugin": d.activity, "engine": d.engine})
 		}
 	default:
 		w.WriteHeader(http.StatusNotFound)
@@ -85,6 +89,14 @@ func TestCheckSystem(t *testing.T) {
 				return &fakeDaemon{status: "ok", agentsDir: filepath.Join(root, "agents"), key: key, activity: &PluginActivity{LastCallAt: at(10), LastOKAt: at(10), LastViewAt: at(10), Views: 3, RecentFailures: []PluginFailure{}}}
 			},
 			want: want{healthy: true, detail: "last view at 2026-09-07T10:10:00Z (3 views"}},
+		{name: "HealthyWithLatency", install: true, engine: true,
+			daemon: func(root, key string) *fakeDaemon {
+				e := &EngineActivity{Views: 3, Passthroughs: 1, LastViewAt: at(10)}
+				e.LatencyMS.Count, e.LatencyMS.P50, e.LatencyMS.P99, e.LatencyMS.Max = 4, 2.5, 40, 51.25
+				return &fakeDaemon{status: "ok", agentsDir: filepath.Join(root, "agents"), key: key, engine: e,
+					activity: &PluginActivity{LastCallAt: at(10), LastOKAt: at(10), LastViewAt: at(10), Views: 3, RecentFailures: []PluginFailure{}}}
+			},
+			want: want{healthy: true, detail: "last view at 2026-09-07T10:10:00Z (3 views, 1 pass-through, 0 failures since the daemon started; assemble p50 2.5 ms, p99 40.0 ms, max 51.2 ms)"}},
 		{name: "NotInstalled", want: want{failed: []string{CheckPluginInstalled, CheckConfigLinksPlugin}, absent: []string{CheckDaemonReachable}, fix: "brainsurgeon openclaw install --link"}},
 		{name: "DaemonDown", install: true,
 			want: want{failed: []string{CheckDaemonReachable}, absent: []string{CheckDaemonReady, CheckKeyAccepted}, detail: "no daemon answers", fix: "brainsurgeon serve"}},
@@ -188,6 +200,9 @@ func TestCheckSystem(t *testing.T) {
 			}
 			if st.Healthy != tc.want.healthy || strings.Join(failed, ",") != strings.Join(tc.want.failed, ",") {
 				t.Fatalf("healthy %v, failed %v; want %v, %v\n%s", st.Healthy, failed, tc.want.healthy, tc.want.failed, all)
+			}
+			if tc.name == "HealthyWithLatency" && (st.Engine == nil || st.Engine.Views != 3) {
+				t.Errorf("engine activity %+v; want the daemon's count", st.Engine)
 			}
 			for _, n := range tc.want.absent {
 				if names[n] {

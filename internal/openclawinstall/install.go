@@ -894,13 +894,15 @@ type StatusResult struct {
 	// empty). DaemonURL is the daemon the plugin calls (its config's
 	// daemonUrl, else the install record's, else DefaultDaemonURL);
 	// Plugin is its entry in OpenClaw's config; Daemon is the daemon's
-	// GET /api/health answer and Activity what it saw of the plugin's
-	// calls (nil when it did not answer). Checks are the checks run, and
-	// Healthy says every one passed.
+	// GET /api/health answer, Activity what it saw of the plugin's calls
+	// and Engine its count of the context engine's calls (nil when it did
+	// not answer them). Checks are the checks run, and Healthy says every
+	// one passed.
 	DaemonURL string          `json:"daemon_url,omitempty"`
 	Plugin    PluginConfig    `json:"plugin_config"`
 	Daemon    *DaemonHealth   `json:"daemon,omitempty"`
 	Activity  *PluginActivity `json:"plugin_activity,omitempty"`
+	Engine    *EngineActivity `json:"engine_activity,omitempty"`
 	Checks    []Check         `json:"checks,omitempty"`
 	Healthy   bool            `json:"healthy"`
 
