@@ -305,7 +305,7 @@ type server struct {
 	plugin pluginMonitor
 	// meter counts the assemble calls (Options.EngineMeter).
 	meter *engine.Meter
-	cache  *statsCache
+	cache *statsCache
 	// sideStats spares GET …/usage re-reading unchanged side records.
 	sideStats sideStatsCache
 	// status caches each session's measured context by its Version;
