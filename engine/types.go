@@ -37,7 +37,9 @@ type Request struct {
 	// (some not stored yet).
 	Messages []Message
 	// TokenBudget is the model's context window in tokens as the host
-	// resolved it; 0 means the configured window.
+	// resolved it; 0 means the configured window. On a turn-start call
+	// (HostCall) it is what the host leaves the messages, and Assemble
+	// uses the session's last window instead (see CallTurnStart).
 	TokenBudget int
 	// PromptChars is the length of the turn's incoming prompt.
 	PromptChars int
