@@ -19,18 +19,37 @@ import (
 // got, and the context engine's views served and their latency
 // ("engine", an engine.Stats).
 func (s *server) health(r *http.Request) (any, error) {
+	req := s.keys.required()
 	return map[string]any{"status": "ok", "version": s.opts.Version,
 		"backends": s.set.Backends, "read_only": s.opts.ReadOnly,
 		"uptime_seconds": int64(time.Since(s.started).Seconds()),
-		"agents_dir":     s.set.AgentsDir, "key_file": s.opts.KeyFile, "auth_required": s.keys.required(),
+		"agents_dir":     s.set.AgentsDir, "key_file": s.opts.KeyFile, "auth_required": req, "open": !req,
 		"plugin": s.plugin.health(), "engine": s.meter.Stats()}, nil
 }
 
-// authInfo answers GET /api/auth-info (public): whether a key is needed,
-// and where it comes from (key_file, key_hint), never a key.
+// authInfo answers GET /api/auth-info (public): whether a key is needed
+// (auth_required; open is its negation: no key is required right now),
+// where it comes from (key_file, key_hint), never a key, and while the
+// API is open the notice the web UI shows (open_notice, "" when closed).
 func (s *server) authInfo(r *http.Request) (any, error) {
-	return map[string]any{"auth_required": s.keys.required(), "read_only": s.opts.ReadOnly,
+	req := s.keys.required()
+	notice := ""
+	if !req {
+		notice = OpenNotice(s.opts.KeyFile)
+	}
+	return map[string]any{"auth_required": req, "open": !req, "open_notice": notice, "read_only": s.opts.ReadOnly,
 		"key_file": s.opts.KeyFile, "key_hint": s.keys.hint()}, nil
+}
+
+// OpenNotice is the sentence the web UI shows while the API requires no
+// key: who can call it, and how to require a key. keyFile is the key file
+// the server watches ("" for none).
+func OpenNotice(keyFile string) string {
+	how := "run brainsurgeon openclaw install or set BRAINSURGEON_API_KEYS and restart"
+	if keyFile != "" {
+		how = fmt.Sprintf("run brainsurgeon openclaw install (it writes %s, which this server requires from then on, without a restart) or set BRAINSURGEON_API_KEYS and restart", keyFile)
+	}
+	return "This API is open: anyone who can reach this server can read and change your sessions without a key. To require one, " + how + "."
 }
 
 func (s *server) configEnv(r *http.Request) (any, error) {
@@ -38,8 +57,9 @@ func (s *server) configEnv(r *http.Request) (any, error) {
 	if ms <= 0 {
 		ms = 10000
 	}
+	req := s.keys.required()
 	return map[string]any{"auto_refresh_interval_ms": ms, "read_only": s.opts.ReadOnly,
-		"auth_required": s.keys.required(), "key_file": s.opts.KeyFile, "key_hint": s.keys.hint()}, nil
+		"auth_required": req, "open": !req, "key_file": s.opts.KeyFile, "key_hint": s.keys.hint()}, nil
 }
 
 // control returns the Control, or an error answered 501 naming what

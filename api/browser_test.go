@@ -246,6 +246,7 @@ func TestUIInBrowser(t *testing.T) {
 	t.Run("KeyExtractableRefreshTrash", func(t *testing.T) { testKeyExtractableRefreshTrash(t, b) })
 	t.Run("Errors", func(t *testing.T) { testErrors(t, b) })
 	t.Run("ReadOnly", func(t *testing.T) { testReadOnly(t, b) })
+	t.Run("OpenNotice", func(t *testing.T) { testOpenNotice(t, b) })
 	t.Run("LostValues", func(t *testing.T) { testLostValues(t, b) })
 	t.Run("DemoDaemon", func(t *testing.T) { testDemoDaemon(t, b) })
 	t.Run("Compaction", func(t *testing.T) { testCompaction(t, b) })

@@ -86,6 +86,14 @@ type assembleRequest struct {
 	Model       string           `json:"model"`
 	PromptChars int              `json:"prompt_chars"`
 	Messages    []engine.Message `json:"messages"`
+	// HostCall is which of the host's assemble calls this is:
+	// engine.CallTurnStart or engine.CallModelRequest; absent (an older
+	// plugin) or any other value means the plugin does not say.
+	HostCall string `json:"host_call"`
+	// MaxOutputTokens is, on the turn-start call, the tokens the host keeps
+	// for the answer; its token_budget is then what the host leaves the
+	// messages.
+	MaxOutputTokens *int `json:"max_output_tokens"`
 }
 
 // AssembleResponse is the answer of POST /api/plugin/v1/assemble: the
@@ -213,8 +221,21 @@ func (s *server) assemble(r *http.Request) (assembled, error) {
 	if err := checkText("model", q.Model); err != nil {
 		return assembled{}, err
 	}
+	if q.MaxOutputTokens != nil && *q.MaxOutputTokens < 0 {
+		return assembled{}, fmt.Errorf("max_output_tokens: expected the host's reserve in tokens ≥ 0, found %d: %w", *q.MaxOutputTokens, bs.ErrInvalid)
+	}
 	if err := checkMessages(q.Messages); err != nil {
 		return assembled{}, err
+	}
+	req := engine.Request{Messages: q.Messages, TokenBudget: q.TokenBudget, PromptChars: q.PromptChars, Model: q.Model}
+	switch q.HostCall {
+	case engine.CallTurnStart, engine.CallModelRequest:
+		// A value this daemon does not know is a newer plugin's: the call
+		// is then served like one whose plugin does not say.
+		req.HostCall = q.HostCall
+	}
+	if req.HostCall == engine.CallTurnStart && q.MaxOutputTokens != nil {
+		req.ReserveTokens = *q.MaxOutputTokens
 	}
 	ref, err := s.resolve(r.Context(), q.pluginSessionRequest)
 	if errors.Is(err, bs.ErrNotFound) {
@@ -246,8 +267,7 @@ func (s *server) assemble(r *http.Request) (assembled, error) {
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), AssembleDeadline)
 	defer cancel()
-	v, err := eng.Assemble(ctx, ref, engine.Request{Messages: q.Messages, TokenBudget: q.TokenBudget,
-		PromptChars: q.PromptChars, Model: q.Model})
+	v, err := eng.Assemble(ctx, ref, req)
 	if err != nil {
 		return assembled{}, fmt.Errorf("assemble the view of %s: %w", ref, err)
 	}

@@ -127,6 +127,7 @@ func TestEngineRoutesRefuseBadRequests(t *testing.T) {
 		{"too many", "assemble", assembleBody(plugSessA, "["+many+"]"), 400, fmt.Sprintf("messages: expected at most %d messages, found %d", api.MaxAssembleMessages, api.MaxAssembleMessages+1)},
 		{"negative budget", "assemble", `{"session_id":"` + plugSessA + `","token_budget":-1,"messages":[]}`, 400, "token_budget: expected the context window in tokens ≥ 0"},
 		{"negative prompt", "assemble", `{"session_id":"` + plugSessA + `","prompt_chars":-1,"messages":[]}`, 400, "prompt_chars: expected the prompt's length ≥ 0"},
+		{"negative reserve", "assemble", `{"session_id":"` + plugSessA + `","host_call":"turn_start","max_output_tokens":-1,"messages":[]}`, 400, "max_output_tokens: expected the host's reserve in tokens ≥ 0, found -1"},
 		{"bad session id", "assemble", assembleBody("../etc", `[]`), 400, "session_id: expected a session id"},
 		{"bad agent", "assemble", `{"agent_id":"a/b","session_id":"` + plugSessA + `","messages":[]}`, 400, "agent_id: expected an agent name"},
 		{"no session", "assemble", `{"messages":[]}`, 400, "expected session_id or session_key"},

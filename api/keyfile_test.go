@@ -54,6 +54,7 @@ func statusWith(c *client, path, key string) int {
 // authInfo is GET /api/auth-info.
 type authInfo struct {
 	AuthRequired bool   `json:"auth_required"`
+	Open         bool   `json:"open"`
 	KeyFile      string `json:"key_file"`
 	KeyHint      string `json:"key_hint"`
 }
@@ -79,7 +80,7 @@ func TestKeyFileKeptInStep(t *testing.T) {
 			check := func(what string, wantRequired bool, want map[string]int) {
 				t.Helper()
 				c.json("GET", "/api/auth-info", "", 200, &info)
-				if info.AuthRequired != wantRequired || info.KeyFile != keyFile || !strings.Contains(info.KeyHint, "cat "+keyFile) {
+				if info.AuthRequired != wantRequired || info.Open == wantRequired || info.KeyFile != keyFile || !strings.Contains(info.KeyHint, "cat "+keyFile) {
 					t.Errorf("%s: auth-info %+v, want auth_required %v and the key file %s", what, info, wantRequired, keyFile)
 				}
 				for key, code := range want {
@@ -139,6 +140,73 @@ func TestKeyFileThrottled(t *testing.T) {
 	}
 }
 
+// TestKeyFileAppearsAfterStart starts a server whose key file (the
+// default path serve watches, <openclaw root>/.brainsurgeon/api.key) does
+// not exist yet: the API is open and says so (auth-info, config/env,
+// health: "open", and the notice the UI shows). Once the file is written,
+// the first request without a key after the check interval is refused
+// 401, the file's key is accepted, and the API says it is closed.
+func TestKeyFileAppearsAfterStart(t *testing.T) {
+	f := newPlugFixture(t)
+	keyFile := filepath.Join(f.root, ".brainsurgeon", "api.key")
+	const interval = 50 * time.Millisecond
+	srv := serve(t, api.Options{Stores: stores(f.set), KeyFile: keyFile, KeyFileInterval: interval})
+	c := &client{tb: t, srv: srv}
+	type openInfo struct {
+		AuthRequired bool   `json:"auth_required"`
+		Open         bool   `json:"open"`
+		OpenNotice   string `json:"open_notice"`
+	}
+	check := func(what string, open bool) {
+		t.Helper()
+		for _, path := range []string{"/api/auth-info", "/api/config/env", "/api/health"} {
+			var got openInfo
+			c.json("GET", path, "", 200, &got)
+			if got.Open != open || got.AuthRequired == open {
+				t.Errorf("%s: %s: open %v, auth_required %v; want open %v", what, path, got.Open, got.AuthRequired, open)
+			}
+			if path != "/api/auth-info" {
+				continue
+			}
+			if open && got.OpenNotice != api.OpenNotice(keyFile) || !open && got.OpenNotice != "" {
+				t.Errorf("%s: open_notice %q", what, got.OpenNotice)
+			}
+		}
+	}
+	check("no file yet", true)
+	if got := statusWith(c, "/api/agents", ""); got != 200 {
+		t.Fatalf("no file yet: %d without a key, want 200", got)
+	}
+	writeKey(t, keyFile, "the-new-key", false)
+	time.Sleep(2 * interval)
+	if got := statusWith(c, "/api/agents", ""); got != 401 {
+		t.Fatalf("the first request without a key after the interval: %d, want 401", got)
+	}
+	if got := statusWith(c, "/api/agents", "the-new-key"); got != 200 {
+		t.Errorf("the file's key: %d, want 200", got)
+	}
+	check("file written", false)
+}
+
+func TestOpenNotice(t *testing.T) {
+	for _, tc := range []struct {
+		name, keyFile string
+		want          []string
+	}{
+		{"key file", "/o/.brainsurgeon/api.key", []string{"This API is open: anyone who can reach this server", "brainsurgeon openclaw install (it writes /o/.brainsurgeon/api.key", "without a restart", "BRAINSURGEON_API_KEYS"}},
+		{"no key file", "", []string{"This API is open", "run brainsurgeon openclaw install or set BRAINSURGEON_API_KEYS and restart."}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := api.OpenNotice(tc.keyFile)
+			for _, w := range tc.want {
+				if !strings.Contains(got, w) {
+					t.Errorf("OpenNotice(%q) = %q, want it to hold %q", tc.keyFile, got, w)
+				}
+			}
+		})
+	}
+}
+
 func TestKeyFileRefusedAtStart(t *testing.T) {
 	f := newPlugFixture(t)
 	empty := filepath.Join(f.root, "empty.key")
@@ -172,18 +240,19 @@ func TestAuthInfoKeyHint(t *testing.T) {
 			for _, path := range []string{"/api/auth-info", "/api/config/env"} {
 				var info authInfo
 				c.json("GET", path, "", 200, &info)
-				if info != (authInfo{tc.required, tc.file, tc.hint}) {
+				if info != (authInfo{AuthRequired: tc.required, Open: !tc.required, KeyFile: tc.file, KeyHint: tc.hint}) {
 					t.Errorf("%s: %+v, want %v %q %q", path, info, tc.required, tc.file, tc.hint)
 				}
 			}
 			var h struct {
 				KeyFile      string `json:"key_file"`
 				AuthRequired bool   `json:"auth_required"`
+				Open         bool   `json:"open"`
 				AgentsDir    string `json:"agents_dir"`
 				Status       string `json:"status"`
 			}
 			c.json("GET", "/api/health", "", 200, &h)
-			if h.KeyFile != tc.file || h.AuthRequired != tc.required || h.AgentsDir != f.agents || h.Status != "ok" {
+			if h.KeyFile != tc.file || h.AuthRequired != tc.required || h.Open == tc.required || h.AgentsDir != f.agents || h.Status != "ok" {
 				t.Errorf("health %+v", h)
 			}
 		})
@@ -318,8 +387,8 @@ func TestWaiting(t *testing.T) {
 	if code, b, _ := c.do("GET", "/", ""); code != 200 || !strings.Contains(string(b), "<html") {
 		t.Errorf("the UI while waiting: %d %.100s", code, b)
 	}
-	if h["auth_required"] != false {
-		t.Errorf("auth_required without keys: %v", h["auth_required"])
+	if h["auth_required"] != false || h["open"] != true {
+		t.Errorf("auth_required and open without keys: %v %v", h["auth_required"], h["open"])
 	}
 	// A key file written while waiting: keys will be required.
 	keyFile := filepath.Join(t.TempDir(), "api.key")
@@ -327,7 +396,7 @@ func TestWaiting(t *testing.T) {
 	srv2 := httptest.NewServer(api.Waiting(api.WaitingOptions{AgentsDir: dir, KeyFile: keyFile}))
 	t.Cleanup(srv2.Close)
 	(&client{tb: t, srv: srv2}).json("GET", "/api/health", "", 200, &h)
-	if h["auth_required"] != true || h["key_file"] != keyFile {
+	if h["auth_required"] != true || h["open"] != false || h["key_file"] != keyFile {
 		t.Errorf("health with a key file while waiting: %v", h)
 	}
 }

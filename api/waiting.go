@@ -50,7 +50,7 @@ func Waiting(opts WaitingOptions) http.Handler {
 			}
 			writeJSON(w, http.StatusOK, map[string]any{"status": "waiting", "waiting_for": WaitingFor(opts.AgentsDir),
 				"version": opts.Version, "agents_dir": opts.AgentsDir, "key_file": opts.KeyFile,
-				"auth_required": auth, "read_only": opts.ReadOnly, "backends": []string{},
+				"auth_required": auth, "open": !auth, "read_only": opts.ReadOnly, "backends": []string{},
 				"plugin": PluginHealth{RecentFailures: []PluginFailure{}}})
 		case api || opts.UI == nil:
 			w.Header().Set("Retry-After", "5")

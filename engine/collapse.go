@@ -197,13 +197,17 @@ func (e *Engine) layer1(ctx context.Context, tr bs.Transcript, req *Request, st 
 		saving += c.saving
 	}
 	slices.Sort(fresh)
+	if req != nil {
+		learnHostSizes(l, req, st)
+	}
 	if len(fresh) > 0 {
-		prompt := 0
+		prompt, viewChars, viewSaving := 0, chars, saving
 		if req != nil {
 			prompt = req.PromptChars
+			viewChars, viewSaving = e.batchView(l, req, st, fresh, dec)
 		}
-		viewTokens := charTokens(chars + prompt)
-		savingTokens := charTokens(saving)
+		viewTokens := charTokens(viewChars + prompt)
+		savingTokens := charTokens(viewSaving)
 		window := e.window(req)
 		s := e.settings()
 		worth := savingTokens >= p.MinSavingTokens && float64(savingTokens) >= minShareOfView*float64(viewTokens)
@@ -238,6 +242,129 @@ func (e *Engine) layer1(ctx context.Context, tr bs.Transcript, req *Request, st 
 		l.msgs[k] = m
 	}
 	return l, nil
+}
+
+// batchView returns what the batch rule measures on a request: the size
+// of the view the model is sent with the sticky collapses, and what the
+// fresh collapses save of it, in the units of Message.Chars. Both calls of
+// the host measure the same view:
+//
+//   - the messages the engine's standing summaries cover do not count, the
+//     summary message does: the turn-start call carries those messages (the
+//     view the engine serves replaces them), the model-request call the
+//     summary message the engine served instead;
+//   - a tool result counts at the size the host sends it (State.HostSizes):
+//     the model-request call carries the host's pruned tool results, the
+//     turn-start call their stored size.
+//
+// A value collapsed under the summary saves the model nothing.
+func (e *Engine) batchView(l *layer1, req *Request, st *State, fresh []int, dec map[int]collapsible) (chars, saving int) {
+	sm := l.st
+	ids := make([]viewMsg, len(sm))
+	for k := range sm {
+		ids[k].ID = sm[k].id
+	}
+	tops, covered := (&planner{e: e, in: &summaryInput{State: st, Msgs: ids}}).applied(false)
+	sent := make([]bool, len(req.Messages))
+	spanSent := false // the host sent messages the summaries cover
+	for k := range sm {
+		i := l.index[k]
+		if i < 0 {
+			continue
+		}
+		sent[i] = true
+		if k < covered {
+			spanSent = true
+			continue
+		}
+		n := hostSize(l, req, st, k)
+		if c, ok := l.repl[k]; ok {
+			n = utf16Len(c)
+		}
+		chars += n
+	}
+	for i := range req.Messages {
+		if !sent[i] {
+			chars += req.Messages[i].Chars // not stored (yet), or the summary served
+		}
+	}
+	if spanSent {
+		chars += jsQuotedLen(render(st, tops).Text)
+	}
+	for _, k := range fresh {
+		if k >= covered {
+			saving += max(hostSize(l, req, st, k)-utf16Len(dec[k].content), 0)
+		}
+	}
+	return chars, saving
+}
+
+// hostSize is the size of stored message k as the host sends it to the
+// model: its size in req, or the smaller size the host sent it at before
+// (State.HostSizes) while its stored content is the same.
+func hostSize(l *layer1, req *Request, st *State, k int) int {
+	n := req.Messages[l.index[k]].Chars
+	if h, ok := st.HostSizes[l.st[k].id]; ok && h.Stored == l.st[k].chars {
+		n = min(n, h.Chars)
+	}
+	return n
+}
+
+// learnHostSizes records in st.HostSizes the tool results req carries
+// smaller than the session stores them, and on a model-request call
+// forgets those it carries in full again; the view's own collapses are
+// not the host's doing and are left out. It also forgets the entries no
+// longer on the session's active path.
+func learnHostSizes(l *layer1, req *Request, st *State) {
+	onPath := make(map[string]bool, len(l.st))
+	for k := range l.st {
+		s := &l.st[k]
+		onPath[s.id] = true
+		i := l.index[k]
+		if i < 0 || s.id == "" || s.role != collapseRole {
+			continue
+		}
+		if _, ours := st.Collapsed[s.id]; ours {
+			continue
+		}
+		if _, ours := l.repl[k]; ours {
+			continue
+		}
+		n := req.Messages[i].Chars
+		switch {
+		case n < s.chars:
+			if st.HostSizes == nil {
+				st.HostSizes = map[string]HostSize{}
+			}
+			st.HostSizes[s.id] = HostSize{Stored: s.chars, Chars: n}
+		case req.HostCall == CallModelRequest:
+			delete(st.HostSizes, s.id)
+		}
+	}
+	for id := range st.HostSizes {
+		if !onPath[id] {
+			delete(st.HostSizes, id)
+		}
+	}
+}
+
+// jsQuotedLen is the length, in UTF-16 code units, of JavaScript's
+// JSON.stringify(s): the plugin's size of a summary message.
+func jsQuotedLen(s string) int {
+	n := 2
+	for _, r := range s {
+		switch {
+		case r == '"' || r == '\\' || r == '\b' || r == '\f' || r == '\n' || r == '\r' || r == '\t':
+			n += 2
+		case r < 0x20:
+			n += 6
+		case r >= 0x10000:
+			n += 2
+		default:
+			n++
+		}
+	}
+	return n
 }
 
 // decideCollapse decides whether the view collapses the values of the

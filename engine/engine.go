@@ -62,6 +62,7 @@ func (e *Engine) Assemble(ctx context.Context, ref bs.SessionRef, req Request) (
 	ss := e.session(ref)
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
+	req.TokenBudget = requestWindow(ss, &req)
 	st, err := e.loadState(ref)
 	if err != nil {
 		return View{}, fmt.Errorf("engine assemble %s: %w", name, err)
@@ -548,6 +549,29 @@ func (e *Engine) policy() extract.Policy {
 	p.Enabled, p.NoReasons = true, true
 	p.AgeThreshold = 0
 	return p
+}
+
+// requestWindow returns the context window of req, a request of the
+// session of ss (whose lock the caller holds): req.TokenBudget, except on a
+// turn-start call, whose budget is what the host leaves the messages: then
+// the window of the session's last request of the same model, else that
+// budget plus the reserve and the prompt (a lower bound: the host's system
+// prompt is left out). It remembers the window of every other request that
+// names one.
+func requestWindow(ss *sessionState, req *Request) int {
+	if req.HostCall != CallTurnStart {
+		if req.TokenBudget > 0 {
+			ss.window, ss.windowModel = req.TokenBudget, req.Model
+		}
+		return req.TokenBudget
+	}
+	if ss.window > 0 && ss.windowModel == req.Model {
+		return ss.window
+	}
+	if req.TokenBudget <= 0 {
+		return 0
+	}
+	return req.TokenBudget + max(req.ReserveTokens, 0) + charTokens(req.PromptChars)
 }
 
 // window returns the context window of a turn: the host's token budget,

@@ -37,13 +37,36 @@ type Request struct {
 	// (some not stored yet).
 	Messages []Message
 	// TokenBudget is the model's context window in tokens as the host
-	// resolved it; 0 means the configured window.
+	// resolved it; 0 means the configured window. On a turn-start call
+	// (HostCall) it is what the host leaves the messages, and Assemble
+	// uses the session's last window instead (see CallTurnStart).
 	TokenBudget int
 	// PromptChars is the length of the turn's incoming prompt.
 	PromptChars int
 	// Model names the model of the turn ("" when unknown).
 	Model string
+	// HostCall says which of the host's assemble calls this is: CallTurnStart,
+	// CallModelRequest, or "" when the host's plugin does not say (an older
+	// plugin).
+	HostCall string
+	// ReserveTokens is, on the turn-start call, the tokens the host keeps
+	// for the answer (its runtimeSettings.limits.maxOutputTokens).
+	ReserveTokens int
 }
+
+// The host's assemble calls (Request.HostCall). OpenClaw (2026.7 and
+// 2026.9) calls the context engine twice before a turn's first model
+// request. The turn-start call hands the history as the host rebuilt it
+// from the transcript, and as its TokenBudget what the host leaves the
+// messages (the window less the reserve, the system prompt and the
+// prompt). The model-request call, made before each model request of the
+// turn, hands the messages the model is sent: the view the engine served,
+// after the host's own pruning of old tool results, and the turn's new
+// messages; its TokenBudget is the window.
+const (
+	CallTurnStart    = "turn_start"
+	CallModelRequest = "model_request"
+)
 
 // Summary is the summary message of a view: the rendered text of every
 // summary at the top of the session's summary tree, oldest first.
@@ -142,6 +165,21 @@ type State struct {
 	// last view: the next view shows them in full again, which changes
 	// its prefix when the previous view held them.
 	Expanded []string `json:"expanded,omitempty"`
+	// HostSizes are the tool results the host sends smaller than the
+	// session stores them (its own pruning of old tool results, which only
+	// its model-request calls show), by entry id: the batch rule counts
+	// them at that size on a turn-start call too, which carries them in
+	// full.
+	HostSizes map[string]HostSize `json:"host_sizes,omitempty"`
+}
+
+// HostSize is the size the host sends one stored message at.
+type HostSize struct {
+	// Stored is the length of the message's stored content when the host
+	// sent it at Chars (both in the units of Message.Chars): the size
+	// holds only while the stored content has that length.
+	Stored int `json:"stored_chars"`
+	Chars  int `json:"chars"`
 }
 
 // MaxTurns is how many turns State keeps.
@@ -365,6 +403,10 @@ type Engine struct {
 type sessionState struct {
 	mu  sync.Mutex
 	job *summaryJob
+	// window and windowModel are the context window of the session's
+	// last request that named one (not a turn-start call) and its model.
+	window      int
+	windowModel string
 }
 
 // viewMsg is one context message of the session's active path as the view

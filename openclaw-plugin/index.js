@@ -692,13 +692,34 @@ export function skeletonOf(message) {
 /**
  * The context window the daemon measures its thresholds against: the host's runtimeSettings.limits.promptTokenBudget
  * (the model's context window as OpenClaw resolved it) when it is a positive integer, else the host's tokenBudget
- * (what is left for the messages after the reserve and the prompt), else 0 (the daemon's configured window).
+ * (what is left for the messages after the reserve and the prompt), else 0 (the daemon's configured window). On the
+ * host's turn-start call (see hostCallOf) promptTokenBudget is only the messages' budget; the daemon, told so by
+ * host_call, uses the window of the session's last model-request call instead.
  * @param {AssembleParams} p
  */
 export function windowOf(p) {
   const w = p.runtimeSettings?.limits?.promptTokenBudget;
   if (Number.isInteger(w) && w > 0) return /** @type {number} */ (w);
   return Number.isInteger(p.tokenBudget) && /** @type {number} */ (p.tokenBudget) > 0 ? /** @type {number} */ (p.tokenBudget) : 0;
+}
+
+/**
+ * Which of the host's assemble calls p is. OpenClaw (2026.7 and 2026.9) calls assemble twice before a turn's first
+ * model request: at the turn's start with the history it rebuilt from the transcript, and before each model request
+ * with the view it was served (after its own pruning of old tool results) and the turn's new messages. Only the
+ * turn-start call puts the reserve in runtimeSettings.limits.maxOutputTokens (its promptTokenBudget is then what the
+ * host leaves the messages). Returns {host_call: "turn_start", max_output_tokens} when maxOutputTokens is a
+ * non-negative number, {host_call: "model_request"} when runtimeSettings.limits is an object without it, else {}
+ * (the host does not say; the daemon then treats every call alike).
+ * @param {AssembleParams} p
+ * @returns {{host_call?: "turn_start" | "model_request", max_output_tokens?: number}}
+ */
+export function hostCallOf(p) {
+  const limits = p.runtimeSettings?.limits;
+  if (!limits || typeof limits !== "object") return {};
+  const mot = limits.maxOutputTokens;
+  if (typeof mot === "number" && Number.isFinite(mot) && mot >= 0) return { host_call: "turn_start", max_output_tokens: Math.floor(mot) };
+  return { host_call: "model_request" };
 }
 
 /**
@@ -839,6 +860,7 @@ export function makeEngine(cfg, log, loadSdk = loadOpenClawSdk) {
           token_budget: windowOf(params),
           model: typeof params.model === "string" && params.model !== "" ? params.model : undefined,
           prompt_chars: typeof params.prompt === "string" ? params.prompt.length : 0,
+          ...hostCallOf(params),
           messages: skel,
         });
         const res = await callDaemon(cfg, "/api/plugin/v1/assemble", body, cfg.assembleTimeoutMs);

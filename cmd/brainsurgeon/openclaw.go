@@ -239,7 +239,7 @@ func (c *openclawCommand) install(ctx context.Context, args []string) error {
 	fmt.Fprintf(w, "Plugin %s written to %s\n", res.PluginVersion, res.PluginDir)
 	switch {
 	case res.KeyCreated:
-		fmt.Fprintf(w, "API key created in %s (0600; brainsurgeon serve reads it too)\n", res.KeyFile)
+		fmt.Fprintf(w, "API key created in %s (0600; brainsurgeon serve reads it too: one already running for this OpenClaw root requires it within a second, without a restart, unless BRAINSURGEON_API_KEY_FILE names another file)\n", res.KeyFile)
 	case res.KeyModeFixed:
 		fmt.Fprintf(w, "API key kept: %s; its group or others could read it, so its mode is now 0600\n", res.KeyFile)
 	default:

@@ -61,9 +61,9 @@ Environment:
   BRAINSURGEON_READONLY     "true": write nothing at all, schedules included
   BRAINSURGEON_API_KEYS     comma-separated keys for the API's writes (none: open)
   BRAINSURGEON_API_KEY_FILE a file of more keys, one a line, which must exist
-                            (default: <openclaw root>/.brainsurgeon/api.key,
+                            at start (default: <openclaw root>/.brainsurgeon/api.key,
                             as "brainsurgeon openclaw install" writes it,
-                            used from when it exists)
+                            required from when it exists, without a restart)
   BRAINSURGEON_CORS_ORIGINS comma-separated origins allowed by CORS
   AUTO_REFRESH_MS           the web UI's refresh period (default 10000)
   PORT                      the port when --addr is not given (default 8000)
@@ -142,6 +142,13 @@ func serveKeyFilePath(env serveEnv, agentsDir string) (path string, explicit boo
 // <openclaw root>/.brainsurgeon/api.key when it exists. Each non-empty
 // line, trimmed, is a key. The path read is returned for the log ("" when
 // none).
+//
+// The default file may appear after start (brainsurgeon openclaw install
+// writes it; the API requires it from then on), a named one may not: serve
+// refuses to start without it. Nothing of BrainSurgeon writes a named file,
+// so a missing one is a wrong path or a secret not mounted yet, and
+// starting would serve an open API until it appears, unnoticed; a refused
+// start says so at once, and a service manager starts serve again.
 func readServeKeyFile(env serveEnv, agentsDir string) ([]string, string, error) {
 	path, explicit := serveKeyFilePath(env, agentsDir)
 	keys, err := api.ReadKeyFile(path)
@@ -149,7 +156,8 @@ func readServeKeyFile(env serveEnv, agentsDir string) ([]string, string, error) 
 		return nil, "", nil
 	}
 	if errors.Is(err, os.ErrNotExist) || errors.Is(err, os.ErrPermission) {
-		return nil, "", fmt.Errorf("BRAINSURGEON_API_KEY_FILE: expected a readable file of API keys: %w", err)
+		def, _ := serveKeyFilePath(serveEnv{}, agentsDir)
+		return nil, "", fmt.Errorf("BRAINSURGEON_API_KEY_FILE=%s: expected a readable file of API keys, which serve requires when it is named, so that the API is never open by mistake (unset it to use %s, which serve requires from when it exists, without a restart): %w", path, def, err)
 	}
 	if err != nil {
 		return nil, "", err
@@ -359,7 +367,8 @@ func (c *serveCommand) Run(ctx context.Context, args []string) error {
 	if !waiting {
 		fmt.Fprintln(c.m.Stdout, keyInfo)
 	}
-	log.Info("serving", "addr", ln.Addr().String(), "agents_dir", *agentsDir, "read_only", env.ReadOnly, "api_keys", len(env.APIKeys), "api_key_file", keyFile)
+	log.Info("serving", "addr", ln.Addr().String(), "agents_dir", *agentsDir, "read_only", env.ReadOnly, "api_keys", len(env.APIKeys), "api_key_file", keyFile,
+		"open", len(env.APIKeys) == 0 && fileKeys == nil)
 
 	select {
 	case <-ctx.Done():

@@ -36,7 +36,7 @@ func TestServeKeyFile(t *testing.T) {
 	}{
 		{"default", "", "0123abcd", ""},
 		{"env", other, "k2,k3", ""},
-		{"env missing", filepath.Join(root, "nope"), "", "BRAINSURGEON_API_KEY_FILE: expected a readable file"},
+		{"env missing", filepath.Join(root, "nope"), "", "BRAINSURGEON_API_KEY_FILE=" + filepath.Join(root, "nope") + ": expected a readable file of API keys, which serve requires when it is named, so that the API is never open by mistake (unset it to use " + def + ","},
 		{"empty", empty, "", "expected at least one key"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -126,6 +126,7 @@ type serveHealth struct {
 	AgentsDir    string `json:"agents_dir"`
 	KeyFile      string `json:"key_file"`
 	AuthRequired bool   `json:"auth_required"`
+	Open         bool   `json:"open"`
 }
 
 func (r *serveRun) health(t *testing.T) serveHealth {
@@ -231,6 +232,9 @@ func TestServeKeyFileKeptInStep(t *testing.T) {
 	if code, _ := r.get(t, "/api/sessions", ""); code != 200 {
 		t.Fatalf("no key file: sessions %d, want open access", code)
 	}
+	if h := r.health(t); h.AuthRequired || !h.Open {
+		t.Errorf("health with no key file: %+v, want open", h)
+	}
 	const keyA, keyB = "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb"
 	write := func(key string) {
 		t.Helper()
@@ -247,7 +251,7 @@ func TestServeKeyFileKeptInStep(t *testing.T) {
 	if got := status(keyA); got != 200 {
 		t.Errorf("key A: %d, want 200", got)
 	}
-	if h := r.health(t); !h.AuthRequired || h.KeyFile != keyFile {
+	if h := r.health(t); !h.AuthRequired || h.Open || h.KeyFile != keyFile {
 		t.Errorf("health: %+v", h)
 	}
 	write(keyB)

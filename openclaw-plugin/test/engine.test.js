@@ -127,7 +127,7 @@ test("assemble sends the documented request and nothing else", async () => {
     assert.equal(d.seen[0].path, "/api/plugin/v1/assemble");
     assert.deepEqual(d.seen[0].json, {
       agent_id: "ops", session_id: "s-1", session_key: "agent:ops:main", token_budget: 16384, model: "ollama/x", prompt_chars: 5,
-      messages: msgs.map(skeletonOf),
+      host_call: "turn_start", max_output_tokens: 4096, messages: msgs.map(skeletonOf),
     });
     assert.deepEqual(d.seen[1].json, { agent_id: "main", session_id: "s-1", token_budget: 9000, prompt_chars: 0, messages: msgs.map(skeletonOf) });
     assert.deepEqual(d.seen[2].json.messages, []);

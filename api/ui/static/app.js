@@ -8,7 +8,7 @@ import { sessionsView } from './sessions.js';
 import { sessionView } from './session.js';
 import { settingsView } from './settings.js';
 import { trashView } from './trash.js';
-import { readHealth, showWaiting, showPluginBanner, keyWhere } from './daemon.js';
+import { readHealth, showWaiting, showPluginBanner, showOpenBanner, keyWhere } from './daemon.js';
 
 let view = null;
 let timer = null;
@@ -109,7 +109,14 @@ function setupKeyDialog() {
     updateKeyButton();
     runRefresh(true);
   });
-  onAuthNeeded((e) => openKeyDialog(getKey() ? `The server refused the key: ${e.message}` : ''));
+  onAuthNeeded((e) => {
+    // A key is required now (a key file may have appeared since the page
+    // loaded): the API is no longer open.
+    state.authRequired = true;
+    showOpenBanner(null);
+    updateKeyButton();
+    openKeyDialog(getKey() ? `The server refused the key: ${e.message}` : '');
+  });
 }
 
 function openKeyDialog(message) {
@@ -138,6 +145,7 @@ async function boot() {
     state.authRequired = Boolean(info.auth_required);
     state.readonly = Boolean(info.read_only);
     keyWhere(info);
+    showOpenBanner(info);
   } catch (e) {
     showError('Could not reach the API', e);
   }

@@ -67,6 +67,20 @@ export function showPluginBanner(health) {
 }
 
 /**
+ * showOpenBanner shows the server's notice that its API is open (no key is
+ * required right now; GET /api/auth-info "open" and "open_notice", worded
+ * by the server), and hides it otherwise.
+ * @param {{open?: boolean, open_notice?: string}|null} info GET /api/auth-info
+ */
+export function showOpenBanner(info) {
+  const b = document.getElementById('open-banner');
+  if (!b) return;
+  const notice = info && info.open === true && typeof info.open_notice === 'string' ? info.open_notice : '';
+  b.hidden = notice === '';
+  b.replaceChildren(notice);
+}
+
+/**
  * keyWhere fills the key dialog's sentence about where the key is: the key
  * file and how to read it, or BRAINSURGEON_API_KEYS.
  * @param {{key_file?: string, key_hint?: string}} info GET /api/auth-info
