@@ -133,6 +133,12 @@ type State struct {
 	// last view: the next view shows them in full again, which changes
 	// its prefix when the previous view held them.
 	Expanded []string `json:"expanded,omitempty"`
+	// PutBack are the entries the last view served showed with their
+	// values put back while the host's row held their placeholders (a
+	// restore whose write-back is queued, a tool result stored at the
+	// source): a view that starts or stops doing so for one of them
+	// changes its prefix.
+	PutBack []string `json:"put_back,omitempty"`
 }
 
 // MaxTurns is how many turns State keeps.
@@ -325,6 +331,12 @@ type Engine struct {
 	// CondenseFanout is how many summaries of one level condense into one
 	// of the next (default 4).
 	CondenseFanout int
+	// Side, when not nil, is read (never written) for the values of the
+	// tool results the agent restored while the host's row still holds
+	// their placeholders: the view shows those with their values put
+	// back, byte for byte, for Policy.KeepAfterRestore. Nil shows the
+	// row's placeholders.
+	Side bs.SideStore
 	// Logger receives what the engine decides and why; nil discards.
 	Logger bs.Logger
 	// Now returns the time; nil means time.Now.
