@@ -187,11 +187,11 @@ type Result struct {
 	AlreadyRestored bool `json:"already_restored,omitempty"`
 	// Note is a human line about the result ("already restored at …").
 	Note string `json:"note,omitempty"`
-	// EntryContent is the entry's "message.content" with every value of
-	// KeysRestored in place, exactly as it was before extraction (the
-	// bytes of the transcript with the stored bytes spliced in), when
-	// every key restored lies in it and the content then holds none of
-	// the entry's own placeholders; nil otherwise. It is what the
+	// EntryContent is, for a tool result, the entry's "message.content"
+	// with every value of KeysRestored in place, exactly as it was before
+	// extraction (the bytes of the transcript with the stored bytes
+	// spliced in), when every key restored lies in it and the content
+	// then holds none of the entry's own placeholders; nil otherwise. It is what the
 	// context engine's view shows of the entry once it is restored, so a
 	// caller answering with it answers as the engine's own restore does.
 	EntryContent json.RawMessage `json:"-"`
@@ -435,11 +435,13 @@ func (r *Restorer) record(ctx context.Context, ref bs.SessionRef, key string) {
 	}
 }
 
-// entryContent returns the "message.content" of e with the values of rec
-// at keys put back (PutBack), when every key lies in it and the result
-// holds none of e's own placeholders; nil otherwise.
+// entryContent returns the "message.content" of e, a tool result, with
+// the values of rec at keys put back (PutBack), when every key lies in it
+// and the result holds none of e's own placeholders; nil otherwise (and
+// for any other entry: an assistant's content holds its thinking's
+// signatures and its tool calls, not values for the model to read).
 func entryContent(e *bs.Entry, rec *extract.Record, keys []string) json.RawMessage {
-	if len(keys) == 0 {
+	if len(keys) == 0 || e.Role != "toolResult" {
 		return nil
 	}
 	for _, k := range keys {
