@@ -18,7 +18,9 @@ type errLog struct {
 
 func (l errLog) RecordRestore(context.Context, bs.SessionRef, string, time.Time) error { return l.err }
 
-func (l errLog) Restores(context.Context, bs.SessionRef) (map[string]time.Time, error) { return l.m, l.err }
+func (l errLog) Restores(context.Context, bs.SessionRef) (map[string]time.Time, error) {
+	return l.m, l.err
+}
 
 // TestRestoresOf checks that no log, and a log that keeps nothing for the
 // session, read as no restores and record nothing without an error, and

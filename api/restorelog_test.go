@@ -211,7 +211,10 @@ func TestRestoreAnswerIsTheValue(t *testing.T) {
 	}
 	defer holdLock(t, f.path(plugSessA))() // every write-back is queued: the row keeps its placeholders
 	c := &client{tb: t, srv: serve(t, api.Options{Stores: stores(f.set)})}
-	block := func(s string) string { b, _ := json.Marshal(map[string]string{"type": "text", "text": s}); return string(b) }
+	block := func(s string) string {
+		b, _ := json.Marshal(map[string]string{"type": "text", "text": s})
+		return string(b)
+	}
 	for _, tt := range []struct {
 		name, params string
 		want         []string // the blocks' texts, in order

@@ -61,7 +61,9 @@ func TestValidCuts(t *testing.T) {
 // to keep every entry restored within the window, by the log or by its own
 // "_restored", and is left alone otherwise.
 func TestKeepRestored(t *testing.T) {
-	user := func(id string) msg { return msg{id: id, typ: "message", role: "user", raw: []byte(`{"id":"` + id + `"}`)} }
+	user := func(id string) msg {
+		return msg{id: id, typ: "message", role: "user", raw: []byte(`{"id":"` + id + `"}`)}
+	}
 	asst := func(id, call string) msg {
 		return msg{id: id, typ: "message", role: "assistant", calls: []toolCall{{id: call}}, raw: []byte(`{"id":"` + id + `"}`)}
 	}

@@ -146,7 +146,9 @@ func TestViewShowsQueuedRestore(t *testing.T) {
 	cp := extractCopy(t, s.path, p)
 	st, ref := openStore(t, cp)
 	host := skeleton(t, cp)
-	k := slices.IndexFunc(host, func(m hostMsg) bool { return m.Role == "toolResult" && !bytes.Equal(m.content, orig[slicesIndex(orig, m.id)].content) })
+	k := slices.IndexFunc(host, func(m hostMsg) bool {
+		return m.Role == "toolResult" && !bytes.Equal(m.content, orig[slicesIndex(orig, m.id)].content)
+	})
 	if k < 0 {
 		t.Fatal("the extraction changed no tool result")
 	}
