@@ -541,9 +541,14 @@ func (s *server) purgeControl(ctx context.Context, ref bs.SessionRef, q toolRequ
 // everything came back.
 func (s *server) restoreAnswer(key string, res *restore.Result, werr error, offset, maxChars int) (ToolResponse, error) {
 	var nb strings.Builder
-	agenttext.RestoreNotes(&nb, res)
-	if s.opts.ReadOnly && res.Restored {
-		nb.WriteString("The server is in read-only mode: nothing was written back.\n")
+	switch {
+	case offset != 0:
+		nb.WriteString(agenttext.LaterPageNote(res.EntryID))
+	default:
+		agenttext.RestoreNotes(&nb, res)
+		if s.opts.ReadOnly && res.Restored {
+			nb.WriteString("The server is in read-only mode: nothing was written back.\n")
+		}
 	}
 	// Details are small metadata: the host keeps them in the transcript,
 	// so they never repeat the values.

@@ -264,3 +264,46 @@ func TestRestoreAnswerIsTheValue(t *testing.T) {
 		})
 	}
 }
+
+// TestRestorePagesFromSideStore checks that a long tool result restored
+// through the side store comes a page at a time, as from the engine's view:
+// the pages concatenate to the value, and only the first page's call
+// writes.
+func TestRestorePagesFromSideStore(t *testing.T) {
+	f := newPlugFixture(t)
+	text := bigText(40_000, "NEEDLE-paged")
+	appendLines(t, f.path(plugSessA),
+		plugMsg("r7", "a1", 5, plugLine{"role": "toolResult", "toolCallId": "call_1", "toolName": "exec", "content": textContent(text), "isError": false}),
+		plugMsg("u7", "r7", 6, plugLine{"role": "user", "content": textContent("thanks")}))
+	cfg := pruneConfig()
+	cfg.KeepRecent = 0
+	if rep, err := prune.New(f.set.Store, f.set.Side, f.set.StateDir, cfg, nil).Run(context.Background(), nil); err != nil || rep.Written == 0 {
+		t.Fatalf("pass: %+v, %v", rep, err)
+	}
+	c := &client{tb: t, srv: serve(t, api.Options{Stores: stores(f.set)})}
+	var got strings.Builder
+	offset := 0
+	for page := 0; ; page++ {
+		if page > 10 {
+			t.Fatal("more than 10 pages")
+		}
+		a := callTool(t, c, plugSessA, "purge_control", fmt.Sprintf(`{"action":"restore","key":"r7","offset":%d}`, offset))
+		if !a.OK || len(a.Content) != 2 || a.Details["from"] != "side_store" {
+			t.Fatalf("page at %d: %+v", offset, a)
+		}
+		if note, _ := a.Details["note"].(string); (page == 0) != strings.Contains(note, "Written back now.") {
+			t.Errorf("page %d: note %q", page, note)
+		}
+		var blk struct{ Text string }
+		json.Unmarshal(a.Content[1], &blk)
+		got.WriteString(blk.Text)
+		next, ok := a.Details["next_offset"].(float64)
+		if !ok {
+			break
+		}
+		offset = int(next)
+	}
+	if got.String() != text {
+		t.Errorf("pages concatenate to %d characters, want the %d of the value", len([]rune(got.String())), len([]rune(text)))
+	}
+}

@@ -166,6 +166,12 @@ func RestoreNotes(w io.Writer, res *restore.Result) {
 	}
 }
 
+// LaterPageNote says what a restore of a later page of an entry's value
+// did: nothing, the first page's restore wrote the value back or queued it.
+func LaterPageNote(entryID string) string {
+	return "A later page of entry " + entryID + ": the restore of its first page wrote the value back (or queued it); this call wrote nothing."
+}
+
 // RestoreWarning is the text block the plugin's restore adds after the
 // values when not everything asked for came back as it should (Result's
 // Warning): the model must know.
