@@ -231,7 +231,8 @@ type Options struct {
 	Stores Stores
 	// Restorer restores values, sets "_extractable" and answers
 	// get_context. When nil, a Control that is a RestorerSource gives it;
-	// else one is made over Stores with the default policy. A daemon passes
+	// else one is made over Stores with the default policy, whose restore
+	// log (restore.Restorer.Restores) is Engine when set. A daemon passes
 	// its own (or implements RestorerSource) so that write-backs of one
 	// session are serialised with its passes and follow the config.
 	Restorer *restore.Restorer
@@ -343,6 +344,11 @@ func New(opts Options) (http.Handler, error) {
 	if s.restorer == nil {
 		s.restorer = restore.New(opts.Stores.Store, opts.Stores.Side, opts.Stores.StateDir)
 		s.restorer.Logger = opts.Logger
+		if opts.Engine != nil {
+			// The engine is the restore log: a value restored here is
+			// shown in full by its view and protected by every pass.
+			s.restorer.Restores = opts.Engine
+		}
 	}
 	keys, err := newKeyRing(opts, s.log)
 	if err != nil {
@@ -505,6 +511,15 @@ func (s *server) guard(rt route) http.Handler {
 		r.Body = http.MaxBytesReader(w, r.Body, limit)
 		rt.h(w, r)
 	})
+}
+
+// restoreLog returns the restore log of the server's context engine (see
+// bs.RestoreLog), nil when it has none.
+func (s *server) restoreLog() bs.RestoreLog {
+	if l, ok := s.engineFor().(bs.RestoreLog); ok {
+		return l
+	}
+	return nil
 }
 
 // restorerFor returns the Restorer of a request (see Options.Restorer).

@@ -192,7 +192,7 @@ func (s *server) contextCompact(r *http.Request) (any, error) {
 	}
 	res, err := compact.Compact(r.Context(), s.set.Store, ref, compact.Options{Layer: layer, Focus: req.Focus,
 		Trigger: compact.TriggerManual, DryRun: req.DryRun, Summarizer: sum, Settings: cp.Settings,
-		Tokens: cp.Tokens, Side: s.set.Side, Logger: s.opts.Logger})
+		Tokens: cp.Tokens, Side: s.set.Side, Logger: s.opts.Logger, Restores: s.restoreLog()})
 	if err != nil {
 		return nil, err
 	}

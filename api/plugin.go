@@ -489,37 +489,17 @@ func (s *server) purgeControl(ctx context.Context, ref bs.SessionRef, q toolRequ
 		if res, ok, err := s.restoreView(ctx, ref, p.Key, p.Keys, offset, maxChars); ok {
 			return res, err
 		}
-		if offset != 0 {
-			return ToolResponse{}, fmt.Errorf("purge_control restore: offset pages a tool result stored at the source (a key %s<toolCallId>), found it with the entry key %.60q, whose values come whole", extract.SourceKeyPrefix, p.Key)
-		}
 		keys, err := stringList(p.Keys)
 		if err != nil {
 			return ToolResponse{}, fmt.Errorf("purge_control restore: keys: %w", err)
 		}
-		res, err := rs.Restore(ctx, ref, p.Key, keys, restore.RestoreOptions{ToolCallID: q.ToolCallID, NoWriteBack: s.opts.ReadOnly})
+		// A later page reads what the first one restored: it writes
+		// nothing again.
+		res, err := rs.Restore(ctx, ref, p.Key, keys, restore.RestoreOptions{ToolCallID: q.ToolCallID, NoWriteBack: s.opts.ReadOnly || offset != 0})
 		if res == nil {
 			return ToolResponse{}, err
 		}
-		var b strings.Builder
-		agenttext.Restore(&b, res)
-		if s.opts.ReadOnly && res.Restored {
-			b.WriteString("The server is in read-only mode: nothing was written back.\n")
-		}
-		n, sum := restoredSum(res)
-		// Details are small metadata: the host keeps them in the
-		// transcript, so they never repeat the values.
-		d := map[string]any{"key": p.Key, "bytes": n, "sha256": sum, "restored": res.Restored, "applied": res.Applied,
-			"queued": res.Queued, "keys_restored": res.KeysRestored}
-		if res.Warning != "" {
-			d["warning"] = res.Warning
-		}
-		if res.AlreadyRestored {
-			d["already_restored"] = true
-		}
-		if err != nil {
-			d["write_back_error"] = err.Error()
-		}
-		return toolOK(b.String(), d), nil
+		return s.restoreAnswer(p.Key, res, err, offset, maxChars)
 	case "set_extractable":
 		if p.Key == "" {
 			return ToolResponse{}, errors.New(`purge_control set_extractable: expected "key", an entry id, found none`)
@@ -544,6 +524,76 @@ func (s *server) purgeControl(ctx context.Context, ref bs.SessionRef, q toolRequ
 		return toolOK(b.String(), res), nil
 	}
 	return ToolResponse{}, fmt.Errorf("purge_control: action: expected get_context, restore or set_extractable, found %.40q", p.Action)
+}
+
+// restoreAnswer answers purge_control restore of the entry key from the
+// side store (res, and werr, the write-back's error). The content is the
+// value, exactly: when the values restored are the entry's content (every
+// key under message.content, Result.EntryContent), the entry's content
+// blocks as they were before extraction, paged like a restore from the
+// engine's view (pageValue), so that a restore from either path answers
+// the same blocks; otherwise one text block per value, holding exactly
+// its text (a value longer than MaxToolTextBlock in consecutive blocks).
+// What the restore did (written back, queued, already restored, read-only,
+// restored before) goes to the details' "note"; a warning (values missing
+// or corrupt, keys ignored, not written back) also to a last text block of
+// its own, after the values, since the model must know that not
+// everything came back.
+func (s *server) restoreAnswer(key string, res *restore.Result, werr error, offset, maxChars int) (ToolResponse, error) {
+	var nb strings.Builder
+	switch {
+	case offset != 0:
+		nb.WriteString(agenttext.LaterPageNote(res.EntryID))
+	default:
+		agenttext.RestoreNotes(&nb, res)
+		if s.opts.ReadOnly && res.Restored {
+			nb.WriteString("The server is in read-only mode: nothing was written back.\n")
+		}
+	}
+	// Details are small metadata: the host keeps them in the transcript,
+	// so they never repeat the values.
+	d := map[string]any{"key": key, "entry_id": res.EntryID, "restored": res.Restored, "applied": res.Applied,
+		"queued": res.Queued, "keys_restored": res.KeysRestored, "from": "side_store", "written_back": res.Applied,
+		"note": strings.TrimSpace(nb.String())}
+	if res.Warning != "" {
+		d["warning"] = res.Warning
+	}
+	if res.AlreadyRestored {
+		d["already_restored"] = true
+	}
+	if res.Suggestion != "" {
+		d["suggestion"] = res.Suggestion
+	}
+	if werr != nil {
+		d["write_back_error"] = werr.Error()
+	}
+	var out ToolResponse
+	if res.EntryContent != nil {
+		sv, err := viewSourceValue(key, res.EntryContent)
+		if err != nil {
+			return ToolResponse{}, fmt.Errorf("purge_control restore %s: %w", key, err)
+		}
+		if out, err = pageValue(sv, offset, maxChars, d); err != nil {
+			return ToolResponse{}, err
+		}
+	} else {
+		if offset != 0 {
+			return ToolResponse{}, fmt.Errorf("purge_control restore: offset pages the content of a tool result, found it with the entry key %.60q, whose restored values (%s) are not its whole content and come whole", key, strings.Join(res.Keys(), ", "))
+		}
+		d["bytes"], d["sha256"] = restoredSum(res)
+		var blocks []json.RawMessage
+		for _, k := range res.Keys() {
+			for _, part := range splitUTF16(res.Content[k], MaxToolTextBlock) {
+				blocks = append(blocks, textBlock(part))
+			}
+		}
+		d["blocks"] = len(blocks)
+		out = ToolResponse{OK: true, Content: blocks, Details: d}
+	}
+	if res.Warning != "" {
+		out.Content = append(out.Content, textBlock(agenttext.RestoreWarning(res)))
+	}
+	return out, nil
 }
 
 // stringList reads "a,b" or ["a","b"].

@@ -401,9 +401,14 @@ func TestPluginSourceAndTools(t *testing.T) {
 		t.Fatalf("verify: %v %+v", err, rep)
 	}
 	// Entry restore and set_extractable write.
+	// The answer is the value exactly; what the restore did is in the
+	// details.
 	e := callTool(t, c, plugSessA, "purge_control", `{"action":"restore","key":"r0"}`)
-	if !e.OK || !strings.Contains(e.text(t), "an ordinary tool result line") || !strings.Contains(e.text(t), "Restored keys: content/0/text") || e.Details["key"] != "r0" {
-		t.Fatalf("restore r0:\n%s", e.text(t))
+	if !e.OK || len(e.Content) != 1 || e.text(t) != strings.Repeat("an ordinary tool result line\n", 300) || e.Details["key"] != "r0" {
+		t.Fatalf("restore r0: %d blocks:\n%s", len(e.Content), e.text(t))
+	}
+	if note, _ := e.Details["note"].(string); !strings.Contains(note, "Restored keys: content/0/text") {
+		t.Errorf("restore r0: note %q", note)
 	}
 	// Details are small metadata: the host keeps them in the transcript.
 	for name, a := range map[string]toolAnswer{"restore r0": e, "grep": grep1, "get_context": g, "expand": x} {
@@ -579,7 +584,7 @@ func TestPluginRestorePages(t *testing.T) {
 		{"max_chars small", pageRequest("tc-call_p", 0, 999), "max_chars: expected an integer from 1,000 to 100,000, found 999"},
 		{"max_chars large", pageRequest("tc-call_p", 0, 100_001), "found 100001"},
 		{"max_chars object", `{"action":"restore","key":"tc-call_p","max_chars":{}}`, "max_chars: expected an integer, found {}"},
-		{"entry offset", pageRequest("r0", 10, 0), "offset pages a tool result stored at the source"},
+		{"entry offset", pageRequest("r0", 10, 0), "nothing to restore (it was never extracted)"},
 	} {
 		a := callTool(t, c, plugSessA, "purge_control", tc.params)
 		if a.OK || !strings.Contains(a.Error, tc.want) {
@@ -709,8 +714,9 @@ func TestPluginReadOnly(t *testing.T) {
 		t.Fatalf("recall_grep in read-only mode: %+v", a)
 	}
 	a := callTool(t, ro, plugSessA, "purge_control", `{"action":"restore","key":"r0"}`)
-	if !a.OK || !strings.Contains(a.text(t), "Not written back.") || !strings.Contains(a.text(t), "read-only") {
-		t.Fatalf("entry restore in read-only mode:\n%s", a.text(t))
+	note, _ := a.Details["note"].(string)
+	if !a.OK || a.text(t) != strings.Repeat("an ordinary tool result line\n", 300) || !strings.Contains(note, "Not written back.") || !strings.Contains(note, "read-only") {
+		t.Fatalf("entry restore in read-only mode: note %q:\n%s", note, a.text(t))
 	}
 	if a := callTool(t, ro, plugSessA, "purge_control", `{"action":"set_extractable","key":"u2","value":"false"}`); a.OK || !strings.Contains(a.Error, "read-only") {
 		t.Fatalf("set_extractable in read-only mode: %+v", a)

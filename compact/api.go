@@ -346,6 +346,12 @@ type Options struct {
 	// recent ones protected by Settings.PruneProtectRecent tokens.
 	Side   bs.SideStore
 	Policy extract.Policy
+	// Restores is the log of the values the agent restored by any path
+	// (see bs.RestoreLog); nil means none. The prune layer protects what
+	// it holds for the policy's KeepAfterRestore, as it protects an entry's
+	// "_restored" (extract.Extractor.Restores), and an automatic summarize
+	// layer keeps those entries out of the summary (see Compact).
+	Restores bs.RestoreLog
 	// Clock tells the time (nil: the system clock); Logger receives the
 	// log (nil: discard).
 	Clock  bs.Clock

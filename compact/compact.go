@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	bs "github.com/brainsurgeon/brainsurgeon"
 	"github.com/brainsurgeon/brainsurgeon/entry"
@@ -111,6 +112,25 @@ func Compact(ctx context.Context, st bs.Store, ref bs.SessionRef, o Options) (Re
 	cut := lastCut(ok)
 	if layer == LayerSummarize {
 		cut = keepCut(v.msgs, ok, s.SummarizeKeepRecent)
+		if trig == TriggerAuto && cut > 0 {
+			// The agent asked for those values: an automatic summary must
+			// not take them out of the context within the protection
+			// window (one the user asks for is not held back).
+			restored, err := restoredTimes(ctx, o.Restores, tr.Ref(), v.msgs)
+			if err != nil {
+				return res, fmt.Errorf("compact %s: read the restore log: %w", name, err)
+			}
+			if c := keepRestored(v.msgs, ok, cut, restored, now, keepAfterRestore(o.Policy)); c != cut {
+				log.Debug("compaction: the cut keeps entries restored within keep_after_restore_seconds", "session", name, "cut", cut, "kept_from", c)
+				if c < 1 {
+					res.Warning = "nothing to compact: the agent restored a value within keep_after_restore_seconds and no valid cut point lies before it"
+					res.Warnings = append(res.Warnings, res.Warning)
+					res.Reason = res.Warning
+					return res, nil
+				}
+				cut = c
+			}
+		}
 	}
 	if cut < 1 {
 		res.Warning = fmt.Sprintf("nothing to compact: the context's %s no valid cut point with anything before it (layer %s)", plural.Count(len(v.msgs), "message leaves", "messages leave"), layer)
@@ -256,6 +276,15 @@ func summarizerName(s bs.Summarizer, sum bs.Summary) string {
 	return fmt.Sprintf("%T", s)
 }
 
+// keepAfterRestore is the restore protection window of policy p, or
+// extract.DefaultPolicy's when p is the zero value.
+func keepAfterRestore(p extract.Policy) time.Duration {
+	if !p.Enabled && p.KeepAfterRestore == 0 {
+		return extract.DefaultPolicy().KeepAfterRestore
+	}
+	return p.KeepAfterRestore
+}
+
 // prune runs the prune layer: the extraction engine, with the most recent
 // Settings.PruneProtectRecent tokens protected.
 func prune(ctx context.Context, st bs.Store, ref bs.SessionRef, o Options, s Settings, v *view, res Result, log bs.Logger) (Result, error) {
@@ -271,7 +300,8 @@ func prune(ctx context.Context, st bs.Store, ref bs.SessionRef, o Options, s Set
 	if o.Side == nil && !o.DryRun {
 		return res, invalidf("compact %s: the prune layer needs a side store (Options.Side is nil)", res.Session)
 	}
-	x := extract.Extractor{Policy: pol, Store: st, Side: o.Side, Tokenizer: v.tok, Logger: log, Clock: o.Clock, DryRun: o.DryRun}
+	x := extract.Extractor{Policy: pol, Store: st, Side: o.Side, Tokenizer: v.tok, Logger: log, Clock: o.Clock, DryRun: o.DryRun,
+		Restores: o.Restores}
 	r, err := x.Run(ctx, ref)
 	res.Prune = r
 	if r != nil {

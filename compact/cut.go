@@ -1,5 +1,15 @@
 package compact
 
+import (
+	"bytes"
+	"context"
+	"time"
+
+	bs "github.com/brainsurgeon/brainsurgeon"
+	"github.com/brainsurgeon/brainsurgeon/entry"
+	"github.com/brainsurgeon/brainsurgeon/extract"
+)
+
 // cutRole reports whether a context message may start the kept part, as
 // pi's findValidCutPoints says: user, assistant, bashExecution, custom,
 // branchSummary and compactionSummary messages, custom_message and
@@ -87,4 +97,58 @@ func lastCut(ok []bool) int {
 		}
 	}
 	return -1
+}
+
+// keepRestored pulls a summarize cut back so that the kept part holds
+// every message of msgs[:cut] the agent restored within keep before now
+// (restored: the newest restore time by entry id): it starts at the last
+// valid cut at or before the first such message. It returns cut when
+// none was restored within the window, and -1 when no valid cut is left
+// before it (nothing is summarized).
+func keepRestored(msgs []msg, ok []bool, cut int, restored map[string]time.Time, now time.Time, keep time.Duration) int {
+	if len(restored) == 0 || keep <= 0 {
+		return cut
+	}
+	for i := 0; i < cut && i < len(msgs); i++ {
+		at, found := restored[msgs[i].id]
+		if !found || now.Sub(at) >= keep {
+			continue
+		}
+		for c := i; c >= 1; c-- {
+			if ok[c] {
+				return c
+			}
+		}
+		return -1
+	}
+	return cut
+}
+
+// restoredTimes returns the newest restore time of each message of msgs
+// that has one: the log's (log may be nil) or its own "_restored".
+func restoredTimes(ctx context.Context, log bs.RestoreLog, ref bs.SessionRef, msgs []msg) (map[string]time.Time, error) {
+	logged, err := bs.RestoresOf(ctx, log, ref)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]time.Time)
+	mark := []byte(`"_restored"`)
+	for i := range msgs {
+		m := &msgs[i]
+		if m.id == "" {
+			continue
+		}
+		var at time.Time
+		if bytes.Contains(m.raw, mark) {
+			at = entry.ParseLite(m.raw, m.line, 0).Restored
+		}
+		e := &bs.Entry{ID: m.id, Role: m.role, Raw: m.raw, Restored: at}
+		if m.toolResult {
+			e.Role = "toolResult"
+		}
+		if t := extract.WithRestores(e, logged).Restored; !t.IsZero() {
+			out[m.id] = t
+		}
+	}
+	return out, nil
 }

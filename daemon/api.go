@@ -17,14 +17,16 @@ import (
 )
 
 // Retention returns the RetentionFunc that runs package retention over a
-// set, with the trash's expired items removed first. clock tells the
-// time (nil: the system clock).
+// set, with the trash's expired items removed first and the values the
+// agent restored within keep_after_restore_seconds kept (the context
+// engine's restore log under the set's state dir). clock tells the time
+// (nil: the system clock).
 func Retention(log bs.Logger, clock bs.Clock) RetentionFunc {
 	return func(ctx context.Context, set api.Stores, c config.Config) (any, error) {
 		t := trash.New(set.Store, set.AgentsDir, set.StateDir)
 		t.Logger, t.Clock = log, clock
 		return retention.Run(ctx, retention.Options{Store: set.Store, Side: set.Side, StateDir: set.StateDir,
-			Config: c, Trash: t, Logger: log, Clock: clock})
+			Config: c, Trash: t, Logger: log, Clock: clock, Restores: restoreLog(set, c, true)})
 	}
 }
 
@@ -88,7 +90,9 @@ func (c control) Status(context.Context) (any, error) { return c.d.Status(), nil
 // set_extractable and get_context follow the runtime config, not the one
 // the handler was made with: idle_seconds is their idle gate (a restore
 // into a session used less than idle_seconds ago is queued), and the
-// extraction policy and keep_purge_control_calls are the config's. The
+// extraction policy and keep_purge_control_calls are the config's. Every
+// restore that returns a value is recorded in the restore log (the context
+// engine's state), so that every pass protects it. The
 // same Restorer is returned until the config changes. Nil (the API then
 // uses its own) when the agents dir cannot be opened.
 func (c control) Restorer() *restore.Restorer {
@@ -104,7 +108,9 @@ func (c control) Restorer() *restore.Restorer {
 		d.log.Warn("api: no restorer for the current config, the API's own is used", "error", err)
 		return nil
 	}
-	d.restorer = prune.New(set.Store, set.Side, set.StateDir, cfg, d.log).Restorer()
+	pass := prune.New(set.Store, set.Side, set.StateDir, cfg, d.log)
+	pass.Restores = restoreLog(set, cfg, d.opts.ReadOnly)
+	d.restorer = pass.Restorer()
 	return d.restorer
 }
 

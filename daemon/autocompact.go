@@ -193,7 +193,8 @@ func (d *Daemon) compactOne(ctx context.Context, set api.Stores, ref bs.SessionR
 	var r compact.Result
 	if err == nil {
 		r, err = compact.Compact(ctx, set.Store, ref, compact.Options{Trigger: compact.TriggerAuto,
-			Summarizer: tools.Summarizer(), Settings: tools.Settings, Tokens: tools.Tokens, Side: set.Side, Logger: d.log})
+			Summarizer: tools.Summarizer(), Settings: tools.Settings, Tokens: tools.Tokens, Side: set.Side, Logger: d.log,
+			Restores: restoreLog(set, cfg, d.opts.ReadOnly)})
 	}
 	switch {
 	case err == nil:

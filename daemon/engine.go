@@ -3,7 +3,9 @@ package daemon
 import (
 	"context"
 
+	"github.com/brainsurgeon/brainsurgeon/api"
 	"github.com/brainsurgeon/brainsurgeon/compact"
+	"github.com/brainsurgeon/brainsurgeon/config"
 	"github.com/brainsurgeon/brainsurgeon/engine"
 	"github.com/brainsurgeon/brainsurgeon/extract"
 	"github.com/brainsurgeon/brainsurgeon/internal/compactwire"
@@ -34,7 +36,9 @@ func (c control) Engine() *engine.Engine {
 		d.log.Warn("api: no context engine for the current config", "error", err)
 		return nil
 	}
-	e := &engine.Engine{Store: set.Store, StateDir: set.StateDir, Policy: extract.FromConfig(cfg), Logger: d.log}
+	// The side store is read for restored values whose write-back waits
+	// (the view shows them in full); the engine never writes it.
+	e := &engine.Engine{Store: set.Store, StateDir: set.StateDir, Side: set.Side, Policy: extract.FromConfig(cfg), Logger: d.log}
 	if tools, err := compactwire.New(cfg.Compaction, d.log); err == nil {
 		e.Settings, e.Summarizer = tools.Settings, tools.Summarizer()
 	} else {
@@ -81,4 +85,16 @@ func (d *Daemon) closeEngine() {
 	if err := e.Close(); err != nil {
 		d.log.Warn("context engine: close", "error", err)
 	}
+}
+
+// restoreLog returns the restore log of the installation set under the
+// runtime config c: the context engine's state (State.Restored under the
+// state dir), which records every restore (the engine's own, the side
+// store's through the Restorer) and which the prune pass, compaction's
+// prune layer and retention read, so that a value the agent restored by
+// any path is protected for keep_after_restore_seconds everywhere. It
+// shares the per-session lock of the API's engine (one per state file in
+// the process); in read-only mode it records nothing.
+func restoreLog(set api.Stores, c config.Config, readOnly bool) *engine.Engine {
+	return &engine.Engine{Store: set.Store, StateDir: set.StateDir, Policy: extract.FromConfig(c), ReadOnly: readOnly}
 }

@@ -86,6 +86,10 @@ func (d *Daemon) runPrune(ctx context.Context, manual bool) (*PruneResult, error
 	}
 	pass := prune.New(set.Store, set.Side, set.StateDir, cfg, d.log)
 	pass.Force, pass.SkipPending = true, true
+	// A value the agent restored by any path (the engine's view, a
+	// write-back still queued) is not extracted again within
+	// keep_after_restore_seconds.
+	pass.Restores = restoreLog(set, cfg, d.opts.ReadOnly)
 	work := context.WithoutCancel(ctx)
 
 	n, written, err := pass.Restorer().ApplyPending(work)

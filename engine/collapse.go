@@ -104,6 +104,7 @@ func (e *Engine) layer1(ctx context.Context, tr bs.Transcript, req *Request, st 
 	}
 	now := e.now()
 	p := e.policy()
+	adoptSourceRestores(sm, st)
 	for id, at := range st.Restored {
 		if now.Sub(at) >= p.KeepAfterRestore {
 			delete(st.Restored, id) // its protection is over
@@ -166,6 +167,7 @@ func (e *Engine) layer1(ctx context.Context, tr bs.Transcript, req *Request, st 
 			}
 		}
 	}
+	e.showRestored(ctx, tr.Ref(), sm, l, st, req != nil, now, p.KeepAfterRestore)
 	// The view's size with the sticky collapses.
 	chars := 0
 	if req != nil {
@@ -365,6 +367,48 @@ func jsQuotedLen(s string) int {
 		}
 	}
 	return n
+}
+
+// showRestored shows in full the tool results the agent restored within
+// the protection window while the host's row still holds their
+// placeholders (restoredContents): their content with the values put
+// back replaces the row's in the view, a collapse of theirs included. A
+// message the view starts or stops showing so is touched; served is true
+// for a view that is sent (its list is kept in State.PutBack for the next
+// one).
+func (e *Engine) showRestored(ctx context.Context, ref bs.SessionRef, sm []stored, l *layer1, st *State, served bool, now time.Time, keep time.Duration) {
+	full := e.restoredContents(ctx, ref, sm, l.index, st, now, keep)
+	prev := make(map[string]bool, len(st.PutBack))
+	for _, id := range st.PutBack {
+		prev[id] = true
+	}
+	var ids []string
+	for k, c := range full {
+		id := sm[k].id
+		ids = append(ids, id)
+		delete(st.Collapsed, id)
+		l.repl[k] = c
+		if !prev[id] {
+			l.touched = append(l.touched, k)
+			l.layers = appendOnce(l.layers, "restore")
+		}
+		delete(prev, id)
+	}
+	// Shown so by the previous view, not by this one: the placeholder is
+	// back (the window is over), or the row now holds the value (the
+	// write-back was applied), which is what the view showed.
+	for k := range sm {
+		if !prev[sm[k].id] || l.index[k] < 0 {
+			continue
+		}
+		if _, collapsed := l.repl[k]; collapsed || (sm[k].hasContent && extract.HoldsOwnPlaceholder(sm[k].e.Raw[sm[k].cStart:sm[k].cEnd], sm[k].e)) {
+			l.touched = append(l.touched, k)
+		}
+	}
+	if served {
+		slices.Sort(ids)
+		st.PutBack = ids
+	}
 }
 
 // decideCollapse decides whether the view collapses the values of the

@@ -35,7 +35,16 @@
 //     provider (as a thinking signature, for one). Once collapsed
 //     it stays collapsed until the agent restores it, so the request prefix
 //     stays stable for the provider's prompt cache; new collapses are applied
-//     in batches.
+//     in batches. A value the agent restored, by any path, is shown in full
+//     for the restore protection window, put back from the side store
+//     (Engine.Side) while the host's row still holds its placeholder.
+//
+// # Restores
+//
+// The engine's state is the installation's restore log (bs.RestoreLog):
+// RecordRestore and Value record a restore, Restores reports them, and the
+// extraction pass, compaction and retention read them, so a restored value
+// is protected alike everywhere.
 //   - summarize (layer 2): above the summarize threshold, the older span is
 //     summarized (never separating a tool call from its result, pinned entries
 //     carried verbatim) and the view is that summary plus the kept tail.

@@ -302,9 +302,11 @@ func onPath(sm []stored, id string) bool {
 }
 
 // Value returns the content of entry entryID of the session as the host
-// stores it (exactly), and records a restore: the entry leaves
-// State.Collapsed and enters State.Restored, so that the next view shows
-// it in full and keeps it so for Policy.KeepAfterRestore. The host's row
+// stores it (exactly), and records a restore as RecordRestore does: the
+// entry leaves State.Collapsed and enters State.Restored, so that the next
+// view shows it in full and keeps it so for Policy.KeepAfterRestore, and
+// every pass that reads the engine as its restore log protects it as
+// long. The host's row
 // or line is not written. The error wraps bs.ErrInvalid for an id that is
 // not acceptable and bs.ErrNotFound when the session holds no such entry
 // or the entry has no message content.
@@ -342,13 +344,7 @@ func (e *Engine) Value(ctx context.Context, ref bs.SessionRef, entryID string) (
 	if !ok {
 		return ViewValue{}, fmt.Errorf("engine value %s: expected entry %s (line %d) to hold message.content, found none: %w", name, entryID, n.Line, bs.ErrNotFound)
 	}
-	st.ensureMaps()
-	_, was := st.Collapsed[entryID]
-	delete(st.Collapsed, entryID)
-	st.Restored[entryID] = e.now()
-	if was {
-		st.Expanded = appendOnce(st.Expanded, entryID)
-	}
+	was := st.noteRestore(entryID, e.now())
 	if err := e.saveState(ref, st); err != nil {
 		e.log().Warn("engine: the restore of a collapsed value is not recorded", "session", name, "entry", entryID, "err", err)
 	}

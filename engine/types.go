@@ -171,6 +171,12 @@ type State struct {
 	// them at that size on a turn-start call too, which carries them in
 	// full.
 	HostSizes map[string]HostSize `json:"host_sizes,omitempty"`
+	// PutBack are the entries the last view served showed with their
+	// values put back while the host's row held their placeholders (a
+	// restore whose write-back is queued, a tool result stored at the
+	// source): a view that starts or stops doing so for one of them
+	// changes its prefix.
+	PutBack []string `json:"put_back,omitempty"`
 }
 
 // HostSize is the size the host sends one stored message at.
@@ -383,6 +389,12 @@ type Engine struct {
 	// CondenseFanout is how many summaries of one level condense into one
 	// of the next (default 4).
 	CondenseFanout int
+	// Side, when not nil, is read (never written) for the values of the
+	// tool results the agent restored while the host's row still holds
+	// their placeholders: the view shows those with their values put
+	// back, byte for byte, for Policy.KeepAfterRestore. Nil shows the
+	// row's placeholders.
+	Side bs.SideStore
 	// Logger receives what the engine decides and why; nil discards.
 	Logger bs.Logger
 	// Now returns the time; nil means time.Now.

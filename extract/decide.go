@@ -29,7 +29,8 @@ type Policy struct {
 	// protection off.
 	AgeThreshold time.Duration
 	// KeepAfterRestore protects a restored entry for this long after its
-	// "_restored" time.
+	// "_restored" time, or after the restore a bs.RestoreLog recorded
+	// (Extractor.Restores, WithRestores), whichever is newer.
 	KeepAfterRestore time.Duration
 	// PreviewChars, when positive, keeps that many characters of a string
 	// value in front of its placeholder.
@@ -363,4 +364,43 @@ func forcedCandidates(e *bs.Entry) []bs.Candidate {
 		out = append(out, bs.Candidate{Value: v, Trigger: bs.TriggerAssistant})
 	}
 	return out
+}
+
+// WithRestores returns e as Decide must see it given logged, the restore
+// times a bs.RestoreLog holds for its session (keyed by entry id, or by
+// the source key "tc-<toolCallId>" of a tool result stored at the
+// source): e itself when logged holds nothing newer than its "_restored"
+// time, else a shallow copy whose Restored is the newest of them. So an
+// entry the agent restored by any path is restore-protected alike.
+func WithRestores(e *bs.Entry, logged map[string]time.Time) *bs.Entry {
+	if e == nil || len(logged) == 0 {
+		return e
+	}
+	at := e.Restored
+	if t, ok := logged[e.ID]; ok && e.ID != "" && t.After(at) {
+		at = t
+	}
+	if e.Role == "toolResult" && hasSourceKeys(logged) {
+		for _, k := range OwnKeys(e) {
+			if t, ok := logged[k]; ok && k != e.ID && t.After(at) {
+				at = t
+			}
+		}
+	}
+	if !at.After(e.Restored) {
+		return e
+	}
+	cp := *e
+	cp.Restored = at
+	return &cp
+}
+
+// hasSourceKeys reports whether logged holds a source key ("tc-…").
+func hasSourceKeys(logged map[string]time.Time) bool {
+	for k := range logged {
+		if IsSourceKey(k) {
+			return true
+		}
+	}
+	return false
 }

@@ -37,6 +37,14 @@ type Extractor struct {
 	Clock bs.Clock
 	// DryRun decides and reports without writing anything.
 	DryRun bool
+	// Restores is the log of the values the agent restored by any path
+	// (the context engine's view, a write-back still queued); nil means
+	// none. An entry counts as restored at the newer of its "_restored"
+	// time and the time the log holds for it (WithRestores), so that
+	// Policy.KeepAfterRestore protects it either way. A log that keeps
+	// nothing for the session (bs.NoRestoreLog) is no log; one that
+	// cannot be read fails the pass, which extracts nothing.
+	Restores bs.RestoreLog
 }
 
 // EntryResult describes the extraction of one entry.
@@ -248,6 +256,10 @@ func (x *Extractor) Run(ctx context.Context, ref bs.SessionRef) (*Result, error)
 		res.Elapsed = time.Since(start)
 		return res, err
 	}
+	logged, err := bs.RestoresOf(ctx, x.Restores, ref)
+	if err != nil {
+		return nil, fmt.Errorf("extract %s: read the restore log: %w", name, err)
+	}
 	policy := x.Policy
 	kept := policy.Triggers[:0:0]
 	for _, t := range policy.Triggers {
@@ -312,6 +324,7 @@ func (x *Extractor) Run(ctx context.Context, ref bs.SessionRef) (*Result, error)
 		if e.Kind != bs.KindEntry {
 			return nil
 		}
+		e = WithRestores(e, logged)
 		d := Decide(e, -1, policy, now)
 		var repl [][]byte
 		if d.Extract {

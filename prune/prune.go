@@ -87,6 +87,12 @@ type Pass struct {
 	// Progress, when not nil, is called before each session and once at
 	// the end (Done == Total).
 	Progress func(p Progress)
+	// Restores is the log of the values the agent restored by any path
+	// (the context engine is one, see bs.RestoreLog); nil means none. The
+	// extraction protects what it holds for keep_after_restore_seconds
+	// (extract.Extractor.Restores), and the Restorer records its restores
+	// there.
+	Restores bs.RestoreLog
 }
 
 // Progress tells how far a pass is.
@@ -171,6 +177,7 @@ func (p *Pass) Restorer() *restore.Restorer {
 	r.Policy = extract.FromConfig(p.Config)
 	r.KeepPurgeControlCalls = p.Config.KeepPurgeControlCalls
 	r.Logger, r.Clock = p.Logger, p.Clock
+	r.Restores = p.Restores
 	return r
 }
 
@@ -224,7 +231,7 @@ func (p *Pass) Run(ctx context.Context, refs []bs.SessionRef) (*Report, error) {
 	policy := extract.FromConfig(p.Config)
 	policy.Enabled = true
 	x := &extract.Extractor{Policy: policy, Store: p.Store, Side: p.Side, Tokenizer: p.Tokenizer,
-		Logger: p.Logger, Clock: p.Clock, DryRun: p.DryRun}
+		Logger: p.Logger, Clock: p.Clock, DryRun: p.DryRun, Restores: p.Restores}
 	var bytes int64
 	for i, ref := range refs {
 		if err := ctx.Err(); err != nil {

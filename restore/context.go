@@ -54,8 +54,9 @@ type ExtractedEntry struct {
 	// everything is restored).
 	Placeholders int       `json:"placeholders"`
 	ExtractedAt  time.Time `json:"extracted_at"`
-	// RestoredAt is the "_restored" value; ProtectedUntil the end of its
-	// re-extraction protection (Policy.KeepAfterRestore) when still ahead.
+	// RestoredAt is the "_restored" value; ProtectedUntil the end of the
+	// re-extraction protection (Policy.KeepAfterRestore) of the newest
+	// restore, "_restored" or one the restore log holds, when still ahead.
 	RestoredAt     string     `json:"restored_at,omitempty"`
 	ProtectedUntil *time.Time `json:"protected_until,omitempty"`
 	// Extractable is the raw "_extractable" value, if any.
@@ -91,6 +92,13 @@ func (r *Restorer) GetContext(ctx context.Context, ref bs.SessionRef) (*Context,
 	for _, in := range infos {
 		have[in.EntryID] = true
 	}
+	// A restore the log holds (the engine's view, a queued write-back)
+	// protects as "_restored" does; a log that cannot be read is left
+	// out of this report.
+	logged, lerr := bs.RestoresOf(ctx, r.Restores, ref)
+	if lerr != nil {
+		r.log().Warn("get_context: the restore log is not readable; restores it holds are not shown", "session", ref.String(), "err", lerr)
+	}
 	now := bs.Now(r.Clock)
 	positions := tr.MessagePositions()
 	for e, err := range tr.Entries(ctx) {
@@ -104,6 +112,7 @@ func (r *Restorer) GetContext(ctx context.Context, ref bs.SessionRef) (*Context,
 		if !ok {
 			pos = -1
 		}
+		e = extract.WithRestores(e, logged)
 		if extract.Decide(e, pos, r.Policy, now).Extract {
 			c.ExtractableNow++
 		}

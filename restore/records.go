@@ -318,6 +318,42 @@ func splitMember(path string) (objPtr, name string, err error) {
 	return objPtr, segs[len(segs)-1], nil
 }
 
+// PutBack returns raw, the line of the entry whose side record is rec,
+// with every stored value of rec whose bytes in raw are still the
+// placeholder that replaced it put back, byte for byte (the stored
+// original bytes spliced in place of the placeholder's, every other byte
+// of raw kept), and the paths of the values put back, in rec's order.
+// For a tool result stored at the source (a "tc-" record) its content is
+// put back in place of any content holding the record's placeholder, as
+// the write-back does. raw is not changed; when nothing is put back, the
+// line returned is raw itself. A stored value whose bytes do not match
+// their hash stays a placeholder: the line returned has every other value
+// back, and the error (wrapping bs.ErrCorrupt) names the ones left.
+func PutBack(raw []byte, rec *extract.Record) ([]byte, []string, error) {
+	le := &lineEdit{id: rec.EntryID, orig: raw, cur: raw}
+	var paths []string
+	var errs []error
+	source := extract.IsSourceKey(rec.EntryID)
+	for _, v := range rec.Values {
+		cur, ok := le.value(v.Path)
+		if !ok {
+			continue
+		}
+		if !holdsPlaceholder(v, cur) && !(source && v.Path == extract.SourceContentPath && extract.IsPlaceholderValue(cur, rec.EntryID)) {
+			continue
+		}
+		orig, err := v.Bytes()
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if le.replace(v.Path, orig) {
+			paths = append(paths, v.Path)
+		}
+	}
+	return le.cur, paths, errors.Join(errs...)
+}
+
 // holdsPlaceholder reports whether cur, the current bytes at a stored
 // value's path, is the placeholder that replaced it. A value of the first
 // BrainSurgeon (no recorded placeholder) counts as extracted when cur is a

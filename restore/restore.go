@@ -2,6 +2,7 @@ package restore
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -64,6 +65,15 @@ type Restorer struct {
 	Logger bs.Logger
 	// Clock tells the time; nil is the system clock.
 	Clock bs.Clock
+	// Restores, when not nil, is the log of the values the agent
+	// restored by any path (see bs.RestoreLog): every Restore and Source
+	// that returns a value records it there, so that the extraction pass,
+	// retention and the context engine's view protect the value for the
+	// policy's KeepAfterRestore even while its write-back is queued (or,
+	// for a value stored at the source, never made); GetContext reports
+	// that protection. A failure to record is logged, never the
+	// restore's error. Nil records nothing (as before the log).
+	Restores bs.RestoreLog
 
 	mu    sync.Mutex
 	locks map[string]*sync.Mutex
@@ -177,6 +187,14 @@ type Result struct {
 	AlreadyRestored bool `json:"already_restored,omitempty"`
 	// Note is a human line about the result ("already restored at …").
 	Note string `json:"note,omitempty"`
+	// EntryContent is, for a tool result, the entry's "message.content"
+	// with every value of KeysRestored in place, exactly as it was before
+	// extraction (the bytes of the transcript with the stored bytes
+	// spliced in), when every key restored lies in it and the content
+	// then holds none of the entry's own placeholders; nil otherwise. It is what the
+	// context engine's view shows of the entry once it is restored, so a
+	// caller answering with it answers as the engine's own restore does.
+	EntryContent json.RawMessage `json:"-"`
 }
 
 // OnlyMissing reports whether nothing was restored only because side files
@@ -351,11 +369,17 @@ func (r *Restorer) Restore(ctx context.Context, ref bs.SessionRef, entryID strin
 	}
 	if len(res.KeysRestored) == 0 && len(res.Content) == 0 {
 		if alreadyRestored(res, e, sel, r.queuedAt(ref, entryID)); len(res.KeysRestored) > 0 {
+			res.EntryContent = entryContent(e, rec, res.KeysRestored)
+			r.record(ctx, ref, entryID)
 			return res, nil
 		}
 		return nil, fmt.Errorf("entry %s: nothing to restore: the selected values are not in the entry any more: %w", entryID, bs.ErrNotFound)
 	}
 	res.Restored = len(res.KeysRestored) > 0
+	if res.Restored {
+		res.EntryContent = entryContent(e, rec, res.KeysRestored)
+		r.record(ctx, ref, entryID)
+	}
 	res.PreviousRestoredAt = restoredAt(e)
 	if res.PreviousRestoredAt == "" {
 		res.PreviousRestoredAt = r.queuedAt(ref, entryID)
@@ -400,6 +424,50 @@ func (r *Restorer) Restore(ctx context.Context, ref bs.SessionRef, entryID strin
 		return res, fmt.Errorf("restore %s in %s: write-back: %w", entryID, ref, werr)
 	}
 	return res, nil
+}
+
+// record notes in the Restorer's log (Restores) that the agent restored
+// key (an entry id or a source key) of ref now. A failure is logged.
+func (r *Restorer) record(ctx context.Context, ref bs.SessionRef, key string) {
+	if err := bs.RecordRestoreIn(ctx, r.Restores, ref, key, bs.Now(r.Clock)); err != nil {
+		r.log().Warn("the restore is not recorded in the restore log: the value may be extracted again within keep_after_restore_seconds",
+			"session", ref.String(), "entry_id", key, "err", err)
+	}
+}
+
+// entryContent returns the "message.content" of e, a tool result, with
+// the values of rec at keys put back (PutBack), when every key lies in it
+// and the result holds none of e's own placeholders; nil otherwise (and
+// for any other entry: an assistant's content holds its thinking's
+// signatures and its tool calls, not values for the model to read).
+func entryContent(e *bs.Entry, rec *extract.Record, keys []string) json.RawMessage {
+	if len(keys) == 0 || e.Role != "toolResult" {
+		return nil
+	}
+	for _, k := range keys {
+		if k != extract.SourceContentPath && !strings.HasPrefix(k, extract.SourceContentPath+"/") {
+			return nil
+		}
+	}
+	want := make(map[string]bool, len(keys))
+	for _, k := range keys {
+		want[k] = true
+	}
+	sub := &extract.Record{EntryID: rec.EntryID}
+	for _, v := range rec.Values {
+		if want[v.Path] {
+			sub.Values = append(sub.Values, v)
+		}
+	}
+	line, _, err := PutBack(e.Raw, sub)
+	if err != nil {
+		return nil
+	}
+	a, b, ok := jsonedit.Find(line, extract.SourceContentPath)
+	if !ok || extract.HoldsOwnPlaceholder(line[a:b], e) {
+		return nil
+	}
+	return json.RawMessage(line[a:b])
 }
 
 // refusedOf returns the values of sel that Restore returns but the store

@@ -78,7 +78,10 @@ type SourceValue struct {
 }
 
 // Source returns the tool result stored at the source under key in the
-// session ref. It only reads: the transcript keeps its placeholder. A key
+// session ref. It only reads the transcript, which keeps its placeholder;
+// the restore is recorded in the Restorer's log (Restores), so that the
+// context engine's view shows the result in full for the protection
+// window. A key
 // that is not a source key wraps ErrInvalid; a key the session does not
 // hold wraps ErrNotFound ("not found in this session": a value of another
 // session is never looked up); a damaged record wraps ErrCorrupt.
@@ -116,6 +119,7 @@ func (r *Restorer) Source(ctx context.Context, ref bs.SessionRef, key string) (*
 		return nil, err
 	}
 	sum := sha256.Sum256(content)
+	r.record(ctx, ref, key)
 	return &SourceValue{Key: key, Content: content, Details: details, Bytes: len(content), SHA256: hex.EncodeToString(sum[:]),
 		Texts: texts, OtherBlocks: others, TextLiterals: lits}, nil
 }

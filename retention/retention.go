@@ -16,6 +16,10 @@
 //   - the records of entries that a queued restore write-back or
 //     set_extractable still names (restore's pending queue): the agent was
 //     promised that value;
+//   - the records of entries the agent restored within
+//     "keep_after_restore_seconds", by any path, as the restore log
+//     (Options.Restores) says: every pass protects a restored value that
+//     long;
 //   - records carrying another package's bookkeeping (restore's journal and
 //     redactions, Record.Extra): without them `restore --all --pristine`
 //     could not give back the host's bytes.
@@ -176,6 +180,13 @@ type Options struct {
 	Logger bs.Logger
 	// Clock tells the time; nil is the system clock.
 	Clock bs.Clock
+	// Restores is the log of the values the agent restored by any path
+	// (see bs.RestoreLog); nil means none. The records of entries it says
+	// were restored within the config's keep_after_restore_seconds are
+	// kept in every scope: the context engine's view shows them from the
+	// side store while a write-back is queued, and a second restore
+	// answers from them.
+	Restores bs.RestoreLog
 }
 
 // Run deletes the expired side data of every session (see the package
@@ -317,6 +328,22 @@ func (r *run) session(ctx context.Context, ref bs.SessionRef, st *Stats, gone bo
 	for _, q := range r.pending {
 		if pendingRef(q).Same(ref) {
 			keep[q.EntryID] = true
+		}
+	}
+	// Values the agent restored within the protection window are kept:
+	// the same rule every pass applies to a restored value.
+	if !gone {
+		logged, err := bs.RestoresOf(ctx, r.o.Restores, ref)
+		if err != nil {
+			st.Errors++
+			r.log.Error("[RETENTION] restore log unreadable, the session's side data is kept", "session", ref.String(), "error", err)
+			return fmt.Errorf("retention %s: read the restore log: %w", ref, err)
+		}
+		now, window := bs.Now(r.o.Clock), r.o.Config.KeepAfterRestore()
+		for id, at := range logged {
+			if now.Sub(at) < window {
+				keep[id] = true
+			}
 		}
 	}
 	// A tool result stored at the source ("tc-<toolCallId>") is kept in

@@ -9,6 +9,8 @@ import (
 	bs "github.com/brainsurgeon/brainsurgeon"
 	"github.com/brainsurgeon/brainsurgeon/backend"
 	"github.com/brainsurgeon/brainsurgeon/config"
+	"github.com/brainsurgeon/brainsurgeon/engine"
+	"github.com/brainsurgeon/brainsurgeon/extract"
 	"github.com/brainsurgeon/brainsurgeon/internal/cli"
 	"github.com/brainsurgeon/brainsurgeon/prune"
 	"github.com/brainsurgeon/brainsurgeon/restore"
@@ -27,9 +29,15 @@ func (m *Main) open(ctx context.Context, agentsDir string, cfg config.Config) (*
 	return backend.Open(ctx, agentsDir, backend.FromConfig(cfg, m.logger()))
 }
 
-// pass returns the library-level pass over set.
+// pass returns the library-level pass over set, with the context
+// engine's state as its restore log: a value the agent restored through
+// the engine's view, or whose write-back is queued, is not extracted again
+// within keep_after_restore_seconds, and the pass's restores are recorded
+// there.
 func (m *Main) pass(set *backend.Set, cfg config.Config) *prune.Pass {
-	return prune.New(set.Store, set.Side, set.StateDir, cfg, m.logger())
+	p := prune.New(set.Store, set.Side, set.StateDir, cfg, m.logger())
+	p.Restores = &engine.Engine{Store: set.Store, StateDir: set.StateDir, Policy: extract.FromConfig(cfg), Logger: m.logger()}
+	return p
 }
 
 // restorer returns a Restorer over the agents dir, set up from its config

@@ -17,6 +17,8 @@ import (
 
 	bs "github.com/brainsurgeon/brainsurgeon"
 	"github.com/brainsurgeon/brainsurgeon/backend"
+	"github.com/brainsurgeon/brainsurgeon/engine"
+	"github.com/brainsurgeon/brainsurgeon/extract"
 	"github.com/brainsurgeon/brainsurgeon/internal/cli"
 	"github.com/brainsurgeon/brainsurgeon/prune"
 	"github.com/brainsurgeon/brainsurgeon/restore"
@@ -195,6 +197,9 @@ func (m *Main) setup(ctx context.Context, c *common) (*restore.Restorer, bs.Sess
 		return nil, bs.SessionRef{}, err
 	}
 	p := prune.New(set.Store, set.Side, set.StateDir, cfg, m.logger())
+	// The context engine's state is the restore log: the view shows a
+	// restored value in full, and every pass protects it.
+	p.Restores = &engine.Engine{Store: set.Store, StateDir: set.StateDir, Policy: extract.FromConfig(cfg), Logger: m.logger()}
 	r := p.Restorer()
 	r.Policy.Enabled = true
 	return r, ref, nil

@@ -110,8 +110,9 @@ func Context(w io.Writer, name string, cx *restore.Context) {
 	}
 }
 
-// Restore writes purge_control restore's text: the values, then what was
-// restored and whether it was written back.
+// Restore writes purge_control restore's text, as the command prints it:
+// the values, then a blank line and the notes (RestoreNotes). The plugin's
+// tool answers with the values alone and keeps the notes apart.
 func Restore(w io.Writer, res *restore.Result) {
 	keys := res.Keys()
 	if len(keys) == 1 {
@@ -127,6 +128,14 @@ func Restore(w io.Writer, res *restore.Result) {
 		}
 	}
 	fmt.Fprintln(w)
+	RestoreNotes(w, res)
+}
+
+// RestoreNotes writes what a restore did, one line each: the keys
+// restored and whether they were written back (now, queued, already
+// restored, not at all), the warning, when the entry was restored before
+// and the suggestion that goes with it. It never repeats a value.
+func RestoreNotes(w io.Writer, res *restore.Result) {
 	if res.Restored {
 		short := make([]string, len(res.KeysRestored))
 		n := 0
@@ -155,6 +164,19 @@ func Restore(w io.Writer, res *restore.Result) {
 	if res.Suggestion != "" {
 		fmt.Fprintf(w, "Previously restored at %s. %s\n", res.PreviousRestoredAt, res.Suggestion)
 	}
+}
+
+// LaterPageNote says what a restore of a later page of an entry's value
+// did: nothing, the first page's restore wrote the value back or queued it.
+func LaterPageNote(entryID string) string {
+	return "A later page of entry " + entryID + ": the restore of its first page wrote the value back (or queued it); this call wrote nothing."
+}
+
+// RestoreWarning is the text block the plugin's restore adds after the
+// values when not everything asked for came back as it should (Result's
+// Warning): the model must know.
+func RestoreWarning(res *restore.Result) string {
+	return "BrainSurgeon restore of " + res.EntryID + ": warning: " + res.Warning
 }
 
 // Source writes purge_control restore's text for a tool result stored
