@@ -453,7 +453,7 @@ func TestPluginSourceOnePage(t *testing.T) {
 
 // pageRequest restores one page of key.
 func pageRequest(key string, offset, maxChars int) string {
-	p := `{"action":"restore","key":"` + key + `"`
+	p := `{"action":"restore","value_id":"` + key + `"`
 	if offset >= 0 {
 		p += fmt.Sprintf(`,"offset":%d`, offset)
 	}
@@ -528,10 +528,10 @@ func TestPluginRestorePages(t *testing.T) {
 		lastNextEmpty bool
 	}{
 		{"default", 0, 14,
-			`[BrainSurgeon tc-call_p: characters 0–15,000 of 200,000 (page 1 of 14). Next: purge_control {"action":"restore","key":"tc-call_p","offset":15000}]`,
+			`[BrainSurgeon tc-call_p: characters 0–15,000 of 200,000 (page 1 of 14). Next: purge_control {"action":"restore","value_id":"tc-call_p","offset":15000}]`,
 			`[BrainSurgeon tc-call_p: characters 195,000–200,000 of 200,000 (page 14 of 14, the last page).]`, 3, true},
 		{"max_chars 60000", 60_000, 4,
-			`[BrainSurgeon tc-call_p: characters 0–60,000 of 200,000 (page 1 of 4). Next: purge_control {"action":"restore","key":"tc-call_p","offset":60000,"max_chars":60000}]`,
+			`[BrainSurgeon tc-call_p: characters 0–60,000 of 200,000 (page 1 of 4). Next: purge_control {"action":"restore","value_id":"tc-call_p","offset":60000,"max_chars":60000}]`,
 			`[BrainSurgeon tc-call_p: characters 180,000–200,000 of 200,000 (page 4 of 4, the last page).]`, 3, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
