@@ -299,7 +299,7 @@ export function buildPlaceholder(p) {
   const size = images > 0 ? `${chars} characters and ${images} image${images === 1 ? "" : "s"}` : `${chars} characters`;
   const lines = [
     `[[extracted-${p.key}]] BrainSurgeon stored this ${p.toolName} result (${size}) outside the transcript.`,
-    `Restore it exactly with purge_control {"action":"restore","key":"${p.key}"} (a long result comes in pages: follow each page's Next:).`,
+    `Restore it exactly with purge_control {"action":"restore","value_id":"${p.key}"} (a long result comes in pages: follow each page's Next:).`,
     `Without the plugin: brainsurgeon restore ${p.session && p.session !== "<session>" ? shellArg(p.session) : "<session>"} ${shellArg(p.key)} prints it and writes it back here.`,
   ];
   if (n > 0) {
@@ -380,6 +380,15 @@ export function makeMiddleware(cfg, log) {
   };
 }
 
+/**
+ * Old names of tool arguments, still accepted and forwarded to the daemon: OpenClaw masks an argument named like a
+ * secret in its transcript ("***"), so the specs name none (purge_control's key became value_id), but older
+ * placeholders in transcripts still say key. A tool with old names has no additionalProperties: false, or the
+ * host would refuse such a call before the plugin sees it.
+ * @type {Record<string, string[]>}
+ */
+export const OLD_ARGUMENT_NAMES = { purge_control: ["key"] };
+
 /** The tools' JSON-Schema parameters and descriptions. @type {Record<string, {label: string, description: string, parameters: object}>} */
 const TOOL_SPECS = {
   purge_control: {
@@ -387,21 +396,20 @@ const TOOL_SPECS = {
     description:
       "Get back content BrainSurgeon moved out of this conversation, and control what it moves. " +
       "A placeholder [[extracted-<key>]] (for example [[extracted-tc-call_1]] or [[extracted-a1b2c3d4]]) means the " +
-      "value was stored outside the transcript without loss: call this tool with {\"action\":\"restore\",\"key\":\"<key>\"} " +
+      "value was stored outside the transcript without loss: call this tool with {\"action\":\"restore\",\"value_id\":\"<key>\"} " +
       "(the key is what follows \"extracted-\") and the exact content comes back in the result, ready to use at once. " +
       "A long value comes in pages of max_chars characters (default 15000): the answer then starts with a line " +
       "\"[BrainSurgeon <key>: characters A–B of N …]\"; if that line says Next:, call again with the offset it gives " +
       "until it says the last page, and put the pages together in order. " +
       "Only restore what you need now. action get_context lists what was extracted from this session; " +
-      "action set_extractable with key=<entry id> and value \"false\" (never extract), \"true\" (may extract) or N " +
+      "action set_extractable with value_id=<entry id> and value \"false\" (never extract), \"true\" (may extract) or N " +
       "(keep while among the last N messages) controls one entry.",
     parameters: {
       type: "object",
-      additionalProperties: false,
       required: ["action"],
       properties: {
         action: { type: "string", enum: ["get_context", "restore", "set_extractable"], description: "What to do." },
-        key: { type: "string", description: "restore: the key from [[extracted-<key>]]; set_extractable: the entry id." },
+        value_id: { type: "string", description: "restore: the key from [[extracted-<key>]]; set_extractable: the entry id." },
         keys: { type: "string", description: "restore only, optional: comma-separated value keys to restore (e.g. \"text\", \"content/0/text\"); default all." },
         offset: { type: "integer", minimum: 0, description: "restore of a tc- key only, optional: the first character of the page to return (the offset the previous page's Next: gives); default 0." },
         max_chars: { type: "integer", minimum: 1000, maximum: 100000, description: "restore of a tc- key only, optional: the page length in characters; default 15000. Keep the default unless asked otherwise: the host cuts longer tool results." },
@@ -464,7 +472,7 @@ const TOOL_SPECS = {
  */
 export function makeTool(name, cfg, ctx) {
   const spec = TOOL_SPECS[name];
-  const props = Object.keys(/** @type {any} */ (spec.parameters).properties);
+  const props = [...Object.keys(/** @type {any} */ (spec.parameters).properties), ...(OLD_ARGUMENT_NAMES[name] ?? [])];
   return {
     name,
     label: spec.label,
