@@ -440,16 +440,26 @@ func params(q toolRequest, v any) error {
 // purgeControl runs purge_control's actions.
 func (s *server) purgeControl(ctx context.Context, ref bs.SessionRef, q toolRequest) (ToolResponse, error) {
 	var p struct {
-		Action string          `json:"action"`
-		Key    string          `json:"key"`
-		Keys   json.RawMessage `json:"keys"`
-		Value  json.RawMessage `json:"value"`
+		Action string `json:"action"`
+		// ValueID names the value (restore) or the entry
+		// (set_extractable); OldKey is its old name, accepted for a while
+		// (see valueID).
+		ValueID string          `json:"value_id"`
+		OldKey  string          `json:"key"`
+		Keys    json.RawMessage `json:"keys"`
+		Value   json.RawMessage `json:"value"`
 		// Offset and MaxChars page a restore (agenttext.PageOf).
 		Offset   json.RawMessage `json:"offset"`
 		MaxChars json.RawMessage `json:"max_chars"`
+		// Key is the value_id given under either name.
+		Key string `json:"-"`
 	}
 	if err := params(q, &p); err != nil {
 		return ToolResponse{}, err
+	}
+	var err error
+	if p.Key, err = valueID(p.ValueID, p.OldKey); err != nil {
+		return ToolResponse{}, fmt.Errorf("purge_control %s: %w", p.Action, err)
 	}
 	rs := s.restorerFor()
 	switch p.Action {
@@ -470,7 +480,7 @@ func (s *server) purgeControl(ctx context.Context, ref bs.SessionRef, q toolRequ
 			"extracted_bytes": cx.ExtractedBytes, "lost_values": cx.LostValues, "pending": cx.Pending}), nil
 	case "restore":
 		if p.Key == "" {
-			return ToolResponse{}, errors.New(`purge_control restore: expected "key", the id of a [[extracted-<id>]] placeholder, found none`)
+			return ToolResponse{}, errors.New(`purge_control restore: expected "value_id", the id of a [[extracted-<id>]] placeholder, found none`)
 		}
 		offset, err := intParam("purge_control restore: offset", p.Offset, 0)
 		if err != nil {
@@ -502,7 +512,7 @@ func (s *server) purgeControl(ctx context.Context, ref bs.SessionRef, q toolRequ
 		return s.restoreAnswer(p.Key, res, err, offset, maxChars)
 	case "set_extractable":
 		if p.Key == "" {
-			return ToolResponse{}, errors.New(`purge_control set_extractable: expected "key", an entry id, found none`)
+			return ToolResponse{}, errors.New(`purge_control set_extractable: expected "value_id", an entry id, found none`)
 		}
 		v := strings.TrimSpace(string(p.Value))
 		var str string
@@ -552,7 +562,7 @@ func (s *server) restoreAnswer(key string, res *restore.Result, werr error, offs
 	}
 	// Details are small metadata: the host keeps them in the transcript,
 	// so they never repeat the values.
-	d := map[string]any{"key": key, "entry_id": res.EntryID, "restored": res.Restored, "applied": res.Applied,
+	d := map[string]any{"value_id": key, "entry_id": res.EntryID, "restored": res.Restored, "applied": res.Applied,
 		"queued": res.Queued, "keys_restored": res.KeysRestored, "from": "side_store", "written_back": res.Applied,
 		"note": strings.TrimSpace(nb.String())}
 	if res.Warning != "" {
@@ -594,6 +604,21 @@ func (s *server) restoreAnswer(key string, res *restore.Result, werr error, offs
 		out.Content = append(out.Content, textBlock(agenttext.RestoreWarning(res)))
 	}
 	return out, nil
+}
+
+// valueID returns the id purge_control names a value or an entry by:
+// value_id, or key, its old name. OpenClaw masks an argument named key in
+// its transcript ("***"), so the tool spec and every hint say value_id;
+// key is still accepted because older placeholders in transcripts name it.
+// Both given and different is an error.
+func valueID(id, oldKey string) (string, error) {
+	switch {
+	case oldKey == "" || oldKey == id:
+		return id, nil
+	case id == "":
+		return oldKey, nil
+	}
+	return "", fmt.Errorf(`value_id %.80q and key %.80q (the old name of value_id) name different values: expected value_id only`, id, oldKey)
 }
 
 // stringList reads "a,b" or ["a","b"].
@@ -683,7 +708,7 @@ func pageValue(sv *restore.SourceValue, offset, maxChars int, more map[string]an
 	if err != nil {
 		return ToolResponse{}, fmt.Errorf("purge_control restore %s: %w", key, err)
 	}
-	details := map[string]any{"key": key, "bytes": sv.Bytes, "sha256": sv.SHA256, "offset": page.Offset,
+	details := map[string]any{"value_id": key, "bytes": sv.Bytes, "sha256": sv.SHA256, "offset": page.Offset,
 		"next_offset": page.NextOffset, "total_chars": page.TotalChars}
 	maps.Copy(details, more)
 	if offset == 0 && page.Last() {

@@ -322,7 +322,7 @@ func TestPluginSourceAndTools(t *testing.T) {
 	// bigText holds CJK characters and emoji, which the host counts as
 	// more than one: the page holds fewer than 15,000 characters.
 	if !a.OK || len(a.Content) != 2 || !strings.HasPrefix(a.text(t), "[BrainSurgeon tc-call_1: characters 0–13,334 of 200,000 (page 1 of 16). Next:") ||
-		a.Details["sha256"] != out.SHA256 || a.Details["key"] != "tc-call_1" || a.Details["next_offset"] != 13334.0 {
+		a.Details["sha256"] != out.SHA256 || a.Details["value_id"] != "tc-call_1" || a.Details["next_offset"] != 13334.0 {
 		t.Fatalf("restore tc-call_1: ok %v, %d blocks, details %v, error %s: %.200s", a.OK, len(a.Content), a.Details, a.Error, a.text(t))
 	}
 	// The same key asked from session B is not found there.
@@ -404,7 +404,7 @@ func TestPluginSourceAndTools(t *testing.T) {
 	// The answer is the value exactly; what the restore did is in the
 	// details.
 	e := callTool(t, c, plugSessA, "purge_control", `{"action":"restore","key":"r0"}`)
-	if !e.OK || len(e.Content) != 1 || e.text(t) != strings.Repeat("an ordinary tool result line\n", 300) || e.Details["key"] != "r0" {
+	if !e.OK || len(e.Content) != 1 || e.text(t) != strings.Repeat("an ordinary tool result line\n", 300) || e.Details["value_id"] != "r0" {
 		t.Fatalf("restore r0: %d blocks:\n%s", len(e.Content), e.text(t))
 	}
 	if note, _ := e.Details["note"].(string); !strings.Contains(note, "Restored keys: content/0/text") {
@@ -458,7 +458,7 @@ func TestPluginSourceOnePage(t *testing.T) {
 
 // pageRequest restores one page of key.
 func pageRequest(key string, offset, maxChars int) string {
-	p := `{"action":"restore","key":"` + key + `"`
+	p := `{"action":"restore","value_id":"` + key + `"`
 	if offset >= 0 {
 		p += fmt.Sprintf(`,"offset":%d`, offset)
 	}
@@ -533,10 +533,10 @@ func TestPluginRestorePages(t *testing.T) {
 		lastNextEmpty bool
 	}{
 		{"default", 0, 14,
-			`[BrainSurgeon tc-call_p: characters 0–15,000 of 200,000 (page 1 of 14). Next: purge_control {"action":"restore","key":"tc-call_p","offset":15000}]`,
+			`[BrainSurgeon tc-call_p: characters 0–15,000 of 200,000 (page 1 of 14). Next: purge_control {"action":"restore","value_id":"tc-call_p","offset":15000}]`,
 			`[BrainSurgeon tc-call_p: characters 195,000–200,000 of 200,000 (page 14 of 14, the last page).]`, 3, true},
 		{"max_chars 60000", 60_000, 4,
-			`[BrainSurgeon tc-call_p: characters 0–60,000 of 200,000 (page 1 of 4). Next: purge_control {"action":"restore","key":"tc-call_p","offset":60000,"max_chars":60000}]`,
+			`[BrainSurgeon tc-call_p: characters 0–60,000 of 200,000 (page 1 of 4). Next: purge_control {"action":"restore","value_id":"tc-call_p","offset":60000,"max_chars":60000}]`,
 			`[BrainSurgeon tc-call_p: characters 180,000–200,000 of 200,000 (page 4 of 4, the last page).]`, 3, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

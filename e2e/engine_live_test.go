@@ -72,7 +72,11 @@ const (
 //	   same turn, byte-identical to the host's rows or lines, and the restored value is in the next turn's view;
 //	f. sessions.compact compacts;
 //	g. with the daemon stopped for 2 turns, then answering garbage for 2, every turn succeeds;
-//	h. the host's rows or lines written before are unchanged at the end.
+//	h. the host's rows or lines written before are unchanged at the end;
+//	i. the system prompt of every script turn's first request is the legacy run's at the same turn but for the
+//	   engine's own addition (the daemon's warning line) and the place of the host's memory section ("## Memory
+//	   Recall", which OpenClaw builds in only for legacy and the engine asks for: OpenClaw puts an engine's addition
+//	   after its cache boundary); see [systemPromptDiff].
 func TestEngineLive(t *testing.T) {
 	oracle.Require(t)
 	tgz := packPlugin(t)
@@ -202,6 +206,9 @@ type engineTurn struct {
 	last       chatRequest
 	bodies     [][]byte
 	at         []time.Time
+
+	// system is the text of the first request's system messages.
+	system string
 }
 
 // engineRun is one run's report.
@@ -244,6 +251,15 @@ type engineRun struct {
 	SummaryRequests    int      `json:"summary_requests,omitempty"`
 	Compact            string   `json:"compact,omitempty"`
 	Seconds            float64  `json:"seconds"`
+	// SystemTurns counts the script turns whose system prompt was compared with the legacy run's; MemorySection
+	// says whether the legacy run's holds the host's memory section; OwnAdditionTurns counts the turns whose system
+	// prompt holds the engine's own addition.
+	SystemTurns      int  `json:"system_prompt_turns_compared,omitempty"`
+	MemorySection    bool `json:"memory_section,omitempty"`
+	OwnAdditionTurns int  `json:"own_addition_turns,omitempty"`
+
+	// stateDir is the host's state dir, which its system prompt names.
+	stateDir string
 }
 
 var (
@@ -362,6 +378,7 @@ func runTurn(t *testing.T, h *openclaw.Host, m *openclaw.Model, n int, kind, msg
 				}
 				if json.Unmarshal(m, &r) == nil && r.Role == "system" {
 					rec.SystemBytes += len(m)
+					rec.system += messageText(m) + "\n"
 				}
 			}
 			rec.Bytes = messagesBytes(t, q.Body)
@@ -613,6 +630,7 @@ func runEngineScenario(t *testing.T, version, tgz string, withEngine bool, legac
 		engineConfigure(t, st, version, model.URL(), withEngine) // plugins install rewrote openclaw.json
 		return nil
 	})
+	run.stateDir = h.State.Dir
 	t.Logf("%s %s: setup %s", version, mode, time.Since(t0).Round(100*time.Millisecond))
 
 	// The script.
@@ -646,6 +664,7 @@ func runEngineScenario(t *testing.T, version, tgz string, withEngine bool, legac
 			t.Errorf("a: the engine kept no state for session %s: the engine never served a view", sid)
 		}
 		joinViews(run, st)
+		systemPromptChecks(t, run, legacy, len(script))
 		engineChecks(t, h, model, version, sid, run, st, legacy, daemonURL, apiKey, proxy, files)
 	}
 
@@ -909,8 +928,12 @@ func engineChecks(t *testing.T, h *openclaw.Host, model *openclaw.Model, version
 		t.Errorf("e: the collapsed entry %s is not a stored message with text", key)
 	} else {
 		n++
-		rec := runTurn(t, h, model, n, "restore", `CALL:purge_control:{"action":"restore","key":"`+key+`"}`, &run.Turns[len(run.Turns)-1])
+		rec := runTurn(t, h, model, n, "restore", `CALL:purge_control:{"action":"restore","value_id":"`+key+`"}`, &run.Turns[len(run.Turns)-1])
 		run.Turns = append(run.Turns, rec)
+		// The host stores the call as it was made: an argument named like a secret would read "***".
+		if named := `"value_id":"` + key + `"`; !strings.Contains(strings.Join(hostEvents(t, h, version, liveSessionID(t, h, pluginKey)), "\n"), named) {
+			t.Errorf("e: no stored row or line holds the restore's tool call with %s", named)
+		}
 		got := toolMessageTexts(rec.last)
 		if len(got) == 0 || !strings.Contains(got[len(got)-1], orig.Text) {
 			t.Errorf("e: purge_control restore of %s did not give the model the stored value (%d chars) in the same turn", key, len(orig.Text))
@@ -1033,6 +1056,135 @@ func engineChecks(t *testing.T, h *openclaw.Host, model *openclaw.Model, version
 	if r := run.Turns[len(run.Turns)-1]; r.Views == 0 || r.Passthrough != "" {
 		t.Errorf("g: with the daemon back, turn %d got %d views from the engine (passthrough %q)", r.N, r.Views, r.Passthrough)
 	}
+}
+
+// messageText returns the text of a chat message's content: the string, or its text parts joined.
+func messageText(raw json.RawMessage) string {
+	var m struct {
+		Content json.RawMessage `json:"content"`
+	}
+	if json.Unmarshal(raw, &m) != nil {
+		return ""
+	}
+	var s string
+	if json.Unmarshal(m.Content, &s) == nil {
+		return s
+	}
+	var parts []struct {
+		Text string `json:"text"`
+	}
+	_ = json.Unmarshal(m.Content, &parts)
+	var b strings.Builder
+	for _, p := range parts {
+		b.WriteString(p.Text)
+	}
+	return b.String()
+}
+
+// engineOwnAdditionRE matches the engine's own system-prompt addition: the daemon's system_prompt_addition, which
+// is the warning of engine.Engine after several summaries (one line).
+var engineOwnAdditionRE = regexp.MustCompile(`^BrainSurgeon: earlier parts of this conversation were summarized \d+ times; `)
+
+// memorySectionHeader starts the host's memory section (OpenClaw's memory-core prompt builder).
+const memorySectionHeader = "## Memory Recall"
+
+var (
+	promptSessionIDRE = regexp.MustCompile(`sessionId=[0-9A-Za-z_-]+`)
+	promptDateRE      = regexp.MustCompile(`(?m)^Current date: .*$`)
+)
+
+// systemPromptLines returns the non-empty lines of a host's system prompt with what differs between two hosts by
+// nature made equal: the host's state dir, the session id, the date.
+func systemPromptLines(s, stateDir string) []string {
+	if stateDir != "" {
+		s = strings.ReplaceAll(s, stateDir, "<state dir>")
+	}
+	s = promptSessionIDRE.ReplaceAllString(s, "sessionId=<id>")
+	s = promptDateRE.ReplaceAllString(s, "Current date: <date>")
+	var out []string
+	for _, l := range strings.Split(s, "\n") {
+		if strings.TrimSpace(l) != "" {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// systemPromptDiff says how the engine's system prompt (its non-empty lines, see [systemPromptLines]) differs from
+// the legacy engine's, or returns "" when it differs only in the engine's own addition (lines matching
+// [engineOwnAdditionRE], which it reports in own) and in the place of the host's memory section. The memory section
+// is legacy's lines from [memorySectionHeader] to the next heading or marker ("## …", "<!-- …"); OpenClaw builds it
+// into legacy's prompt only and puts an engine's addition after its cache boundary, so the engine's prompt must
+// hold those lines, together and in order, somewhere.
+func systemPromptDiff(legacy, eng []string) (diff string, own int) {
+	var e []string
+	for _, l := range eng {
+		if engineOwnAdditionRE.MatchString(l) {
+			own++
+			continue
+		}
+		e = append(e, l)
+	}
+	l := legacy
+	if i := slices.Index(legacy, memorySectionHeader); i >= 0 {
+		n := 1
+		for i+n < len(legacy) && !strings.HasPrefix(legacy[i+n], "## ") && !strings.HasPrefix(legacy[i+n], "<!-- ") {
+			n++
+		}
+		block := legacy[i : i+n]
+		j := -1
+		for k := 0; k+n <= len(e); k++ {
+			if slices.Equal(e[k:k+n], block) {
+				j = k
+				break
+			}
+		}
+		if j < 0 {
+			return fmt.Sprintf("the host's memory section (%d lines from %q) is missing", n, memorySectionHeader), own
+		}
+		l = slices.Concat(legacy[:i], legacy[i+n:])
+		e = slices.Concat(e[:j], e[j+n:])
+	}
+	for k := 0; k < max(len(l), len(e)); k++ {
+		var a, b string
+		if k < len(l) {
+			a = l[k]
+		}
+		if k < len(e) {
+			b = e[k]
+		}
+		if a != b {
+			return fmt.Sprintf("line %d (of %d non-empty lines with legacy, %d with the engine, own addition and memory section left out): legacy %.200q, engine %.200q", k+1, len(l), len(e), a, b), own
+		}
+	}
+	return "", own
+}
+
+// systemPromptChecks asserts i of TestEngineLive over the script's turns.
+func systemPromptChecks(t *testing.T, run, legacy *engineRun, turns int) {
+	t.Helper()
+	if legacy == nil || len(legacy.Turns) < turns {
+		t.Errorf("i: no legacy run to compare the system prompt with")
+		return
+	}
+	var diffs []string
+	for i := 0; i < turns; i++ {
+		l := systemPromptLines(legacy.Turns[i].system, legacy.stateDir)
+		run.MemorySection = run.MemorySection || slices.Contains(l, memorySectionHeader)
+		d, own := systemPromptDiff(l, systemPromptLines(run.Turns[i].system, run.stateDir))
+		run.SystemTurns++
+		if own > 0 {
+			run.OwnAdditionTurns++
+		}
+		if d != "" {
+			diffs = append(diffs, fmt.Sprintf("turn %d: %s", run.Turns[i].N, d))
+		}
+	}
+	if len(diffs) > 0 {
+		t.Errorf("i: the system prompt differs from legacy's beyond the engine's own addition in %d of %d turns:\n%s", len(diffs), turns, strings.Join(diffs[:min(len(diffs), 5)], "\n"))
+	}
+	t.Logf("i: system prompt of %d turns compared with legacy's: the host's memory section %v in legacy's; the engine's own addition in %d turns",
+		run.SystemTurns, run.MemorySection, run.OwnAdditionTurns)
 }
 
 // jsonPartOf returns b from its first '{'.

@@ -511,7 +511,7 @@ func heldValue(t *testing.T, daemonURL, apiKey, sessionID, key string) string {
 	off := 0
 	for i := 0; i < 100; i++ {
 		ans := toolCall(t, daemonURL, apiKey, sessionID, "purge_control",
-			map[string]any{"action": "restore", "key": key, "offset": off, "max_chars": 100_000})
+			map[string]any{"action": "restore", "value_id": key, "offset": off, "max_chars": 100_000})
 		if !ans.OK || len(ans.Content) < 2 {
 			t.Fatalf("restore %s at offset %d: ok=%v, %d blocks: %s", key, off, ans.OK, len(ans.Content), ans.Error)
 		}
@@ -626,7 +626,7 @@ func pluginLive(t *testing.T, version, tgz string) {
 	page := 50_000
 	var calls []string
 	for off := 0; off < bigChars; off += page {
-		calls = append(calls, fmt.Sprintf(`CALL:purge_control:{"action":"restore","key":"%s","offset":%d,"max_chars":%d}`, key, off, page))
+		calls = append(calls, fmt.Sprintf(`CALL:purge_control:{"action":"restore","value_id":"%s","offset":%d,"max_chars":%d}`, key, off, page))
 	}
 	reqs = pluginTurn(t, h, model, strings.Join(calls, " "))
 	results := reqs[len(reqs)-1].toolTexts()

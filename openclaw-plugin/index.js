@@ -28,8 +28,10 @@
  * - The context engine never throws (OpenClaw quarantines a throwing engine for the gateway's lifetime) and never
  *   writes the host's transcript. assemble sends the daemon a skeleton of the host's messages (role, timestamp,
  *   tool-call ids, size; never content), checks the view it answers, and applies it; on any failure the host's
- *   messages pass through unchanged. commitTurn answers locally. compact asks the daemon, else delegates to
- *   OpenClaw's own compaction when the SDK can be imported, else reports that it did not compact.
+ *   messages pass through unchanged. Either way the system prompt gets the memory guidance OpenClaw gives only the
+ *   legacy engine by itself (from the SDK, when it can be imported), before the daemon's own addition.
+ *   commitTurn answers locally. compact asks the daemon, else delegates to OpenClaw's own compaction when the SDK
+ *   can be imported, else reports that it did not compact. The SDK is imported once per process.
  */
 import { createHash } from "node:crypto";
 import { readFileSync, realpathSync, statSync } from "node:fs";
@@ -299,7 +301,7 @@ export function buildPlaceholder(p) {
   const size = images > 0 ? `${chars} characters and ${images} image${images === 1 ? "" : "s"}` : `${chars} characters`;
   const lines = [
     `[[extracted-${p.key}]] BrainSurgeon stored this ${p.toolName} result (${size}) outside the transcript.`,
-    `Restore it exactly with purge_control {"action":"restore","key":"${p.key}"} (a long result comes in pages: follow each page's Next:).`,
+    `Restore it exactly with purge_control {"action":"restore","value_id":"${p.key}"} (a long result comes in pages: follow each page's Next:).`,
     `Without the plugin: brainsurgeon restore ${p.session && p.session !== "<session>" ? shellArg(p.session) : "<session>"} ${shellArg(p.key)} prints it and writes it back here.`,
   ];
   if (n > 0) {
@@ -380,6 +382,15 @@ export function makeMiddleware(cfg, log) {
   };
 }
 
+/**
+ * Old names of tool arguments, still accepted and forwarded to the daemon: OpenClaw masks an argument named like a
+ * secret in its transcript ("***"), so the specs name none (purge_control's key became value_id), but older
+ * placeholders in transcripts still say key. A tool with old names has no additionalProperties: false, or the
+ * host would refuse such a call before the plugin sees it.
+ * @type {Record<string, string[]>}
+ */
+export const OLD_ARGUMENT_NAMES = { purge_control: ["key"] };
+
 /** The tools' JSON-Schema parameters and descriptions. @type {Record<string, {label: string, description: string, parameters: object}>} */
 const TOOL_SPECS = {
   purge_control: {
@@ -387,21 +398,20 @@ const TOOL_SPECS = {
     description:
       "Get back content BrainSurgeon moved out of this conversation, and control what it moves. " +
       "A placeholder [[extracted-<key>]] (for example [[extracted-tc-call_1]] or [[extracted-a1b2c3d4]]) means the " +
-      "value was stored outside the transcript without loss: call this tool with {\"action\":\"restore\",\"key\":\"<key>\"} " +
+      "value was stored outside the transcript without loss: call this tool with {\"action\":\"restore\",\"value_id\":\"<key>\"} " +
       "(the key is what follows \"extracted-\") and the exact content comes back in the result, ready to use at once. " +
       "A long value comes in pages of max_chars characters (default 15000): the answer then starts with a line " +
       "\"[BrainSurgeon <key>: characters A–B of N …]\"; if that line says Next:, call again with the offset it gives " +
       "until it says the last page, and put the pages together in order. " +
       "Only restore what you need now. action get_context lists what was extracted from this session; " +
-      "action set_extractable with key=<entry id> and value \"false\" (never extract), \"true\" (may extract) or N " +
+      "action set_extractable with value_id=<entry id> and value \"false\" (never extract), \"true\" (may extract) or N " +
       "(keep while among the last N messages) controls one entry.",
     parameters: {
       type: "object",
-      additionalProperties: false,
       required: ["action"],
       properties: {
         action: { type: "string", enum: ["get_context", "restore", "set_extractable"], description: "What to do." },
-        key: { type: "string", description: "restore: the key from [[extracted-<key>]]; set_extractable: the entry id." },
+        value_id: { type: "string", description: "restore: the key from [[extracted-<key>]]; set_extractable: the entry id." },
         keys: { type: "string", description: "restore only, optional: comma-separated value keys to restore (e.g. \"text\", \"content/0/text\"); default all." },
         offset: { type: "integer", minimum: 0, description: "restore of a tc- key only, optional: the first character of the page to return (the offset the previous page's Next: gives); default 0." },
         max_chars: { type: "integer", minimum: 1000, maximum: 100000, description: "restore of a tc- key only, optional: the page length in characters; default 15000. Keep the default unless asked otherwise: the host cuts longer tool results." },
@@ -464,7 +474,7 @@ const TOOL_SPECS = {
  */
 export function makeTool(name, cfg, ctx) {
   const spec = TOOL_SPECS[name];
-  const props = Object.keys(/** @type {any} */ (spec.parameters).properties);
+  const props = [...Object.keys(/** @type {any} */ (spec.parameters).properties), ...(OLD_ARGUMENT_NAMES[name] ?? [])];
   return {
     name,
     label: spec.label,
@@ -638,11 +648,20 @@ export function engineInfo() {
  * one host message as the daemon sees it: enough to match it to the stored entry, never its content
  */
 /** @typedef {{sessionId?: string, sessionKey?: string, messages?: unknown, tokenBudget?: number, model?: string,
- *   prompt?: string, runtimeSettings?: any, runtimeContext?: any}} AssembleParams */
+ *   prompt?: string, runtimeSettings?: any, runtimeContext?: any, availableTools?: unknown, citationsMode?: unknown}} AssembleParams */
 /** @typedef {{messages: any[], estimatedTokens: number, systemPromptAddition?: string}} AssembleResult */
 /** @typedef {{ok: boolean, compacted: boolean, reason?: string, result?: {summary?: string, tokensBefore: number,
  *   tokensAfter?: number}}} CompactResult */
-/** @typedef {() => Promise<{delegateCompactionToRuntime?: (p: any) => Promise<unknown>}>} SdkLoader */
+/**
+ * @typedef {{availableTools: Set<string>, citationsMode?: unknown, agentSessionKey?: string}} MemoryPromptParams
+ * what OpenClaw's memory prompt functions take (its MemoryPromptSectionParams; agentId and sandboxed are left to the
+ * host's run snapshot)
+ */
+/**
+ * @typedef {() => Promise<{delegateCompactionToRuntime?: (p: any) => Promise<unknown>,
+ *   buildMemorySystemPromptAddition?: (p: MemoryPromptParams) => string | undefined,
+ *   prepareMemorySystemPromptAddition?: (p: MemoryPromptParams) => Promise<string | undefined>}>} SdkLoader
+ */
 
 /**
  * The agent id of a session key "agent:<id>:…", else "main".
@@ -784,13 +803,23 @@ export function applyView(answer, messages) {
   return { result: { messages: out, estimatedTokens: est, ...(systemPromptAddition ? { systemPromptAddition } : {}) } };
 }
 
+/** The one import of OpenClaw's plugin SDK core (see loadOpenClawSdk). @type {ReturnType<SdkLoader> | undefined} */
+let sdkImport;
+
 /**
- * Imports OpenClaw's plugin SDK core (where delegateCompactionToRuntime lives): from the plugin's own directory
- * when an openclaw package is reachable from there, else from the running OpenClaw (the package that holds the
- * process's main script, which resolves its own name). Rejects, saying why for each, when neither works.
+ * Imports OpenClaw's plugin SDK core (where delegateCompactionToRuntime and the memory prompt functions live) once
+ * per process and returns the same promise to every caller: from the plugin's own directory when an openclaw
+ * package is reachable from there, else from the running OpenClaw (the package that holds the process's main
+ * script, which resolves its own name). Rejects, saying why for each, when neither works.
  * @type {SdkLoader}
  */
-export async function loadOpenClawSdk() {
+export function loadOpenClawSdk() {
+  sdkImport ??= importOpenClawSdk();
+  return sdkImport;
+}
+
+/** @type {SdkLoader} */
+async function importOpenClawSdk() {
   /** @type {string[]} */
   const why = [];
   try {
@@ -809,12 +838,122 @@ export async function loadOpenClawSdk() {
   throw new Error(`cannot import openclaw/plugin-sdk/core (${why.join("; ")})`);
 }
 
+/** Loggers already told that the host's memory guidance is left out (it is said once per logger). */
+const memoryWarned = new WeakSet();
+
+/**
+ * The system-prompt addition OpenClaw gives a context engine other than legacy, which then leaves out of its own
+ * system prompt the memory section ("## Memory Recall") the legacy engine gets: buildMemorySystemPromptAddition of
+ * the plugin SDK core (OpenClaw 2026.7.35 and 2026.9.6; synchronous, on 2026.9.6 it reads the memory section the
+ * host prepared for this assemble call), else prepareMemorySystemPromptAddition (2026.9.6, asynchronous). It gets
+ * the host's availableTools (an empty set when the host gave none), citationsMode and sessionKey as they came, as
+ * OpenClaw's docs ask (on 2026.9.6 other values would not match the host's prepared section, and the function
+ * throws). Returns "" when the SDK or both functions are missing, or when one throws or returns no string; a
+ * missing SDK and a throwing function are logged once per logger. Never rejects.
+ * @param {SdkLoader} loadSdk @param {AssembleParams} params @param {Logger} log
+ * @returns {Promise<string>}
+ */
+export async function hostSystemPromptAddition(loadSdk, params, log) {
+  /** @param {string} why */
+  const once = (why) => {
+    if (memoryWarned.has(log)) return;
+    memoryWarned.add(log);
+    safeWarn(log, `brainsurgeon: OpenClaw's memory guidance is left out of the system prompt: ${why}`);
+  };
+  try {
+    let sdk;
+    try {
+      sdk = await loadSdk();
+    } catch (err) {
+      once(errText(err));
+      return "";
+    }
+    const build = sdk?.buildMemorySystemPromptAddition;
+    const prepare = sdk?.prepareMemorySystemPromptAddition;
+    if (typeof build !== "function" && typeof prepare !== "function") return "";
+    /** @type {MemoryPromptParams} */
+    const p = {
+      availableTools: params.availableTools instanceof Set ? params.availableTools : new Set(),
+      citationsMode: params.citationsMode,
+      ...(typeof params.sessionKey === "string" && params.sessionKey !== "" ? { agentSessionKey: params.sessionKey } : {}),
+    };
+    const text = typeof build === "function" ? build(p) : await /** @type {NonNullable<typeof prepare>} */ (prepare)(p);
+    return typeof text === "string" ? text.trim() : "";
+  } catch (err) {
+    once(`${errText(err)} (from OpenClaw's memory prompt function)`);
+    return "";
+  }
+}
+
+/**
+ * The assemble result with the system-prompt addition: the host's (hostSystemPromptAddition) first, then the
+ * daemon's, separated by a blank line; no member when both are empty.
+ * @param {AssembleResult} r @param {string} host
+ * @returns {AssembleResult}
+ */
+function withHostAddition(r, host) {
+  const text = [host, r.systemPromptAddition ?? ""].filter((t) => t !== "").join("\n\n");
+  const out = { messages: r.messages, estimatedTokens: r.estimatedTokens };
+  return text === "" ? out : { ...out, systemPromptAddition: text };
+}
+
 /**
  * Makes the context engine. Every method resolves (never rejects): assemble falls back to the host's messages,
- * compact to OpenClaw's runtime compaction or to {ok: false}. It keeps no state between calls.
- * @param {Config} cfg @param {Logger} log @param {SdkLoader} [loadSdk] how compact imports the SDK (tests inject one)
+ * compact to OpenClaw's runtime compaction or to {ok: false}. It keeps no state between calls. assemble adds the
+ * host's memory guidance to the system prompt (hostSystemPromptAddition), on a view and on a pass-through alike.
+ * @param {Config} cfg @param {Logger} log @param {SdkLoader} [loadSdk] how compact and assemble import the SDK (tests
+ *   inject one)
  */
 export function makeEngine(cfg, log, loadSdk = loadOpenClawSdk) {
+  /**
+   * The daemon's view of the host's messages (with the daemon's own system-prompt addition), or the host's
+   * messages unchanged when it cannot be had.
+   * @param {AssembleParams} params @returns {Promise<AssembleResult>}
+   */
+  async function assembleView(params) {
+    const messages = /** @type {any[]} */ (Array.isArray(params?.messages) ? params.messages : []);
+    let chars = 0;
+    /** @param {string} why @returns {AssembleResult} */
+    const passthrough = (why) => {
+      safeWarn(log, `brainsurgeon: assemble passed the host's messages through unchanged: ${why}`);
+      return { messages, estimatedTokens: Math.ceil(chars / 4) };
+    };
+    try {
+      /** @type {Skeleton[]} */
+      const skel = [];
+      let bad = "";
+      for (let i = 0; i < messages.length; i++) {
+        try {
+          skel.push(skeletonOf(messages[i]));
+          chars += skel[i].chars;
+        } catch (err) {
+          bad ||= `message ${i} cannot be encoded as JSON: ${errText(err)}`;
+          skel.push({ role: "", timestamp: 0, chars: 0 });
+        }
+      }
+      if (!Array.isArray(params?.messages)) return passthrough("the host sent no messages array");
+      if (bad) return passthrough(bad);
+      if (cfg.urlProblem) return passthrough(cfg.urlProblem);
+      if (typeof params.sessionId !== "string" || params.sessionId === "") return passthrough("the host named no session");
+      if (skel.length > MAX_ASSEMBLE_MESSAGES) return passthrough(`${skel.length} messages, more than the ${MAX_ASSEMBLE_MESSAGES} the daemon takes`);
+      const body = JSON.stringify({
+        agent_id: agentIdOf(params.sessionKey), session_id: params.sessionId,
+        session_key: typeof params.sessionKey === "string" && params.sessionKey !== "" ? params.sessionKey : undefined,
+        token_budget: windowOf(params),
+        model: typeof params.model === "string" && params.model !== "" ? params.model : undefined,
+        prompt_chars: typeof params.prompt === "string" ? params.prompt.length : 0,
+        ...hostCallOf(params),
+        messages: skel,
+      });
+      const res = await callDaemon(cfg, "/api/plugin/v1/assemble", body, cfg.assembleTimeoutMs);
+      if (!res.ok) return passthrough(res.error);
+      const applied = applyView(res.json, messages);
+      if (applied.why !== undefined) return passthrough(`the daemon's view cannot be applied: ${applied.why}`);
+      return applied.result;
+    } catch (err) {
+      return passthrough(errText(err));
+    }
+  }
   return {
     info: engineInfo(),
     /** The engine builds no store of its own: the daemon reads the host's transcript. */
@@ -829,48 +968,8 @@ export function makeEngine(cfg, log, loadSdk = loadOpenClawSdk) {
     async afterTurn() {},
     /** @param {AssembleParams} params @returns {Promise<AssembleResult>} */
     async assemble(params) {
-      const messages = /** @type {any[]} */ (Array.isArray(params?.messages) ? params.messages : []);
-      let chars = 0;
-      /** @param {string} why @returns {AssembleResult} */
-      const passthrough = (why) => {
-        safeWarn(log, `brainsurgeon: assemble passed the host's messages through unchanged: ${why}`);
-        return { messages, estimatedTokens: Math.ceil(chars / 4) };
-      };
-      try {
-        /** @type {Skeleton[]} */
-        const skel = [];
-        let bad = "";
-        for (let i = 0; i < messages.length; i++) {
-          try {
-            skel.push(skeletonOf(messages[i]));
-            chars += skel[i].chars;
-          } catch (err) {
-            bad ||= `message ${i} cannot be encoded as JSON: ${errText(err)}`;
-            skel.push({ role: "", timestamp: 0, chars: 0 });
-          }
-        }
-        if (!Array.isArray(params?.messages)) return passthrough("the host sent no messages array");
-        if (bad) return passthrough(bad);
-        if (cfg.urlProblem) return passthrough(cfg.urlProblem);
-        if (typeof params.sessionId !== "string" || params.sessionId === "") return passthrough("the host named no session");
-        if (skel.length > MAX_ASSEMBLE_MESSAGES) return passthrough(`${skel.length} messages, more than the ${MAX_ASSEMBLE_MESSAGES} the daemon takes`);
-        const body = JSON.stringify({
-          agent_id: agentIdOf(params.sessionKey), session_id: params.sessionId,
-          session_key: typeof params.sessionKey === "string" && params.sessionKey !== "" ? params.sessionKey : undefined,
-          token_budget: windowOf(params),
-          model: typeof params.model === "string" && params.model !== "" ? params.model : undefined,
-          prompt_chars: typeof params.prompt === "string" ? params.prompt.length : 0,
-          ...hostCallOf(params),
-          messages: skel,
-        });
-        const res = await callDaemon(cfg, "/api/plugin/v1/assemble", body, cfg.assembleTimeoutMs);
-        if (!res.ok) return passthrough(res.error);
-        const applied = applyView(res.json, messages);
-        if (applied.why !== undefined) return passthrough(`the daemon's view cannot be applied: ${applied.why}`);
-        return applied.result;
-      } catch (err) {
-        return passthrough(errText(err));
-      }
+      const host = hostSystemPromptAddition(loadSdk, params ?? {}, log);
+      return withHostAddition(await assembleView(params), await host);
     },
     /**
      * Asks the daemon to compact the session's view (it needs no model: collapse and the deterministic summary

@@ -202,11 +202,12 @@ func SourcePage(w io.Writer, key string, p *Page) {
 
 // PageHeader is the line that comes before a page of the value key: the
 // characters it holds and the purge_control tool call that gets the next
-// page (that call names max_chars when the page length is not the
-// default).
+// page. That call names the value with value_id (OpenClaw masks an
+// argument named key in its transcript) and names max_chars when the page
+// length is not the default.
 func PageHeader(key string, p *Page) string {
 	return pageHeader(key, p, func(next int) string {
-		call := `purge_control {"action":"restore","key":` + strconv.Quote(key) + `,"offset":` + strconv.Itoa(next)
+		call := `purge_control {"action":"restore","value_id":` + strconv.Quote(key) + `,"offset":` + strconv.Itoa(next)
 		if p.MaxChars != DefaultPageChars {
 			call += `,"max_chars":` + strconv.Itoa(p.MaxChars)
 		}

@@ -86,7 +86,7 @@ func TestHostChars(t *testing.T) {
 
 func TestPageHeader(t *testing.T) {
 	p, _ := agenttext.PageOf(strings.Repeat("x", 200_000), 15_000, agenttext.DefaultPageChars)
-	if got, want := agenttext.PageHeader("tc-X", p), `[BrainSurgeon tc-X: characters 15,000–30,000 of 200,000 (page 2 of 14). Next: purge_control {"action":"restore","key":"tc-X","offset":30000}]`; got != want {
+	if got, want := agenttext.PageHeader("tc-X", p), `[BrainSurgeon tc-X: characters 15,000–30,000 of 200,000 (page 2 of 14). Next: purge_control {"action":"restore","value_id":"tc-X","offset":30000}]`; got != want {
 		t.Fatalf("header\n%s\nwant\n%s", got, want)
 	}
 }

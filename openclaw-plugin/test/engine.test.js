@@ -32,14 +32,14 @@ function charsOf(msgs) {
   return msgs.reduce((n, m) => n + JSON.stringify(m.content ?? m.summary ?? "").length, 0);
 }
 
-/** An engine bound to a daemon URL, its warnings, and optional config. @param {string} url @param {Record<string, unknown>} [extra] @param {any} [loadSdk] */
+/** An engine bound to a daemon URL, its warnings, and optional config. The SDK is loadSdk, by default one without
+ * any function (a host whose SDK offers neither compaction nor memory guidance).
+ * @param {string} url @param {Record<string, unknown>} [extra] @param {any} [loadSdk] */
 function engineAt(url, extra = {}, loadSdk) {
   /** @type {string[]} */
   const warnings = [];
   const log = { warn: (/** @type {string} */ m) => warnings.push(m) };
-  const engine = makeEngine(resolveConfig({ daemonUrl: url, apiKeyEnv: "BS_TEST_NO_SUCH_KEY", ...extra }), log, loadSdk ?? (async () => {
-    throw new Error("no SDK in this test");
-  }));
+  const engine = makeEngine(resolveConfig({ daemonUrl: url, apiKeyEnv: "BS_TEST_NO_SUCH_KEY", ...extra }), log, loadSdk ?? (async () => ({})));
   return { engine, warnings };
 }
 
@@ -180,6 +180,95 @@ test("a view that changes nothing returns the host's own array", async () => {
   assert.equal("systemPromptAddition" in (r2.result ?? {}), false);
   const daemonPassthrough = applyView(view({ passthrough: "no stored message matches" }), msgs);
   assert.equal(daemonPassthrough.result?.messages, msgs, "the daemon's own passthrough view changes nothing");
+});
+
+/** OpenClaw's memory section as buildMemorySystemPromptAddition returns it (2026.9.6, memory-core). */
+const MEMORY = "## Memory Recall\nBefore answering anything about prior work, decisions, dates, people, preferences, or todos: run memory_search.\nCitations: include Source: <path#line> when it helps the user verify memory snippets.";
+
+/** An SDK whose memory functions record their params and answer text. @param {Record<string, any>} [over] */
+function memorySdk(over = {}) {
+  /** @type {{fn: string, p: any}[]} */
+  const calls = [];
+  const sdk = {
+    buildMemorySystemPromptAddition: (/** @type {any} */ p) => (calls.push({ fn: "build", p }), MEMORY),
+    prepareMemorySystemPromptAddition: async (/** @type {any} */ p) => (calls.push({ fn: "prepare", p }), "prepared " + MEMORY),
+    ...over,
+  };
+  return { calls, load: async () => sdk };
+}
+
+test("assemble puts OpenClaw's memory guidance first in systemPromptAddition, on a view and on a pass-through", async () => {
+  let addition = "BrainSurgeon: earlier parts of this conversation were summarized 3 times.";
+  const d = await startDaemon((_req, res) => answer(res, 200, view({ system_prompt_addition: addition })));
+  const down = await deadUrl();
+  try {
+    const m = memorySdk();
+    const { engine, warnings } = engineAt(d.url, {}, m.load);
+    const msgs = hostMessages();
+    const tools = new Set(["memory_search", "memory_get", "purge_control"]);
+    const out = await engine.assemble({ sessionId: "s-1", sessionKey: "agent:ops:main", messages: msgs, availableTools: tools, citationsMode: "off" });
+    assert.equal(out.systemPromptAddition, `${MEMORY}\n\n${addition}`, "the host's first, a blank line, then the daemon's");
+    assert.equal(out.messages, msgs, "the view changed nothing: the host's own array");
+    assert.equal(m.calls.length, 1);
+    assert.equal(m.calls[0].fn, "build", "the synchronous function when the SDK has it");
+    assert.equal(m.calls[0].p.availableTools, tools, "the host's own set, unchanged");
+    assert.deepEqual(m.calls[0].p, { availableTools: tools, citationsMode: "off", agentSessionKey: "agent:ops:main" }, "no agentId or sandboxed: the host's run snapshot has them");
+    addition = "";
+    const own = await engine.assemble({ sessionId: "s-1", messages: msgs });
+    assert.equal(own.systemPromptAddition, MEMORY, "the host's alone when the daemon adds nothing");
+    assert.deepEqual(m.calls[1].p, { availableTools: new Set(), citationsMode: undefined }, "no tools from the host: an empty set");
+    assert.deepEqual(warnings, []);
+
+    const pass = engineAt(down, {}, m.load);
+    const p = await pass.engine.assemble({ sessionId: "s-1", messages: msgs, availableTools: tools });
+    assert.equal(p.messages, msgs, "passed through");
+    assert.equal(p.systemPromptAddition, MEMORY, "a pass-through keeps the host's guidance");
+    assert.match(pass.warnings.join("\n"), /passed the host's messages through unchanged/);
+    const nothing = await pass.engine.assemble(/** @type {any} */ (undefined));
+    assert.equal(nothing.systemPromptAddition, MEMORY, "even for a call without params");
+  } finally {
+    await d.close();
+  }
+});
+
+test("memory guidance: prepare when build is missing, nothing on a release without either, fail open logged once", async () => {
+  const d = await startDaemon((_req, res) => answer(res, 200, view({ system_prompt_addition: "own" })));
+  try {
+    const params = () => ({ sessionId: "s-1", sessionKey: "agent:main:main", messages: hostMessages(), availableTools: new Set(["memory_search"]) });
+    const prep = memorySdk({ buildMemorySystemPromptAddition: undefined });
+    const a = engineAt(d.url, {}, prep.load);
+    assert.equal((await a.engine.assemble(params())).systemPromptAddition, `prepared ${MEMORY}\n\nown`);
+    assert.deepEqual(prep.calls.map((c) => c.fn), ["prepare"]);
+    assert.deepEqual(a.warnings, []);
+
+    /** @type {[string, any, string | undefined, RegExp | undefined][]} */
+    const cases = [
+      ["an SDK without the memory functions", async () => ({ delegateCompactionToRuntime: async () => ({}) }), "own", undefined],
+      ["no memory section (no memory tools)", memorySdk({ buildMemorySystemPromptAddition: () => undefined }).load, "own", undefined],
+      ["blank memory section", memorySdk({ buildMemorySystemPromptAddition: () => "  \n " }).load, "own", undefined],
+      ["not a string", memorySdk({ buildMemorySystemPromptAddition: () => ["## Memory Recall"] }).load, "own", undefined],
+      ["no SDK", async () => { throw new Error("cannot import openclaw/plugin-sdk/core (from the plugin: x)"); }, "own", /memory guidance is left out of the system prompt: cannot import openclaw\/plugin-sdk\/core/],
+      ["build throws", memorySdk({ buildMemorySystemPromptAddition: () => { throw new Error("prepared memory prompt section does not match the current run"); } }).load, "own",
+        /memory guidance is left out of the system prompt: prepared memory prompt section does not match the current run \(from OpenClaw's memory prompt function\)/],
+      ["prepare rejects", memorySdk({ buildMemorySystemPromptAddition: undefined, prepareMemorySystemPromptAddition: async () => { throw new Error("registry gone"); } }).load, "own", /registry gone/],
+    ];
+    for (const [name, load, want, warned] of cases) {
+      const { engine, warnings } = engineAt(d.url, {}, load);
+      for (let i = 0; i < 3; i++) {
+        const out = await engine.assemble(params());
+        assert.equal(out.systemPromptAddition, want, `${name}, call ${i + 1}`);
+        assert.equal(out.estimatedTokens, 123, `${name}: the view is served`);
+      }
+      if (warned) {
+        assert.equal(warnings.length, 1, `${name}: logged once, not per call: ${warnings.join(" | ")}`);
+        assert.match(warnings[0], warned, name);
+      } else {
+        assert.deepEqual(warnings, [], name);
+      }
+    }
+  } finally {
+    await d.close();
+  }
 });
 
 test("every invalid daemon answer passes the host's messages through, with one warning", async () => {
@@ -369,6 +458,7 @@ test("compact falls back to OpenClaw's compaction, else reports it did not compa
     const real = makeEngine(resolveConfig({ daemonUrl: down }), { warn() {} });
     const r = await real.compact({ sessionId: "s-1" });
     assert.deepEqual([r.ok, r.compacted], [false, false], "the real loader: no openclaw package next to the tests");
+    assert.equal(loadOpenClawSdk(), loadOpenClawSdk(), "imported once: the same promise for every caller");
     await assert.rejects(loadOpenClawSdk(), /cannot import openclaw\/plugin-sdk\/core \(from the plugin: .*; from the running OpenClaw: /);
     for (const p of [undefined, null, 5, {}]) {
       const { engine } = engineAt(d.url);

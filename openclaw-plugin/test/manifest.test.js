@@ -3,7 +3,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
-import plugin, { DEFAULTS, TOOL_NAMES, resolveConfig, checkDaemonUrl } from "../index.js";
+import plugin, { DEFAULTS, OLD_ARGUMENT_NAMES, TOOL_NAMES, resolveConfig, checkDaemonUrl } from "../index.js";
 import { fakeApi } from "./helpers.js";
 
 const dir = new URL("../", import.meta.url);
@@ -47,7 +47,21 @@ test("purge_control's description teaches what a placeholder means", () => {
   plugin.register(/** @type {any} */ (api));
   const t = tools[0].tool({});
   assert.match(t.description, /\[\[extracted-<key>\]\]/);
-  assert.match(t.description, /"action":"restore","key":"<key>"/);
+  assert.match(t.description, /"action":"restore","value_id":"<key>"/);
+});
+
+test("tool arguments: none named like a secret (OpenClaw masks those), old names accepted", () => {
+  const { api, tools } = fakeApi({});
+  plugin.register(/** @type {any} */ (api));
+  for (const { tool, opts } of tools) {
+    const p = tool({}).parameters;
+    const old = OLD_ARGUMENT_NAMES[opts.name] ?? [];
+    for (const name of old) assert.equal(p.properties[name], undefined, `${opts.name}: old name ${name} is not in the spec`);
+    // A tool with old names must let them through the host's schema check.
+    assert.equal(p.additionalProperties, old.length > 0 ? undefined : false, `${opts.name} additionalProperties`);
+  }
+  assert.deepEqual(OLD_ARGUMENT_NAMES, { purge_control: ["key"] });
+  assert.equal(tools[0].tool({}).parameters.properties.value_id.type, "string");
 });
 
 test("config schema: closed, and its defaults are the code's", () => {

@@ -59,7 +59,7 @@ test("placeholder shape: key, counts, restore hint, preview, shrunk details", ()
   assert.equal(ph.content.length, 1);
   const lines = ph.content[0].text.split("\n");
   assert.equal(lines[0], "[[extracted-tc-call_1]] BrainSurgeon stored this exec result (5000 characters and 1 image) outside the transcript.");
-  assert.equal(lines[1], 'Restore it exactly with purge_control {"action":"restore","key":"tc-call_1"} (a long result comes in pages: follow each page\'s Next:).');
+  assert.equal(lines[1], 'Restore it exactly with purge_control {"action":"restore","value_id":"tc-call_1"} (a long result comes in pages: follow each page\'s Next:).');
   assert.equal(lines[2], "Without the plugin: brainsurgeon restore main/s-1 tc-call_1 prints it and writes it back here.");
   assert.equal(lines[3], "--- first 400 characters ---");
   const all = ph.content[0].text;

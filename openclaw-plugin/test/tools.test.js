@@ -22,18 +22,21 @@ test("success: one POST with the run's identity, answer passed through", async (
   process.env.BS_TOOL_TEST_KEY = "k1";
   try {
     const t = tool({ daemonUrl: d.url, apiKeyEnv: "BS_TOOL_TEST_KEY" }, "purge_control");
-    const out = await t.execute("call_9", { action: "restore", key: "tc-call_1", bogus: 1 });
+    const out = await t.execute("call_9", { action: "restore", value_id: "tc-call_1", bogus: 1 });
     assert.deepEqual(out, { content, details: { key: "tc-call_1", bytes: 25, sha256: "ab" } });
     assert.equal(d.seen.length, 1);
     assert.equal(d.seen[0].path, "/api/plugin/v1/tool");
     assert.equal(d.seen[0].headers["x-api-key"], "k1");
-    assert.deepEqual(d.seen[0].json, { agent_id: "main", session_id: "sess-1", session_key: "agent:main:main", tool_call_id: "call_9", tool: "purge_control", params: { action: "restore", key: "tc-call_1" } });
-    await t.execute("call_9b", { action: "restore", key: "tc-call_1", offset: 15000, max_chars: 20000 });
-    assert.deepEqual(d.seen[1].json.params, { action: "restore", key: "tc-call_1", offset: 15000, max_chars: 20000 });
-    d.seen.splice(1, 1);
+    assert.deepEqual(d.seen[0].json, { agent_id: "main", session_id: "sess-1", session_key: "agent:main:main", tool_call_id: "call_9", tool: "purge_control", params: { action: "restore", value_id: "tc-call_1" } });
+    await t.execute("call_9b", { action: "restore", value_id: "tc-call_1", offset: 15000, max_chars: 20000 });
+    assert.deepEqual(d.seen[1].json.params, { action: "restore", value_id: "tc-call_1", offset: 15000, max_chars: 20000 });
+    // key, the old name of value_id (older placeholders say it), goes to the daemon as given
+    await t.execute("call_9c", { action: "restore", key: "tc-call_1" });
+    assert.deepEqual(d.seen[2].json.params, { action: "restore", key: "tc-call_1" });
+    d.seen.splice(1, 2);
     const set = tool({ daemonUrl: d.url }, "purge_control", {});
-    await set.execute("call_10", { action: "set_extractable", key: "e1", value: false });
-    assert.deepEqual(d.seen[1].json, { tool_call_id: "call_10", tool: "purge_control", params: { action: "set_extractable", key: "e1", value: "false" } });
+    await set.execute("call_10", { action: "set_extractable", value_id: "e1", value: false });
+    assert.deepEqual(d.seen[1].json, { tool_call_id: "call_10", tool: "purge_control", params: { action: "set_extractable", value_id: "e1", value: "false" } });
     const grep = tool({ daemonUrl: d.url }, "recall_grep");
     await grep.execute("call_11", { pattern: "refused", regex: true, ignore_case: false, max: 5, in: "extracted", extra: "x" });
     assert.deepEqual(d.seen[2].json.params, { pattern: "refused", regex: true, ignore_case: false, max: 5, in: "extracted" });
@@ -61,7 +64,7 @@ test("ok:false from the daemon becomes a failed tool result with its wording", a
   const msg = 'entry "x" has no extracted values in session main/abc: expected an id from [[extracted-<id>]]';
   const d = await startDaemon((s, res) => answer(res, 200, { ok: false, error: msg, content: [{ type: "text", text: msg }] }));
   try {
-    const out = await tool({ daemonUrl: d.url }, "purge_control").execute("c", { action: "restore", key: "x" });
+    const out = await tool({ daemonUrl: d.url }, "purge_control").execute("c", { action: "restore", value_id: "x" });
     assert.deepEqual(out, { content: [{ type: "text", text: msg }], details: { ok: false, error: msg } });
     const d2 = await startDaemon((s, res) => answer(res, 200, { ok: false, error: "nope" }));
     try {
@@ -123,7 +126,7 @@ test("large details shrink to {ok, error}: the host keeps details in the transcr
     answer(res, 200, s.json.tool === "recall_grep" ? { ok: false, error: "e".repeat(9000), content } : { ok: true, content, details: huge }),
   );
   try {
-    const out = await tool({ daemonUrl: d.url }, "purge_control").execute("call_1", { action: "restore", key: "r0" });
+    const out = await tool({ daemonUrl: d.url }, "purge_control").execute("call_1", { action: "restore", value_id: "r0" });
     assert.deepEqual(out, { content, details: { ok: true } });
     const bad = await tool({ daemonUrl: d.url }, "recall_grep").execute("call_2", { pattern: "p" });
     assert.equal(bad.details.ok, false);
