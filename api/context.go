@@ -14,6 +14,7 @@ import (
 	"github.com/brainsurgeon/brainsurgeon/compact"
 	"github.com/brainsurgeon/brainsurgeon/config"
 	"github.com/brainsurgeon/brainsurgeon/engine"
+	"github.com/brainsurgeon/brainsurgeon/extract"
 	"github.com/brainsurgeon/brainsurgeon/internal/compactwire"
 	"github.com/brainsurgeon/brainsurgeon/recall"
 	"github.com/brainsurgeon/brainsurgeon/restore"
@@ -46,6 +47,10 @@ type Compaction struct {
 	// Summarizer returns the summarizer of one compaction; nil means the
 	// deterministic summarizer alone.
 	Summarizer func() bs.Summarizer
+	// KeepAfterRestore is how long a value the agent restored stays
+	// protected from the prune layer and out of a summary; 0 means the
+	// default (extract.DefaultPolicy).
+	KeepAfterRestore time.Duration
 }
 
 // compaction returns the compaction setup of a request: Options.Compaction
@@ -61,19 +66,21 @@ func (s *server) compaction(ctx context.Context) (Compaction, error) {
 		return cp, nil
 	}
 	c := config.DefaultCompaction()
+	var keep time.Duration
 	if s.opts.Control != nil {
 		cfg, err := s.opts.Control.Config(ctx)
 		if err != nil {
 			return Compaction{}, err
 		}
-		c = cfg.Compaction
+		c, keep = cfg.Compaction, cfg.KeepAfterRestore()
 	}
 	t, err := compactwire.New(c, s.opts.Logger)
 	if err != nil {
 		return Compaction{}, err
 	}
 	t.Tokens.Window = s.window
-	return Compaction{Settings: t.Settings, Tokens: t.Tokens, Summarizer: func() bs.Summarizer { return t.Summarizer() }}, nil
+	return Compaction{Settings: t.Settings, Tokens: t.Tokens, Summarizer: func() bs.Summarizer { return t.Summarizer() },
+		KeepAfterRestore: keep}, nil
 }
 
 // openContext finds the session of a request, opens its transcript and
@@ -192,7 +199,8 @@ func (s *server) contextCompact(r *http.Request) (any, error) {
 	}
 	res, err := compact.Compact(r.Context(), s.set.Store, ref, compact.Options{Layer: layer, Focus: req.Focus,
 		Trigger: compact.TriggerManual, DryRun: req.DryRun, Summarizer: sum, Settings: cp.Settings,
-		Tokens: cp.Tokens, Side: s.set.Side, Logger: s.opts.Logger, Restores: s.restoreLog()})
+		Tokens: cp.Tokens, Side: s.set.Side, Logger: s.opts.Logger, Restores: s.restoreLog(),
+		Policy: extract.Policy{KeepAfterRestore: cp.KeepAfterRestore}})
 	if err != nil {
 		return nil, err
 	}

@@ -343,7 +343,9 @@ type Options struct {
 	// Side and Policy drive the prune layer (package extract): the side
 	// store for the extracted values and the extraction policy. A zero
 	// Policy means extract.DefaultPolicy with every message eligible, the
-	// recent ones protected by Settings.PruneProtectRecent tokens.
+	// recent ones protected by Settings.PruneProtectRecent tokens; a
+	// Policy that is not Enabled gives only its KeepAfterRestore (when
+	// set), the restore protection window.
 	Side   bs.SideStore
 	Policy extract.Policy
 	// Restores is the log of the values the agent restored by any path

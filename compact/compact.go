@@ -293,6 +293,11 @@ func prune(ctx context.Context, st bs.Store, ref bs.SessionRef, o Options, s Set
 		pol = extract.DefaultPolicy()
 		pol.KeepRecent = 0
 		pol.AgeThreshold = 0
+		if o.Policy.KeepAfterRestore > 0 {
+			// The configured restore protection holds also where the rest
+			// of the policy is the default.
+			pol.KeepAfterRestore = o.Policy.KeepAfterRestore
+		}
 	}
 	if pol.ProtectRecentTokens == 0 {
 		pol.ProtectRecentTokens = s.PruneProtectRecent

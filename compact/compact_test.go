@@ -14,6 +14,7 @@ import (
 
 	bs "github.com/brainsurgeon/brainsurgeon"
 	"github.com/brainsurgeon/brainsurgeon/compact"
+	"github.com/brainsurgeon/brainsurgeon/extract"
 	"github.com/brainsurgeon/brainsurgeon/internal/testkit/testcorpus"
 	"github.com/brainsurgeon/brainsurgeon/session/sqlite"
 	"github.com/brainsurgeon/brainsurgeon/sidedir"
@@ -522,5 +523,52 @@ func TestStatusUsesEstimator(t *testing.T) {
 	}})
 	if err == nil || !strings.Contains(err.Error(), "no usage") {
 		t.Errorf("estimator error not returned: %v", err)
+	}
+}
+
+// restoreLog is a restore log over a map.
+type restoreLog map[string]time.Time
+
+func (restoreLog) RecordRestore(context.Context, bs.SessionRef, string, time.Time) error { return nil }
+
+func (l restoreLog) Restores(context.Context, bs.SessionRef) (map[string]time.Time, error) {
+	return l, nil
+}
+
+// TestCompactPruneKeepsRestored checks that the prune layer protects a
+// value the log says was restored, for the window of Options.Policy's
+// KeepAfterRestore when the rest of the policy is the default, and for
+// the default window otherwise.
+func TestCompactPruneKeepsRestored(t *testing.T) {
+	const id = "e0000003"
+	restoredAgo := 15 * time.Minute
+	for _, tt := range []struct {
+		name string
+		keep time.Duration
+		kept bool
+	}{
+		{"default window of 10 minutes is over", 0, false},
+		{"configured window of 1 hour holds", time.Hour, true},
+		{"configured window of 5 minutes is over", 5 * time.Minute, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx := context.Background()
+			st, ref := newStore(t, genTranscript(t, 30, 8000))
+			s := compact.DefaultSettings()
+			s.PruneProtectRecent = 10000
+			_, err := compact.Compact(ctx, st, ref, compact.Options{Layer: compact.LayerPrune, Side: sidedir.New(st), Settings: s,
+				Policy: extract.Policy{KeepAfterRestore: tt.keep}, Restores: restoreLog{id: time.Now().Add(-restoredAgo)}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, _ := os.ReadFile(ref.Path)
+			lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+			if got := !strings.Contains(lines[3], "[[extracted-"+id+"]]"); got != tt.kept {
+				t.Errorf("entry %s restored %s ago kept whole = %v, want %v", id, restoredAgo, got, tt.kept)
+			}
+			if !strings.Contains(lines[7], "[[extracted-e0000007]]") {
+				t.Errorf("another old result was not extracted: %.200s", lines[7])
+			}
+		})
 	}
 }

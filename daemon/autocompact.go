@@ -14,6 +14,7 @@ import (
 	"github.com/brainsurgeon/brainsurgeon/compact"
 	"github.com/brainsurgeon/brainsurgeon/config"
 	"github.com/brainsurgeon/brainsurgeon/engine"
+	"github.com/brainsurgeon/brainsurgeon/extract"
 	"github.com/brainsurgeon/brainsurgeon/internal/compactwire"
 	"github.com/brainsurgeon/brainsurgeon/internal/logging"
 	"github.com/brainsurgeon/brainsurgeon/internal/plural"
@@ -194,7 +195,7 @@ func (d *Daemon) compactOne(ctx context.Context, set api.Stores, ref bs.SessionR
 	if err == nil {
 		r, err = compact.Compact(ctx, set.Store, ref, compact.Options{Trigger: compact.TriggerAuto,
 			Summarizer: tools.Summarizer(), Settings: tools.Settings, Tokens: tools.Tokens, Side: set.Side, Logger: d.log,
-			Restores: restoreLog(set, cfg, d.opts.ReadOnly)})
+			Policy: extract.Policy{KeepAfterRestore: cfg.KeepAfterRestore()}, Restores: restoreLog(set, cfg, d.opts.ReadOnly)})
 	}
 	switch {
 	case err == nil:
