@@ -211,6 +211,9 @@ func (e *Engine) layer1(ctx context.Context, tr bs.Transcript, req *Request, st 
 		viewTokens := charTokens(viewChars + prompt)
 		savingTokens := charTokens(viewSaving)
 		window := e.window(req)
+		if req != nil && req.batchWindow > 0 {
+			window = req.batchWindow
+		}
 		s := e.settings()
 		worth := savingTokens >= p.MinSavingTokens && float64(savingTokens) >= minShareOfView*float64(viewTokens)
 		full := window > 0 && float64(predict(viewTokens, st.Calibration)) > s.PruneTriggerPercent/100*float64(window)

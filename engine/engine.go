@@ -62,7 +62,7 @@ func (e *Engine) Assemble(ctx context.Context, ref bs.SessionRef, req Request) (
 	ss := e.session(ref)
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
-	req.TokenBudget = requestWindow(ss, &req)
+	req.batchWindow = requestWindow(ss, &req)
 	st, err := e.loadState(ref)
 	if err != nil {
 		return View{}, fmt.Errorf("engine assemble %s: %w", name, err)

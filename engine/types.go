@@ -38,8 +38,9 @@ type Request struct {
 	Messages []Message
 	// TokenBudget is the model's context window in tokens as the host
 	// resolved it; 0 means the configured window. On a turn-start call
-	// (HostCall) it is what the host leaves the messages, and Assemble
-	// uses the session's last window instead (see CallTurnStart).
+	// (HostCall) it is what the host leaves the messages: the batch rule of
+	// layer 1 then measures against the session's last window instead
+	// (see CallTurnStart); the summary layers use TokenBudget as given.
 	TokenBudget int
 	// PromptChars is the length of the turn's incoming prompt.
 	PromptChars int
@@ -52,6 +53,10 @@ type Request struct {
 	// ReserveTokens is, on the turn-start call, the tokens the host keeps
 	// for the answer (its runtimeSettings.limits.maxOutputTokens).
 	ReserveTokens int
+
+	// batchWindow is the window the batch rule measures against (see
+	// requestWindow); 0 means the window of TokenBudget.
+	batchWindow int
 }
 
 // The host's assemble calls (Request.HostCall). OpenClaw (2026.7 and
