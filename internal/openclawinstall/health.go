@@ -14,7 +14,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/brainsurgeon/brainsurgeon/engine"
 	"github.com/brainsurgeon/brainsurgeon/internal/hostconfig"
+	"github.com/brainsurgeon/brainsurgeon/internal/plural"
 )
 
 // The names of the end-to-end checks of CheckSystem, in the order they
@@ -113,31 +115,14 @@ type DaemonHealth struct {
 // EngineActivity is the daemon's count of the context engine's assemble
 // calls since it started, and their latency ("engine" of GET /api/health
 // and GET /api/plugin/v1/health).
-type EngineActivity struct {
-	Views        int        `json:"views"`
-	Passthroughs int        `json:"passthroughs"`
-	Failures     int        `json:"failures"`
-	LastViewAt   *time.Time `json:"last_view_at"`
-	LatencyMS    struct {
-		Count int     `json:"count"`
-		P50   float64 `json:"p50"`
-		P99   float64 `json:"p99"`
-		Max   float64 `json:"max"`
-	} `json:"latency_ms"`
-}
+type EngineActivity engine.Stats
 
 // String returns "12 views, 1 pass-through, 0 failures since the daemon
 // started; assemble p50 3.1 ms, p99 40.2 ms, max 51.0 ms" (the latency
 // left out before the first call).
 func (a *EngineActivity) String() string {
-	n := func(k int, one, many string) string {
-		if k == 1 {
-			return "1 " + one
-		}
-		return fmt.Sprintf("%d %s", k, many)
-	}
-	s := fmt.Sprintf("%s, %s, %s since the daemon started", n(a.Views, "view", "views"), n(a.Passthroughs, "pass-through", "pass-throughs"),
-		n(a.Failures, "failure", "failures"))
+	s := fmt.Sprintf("%s, %s, %s since the daemon started", plural.Count(a.Views, "view", "views"),
+		plural.Count(a.Passthroughs, "pass-through", "pass-throughs"), plural.Count(a.Failures, "failure", "failures"))
 	if l := a.LatencyMS; l.Count > 0 {
 		s += fmt.Sprintf("; assemble p50 %.1f ms, p99 %.1f ms, max %.1f ms", l.P50, l.P99, l.Max)
 	}
