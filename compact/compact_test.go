@@ -15,6 +15,7 @@ import (
 	bs "github.com/brainsurgeon/brainsurgeon"
 	"github.com/brainsurgeon/brainsurgeon/compact"
 	"github.com/brainsurgeon/brainsurgeon/extract"
+	"github.com/brainsurgeon/brainsurgeon/internal/testkit/restorelogtest"
 	"github.com/brainsurgeon/brainsurgeon/internal/testkit/testcorpus"
 	"github.com/brainsurgeon/brainsurgeon/session/sqlite"
 	"github.com/brainsurgeon/brainsurgeon/sidedir"
@@ -526,15 +527,6 @@ func TestStatusUsesEstimator(t *testing.T) {
 	}
 }
 
-// restoreLog is a restore log over a map.
-type restoreLog map[string]time.Time
-
-func (restoreLog) RecordRestore(context.Context, bs.SessionRef, string, time.Time) error { return nil }
-
-func (l restoreLog) Restores(context.Context, bs.SessionRef) (map[string]time.Time, error) {
-	return l, nil
-}
-
 // TestCompactPruneKeepsRestored checks that the prune layer protects a
 // value the log says was restored, for the window of Options.Policy's
 // KeepAfterRestore when the rest of the policy is the default, and for
@@ -557,7 +549,7 @@ func TestCompactPruneKeepsRestored(t *testing.T) {
 			s := compact.DefaultSettings()
 			s.PruneProtectRecent = 10000
 			_, err := compact.Compact(ctx, st, ref, compact.Options{Layer: compact.LayerPrune, Side: sidedir.New(st), Settings: s,
-				Policy: extract.Policy{KeepAfterRestore: tt.keep}, Restores: restoreLog{id: time.Now().Add(-restoredAgo)}})
+				Policy: extract.Policy{KeepAfterRestore: tt.keep}, Restores: restorelogtest.Map{Times: map[string]time.Time{id: time.Now().Add(-restoredAgo)}}})
 			if err != nil {
 				t.Fatal(err)
 			}

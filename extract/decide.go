@@ -373,6 +373,12 @@ func forcedCandidates(e *bs.Entry) []bs.Candidate {
 // time, else a shallow copy whose Restored is the newest of them. So an
 // entry the agent restored by any path is restore-protected alike.
 func WithRestores(e *bs.Entry, logged map[string]time.Time) *bs.Entry {
+	return withRestores(e, logged, hasSourceKeys(logged))
+}
+
+// withRestores is WithRestores with sources, whether logged holds a
+// source key, known: a pass computes it once, not once a line.
+func withRestores(e *bs.Entry, logged map[string]time.Time, sources bool) *bs.Entry {
 	if e == nil || len(logged) == 0 {
 		return e
 	}
@@ -380,7 +386,7 @@ func WithRestores(e *bs.Entry, logged map[string]time.Time) *bs.Entry {
 	if t, ok := logged[e.ID]; ok && e.ID != "" && t.After(at) {
 		at = t
 	}
-	if e.Role == "toolResult" && hasSourceKeys(logged) {
+	if e.Role == "toolResult" && sources {
 		for _, k := range OwnKeys(e) {
 			if t, ok := logged[k]; ok && k != e.ID && t.After(at) {
 				at = t

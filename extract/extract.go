@@ -260,6 +260,7 @@ func (x *Extractor) Run(ctx context.Context, ref bs.SessionRef) (*Result, error)
 	if err != nil {
 		return nil, fmt.Errorf("extract %s: read the restore log: %w", name, err)
 	}
+	loggedSources := hasSourceKeys(logged)
 	policy := x.Policy
 	kept := policy.Triggers[:0:0]
 	for _, t := range policy.Triggers {
@@ -324,7 +325,7 @@ func (x *Extractor) Run(ctx context.Context, ref bs.SessionRef) (*Result, error)
 		if e.Kind != bs.KindEntry {
 			return nil
 		}
-		e = WithRestores(e, logged)
+		e = withRestores(e, logged, loggedSources)
 		d := Decide(e, -1, policy, now)
 		var repl [][]byte
 		if d.Extract {

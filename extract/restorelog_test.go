@@ -13,20 +13,9 @@ import (
 	bs "github.com/brainsurgeon/brainsurgeon"
 	"github.com/brainsurgeon/brainsurgeon/entry"
 	"github.com/brainsurgeon/brainsurgeon/extract"
+	"github.com/brainsurgeon/brainsurgeon/internal/testkit/restorelogtest"
 	"github.com/brainsurgeon/brainsurgeon/sidedir"
 )
-
-// mapLog is a restore log over a map, failing with err when set.
-type mapLog struct {
-	m   map[string]time.Time
-	err error
-}
-
-func (l mapLog) RecordRestore(context.Context, bs.SessionRef, string, time.Time) error { return l.err }
-
-func (l mapLog) Restores(context.Context, bs.SessionRef) (map[string]time.Time, error) {
-	return l.m, l.err
-}
 
 // TestWithRestores checks the one notion of "restored" Decide sees: the
 // newer of the entry's "_restored" and the time the log holds for its id
@@ -97,11 +86,11 @@ func TestExtractRestoreLog(t *testing.T) {
 		wantErr bool
 	}{
 		{"no log", nil, []string{"r1", "r2"}, false},
-		{"r1 restored 5 minutes ago", mapLog{m: map[string]time.Time{"r1": now.Add(-5 * time.Minute)}}, []string{"r2"}, false},
-		{"r1 restored by its source key", mapLog{m: map[string]time.Time{"tc-c1": now.Add(-5 * time.Minute)}}, []string{"r2"}, false},
-		{"r1 restored 15 minutes ago", mapLog{m: map[string]time.Time{"r1": now.Add(-15 * time.Minute)}}, []string{"r1", "r2"}, false},
-		{"no log for the session", mapLog{err: fmt.Errorf("pi session: %w", bs.ErrInvalid)}, []string{"r1", "r2"}, false},
-		{"the log cannot be read", mapLog{err: errors.New("disk on fire")}, nil, true},
+		{"r1 restored 5 minutes ago", restorelogtest.Map{Times: map[string]time.Time{"r1": now.Add(-5 * time.Minute)}}, []string{"r2"}, false},
+		{"r1 restored by its source key", restorelogtest.Map{Times: map[string]time.Time{"tc-c1": now.Add(-5 * time.Minute)}}, []string{"r2"}, false},
+		{"r1 restored 15 minutes ago", restorelogtest.Map{Times: map[string]time.Time{"r1": now.Add(-15 * time.Minute)}}, []string{"r1", "r2"}, false},
+		{"no log for the session", restorelogtest.Map{Err: fmt.Errorf("pi session: %w", bs.ErrInvalid)}, []string{"r1", "r2"}, false},
+		{"the log cannot be read", restorelogtest.Map{Err: errors.New("disk on fire")}, nil, true},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			ref, st := sessionOf(t, "rl", data)

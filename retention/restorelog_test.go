@@ -12,21 +12,10 @@ import (
 	bs "github.com/brainsurgeon/brainsurgeon"
 	"github.com/brainsurgeon/brainsurgeon/backend"
 	"github.com/brainsurgeon/brainsurgeon/config"
+	"github.com/brainsurgeon/brainsurgeon/internal/testkit/restorelogtest"
 	"github.com/brainsurgeon/brainsurgeon/prune"
 	"github.com/brainsurgeon/brainsurgeon/retention"
 )
-
-// mapLog is a restore log over a map, failing with err when set.
-type mapLog struct {
-	m   map[string]time.Time
-	err error
-}
-
-func (l mapLog) RecordRestore(context.Context, bs.SessionRef, string, time.Time) error { return l.err }
-
-func (l mapLog) Restores(context.Context, bs.SessionRef) (map[string]time.Time, error) {
-	return l.m, l.err
-}
 
 // TestRunKeepsRestored checks that retention keeps, in every scope, the
 // records of entries the restore log says were restored within
@@ -42,9 +31,9 @@ func TestRunKeepsRestored(t *testing.T) {
 		wantErr bool
 	}{
 		{"no log", nil, set(), false},
-		{"r1 restored 5 minutes ago", mapLog{m: map[string]time.Time{"r1": later.Add(-5 * time.Minute), "r2": later.Add(-20 * time.Minute)}}, set("r1"), false},
-		{"no log for the session", mapLog{err: fmt.Errorf("pi: %w", bs.ErrInvalid)}, set(), false},
-		{"the log cannot be read", mapLog{err: errors.New("disk on fire")}, set("r1", "r2", "r3"), true},
+		{"r1 restored 5 minutes ago", restorelogtest.Map{Times: map[string]time.Time{"r1": later.Add(-5 * time.Minute), "r2": later.Add(-20 * time.Minute)}}, set("r1"), false},
+		{"no log for the session", restorelogtest.Map{Err: fmt.Errorf("pi: %w", bs.ErrInvalid)}, set(), false},
+		{"the log cannot be read", restorelogtest.Map{Err: errors.New("disk on fire")}, set("r1", "r2", "r3"), true},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			root := filepath.Join(t.TempDir(), "agents")
