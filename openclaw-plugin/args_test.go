@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/brainsurgeon/brainsurgeon/internal/testkit/openclaw"
+	"github.com/brainsurgeon/brainsurgeon/internal/testkit/oracle"
 )
 
 // Which tool-call arguments OpenClaw masks, ported from its source as data. OpenClaw stores every message through
@@ -48,6 +49,9 @@ func toolArguments(t *testing.T) (args, old map[string][]string) {
 	t.Helper()
 	node, err := exec.LookPath("node")
 	if err != nil {
+		if oracle.Required() {
+			t.Fatalf("node is not on PATH (CI demands it): the plugin's tool specs cannot be read: %v", err)
+		}
 		t.Skipf("node is not on PATH: the plugin's tool specs cannot be read: %v", err)
 	}
 	const script = `const m = await import(process.argv[1]);
@@ -135,6 +139,9 @@ func TestHostMaskingPort(t *testing.T) {
 			}
 			in, err := openclaw.Locate(v)
 			if err != nil {
+				if oracle.Required() {
+					t.Fatalf("OpenClaw %s is not installed (CI demands it: bash .ci/install-openclaw.sh): %v", v, err)
+				}
 				t.Skipf("OpenClaw %s is not installed: %v", v, err)
 			}
 			masked := hostMasked(t, in, names)
