@@ -146,6 +146,7 @@ type Multi struct {
 var (
 	_ bs.Store       = (*Multi)(nil)
 	_ bs.BatchStater = (*Multi)(nil)
+	_ bs.AppendReader = (*Multi)(nil)
 )
 
 // errNoStores is what a Multi without stores (or nil) answers.
@@ -292,6 +293,17 @@ func (m *Multi) Open(ctx context.Context, ref bs.SessionRef, v *bs.Visitor) (bs.
 		return nil, err
 	}
 	return s.Open(ctx, ref, v)
+}
+
+// ReadAppended reads what was appended to a session through its store
+// (bs.ReadAppended: an error wrapping bs.ErrUnsupported when that store
+// cannot).
+func (m *Multi) ReadAppended(ctx context.Context, ref bs.SessionRef, base bs.Version, lines int) ([]*bs.Entry, bs.Version, error) {
+	s, err := m.pick(ref)
+	if err != nil {
+		return nil, bs.Version{}, err
+	}
+	return bs.ReadAppended(ctx, s, ref, base, lines)
 }
 
 // Rewrite writes a session through its store, gate included.

@@ -62,6 +62,9 @@ func (e *Engine) Assemble(ctx context.Context, ref bs.SessionRef, req Request) (
 	ss := e.session(ref)
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
+	if err := ss.resolveBase(&req); err != nil {
+		return View{}, fmt.Errorf("engine assemble %s: %w", name, err)
+	}
 	req.batchWindow = requestWindow(ss, &req)
 	st, err := e.loadState(ref)
 	if err != nil {
@@ -226,6 +229,7 @@ func (e *Engine) Assemble(ctx context.Context, ref bs.SessionRef, req Request) (
 		st.Turns = append([]Turn(nil), st.Turns[n-MaxTurns:]...)
 	}
 	st.Expanded = nil
+	view.Ack = ss.ack(&req)
 	if err := ctx.Err(); err != nil {
 		// The caller gave up waiting: the view is never sent, so the
 		// decisions it made must not become the next view's baseline.

@@ -53,6 +53,14 @@ type Request struct {
 	// ReserveTokens is, on the turn-start call, the tokens the host keeps
 	// for the answer (its runtimeSettings.limits.maxOutputTokens).
 	ReserveTokens int
+	// Base, when not 0, says that Messages are only the host's messages
+	// after its first Base, and that those are the first Base messages of
+	// the list the engine acknowledged for the session's calls of this
+	// HostCall (View.Ack), whose chain fingerprint is BaseFingerprint.
+	// When the engine does not hold them, Assemble fails with an error
+	// wrapping ErrNeedFull.
+	Base            int
+	BaseFingerprint string
 
 	// batchWindow is the window the batch rule measures against (see
 	// requestWindow); 0 means the window of TokenBudget.
@@ -142,6 +150,10 @@ type View struct {
 	// ElapsedMS is the time Assemble took to make the view, in
 	// milliseconds (Turn.ElapsedMS).
 	ElapsedMS float64 `json:"elapsed_ms"`
+	// Ack is the list of the host's messages the engine now holds for
+	// the session's calls of this Request.HostCall: the next such call
+	// may send only the messages after it (Request.Base).
+	Ack *Ack `json:"ack,omitempty"`
 }
 
 // State is one session's decisions, kept between turns.
@@ -424,6 +436,9 @@ type sessionState struct {
 	// last request that named one (not a turn-start call) and its model.
 	window      int
 	windowModel string
+	// acked is the list of the host's messages last served, by
+	// Request.HostCall (see Ack).
+	acked map[string]*ackedList
 }
 
 // viewMsg is one context message of the session's active path as the view
