@@ -144,8 +144,8 @@ type Multi struct {
 }
 
 var (
-	_ bs.Store       = (*Multi)(nil)
-	_ bs.BatchStater = (*Multi)(nil)
+	_ bs.Store        = (*Multi)(nil)
+	_ bs.BatchStater  = (*Multi)(nil)
 	_ bs.AppendReader = (*Multi)(nil)
 )
 
