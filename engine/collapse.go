@@ -33,13 +33,16 @@ const minShareOfView = 0.10
 // layer1 is the join and the collapse of one view.
 type layer1 struct {
 	st []stored
+	// c is the session's cache the view is made of.
+	c *viewCache
 	// index is, for each stored message, the index of the host message
-	// matched to it (-1 for none); with no request, its own position.
+	// matched to it (-1 for none); with no request, its own position. It
+	// is the join's: not to be written.
 	index              []int
 	matched, unmatched int
 	// repl is the new content of the stored messages the view collapses,
 	// by position in st.
-	repl map[int][]byte
+	repl *replSet
 	// msgs are the view's messages (viewMsg), one per stored message.
 	msgs []viewMsg
 	// layers names what changed this view ("collapse", "restore").
@@ -71,26 +74,32 @@ type collapsible struct {
 // (viewMsg.Index is its own position) and the view is the one that
 // stands: the sticky collapses apply, no new one is made.
 func (e *Engine) messages(ctx context.Context, tr bs.Transcript, req *Request, st *State) ([]viewMsg, error) {
-	l, err := e.layer1(ctx, tr, req, st)
+	c, err := newCache(ctx, e.Store, tr, e.policy())
 	if err != nil {
 		return nil, err
 	}
+	j := &join{}
+	if req != nil {
+		j.joinAll(req.Messages, c.sm)
+	}
+	l := e.layer1(ctx, tr.Ref(), c, j, req, st)
 	return l.msgs, nil
 }
 
-// layer1 reads the context messages of tr, updates the calibration from
-// the recorded usage they hold, joins req's messages to them and decides
-// the collapse (see messages).
-func (e *Engine) layer1(ctx context.Context, tr bs.Transcript, req *Request, st *State) (*layer1, error) {
-	sm, err := readStored(ctx, tr)
-	if err != nil {
-		return nil, err
-	}
+// layer1 updates the calibration from the recorded usage the context
+// messages of c hold, takes the join j of req's messages to them (with
+// req nil, every message counts as sent) and decides the collapse (see
+// messages). The view's slices are c's scratch: valid until the next
+// call on c.
+func (e *Engine) layer1(ctx context.Context, ref bs.SessionRef, c *viewCache, j *join, req *Request, st *State) *layer1 {
+	sm := c.sm
 	st.ensureMaps()
-	e.measure(sm, st)
-	l := &layer1{st: sm, repl: map[int][]byte{}}
+	e.measure(c, st)
+	c.repl.reset(len(sm))
+	l := &layer1{st: sm, c: c, repl: &c.repl, touched: c.touched[:0]}
+	defer func() { c.touched = l.touched[:0] }()
 	if req != nil {
-		l.index, l.matched = match(req.Messages, sm)
+		l.index, l.matched = j.index, j.matched
 		l.unmatched = len(req.Messages) - l.matched
 	} else {
 		l.index = make([]int, len(sm))
@@ -99,8 +108,12 @@ func (e *Engine) layer1(ctx context.Context, tr bs.Transcript, req *Request, st 
 		}
 		l.matched = len(sm)
 	}
+	l.msgs = c.msgs
+	for k := range l.msgs {
+		l.msgs[k].Index, l.msgs[k].Tokens = -1, 0
+	}
 	if req != nil && l.matched == 0 {
-		return l, nil // a passthrough: nothing else is decided
+		return l // a passthrough: nothing else is decided
 	}
 	now := e.now()
 	p := e.policy()
@@ -116,30 +129,33 @@ func (e *Engine) layer1(ctx context.Context, tr bs.Transcript, req *Request, st 
 		}
 		return sm[k].chars
 	}
-	dec := make(map[int]collapsible)
+	for len(c.dec) < len(sm) {
+		c.dec = append(c.dec, collapsible{})
+		c.hasDec = append(c.hasDec, false)
+	}
+	dec, hasDec := c.dec[:len(sm)], c.hasDec[:len(sm)]
 	for k := range sm {
+		hasDec[k] = false
 		if l.index[k] < 0 || sm[k].typ != "message" || sm[k].role != collapseRole || !sm[k].hasContent {
 			continue
 		}
-		c := decideCollapse(&sm[k], p, now)
-		if c.ok {
-			c.saving = orig(k) - utf16Len(c.content)
+		d := sm[k].decision(c.pos(k), p, now)
+		if d.ok {
+			d.saving = orig(k) - utf16Len(d.content)
 		}
-		dec[k] = c
+		dec[k], hasDec[k] = d, true
 	}
 	// Sticky collapses first: they are part of the cached prefix.
-	byID := make(map[string]int, len(sm))
-	for k := range sm {
-		if sm[k].id != "" {
-			byID[sm[k].id] = k
-		}
-	}
+	byID := c.byID
 	for id := range st.Collapsed {
 		k, ok := byID[id]
 		if !ok || l.index[k] < 0 {
 			continue // not in this view (summarized, off the path, not sent)
 		}
-		c := dec[k]
+		d := dec[k]
+		if !hasDec[k] {
+			d = collapsible{}
+		}
 		switch {
 		case sm[k].role != collapseRole:
 			// Collapsed by an earlier version that collapsed other
@@ -147,27 +163,27 @@ func (e *Engine) layer1(ctx context.Context, tr bs.Transcript, req *Request, st 
 			delete(st.Collapsed, id)
 			l.touched = append(l.touched, k)
 			l.layers = appendOnce(l.layers, "restore")
-		case c.ok:
-			l.repl[k] = c.content
-		case c.code == extract.CodeAlreadyExtracted:
+		case d.ok:
+			l.repl.set(k, d.content)
+		case d.code == extract.CodeAlreadyExtracted:
 			// Extracted in the transcript meanwhile: the host sends the
 			// same placeholder the view showed.
 		default:
 			delete(st.Collapsed, id)
 			l.touched = append(l.touched, k)
 			l.layers = appendOnce(l.layers, "restore")
-			e.log().Debug("collapsed value shown in full again", "session", tr.Ref().String(), "entry", id, "code", string(c.code))
+			e.log().Debug("collapsed value shown in full again", "session", ref.String(), "entry", id, "code", string(d.code))
 		}
 	}
 	for _, id := range st.Expanded {
 		if k, ok := byID[id]; ok && l.index[k] >= 0 {
-			if _, still := l.repl[k]; !still {
+			if _, still := l.repl.get(k); !still {
 				l.touched = append(l.touched, k)
 				l.layers = appendOnce(l.layers, "restore")
 			}
 		}
 	}
-	e.showRestored(ctx, tr.Ref(), sm, l, st, req != nil, now, p.KeepAfterRestore)
+	e.showRestored(ctx, ref, sm, l, st, req != nil, now, p.KeepAfterRestore)
 	// The view's size with the sticky collapses.
 	chars := 0
 	if req != nil {
@@ -179,26 +195,29 @@ func (e *Engine) layer1(ctx context.Context, tr bs.Transcript, req *Request, st 
 			chars += sm[k].chars
 		}
 	}
-	for k, c := range l.repl {
-		chars -= orig(k) - utf16Len(c)
+	for _, k := range l.repl.keys {
+		chars -= orig(k) - utf16Len(l.repl.c[k])
 	}
 	// New collapses wait until they are worth a change of the prefix.
-	var fresh []int
+	fresh := c.fresh[:0]
 	saving := 0
-	for k, c := range dec {
-		if !c.ok {
+	for k := range sm {
+		if !hasDec[k] || !dec[k].ok {
 			continue
 		}
 		if _, sticky := st.Collapsed[sm[k].id]; sticky {
 			continue
 		}
-		if at, ok := st.Restored[sm[k].id]; ok && now.Sub(at) < p.KeepAfterRestore && !extract.ParseExtractable(sm[k].e.Extractable).Force {
+		if at, ok := st.Restored[sm[k].id]; ok && now.Sub(at) < p.KeepAfterRestore && !sm[k].force {
 			continue
 		}
 		fresh = append(fresh, k)
-		saving += c.saving
+		saving += dec[k].saving
 	}
-	slices.Sort(fresh)
+	c.fresh = fresh[:0]
+	for k := range sm {
+		l.msgs[k].Index = l.index[k]
+	}
 	if req != nil {
 		learnHostSizes(l, req, st)
 	}
@@ -219,34 +238,31 @@ func (e *Engine) layer1(ctx context.Context, tr bs.Transcript, req *Request, st 
 		full := window > 0 && float64(predict(viewTokens, st.Calibration)) > s.PruneTriggerPercent/100*float64(window)
 		if req != nil && (worth || full) {
 			for _, k := range fresh {
-				c := dec[k]
-				l.repl[k] = c.content
-				st.Collapsed[sm[k].id] = Collapsed{At: now, Chars: c.saving}
+				d := dec[k]
+				l.repl.set(k, d.content)
+				st.Collapsed[sm[k].id] = Collapsed{At: now, Chars: d.saving}
 				delete(st.Restored, sm[k].id)
 				l.touched = append(l.touched, k)
 			}
 			chars -= saving
 			l.layers = appendOnce(l.layers, "collapse")
 		} else {
-			e.log().Debug("new collapses wait for a larger batch", "session", tr.Ref().String(), "values", len(fresh),
+			e.log().Debug("new collapses wait for a larger batch", "session", ref.String(), "values", len(fresh),
 				"saving_tokens", savingTokens, "view_tokens", viewTokens, "min_saving_tokens", p.MinSavingTokens)
 		}
 	}
 	l.chars = chars
-	l.msgs = make([]viewMsg, len(sm))
 	for k := range sm {
-		s := &sm[k]
-		m := viewMsg{Index: l.index[k], Line: s.line, ID: s.id, Role: s.role, Timestamp: s.ts, CallID: s.callID, Calls: s.calls, Pinned: s.pinned}
+		m := &l.msgs[k]
 		if m.Index >= 0 {
 			n := orig(k)
-			if c, ok := l.repl[k]; ok {
-				n = utf16Len(c)
+			if r, ok := l.repl.get(k); ok {
+				n = utf16Len(r)
 			}
 			m.Tokens = charTokens(n)
 		}
-		l.msgs[k] = m
 	}
-	return l, nil
+	return l
 }
 
 // batchView returns what the batch rule measures on a request: the size
@@ -263,14 +279,14 @@ func (e *Engine) layer1(ctx context.Context, tr bs.Transcript, req *Request, st 
 //     turn-start call their stored size.
 //
 // A value collapsed under the summary saves the model nothing.
-func (e *Engine) batchView(l *layer1, req *Request, st *State, fresh []int, dec map[int]collapsible) (chars, saving int) {
+func (e *Engine) batchView(l *layer1, req *Request, st *State, fresh []int, dec []collapsible) (chars, saving int) {
 	sm := l.st
-	ids := make([]viewMsg, len(sm))
-	for k := range sm {
-		ids[k].ID = sm[k].id
+	tops, covered := (&planner{e: e, in: &summaryInput{State: st, Msgs: l.msgs, cache: l.c}}).applied(false)
+	sent := l.c.sent[:0]
+	for range req.Messages {
+		sent = append(sent, false)
 	}
-	tops, covered := (&planner{e: e, in: &summaryInput{State: st, Msgs: ids}}).applied(false)
-	sent := make([]bool, len(req.Messages))
+	l.c.sent = sent[:0]
 	spanSent := false // the host sent messages the summaries cover
 	for k := range sm {
 		i := l.index[k]
@@ -283,7 +299,7 @@ func (e *Engine) batchView(l *layer1, req *Request, st *State, fresh []int, dec 
 			continue
 		}
 		n := hostSize(l, req, st, k)
-		if c, ok := l.repl[k]; ok {
+		if c, ok := l.repl.get(k); ok {
 			n = utf16Len(c)
 		}
 		chars += n
@@ -321,10 +337,8 @@ func hostSize(l *layer1, req *Request, st *State, k int) int {
 // not the host's doing and are left out. It also forgets the entries no
 // longer on the session's active path.
 func learnHostSizes(l *layer1, req *Request, st *State) {
-	onPath := make(map[string]bool, len(l.st))
 	for k := range l.st {
 		s := &l.st[k]
-		onPath[s.id] = true
 		i := l.index[k]
 		if i < 0 || s.id == "" || s.role != collapseRole {
 			continue
@@ -332,7 +346,7 @@ func learnHostSizes(l *layer1, req *Request, st *State) {
 		if _, ours := st.Collapsed[s.id]; ours {
 			continue
 		}
-		if _, ours := l.repl[k]; ours {
+		if _, ours := l.repl.get(k); ours {
 			continue
 		}
 		n := req.Messages[i].Chars
@@ -347,7 +361,7 @@ func learnHostSizes(l *layer1, req *Request, st *State) {
 		}
 	}
 	for id := range st.HostSizes {
-		if !onPath[id] {
+		if _, onPath := l.c.byID[id]; !onPath && id != "" {
 			delete(st.HostSizes, id)
 		}
 	}
@@ -390,7 +404,7 @@ func (e *Engine) showRestored(ctx context.Context, ref bs.SessionRef, sm []store
 		id := sm[k].id
 		ids = append(ids, id)
 		delete(st.Collapsed, id)
-		l.repl[k] = c
+		l.repl.set(k, c)
 		if !prev[id] {
 			l.touched = append(l.touched, k)
 			l.layers = appendOnce(l.layers, "restore")
@@ -401,10 +415,13 @@ func (e *Engine) showRestored(ctx context.Context, ref bs.SessionRef, sm []store
 	// back (the window is over), or the row now holds the value (the
 	// write-back was applied), which is what the view showed.
 	for k := range sm {
+		if len(prev) == 0 {
+			break
+		}
 		if !prev[sm[k].id] || l.index[k] < 0 {
 			continue
 		}
-		if _, collapsed := l.repl[k]; collapsed || (sm[k].hasContent && extract.HoldsOwnPlaceholder(sm[k].e.Raw[sm[k].cStart:sm[k].cEnd], sm[k].e)) {
+		if _, collapsed := l.repl.get(k); collapsed || (sm[k].hasContent && sm[k].ownPlaceholder) {
 			l.touched = append(l.touched, k)
 		}
 	}
@@ -414,14 +431,32 @@ func (e *Engine) showRestored(ctx context.Context, ref bs.SessionRef, sm []store
 	}
 }
 
+// decision is the collapse decided for the stored message s at position
+// pos from the end of the active path: its decision past its keep_recent
+// window (stored.old), unless it is within that window or the restore
+// protection of its own "_restored" time, as extract.Decide orders the
+// rules (only CodeAlreadyExtracted, which comes first, is read back).
+func (s *stored) decision(pos int, p extract.Policy, now time.Time) collapsible {
+	if !s.old.ok {
+		return s.old
+	}
+	if !s.force && !s.restoredAt.IsZero() && now.Sub(s.restoredAt) < p.KeepAfterRestore {
+		return collapsible{code: extract.CodeRestoreProtected}
+	}
+	if pos >= 0 && pos < s.window {
+		return collapsible{code: extract.CodeTooRecent}
+	}
+	return s.old
+}
+
 // decideCollapse decides whether the view collapses the values of the
 // stored message s (a tool result: see collapseRole), by the extraction policy p at now (extract.Decide at
 // the message's position), restricted to the values under the message's
 // content. The content is computed exactly as extraction writes it: the
 // extraction's splices applied to the raw line, then the bytes of
 // "/message/content" of the edited line.
-func decideCollapse(s *stored, p extract.Policy, now time.Time) collapsible {
-	d := extract.Decide(s.e, s.pos, p, now)
+func decideCollapse(s *stored, pos int, p extract.Policy, now time.Time) collapsible {
+	d := extract.Decide(s.e, pos, p, now)
 	if !d.Extract {
 		return collapsible{code: d.Code}
 	}

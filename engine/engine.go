@@ -66,12 +66,13 @@ func (e *Engine) Assemble(ctx context.Context, ref bs.SessionRef, req Request) (
 		return View{}, fmt.Errorf("engine assemble %s: %w", name, err)
 	}
 	req.batchWindow = requestWindow(ss, &req)
-	st, err := e.loadState(ref)
+	st, err := e.stateFor(ss, ref)
 	if err != nil {
 		return View{}, fmt.Errorf("engine assemble %s: %w", name, err)
 	}
-	tr, err := e.Store.Open(ctx, ref, nil)
+	c, tr, err := e.readSession(ctx, ss, ref)
 	if err != nil {
+		ss.dropView()
 		return View{}, fmt.Errorf("engine assemble %s: %w", name, err)
 	}
 	var prev *Turn
@@ -79,17 +80,11 @@ func (e *Engine) Assemble(ctx context.Context, ref bs.SessionRef, req Request) (
 		p := st.Turns[n-1]
 		prev = &p
 	}
-	l, err := e.layer1(ctx, tr, &req, st)
-	if err != nil {
-		return View{}, fmt.Errorf("engine assemble %s: %w", name, err)
-	}
+	j := ss.joinOf(&req, c, e.noIncremental)
+	l := e.layer1(ctx, ref, c, j, &req, st)
 	view := View{Replace: []Replacement{}, Layers: []string{}, Matched: l.matched, Unmatched: l.unmatched}
-	sentIdx := make([]bool, len(req.Messages)) // host messages matched
-	for _, i := range l.index {
-		if i >= 0 {
-			sentIdx[i] = true
-		}
-	}
+	// sentIdx(i) reports whether host message i matched.
+	sentIdx := func(i int) bool { return i < len(j.hostK) && j.hostK[i] >= 0 }
 	if len(req.Messages) > 0 && l.matched == 0 {
 		view.Passthrough = fmt.Sprintf("none of the host's %d messages matched a message of the session's active path (%d context messages): expected the same role, timestamp and tool-call id in order",
 			len(req.Messages), len(l.st))
@@ -98,13 +93,14 @@ func (e *Engine) Assemble(ctx context.Context, ref bs.SessionRef, req Request) (
 	// served (the host keeps them as its own): its first message is then
 	// the view's summary, which the session does not store. It stands for
 	// the messages the summary covers.
-	echo := len(req.Messages) > 0 && req.Messages[0].Role == "compactionSummary" && !sentIdx[0] &&
+	echo := len(req.Messages) > 0 && req.Messages[0].Role == "compactionSummary" && !sentIdx(0) &&
 		ownSummaryAt(st, req.Messages[0].Timestamp)
 	var plan summaryPlan
 	compactions := st.Compactions
 	if view.Passthrough == "" {
 		in := summaryInput{Ref: ref, Tr: tr, Msgs: l.msgs, Window: e.window(&req), State: st,
-			Tokens: predict(charTokens(l.chars+req.PromptChars), st.Calibration)}
+			Tokens: predict(charTokens(l.chars+req.PromptChars), st.Calibration), cache: c,
+			open: func(ctx context.Context) (bs.Transcript, error) { return e.Store.Open(ctx, ref, nil) }}
 		plan, err = e.planSummaries(ctx, in)
 		if err != nil {
 			e.log().Warn("engine: the view is served without its summary", "session", name, "err", err)
@@ -117,7 +113,7 @@ func (e *Engine) Assemble(ctx context.Context, ref bs.SessionRef, req Request) (
 				view.FirstKept = max(view.FirstKept, 1) // the summary served before
 			}
 			for i := 0; i < view.FirstKept; i++ {
-				if !sentIdx[i] && !(echo && i == 0) {
+				if !sentIdx(i) && !(echo && i == 0) {
 					view.Passthrough = fmt.Sprintf("host message %d (%s) matches no message of the session and lies in the span the summary replaces: summarizing it would lose it",
 						i, req.Messages[i].Role)
 					// The model never sees that summary: it must not
@@ -140,14 +136,12 @@ func (e *Engine) Assemble(ctx context.Context, ref bs.SessionRef, req Request) (
 		e.log().Info("engine: the host's messages pass through unchanged", "session", name, "reason", view.Passthrough,
 			"messages", len(req.Messages), "matched", l.matched)
 	} else {
-		replByIdx := make(map[int][]byte, len(l.repl))
-		for k, c := range l.repl {
-			if i := l.index[k]; i >= view.FirstKept {
-				replByIdx[i] = c
-			}
-		}
 		for i := view.FirstKept; i < len(req.Messages); i++ {
-			if c, ok := replByIdx[i]; ok {
+			k := -1
+			if i < len(j.hostK) {
+				k = j.hostK[i]
+			}
+			if c, ok := l.repl.get(k); ok {
 				chars += utf16Len(c)
 				view.Replace = append(view.Replace, Replacement{Index: i, Content: json.RawMessage(c)})
 			} else {
@@ -162,10 +156,8 @@ func (e *Engine) Assemble(ctx context.Context, ref bs.SessionRef, req Request) (
 			view.Layers = appendOnce(view.Layers, x)
 		}
 	}
-	for k := range l.index {
-		if l.index[k] >= 0 {
-			lastK = k
-		}
+	if j.next > 0 {
+		lastK = j.next - 1 // the last matched
 	}
 	base := charTokens(chars + req.PromptChars)
 	view.EstimatedTokens = calibrate(charTokens(chars), st.Calibration)
@@ -187,8 +179,8 @@ func (e *Engine) Assemble(ctx context.Context, ref bs.SessionRef, req Request) (
 		// The entry of the first kept message, when the host's message
 		// there is a stored one ("" when it is not, or when nothing is
 		// kept: then the index tells).
-		for k := range l.index {
-			if l.index[k] == view.FirstKept {
+		if view.FirstKept < len(j.hostK) {
+			if k := j.hostK[view.FirstKept]; k >= 0 {
 				turn.FirstKeptEntry = l.st[k].id
 			}
 		}
@@ -211,7 +203,7 @@ func (e *Engine) Assemble(ctx context.Context, ref bs.SessionRef, req Request) (
 		}
 		// The previous view's newest stored message left the active path:
 		// the history it sent is not this one's.
-		if prev.LastEntry != "" && !onPath(l.st, prev.LastEntry) {
+		if _, on := c.byID[prev.LastEntry]; prev.LastEntry != "" && !on {
 			touched = true
 		}
 		view.Changed = prefixChanged(prev, &turn, touched)
@@ -234,9 +226,10 @@ func (e *Engine) Assemble(ctx context.Context, ref bs.SessionRef, req Request) (
 		// The caller gave up waiting: the view is never sent, so the
 		// decisions it made must not become the next view's baseline.
 		e.log().Info("engine: the view is answered too late to be sent; its state is not saved", "session", name, "err", err)
+		ss.dropView()
 		return view, nil
 	}
-	if err := e.saveState(ref, st); err != nil {
+	if err := e.saveView(ss, ref, st); err != nil {
 		// The view is right; only the next turn's decisions are lost.
 		e.log().Warn("engine: state not saved", "session", name, "err", err)
 	}
@@ -378,8 +371,10 @@ func (e *Engine) Status(ctx context.Context, ref bs.SessionRef) (Status, error) 
 	if errors.Is(err, fs.ErrNotExist) {
 		return e.judgeStatus(Status{}), nil
 	}
-	if err == nil {
-		if out, ok := statuses.get(path, fi); ok {
+	// The views served since the file was written are in its journal.
+	jst, jerr := stampFile(journalPath(path))
+	if err == nil && jerr == nil {
+		if out, ok := statuses.get(path, fi, jst); ok {
 			return e.judgeStatus(out), nil
 		}
 	}
@@ -388,8 +383,8 @@ func (e *Engine) Status(ctx context.Context, ref bs.SessionRef) (Status, error) 
 		return Status{}, fmt.Errorf("engine status %s: %w", ref, err)
 	}
 	out := statusOf(st)
-	if fi != nil {
-		statuses.put(path, fi, out)
+	if fi != nil && jerr == nil {
+		statuses.put(path, fi, jst, out)
 	}
 	return e.judgeStatus(out), nil
 }

@@ -89,7 +89,10 @@ func TestMeasureLastOfSharedAnchor(t *testing.T) {
 		{N: 1, LastEntry: "a", BaseTokens: 500, Messages: 1},
 		{N: 2, LastEntry: "a", BaseTokens: 700, Messages: 1}, // the retry after an overflow
 	}
-	(&Engine{}).measure(sm, st)
+	for k := range sm {
+		sm[k].usage = recordedInput(&sm[k])
+	}
+	(&Engine{}).measure(&viewCache{sm: sm, byID: map[string]int{"a": 0, "b": 1}}, st)
 	if st.Turns[0].Measured != 0 || st.Turns[1].Measured != 1000 {
 		t.Fatalf("measured %d and %d; want 0 and 1000 (the last turn of the anchor)", st.Turns[0].Measured, st.Turns[1].Measured)
 	}

@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
+	"time"
 	"unicode/utf8"
 
 	bs "github.com/brainsurgeon/brainsurgeon"
@@ -43,10 +45,29 @@ type stored struct {
 	// content is the span of "/message/content" in e.Raw, when it has one.
 	cStart, cEnd int
 	hasContent   bool
+	// The parts of e the layers read after the line is described (e
+	// itself is dropped from a cached message that needs no more: see
+	// prepare): force is `_extractable: true`, restoredAt the line's
+	// "_restored" time, ownPlaceholder that a tool result's content holds
+	// the entry's own placeholders, usage the request size the provider
+	// recorded (recordedInput).
+	force          bool
+	restoredAt     time.Time
+	ownPlaceholder bool
+	usage          int
+	// window is the keep_recent the extraction policy applies to the
+	// message, and old the collapse decided for it once it is past that
+	// window, the restore protection left out (see decision).
+	window int
+	old    collapsible
+	// described is true once the line was read and described.
+	described bool
 }
 
-// readStored reads the context messages of tr's active path.
-func readStored(ctx context.Context, tr bs.Transcript) ([]stored, error) {
+// readStored reads the context messages of tr's active path, described
+// and prepared for the policy p (see prepare): the parsed lines of most
+// are dropped as they are read.
+func readStored(ctx context.Context, tr bs.Transcript, p extract.Policy) ([]stored, error) {
 	c := tr.Context()
 	nodes := tr.Nodes()
 	idx := make([]int, 0, len(c.Messages)+1)
@@ -57,14 +78,16 @@ func readStored(ctx context.Context, tr bs.Transcript) ([]stored, error) {
 	out := make([]stored, len(idx))
 	byLine := make(map[int]int, len(idx))
 	lines := make([]int, 0, len(idx))
-	positions := tr.MessagePositions()
+	// A message's position from the end of the active path: the context
+	// messages after the compaction's first kept entry are every message
+	// of the path from there on (tr.MessagePositions).
 	for k, i := range idx {
 		n := &nodes[i]
 		s := &out[k]
 		s.node, s.line, s.id, s.typ = i, n.Line, n.ID, n.Type
 		s.pos = -1
-		if p, ok := positions[n.Line]; ok && n.Type != "compaction" {
-			s.pos = p
+		if n.Type != "compaction" {
+			s.pos = len(idx) - 1 - k
 		}
 		byLine[n.Line] = k
 		lines = append(lines, n.Line)
@@ -72,27 +95,61 @@ func readStored(ctx context.Context, tr bs.Transcript) ([]stored, error) {
 	// Lines wants them ascending; the active path is, but the compaction
 	// may sit after the first kept entry.
 	slices.Sort(lines)
+	var sc scanner
 	if len(lines) > 0 {
 		for le, err := range tr.Lines(ctx, lines) {
 			if err != nil {
 				return nil, fmt.Errorf("read the context of %s: %w", tr.Ref(), err)
 			}
 			k, ok := byLine[le.Line]
-			if !ok {
+			if !ok || out[k].described {
 				continue
 			}
-			out[k].e = entry.Parse(le.Raw, le.Line, le.Offset)
+			s := &out[k]
+			s.e = entry.Parse(le.Raw, le.Line, le.Offset)
+			describeStored(s, &sc)
+			prepare(s, p)
 		}
 	}
-	var sc scanner
 	for k := range out {
-		s := &out[k]
-		if s.e == nil {
-			return nil, fmt.Errorf("read the context of %s: line %d was not read: %w", tr.Ref(), s.line, bs.ErrChanged)
+		if !out[k].described {
+			return nil, fmt.Errorf("read the context of %s: line %d was not read: %w", tr.Ref(), out[k].line, bs.ErrChanged)
 		}
-		describeStored(s, &sc)
 	}
 	return out, nil
+}
+
+// noRestoreProtection is a KeepAfterRestore no restore time is within.
+const noRestoreProtection = time.Duration(math.MinInt64)
+
+// prepare keeps what the layers read of the described message s beyond
+// describeStored's fields, so that its parsed line can be dropped: the
+// collapse decided for it once past its keep_recent window, without the
+// restore protection (decision adds both back), its recorded usage, and
+// whether its content holds its own placeholders. The line is kept only
+// for a message whose content holds placeholders (a restored value is
+// put back into it: restoredContents), a small line.
+func prepare(s *stored, p extract.Policy) {
+	e := s.e
+	ext := extract.ParseExtractable(e.Extractable)
+	s.force, s.restoredAt = ext.Force, e.Restored
+	s.window = p.KeepRecent
+	if ext.Set && !ext.Force && !ext.Never {
+		s.window = ext.Window
+	}
+	s.usage = recordedInput(s)
+	if s.hasContent {
+		s.ownPlaceholder = extract.HoldsOwnPlaceholder(e.Raw[s.cStart:s.cEnd], e)
+	}
+	if s.typ == "message" && s.role == collapseRole && s.hasContent {
+		q := p
+		q.KeepAfterRestore = noRestoreProtection
+		s.old = decideCollapse(s, math.MaxInt32, q, time.Time{})
+	}
+	if !s.ownPlaceholder {
+		s.e = nil
+	}
+	s.described = true
 }
 
 // describeStored fills what the join and the layers need from the parsed
@@ -350,4 +407,137 @@ func sameIDs(a, b []string) bool {
 		}
 	}
 	return true
+}
+
+// join is the join of one list of the host's messages to the context
+// messages of a cache, kept so that a later list that extends it (or
+// shares a prefix with it) is joined at the cost of the messages after
+// that prefix. It is what match returns, with the greedy walk's state.
+type join struct {
+	// c is the cache the join was made on; n how many of its context
+	// messages it saw.
+	c *viewCache
+	n int
+	// index is, for each context message, the host message matched to it
+	// (-1 for none); hostK, for each host message, its context message
+	// (-1 for none).
+	index   []int
+	hostK   []int
+	matched int
+	// unmatched are the host messages matched to none, ascending.
+	unmatched []int
+	// next is the first context message a match of a later host message
+	// may take.
+	next int
+}
+
+// maxJoinScan bounds the comparisons an incremental join makes before it
+// gives way to a whole one.
+const maxJoinScan = 1 << 16
+
+// joinAll joins host to sm from scratch (match) into j.
+func (j *join) joinAll(host []Message, sm []stored) {
+	index, matched := match(host, sm)
+	j.index, j.matched, j.n = index, matched, len(sm)
+	j.hostK = j.hostK[:0]
+	for range host {
+		j.hostK = append(j.hostK, -1)
+	}
+	j.next = 0
+	for k, i := range index {
+		if i >= 0 {
+			j.hostK[i] = k
+			j.next = k + 1
+		}
+	}
+	j.unmatched = j.unmatched[:0]
+	for i, k := range j.hostK {
+		if k < 0 {
+			j.unmatched = append(j.unmatched, i)
+		}
+	}
+}
+
+// joinMore joins host, whose first shared messages are those of the list
+// j was made for, to sm, which extends the context messages j saw: the
+// matches of the shared messages stand unless one that matched nothing
+// would now match an appended context message (then it reports false and
+// j must be made again with joinAll), and the messages after them are
+// matched as match would. It reports false, too, when that would take
+// more than maxJoinScan comparisons.
+func (j *join) joinMore(host []Message, shared int, sm []stored) bool {
+	if shared > len(j.hostK) || j.n > len(sm) {
+		return false
+	}
+	// Forget the matches of the messages after the shared ones.
+	for i := shared; i < len(j.hostK); i++ {
+		if k := j.hostK[i]; k >= 0 {
+			j.index[k] = -1
+			j.matched--
+		}
+	}
+	j.hostK = j.hostK[:shared]
+	for len(j.unmatched) > 0 && j.unmatched[len(j.unmatched)-1] >= shared {
+		j.unmatched = j.unmatched[:len(j.unmatched)-1]
+	}
+	j.next = 0
+	for i := shared - 1; i >= 0; i-- {
+		if k := j.hostK[i]; k >= 0 {
+			j.next = k + 1
+			break
+		}
+	}
+	for len(j.index) < len(sm) {
+		j.index = append(j.index, -1)
+	}
+	// A shared message that matched nothing would take an appended
+	// context message now (the greedy walk reaches it before the next).
+	if old := j.n; old < len(sm) && len(j.unmatched) > 0 {
+		if len(j.unmatched)*(len(sm)-old) > maxJoinScan {
+			return false
+		}
+		for _, i := range j.unmatched {
+			for k := old; k < len(sm); k++ {
+				if matches(&host[i], &sm[k]) {
+					return false
+				}
+			}
+		}
+	}
+	j.n = len(sm)
+	scan := 0
+	for i := shared; i < len(host); i++ {
+		found := -1
+		for k := j.next; k < len(sm); k++ {
+			scan++
+			if matches(&host[i], &sm[k]) {
+				found = k
+				break
+			}
+		}
+		if scan > maxJoinScan {
+			return false
+		}
+		j.hostK = append(j.hostK, found)
+		if found < 0 {
+			j.unmatched = append(j.unmatched, i)
+			continue
+		}
+		j.index[found] = i
+		j.matched++
+		j.next = found + 1
+	}
+	return true
+}
+
+// matches reports whether host message h may be matched to the context
+// message s (match's rule).
+func matches(h *Message, s *stored) bool {
+	if h.Role != s.role || h.Timestamp != s.ts {
+		return false
+	}
+	if h.Role == "toolResult" && h.ToolCallID != s.callID {
+		return false
+	}
+	return !(h.Role == "assistant" && len(h.ToolCallIDs) > 0 && !sameIDs(h.ToolCallIDs, s.calls))
 }

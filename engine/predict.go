@@ -77,13 +77,8 @@ func recordedInput(s *stored) int {
 // served with no model answer stored between them, as when the host
 // retries a turn after an overflow), only the last is measured: the
 // assistant message answers the request that followed it.
-func (e *Engine) measure(sm []stored, st *State) {
-	pos := make(map[string]int, len(sm))
-	for k := range sm {
-		if sm[k].id != "" {
-			pos[sm[k].id] = k
-		}
-	}
+func (e *Engine) measure(c *viewCache, st *State) {
+	sm, pos := c.sm, c.byID
 	found := false
 	from := max(len(st.Turns)-measureScan, 0)
 	lastOf := make(map[string]int, len(st.Turns)-from) // anchor → the latest turn with it
@@ -110,7 +105,7 @@ func (e *Engine) measure(sm []stored, st *State) {
 			if sm[k].role != "assistant" {
 				continue
 			}
-			if n := recordedInput(&sm[k]); n > 0 {
+			if n := sm[k].usage; n > 0 {
 				t.Measured = n
 				found = true
 			}

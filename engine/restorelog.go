@@ -156,10 +156,7 @@ func (e *Engine) restoredContents(ctx context.Context, ref bs.SessionRef, sm []s
 			continue
 		}
 		at, ok := st.Restored[s.id]
-		if !ok || now.Sub(at) >= keep || extract.ParseExtractable(s.e.Extractable).Force {
-			continue
-		}
-		if !extract.HoldsOwnPlaceholder(s.e.Raw[s.cStart:s.cEnd], s.e) {
+		if !ok || now.Sub(at) >= keep || s.force || !s.ownPlaceholder || s.e == nil {
 			continue
 		}
 		if c, ok := e.putBack(ctx, ref, s); ok {

@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -57,6 +59,12 @@ func (e *Engine) loadState(ref bs.SessionRef) (*State, error) {
 	if err != nil {
 		return nil, fmt.Errorf("engine state of %s: %w", ref, err)
 	}
+	return e.decodeState(ref, path, b)
+}
+
+// decodeState decodes the state file b of ref (at path) and applies its
+// journal.
+func (e *Engine) decodeState(ref bs.SessionRef, path string, b []byte) (*State, error) {
 	st := &State{}
 	if err := json.Unmarshal(b, st); err != nil {
 		e.log().Warn("engine state file does not parse; the session starts from an empty state", "session", ref.String(), "file", path, "err", err)
@@ -68,6 +76,13 @@ func (e *Engine) loadState(ref bs.SessionRef) (*State, error) {
 		return newState(), nil
 	}
 	st.ensureMaps()
+	if st.Journal != "" {
+		j, err := os.ReadFile(journalPath(path))
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("engine state of %s: %w", ref, err)
+		}
+		st.replay(j)
+	}
 	return st, nil
 }
 
@@ -97,6 +112,10 @@ func (e *Engine) saveState(ref bs.SessionRef, st *State) error {
 	if n := len(st.Turns); n > MaxTurns {
 		st.Turns = append([]Turn(nil), st.Turns[n-MaxTurns:]...)
 	}
+	// A new journal for the views served after this file.
+	var name [6]byte
+	_, _ = rand.Read(name[:])
+	st.Journal = hex.EncodeToString(name[:])
 	b, err := json.Marshal(st)
 	if err != nil {
 		return fmt.Errorf("engine state of %s: encode: %w", ref, err)
@@ -111,6 +130,11 @@ func (e *Engine) saveState(ref bs.SessionRef, st *State) error {
 	}
 	if err := atomicfile.WriteFile(path, b, 0o600); err != nil {
 		return fmt.Errorf("engine state of %s: %w", ref, err)
+	}
+	// The old journal belongs to the old file; a journal left behind by a
+	// failed removal names another file and is not applied.
+	if err := os.Remove(journalPath(path)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		e.log().Debug("engine: an old state journal is left behind", "session", ref.String(), "err", err)
 	}
 	return nil
 }
@@ -143,7 +167,9 @@ type cachedStatus struct {
 	size int64
 	mod  time.Time
 	fi   fs.FileInfo // the file's identity (os.SameFile)
-	st   Status
+	// journal is the stamp of the file's journal.
+	journal fileStamp
+	st      Status
 }
 
 // maxCachedStatuses bounds the cache; it is emptied when full.
@@ -155,26 +181,26 @@ var statuses = statusCache{m: map[string]cachedStatus{}}
 // get returns the status cached for path when fi is the stamp it was
 // read at (same size, modification time and file). The status is a copy: its Last and View are the cache's own
 // values copied again.
-func (c *statusCache) get(path string, fi fs.FileInfo) (Status, bool) {
+func (c *statusCache) get(path string, fi fs.FileInfo, journal fileStamp) (Status, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	e, ok := c.m[path]
 	// The file is replaced by a rename: a write of the same size within
 	// the clock's resolution is told by the file's identity.
-	if !ok || e.size != fi.Size() || !e.mod.Equal(fi.ModTime()) || !os.SameFile(e.fi, fi) {
+	if !ok || e.size != fi.Size() || !e.mod.Equal(fi.ModTime()) || !os.SameFile(e.fi, fi) || !e.journal.same(journal) {
 		return Status{}, false
 	}
 	return e.st.clone(), true
 }
 
 // put caches st for path at the stamp fi.
-func (c *statusCache) put(path string, fi fs.FileInfo, st Status) {
+func (c *statusCache) put(path string, fi fs.FileInfo, journal fileStamp, st Status) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if len(c.m) >= maxCachedStatuses {
 		c.m = map[string]cachedStatus{}
 	}
-	c.m[path] = cachedStatus{size: fi.Size(), mod: fi.ModTime(), fi: fi, st: st.clone()}
+	c.m[path] = cachedStatus{size: fi.Size(), mod: fi.ModTime(), fi: fi, journal: journal, st: st.clone()}
 }
 
 // clone returns st with its own copies of Last, View and LastViews.

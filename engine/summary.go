@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -249,14 +250,20 @@ func (e *Engine) fanout() int {
 // state, where Describe and Expand find it.
 func (p *planner) applied(logIt bool) ([]*SummaryRecord, int) {
 	st, msgs := p.in.State, p.in.Msgs
-	byID := index(st)
 	// The tops in the order of the messages they cover (a condensation is
 	// made after summaries of newer messages); those whose first message
 	// the view does not hold come first, and are dropped.
-	at := make(map[string]int, len(msgs))
-	for i := range msgs {
-		at[msgs[i].ID] = i
+	c := p.in.cache
+	var at map[string]int
+	if c != nil {
+		at = c.byID
+	} else {
+		at = make(map[string]int, len(msgs))
+		for i := range msgs {
+			at[msgs[i].ID] = i
+		}
 	}
+	var byID map[string]*SummaryRecord
 	type top struct {
 		r    *SummaryRecord
 		ids  []string
@@ -267,7 +274,25 @@ func (p *planner) applied(logIt bool) ([]*SummaryRecord, int) {
 		if st.Summaries[i].Parent != "" {
 			continue
 		}
-		t := top{r: &st.Summaries[i], ids: leaves(byID, &st.Summaries[i]), from: -1}
+		r := &st.Summaries[i]
+		var ids []string
+		cached := false
+		if c != nil {
+			ids, cached = c.leaves[r.ID]
+		}
+		if !cached {
+			if byID == nil {
+				byID = index(st)
+			}
+			ids = leaves(byID, r)
+			if c != nil {
+				if c.leaves == nil || len(c.leaves) > 4*len(st.Summaries)+16 {
+					c.leaves = map[string][]string{}
+				}
+				c.leaves[r.ID] = ids
+			}
+		}
+		t := top{r: r, ids: ids, from: -1}
 		if len(t.ids) > 0 {
 			if k, ok := at[t.ids[0]]; ok {
 				t.from = k
@@ -762,6 +787,13 @@ func (p *planner) fallback(ctx context.Context, plan *summaryPlan) error {
 // lines and collects the pinned ones.
 func (e *Engine) messageJob(ctx context.Context, in *summaryInput, layer string, from, to int) (*job, error) {
 	span := in.Msgs[from:to]
+	if in.Tr == nil && in.open != nil {
+		tr, err := in.open(ctx)
+		if err != nil {
+			return nil, err
+		}
+		in.Tr = tr
+	}
 	raws, err := rawLines(ctx, in.Tr, span)
 	if err != nil {
 		return nil, err
@@ -801,6 +833,10 @@ func rawLines(ctx context.Context, tr bs.Transcript, msgs []viewMsg) ([][]byte, 
 	out := make([][]byte, len(msgs))
 	for i := range msgs {
 		raw, ok := got[msgs[i].Line]
+		if ok && msgs[i].ID != "" && !lineHasID(raw, msgs[i].ID) {
+			return nil, fmt.Errorf("read the messages to summarize from %s: expected line %d to be entry %s, found another: %w",
+				tr.Ref(), msgs[i].Line, msgs[i].ID, bs.ErrChanged)
+		}
 		if !ok {
 			return nil, fmt.Errorf("read the messages to summarize from %s: expected line %d (entry %s), the store did not return it: %w",
 				tr.Ref(), msgs[i].Line, msgs[i].ID, bs.ErrChanged)
@@ -808,6 +844,12 @@ func rawLines(ctx context.Context, tr bs.Transcript, msgs []viewMsg) ([][]byte, 
 		out[i] = raw
 	}
 	return out, nil
+}
+
+// lineHasID reports whether the raw line names the entry id (a check
+// that the line read is the one the cache knew).
+func lineHasID(raw []byte, id string) bool {
+	return bytes.Contains(raw, []byte(`"`+id+`"`))
 }
 
 // run starts j in the background with a bounded context of its own (the

@@ -1,8 +1,10 @@
 package engine
 
 import (
+	"context"
 	"encoding/json"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	bs "github.com/brainsurgeon/brainsurgeon"
@@ -194,6 +196,11 @@ type State struct {
 	// source): a view that starts or stops doing so for one of them
 	// changes its prefix.
 	PutBack []string `json:"put_back,omitempty"`
+	// Journal names the journal of this state file: the records of the
+	// views served since it was written, appended to
+	// <sessionId>.journal, apply to it only when they carry this name
+	// (a state file written later starts another journal).
+	Journal string `json:"journal,omitempty"`
 }
 
 // HostSize is the size the host sends one stored message at.
@@ -426,6 +433,9 @@ type Engine struct {
 
 	mu       sync.Mutex
 	sessions map[string]*sessionState
+	// noIncremental makes every call read the whole session and the state
+	// file (the tests' reference for the incremental path).
+	noIncremental bool
 }
 
 // sessionState serialises one session's calls and tracks its summary job.
@@ -439,6 +449,17 @@ type sessionState struct {
 	// acked is the list of the host's messages last served, by
 	// Request.HostCall (see Ack).
 	acked map[string]*ackedList
+	// vc is the session's cache (nil when it holds none), lastUse when it
+	// was last used (see touchCache).
+	vc      *viewCache
+	lastUse atomic.Uint64
+	// st is the session's state as last read or written, at the stamps
+	// of its files (see stateFor); nil when none is held.
+	st    *State
+	stamp stateStamp
+	// saved is what the state file and its journal hold of st, for the
+	// next save's journal record.
+	saved *savedState
 }
 
 // viewMsg is one context message of the session's active path as the view
@@ -483,6 +504,11 @@ type summaryInput struct {
 	Focus  string
 	// Wait is how long to wait for a summary being written.
 	Wait time.Duration
+	// cache, when set, is the session's cache Msgs are the messages of
+	// (its byID gives their positions); open opens the transcript when
+	// Tr is nil and a summary needs its lines.
+	cache *viewCache
+	open  func(context.Context) (bs.Transcript, error)
 }
 
 // summaryPlan is the summary part of a view.

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -58,10 +59,18 @@ func ChainFingerprint(prev string, m Message) string {
 
 // ackedList is the list of messages of one kind of host call (keyed by
 // Request.HostCall) that the engine holds for a session, with the chain
-// fingerprint after each message.
+// fingerprint after each message, and the join of the list to the
+// session's cache.
 type ackedList struct {
+	// msgs is the list of the last call; chain the fingerprints of its
+	// first len(chain) messages (those acknowledged, or known the same as
+	// those acknowledged).
 	msgs  []Message
 	chain []string
+	// j is the join of the first jValid messages of msgs to the
+	// session's cache j.c (nil for none).
+	j      *join
+	jValid int
 }
 
 // fingerprint returns the chain fingerprint of the first n messages.
@@ -72,59 +81,91 @@ func (a *ackedList) fingerprint(n int) string {
 	return a.chain[n-1]
 }
 
-// resolveBase replaces req.Messages, when req.Base is set, by the whole
-// list: the first Base messages of the list held for req.HostCall
-// followed by req.Messages. The error wraps ErrNeedFull when no such list
-// is held, it is shorter, or its fingerprint differs.
+// resolveBase makes req.Messages the whole list of the call, held for
+// req.HostCall: when req.Base is set, the first Base messages of the list
+// held followed by req.Messages (the held list is extended in place),
+// else req.Messages as given. The error wraps ErrNeedFull when no such
+// list is held, it is shorter, or its fingerprint differs.
 func (ss *sessionState) resolveBase(req *Request) error {
+	if ss.acked == nil {
+		ss.acked = map[string]*ackedList{}
+	}
+	a := ss.acked[req.HostCall]
 	if req.Base == 0 && req.BaseFingerprint == "" {
+		if a == nil {
+			a = &ackedList{}
+			ss.acked[req.HostCall] = a
+		}
+		same := 0
+		for same < len(a.msgs) && same < len(req.Messages) && same < len(a.chain) && sameMessage(&a.msgs[same], &req.Messages[same]) {
+			same++
+		}
+		// Held without spare capacity: an extension in place never writes
+		// into the caller's array.
+		a.msgs, a.chain, a.jValid = slices.Clip(req.Messages), a.chain[:same], min(a.jValid, same)
 		return nil
 	}
 	if req.Base < 0 {
 		return fmt.Errorf("base: expected a count of messages ≥ 0, found %d: %w", req.Base, ErrNeedFull)
 	}
-	a := ss.acked[req.HostCall]
 	if a == nil {
 		return fmt.Errorf("base: no list of messages of the host's %q calls is held for the session: %w", hostCallName(req.HostCall), ErrNeedFull)
 	}
-	if req.Base > len(a.msgs) {
-		return fmt.Errorf("base: expected at most the %d messages held, found %d: %w", len(a.msgs), req.Base, ErrNeedFull)
+	if req.Base > len(a.chain) {
+		return fmt.Errorf("base: expected at most the %d messages held, found %d: %w", len(a.chain), req.Base, ErrNeedFull)
 	}
 	if got := a.fingerprint(req.Base); got != req.BaseFingerprint {
 		return fmt.Errorf("base: the first %d messages held have the fingerprint %s, found %q: %w", req.Base, got, req.BaseFingerprint, ErrNeedFull)
 	}
-	// The held list is the engine's own: extend a copy of its prefix, so
-	// that the list held stays intact until the call is served.
-	full := make([]Message, 0, req.Base+len(req.Messages))
-	full = append(full, a.msgs[:req.Base]...)
-	full = append(full, req.Messages...)
-	req.Messages = full
+	// The held list is the engine's own: extended in place. Its first
+	// Base messages stay; what follows is this call's.
+	a.msgs = append(a.msgs[:req.Base], req.Messages...)
+	a.chain, a.jValid = a.chain[:req.Base], min(a.jValid, req.Base)
+	req.Messages = a.msgs
 	req.Base, req.BaseFingerprint = 0, ""
 	return nil
 }
 
+// joinOf returns the join of req.Messages (resolved by resolveBase) to
+// the cache c: the join of the list held, extended, when it was made on
+// c, else made again.
+func (ss *sessionState) joinOf(req *Request, c *viewCache, full bool) *join {
+	a := ss.acked[req.HostCall]
+	if a == nil {
+		a = &ackedList{msgs: req.Messages}
+		ss.acked[req.HostCall] = a
+	}
+	j := a.j
+	ok := j != nil && j.c == c && !full && j.joinMore(req.Messages, a.jValid, c.sm)
+	if !ok {
+		j = &join{c: c}
+		j.joinAll(req.Messages, c.sm)
+	}
+	a.j, a.jValid = j, len(req.Messages)
+	return j
+}
+
 // ack records req.Messages as the list held for req.HostCall and returns
 // what the answer acknowledges. The chain is computed only past the
-// prefix shared with the list held before.
+// prefix known to be the same as the list acknowledged before.
 func (ss *sessionState) ack(req *Request) *Ack {
 	if ss.acked == nil {
 		ss.acked = map[string]*ackedList{}
 	}
-	old := ss.acked[req.HostCall]
-	a := &ackedList{msgs: req.Messages, chain: make([]string, len(req.Messages))}
-	same := 0
-	if old != nil {
-		for same < len(old.msgs) && same < len(a.msgs) && sameMessage(&old.msgs[same], &a.msgs[same]) {
-			same++
-		}
-		copy(a.chain, old.chain[:same])
+	a := ss.acked[req.HostCall]
+	if a == nil {
+		a = &ackedList{}
+		ss.acked[req.HostCall] = a
 	}
-	prev := a.fingerprint(same)
-	for i := same; i < len(a.msgs); i++ {
+	if len(a.msgs) != len(req.Messages) || len(a.chain) > len(a.msgs) || (len(a.msgs) > 0 && &a.msgs[0] != &req.Messages[0]) {
+		// Not the list resolveBase held (a call made without it).
+		a.msgs, a.chain, a.j, a.jValid = req.Messages, a.chain[:0], nil, 0
+	}
+	prev := a.fingerprint(len(a.chain))
+	for i := len(a.chain); i < len(a.msgs); i++ {
 		prev = ChainFingerprint(prev, a.msgs[i])
-		a.chain[i] = prev
+		a.chain = append(a.chain, prev)
 	}
-	ss.acked[req.HostCall] = a
 	return &Ack{Messages: len(a.msgs), Fingerprint: a.fingerprint(len(a.msgs))}
 }
 
