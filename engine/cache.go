@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 
 	bs "github.com/brainsurgeon/brainsurgeon"
 	"github.com/brainsurgeon/brainsurgeon/extract"
@@ -257,6 +258,7 @@ func (e *Engine) readSession(ctx context.Context, ss *sessionState, ref bs.Sessi
 		if err == nil {
 			c.version = v
 			touchCache(ss)
+			cacheCounts.extended.Add(1)
 			return c, nil, nil
 		}
 		if !errors.Is(err, bs.ErrUnsupported) {
@@ -274,6 +276,10 @@ func (e *Engine) readSession(ctx context.Context, ss *sessionState, ref bs.Sessi
 	}
 	ss.vc = c
 	touchCache(ss)
+	cacheCounts.read.Add(1)
 	return c, tr, nil
 }
 
+// cacheCounts counts the calls served from a cache extended by what was
+// appended, and those that read the whole session (for the tests).
+var cacheCounts struct{ extended, read atomic.Int64 }

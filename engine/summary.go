@@ -6,6 +6,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"io"
 	"slices"
 	"strings"
 	"sync"
@@ -908,7 +909,7 @@ func (e *Engine) write(ctx context.Context, input [][]byte, focus string) bs.Sum
 // messages. It returns the new record.
 func (e *Engine) record(st *State, j *job, sum bs.Summary) *SummaryRecord {
 	r := j.rec
-	r.ID = newSummaryID(st)
+	r.ID = newSummaryIDFrom(e.idRand, st)
 	own, _ := splitPinned(sum.Text)
 	r.Text = own
 	if j.pinned != "" {
@@ -981,10 +982,17 @@ func textTokens(s string) int {
 }
 
 // newSummaryID returns a summary id no summary of st has.
-func newSummaryID(st *State) string {
+func newSummaryID(st *State) string { return newSummaryIDFrom(nil, st) }
+
+// newSummaryIDFrom returns a summary id no summary of st has, of the
+// random bytes of r (crypto/rand when nil).
+func newSummaryIDFrom(r io.Reader, st *State) string {
+	if r == nil {
+		r = rand.Reader
+	}
 	for {
 		var b [6]byte
-		_, _ = rand.Read(b[:])
+		_, _ = io.ReadFull(r, b[:])
 		id := "sum-" + hex.EncodeToString(b[:])
 		if !slices.ContainsFunc(st.Summaries, func(r SummaryRecord) bool { return r.ID == id }) {
 			return id

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -436,6 +437,9 @@ type Engine struct {
 	// noIncremental makes every call read the whole session and the state
 	// file (the tests' reference for the incremental path).
 	noIncremental bool
+	// idRand, when set, gives the random bytes of summary ids (the tests
+	// make them reproducible); nil is crypto/rand.
+	idRand io.Reader
 }
 
 // sessionState serialises one session's calls and tracks its summary job.
