@@ -2,30 +2,189 @@ package engine_test
 
 import (
 	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"runtime/metrics"
+	"strings"
+	"sync"
 	"testing"
+	"time"
+
+	bs "github.com/brainsurgeon/brainsurgeon"
+	"github.com/brainsurgeon/brainsurgeon/engine"
 )
 
-// BenchmarkAssemble serves one turn of a 2,000-message session (500 tool
-// turns, results of 2,000 bytes) whose collapses are sticky: the join,
-// layer 1, the prediction and the state's save.
+// benchSizes are the sessions of BenchmarkAssemble, in messages (4 a
+// turn, results of 2,000 bytes, thinking of 700: about 4, 17 and 70 MB).
+var benchSizes = []struct {
+	name     string
+	messages int
+}{{"1k", 1000}, {"16k", 16000}, {"64k", 64000}}
+
+// BenchmarkAssemble serves a session of the engine's test generator
+// (engine/helpers_test.go) held in a JSONL file:
+//
+//   - first: the first call of a session the engine holds nothing of (a
+//     fresh state directory: the whole session read, joined, collapsed and
+//     summarized with the default settings), with the peak of the heap
+//     during the calls (peak-heap-MB);
+//   - next: after a served call, one new turn (4 messages appended to the
+//     file and to the host's list, sent with Request.Base).
 func BenchmarkAssemble(b *testing.B) {
-	s := newSession(b)
-	for k := range 500 {
-		s.turn(k, 2000, 1000+10*k, false)
-	}
-	s.write()
-	st, ref := openStore(b, s.path)
-	e := newEngine(b, st, testPolicy())
-	req := request(skeleton(b, s.path), 0)
-	ctx := context.Background()
-	if v, err := e.Assemble(ctx, ref, req); err != nil || v.Passthrough != "" || len(req.Messages) != 2000 {
-		b.Fatalf("first view: %v, passthrough %q, %d messages", err, v.Passthrough, len(req.Messages))
-	}
-	b.ReportAllocs()
-	b.ResetTimer()
-	for b.Loop() {
-		if _, err := e.Assemble(ctx, ref, req); err != nil {
-			b.Fatal(err)
+	for _, mode := range []string{"first", "next"} {
+		for _, size := range benchSizes {
+			b.Run(mode+"/"+size.name, func(b *testing.B) {
+				s := newSession(b)
+				for k := range size.messages / 4 {
+					s.turn(k, 2000, 1000+10*k, false)
+				}
+				s.write()
+				st, ref := openStore(b, s.path)
+				benchAssemble(b, mode, appendJSONL{st}, ref, skeleton(b, s.path), func() []engine.Message {
+					from := len(s.lines)
+					s.turn(s.n/4, 2000, 1000+10*s.n/4, false)
+					return appendLines(b, s.path, s.lines[from:])
+				})
+			})
 		}
 	}
+}
+
+// appendLines appends lines to the file at path and returns the host's
+// messages of them.
+func appendLines(tb testing.TB, path string, lines []string) []engine.Message {
+	tb.Helper()
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if _, err := f.WriteString(strings.Join(lines, "\n") + "\n"); err != nil {
+		tb.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		tb.Fatal(err)
+	}
+	return skeletonOf(tb, lines)
+}
+
+// skeletonOf returns the host's messages of message lines.
+func skeletonOf(tb testing.TB, lines []string) []engine.Message {
+	tb.Helper()
+	p := filepath.Join(tb.TempDir(), "lines.jsonl")
+	if err := os.WriteFile(p, []byte(strings.Join(lines, "\n")+"\n"), 0o600); err != nil {
+		tb.Fatal(err)
+	}
+	var out []engine.Message
+	for _, m := range skeleton(tb, p) {
+		out = append(out, m.Message)
+	}
+	return out
+}
+
+// benchAssemble runs one mode of the benchmarks over a session of store:
+// host is its messages, and more appends a turn to the session and returns
+// the host's messages of it.
+func benchAssemble(b *testing.B, mode string, store bs.Store, ref bs.SessionRef, host []hostMsg, more func() []engine.Message) {
+	ctx := context.Background()
+	msgs := make([]engine.Message, 0, len(host))
+	for _, m := range host {
+		msgs = append(msgs, m.Message)
+	}
+	root := b.TempDir()
+	dirs := 0
+	fresh := func() *engine.Engine {
+		dirs++
+		dir := filepath.Join(root, fmt.Sprint(dirs))
+		e := newEngine(b, store, testPolicy())
+		e.StateDir = dir
+		return e
+	}
+	peak := &heapPeak{}
+	switch mode {
+	case "first":
+		b.ReportAllocs()
+		for b.Loop() {
+			b.StopTimer()
+			dropCaches(root)
+			runtime.GC()
+			e := fresh()
+			req := engine.Request{Messages: msgs, PromptChars: 40}
+			peak.start()
+			b.StartTimer()
+			v, err := e.Assemble(ctx, ref, req)
+			b.StopTimer()
+			peak.stop()
+			if err != nil || v.Passthrough != "" {
+				b.Fatalf("first view: %v, passthrough %q", err, v.Passthrough)
+			}
+			b.StartTimer()
+		}
+		b.ReportMetric(peak.mb(), "peak-heap-MB")
+	case "next":
+		e := fresh()
+		v, err := e.Assemble(ctx, ref, engine.Request{Messages: msgs, PromptChars: 40})
+		if err != nil || v.Passthrough != "" || v.Ack == nil {
+			b.Fatalf("first view: %v, passthrough %q", err, v.Passthrough)
+		}
+		ack := *v.Ack
+		// One more served call of a turn, so that a cache (when there is
+		// one) is warm.
+		b.ReportAllocs()
+		for b.Loop() {
+			b.StopTimer()
+			add := more()
+			req := engine.Request{Messages: add, PromptChars: 40, Base: ack.Messages, BaseFingerprint: ack.Fingerprint}
+			b.StartTimer()
+			v, err := e.Assemble(ctx, ref, req)
+			if err != nil || v.Passthrough != "" || v.Ack == nil {
+				b.Fatalf("next view: %v, passthrough %q", err, v.Passthrough)
+			}
+			ack = *v.Ack
+		}
+		b.StopTimer()
+		_ = e.Close()
+	}
+}
+
+// heapPeak samples the heap (its live and not yet swept objects) every
+// millisecond while started.
+type heapPeak struct {
+	mu   sync.Mutex
+	max  uint64
+	quit chan struct{}
+	done chan struct{}
+}
+
+func (h *heapPeak) start() {
+	h.quit, h.done = make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(h.done)
+		s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+		t := time.NewTicker(time.Millisecond)
+		defer t.Stop()
+		for {
+			metrics.Read(s)
+			h.mu.Lock()
+			h.max = max(h.max, s[0].Value.Uint64())
+			h.mu.Unlock()
+			select {
+			case <-h.quit:
+				return
+			case <-t.C:
+			}
+		}
+	}()
+}
+
+func (h *heapPeak) stop() {
+	close(h.quit)
+	<-h.done
+}
+
+func (h *heapPeak) mb() float64 {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return float64(h.max) / (1 << 20)
 }

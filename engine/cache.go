@@ -48,8 +48,13 @@ type viewCache struct {
 	// joins are the joins of the host's last list of each kind of call
 	// (Request.HostCall).
 	joins map[string]*join
-	// leaves caches the ids of the messages each top-level summary covers.
-	leaves map[string][]string
+	// leaves caches the ids of the messages each top-level summary covers;
+	// rendered is the last summary message rendered, of the tops named
+	// by renderedKey, and renderedLen its JSON length (jsQuotedLen).
+	leaves      map[string][]string
+	rendered    *Summary
+	renderedKey string
+	renderedLen int
 	// The scratch of a call, kept to be reused.
 	repl    replSet
 	dec     []collapsible
@@ -63,6 +68,7 @@ type viewCache struct {
 // position, with the positions set (in the order they were set).
 type replSet struct {
 	c    [][]byte
+	n    []int // the length of each (utf16Len)
 	has  []bool
 	keys []int
 }
@@ -75,16 +81,18 @@ func (r *replSet) reset(n int) {
 	r.keys = r.keys[:0]
 	for len(r.c) < n {
 		r.c = append(r.c, nil)
+		r.n = append(r.n, 0)
 		r.has = append(r.has, false)
 	}
 }
 
-func (r *replSet) set(k int, c []byte) {
+// set sets the content of k to c, of length n (utf16Len(c)).
+func (r *replSet) set(k int, c []byte, n int) {
 	if !r.has[k] {
 		r.has[k] = true
 		r.keys = append(r.keys, k)
 	}
-	r.c[k] = c
+	r.c[k], r.n[k] = c, n
 }
 
 func (r *replSet) get(k int) ([]byte, bool) {
@@ -130,6 +138,9 @@ func newCache(ctx context.Context, store bs.Store, tr bs.Transcript, p extract.P
 func (c *viewCache) added(k int) {
 	s := &c.sm[k]
 	if s.id != "" {
+		if o, dup := c.byID[s.id]; dup {
+			c.sm[o].dupID, s.dupID = true, true
+		}
 		c.byID[s.id] = k
 	}
 	c.msgs = append(c.msgs, viewMsg{Index: -1, Line: s.line, ID: s.id, Role: s.role, Timestamp: s.ts, CallID: s.callID, Calls: s.calls, Pinned: s.pinned})
@@ -283,3 +294,16 @@ func (e *Engine) readSession(ctx context.Context, ss *sessionState, ref bs.Sessi
 // cacheCounts counts the calls served from a cache extended by what was
 // appended, and those that read the whole session (for the tests).
 var cacheCounts struct{ extended, read atomic.Int64 }
+
+// quotedLen returns the plugin's size of the summary message of tops
+// (jsQuotedLen of its text), from the cache when it rendered them last.
+func (c *viewCache) quotedLen(st *State, tops []*SummaryRecord) int {
+	s := c.render(st, tops)
+	if s == nil {
+		return jsQuotedLen("")
+	}
+	if c.renderedLen == 0 {
+		c.renderedLen = jsQuotedLen(s.Text)
+	}
+	return c.renderedLen
+}

@@ -53,6 +53,9 @@ type layer1 struct {
 	// chars is the size of the messages the view sends (every host
 	// message, after collapse), in UTF-16 code units.
 	chars int
+	// putBack are the stored messages shown with their values put back
+	// (showRestored).
+	putBack []int
 }
 
 // collapsible is what layer 1 decides for one stored message.
@@ -60,6 +63,7 @@ type collapsible struct {
 	ok      bool
 	code    extract.Code
 	content []byte // the content as an extraction would leave it
+	clen    int    // its length (utf16Len)
 	saving  int    // chars the collapse saves
 }
 
@@ -141,7 +145,7 @@ func (e *Engine) layer1(ctx context.Context, ref bs.SessionRef, c *viewCache, j 
 		}
 		d := sm[k].decision(c.pos(k), p, now)
 		if d.ok {
-			d.saving = orig(k) - utf16Len(d.content)
+			d.saving = orig(k) - d.clen
 		}
 		dec[k], hasDec[k] = d, true
 	}
@@ -164,7 +168,7 @@ func (e *Engine) layer1(ctx context.Context, ref bs.SessionRef, c *viewCache, j 
 			l.touched = append(l.touched, k)
 			l.layers = appendOnce(l.layers, "restore")
 		case d.ok:
-			l.repl.set(k, d.content)
+			l.repl.set(k, d.content, d.clen)
 		case d.code == extract.CodeAlreadyExtracted:
 			// Extracted in the transcript meanwhile: the host sends the
 			// same placeholder the view showed.
@@ -196,7 +200,7 @@ func (e *Engine) layer1(ctx context.Context, ref bs.SessionRef, c *viewCache, j 
 		}
 	}
 	for _, k := range l.repl.keys {
-		chars -= orig(k) - utf16Len(l.repl.c[k])
+		chars -= orig(k) - l.repl.n[k]
 	}
 	// New collapses wait until they are worth a change of the prefix.
 	fresh := c.fresh[:0]
@@ -205,7 +209,14 @@ func (e *Engine) layer1(ctx context.Context, ref bs.SessionRef, c *viewCache, j 
 		if !hasDec[k] || !dec[k].ok {
 			continue
 		}
-		if _, sticky := st.Collapsed[sm[k].id]; sticky {
+		// A message the sticky collapses replaced is in Collapsed (a
+		// message whose id another one on the path has too, and one shown
+		// with its values put back, are looked up).
+		sticky := l.repl.has[k] && !sm[k].dupID && !slices.Contains(l.putBack, k)
+		if !sticky {
+			_, sticky = st.Collapsed[sm[k].id]
+		}
+		if sticky {
 			continue
 		}
 		if at, ok := st.Restored[sm[k].id]; ok && now.Sub(at) < p.KeepAfterRestore && !sm[k].force {
@@ -239,7 +250,7 @@ func (e *Engine) layer1(ctx context.Context, ref bs.SessionRef, c *viewCache, j 
 		if req != nil && (worth || full) {
 			for _, k := range fresh {
 				d := dec[k]
-				l.repl.set(k, d.content)
+				l.repl.set(k, d.content, d.clen)
 				st.Collapsed[sm[k].id] = Collapsed{At: now, Chars: d.saving}
 				delete(st.Restored, sm[k].id)
 				l.touched = append(l.touched, k)
@@ -256,8 +267,8 @@ func (e *Engine) layer1(ctx context.Context, ref bs.SessionRef, c *viewCache, j 
 		m := &l.msgs[k]
 		if m.Index >= 0 {
 			n := orig(k)
-			if r, ok := l.repl.get(k); ok {
-				n = utf16Len(r)
+			if _, ok := l.repl.get(k); ok {
+				n = l.repl.n[k]
 			}
 			m.Tokens = charTokens(n)
 		}
@@ -299,8 +310,8 @@ func (e *Engine) batchView(l *layer1, req *Request, st *State, fresh []int, dec 
 			continue
 		}
 		n := hostSize(l, req, st, k)
-		if c, ok := l.repl.get(k); ok {
-			n = utf16Len(c)
+		if _, ok := l.repl.get(k); ok {
+			n = l.repl.n[k]
 		}
 		chars += n
 	}
@@ -310,11 +321,11 @@ func (e *Engine) batchView(l *layer1, req *Request, st *State, fresh []int, dec 
 		}
 	}
 	if spanSent {
-		chars += jsQuotedLen(render(st, tops).Text)
+		chars += l.c.quotedLen(st, tops)
 	}
 	for _, k := range fresh {
 		if k >= covered {
-			saving += max(hostSize(l, req, st, k)-utf16Len(dec[k].content), 0)
+			saving += max(hostSize(l, req, st, k)-dec[k].clen, 0)
 		}
 	}
 	return chars, saving
@@ -343,10 +354,10 @@ func learnHostSizes(l *layer1, req *Request, st *State) {
 		if i < 0 || s.id == "" || s.role != collapseRole {
 			continue
 		}
-		if _, ours := st.Collapsed[s.id]; ours {
+		if _, ours := l.repl.get(k); ours {
 			continue
 		}
-		if _, ours := l.repl.get(k); ours {
+		if _, ours := st.Collapsed[s.id]; ours {
 			continue
 		}
 		n := req.Messages[i].Chars
@@ -404,7 +415,8 @@ func (e *Engine) showRestored(ctx context.Context, ref bs.SessionRef, sm []store
 		id := sm[k].id
 		ids = append(ids, id)
 		delete(st.Collapsed, id)
-		l.repl.set(k, c)
+		l.repl.set(k, c, utf16Len(c))
+		l.putBack = append(l.putBack, k)
 		if !prev[id] {
 			l.touched = append(l.touched, k)
 			l.layers = appendOnce(l.layers, "restore")
@@ -476,7 +488,8 @@ func decideCollapse(s *stored, pos int, p extract.Policy, now time.Time) collaps
 	if !ok || b <= a || edited[a] != '[' {
 		return collapsible{code: extract.CodeNothing}
 	}
-	return collapsible{ok: true, code: d.Code, content: bytes.Clone(edited[a:b])}
+	content := bytes.Clone(edited[a:b])
+	return collapsible{ok: true, code: d.Code, content: content, clen: utf16Len(content)}
 }
 
 // charTokens is the base token count of n characters (chars/4, rounded

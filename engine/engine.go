@@ -142,7 +142,7 @@ func (e *Engine) Assemble(ctx context.Context, ref bs.SessionRef, req Request) (
 				k = j.hostK[i]
 			}
 			if c, ok := l.repl.get(k); ok {
-				chars += utf16Len(c)
+				chars += l.repl.n[k]
 				view.Replace = append(view.Replace, Replacement{Index: i, Content: json.RawMessage(c)})
 			} else {
 				chars += req.Messages[i].Chars

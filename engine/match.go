@@ -60,8 +60,9 @@ type stored struct {
 	// window, the restore protection left out (see decision).
 	window int
 	old    collapsible
-	// described is true once the line was read and described.
-	described bool
+	// described is true once the line was read and described; dupID
+	// that another context message has the same id.
+	described, dupID bool
 }
 
 // readStored reads the context messages of tr's active path, described

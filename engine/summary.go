@@ -211,7 +211,7 @@ func (e *Engine) planSummaries(ctx context.Context, in summaryInput) (summaryPla
 	}
 	p.applied(true) // logs the summaries the view drops
 	tops, pos := p.applied(false)
-	plan.Summary = render(in.State, tops)
+	plan.Summary = in.cache.render(in.State, tops)
 	if plan.Summary != nil {
 		plan.FirstKept = pos
 	}
@@ -941,11 +941,44 @@ func (e *Engine) logSummary(ref bs.SessionRef, r *SummaryRecord) {
 
 // render returns the view's summary message for tops, nil for none: each
 // summary's header and text, oldest first.
-func render(st *State, tops []*SummaryRecord) *Summary {
+func render(st *State, tops []*SummaryRecord) *Summary { return (*viewCache)(nil).render(st, tops) }
+
+// render is the package's render, with the ids each summary covers and
+// the last summary message taken from the cache c when it is not nil.
+func (c *viewCache) render(st *State, tops []*SummaryRecord) *Summary {
 	if len(tops) == 0 {
 		return nil
 	}
-	byID := index(st)
+	key := ""
+	if c != nil {
+		var b strings.Builder
+		for _, t := range tops {
+			b.WriteString(t.ID)
+			b.WriteByte(' ')
+		}
+		key = b.String()
+		if c.rendered != nil && c.renderedKey == key {
+			s := *c.rendered
+			return &s
+		}
+	}
+	var byID map[string]*SummaryRecord
+	count := func(t *SummaryRecord) int {
+		if c != nil {
+			if ids, ok := c.leaves[t.ID]; ok {
+				return len(ids)
+			}
+		}
+		if byID == nil {
+			byID = index(st)
+		}
+		return len(leaves(byID, t))
+	}
+	defer func() {
+		if c != nil && c.rendered != nil {
+			c.renderedKey = key
+		}
+	}()
 	s := &Summary{}
 	var b strings.Builder
 	var newest *SummaryRecord
@@ -953,7 +986,7 @@ func render(st *State, tops []*SummaryRecord) *Summary {
 		if i > 0 {
 			b.WriteString("\n\n")
 		}
-		b.WriteString(header(t.ID, t.Level, len(leaves(byID, t))))
+		b.WriteString(header(t.ID, t.Level, count(t)))
 		b.WriteString("\n")
 		b.WriteString(t.Text)
 		s.Level = max(s.Level, t.Level)
@@ -963,6 +996,10 @@ func render(st *State, tops []*SummaryRecord) *Summary {
 		}
 	}
 	s.ID, s.Timestamp, s.Text = newest.ID, newest.CreatedAt.UnixMilli(), b.String()
+	if c != nil {
+		cp := *s
+		c.rendered, c.renderedLen = &cp, 0
+	}
 	return s
 }
 
