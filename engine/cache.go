@@ -45,6 +45,13 @@ type viewCache struct {
 	sm   []stored
 	byID map[string]int
 	msgs []viewMsg
+	// hot is what layer 1 reads of each context message on every call,
+	// kept compact.
+	hot []hotMsg
+	// coll mirrors which context messages are in collFor.Collapsed (see
+	// mirrorOf).
+	coll    []bool
+	collFor *State
 	// joins are the joins of the host's last list of each kind of call
 	// (Request.HostCall).
 	joins map[string]*join
@@ -52,16 +59,31 @@ type viewCache struct {
 	// rendered is the last summary message rendered, of the tops named
 	// by renderedKey, and renderedLen its JSON length (jsQuotedLen).
 	leaves      map[string][]string
+	found       map[string]int
 	rendered    *Summary
 	renderedKey string
 	renderedLen int
 	// The scratch of a call, kept to be reused.
 	repl    replSet
-	dec     []collapsible
-	hasDec  []bool
+	dec     []uint8
 	sent    []bool
+	cum     []int
 	fresh   []int
 	touched []int
+}
+
+// hotMsg is what layer 1 reads of a context message on every call (see
+// stored).
+type hotMsg struct {
+	// cand is true for a tool result with content: layer 1 decides it.
+	cand bool
+	// oldOK, force, dup, restored and window are stored.old.ok,
+	// stored.force, stored.dupID, a stored.restoredAt that is set, and
+	// stored.window.
+	oldOK, force, dup, restored bool
+	window                      int32
+	// clen is the length of stored.old.content.
+	clen int32
 }
 
 // replSet is the new content of the stored messages a view replaces, by
@@ -137,9 +159,12 @@ func newCache(ctx context.Context, store bs.Store, tr bs.Transcript, p extract.P
 // added records the new context message sm[k] in byID and msgs.
 func (c *viewCache) added(k int) {
 	s := &c.sm[k]
+	c.hot = append(c.hot, hotMsg{cand: s.typ == "message" && s.role == collapseRole && s.hasContent, oldOK: s.old.ok,
+		force: s.force, restored: !s.restoredAt.IsZero(), window: int32(min(max(s.window, -1), 1<<30)), clen: int32(s.old.clen)})
 	if s.id != "" {
 		if o, dup := c.byID[s.id]; dup {
 			c.sm[o].dupID, s.dupID = true, true
+			c.hot[o].dup, c.hot[k].dup = true, true
 		}
 		c.byID[s.id] = k
 	}
@@ -306,4 +331,26 @@ func (c *viewCache) quotedLen(st *State, tops []*SummaryRecord) int {
 		c.renderedLen = jsQuotedLen(s.Text)
 	}
 	return c.renderedLen
+}
+
+// verifiedAt returns where the messages of summary id were found among the
+// cache's context messages (see verified).
+func (c *viewCache) verifiedAt(id string) (int, bool) {
+	if c == nil {
+		return 0, false
+	}
+	at, ok := c.found[id]
+	return at, ok
+}
+
+// verified records that the messages summary id covers are the cache's
+// context messages from at on.
+func (c *viewCache) verified(id string, at int) {
+	if c == nil {
+		return
+	}
+	if c.found == nil || len(c.found) > 1024 {
+		c.found = map[string]int{}
+	}
+	c.found[id] = at
 }

@@ -113,10 +113,10 @@ func (e *Engine) layer1(ctx context.Context, ref bs.SessionRef, c *viewCache, j 
 		l.matched = len(sm)
 	}
 	l.msgs = c.msgs
-	for k := range l.msgs {
-		l.msgs[k].Index, l.msgs[k].Tokens = -1, 0
-	}
 	if req != nil && l.matched == 0 {
+		for k := range l.msgs {
+			l.msgs[k].Index, l.msgs[k].Tokens = -1, 0
+		}
 		return l // a passthrough: nothing else is decided
 	}
 	now := e.now()
@@ -124,7 +124,7 @@ func (e *Engine) layer1(ctx context.Context, ref bs.SessionRef, c *viewCache, j 
 	adoptSourceRestores(sm, st)
 	for id, at := range st.Restored {
 		if now.Sub(at) >= p.KeepAfterRestore {
-			delete(st.Restored, id) // its protection is over
+			st.delRestored(id) // its protection is over
 		}
 	}
 	orig := func(k int) int {
@@ -133,54 +133,84 @@ func (e *Engine) layer1(ctx context.Context, ref bs.SessionRef, c *viewCache, j 
 		}
 		return sm[k].chars
 	}
+	// The decision of each tool result sent (see stored.decision), from
+	// the cache's compact copy of what it needs.
 	for len(c.dec) < len(sm) {
-		c.dec = append(c.dec, collapsible{})
-		c.hasDec = append(c.hasDec, false)
+		c.dec = append(c.dec, decNone)
 	}
-	dec, hasDec := c.dec[:len(sm)], c.hasDec[:len(sm)]
-	for k := range sm {
-		hasDec[k] = false
-		if l.index[k] < 0 || sm[k].typ != "message" || sm[k].role != collapseRole || !sm[k].hasContent {
-			continue
+	dec, hot, index := c.dec[:len(sm)], c.hot[:len(sm)], l.index[:len(sm)]
+	last := len(sm) - 1
+	for k := range dec {
+		h := &hot[k]
+		switch {
+		case !h.cand || index[k] < 0:
+			dec[k] = decNone
+		case !h.oldOK:
+			dec[k] = decNo
+		case !h.force && h.restored && now.Sub(sm[k].restoredAt) < p.KeepAfterRestore:
+			dec[k] = decNo
+		case last-k < int(h.window): // a tool result is never a compaction: its position is last-k
+			dec[k] = decNo
+		default:
+			dec[k] = decOK
 		}
-		d := sm[k].decision(c.pos(k), p, now)
-		if d.ok {
-			d.saving = orig(k) - d.clen
-		}
-		dec[k], hasDec[k] = d, true
 	}
-	// Sticky collapses first: they are part of the cached prefix.
+	// Sticky collapses first: they are part of the cached prefix. The
+	// entries of Collapsed on the path are those the cache's mirror marks
+	// (and those whose id another message has too).
 	byID := c.byID
-	for id := range st.Collapsed {
-		k, ok := byID[id]
-		if !ok || l.index[k] < 0 {
-			continue // not in this view (summarized, off the path, not sent)
-		}
-		d := dec[k]
-		if !hasDec[k] {
-			d = collapsible{}
+	c.mirrorOf(st)
+	sticky := func(id string, k int) {
+		if index[k] < 0 {
+			return // not in this view (summarized, not sent)
 		}
 		switch {
 		case sm[k].role != collapseRole:
 			// Collapsed by an earlier version that collapsed other
 			// roles too: shown as the host sends it from now on.
-			delete(st.Collapsed, id)
+			st.delCollapsed(id)
 			l.touched = append(l.touched, k)
 			l.layers = appendOnce(l.layers, "restore")
-		case d.ok:
-			l.repl.set(k, d.content, d.clen)
-		case d.code == extract.CodeAlreadyExtracted:
-			// Extracted in the transcript meanwhile: the host sends the
-			// same placeholder the view showed.
+		case dec[k] == decOK:
+			l.repl.set(k, sm[k].old.content, sm[k].old.clen)
 		default:
-			delete(st.Collapsed, id)
+			var code extract.Code
+			if dec[k] == decNo {
+				code = sm[k].decision(c.pos(k), p, now).code
+			}
+			if code == extract.CodeAlreadyExtracted {
+				// Extracted in the transcript meanwhile: the host sends
+				// the same placeholder the view showed.
+				return
+			}
+			st.delCollapsed(id)
 			l.touched = append(l.touched, k)
 			l.layers = appendOnce(l.layers, "restore")
-			e.log().Debug("collapsed value shown in full again", "session", ref.String(), "entry", id, "code", string(d.code))
+			e.log().Debug("collapsed value shown in full again", "session", ref.String(), "entry", id, "code", string(code))
+		}
+	}
+	coll, dups := c.coll, false
+	for k := range coll {
+		if hot[k].dup {
+			dups = true
+			continue
+		}
+		if coll[k] {
+			sticky(sm[k].id, k)
+		}
+	}
+	if dups {
+		for k := range sm {
+			if !hot[k].dup {
+				continue
+			}
+			if _, in := st.Collapsed[sm[k].id]; in && byID[sm[k].id] == k {
+				sticky(sm[k].id, k)
+			}
 		}
 	}
 	for _, id := range st.Expanded {
-		if k, ok := byID[id]; ok && l.index[k] >= 0 {
+		if k, ok := byID[id]; ok && index[k] >= 0 {
 			if _, still := l.repl.get(k); !still {
 				l.touched = append(l.touched, k)
 				l.layers = appendOnce(l.layers, "restore")
@@ -191,9 +221,7 @@ func (e *Engine) layer1(ctx context.Context, ref bs.SessionRef, c *viewCache, j 
 	// The view's size with the sticky collapses.
 	chars := 0
 	if req != nil {
-		for i := range req.Messages {
-			chars += req.Messages[i].Chars
-		}
+		chars = req.chars()
 	} else {
 		for k := range sm {
 			chars += sm[k].chars
@@ -205,30 +233,23 @@ func (e *Engine) layer1(ctx context.Context, ref bs.SessionRef, c *viewCache, j 
 	// New collapses wait until they are worth a change of the prefix.
 	fresh := c.fresh[:0]
 	saving := 0
-	for k := range sm {
-		if !hasDec[k] || !dec[k].ok {
+	for k := range dec {
+		if dec[k] != decOK {
 			continue
 		}
 		// A message the sticky collapses replaced is in Collapsed (a
 		// message whose id another one on the path has too, and one shown
 		// with its values put back, are looked up).
-		sticky := l.repl.has[k] && !sm[k].dupID && !slices.Contains(l.putBack, k)
-		if !sticky {
-			_, sticky = st.Collapsed[sm[k].id]
-		}
-		if sticky {
+		if c.collapsed(st, k) {
 			continue
 		}
 		if at, ok := st.Restored[sm[k].id]; ok && now.Sub(at) < p.KeepAfterRestore && !sm[k].force {
 			continue
 		}
 		fresh = append(fresh, k)
-		saving += dec[k].saving
+		saving += orig(k) - int(hot[k].clen)
 	}
 	c.fresh = fresh[:0]
-	for k := range sm {
-		l.msgs[k].Index = l.index[k]
-	}
 	if req != nil {
 		learnHostSizes(l, req, st)
 	}
@@ -236,7 +257,7 @@ func (e *Engine) layer1(ctx context.Context, ref bs.SessionRef, c *viewCache, j 
 		prompt, viewChars, viewSaving := 0, chars, saving
 		if req != nil {
 			prompt = req.PromptChars
-			viewChars, viewSaving = e.batchView(l, req, st, fresh, dec)
+			viewChars, viewSaving = e.batchView(l, req, st, fresh)
 		}
 		viewTokens := charTokens(viewChars + prompt)
 		savingTokens := charTokens(viewSaving)
@@ -249,10 +270,10 @@ func (e *Engine) layer1(ctx context.Context, ref bs.SessionRef, c *viewCache, j 
 		full := window > 0 && float64(predict(viewTokens, st.Calibration)) > s.PruneTriggerPercent/100*float64(window)
 		if req != nil && (worth || full) {
 			for _, k := range fresh {
-				d := dec[k]
+				d := &sm[k].old
 				l.repl.set(k, d.content, d.clen)
-				st.Collapsed[sm[k].id] = Collapsed{At: now, Chars: d.saving}
-				delete(st.Restored, sm[k].id)
+				st.setCollapsed(sm[k].id, Collapsed{At: now, Chars: orig(k) - d.clen})
+				st.delRestored(sm[k].id)
 				l.touched = append(l.touched, k)
 			}
 			chars -= saving
@@ -263,18 +284,34 @@ func (e *Engine) layer1(ctx context.Context, ref bs.SessionRef, c *viewCache, j 
 		}
 	}
 	l.chars = chars
-	for k := range sm {
+	has := l.repl.has
+	cum, sum := c.cum[:0], 0
+	for k := range l.msgs {
 		m := &l.msgs[k]
+		m.Index, m.Tokens = index[k], 0
 		if m.Index >= 0 {
-			n := orig(k)
-			if _, ok := l.repl.get(k); ok {
+			n := 0
+			if has[k] {
 				n = l.repl.n[k]
+			} else {
+				n = orig(k)
 			}
 			m.Tokens = charTokens(n)
 		}
+		sum += m.Tokens
+		cum = append(cum, sum)
 	}
+	c.cum = cum
 	return l
 }
+
+// The decisions of layer 1 for one stored message in a call: not a tool
+// result sent, one that stays in full, one that collapses.
+const (
+	decNone uint8 = iota
+	decNo
+	decOK
+)
 
 // batchView returns what the batch rule measures on a request: the size
 // of the view the model is sent with the sticky collapses, and what the
@@ -290,7 +327,7 @@ func (e *Engine) layer1(ctx context.Context, ref bs.SessionRef, c *viewCache, j 
 //     turn-start call their stored size.
 //
 // A value collapsed under the summary saves the model nothing.
-func (e *Engine) batchView(l *layer1, req *Request, st *State, fresh []int, dec []collapsible) (chars, saving int) {
+func (e *Engine) batchView(l *layer1, req *Request, st *State, fresh []int) (chars, saving int) {
 	sm := l.st
 	tops, covered := (&planner{e: e, in: &summaryInput{State: st, Msgs: l.msgs, cache: l.c}}).applied(false)
 	sent := l.c.sent[:0]
@@ -325,7 +362,7 @@ func (e *Engine) batchView(l *layer1, req *Request, st *State, fresh []int, dec 
 	}
 	for _, k := range fresh {
 		if k >= covered {
-			saving += max(hostSize(l, req, st, k)-dec[k].clen, 0)
+			saving += max(hostSize(l, req, st, k)-l.st[k].old.clen, 0)
 		}
 	}
 	return chars, saving
@@ -357,23 +394,20 @@ func learnHostSizes(l *layer1, req *Request, st *State) {
 		if _, ours := l.repl.get(k); ours {
 			continue
 		}
-		if _, ours := st.Collapsed[s.id]; ours {
+		if l.c.collapsed(st, k) {
 			continue
 		}
 		n := req.Messages[i].Chars
 		switch {
 		case n < s.chars:
-			if st.HostSizes == nil {
-				st.HostSizes = map[string]HostSize{}
-			}
-			st.HostSizes[s.id] = HostSize{Stored: s.chars, Chars: n}
+			st.setHostSize(s.id, HostSize{Stored: s.chars, Chars: n})
 		case req.HostCall == CallModelRequest:
-			delete(st.HostSizes, s.id)
+			st.delHostSize(s.id)
 		}
 	}
 	for id := range st.HostSizes {
 		if _, onPath := l.c.byID[id]; !onPath && id != "" {
-			delete(st.HostSizes, id)
+			st.delHostSize(id)
 		}
 	}
 }
@@ -414,7 +448,7 @@ func (e *Engine) showRestored(ctx context.Context, ref bs.SessionRef, sm []store
 	for k, c := range full {
 		id := sm[k].id
 		ids = append(ids, id)
-		delete(st.Collapsed, id)
+		st.delCollapsed(id)
 		l.repl.set(k, c, utf16Len(c))
 		l.putBack = append(l.putBack, k)
 		if !prev[id] {

@@ -99,7 +99,7 @@ func (e *Engine) Assemble(ctx context.Context, ref bs.SessionRef, req Request) (
 	compactions := st.Compactions
 	if view.Passthrough == "" {
 		in := summaryInput{Ref: ref, Tr: tr, Msgs: l.msgs, Window: e.window(&req), State: st,
-			Tokens: predict(charTokens(l.chars+req.PromptChars), st.Calibration), cache: c,
+			Tokens: predict(charTokens(l.chars+req.PromptChars), st.Calibration), cache: c, cum: c.cum,
 			open: func(ctx context.Context) (bs.Transcript, error) { return e.Store.Open(ctx, ref, nil) }}
 		plan, err = e.planSummaries(ctx, in)
 		if err != nil {
@@ -130,9 +130,7 @@ func (e *Engine) Assemble(ctx context.Context, ref bs.SessionRef, req Request) (
 	lastK := -1
 	if view.Passthrough != "" {
 		view.Summary, view.FirstKept = nil, 0
-		for i := range req.Messages {
-			chars += req.Messages[i].Chars
-		}
+		chars = req.chars()
 		e.log().Info("engine: the host's messages pass through unchanged", "session", name, "reason", view.Passthrough,
 			"messages", len(req.Messages), "matched", l.matched)
 	} else {
@@ -167,9 +165,7 @@ func (e *Engine) Assemble(ctx context.Context, ref bs.SessionRef, req Request) (
 	turn := Turn{N: 1, At: e.now(), Messages: len(req.Messages), Matched: l.matched, Unmatched: l.unmatched,
 		BaseTokens: base, Predicted: view.PredictedTokens, Layers: view.Layers, Passthrough: view.Passthrough,
 		Replaced: len(view.Replace), Chars: chars}
-	for i := range req.Messages {
-		turn.HostChars += req.Messages[i].Chars
-	}
+	turn.HostChars = req.chars()
 	turn.ViewMessages = len(req.Messages) - view.FirstKept
 	if view.Summary != nil {
 		turn.ViewMessages++
@@ -244,13 +240,15 @@ func elapsedMS(d time.Duration) float64 { return float64(d.Microseconds()) / 100
 // after the last host message the summary covers, so that a host message
 // between the summarized span and the kept one is kept.
 func firstKeptIndex(msgs []viewMsg, firstKept int) int {
-	last := -1
-	for j := 0; j < firstKept && j < len(msgs); j++ {
-		if msgs[j].Index > last {
-			last = msgs[j].Index
+	// The join is monotone (a later stored message is matched to a later
+	// host message): the last matched before firstKept holds the largest
+	// index.
+	for j := min(firstKept, len(msgs)) - 1; j >= 0; j-- {
+		if msgs[j].Index >= 0 {
+			return msgs[j].Index + 1
 		}
 	}
-	return last + 1
+	return 0
 }
 
 // prefixChanged reports whether the view of cur changes the prefix the

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"maps"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -157,30 +158,27 @@ func (a stateStamp) same(b stateStamp) bool { return a.file.same(b.file) && a.jo
 
 // savedState is what the state file and its journal hold of the state a
 // session holds in memory: what the next journal record is the change
-// from.
+// from (with the keys of the maps changed since, State.track).
 type savedState struct {
-	journal    string
-	records    int
-	bytes      int
-	summaries  int
-	lastTurn   int
-	measured   map[int]int // turn → Measured, of the turns a view may still measure
-	collapsed  map[string]Collapsed
-	restored   map[string]time.Time
-	hostSizes  map[string]HostSize
-	turnsCount int
+	journal   string
+	records   int
+	bytes     int
+	summaries int
+	lastTurn  int
+	measured  map[int]int // turn → Measured, of the turns a view may still measure
 }
 
-// savedOf returns what st holds, just written or read.
+// savedOf returns what st holds, just written or read, and starts
+// tracking its changes.
 func savedOf(st *State) *savedState {
-	s := &savedState{journal: st.Journal, summaries: len(st.Summaries), collapsed: maps.Clone(st.Collapsed),
-		restored: maps.Clone(st.Restored), hostSizes: maps.Clone(st.HostSizes), measured: map[int]int{}, turnsCount: len(st.Turns)}
+	s := &savedState{journal: st.Journal, summaries: len(st.Summaries), measured: map[int]int{}}
 	if n := len(st.Turns); n > 0 {
 		s.lastTurn = st.Turns[n-1].N
 	}
 	for i := max(len(st.Turns)-measureScan-1, 0); i < len(st.Turns); i++ {
 		s.measured[st.Turns[i].N] = st.Turns[i].Measured
 	}
+	st.track = &stateTrack{}
 	return s
 }
 
@@ -227,7 +225,7 @@ func (e *Engine) saveView(ss *sessionState, ref bs.SessionRef, st *State) error 
 		return err
 	}
 	sv := ss.saved
-	whole := sv == nil || ss.st != st || e.noIncremental || st.Journal == "" || sv.journal != st.Journal ||
+	whole := sv == nil || ss.st != st || st.track == nil || e.noIncremental || st.Journal == "" || sv.journal != st.Journal ||
 		sv.summaries != len(st.Summaries) || sv.records >= maxJournalRecords || sv.bytes >= maxJournalBytes
 	if !whole {
 		if now, err := stampState(path); err != nil || !now.same(ss.stamp) {
@@ -295,44 +293,157 @@ func (s *savedState) record(st *State) *journalRecord {
 	for i := max(len(st.Turns)-measureScan-1, 0); i < len(st.Turns); i++ {
 		s.measured[st.Turns[i].N] = st.Turns[i].Measured
 	}
-	r.Collapsed, r.Uncollapsed = diffMap(s.collapsed, st.Collapsed, func(a, b Collapsed) bool { return a.Chars == b.Chars && a.At.Equal(b.At) })
-	r.Restored, r.Unrestored = diffMap(s.restored, st.Restored, func(a, b time.Time) bool { return a.Equal(b) })
-	r.HostSizes, r.HostSizesDel = diffMap(s.hostSizes, st.HostSizes, func(a, b HostSize) bool { return a == b })
-	if s.hostSizes == nil && len(r.HostSizes) > 0 {
-		s.hostSizes = map[string]HostSize{}
+	t := st.track
+	for id := range t.collapsed {
+		if v, ok := st.Collapsed[id]; ok {
+			if r.Collapsed == nil {
+				r.Collapsed = map[string]Collapsed{}
+			}
+			r.Collapsed[id] = v
+		} else {
+			r.Uncollapsed = append(r.Uncollapsed, id)
+		}
 	}
-	maps.Copy(s.collapsed, r.Collapsed)
-	for _, id := range r.Uncollapsed {
-		delete(s.collapsed, id)
+	for id := range t.restored {
+		if v, ok := st.Restored[id]; ok {
+			if r.Restored == nil {
+				r.Restored = map[string]time.Time{}
+			}
+			r.Restored[id] = v
+		} else {
+			r.Unrestored = append(r.Unrestored, id)
+		}
 	}
-	maps.Copy(s.restored, r.Restored)
-	for _, id := range r.Unrestored {
-		delete(s.restored, id)
+	for id := range t.hostSizes {
+		if v, ok := st.HostSizes[id]; ok {
+			if r.HostSizes == nil {
+				r.HostSizes = map[string]HostSize{}
+			}
+			r.HostSizes[id] = v
+		} else {
+			r.HostSizesDel = append(r.HostSizesDel, id)
+		}
 	}
-	maps.Copy(s.hostSizes, r.HostSizes)
-	for _, id := range r.HostSizesDel {
-		delete(s.hostSizes, id)
-	}
+	slices.Sort(r.Uncollapsed)
+	slices.Sort(r.Unrestored)
+	slices.Sort(r.HostSizesDel)
+	*t = stateTrack{}
 	return r
 }
 
-// diffMap returns the entries of cur that saved does not hold (or holds
-// otherwise), and the keys of saved that cur does not hold.
-func diffMap[V any](saved, cur map[string]V, eq func(a, b V) bool) (set map[string]V, del []string) {
-	for k, v := range cur {
-		if sv, ok := saved[k]; !ok || !eq(sv, v) {
-			if set == nil {
-				set = map[string]V{}
-			}
-			set[k] = v
+// stateTrack records the keys of a state's maps changed since it was last
+// written or read: the next journal record holds them.
+type stateTrack struct {
+	collapsed, restored, hostSizes map[string]struct{}
+}
+
+func note(m *map[string]struct{}, id string) {
+	if *m == nil {
+		*m = map[string]struct{}{}
+	}
+	(*m)[id] = struct{}{}
+}
+
+// setCollapsed, delCollapsed, setRestored, delRestored, setHostSize and
+// delHostSize change the state's maps: every change of a state that a
+// journal record may save goes through them.
+func (st *State) setCollapsed(id string, c Collapsed) {
+	st.Collapsed[id] = c
+	if st.track != nil {
+		note(&st.track.collapsed, id)
+	}
+	st.mirror.collapsedChanged(st, id, true)
+}
+
+func (st *State) delCollapsed(id string) {
+	if _, ok := st.Collapsed[id]; !ok {
+		return
+	}
+	delete(st.Collapsed, id)
+	if st.track != nil {
+		note(&st.track.collapsed, id)
+	}
+	st.mirror.collapsedChanged(st, id, false)
+}
+
+func (st *State) setRestored(id string, at time.Time) {
+	st.Restored[id] = at
+	if st.track != nil {
+		note(&st.track.restored, id)
+	}
+}
+
+func (st *State) delRestored(id string) {
+	if _, ok := st.Restored[id]; !ok {
+		return
+	}
+	delete(st.Restored, id)
+	if st.track != nil {
+		note(&st.track.restored, id)
+	}
+}
+
+func (st *State) setHostSize(id string, h HostSize) {
+	if st.HostSizes == nil {
+		st.HostSizes = map[string]HostSize{}
+	}
+	st.HostSizes[id] = h
+	if st.track != nil {
+		note(&st.track.hostSizes, id)
+	}
+}
+
+func (st *State) delHostSize(id string) {
+	if _, ok := st.HostSizes[id]; !ok {
+		return
+	}
+	delete(st.HostSizes, id)
+	if st.track != nil {
+		note(&st.track.hostSizes, id)
+	}
+}
+
+// collapsed reports whether the id of context message k of c is in
+// st.Collapsed, from c's mirror of it (see mirrorOf).
+func (c *viewCache) collapsed(st *State, k int) bool {
+	if c.hot[k].dup {
+		_, ok := st.Collapsed[c.sm[k].id]
+		return ok
+	}
+	c.mirrorOf(st)
+	return c.coll[k]
+}
+
+// mirrorOf makes c.coll tell, for each context message, whether its id is
+// in st.Collapsed (for a message whose id another one has too, whether it
+// is the one byID names): st's changes keep it up to date from then on.
+func (c *viewCache) mirrorOf(st *State) {
+	if st.mirror == c && c.collFor == st && len(c.coll) <= len(c.sm) {
+		// Messages appended since are new ids, none collapsed.
+		for len(c.coll) < len(c.sm) {
+			c.coll = append(c.coll, false)
+		}
+		return
+	}
+	c.coll = c.coll[:0]
+	for range c.sm {
+		c.coll = append(c.coll, false)
+	}
+	for id := range st.Collapsed {
+		if k, ok := c.byID[id]; ok {
+			c.coll[k] = true
 		}
 	}
-	if len(saved) != len(cur) || set != nil {
-		for k := range saved {
-			if _, ok := cur[k]; !ok {
-				del = append(del, k)
-			}
-		}
+	c.collFor, st.mirror = st, c
+}
+
+// collapsedChanged updates the mirror of c for a change of id in
+// Collapsed.
+func (c *viewCache) collapsedChanged(st *State, id string, in bool) {
+	if c == nil || c.collFor != st {
+		return
 	}
-	return set, del
+	if k, ok := c.byID[id]; ok && k < len(c.coll) {
+		c.coll[k] = in
+	}
 }

@@ -55,7 +55,7 @@ func (e *Engine) RecordRestore(ctx context.Context, ref bs.SessionRef, entryID s
 	now := e.now()
 	for id, t := range st.Restored {
 		if id != entryID && now.Sub(t) >= keep {
-			delete(st.Restored, id) // its protection is over
+			st.delRestored(id) // its protection is over
 		}
 	}
 	if err := e.saveState(ref, st); err != nil {
@@ -96,11 +96,11 @@ func (e *Engine) Restores(ctx context.Context, ref bs.SessionRef) (map[string]ti
 func (st *State) noteRestore(id string, at time.Time) bool {
 	st.ensureMaps()
 	if prev, ok := st.Restored[id]; !ok || at.After(prev) {
-		st.Restored[id] = at
+		st.setRestored(id, at)
 	}
 	_, was := st.Collapsed[id]
 	if was {
-		delete(st.Collapsed, id)
+		st.delCollapsed(id)
 		st.Expanded = appendOnce(st.Expanded, id)
 	}
 	return was
@@ -131,7 +131,7 @@ func adoptSourceRestores(sm []stored, st *State) {
 		if !ok {
 			continue
 		}
-		delete(st.Restored, key)
+		st.delRestored(key)
 		st.noteRestore(s.id, at)
 	}
 }

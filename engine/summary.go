@@ -307,8 +307,15 @@ func (p *planner) applied(logIt bool) ([]*SummaryRecord, int) {
 	for _, tp := range tops {
 		t, ids := tp.r, tp.ids
 		ok := len(ids) > 0 && pos+len(ids) <= len(msgs)
-		for k := 0; ok && k < len(ids); k++ {
-			ok = msgs[pos+k].ID == ids[k]
+		// The messages of a cache only grow: a summary found at pos once
+		// is there for good.
+		if at, seen := c.verifiedAt(t.ID); !ok || !seen || at != pos {
+			for k := 0; ok && k < len(ids); k++ {
+				ok = msgs[pos+k].ID == ids[k]
+			}
+			if ok {
+				c.verified(t.ID, pos)
+			}
 		}
 		if ok {
 			out = append(out, t)
@@ -375,13 +382,8 @@ func scale(st *State) float64 {
 // messages from pos on.
 func (p *planner) viewTokens(tops []*SummaryRecord, pos int) int {
 	r := scale(p.in.State)
-	all, tail := 0, 0
-	for i, m := range p.in.Msgs {
-		all += m.Tokens
-		if i >= pos {
-			tail += m.Tokens
-		}
-	}
+	all := p.tokens(0, len(p.in.Msgs))
+	tail := p.tokens(pos, len(p.in.Msgs))
 	extra := max(p.in.Tokens-int(r*float64(all)), 0)
 	return extra + int(r*float64(tail+summaryTokens(tops)))
 }
@@ -597,11 +599,29 @@ func (p *planner) protect(msgs []viewMsg, ok []bool, pos, cut int) int {
 // spanCost returns by how many calibrated tokens summarizing msgs[from:to]
 // shrinks the view (negative when the summary is expected to be larger).
 func (p *planner) spanCost(from, to int) int {
+	n := p.tokens(from, to)
+	return int(scale(p.in.State) * float64(n-estimate(n)))
+}
+
+// tokens returns the sum of the Tokens of Msgs[from:to] (from the cache's
+// sums when the input has them).
+func (p *planner) tokens(from, to int) int {
+	from, to = max(from, 0), min(to, len(p.in.Msgs))
+	if from >= to {
+		return 0
+	}
+	if c := p.in.cum; len(c) == len(p.in.Msgs) {
+		n := c[to-1]
+		if from > 0 {
+			n -= c[from-1]
+		}
+		return n
+	}
 	n := 0
 	for _, m := range p.in.Msgs[from:to] {
 		n += m.Tokens
 	}
-	return int(scale(p.in.State) * float64(n-estimate(n)))
+	return n
 }
 
 // start starts the job the view needs next, if any: a summary of messages

@@ -68,6 +68,21 @@ type Request struct {
 	// batchWindow is the window the batch rule measures against (see
 	// requestWindow); 0 means the window of TokenBudget.
 	batchWindow int
+	// sums, when not nil, are the sums of Messages' Chars: sums[i] of
+	// the first i+1 (see chars).
+	sums []int
+}
+
+// chars returns the sum of the Chars of the request's messages.
+func (r *Request) chars() int {
+	if len(r.sums) == len(r.Messages) && len(r.sums) > 0 {
+		return r.sums[len(r.sums)-1]
+	}
+	n := 0
+	for i := range r.Messages {
+		n += r.Messages[i].Chars
+	}
+	return n
 }
 
 // The host's assemble calls (Request.HostCall). OpenClaw (2026.7 and
@@ -202,6 +217,12 @@ type State struct {
 	// <sessionId>.journal, apply to it only when they carry this name
 	// (a state file written later starts another journal).
 	Journal string `json:"journal,omitempty"`
+
+	// track records the changes since the state was last written or read
+	// (nil when they are not tracked); mirror is the cache that mirrors
+	// Collapsed (see viewCache.mirrorOf).
+	track  *stateTrack
+	mirror *viewCache
 }
 
 // HostSize is the size the host sends one stored message at.
@@ -513,6 +534,9 @@ type summaryInput struct {
 	// Tr is nil and a summary needs its lines.
 	cache *viewCache
 	open  func(context.Context) (bs.Transcript, error)
+	// cum, when as long as Msgs, are the sums of their Tokens: cum[i] of
+	// the first i+1.
+	cum []int
 }
 
 // summaryPlan is the summary part of a view.

@@ -67,6 +67,8 @@ type ackedList struct {
 	// those acknowledged).
 	msgs  []Message
 	chain []string
+	// sums are the sums of the Chars of msgs (Request.sums).
+	sums []int
 	// j is the join of the first jValid messages of msgs to the
 	// session's cache j.c (nil for none).
 	j      *join
@@ -103,6 +105,8 @@ func (ss *sessionState) resolveBase(req *Request) error {
 		// Held without spare capacity: an extension in place never writes
 		// into the caller's array.
 		a.msgs, a.chain, a.jValid = slices.Clip(req.Messages), a.chain[:same], min(a.jValid, same)
+		a.sum(min(same, len(a.sums)))
+		req.sums = a.sums
 		return nil
 	}
 	if req.Base < 0 {
@@ -121,9 +125,23 @@ func (ss *sessionState) resolveBase(req *Request) error {
 	// Base messages stay; what follows is this call's.
 	a.msgs = append(a.msgs[:req.Base], req.Messages...)
 	a.chain, a.jValid = a.chain[:req.Base], min(a.jValid, req.Base)
-	req.Messages = a.msgs
+	a.sum(min(req.Base, len(a.sums)))
+	req.Messages, req.sums = a.msgs, a.sums
 	req.Base, req.BaseFingerprint = 0, ""
 	return nil
+}
+
+// sum makes a.sums the sums of a.msgs, the first from of them known.
+func (a *ackedList) sum(from int) {
+	a.sums = a.sums[:from]
+	n := 0
+	if from > 0 {
+		n = a.sums[from-1]
+	}
+	for i := from; i < len(a.msgs); i++ {
+		n += a.msgs[i].Chars
+		a.sums = append(a.sums, n)
+	}
 }
 
 // joinOf returns the join of req.Messages (resolved by resolveBase) to
