@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -14,6 +15,8 @@ import (
 
 	bs "github.com/brainsurgeon/brainsurgeon"
 	"github.com/brainsurgeon/brainsurgeon/engine"
+	"github.com/brainsurgeon/brainsurgeon/internal/testkit/testcorpus"
+	"github.com/brainsurgeon/brainsurgeon/session/sqlite"
 )
 
 // benchSizes are the sessions of BenchmarkAssemble, in messages (4 a
@@ -46,6 +49,46 @@ func BenchmarkAssemble(b *testing.B) {
 					from := len(s.lines)
 					s.turn(s.n/4, 2000, 1000+10*s.n/4, false)
 					return appendLines(b, s.path, s.lines[from:])
+				})
+			})
+		}
+	}
+}
+
+// BenchmarkAssembleSQLite is BenchmarkAssemble with the session held in
+// an OpenClaw SQLite store (rows as OpenClaw's importer writes them; a new
+// turn is four rows inserted by another connection, as the host does).
+func BenchmarkAssembleSQLite(b *testing.B) {
+	for _, mode := range []string{"first", "next"} {
+		for _, size := range benchSizes {
+			b.Run(mode+"/"+size.name, func(b *testing.B) {
+				s := newSession(b)
+				for k := range size.messages / 4 {
+					s.turn(k, 2000, 1000+10*k, false)
+				}
+				s.write()
+				host := skeleton(b, s.path)
+				state := b.TempDir()
+				const id = "5e551011-0000-4000-8000-0000000000a1"
+				path := testcorpus.WriteStore(b, filepath.Join(state, "agents"), "main", testcorpus.StoreSession{ID: id, Rows: s.lines})
+				db, err := sql.Open("sqlite", "file://"+path+"?mode=rw&_pragma=busy_timeout(5000)")
+				if err != nil {
+					b.Fatal(err)
+				}
+				db.SetMaxOpenConns(1)
+				defer db.Close()
+				store := sqlite.NewStore(state, sqlite.Options{})
+				ref := bs.SessionRef{Backend: bs.BackendSQLite, Agent: "main", ID: id}
+				benchAssemble(b, mode, store, ref, host, func() []engine.Message {
+					from := len(s.lines)
+					s.turn(s.n/4, 2000, 1000+10*s.n/4, false)
+					for seq := from; seq < len(s.lines); seq++ {
+						if _, err := db.Exec(`INSERT INTO transcript_events(session_id, seq, event_json, event_utf8_bytes, created_at) VALUES (?, ?, ?, ?, 1)`,
+							id, seq, s.lines[seq], len(s.lines[seq])); err != nil {
+							b.Fatal(err)
+						}
+					}
+					return skeletonOf(b, s.lines[from:])
 				})
 			})
 		}
