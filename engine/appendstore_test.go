@@ -71,4 +71,3 @@ func (s appendJSONL) ReadAppended(ctx context.Context, ref bs.SessionRef, base b
 	v.Size = old.Size + int64(end) + 1
 	return out, v.Version(), nil
 }
-
