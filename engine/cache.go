@@ -63,6 +63,8 @@ type viewCache struct {
 	rendered    *Summary
 	renderedKey string
 	renderedLen int
+	// line reads a line of the session during a call (nil: none can be).
+	line func(line int) ([]byte, error)
 	// The scratch of a call, kept to be reused.
 	repl    replSet
 	dec     []uint8
@@ -206,7 +208,7 @@ func (c *viewCache) extend(entries []*bs.Entry, p extract.Policy) error {
 		c.sm = append(c.sm, stored{node: -1, line: en.Line, id: en.ID, typ: en.Type, e: en})
 		k := len(c.sm) - 1
 		describeStored(&c.sm[k], &sc)
-		prepare(&c.sm[k], p)
+		prepare(&c.sm[k], p, true)
 		c.added(k)
 	}
 	c.lines += len(entries)
@@ -353,4 +355,22 @@ func (c *viewCache) verified(id string, at int) {
 		c.found = map[string]int{}
 	}
 	c.found[id] = at
+}
+
+// usage returns the recorded usage of context message k (recordedInput),
+// read from its line when the cache has not read it yet.
+func (c *viewCache) usage(k int) int {
+	s := &c.sm[k]
+	if s.usage != usageUnknown {
+		return s.usage
+	}
+	if c.line == nil {
+		return 0
+	}
+	raw, err := c.line(s.line)
+	if err != nil || (s.id != "" && !lineHasID(raw, s.id)) {
+		return 0
+	}
+	s.usage = recordedInput(&stored{role: s.role, e: &bs.Entry{Raw: raw}})
+	return s.usage
 }

@@ -86,6 +86,7 @@ func (e *Engine) messages(ctx context.Context, tr bs.Transcript, req *Request, s
 	if req != nil {
 		j.joinAll(req.Messages, c.sm)
 	}
+	c.line = lineReader(ctx, e.Store, tr.Ref(), tr)
 	l := e.layer1(ctx, tr.Ref(), c, j, req, st)
 	return l.msgs, nil
 }

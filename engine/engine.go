@@ -81,6 +81,8 @@ func (e *Engine) Assemble(ctx context.Context, ref bs.SessionRef, req Request) (
 		prev = &p
 	}
 	j := ss.joinOf(&req, c, e.noIncremental)
+	c.line = lineReader(ctx, e.Store, ref, tr)
+	defer func() { c.line = nil }()
 	l := e.layer1(ctx, ref, c, j, &req, st)
 	view := View{Replace: []Replacement{}, Layers: []string{}, Matched: l.matched, Unmatched: l.unmatched}
 	// sentIdx(i) reports whether host message i matched.
@@ -230,6 +232,25 @@ func (e *Engine) Assemble(ctx context.Context, ref bs.SessionRef, req Request) (
 		e.log().Warn("engine: state not saved", "session", name, "err", err)
 	}
 	return view, nil
+}
+
+// lineReader returns a reader of the session's lines: through tr, or a
+// transcript opened on first use.
+func lineReader(ctx context.Context, store bs.Store, ref bs.SessionRef, tr bs.Transcript) func(int) ([]byte, error) {
+	return func(line int) ([]byte, error) {
+		if tr == nil {
+			t, err := store.Open(ctx, ref, nil)
+			if err != nil {
+				return nil, err
+			}
+			tr = t
+		}
+		en, err := tr.Entry(ctx, line)
+		if err != nil {
+			return nil, err
+		}
+		return en.Raw, nil
+	}
 }
 
 // elapsedMS returns d in milliseconds, to the microsecond.

@@ -91,3 +91,11 @@ func (e *Engine) StateJSON(ref bs.SessionRef) string {
 func CacheCounts() (extended, read int64) {
 	return cacheCounts.extended.Load(), cacheCounts.read.Load()
 }
+
+// SetEagerUsage sets how many of the newest messages a whole read reads
+// the recorded usage of at once, and returns the previous count.
+func SetEagerUsage(n int) int {
+	old := eagerUsage
+	eagerUsage = n
+	return old
+}

@@ -250,6 +250,8 @@ func TestIncrementalEqualsFull(t *testing.T) {
 	if n, err := strconv.Atoi(os.Getenv("BS_PROPERTY_SESSIONS")); err == nil && n > 0 {
 		sessions = n
 	}
+	// The usage of older messages is read when a measure needs it.
+	defer engine.SetEagerUsage(engine.SetEagerUsage(8))
 	var mu sync.Mutex
 	stats := map[string]int{}
 	ext0, read0 := engine.CacheCounts()

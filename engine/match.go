@@ -109,7 +109,7 @@ func readStored(ctx context.Context, tr bs.Transcript, p extract.Policy) ([]stor
 			s := &out[k]
 			s.e = entry.Parse(le.Raw, le.Line, le.Offset)
 			describeStored(s, &sc)
-			prepare(s, p)
+			prepare(s, p, k >= len(out)-eagerUsage)
 		}
 	}
 	for k := range out {
@@ -119,6 +119,13 @@ func readStored(ctx context.Context, tr bs.Transcript, p extract.Policy) ([]stor
 	}
 	return out, nil
 }
+
+// eagerUsage is how many of the newest context messages read with the
+// session have their recorded usage read at once; an older one's is read
+// when a turn's measure needs it (usageUnknown until then).
+var eagerUsage = 1024
+
+const usageUnknown = -1
 
 // noRestoreProtection is a KeepAfterRestore no restore time is within.
 const noRestoreProtection = time.Duration(math.MinInt64)
@@ -130,7 +137,7 @@ const noRestoreProtection = time.Duration(math.MinInt64)
 // whether its content holds its own placeholders. The line is kept only
 // for a message whose content holds placeholders (a restored value is
 // put back into it: restoredContents), a small line.
-func prepare(s *stored, p extract.Policy) {
+func prepare(s *stored, p extract.Policy, usage bool) {
 	e := s.e
 	ext := extract.ParseExtractable(e.Extractable)
 	s.force, s.restoredAt = ext.Force, e.Restored
@@ -138,7 +145,13 @@ func prepare(s *stored, p extract.Policy) {
 	if ext.Set && !ext.Force && !ext.Never {
 		s.window = ext.Window
 	}
-	s.usage = recordedInput(s)
+	s.usage = 0
+	if s.role == "assistant" {
+		s.usage = usageUnknown
+		if usage {
+			s.usage = recordedInput(s)
+		}
+	}
 	if s.hasContent {
 		s.ownPlaceholder = extract.HoldsOwnPlaceholder(e.Raw[s.cStart:s.cEnd], e)
 	}

@@ -105,7 +105,7 @@ func (e *Engine) measure(c *viewCache, st *State) {
 			if sm[k].role != "assistant" {
 				continue
 			}
-			if n := sm[k].usage; n > 0 {
+			if n := c.usage(k); n > 0 {
 				t.Measured = n
 				found = true
 			}
