@@ -5,8 +5,10 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"runtime"
 	"slices"
 	"strconv"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -96,21 +98,61 @@ func readStored(ctx context.Context, tr bs.Transcript, p extract.Policy) ([]stor
 	// Lines wants them ascending; the active path is, but the compaction
 	// may sit after the first kept entry.
 	slices.Sort(lines)
-	var sc scanner
+	// The lines are read in order and described by a few workers (the
+	// parse of a line is most of the work).
+	type item struct {
+		k, line int
+		off     int64
+		raw     []byte
+	}
+	workers := min(max(runtime.GOMAXPROCS(0), 1), 4)
+	jobs := make(chan []item, 2*workers)
+	var wg sync.WaitGroup
+	eager := eagerUsage
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var sc scanner
+			for batch := range jobs {
+				for _, it := range batch {
+					s := &out[it.k]
+					s.e = entry.Parse(it.raw, it.line, it.off)
+					describeStored(s, &sc)
+					prepare(s, p, it.k >= len(out)-eager)
+				}
+			}
+		}()
+	}
+	var readErr error
 	if len(lines) > 0 {
+		seen := make([]bool, len(out))
+		batch := make([]item, 0, 64)
 		for le, err := range tr.Lines(ctx, lines) {
 			if err != nil {
-				return nil, fmt.Errorf("read the context of %s: %w", tr.Ref(), err)
+				readErr = fmt.Errorf("read the context of %s: %w", tr.Ref(), err)
+				break
 			}
 			k, ok := byLine[le.Line]
-			if !ok || out[k].described {
+			if !ok || seen[k] {
 				continue
 			}
-			s := &out[k]
-			s.e = entry.Parse(le.Raw, le.Line, le.Offset)
-			describeStored(s, &sc)
-			prepare(s, p, k >= len(out)-eagerUsage)
+			seen[k] = true
+			// The entry may be reused by the next read; its Raw is ours.
+			batch = append(batch, item{k: k, line: le.Line, off: le.Offset, raw: le.Raw})
+			if len(batch) == cap(batch) {
+				jobs <- batch
+				batch = make([]item, 0, 64)
+			}
 		}
+		if len(batch) > 0 {
+			jobs <- batch
+		}
+	}
+	close(jobs)
+	wg.Wait()
+	if readErr != nil {
+		return nil, readErr
 	}
 	for k := range out {
 		if !out[k].described {
