@@ -57,5 +57,21 @@
 //
 // Each session's decisions (collapsed values, restored values, summaries, the
 // turns served) are kept in one JSON file under the state directory, written
-// atomically; losing it loses no data, only the decisions.
+// atomically, and a journal beside it (<sessionId>.journal): a view appends
+// one line with what it changed, and the file is written whole again when
+// the summaries change or the journal grows long. Losing them loses no data,
+// only the decisions.
+//
+// # Following a session
+//
+// A call costs what was appended since the last one, not the session. The
+// process keeps, for the sessions it served last (at most 32), the context
+// messages of the active path with what the collapse decided of each, the
+// join of the host's last list of each kind of call, and the state; a call
+// reads what the store appended (bs.ReadAppended) and extends them. A change
+// it cannot follow (the store cannot say, a line that is not a message
+// extending the active leaf, an id seen before, a host list that no longer
+// shares its prefix, a state file written by someone else) reads the whole
+// session or the state file again: the result is the same view, byte for
+// byte.
 package engine
