@@ -224,24 +224,29 @@ func (c *viewCache) pos(k int) int {
 	return len(c.sm) - 1 - k
 }
 
-// caches orders the sessions that hold a cache, for the LRU.
+// maxCachedMessages bounds the context messages the caches hold together
+// (a cache of 64k messages holds about 50 MB).
+var maxCachedMessages = 256 << 10
+
+// caches orders the sessions that hold a cache, for the LRU, with the
+// context messages each holds.
 var caches = struct {
 	mu    sync.Mutex
 	clock uint64
-	held  map[*sessionState]struct{}
-}{held: map[*sessionState]struct{}{}}
+	held  map[*sessionState]int
+}{held: map[*sessionState]int{}}
 
 // touchCache marks the cache of ss (whose lock the caller holds) as just
 // used and drops the least recently used caches of other sessions past
-// maxCaches (those whose lock is free: a session in a call keeps its
-// cache).
+// maxCaches or maxCachedMessages (those whose lock is free: a session in
+// a call keeps its cache).
 func touchCache(ss *sessionState) {
 	caches.mu.Lock()
 	caches.clock++
 	ss.lastUse.Store(caches.clock)
-	caches.held[ss] = struct{}{}
+	caches.held[ss] = len(ss.vc.sm)
 	var over []*sessionState
-	if len(caches.held) > maxCaches {
+	if overBounds(caches.held) {
 		for o := range caches.held {
 			if o != ss {
 				over = append(over, o)
@@ -249,7 +254,13 @@ func touchCache(ss *sessionState) {
 		}
 	}
 	caches.mu.Unlock()
-	for len(over) > 0 && heldCount() > maxCaches {
+	for len(over) > 0 {
+		caches.mu.Lock()
+		still := overBounds(caches.held)
+		caches.mu.Unlock()
+		if !still {
+			return
+		}
 		// The least recently used among the others.
 		oldest, at := -1, ^uint64(0)
 		for i, o := range over {
@@ -266,10 +277,17 @@ func touchCache(ss *sessionState) {
 	}
 }
 
-func heldCount() int {
-	caches.mu.Lock()
-	defer caches.mu.Unlock()
-	return len(caches.held)
+// over2 reports whether the caches held are past their bounds (the
+// caller holds caches.mu).
+func overBounds(held map[*sessionState]int) bool {
+	if len(held) > maxCaches {
+		return true
+	}
+	n := 0
+	for _, m := range held {
+		n += m
+	}
+	return n > maxCachedMessages && len(held) > 1
 }
 
 // dropCache drops the session's cache and what it holds of the host's
@@ -277,7 +295,7 @@ func heldCount() int {
 func (ss *sessionState) dropCache() {
 	ss.vc = nil
 	ss.acked = nil
-	ss.st = nil
+	ss.dropView()
 	caches.mu.Lock()
 	delete(caches.held, ss)
 	caches.mu.Unlock()
