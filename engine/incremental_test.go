@@ -3,6 +3,7 @@ package engine_test
 import (
 	"context"
 	"crypto/sha256"
+	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -21,7 +22,9 @@ import (
 	"github.com/brainsurgeon/brainsurgeon/compact"
 	"github.com/brainsurgeon/brainsurgeon/engine"
 	"github.com/brainsurgeon/brainsurgeon/entry"
+	"github.com/brainsurgeon/brainsurgeon/internal/testkit/testcorpus"
 	"github.com/brainsurgeon/brainsurgeon/session"
+	"github.com/brainsurgeon/brainsurgeon/session/sqlite"
 )
 
 // psess is a session of the property test: a JSONL file the test appends
@@ -35,20 +38,57 @@ type psess struct {
 	ids   []string // every entry id, in order
 	at    time.Time
 	calls int
+	// db, id and seq are the SQLite store's connection, the session's id
+	// and the next row's seq (db nil for a JSONL file).
+	db  *sql.DB
+	id  string
+	seq int
 }
 
-func newPsess(t *testing.T, rng *rand.Rand) *psess {
+// newPsess makes an empty session (its header) in a JSONL file, or, with
+// kind "sqlite", in an OpenClaw SQLite store, and returns it with its
+// store and ref.
+func newPsess(t *testing.T, rng *rand.Rand, kind string) (*psess, bs.Store, bs.SessionRef) {
+	id := "5e551011-0000-4000-8000-000000000002"
+	header := fmt.Sprintf(`{"type":"session","version":3,"id":%q,"timestamp":%q,"cwd":"/w"}`, id, bs.FormatTimestamp(epoch))
+	if kind == "sqlite" {
+		state := t.TempDir()
+		path := testcorpus.WriteStore(t, filepath.Join(state, "agents"), "main", testcorpus.StoreSession{ID: id, Rows: []string{header}})
+		db, err := sql.Open("sqlite", "file://"+path+"?mode=rw&_pragma=busy_timeout(5000)")
+		if err != nil {
+			t.Fatal(err)
+		}
+		db.SetMaxOpenConns(1)
+		t.Cleanup(func() { db.Close() })
+		s := &psess{t: t, rng: rng, at: epoch, db: db, id: id, seq: 1}
+		return s, sqlite.NewStore(state, sqlite.Options{}), bs.SessionRef{Backend: bs.BackendSQLite, Agent: "main", ID: id}
+	}
 	dir := filepath.Join(t.TempDir(), "agents", "main", "sessions")
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	id := "5e551011-0000-4000-8000-000000000002"
 	s := &psess{t: t, rng: rng, path: filepath.Join(dir, id+".jsonl"), at: epoch}
-	s.write(fmt.Sprintf(`{"type":"session","version":3,"id":%q,"timestamp":%q,"cwd":"/w"}`, id, bs.FormatTimestamp(epoch)))
-	return s
+	s.write(header)
+	store := appendJSONL{session.NewStore(filepath.Dir(filepath.Dir(dir)))}
+	store.Writer.Quiet = 0
+	ref, err := store.Resolve(context.Background(), s.path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, store, ref
 }
 
 func (s *psess) write(lines ...string) {
+	if s.db != nil {
+		for _, l := range lines {
+			if _, err := s.db.Exec(`INSERT INTO transcript_events(session_id, seq, event_json, event_utf8_bytes, created_at) VALUES (?, ?, ?, ?, 1)`,
+				s.id, s.seq, l, len(l)); err != nil {
+				s.t.Fatal(err)
+			}
+			s.seq++
+		}
+		return
+	}
 	f, err := os.OpenFile(s.path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
 	if err != nil {
 		s.t.Fatal(err)
@@ -257,10 +297,15 @@ func TestIncrementalEqualsFull(t *testing.T) {
 	ext0, read0 := engine.CacheCounts()
 	t.Run("sessions", func(t *testing.T) {
 		for seed := range sessions {
-			t.Run(fmt.Sprint(seed), func(t *testing.T) {
+			// One session in three is held in an SQLite store.
+			kind := "jsonl"
+			if seed%3 == 2 {
+				kind = "sqlite"
+			}
+			t.Run(fmt.Sprint(kind, seed), func(t *testing.T) {
 				t.Parallel()
 				own := map[string]int{}
-				runProperty(t, uint64(seed), steps, own)
+				runProperty(t, kind, uint64(seed), steps, own)
 				mu.Lock()
 				defer mu.Unlock()
 				for k, v := range own {
@@ -276,18 +321,12 @@ func TestIncrementalEqualsFull(t *testing.T) {
 	}
 }
 
-func runProperty(t *testing.T, seed uint64, steps int, stats map[string]int) {
+func runProperty(t *testing.T, kind string, seed uint64, steps int, stats map[string]int) {
 	rng := rand.New(rand.NewPCG(seed, 33))
-	s := newPsess(t, rng)
-	store := appendJSONL{session.NewStore(filepath.Dir(filepath.Dir(filepath.Dir(s.path))))}
-	store.Writer.Quiet = 0
+	s, store, ref := newPsess(t, rng, kind)
 	ctx := context.Background()
 	for range 3 {
 		s.turn()
-	}
-	ref, err := store.Resolve(ctx, s.path)
-	if err != nil {
-		t.Fatal(err)
 	}
 	incDir, fullDir := t.TempDir(), t.TempDir()
 	for _, d := range []*string{&incDir, &fullDir} {
