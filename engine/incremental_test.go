@@ -438,9 +438,32 @@ func runProperty(t *testing.T, kind string, seed uint64, steps int, stats map[st
 		// A turn as OpenClaw makes it: the prompt stored, the turn-start
 		// call with the rebuilt history, model-request calls with the
 		// view served and what the turn added.
-		s.msg(fmt.Sprintf(`"role":"user","content":[{"type":"text","text":"prompt %d"}]`, step))
-		hist, _ := s.host(store, ref)
-		call(fmt.Sprintf("step %d turn start", step), engine.CallTurnStart, hist)
+		prompt := fmt.Sprintf(`"role":"user","content":[{"type":"text","text":"prompt %d"}]`, step)
+		var hist []engine.Message
+		switch rng.IntN(4) {
+		case 0:
+			// The host hands the prompt before it is stored: unmatched
+			// now, matched by a later call that extends this list.
+			hist, _ = s.host(store, ref)
+			q := fmt.Sprintf(`[{"type":"text","text":"prompt %d"}]`, step)
+			hist = append(hist, engine.Message{Role: "user", Timestamp: s.at.UnixMilli(), Chars: jsChars([]byte(q))})
+			call(fmt.Sprintf("step %d turn start, prompt not stored", step), engine.CallTurnStart, hist)
+			s.msg(prompt)
+			stats["prompt_ahead"]++
+		case 1:
+			// A message the session does not hold, amid the history.
+			s.msg(prompt)
+			hist, _ = s.host(store, ref)
+			i := rng.IntN(len(hist) + 1)
+			odd := engine.Message{Role: "user", Timestamp: 1, Chars: 10}
+			hist = append(hist[:i], append([]engine.Message{odd}, hist[i:]...)...)
+			call(fmt.Sprintf("step %d turn start, a message not stored at %d", step, i), engine.CallTurnStart, hist)
+			stats["odd_message"]++
+		default:
+			s.msg(prompt)
+			hist, _ = s.host(store, ref)
+			call(fmt.Sprintf("step %d turn start", step), engine.CallTurnStart, hist)
+		}
 		mr := echo(lastHost, last)
 		if rng.IntN(3) == 0 {
 			// The host prunes old tool results.
@@ -451,7 +474,7 @@ func runProperty(t *testing.T, kind string, seed uint64, steps int, stats map[st
 			}
 		}
 		call(fmt.Sprintf("step %d model request", step), engine.CallModelRequest, mr)
-		before := hist
+		before, _ := s.host(store, ref)
 		s.turn()
 		after, _ := s.host(store, ref)
 		if len(after) > len(before) {
