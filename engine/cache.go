@@ -48,6 +48,10 @@ type viewCache struct {
 	// hot is what layer 1 reads of each context message on every call,
 	// kept compact.
 	hot []hotMsg
+	// contents are stored.old.content of each (read in order with hot);
+	// dups counts the messages whose id another one has too.
+	contents [][]byte
+	dups     int
 	// coll mirrors which context messages are in collFor.Collapsed (see
 	// mirrorOf).
 	coll    []bool
@@ -77,8 +81,9 @@ type viewCache struct {
 // hotMsg is what layer 1 reads of a context message on every call (see
 // stored).
 type hotMsg struct {
-	// cand is true for a tool result with content: layer 1 decides it.
-	cand bool
+	// cand is true for a tool result with content: layer 1 decides it;
+	// tr for a message of the tool result role with an id.
+	cand, tr bool
 	// oldOK, force, dup, restored and window are stored.old.ok,
 	// stored.force, stored.dupID, a stored.restoredAt that is set, and
 	// stored.window.
@@ -161,12 +166,14 @@ func newCache(ctx context.Context, store bs.Store, tr bs.Transcript, p extract.P
 // added records the new context message sm[k] in byID and msgs.
 func (c *viewCache) added(k int) {
 	s := &c.sm[k]
-	c.hot = append(c.hot, hotMsg{cand: s.typ == "message" && s.role == collapseRole && s.hasContent, oldOK: s.old.ok,
+	c.contents = append(c.contents, s.old.content)
+	c.hot = append(c.hot, hotMsg{cand: s.typ == "message" && s.role == collapseRole && s.hasContent, tr: s.role == collapseRole && s.id != "", oldOK: s.old.ok,
 		force: s.force, restored: !s.restoredAt.IsZero(), window: int32(min(max(s.window, -1), 1<<30)), clen: int32(s.old.clen)})
 	if s.id != "" {
 		if o, dup := c.byID[s.id]; dup {
 			c.sm[o].dupID, s.dupID = true, true
 			c.hot[o].dup, c.hot[k].dup = true, true
+			c.dups++
 		}
 		c.byID[s.id] = k
 	}

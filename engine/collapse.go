@@ -166,14 +166,14 @@ func (e *Engine) layer1(ctx context.Context, ref bs.SessionRef, c *viewCache, j 
 			return // not in this view (summarized, not sent)
 		}
 		switch {
-		case sm[k].role != collapseRole:
+		case !hot[k].tr && sm[k].role != collapseRole:
 			// Collapsed by an earlier version that collapsed other
 			// roles too: shown as the host sends it from now on.
 			st.delCollapsed(id)
 			l.touched = append(l.touched, k)
 			l.layers = appendOnce(l.layers, "restore")
 		case dec[k] == decOK:
-			l.repl.set(k, sm[k].old.content, sm[k].old.clen)
+			l.repl.set(k, c.contents[k], int(hot[k].clen))
 		default:
 			var code extract.Code
 			if dec[k] == decNo {
@@ -386,10 +386,9 @@ func hostSize(l *layer1, req *Request, st *State, k int) int {
 // not the host's doing and are left out. It also forgets the entries no
 // longer on the session's active path.
 func learnHostSizes(l *layer1, req *Request, st *State) {
-	for k := range l.st {
-		s := &l.st[k]
-		i := l.index[k]
-		if i < 0 || s.id == "" || s.role != collapseRole {
+	hot := l.c.hot
+	for k, i := range l.index[:len(l.st)] {
+		if i < 0 || !hot[k].tr {
 			continue
 		}
 		if _, ours := l.repl.get(k); ours {
@@ -398,6 +397,7 @@ func learnHostSizes(l *layer1, req *Request, st *State) {
 		if l.c.collapsed(st, k) {
 			continue
 		}
+		s := &l.st[k]
 		n := req.Messages[i].Chars
 		switch {
 		case n < s.chars:
@@ -440,7 +440,7 @@ func jsQuotedLen(s string) int {
 // for a view that is sent (its list is kept in State.PutBack for the next
 // one).
 func (e *Engine) showRestored(ctx context.Context, ref bs.SessionRef, sm []stored, l *layer1, st *State, served bool, now time.Time, keep time.Duration) {
-	full := e.restoredContents(ctx, ref, sm, l.index, st, now, keep)
+	full := e.restoredContents(ctx, ref, l.c, l.index, st, now, keep)
 	prev := make(map[string]bool, len(st.PutBack))
 	for _, id := range st.PutBack {
 		prev[id] = true

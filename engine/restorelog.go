@@ -145,12 +145,27 @@ func adoptSourceRestores(sm []stored, st *State) {
 // byte (restore.PutBack). Messages the host did not send, entries forced
 // out by `_extractable: true`, and values the side store cannot give back
 // are left as they are. Nil without a side store (Engine.Side).
-func (e *Engine) restoredContents(ctx context.Context, ref bs.SessionRef, sm []stored, index []int, st *State, now time.Time, keep time.Duration) map[int][]byte {
+func (e *Engine) restoredContents(ctx context.Context, ref bs.SessionRef, c *viewCache, index []int, st *State, now time.Time, keep time.Duration) map[int][]byte {
 	if e.Side == nil || len(st.Restored) == 0 {
 		return nil
 	}
+	sm := c.sm
 	var out map[int][]byte
-	for k := range sm {
+	// The messages restored: by their ids when ids are unique on the
+	// path, else every message looked up.
+	var ks []int
+	if c.dups == 0 {
+		for id := range st.Restored {
+			if k, ok := c.byID[id]; ok {
+				ks = append(ks, k)
+			}
+		}
+	} else {
+		for k := range sm {
+			ks = append(ks, k)
+		}
+	}
+	for _, k := range ks {
 		s := &sm[k]
 		if index[k] < 0 || s.typ != "message" || s.role != collapseRole || !s.hasContent || s.id == "" {
 			continue
