@@ -52,6 +52,9 @@ type viewCache struct {
 	// dups counts the messages whose id another one has too.
 	contents [][]byte
 	dups     int
+	// pathChecked is the state whose HostSizes were last found to name
+	// only entries of the cache's path (see learnHostSizes).
+	pathChecked *State
 	// coll mirrors which context messages are in collFor.Collapsed (see
 	// mirrorOf).
 	coll    []bool

@@ -406,11 +406,17 @@ func learnHostSizes(l *layer1, req *Request, st *State) {
 			st.delHostSize(s.id)
 		}
 	}
+	// The messages of a cache only grow: an entry found on its path once
+	// stays there, and the entries added since were on it.
+	if l.c.pathChecked == st {
+		return
+	}
 	for id := range st.HostSizes {
 		if _, onPath := l.c.byID[id]; !onPath && id != "" {
 			st.delHostSize(id)
 		}
 	}
+	l.c.pathChecked = st
 }
 
 // jsQuotedLen is the length, in UTF-16 code units, of JavaScript's
