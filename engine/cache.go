@@ -72,6 +72,9 @@ type viewCache struct {
 	renderedLen int
 	// line reads a line of the session during a call (nil: none can be).
 	line func(line int) ([]byte, error)
+	// raws are the raw lines of the context messages during the call that
+	// read them (a summary of them needs them), nil after.
+	raws [][]byte
 	// The scratch of a call, kept to be reused.
 	repl    replSet
 	dec     []uint8
@@ -141,11 +144,11 @@ func policyKey(p extract.Policy) string { return fmt.Sprintf("%+v", p) }
 
 // newCache reads the context messages of tr into a new cache.
 func newCache(ctx context.Context, store bs.Store, tr bs.Transcript, p extract.Policy) (*viewCache, error) {
-	sm, err := readStored(ctx, tr, p)
+	sm, raws, err := readStored(ctx, tr, p)
 	if err != nil {
 		return nil, err
 	}
-	c := &viewCache{store: store, pkey: policyKey(p), version: tr.Version(), sm: sm, joins: map[string]*join{}}
+	c := &viewCache{store: store, pkey: policyKey(p), version: tr.Version(), sm: sm, raws: raws, joins: map[string]*join{}}
 	nodes := tr.Nodes()
 	c.lines = len(nodes)
 	c.ids = make(map[string]struct{}, len(nodes))

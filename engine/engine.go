@@ -82,7 +82,7 @@ func (e *Engine) Assemble(ctx context.Context, ref bs.SessionRef, req Request) (
 	}
 	j := ss.joinOf(&req, c, e.noIncremental)
 	c.line = lineReader(ctx, e.Store, ref, tr)
-	defer func() { c.line = nil }()
+	defer func() { c.line, c.raws = nil, nil }()
 	l := e.layer1(ctx, ref, c, j, &req, st)
 	view := View{Replace: []Replacement{}, Layers: []string{}, Matched: l.matched, Unmatched: l.unmatched}
 	// sentIdx(i) reports whether host message i matched.

@@ -70,7 +70,9 @@ type stored struct {
 // readStored reads the context messages of tr's active path, described
 // and prepared for the policy p (see prepare): the parsed lines of most
 // are dropped as they are read.
-func readStored(ctx context.Context, tr bs.Transcript, p extract.Policy) ([]stored, error) {
+//
+// It also returns the raw line of each (the caller's to keep).
+func readStored(ctx context.Context, tr bs.Transcript, p extract.Policy) ([]stored, [][]byte, error) {
 	c := tr.Context()
 	nodes := tr.Nodes()
 	idx := make([]int, 0, len(c.Messages)+1)
@@ -125,6 +127,7 @@ func readStored(ctx context.Context, tr bs.Transcript, p extract.Policy) ([]stor
 		}()
 	}
 	var readErr error
+	raws := make([][]byte, len(out))
 	if len(lines) > 0 {
 		seen := make([]bool, len(out))
 		batch := make([]item, 0, 64)
@@ -138,6 +141,7 @@ func readStored(ctx context.Context, tr bs.Transcript, p extract.Policy) ([]stor
 				continue
 			}
 			seen[k] = true
+			raws[k] = le.Raw
 			// The entry may be reused by the next read; its Raw is ours.
 			batch = append(batch, item{k: k, line: le.Line, off: le.Offset, raw: le.Raw})
 			if len(batch) == cap(batch) {
@@ -152,14 +156,14 @@ func readStored(ctx context.Context, tr bs.Transcript, p extract.Policy) ([]stor
 	close(jobs)
 	wg.Wait()
 	if readErr != nil {
-		return nil, readErr
+		return nil, nil, readErr
 	}
 	for k := range out {
 		if !out[k].described {
-			return nil, fmt.Errorf("read the context of %s: line %d was not read: %w", tr.Ref(), out[k].line, bs.ErrChanged)
+			return nil, nil, fmt.Errorf("read the context of %s: line %d was not read: %w", tr.Ref(), out[k].line, bs.ErrChanged)
 		}
 	}
-	return out, nil
+	return out, raws, nil
 }
 
 // eagerUsage is how many of the newest context messages read with the

@@ -808,6 +808,16 @@ func (p *planner) fallback(ctx context.Context, plan *summaryPlan) error {
 // lines and collects the pinned ones.
 func (e *Engine) messageJob(ctx context.Context, in *summaryInput, layer string, from, to int) (*job, error) {
 	span := in.Msgs[from:to]
+	if c := in.cache; c != nil && len(c.raws) == len(in.Msgs) && len(c.msgs) == len(in.Msgs) {
+		// The lines were read with the session in this call.
+		raws := make([][]byte, 0, len(span))
+		for k := from; k < to && c.raws[k] != nil; k++ {
+			raws = append(raws, c.raws[k])
+		}
+		if len(raws) == len(span) {
+			return e.jobOf(layer, span, raws), nil
+		}
+	}
 	if in.Tr == nil && in.open != nil {
 		tr, err := in.open(ctx)
 		if err != nil {
@@ -819,6 +829,11 @@ func (e *Engine) messageJob(ctx context.Context, in *summaryInput, layer string,
 	if err != nil {
 		return nil, err
 	}
+	return e.jobOf(layer, span, raws), nil
+}
+
+// jobOf returns the summary job of span, whose raw lines are raws.
+func (e *Engine) jobOf(layer string, span []viewMsg, raws [][]byte) *job {
 	j := &job{input: raws, rec: SummaryRecord{Level: 1, Layer: layer}}
 	var b strings.Builder
 	for i := range span {
@@ -830,7 +845,7 @@ func (e *Engine) messageJob(ctx context.Context, in *summaryInput, layer string,
 		}
 	}
 	j.pinned = b.String()
-	return j, nil
+	return j
 }
 
 // rawLines reads the raw lines of msgs through tr, in the order of msgs.
