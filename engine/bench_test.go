@@ -44,11 +44,13 @@ func BenchmarkAssemble(b *testing.B) {
 					s.turn(k, 2000, 1000+10*k, false)
 				}
 				s.write()
+				s.lines = nil // the file holds them: not the heap the benchmark measures
 				st, ref := openStore(b, s.path)
-				benchAssemble(b, mode, appendJSONL{st}, ref, skeleton(b, s.path), func() []engine.Message {
-					from := len(s.lines)
+				benchAssemble(b, mode, appendJSONL{st}, ref, messagesOf(skeleton(b, s.path)), func() []engine.Message {
 					s.turn(s.n/4, 2000, 1000+10*s.n/4, false)
-					return appendLines(b, s.path, s.lines[from:])
+					add := appendLines(b, s.path, s.lines)
+					s.lines = s.lines[:0]
+					return add
 				})
 			})
 		}
@@ -67,10 +69,12 @@ func BenchmarkAssembleSQLite(b *testing.B) {
 					s.turn(k, 2000, 1000+10*k, false)
 				}
 				s.write()
-				host := skeleton(b, s.path)
+				host := messagesOf(skeleton(b, s.path))
 				state := b.TempDir()
 				const id = "5e551011-0000-4000-8000-0000000000a1"
 				path := testcorpus.WriteStore(b, filepath.Join(state, "agents"), "main", testcorpus.StoreSession{ID: id, Rows: s.lines})
+				rows := len(s.lines)
+				s.lines = nil // the store holds them: not the heap the benchmark measures
 				db, err := sql.Open("sqlite", "file://"+path+"?mode=rw&_pragma=busy_timeout(5000)")
 				if err != nil {
 					b.Fatal(err)
@@ -80,19 +84,31 @@ func BenchmarkAssembleSQLite(b *testing.B) {
 				store := sqlite.NewStore(state, sqlite.Options{})
 				ref := bs.SessionRef{Backend: bs.BackendSQLite, Agent: "main", ID: id}
 				benchAssemble(b, mode, store, ref, host, func() []engine.Message {
-					from := len(s.lines)
 					s.turn(s.n/4, 2000, 1000+10*s.n/4, false)
-					for seq := from; seq < len(s.lines); seq++ {
+					for _, line := range s.lines {
 						if _, err := db.Exec(`INSERT INTO transcript_events(session_id, seq, event_json, event_utf8_bytes, created_at) VALUES (?, ?, ?, ?, 1)`,
-							id, seq, s.lines[seq], len(s.lines[seq])); err != nil {
+							id, rows, line, len(line)); err != nil {
 							b.Fatal(err)
 						}
+						rows++
 					}
-					return skeletonOf(b, s.lines[from:])
+					add := skeletonOf(b, s.lines)
+					s.lines = s.lines[:0]
+					return add
 				})
 			})
 		}
 	}
+}
+
+// messagesOf returns the skeletons of host (without the contents the
+// tests keep).
+func messagesOf(host []hostMsg) []engine.Message {
+	out := make([]engine.Message, 0, len(host))
+	for _, m := range host {
+		out = append(out, m.Message)
+	}
+	return out
 }
 
 // appendLines appends lines to the file at path and returns the host's
@@ -127,14 +143,10 @@ func skeletonOf(tb testing.TB, lines []string) []engine.Message {
 }
 
 // benchAssemble runs one mode of the benchmarks over a session of store:
-// host is its messages, and more appends a turn to the session and returns
+// msgs are the host's messages of it, and more appends a turn to the session and returns
 // the host's messages of it.
-func benchAssemble(b *testing.B, mode string, store bs.Store, ref bs.SessionRef, host []hostMsg, more func() []engine.Message) {
+func benchAssemble(b *testing.B, mode string, store bs.Store, ref bs.SessionRef, msgs []engine.Message, more func() []engine.Message) {
 	ctx := context.Background()
-	msgs := make([]engine.Message, 0, len(host))
-	for _, m := range host {
-		msgs = append(msgs, m.Message)
-	}
 	root := b.TempDir()
 	dirs := 0
 	fresh := func() *engine.Engine {
