@@ -1,6 +1,7 @@
 package session_test
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -352,4 +353,62 @@ func TestReadAppendedProperty(t *testing.T) {
 			}
 		}
 	})
+}
+
+// benchTurn returns the four lines of turn k (a question, a tool call with
+// 700 bytes of thinking, a result of 2,000 bytes and an answer), each
+// ending in "\n".
+func benchTurn(k int) string {
+	id := func(r string) string { return fmt.Sprintf("t%d%s", k, r) }
+	prev := fmt.Sprintf("t%da", k-1)
+	return appendMessage(id("u"), prev, fmt.Sprintf("question %d", k)) + "\n" +
+		appendMessage(id("c"), id("u"), strings.Repeat("thinking ", 78)) + "\n" +
+		appendMessage(id("r"), id("c"), strings.Repeat("tool output ", 167)) + "\n" +
+		appendMessage(id("a"), id("r"), fmt.Sprintf("answer %d", k)) + "\n"
+}
+
+// BenchmarkReadAppended reads one turn (4 lines) appended after a
+// transcript of 1k and of 64k lines: the cost must not grow with the
+// transcript.
+func BenchmarkReadAppended(b *testing.B) {
+	ctx := context.Background()
+	for _, n := range []int{1 << 10, 64 << 10} {
+		p := filepath.Join(b.TempDir(), "s1.jsonl")
+		f, err := os.Create(p)
+		if err != nil {
+			b.Fatal(err)
+		}
+		w := bufio.NewWriterSize(f, 1<<20)
+		w.WriteString(appendHeader + "\n")
+		for k := range n/4 - 1 {
+			w.WriteString(benchTurn(k))
+		}
+		for k := range 3 { // n lines in all
+			w.WriteString(appendMessage(fmt.Sprintf("f%d", k), "x", "filler") + "\n")
+		}
+		if err := w.Flush(); err != nil {
+			b.Fatal(err)
+		}
+		f.Close()
+		tr, err := session.Open(ctx, p, bs.SessionRef{}, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		base, lines := tr.Version(), len(tr.Nodes())
+		if lines != n {
+			b.Fatalf("%d lines, want %d", lines, n)
+		}
+		appendFile(b, p, benchTurn(n/4))
+		st := session.NewStore(filepath.Dir(p))
+		ref := bs.SessionRef{Path: p}
+		b.Run(fmt.Sprintf("%dk", n>>10), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				got, _, err := st.ReadAppended(ctx, ref, base, lines)
+				if err != nil || len(got) != 4 {
+					b.Fatalf("%d entries, error %v; want 4", len(got), err)
+				}
+			}
+		})
+	}
 }

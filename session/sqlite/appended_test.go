@@ -292,3 +292,35 @@ func TestReadAppendedProperty(t *testing.T) {
 		}
 	})
 }
+
+// BenchmarkReadAppended reads one turn (4 rows, one compressed) appended
+// after a session of 1k and of 64k rows: the cost must not grow with the
+// session.
+func BenchmarkReadAppended(b *testing.B) {
+	ctx := context.Background()
+	for _, n := range []int{1 << 10, 64 << 10} {
+		const id = "bench"
+		rows := synthTurns(id, n/4+1, 2000) // n rows, then the 4 appended
+		agents := filepath.Join(b.TempDir(), "agents")
+		path := testcorpus.WriteStore(b, agents, "main", testcorpus.StoreSession{ID: id, Rows: rows[:n]})
+		st := sqlite.NewStore(agents, sqlite.Options{})
+		ref, err := st.Resolve(ctx, "main/"+id)
+		if err != nil {
+			b.Fatal(err)
+		}
+		base, have := freshRows(b, st, ref)
+		if len(have) != n {
+			b.Fatalf("%d rows, want %d", len(have), n)
+		}
+		hostAppend(b, rawDB(b, path), id, rows[n:n+4], map[int]bool{3: true})
+		b.Run(fmt.Sprintf("%dk", n>>10), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				got, _, err := st.ReadAppended(ctx, ref, base, len(have))
+				if err != nil || len(got) != 4 {
+					b.Fatalf("%d entries, error %v; want 4", len(got), err)
+				}
+			}
+		})
+	}
+}
