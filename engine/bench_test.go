@@ -46,7 +46,7 @@ func BenchmarkAssemble(b *testing.B) {
 				s.write()
 				s.lines = nil // the file holds them: not the heap the benchmark measures
 				st, ref := openStore(b, s.path)
-				benchAssemble(b, mode, appendJSONL{st}, ref, messagesOf(skeleton(b, s.path)), func() []engine.Message {
+				benchAssemble(b, mode, st, ref, messagesOf(skeleton(b, s.path)), func() []engine.Message {
 					s.turn(s.n/4, 2000, 1000+10*s.n/4, false)
 					add := appendLines(b, s.path, s.lines)
 					s.lines = s.lines[:0]

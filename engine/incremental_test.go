@@ -69,7 +69,7 @@ func newPsess(t *testing.T, rng *rand.Rand, kind string) (*psess, bs.Store, bs.S
 	}
 	s := &psess{t: t, rng: rng, path: filepath.Join(dir, id+".jsonl"), at: epoch}
 	s.write(header)
-	store := appendJSONL{session.NewStore(filepath.Dir(filepath.Dir(dir)))}
+	store := session.NewStore(filepath.Dir(filepath.Dir(dir)))
 	store.Writer.Quiet = 0
 	ref, err := store.Resolve(context.Background(), s.path)
 	if err != nil {
