@@ -129,9 +129,22 @@ for (let r = 0; r < 5; r++) {
   copies.push(await timed(history));
 }
 
+// The memory the plugin holds for the list (skeletons, chain, sums, references to the host's objects), when the
+// heap can be measured (node --expose-gc).
+let heldMB = "";
+if (globalThis.gc) {
+  d.lists.clear();
+  globalThis.gc();
+  const before = process.memoryUsage().heapUsed;
+  forgetAssembleLists();
+  globalThis.gc();
+  heldMB = ((before - process.memoryUsage().heapUsed) / 1048576).toFixed(1);
+}
+
 const n = history.length;
 const f = (/** @type {number} */ x) => x.toFixed(2);
 console.log(`plugin assemble work, ${n} messages (${TURNS} turns + the ones added), node ${process.version}`);
 console.log(`first                 median ${f(median(first))} ms (runs: ${first.map(f).join(", ")})`);
 console.log(`next (same objects)   median ${f(median(same))} ms, p90 ${f(p90(same))} ms, max ${f(Math.max(...same))} ms over ${same.length} calls (target ≤ 5 ms)`);
 console.log(`next (new objects)    median ${f(median(copies))} ms over ${copies.length} calls (OpenClaw's turn-start call)`);
+if (heldMB) console.log(`held for the list     ${heldMB} MB of heap (the message objects themselves are the host's)`);
