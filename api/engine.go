@@ -218,7 +218,7 @@ func (s *server) pluginAssemble(r *http.Request) (any, error) {
 	}
 	// Tokens by the host's own rule for text it has not counted: four
 	// characters a token, rounded up.
-	s.log.Debug("context engine: view served", "session", a.session, "turn", v.Turn, "messages", a.messages,
+	s.log.Debug("context engine: view served", "session", a.session, "turn", v.Turn, "messages", a.messages, "sent", a.sent,
 		"layers", v.Layers, "host_chars", v.HostChars, "view_chars", v.Chars,
 		"host_tokens", charTokens(v.HostChars), "view_tokens", charTokens(v.Chars), "prefix_changed", v.Changed,
 		"summary_id", summaryID, "elapsed_ms", float64(took.Microseconds())/1000, "engine_ms", v.ElapsedMS,
@@ -230,12 +230,14 @@ func (s *server) pluginAssemble(r *http.Request) (any, error) {
 // characters a token, rounded up.
 func charTokens(n int) int { return (n + 3) / 4 }
 
-// assembled is an assemble call's view, with the session it is of and
-// how many messages the host sent.
+// assembled is an assemble call's view, with the session it is of, how
+// many messages the host's list holds and how many of them the request
+// carried (all but its base).
 type assembled struct {
 	view     engine.View
 	session  string
 	messages int
+	sent     int
 }
 
 // assemble decodes an assemble request and returns its view.
@@ -311,7 +313,7 @@ func (s *server) assemble(r *http.Request) (assembled, error) {
 		// four characters a token.
 		return assembled{view: engine.View{Replace: []engine.Replacement{}, Layers: []string{},
 			Passthrough: why, EstimatedTokens: charTokens(chars), HostChars: chars, Chars: chars},
-			session: name, messages: len(q.Messages)}, nil
+			session: name, messages: len(q.Messages), sent: len(q.Messages)}, nil
 	}
 	if err != nil {
 		return assembled{}, err
@@ -326,7 +328,7 @@ func (s *server) assemble(r *http.Request) (assembled, error) {
 		s.log.Info("context engine: the host's messages pass through unchanged", "session", ref.String(), "why", v.Passthrough,
 			"messages", total)
 	}
-	return assembled{view: v, session: ref.String(), messages: total}, nil
+	return assembled{view: v, session: ref.String(), messages: total, sent: len(q.Messages)}, nil
 }
 
 // engineCompactRequest is the body of POST /api/plugin/v1/compact.
