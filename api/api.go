@@ -21,7 +21,9 @@
 //   - 409: the session is busy or changed underneath us (try later), a
 //     name is ambiguous, pruning is disabled (prune.ErrDisabled), or a
 //     tool result stored at the source under a key already holding other
-//     content;
+//     content, or an assemble request whose "base" names messages the
+//     engine does not hold (engine.ErrNeedFull; the answer then carries
+//     "need_full": true and the plugin sends all its messages);
 //   - 413: request body larger than Options.MaxBodyBytes;
 //   - 415: a plugin request whose Content-Type is not application/json;
 //   - 422: the operation is not supported by the session's backend
@@ -669,6 +671,8 @@ func statusOf(err error) int {
 		return se.status
 	case errors.As(err, &nw):
 		return http.StatusNotImplemented
+	case errors.Is(err, engine.ErrNeedFull):
+		return http.StatusConflict
 	case errors.As(err, &mbe):
 		return http.StatusRequestEntityTooLarge
 	case errors.As(err, &ve), errors.Is(err, bs.ErrInvalid):
@@ -701,6 +705,12 @@ func (s *server) fail(w http.ResponseWriter, r *http.Request, err error) {
 			fields[fe.Field] = fe.Message
 		}
 		writeJSON(w, status, map[string]any{"error": err.Error(), "fields": fields})
+		return
+	}
+	if errors.Is(err, engine.ErrNeedFull) {
+		// The assemble wire: the plugin resends the whole list of
+		// messages when it reads need_full.
+		writeJSON(w, status, map[string]any{"error": err.Error(), "need_full": true})
 		return
 	}
 	var mbe *http.MaxBytesError

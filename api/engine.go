@@ -29,10 +29,12 @@ import (
 // 501 when the server has no engine.
 
 // MaxAssembleBodyBytes caps the body of POST /api/plugin/v1/assemble.
-const MaxAssembleBodyBytes = 8 << 20
+const MaxAssembleBodyBytes = 32 << 20
 
-// MaxAssembleMessages is the most messages an assemble request may carry.
-const MaxAssembleMessages = 20_000
+// MaxAssembleMessages is the most messages an assemble request may
+// stand for: the messages it carries and, with a base, the messages the
+// base names.
+const MaxAssembleMessages = 200_000
 
 // maxRoleChars bounds a message's role, in characters.
 const maxRoleChars = 64
@@ -94,6 +96,35 @@ type assembleRequest struct {
 	// for the answer; its token_budget is then what the host leaves the
 	// messages.
 	MaxOutputTokens *int `json:"max_output_tokens"`
+	// Base, when present, says that Messages holds only the host's
+	// messages after its first Base.Messages, and that those are the list
+	// the engine acknowledged (the "ack" of an earlier answer) or a prefix
+	// of it, whose chain fingerprint is Base.Fingerprint. An older plugin
+	// never sends it.
+	Base *assembleBase `json:"base"`
+}
+
+// assembleBase is the "base" member of an assemble request.
+type assembleBase struct {
+	Messages    int    `json:"messages"`
+	Fingerprint string `json:"fingerprint"`
+}
+
+// check reports whether b names a list of messages: a count ≥ 0 and a
+// fingerprint of 16 lowercase hexadecimal digits (engine.ChainFingerprint).
+func (b *assembleBase) check() error {
+	if b.Messages < 0 {
+		return fmt.Errorf("base.messages: expected the count of messages the base names, ≥ 0, found %d: %w", b.Messages, bs.ErrInvalid)
+	}
+	ok := len(b.Fingerprint) == 16
+	for i := 0; ok && i < len(b.Fingerprint); i++ {
+		c := b.Fingerprint[i]
+		ok = c >= '0' && c <= '9' || c >= 'a' && c <= 'f'
+	}
+	if !ok {
+		return fmt.Errorf("base.fingerprint: expected 16 lowercase hexadecimal digits (the chain fingerprint of an ack), found %.40q: %w", b.Fingerprint, bs.ErrInvalid)
+	}
+	return nil
 }
 
 // AssembleResponse is the answer of POST /api/plugin/v1/assemble: the
@@ -104,7 +135,8 @@ type AssembleResponse struct {
 	engine.View
 }
 
-// checkMessages checks the skeleton of the host's messages.
+// checkMessages checks the skeleton of the host's messages that a
+// request carries (with a base, only those after it).
 func checkMessages(msgs []engine.Message) error {
 	if len(msgs) > MaxAssembleMessages {
 		return fmt.Errorf("messages: expected at most %d messages, found %d: %w", MaxAssembleMessages, len(msgs), bs.ErrInvalid)
@@ -160,7 +192,11 @@ func (s *server) pluginAssemble(r *http.Request) (any, error) {
 	a, err := s.assemble(r)
 	took := time.Since(start)
 	if err != nil {
-		s.meter.Record(engine.OutcomeFailure, took)
+		// A base the engine does not hold is a step of the wire, not a
+		// failure: the plugin sends the whole list at once.
+		if !errors.Is(err, engine.ErrNeedFull) {
+			s.meter.Record(engine.OutcomeFailure, took)
+		}
 		return nil, err
 	}
 	v := a.view
@@ -182,7 +218,7 @@ func (s *server) pluginAssemble(r *http.Request) (any, error) {
 	}
 	// Tokens by the host's own rule for text it has not counted: four
 	// characters a token, rounded up.
-	s.log.Debug("context engine: view served", "session", a.session, "turn", v.Turn, "messages", a.messages,
+	s.log.Debug("context engine: view served", "session", a.session, "turn", v.Turn, "messages", a.messages, "sent", a.sent,
 		"layers", v.Layers, "host_chars", v.HostChars, "view_chars", v.Chars,
 		"host_tokens", charTokens(v.HostChars), "view_tokens", charTokens(v.Chars), "prefix_changed", v.Changed,
 		"summary_id", summaryID, "elapsed_ms", float64(took.Microseconds())/1000, "engine_ms", v.ElapsedMS,
@@ -194,12 +230,14 @@ func (s *server) pluginAssemble(r *http.Request) (any, error) {
 // characters a token, rounded up.
 func charTokens(n int) int { return (n + 3) / 4 }
 
-// assembled is an assemble call's view, with the session it is of and
-// how many messages the host sent.
+// assembled is an assemble call's view, with the session it is of, how
+// many messages the host's list holds and how many of them the request
+// carried (all but its base).
 type assembled struct {
 	view     engine.View
 	session  string
 	messages int
+	sent     int
 }
 
 // assemble decodes an assemble request and returns its view.
@@ -228,6 +266,16 @@ func (s *server) assemble(r *http.Request) (assembled, error) {
 		return assembled{}, err
 	}
 	req := engine.Request{Messages: q.Messages, TokenBudget: q.TokenBudget, PromptChars: q.PromptChars, Model: q.Model}
+	total := len(q.Messages)
+	if q.Base != nil {
+		if err := q.Base.check(); err != nil {
+			return assembled{}, err
+		}
+		if total += q.Base.Messages; total > MaxAssembleMessages {
+			return assembled{}, fmt.Errorf("base.messages: expected at most %d messages with the %d sent, found %d: %w", MaxAssembleMessages, len(q.Messages), total, bs.ErrInvalid)
+		}
+		req.Base, req.BaseFingerprint = q.Base.Messages, q.Base.Fingerprint
+	}
 	switch q.HostCall {
 	case engine.CallTurnStart, engine.CallModelRequest:
 		// A value this daemon does not know is a newer plugin's: the call
@@ -238,6 +286,11 @@ func (s *server) assemble(r *http.Request) (assembled, error) {
 		req.ReserveTokens = *q.MaxOutputTokens
 	}
 	ref, err := s.resolve(r.Context(), q.pluginSessionRequest)
+	if errors.Is(err, bs.ErrNotFound) && q.Base != nil {
+		// Nothing is held of a session that is not stored: the plugin
+		// sends the whole list, which then passes through below.
+		return assembled{}, fmt.Errorf("assemble with a base: %v: %w", bs.ErrorMessage(err), engine.ErrNeedFull)
+	}
 	if errors.Is(err, bs.ErrNotFound) {
 		// A new session's first model call can come before the host has
 		// stored anything of it (OpenClaw 2026.7 writes the transcript
@@ -260,7 +313,7 @@ func (s *server) assemble(r *http.Request) (assembled, error) {
 		// four characters a token.
 		return assembled{view: engine.View{Replace: []engine.Replacement{}, Layers: []string{},
 			Passthrough: why, EstimatedTokens: charTokens(chars), HostChars: chars, Chars: chars},
-			session: name, messages: len(q.Messages)}, nil
+			session: name, messages: len(q.Messages), sent: len(q.Messages)}, nil
 	}
 	if err != nil {
 		return assembled{}, err
@@ -273,9 +326,9 @@ func (s *server) assemble(r *http.Request) (assembled, error) {
 	}
 	if v.Passthrough != "" {
 		s.log.Info("context engine: the host's messages pass through unchanged", "session", ref.String(), "why", v.Passthrough,
-			"messages", len(q.Messages))
+			"messages", total)
 	}
-	return assembled{view: v, session: ref.String(), messages: len(q.Messages)}, nil
+	return assembled{view: v, session: ref.String(), messages: total, sent: len(q.Messages)}, nil
 }
 
 // engineCompactRequest is the body of POST /api/plugin/v1/compact.

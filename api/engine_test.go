@@ -27,6 +27,7 @@ type fakeEngine struct {
 	compactO engine.CompactOptions
 
 	view     engine.View
+	err      error
 	value    engine.ViewValue
 	valueErr error
 	status   engine.Status
@@ -51,7 +52,7 @@ func (f *fakeEngine) called() []string {
 func (f *fakeEngine) Assemble(_ context.Context, ref bs.SessionRef, req engine.Request) (engine.View, error) {
 	f.record("assemble", ref)
 	f.req = req
-	return f.view, nil
+	return f.view, f.err
 }
 
 func (f *fakeEngine) Value(_ context.Context, ref bs.SessionRef, id string) (engine.ViewValue, error) {

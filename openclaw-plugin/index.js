@@ -7,10 +7,12 @@
  * Rules this file keeps:
  * - Stateless. The BrainSurgeon daemon (`brainsurgeon serve`, on loopback) owns all storage, policy and wording;
  *   every tool call and every offload is ONE HTTP POST to it. Nothing is cached between calls (the key file is
- *   read at each call). One exception: OpenClaw 2026.7 gives the tool-result middleware no agent or session, so
+ *   read at each call). Two exceptions: OpenClaw 2026.7 gives the tool-result middleware no agent or session, so
  *   a before_tool_call hook remembers the run identity of the last 1,000 tool calls by run id and tool-call id
  *   (an OpenAI-compatible server may reuse a tool-call id such as call_0 in another run or session; when the id
- *   alone is recently known from two sessions, the result passes through).
+ *   alone is recently known from two sessions, the result passes through); and assemble remembers, per session
+ *   and kind of host call, the list of messages the daemon last acknowledged (at most 16 lists and 400,000
+ *   messages), so that the next call sends only the messages after it (see makeEngine).
  * - Fail open, never throw. OpenClaw turns a throwing tool-result middleware into "Tool output unavailable", so
  *   the middleware returns `undefined` (the result passes unchanged) on any failure and logs why; a tool returns
  *   a normal tool result saying what went wrong, with `details.ok: false`.
@@ -33,6 +35,7 @@
  *   commitTurn answers locally. compact asks the daemon, else delegates to OpenClaw's own compaction when the SDK
  *   can be imported, else reports that it did not compact. The SDK is imported once per process.
  */
+import * as nodeCrypto from "node:crypto";
 import { createHash } from "node:crypto";
 import { readFileSync, realpathSync, statSync } from "node:fs";
 import { request } from "node:http";
@@ -536,10 +539,15 @@ function failure(error) {
 }
 
 /**
+ * @typedef {{ok: true, json: unknown} | {ok: false, error: string, status?: number, json?: unknown}} DaemonAnswer
+ * a daemon's JSON answer, or what went wrong; a failure that is an HTTP answer carries its status and its JSON body
+ */
+/**
  * POSTs body to the daemon and reads a JSON answer. Never rejects: resolves {ok:false, error} with what went wrong
- * (refused, timeout, HTTP status with the daemon's error, a body that is not JSON).
+ * (refused, timeout, HTTP status with the daemon's error, a body that is not JSON); an answer other than 200 also
+ * gives its status, and its body when that is JSON.
  * @param {Config} cfg @param {string} path @param {string} body @param {number} timeoutMs @param {AbortSignal} [signal]
- * @returns {Promise<{ok: true, json: unknown} | {ok: false, error: string}>}
+ * @returns {Promise<DaemonAnswer>}
  */
 export function callDaemon(cfg, path, body, timeoutMs, signal) {
   return new Promise((resolve) => {
@@ -554,7 +562,7 @@ export function callDaemon(cfg, path, body, timeoutMs, signal) {
     if (signal?.aborted) return resolve({ ok: false, error: "the call was aborted" });
     const url = new URL(path, cfg.daemonUrl);
     let done = false;
-    /** @param {{ok: true, json: unknown} | {ok: false, error: string}} r */
+    /** @param {DaemonAnswer} r */
     const finish = (r) => {
       if (done) return;
       done = true;
@@ -577,7 +585,7 @@ export function callDaemon(cfg, path, body, timeoutMs, signal) {
         }
         if (res.statusCode !== 200) {
           const msg = json && typeof json.error === "string" ? json.error : text.slice(0, 200);
-          return finish({ ok: false, error: `the daemon answered HTTP ${res.statusCode}: ${msg}` });
+          return finish({ ok: false, error: `the daemon answered HTTP ${res.statusCode}: ${msg}`, status: res.statusCode, json });
         }
         if (json === undefined) return finish({ ok: false, error: "the daemon's answer is not JSON" });
         finish({ ok: true, json });
@@ -621,7 +629,7 @@ export const PLUGIN_VERSION = "0.1.0";
 /** The context engine's id, the value of plugins.slots.contextEngine that selects it. */
 export const ENGINE_ID = "brainsurgeon";
 /** The most messages one assemble call sends the daemon (the daemon refuses more). */
-export const MAX_ASSEMBLE_MESSAGES = 20000;
+export const MAX_ASSEMBLE_MESSAGES = 200000;
 
 /**
  * A new copy of the engine's info. It owns compaction (the host's compaction would write summaries into its transcript and
@@ -706,6 +714,118 @@ export function skeletonOf(message) {
   const json = JSON.stringify(m.content ?? m.summary ?? "");
   s.chars = typeof json === "string" ? json.length : 0;
   return s;
+}
+
+/** The SHA-256 of a string (UTF-8) in hex: crypto.hash where Node has it (one call, about three times faster),
+ * else a Hash object. @type {(data: string) => string} */
+const sha256Hex = typeof (/** @type {any} */ (nodeCrypto).hash) === "function"
+  ? (data) => /** @type {any} */ (nodeCrypto).hash("sha256", data, "hex")
+  : (data) => createHash("sha256").update(data).digest("hex");
+
+/**
+ * The chain fingerprint of a list of messages that extends the list whose fingerprint is prev ("" for the empty
+ * list) by the message whose skeleton is s: the first 16 hexadecimal digits of the SHA-256 of prev, "\n", and the
+ * skeleton's role, timestamp, tool_call_id, tool_call_ids (joined by U+0001) and chars, separated by U+0000. The
+ * daemon computes the same chain (engine.ChainFingerprint) and acknowledges a list by its fingerprint.
+ * @param {string} prev @param {Skeleton} s
+ */
+export function chainFingerprint(prev, s) {
+  const ids = s.tool_call_ids ? s.tool_call_ids.join("\u0001") : "";
+  return sha256Hex(`${prev}\n${s.role}\u0000${s.timestamp}\u0000${s.tool_call_id ?? ""}\u0000${ids}\u0000${s.chars}`).slice(0, 16);
+}
+
+/** Whether two skeletons are equal. @param {Skeleton} a @param {Skeleton} b */
+function sameSkeleton(a, b) {
+  if (a.role !== b.role || a.timestamp !== b.timestamp || a.chars !== b.chars || a.tool_call_id !== b.tool_call_id) return false;
+  const x = a.tool_call_ids, y = b.tool_call_ids;
+  if (x === y) return true;
+  if (!x || !y || x.length !== y.length) return false;
+  for (let i = 0; i < x.length; i++) if (x[i] !== y[i]) return false;
+  return true;
+}
+
+/** The skeletons of the host's message objects already seen (OpenClaw copies a message it changes, never edits it
+ * in place; see makeEngine), shared through globalThis like the remembered identities. */
+const SKELETONS_KEY = Symbol.for("brainsurgeon.skeletons");
+/** @type {WeakMap<object, Skeleton>} */
+const skeletons = (/** @type {any} */ (globalThis)[SKELETONS_KEY] ??= new WeakMap());
+
+/** skeletonOf, remembered by the message object's identity. Throws as skeletonOf does. @param {unknown} m */
+function skeletonCached(m) {
+  if (!m || typeof m !== "object") return skeletonOf(m);
+  let s = skeletons.get(m);
+  if (s === undefined) {
+    s = skeletonOf(m);
+    skeletons.set(m, s);
+  }
+  return s;
+}
+
+/**
+ * @typedef {{objs: unknown[], skel: Skeleton[], chain: string[], chars: number[]}} HeldList
+ * a list of the host's messages the daemon acknowledged: the message objects, their skeletons, the chain
+ * fingerprint after each, and the running sum of chars after each
+ */
+/** The most lists of messages remembered, and the most messages in all of them (the oldest used go first). */
+const HELD_MAX_LISTS = 16;
+const HELD_MAX_MESSAGES = 2 * MAX_ASSEMBLE_MESSAGES;
+const HELD_KEY = Symbol.for("brainsurgeon.assembleWire");
+/** The acknowledged lists by daemon URL, agent, session and kind of host call (oldest used first), shared through
+ * globalThis because OpenClaw may load this module more than once and makes an engine per run.
+ * @type {Map<string, HeldList>} */
+const heldLists = (/** @type {any} */ (globalThis)[HELD_KEY] ??= new Map());
+
+/** Takes the list held under key out (a call owns it until it gives it back with holdList). @param {string} key */
+function takeList(key) {
+  const h = heldLists.get(key);
+  if (h) heldLists.delete(key);
+  return h;
+}
+
+/** Holds h under key as the newest, dropping the oldest beyond HELD_MAX_LISTS lists or HELD_MAX_MESSAGES messages.
+ * @param {string} key @param {HeldList} h */
+function holdList(key, h) {
+  heldLists.delete(key);
+  heldLists.set(key, h);
+  let total = 0;
+  for (const l of heldLists.values()) total += l.objs.length;
+  while (heldLists.size > HELD_MAX_LISTS || total > HELD_MAX_MESSAGES) {
+    const [k, l] = /** @type {[string, HeldList]} */ (heldLists.entries().next().value);
+    heldLists.delete(k);
+    total -= l.objs.length;
+  }
+}
+
+/** Forgets every acknowledged list (tests and benchmarks start from a daemon that holds nothing). */
+export function forgetAssembleLists() {
+  heldLists.clear();
+}
+
+/**
+ * How many of the host's first messages are the ones of the list h holds: a message is the same when it is the
+ * same object (no work beyond the comparison), or when its skeleton equals the one held (a copy OpenClaw made;
+ * the copy then takes the held object's place). Throws as skeletonOf does.
+ * @param {HeldList} h @param {unknown[]} messages
+ */
+function heldPrefix(h, messages) {
+  const n = Math.min(h.objs.length, messages.length);
+  const objs = h.objs;
+  let i = 0;
+  for (;;) {
+    while (i < n && messages[i] === objs[i]) i++;
+    if (i === n || !sameSkeleton(skeletonCached(messages[i]), h.skel[i])) return i;
+    objs[i] = messages[i];
+    i++;
+  }
+}
+
+/** The ack of a daemon's answer when it acknowledges exactly the list h (its length and chain fingerprint), else
+ * undefined. @param {unknown} answer @param {HeldList} h */
+function ackOf(answer, h) {
+  const a = /** @type {any} */ (answer)?.ack;
+  const n = h.objs.length;
+  if (!a || typeof a !== "object" || a.messages !== n || n === 0 || a.fingerprint !== h.chain[n - 1]) return undefined;
+  return /** @type {{messages: number, fingerprint: string}} */ (a);
 }
 
 /**
@@ -899,12 +1019,28 @@ function withHostAddition(r, host) {
 
 /**
  * Makes the context engine. Every method resolves (never rejects): assemble falls back to the host's messages,
- * compact to OpenClaw's runtime compaction or to {ok: false}. It keeps no state between calls. assemble adds the
- * host's memory guidance to the system prompt (hostSystemPromptAddition), on a view and on a pass-through alike.
+ * compact to OpenClaw's runtime compaction or to {ok: false}. assemble adds the host's memory guidance to the system
+ * prompt (hostSystemPromptAddition), on a view and on a pass-through alike.
+ *
+ * The wire. The daemon's answer acknowledges the list of messages it now holds for the session and kind of host
+ * call ("ack": its length and chain fingerprint, see chainFingerprint). The next such call sends only the
+ * skeletons of the messages after the part of that list the host's first messages still are, with
+ * "base": {messages, fingerprint} naming that part; skeletons and the chain are computed only for the messages
+ * after the base. The host's first messages are the acknowledged ones when they are the same objects (OpenClaw
+ * 2026.7.35 and 2026.9.6 hand the same objects to every model-request call of a run: the agent's context array,
+ * copied or not, with the turn's new messages pushed onto it; they re-read the transcript into new objects at each
+ * run, and copy a message they change, e.g. an image pruned from history, never editing it in place), else when
+ * their skeletons are equal (a skeleton is remembered per object, so a message object is encoded at most once).
+ * The daemon answers 409 with need_full when it does not hold the base (it restarted or forgot the session): the
+ * whole list is sent in the same call, once. An answer that does not acknowledge the list sent (a daemon that
+ * predates the wire ignores the base) is never applied to a call that sent a base: the whole list is sent again,
+ * and a daemon that never acknowledges never gets a base. Any other failure passes the host's messages through, as
+ * before, and forgets the list.
  * @param {Config} cfg @param {Logger} log @param {SdkLoader} [loadSdk] how compact and assemble import the SDK (tests
  *   inject one)
+ * @param {typeof callDaemon} [call] how the engine calls the daemon (benchmarks inject one)
  */
-export function makeEngine(cfg, log, loadSdk = loadOpenClawSdk) {
+export function makeEngine(cfg, log, loadSdk = loadOpenClawSdk, call = callDaemon) {
   /**
    * The daemon's view of the host's messages (with the daemon's own system-prompt addition), or the host's
    * messages unchanged when it cannot be had.
@@ -919,36 +1055,69 @@ export function makeEngine(cfg, log, loadSdk = loadOpenClawSdk) {
       return { messages, estimatedTokens: Math.ceil(chars / 4) };
     };
     try {
-      /** @type {Skeleton[]} */
-      const skel = [];
-      let bad = "";
-      for (let i = 0; i < messages.length; i++) {
+      const hostCall = hostCallOf(params ?? {});
+      const session = typeof params?.sessionId === "string" && params.sessionId !== "" ? params.sessionId : "";
+      const key = session && !cfg.urlProblem && messages.length <= MAX_ASSEMBLE_MESSAGES ? `${cfg.daemonUrl}\u0000${agentIdOf(params.sessionKey)}\u0000${session}\u0000${hostCall.host_call ?? ""}` : "";
+      let held = key ? takeList(key) : undefined;
+      let base = 0;
+      if (held) {
         try {
-          skel.push(skeletonOf(messages[i]));
-          chars += skel[i].chars;
-        } catch (err) {
-          bad ||= `message ${i} cannot be encoded as JSON: ${errText(err)}`;
-          skel.push({ role: "", timestamp: 0, chars: 0 });
+          base = heldPrefix(held, messages);
+        } catch {
+          base = 0;
         }
       }
+      /** @type {HeldList} */
+      const h = held ?? { objs: [], skel: [], chain: [], chars: [] };
+      for (const a of [h.objs, h.skel, h.chain, h.chars]) a.length = base;
+      let bad = "";
+      let prev = base > 0 ? h.chain[base - 1] : "";
+      let sum = base > 0 ? h.chars[base - 1] : 0;
+      for (let i = base; i < messages.length; i++) {
+        /** @type {Skeleton} */
+        let s;
+        try {
+          s = skeletonCached(messages[i]);
+        } catch (err) {
+          bad ||= `message ${i} cannot be encoded as JSON: ${errText(err)}`;
+          s = { role: "", timestamp: 0, chars: 0 };
+        }
+        sum += s.chars;
+        // The chain only matters for a list that is held (a call that names a session).
+        if (key) prev = chainFingerprint(prev, s);
+        h.objs.push(messages[i]);
+        h.skel.push(s);
+        h.chain.push(prev);
+        h.chars.push(sum);
+      }
+      chars = sum;
       if (!Array.isArray(params?.messages)) return passthrough("the host sent no messages array");
       if (bad) return passthrough(bad);
       if (cfg.urlProblem) return passthrough(cfg.urlProblem);
-      if (typeof params.sessionId !== "string" || params.sessionId === "") return passthrough("the host named no session");
-      if (skel.length > MAX_ASSEMBLE_MESSAGES) return passthrough(`${skel.length} messages, more than the ${MAX_ASSEMBLE_MESSAGES} the daemon takes`);
-      const body = JSON.stringify({
-        agent_id: agentIdOf(params.sessionKey), session_id: params.sessionId,
+      if (!session) return passthrough("the host named no session");
+      if (messages.length > MAX_ASSEMBLE_MESSAGES) return passthrough(`${messages.length} messages, more than the ${MAX_ASSEMBLE_MESSAGES} the daemon takes`);
+      /** @param {number} from @returns {string} the request's body, with the skeletons after the first from */
+      const bodyFrom = (from) => JSON.stringify({
+        agent_id: agentIdOf(params.sessionKey), session_id: session,
         session_key: typeof params.sessionKey === "string" && params.sessionKey !== "" ? params.sessionKey : undefined,
         token_budget: windowOf(params),
         model: typeof params.model === "string" && params.model !== "" ? params.model : undefined,
         prompt_chars: typeof params.prompt === "string" ? params.prompt.length : 0,
-        ...hostCallOf(params),
-        messages: skel,
+        ...hostCall,
+        ...(from > 0 ? { base: { messages: from, fingerprint: h.chain[from - 1] } } : {}),
+        messages: from > 0 ? h.skel.slice(from) : h.skel,
       });
-      const res = await callDaemon(cfg, "/api/plugin/v1/assemble", body, cfg.assembleTimeoutMs);
+      let res = await call(cfg, "/api/plugin/v1/assemble", bodyFrom(base), cfg.assembleTimeoutMs);
+      if (base > 0) {
+        const needFull = !res.ok && res.status === 409 && /** @type {any} */ (res.json)?.need_full === true;
+        // A daemon that does not know the wire ignores the base: its view is of the messages after it only.
+        const ignored = res.ok && ackOf(res.json, h) === undefined;
+        if (needFull || ignored) res = await call(cfg, "/api/plugin/v1/assemble", bodyFrom(0), cfg.assembleTimeoutMs);
+      }
       if (!res.ok) return passthrough(res.error);
       const applied = applyView(res.json, messages);
       if (applied.why !== undefined) return passthrough(`the daemon's view cannot be applied: ${applied.why}`);
+      if (key && ackOf(res.json, h) !== undefined) holdList(key, h);
       return applied.result;
     } catch (err) {
       return passthrough(errText(err));

@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import { readFileSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import plugin, { ENGINE_ID, PLUGIN_VERSION, agentIdOf, applyView, loadOpenClawSdk, makeEngine, resolveConfig, skeletonOf } from "../index.js";
+import plugin, { ENGINE_ID, MAX_ASSEMBLE_MESSAGES, PLUGIN_VERSION, agentIdOf, applyView, loadOpenClawSdk, makeEngine, resolveConfig, skeletonOf } from "../index.js";
 import { answer, deadUrl, fakeApi, startDaemon } from "./helpers.js";
 
 const pkg = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8"));
@@ -380,11 +380,12 @@ test("assemble refuses more messages than the daemon takes", async () => {
   const d = await startDaemon((_req, res) => answer(res, 200, view()));
   try {
     const { engine, warnings } = engineAt(d.url);
-    const msgs = Array.from({ length: 20001 }, (_, i) => ({ role: "user", content: "x", timestamp: i }));
+    const msgs = Array.from({ length: MAX_ASSEMBLE_MESSAGES + 1 }, (_, i) => ({ role: "user", content: "x", timestamp: i }));
     const out = await engine.assemble({ sessionId: "s", messages: msgs });
     assert.equal(out.messages, msgs);
     assert.equal(d.seen.length, 0);
-    assert.match(warnings[0], /20001 messages, more than the 20000/);
+    assert.equal(MAX_ASSEMBLE_MESSAGES, 200000, "the daemon's api.MaxAssembleMessages");
+    assert.match(warnings[0], /200001 messages, more than the 200000/);
   } finally {
     await d.close();
   }
