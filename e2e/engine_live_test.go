@@ -83,11 +83,22 @@ func TestEngineLive(t *testing.T) {
 	oracle.Require(t)
 	tgz := packPlugin(t)
 	engineReady := pluginRegistersEngine(t)
+	// the daemons' summarizer key (set here: the parallel subtests may not set the environment)
+	t.Setenv("BRAINSURGEON_SUMMARY_API_KEY", "bs-e2e-summary-key")
+	// The four runs are independent hosts (own gateway, model, daemon and state dir) and run at once; the engine
+	// run waits for the legacy run of its release only for the checks that compare with it.
 	for _, v := range []string{openclaw.V9, openclaw.V7} {
 		t.Run(v, func(t *testing.T) {
-			var legacy *engineRun
-			t.Run("legacy", func(t *testing.T) { legacy = runEngineScenario(t, v, tgz, false, nil) })
+			t.Parallel()
+			legacy := make(chan *engineRun, 1)
+			t.Run("legacy", func(t *testing.T) {
+				t.Parallel()
+				var run *engineRun
+				defer func() { legacy <- run }() // also when the run failed: the engine run stops waiting
+				run = runEngineScenario(t, v, tgz, false, nil)
+			})
 			t.Run("engine", func(t *testing.T) {
+				t.Parallel()
 				if !engineReady {
 					t.Skip("the plugin registers no context engine (openclaw-plugin/*.js never calls registerContextEngine)")
 				}
@@ -365,7 +376,9 @@ func runTurn(t *testing.T, h *openclaw.Host, m *openclaw.Model, n int, kind, msg
 	ctx, cancel := context.WithTimeout(context.Background(), turnTimeout)
 	defer cancel()
 	rec := engineTurn{N: n, Kind: kind, start: time.Now()}
-	_, err := h.Gateway.Agent(ctx, openclaw.Turn{Key: pluginKey, Message: msg})
+	// through the gateway's client process: the gateway's agent method as `openclaw agent` calls it, without a CLI
+	// start-up per turn
+	_, err := h.Gateway.AgentCall(ctx, openclaw.Turn{Key: pluginKey, Message: msg})
 	rec.end = time.Now()
 	rec.Millis = rec.end.Sub(rec.start).Milliseconds()
 	if err != nil {
@@ -614,7 +627,10 @@ func engineConfigure(t *testing.T, st *openclaw.State, version, modelURL string,
 	}
 }
 
-func runEngineScenario(t *testing.T, version, tgz string, withEngine bool, legacy *engineRun) *engineRun {
+// runEngineScenario runs the scenario of [TestEngineLive] on a host of its own and returns its report. The engine
+// run (withEngine) receives the legacy run of the same release from legacyRun once its script is done (nil when
+// that run failed).
+func runEngineScenario(t *testing.T, version, tgz string, withEngine bool, legacyRun <-chan *engineRun) *engineRun {
 	t0 := time.Now()
 	mode := "legacy"
 	if withEngine {
@@ -644,7 +660,6 @@ func runEngineScenario(t *testing.T, version, tgz string, withEngine bool, legac
 	if err := os.WriteFile(keyFile, []byte(apiKey+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	t.Setenv("BRAINSURGEON_SUMMARY_API_KEY", "bs-e2e-summary-key")
 	script, files := engineScript(t, work)
 	run.Files = len(files)
 	model, err := openclaw.StartModel()
@@ -693,6 +708,7 @@ func runEngineScenario(t *testing.T, version, tgz string, withEngine bool, legac
 
 	var st engine.State
 	if withEngine {
+		legacy := <-legacyRun
 		var ok bool
 		if st, ok = engineState(t, h, sid); !ok {
 			t.Errorf("a: the engine kept no state for session %s: the engine never served a view", sid)

@@ -380,13 +380,16 @@ func (c chatRequest) toolTexts() []string {
 	return out
 }
 
-// pluginTurn runs one agent turn that must succeed and returns the model requests it made.
+// pluginTurn runs one agent turn that must succeed (through [openclaw.Gateway.AgentCall]) and returns the model
+// requests it made.
 func pluginTurn(t *testing.T, h *openclaw.Host, m *openclaw.Model, msg string) []chatRequest {
 	t.Helper()
 	before := len(m.Requests())
 	ctx, cancel := context.WithTimeout(context.Background(), turnTimeout)
 	defer cancel()
-	r, err := h.Gateway.Agent(ctx, openclaw.Turn{Key: pluginKey, Message: msg})
+	// through the gateway's client process: the gateway's agent method as `openclaw agent` calls it, without a CLI
+	// start-up per turn (the CLI drives the turns of the other live tests)
+	r, err := h.Gateway.AgentCall(ctx, openclaw.Turn{Key: pluginKey, Message: msg})
 	if err != nil {
 		t.Fatalf("turn %.80q: %v", msg, err)
 	}
