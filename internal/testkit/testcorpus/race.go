@@ -8,7 +8,7 @@ import (
 )
 
 // RaceSampleMaxBytes bounds the real transcripts [RaceSample] keeps under the race detector, but for the largest.
-const RaceSampleMaxBytes = 1 << 20
+const RaceSampleMaxBytes = 512 << 10
 
 // RaceSample returns files (from [Transcripts] or [Real]) unchanged, except under the race detector (go test
 // -race), where it keeps the self-made corpus (every shape the hosts write), the real transcripts of at most
