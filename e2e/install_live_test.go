@@ -44,7 +44,10 @@ const installBigChars = 100_000
 //	   offloaded value is back byte-identical, and openclaw.json is byte-identical to before install.
 func TestInstallLive(t *testing.T) {
 	for _, v := range []string{openclaw.V9, openclaw.V7} {
-		t.Run(v, func(t *testing.T) { installLive(t, v) })
+		t.Run(v, func(t *testing.T) {
+			t.Parallel() // each era is a host of its own (state dir, HOME, gateway, serve)
+			installLive(t, v)
+		})
 	}
 }
 

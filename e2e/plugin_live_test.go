@@ -58,7 +58,10 @@ func TestPluginLive(t *testing.T) {
 	oracle.Require(t)
 	tgz := packPlugin(t)
 	for _, v := range []string{openclaw.V9, openclaw.V7} {
-		t.Run(v, func(t *testing.T) { pluginLive(t, v, tgz) })
+		t.Run(v, func(t *testing.T) {
+			t.Parallel() // each era is a host of its own (state dir, gateway, model, daemon)
+			pluginLive(t, v, tgz)
+		})
 	}
 }
 
