@@ -85,25 +85,31 @@ func TestEngineLive(t *testing.T) {
 	engineReady := pluginRegistersEngine(t)
 	// the daemons' summarizer key (set here: the parallel subtests may not set the environment)
 	t.Setenv("BRAINSURGEON_SUMMARY_API_KEY", "bs-e2e-summary-key")
-	// The four runs are independent hosts (own gateway, model, daemon and state dir) and run at once; the engine
-	// run waits for the legacy run of its release only for the checks that compare with it.
+	// The four runs are independent hosts (own gateway, model, daemon and state dir) and run at once: the releases
+	// as parallel subtests, and within each the legacy run in a goroutine of its own beside the engine run (not a
+	// parallel subtest, so that it needs no slot of -parallel: the engine run waits for it, for the checks that
+	// compare with it).
 	for _, v := range []string{openclaw.V9, openclaw.V7} {
 		t.Run(v, func(t *testing.T) {
 			t.Parallel()
 			legacy := make(chan *engineRun, 1)
-			t.Run("legacy", func(t *testing.T) {
-				t.Parallel()
-				var run *engineRun
-				defer func() { legacy <- run }() // also when the run failed: the engine run stops waiting
-				run = runEngineScenario(t, v, tgz, false, nil)
-			})
+			var wg sync.WaitGroup
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				t.Run("legacy", func(t *testing.T) {
+					var run *engineRun
+					defer func() { legacy <- run }() // also when the run failed: the engine run stops waiting
+					run = runEngineScenario(t, v, tgz, false, nil)
+				})
+			}()
 			t.Run("engine", func(t *testing.T) {
-				t.Parallel()
 				if !engineReady {
 					t.Skip("the plugin registers no context engine (openclaw-plugin/*.js never calls registerContextEngine)")
 				}
 				runEngineScenario(t, v, tgz, true, legacy)
 			})
+			wg.Wait()
 		})
 	}
 }
