@@ -168,7 +168,15 @@ func soak(t *testing.T, era string, maxTurns int, fixed bool) {
 		return err
 	}
 	if era == openclaw.V9 {
-		seed = seedSQLite(t, sessionKey, seedSessionID, src)
+		sqliteSeed := seedSQLite(t, sessionKey, seedSessionID, src)
+		seed = func(st *openclaw.State) error {
+			// 2026.8+ retries a model call that failed with a server error up to 8 times, 1 to 30 s apart (about two
+			// minutes of timers per "failed" turn); one retry takes the same path to the same end, a failed run.
+			if err := soakRetrySettings(st); err != nil {
+				return err
+			}
+			return sqliteSeed(st)
+		}
 	}
 	h := openclaw.NewHostWithModel(t, era, model.URL(), seed)
 	s := soakSession{era: era, agents: h.State.AgentsDir(), id: seedSessionID, path: transcript}
@@ -369,6 +377,9 @@ func soak(t *testing.T, era string, maxTurns int, fixed bool) {
 	if runs.failed > 0 {
 		t.Errorf("%d daemon runs failed a session", runs.failed)
 	}
+	if n := strings.Count(h.Gateway.LogTail(64<<20), "transient same-model retry"); n > 0 {
+		t.Logf("%s: the host retried failed model calls %d times (settings.json: one retry per call)", era, n)
+	}
 	for _, line := range strings.Split(h.Gateway.LogTail(64<<20), "\n") {
 		if hostTrouble.MatchString(line) {
 			tally.trouble++
@@ -451,6 +462,16 @@ func soak(t *testing.T, era string, maxTurns int, fixed bool) {
 		era, turns, tally.kinds, time.Since(t0).Round(time.Second), runs, tally.restores, tally.hostEnded, bigTools)
 	t.Logf("%s: entries lost %d, sessions reset %d, conflict messages %d, turns failed because of us %d; %d entries seen, %d lines back byte for byte after the pristine restore",
 		era, tally.lost, tally.resets, tally.trouble, tally.ourFail, len(seen), checked)
+}
+
+// soakRetrySettings writes the main agent's settings.json (the agent runtime's global settings, in the agent dir) with
+// one provider retry for a failed model call instead of the default eight.
+func soakRetrySettings(st *openclaw.State) error {
+	dir := filepath.Join(st.AgentsDir(), "main", "agent")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, "settings.json"), []byte(`{"retry":{"provider":{"maxRetries":1}}}`+"\n"), 0o600)
 }
 
 // runDaemon opens BrainSurgeon's daemon over agents (what `brainsurgeon serve` runs, in-process) with a debug text
