@@ -387,12 +387,24 @@ func (c chatRequest) toolTexts() []string {
 // requests it made.
 func pluginTurn(t *testing.T, h *openclaw.Host, m *openclaw.Model, msg string) []chatRequest {
 	t.Helper()
+	return pluginTurnVia(t, h, m, msg, false)
+}
+
+// pluginTurnVia is [pluginTurn] through `openclaw agent` when cli is set: a user's turn as the user runs it, seconds
+// after a config change the gateway reloads (TestInstallLive's reinstall), where the gateway client's turn would come
+// before the reload is done.
+func pluginTurnVia(t *testing.T, h *openclaw.Host, m *openclaw.Model, msg string, cli bool) []chatRequest {
+	t.Helper()
 	before := len(m.Requests())
 	ctx, cancel := context.WithTimeout(context.Background(), turnTimeout)
 	defer cancel()
 	// through the gateway's client process: the gateway's agent method as `openclaw agent` calls it, without a CLI
 	// start-up per turn (the CLI drives the turns of the other live tests)
-	r, err := h.Gateway.AgentCall(ctx, openclaw.Turn{Key: pluginKey, Message: msg})
+	agent := h.Gateway.AgentCall
+	if cli {
+		agent = h.Gateway.Agent
+	}
+	r, err := agent(ctx, openclaw.Turn{Key: pluginKey, Message: msg})
 	if err != nil {
 		t.Fatalf("turn %.80q: %v", msg, err)
 	}
