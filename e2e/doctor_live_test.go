@@ -144,8 +144,9 @@ func modelTurns(t *testing.T, h *openclaw.Host, m *openclaw.Model, keys, msgs []
 // without result is diagnosed broken, `doctor --fix` refuses it with the reason (exit 1) and no row of the
 // session changes; a turn on it then shows what reaches the model (logged).
 func TestDoctorLive(t *testing.T) {
-	t.Run(openclaw.V7, doctorLiveJSONL)
-	t.Run(openclaw.V9, doctorLiveSQLite)
+	// each era is a host of its own (state dir, gateway, mock): they run at once
+	t.Run(openclaw.V7, func(t *testing.T) { t.Parallel(); doctorLiveJSONL(t) })
+	t.Run(openclaw.V9, func(t *testing.T) { t.Parallel(); doctorLiveSQLite(t) })
 }
 
 func doctorLiveJSONL(t *testing.T) {

@@ -64,6 +64,8 @@ const (
 //	a. every turn succeeds and the gateway log has no degrade or quarantine line for our engine;
 //	b. summed over the turns from the one where layer 1 first acts, the model receives at least 60 % fewer bytes
 //	   than with the legacy engine at the same turns; the summary layer runs;
+//	   the cache-weighted input of the same turns (what a provider with prompt caching bills) is reported per
+//	   request, per turn and summed against legacy's (see [moneyReport]);
 //	c. every model request whose prefix changed (it does not keep the previous request's messages byte for byte) comes
 //	   after a view that changed a layer (or passed the host's messages through), but for at most two (the host's
 //	   own doing, reported); the changes are counted;
@@ -81,16 +83,33 @@ func TestEngineLive(t *testing.T) {
 	oracle.Require(t)
 	tgz := packPlugin(t)
 	engineReady := pluginRegistersEngine(t)
+	// the daemons' summarizer key (set here: the parallel subtests may not set the environment)
+	t.Setenv("BRAINSURGEON_SUMMARY_API_KEY", "bs-e2e-summary-key")
+	// The four runs are independent hosts (own gateway, model, daemon and state dir) and run at once: the releases
+	// as parallel subtests, and within each the legacy run in a goroutine of its own beside the engine run (not a
+	// parallel subtest, so that it needs no slot of -parallel: the engine run waits for it, for the checks that
+	// compare with it).
 	for _, v := range []string{openclaw.V9, openclaw.V7} {
 		t.Run(v, func(t *testing.T) {
-			var legacy *engineRun
-			t.Run("legacy", func(t *testing.T) { legacy = runEngineScenario(t, v, tgz, false, nil) })
+			t.Parallel()
+			legacy := make(chan *engineRun, 1)
+			var wg sync.WaitGroup
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				t.Run("legacy", func(t *testing.T) {
+					var run *engineRun
+					defer func() { legacy <- run }() // also when the run failed: the engine run stops waiting
+					run = runEngineScenario(t, v, tgz, false, nil)
+				})
+			}()
 			t.Run("engine", func(t *testing.T) {
 				if !engineReady {
 					t.Skip("the plugin registers no context engine (openclaw-plugin/*.js never calls registerContextEngine)")
 				}
 				runEngineScenario(t, v, tgz, true, legacy)
 			})
+			wg.Wait()
 		})
 	}
 }
@@ -200,12 +219,22 @@ type engineTurn struct {
 	Views       int      `json:"views,omitempty"`
 	Passthrough string   `json:"passthrough,omitempty"`
 	Millis      int64    `json:"millis"`
+	// The turn's cache-weighted input (see [turnCosts]): PromptBytes, CachedBytes and Weighted sum its agent
+	// requests (Costs, one each); SummaryPromptBytes and SummaryWeighted its summary requests.
+	PromptBytes        int           `json:"prompt_bytes"`
+	CachedBytes        int           `json:"cached_bytes"`
+	Weighted           float64       `json:"weighted"`
+	Costs              []requestCost `json:"request_costs"`
+	SummaryPromptBytes int           `json:"summary_prompt_bytes"`
+	SummaryWeighted    float64       `json:"summary_weighted"`
 
 	start, end time.Time
 	first      []json.RawMessage
 	last       chatRequest
 	bodies     [][]byte
 	at         []time.Time
+	// sums is how many summarizer requests the model had received when the turn was recorded.
+	sums int
 
 	// system is the text of the first request's system messages.
 	system string
@@ -244,13 +273,15 @@ type engineRun struct {
 	RequestPrefixChanges int `json:"request_prefix_changes,omitempty"`
 	ViewRequestChanges   int `json:"view_request_prefix_changes,omitempty"`
 	// UnexplainedChanges counts the requests whose prefix changed with no layer change of ours before them.
-	UnexplainedChanges int      `json:"unexplained_prefix_changes,omitempty"`
-	MedianError        float64  `json:"median_prediction_error,omitempty"`
-	Layers             []string `json:"layers_seen,omitempty"`
-	Summaries          int      `json:"summaries,omitempty"`
-	SummaryRequests    int      `json:"summary_requests,omitempty"`
-	Compact            string   `json:"compact,omitempty"`
-	Seconds            float64  `json:"seconds"`
+	UnexplainedChanges int `json:"unexplained_prefix_changes,omitempty"`
+	// Money is the cache-weighted input from FirstCollapseTurn on, against legacy's (see [moneyReport]).
+	Money           *moneyFigures `json:"money,omitempty"`
+	MedianError     float64       `json:"median_prediction_error,omitempty"`
+	Layers          []string      `json:"layers_seen,omitempty"`
+	Summaries       int           `json:"summaries,omitempty"`
+	SummaryRequests int           `json:"summary_requests,omitempty"`
+	Compact         string        `json:"compact,omitempty"`
+	Seconds         float64       `json:"seconds"`
 	// SystemTurns counts the script turns whose system prompt was compared with the legacy run's; MemorySection
 	// says whether the legacy run's holds the host's memory section; OwnAdditionTurns counts the turns whose system
 	// prompt holds the engine's own addition.
@@ -351,7 +382,9 @@ func runTurn(t *testing.T, h *openclaw.Host, m *openclaw.Model, n int, kind, msg
 	ctx, cancel := context.WithTimeout(context.Background(), turnTimeout)
 	defer cancel()
 	rec := engineTurn{N: n, Kind: kind, start: time.Now()}
-	_, err := h.Gateway.Agent(ctx, openclaw.Turn{Key: pluginKey, Message: msg})
+	// through the gateway's client process: the gateway's agent method as `openclaw agent` calls it, without a CLI
+	// start-up per turn
+	_, err := h.Gateway.AgentCall(ctx, openclaw.Turn{Key: pluginKey, Message: msg})
 	rec.end = time.Now()
 	rec.Millis = rec.end.Sub(rec.start).Milliseconds()
 	if err != nil {
@@ -392,6 +425,26 @@ func runTurn(t *testing.T, h *openclaw.Host, m *openclaw.Model, n int, kind, msg
 	}
 	rec.last = decodeChat(t, rec.bodies[len(rec.bodies)-1])
 	rec.PrefixStable = prev == nil || prefixStable(prev.first, rec.first)
+	// The summary requests of the turn: the host's own summary calls (chat requests without tools) and the
+	// daemon's summarizer requests since the previous turn was recorded.
+	var summaries [][]byte
+	for _, q := range m.Requests()[before:] {
+		if q.Status == http.StatusOK && !hasTools(q.Body) {
+			summaries = append(summaries, q.Body)
+		}
+	}
+	sums := m.SummaryRequests()
+	rec.sums = len(sums)
+	from := 0
+	if prev != nil {
+		from = prev.sums
+	}
+	for _, q := range sums[min(from, len(sums)):] {
+		if q.Status == http.StatusOK {
+			summaries = append(summaries, q.Body)
+		}
+	}
+	turnCosts(&rec, prev, summaries)
 	return rec
 }
 
@@ -580,7 +633,10 @@ func engineConfigure(t *testing.T, st *openclaw.State, version, modelURL string,
 	}
 }
 
-func runEngineScenario(t *testing.T, version, tgz string, withEngine bool, legacy *engineRun) *engineRun {
+// runEngineScenario runs the scenario of [TestEngineLive] on a host of its own and returns its report. The engine
+// run (withEngine) receives the legacy run of the same release from legacyRun once its script is done (nil when
+// that run failed).
+func runEngineScenario(t *testing.T, version, tgz string, withEngine bool, legacyRun <-chan *engineRun) *engineRun {
 	t0 := time.Now()
 	mode := "legacy"
 	if withEngine {
@@ -610,7 +666,6 @@ func runEngineScenario(t *testing.T, version, tgz string, withEngine bool, legac
 	if err := os.WriteFile(keyFile, []byte(apiKey+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	t.Setenv("BRAINSURGEON_SUMMARY_API_KEY", "bs-e2e-summary-key")
 	script, files := engineScript(t, work)
 	run.Files = len(files)
 	model, err := openclaw.StartModel()
@@ -659,6 +714,7 @@ func runEngineScenario(t *testing.T, version, tgz string, withEngine bool, legac
 
 	var st engine.State
 	if withEngine {
+		legacy := <-legacyRun
 		var ok bool
 		if st, ok = engineState(t, h, sid); !ok {
 			t.Errorf("a: the engine kept no state for session %s: the engine never served a view", sid)
@@ -776,6 +832,14 @@ func engineChecks(t *testing.T, h *openclaw.Host, model *openclaw.Model, version
 		if run.Reduction < 0.60 {
 			t.Errorf("b: from turn %d on the model received %d bytes of history with the engine, %d with legacy: %.1f %% fewer, want ≥ 60 %% (whole messages, system prompt included: %d and %d bytes, %.1f %% fewer)",
 				run.FirstCollapseTurn, run.BytesFromCollapse, run.LegacyBytesSame, 100*run.Reduction, all, allLegacy, 100*run.ReductionAll)
+		}
+		// Money: the cache-weighted input of the same turns (reported; the goal is not asserted yet, see
+		// [moneyGoal]).
+		m := moneyReport(t, version, script, legacy.Turns[:len(script)], run.FirstCollapseTurn)
+		run.Money = &m
+		if m.Reduction < moneyGoal {
+			t.Logf("b: money: from turn %d the engine's cache-weighted input is %.1f %% below legacy's, under the goal of %.0f %% (reported, not asserted)",
+				run.FirstCollapseTurn, 100*m.Reduction, 100*moneyGoal)
 		}
 	}
 	if !slices.Contains(run.Layers, "summarize") && !slices.Contains(run.Layers, "full") {
@@ -1199,8 +1263,8 @@ func jsonPartOf(b []byte) []byte {
 func logEngineTable(t *testing.T, run *engineRun) {
 	t.Helper()
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s %s, window %d tokens: per turn (reqs: model requests with tools; sumc: without (the host's summary calls); bytes: JSON of the first request's messages; history: bytes without the system prompt; tokens: the model's measured size of the first request; prefix: CHANGE when the previous first request's prefix is not kept, * when the engine's view said prefix_changed; hsum: the first request shows the host's compaction summary)\n", run.Version, run.Mode, run.Window)
-	fmt.Fprintf(&b, "%4s %-14s %4s %4s %4s %9s %9s %8s %9s %7s %5s %9s %-22s %6s\n", "turn", "kind", "reqs", "sumc", "msgs", "bytes", "history", "tokens", "all_bytes", "prefix", "hsum", "predicted", "layers", "ms")
+	fmt.Fprintf(&b, "%s %s, window %d tokens: per turn (reqs: model requests with tools; sumc: without (the host's summary calls); bytes: JSON of the first request's messages; history: bytes without the system prompt; tokens: the model's measured size of the first request; prefix: CHANGE when the previous first request's prefix is not kept, * when the engine's view said prefix_changed; hsum: the first request shows the host's compaction summary; prompt, cached, weighted: the turn's cache-weighted input, see moneyReport)\n", run.Version, run.Mode, run.Window)
+	fmt.Fprintf(&b, "%4s %-14s %4s %4s %4s %9s %9s %8s %9s %7s %5s %9s %-22s %6s %9s %9s %9s\n", "turn", "kind", "reqs", "sumc", "msgs", "bytes", "history", "tokens", "all_bytes", "prefix", "hsum", "predicted", "layers", "ms", "prompt", "cached", "weighted")
 	for _, r := range run.Turns {
 		prefix := "same"
 		if !r.PrefixStable {
@@ -1217,7 +1281,7 @@ func logEngineTable(t *testing.T, run *engineRun) {
 		if r.Passthrough != "" {
 			lay = "passthrough"
 		}
-		fmt.Fprintf(&b, "%4d %-14s %4d %4d %4d %9d %9d %8d %9d %7s %5v %9s %-22s %6d\n", r.N, r.Kind, r.Requests, r.SummaryCalls, r.Messages, r.Bytes, r.HistoryBytes, r.Tokens, r.AllBytes, prefix, r.HostSummary, pred, lay, r.Millis)
+		fmt.Fprintf(&b, "%4d %-14s %4d %4d %4d %9d %9d %8d %9d %7s %5v %9s %-22s %6d %9d %9d %9.0f\n", r.N, r.Kind, r.Requests, r.SummaryCalls, r.Messages, r.Bytes, r.HistoryBytes, r.Tokens, r.AllBytes, prefix, r.HostSummary, pred, lay, r.Millis, r.PromptBytes, r.CachedBytes, r.Weighted)
 	}
 	fmt.Fprintf(&b, "model requests: %d, whose prefix changed: %d (views that said so: %d)\n", run.Requests, run.RequestPrefixChanges, run.ViewRequestChanges)
 	fmt.Fprintf(&b, "prefix changes: %d; host compaction entries: %d; turns showing the host's summary: %d; files still visible at the last script turn: %d of %d\n",

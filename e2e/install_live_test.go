@@ -44,7 +44,10 @@ const installBigChars = 100_000
 //	   offloaded value is back byte-identical, and openclaw.json is byte-identical to before install.
 func TestInstallLive(t *testing.T) {
 	for _, v := range []string{openclaw.V9, openclaw.V7} {
-		t.Run(v, func(t *testing.T) { installLive(t, v) })
+		t.Run(v, func(t *testing.T) {
+			t.Parallel() // each era is a host of its own (state dir, HOME, gateway, serve)
+			installLive(t, v)
+		})
 	}
 }
 
@@ -114,7 +117,7 @@ func installLive(t *testing.T, version string) {
 
 	// b. The first turn: offloaded at the source, served by the engine.
 	turnStart := time.Now()
-	reqs := pluginTurn(t, h, model, `CALL:bs_big:{"file":"`+bigFile+`"}`)
+	reqs := pluginTurnVia(t, h, model, `CALL:bs_big:{"file":"`+bigFile+`"}`, true)
 	seen, _ := reqs[len(reqs)-1].lastTool()
 	if placeholderKey.FindStringSubmatch(seen) == nil {
 		t.Errorf("b: the model saw no [[extracted-tc-…]] placeholder after the big result; it saw %d chars: %.300q", len(seen), seen)
@@ -154,7 +157,7 @@ func installLive(t *testing.T, version string) {
 	}
 	d.clearFailuresBefore = time.Now()
 	turnStart = time.Now()
-	pluginTurn(t, h, model, "Turn 2: where are we?")
+	pluginTurnVia(t, h, model, "Turn 2: where are we?", true)
 	d.servedSince(t, h, "c", sid, turnStart)
 	if d.cmd.Process.Pid != pid || d.exited() {
 		t.Error("c: the daemon was restarted or stopped during the reinstall")

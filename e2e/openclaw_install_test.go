@@ -49,6 +49,7 @@ func TestOpenClawInstallRoundTrip(t *testing.T) {
 	}
 	for _, version := range []string{openclaw.V9, openclaw.V7} {
 		t.Run(version, func(t *testing.T) {
+			t.Parallel() // each release on a state dir (and HOME) of its own
 			in := openclaw.Require(t, version)
 			st, err := openclaw.NewState(t.TempDir(), openclaw.ConfigOptions{MockURL: "http://127.0.0.1:9"})
 			if err != nil {

@@ -58,7 +58,10 @@ func TestPluginLive(t *testing.T) {
 	oracle.Require(t)
 	tgz := packPlugin(t)
 	for _, v := range []string{openclaw.V9, openclaw.V7} {
-		t.Run(v, func(t *testing.T) { pluginLive(t, v, tgz) })
+		t.Run(v, func(t *testing.T) {
+			t.Parallel() // each era is a host of its own (state dir, gateway, model, daemon)
+			pluginLive(t, v, tgz)
+		})
 	}
 }
 
@@ -380,13 +383,28 @@ func (c chatRequest) toolTexts() []string {
 	return out
 }
 
-// pluginTurn runs one agent turn that must succeed and returns the model requests it made.
+// pluginTurn runs one agent turn that must succeed (through [openclaw.Gateway.AgentCall]) and returns the model
+// requests it made.
 func pluginTurn(t *testing.T, h *openclaw.Host, m *openclaw.Model, msg string) []chatRequest {
+	t.Helper()
+	return pluginTurnVia(t, h, m, msg, false)
+}
+
+// pluginTurnVia is [pluginTurn] through `openclaw agent` when cli is set: a user's turn as the user runs it, seconds
+// after a config change the gateway reloads (TestInstallLive's reinstall), where the gateway client's turn would come
+// before the reload is done.
+func pluginTurnVia(t *testing.T, h *openclaw.Host, m *openclaw.Model, msg string, cli bool) []chatRequest {
 	t.Helper()
 	before := len(m.Requests())
 	ctx, cancel := context.WithTimeout(context.Background(), turnTimeout)
 	defer cancel()
-	r, err := h.Gateway.Agent(ctx, openclaw.Turn{Key: pluginKey, Message: msg})
+	// through the gateway's client process: the gateway's agent method as `openclaw agent` calls it, without a CLI
+	// start-up per turn (the CLI drives the turns of the other live tests)
+	agent := h.Gateway.AgentCall
+	if cli {
+		agent = h.Gateway.Agent
+	}
+	r, err := agent(ctx, openclaw.Turn{Key: pluginKey, Message: msg})
 	if err != nil {
 		t.Fatalf("turn %.80q: %v", msg, err)
 	}

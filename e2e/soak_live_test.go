@@ -27,21 +27,56 @@ import (
 	"github.com/brainsurgeon/brainsurgeon/internal/wiring"
 )
 
-// soakTurnsDefault is the number of turns per era that CI runs; BS_SOAK_TURNS sets another (the closing notes
-// report runs of 200 and more).
-const soakTurnsDefault = 30
+// The soak's length. With BS_SOAK_TURNS set (at least 8; the closing notes report runs of 200 and more) it runs
+// exactly that many turns per era. Without it (CI) it runs whole cycles of [soakKinds], at least soakMinTurns and
+// at most soakMaxTurns, and stops after a cycle once it has met what it exists to provoke (see [soakEnough]).
+const (
+	soakMinTurns = 2 * 8 // two cycles: every kind twice
+	soakMaxTurns = 30
+)
 
-func soakTurns(t *testing.T) int {
+// soakTurns returns the number of turns to run at most and whether exactly that many must run.
+func soakTurns(t *testing.T) (n int, fixed bool) {
 	t.Helper()
 	s := os.Getenv("BS_SOAK_TURNS")
 	if s == "" {
-		return soakTurnsDefault
+		return soakMaxTurns, false
 	}
 	n, err := strconv.Atoi(s)
 	if err != nil || n < 8 {
 		t.Fatalf("BS_SOAK_TURNS=%q: want a number of turns, at least 8", s)
 	}
-	return n
+	return n, true
+}
+
+// soakEnough reports whether a soak without BS_SOAK_TURNS may stop after turns turns (a whole number of cycles):
+// at least soakMinTurns ran, nothing went wrong, a restore during a held run went through each route (purge_control
+// and the REST API), and the daemon's scheduled runs met the session both busy (a run in flight or a write within
+// the quiet period) and idle enough to extract and to write a restore back. It returns what is missing otherwise.
+func soakEnough(t *testing.T, turns int, tally soakTally, runs daemonRuns) (bool, string) {
+	var missing []string
+	if turns < soakMinTurns {
+		missing = append(missing, fmt.Sprintf("%d of at least %d turns", turns, soakMinTurns))
+	}
+	if t.Failed() || tally.lost+tally.resets+tally.trouble+tally.ourFail+runs.failed > 0 {
+		missing = append(missing, "a clean record (something went wrong: the soak runs its full length)")
+	}
+	if tally.restoresVia["held+purge_control"] == 0 {
+		missing = append(missing, "a restore through purge_control during a run")
+	}
+	if tally.restoresVia["held+api"] == 0 {
+		missing = append(missing, "a restore through the REST API during a run")
+	}
+	if runs.busy == 0 {
+		missing = append(missing, "a daemon run that met the session busy")
+	}
+	if runs.extracted == 0 {
+		missing = append(missing, "a daemon run that extracted")
+	}
+	if runs.writeBacks == 0 {
+		missing = append(missing, "a restore written back by the daemon")
+	}
+	return len(missing) == 0, strings.Join(missing, "; ")
 }
 
 // TestSoakLive drives a real gateway of each era (2026.7.35 on JSONL, 2026.9.6 on its SQLite store) for many
@@ -56,9 +91,13 @@ func soakTurns(t *testing.T) int {
 // succeeded and failed, and failed daemon runs. At the end the queued restores are applied, and restore --all
 // --pristine gives back every line or row the host wrote, byte for byte.
 func TestSoakLive(t *testing.T) {
-	n := soakTurns(t)
+	n, fixed := soakTurns(t)
+	// the two eras are independent hosts (own gateway, model, daemon and state dir) and run at once
 	for _, v := range []string{openclaw.V7, openclaw.V9} {
-		t.Run(v, func(t *testing.T) { soak(t, v, n) })
+		t.Run(v, func(t *testing.T) {
+			t.Parallel()
+			soak(t, v, n, fixed)
+		})
 	}
 }
 
@@ -109,9 +148,11 @@ type soakTally struct {
 	kinds                          map[string]int
 	lost, resets, trouble, ourFail int
 	restores, hostEnded            int
+	// restoresVia counts the restores during runs by turn kind (route)
+	restoresVia map[string]int
 }
 
-func soak(t *testing.T, era string, turns int) {
+func soak(t *testing.T, era string, maxTurns int, fixed bool) {
 	t0 := time.Now()
 	model, err := openclaw.StartModel()
 	if err != nil {
@@ -127,7 +168,15 @@ func soak(t *testing.T, era string, turns int) {
 		return err
 	}
 	if era == openclaw.V9 {
-		seed = seedSQLite(t, sessionKey, seedSessionID, src)
+		sqliteSeed := seedSQLite(t, sessionKey, seedSessionID, src)
+		seed = func(st *openclaw.State) error {
+			// 2026.8+ retries a model call that failed with a server error up to 8 times, 1 to 30 s apart (about two
+			// minutes of timers per "failed" turn); one retry takes the same path to the same end, a failed run.
+			if err := soakRetrySettings(st); err != nil {
+				return err
+			}
+			return sqliteSeed(st)
+		}
 	}
 	h := openclaw.NewHostWithModel(t, era, model.URL(), seed)
 	s := soakSession{era: era, agents: h.State.AgentsDir(), id: seedSessionID, path: transcript}
@@ -154,7 +203,7 @@ func soak(t *testing.T, era string, turns int) {
 	})
 	logs, srv, stopDaemon := runDaemon(t, s.agents)
 
-	tally := soakTally{kinds: map[string]int{}}
+	tally := soakTally{kinds: map[string]int{}, restoresVia: map[string]int{}}
 	seen := map[string]bool{}    // every entry id seen so far
 	clean := map[string]string{} // an entry's line as the host wrote it last
 	var order []string
@@ -205,7 +254,9 @@ func soak(t *testing.T, era string, turns int) {
 		return entry(t, h).SessionID
 	}
 	observe("start")
-	for i := 0; i < turns; i++ {
+	turns, stopped := 0, ""
+	for i := 0; i < maxTurns; i++ {
+		turns = i + 1
 		kind := soakKinds[i%len(soakKinds)]
 		tally.kinds[kind]++
 		msg := fmt.Sprintf("soak turn %d (%s)", i, kind)
@@ -239,6 +290,7 @@ func soak(t *testing.T, era string, turns int) {
 					restored = append(restored, id)
 					applied[id] = false
 					tally.restores++
+					tally.restoresVia[kind]++
 				}
 				time.Sleep(1500 * time.Millisecond) // scheduled runs meet the run in flight
 			case "timeout":
@@ -278,7 +330,7 @@ func soak(t *testing.T, era string, turns int) {
 			}
 		}
 		observe(msg)
-		if era == openclaw.V7 || i%4 == 3 || i == turns-1 {
+		if era == openclaw.V7 || i%4 == 3 || i == maxTurns-1 { // a stop after a cycle falls on i%4 == 3
 			if got := sessionID(); got != seedSessionID {
 				tally.resets++
 				t.Fatalf("%s: the host started a new session %s (was %s)", msg, got, seedSessionID)
@@ -287,6 +339,18 @@ func soak(t *testing.T, era string, turns int) {
 		if i%10 == 9 {
 			t.Logf("%d turns in %s", i+1, time.Since(t0).Round(time.Second))
 		}
+		if !fixed && turns%len(soakKinds) == 0 {
+			enough, missing := soakEnough(t, turns, tally, soakRuns(logs.String()))
+			if enough {
+				stopped = fmt.Sprintf("stopped after %d turns (%d cycles): everything the soak looks for was met", turns, turns/len(soakKinds))
+				break
+			}
+			t.Logf("%d turns: going on, still missing: %s", turns, missing)
+		}
+	}
+	if stopped == "" && !fixed {
+		_, missing := soakEnough(t, turns, tally, soakRuns(logs.String()))
+		stopped = fmt.Sprintf("ran its maximum of %d turns; missing then: %s", turns, missing)
 	}
 
 	// A last ordinary turn, as a user's next message: after a run that ended by --timeout or was killed, a session
@@ -312,6 +376,9 @@ func soak(t *testing.T, era string, turns int) {
 	runs := soakRuns(logs.String())
 	if runs.failed > 0 {
 		t.Errorf("%d daemon runs failed a session", runs.failed)
+	}
+	if n := strings.Count(h.Gateway.LogTail(64<<20), "transient same-model retry"); n > 0 {
+		t.Logf("%s: the host retried failed model calls %d times (settings.json: one retry per call)", era, n)
 	}
 	for _, line := range strings.Split(h.Gateway.LogTail(64<<20), "\n") {
 		if hostTrouble.MatchString(line) {
@@ -388,10 +455,23 @@ func soak(t *testing.T, era string, turns int) {
 	if era == openclaw.V9 {
 		integrity(t, s.path)
 	}
+	if stopped != "" {
+		t.Logf("%s: %s", era, stopped)
+	}
 	t.Logf("%s: %d turns %v in %s; daemon: %s; %d restores during runs; %d runs ended by the host as asked (failed, timeout, killed); %d model requests carried a large tool result",
 		era, turns, tally.kinds, time.Since(t0).Round(time.Second), runs, tally.restores, tally.hostEnded, bigTools)
 	t.Logf("%s: entries lost %d, sessions reset %d, conflict messages %d, turns failed because of us %d; %d entries seen, %d lines back byte for byte after the pristine restore",
 		era, tally.lost, tally.resets, tally.trouble, tally.ourFail, len(seen), checked)
+}
+
+// soakRetrySettings writes the main agent's settings.json (the agent runtime's global settings, in the agent dir) with
+// one provider retry for a failed model call instead of the default eight.
+func soakRetrySettings(st *openclaw.State) error {
+	dir := filepath.Join(st.AgentsDir(), "main", "agent")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, "settings.json"), []byte(`{"retry":{"provider":{"maxRetries":1}}}`+"\n"), 0o600)
 }
 
 // runDaemon opens BrainSurgeon's daemon over agents (what `brainsurgeon serve` runs, in-process) with a debug text

@@ -127,7 +127,9 @@ func unextract(t testing.TB, path, sideDir string) []byte {
 // minimum lengths on every corpus transcript and checks that the side store
 // gives every byte back.
 func TestExtractCorpusLossless(t *testing.T) {
-	for _, f := range testcorpus.Transcripts(t) {
+	// under the race detector a sample: the extraction runs the same goroutines on every file, and the run
+	// without -race checks every file
+	for _, f := range testcorpus.RaceSample(t, testcorpus.Transcripts(t)) {
 		orig, err := os.ReadFile(f)
 		if err != nil {
 			t.Fatal(err)
@@ -306,7 +308,8 @@ func TestExtractCacheAware(t *testing.T) {
 // ids, which leaves nothing to compare.
 func v23(t testing.TB) []string {
 	var out []string
-	for _, f := range testcorpus.Transcripts(t) {
+	// under the race detector a sample (see testcorpus.RaceSample); the run without -race takes every file
+	for _, f := range testcorpus.RaceSample(t, testcorpus.Transcripts(t)) {
 		tr, err := session.Open(context.Background(), f, bs.SessionRef{}, nil)
 		if err != nil {
 			t.Fatal(err)

@@ -30,8 +30,13 @@ type clock struct{ t time.Time }
 func (c *clock) Now() time.Time { return c.t }
 
 // corpusFiles returns every transcript of the shared corpus (read in
-// place, never copied into the repository). A missing corpus fails.
-func corpusFiles(t testing.TB) []string { return testcorpus.Transcripts(t) }
+// place, never copied into the repository). A missing corpus fails. Under
+// the race detector it is testcorpus.RaceSample of them: the round trips
+// run the same goroutines on every file, and the run without -race checks
+// every file.
+func corpusFiles(t testing.TB) []string {
+	return testcorpus.RaceSample(t, testcorpus.Transcripts(t))
+}
 
 func corpusName(p string) string { return testcorpus.Name(p) }
 

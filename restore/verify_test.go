@@ -50,7 +50,7 @@ func mustVerify(t *testing.T, ref bs.SessionRef) *restore.VerifyReport {
 // type, with and without previews) and checks that Verify finds every
 // placeholder intact and nothing orphaned.
 func TestVerifyCorpusClean(t *testing.T) {
-	for i, f := range testcorpus.Transcripts(t) {
+	for i, f := range corpusFiles(t) {
 		preview := 0
 		if i%2 == 1 {
 			preview = 16

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -185,6 +186,9 @@ type Gateway struct {
 	Token   string
 	Log     string // its stdout and stderr
 	proc    *Proc
+
+	clientMu sync.Mutex
+	client   *Client // see [Gateway.Client]
 }
 
 // StartGateway starts a gateway of in on st, on a free loopback port with token auth, and waits (within ctx)
@@ -240,11 +244,15 @@ func (g *Gateway) LogTail(n int) string {
 	return "--- " + g.Log + "\n" + tail(out, n) + "\n--- " + g.State.LogFile() + "\n" + tail(file, n)
 }
 
-// Stop stops the gateway (process group; bounded).
+// Stop stops the gateway's [Client], if started, and the gateway (process group; bounded).
 func (g *Gateway) Stop() error {
 	if g == nil {
 		return nil
 	}
+	g.clientMu.Lock()
+	g.client.Stop()
+	g.client = nil
+	g.clientMu.Unlock()
 	return g.proc.Stop()
 }
 
@@ -314,17 +322,18 @@ type SessionRow struct {
 	Raw          json.RawMessage `json:"-"`
 }
 
-// SessionsList calls the gateway's sessions.list RPC (limit 200), the authoritative run-in-flight signal.
+// SessionsList calls the gateway's sessions.list RPC (limit 200), the authoritative run-in-flight signal, through
+// the gateway's [Client] (what `openclaw gateway call sessions.list` sends, without a CLI start-up per call).
 func (g *Gateway) SessionsList(ctx context.Context) ([]SessionRow, error) {
-	r, err := g.CLI(ctx, "gateway", "call", "sessions.list", "--params", `{"limit":200}`, "--json")
+	raw, err := g.Call(ctx, "sessions.list", map[string]any{"limit": 200})
 	if err != nil {
 		return nil, err
 	}
 	var out struct {
 		Sessions []json.RawMessage `json:"sessions"`
 	}
-	if err := json.Unmarshal(jsonPart(r.Stdout), &out); err != nil {
-		return nil, fmt.Errorf("sessions.list: %w: %s", err, tail(r.Stdout, 500))
+	if err := json.Unmarshal(raw, &out); err != nil {
+		return nil, fmt.Errorf("sessions.list: %w: %s", err, tail(raw, 500))
 	}
 	rows := make([]SessionRow, 0, len(out.Sessions))
 	for _, raw := range out.Sessions {

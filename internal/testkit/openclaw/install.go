@@ -1,8 +1,10 @@
 // Package openclaw runs real OpenClaw hosts for end-to-end tests: a loopback mock of Ollama's API
 // (../shared/oracle/mock-ollama.mjs) that logs exactly what the model receives and can hold a model call open, a
 // real gateway (`openclaw gateway run --bind loopback`) in a private state dir whose config points the ollama
-// provider at the mock, agent turns through the real CLI, `gateway call sessions.list`, and two SQLite-era
-// oracles (OpenClaw's own importer, and its SessionManager on a copy of a state dir).
+// provider at the mock, agent turns through the real CLI or, for tests with many turns, through one long-lived
+// Node process per gateway that runs the release's own gateway client ([Gateway.AgentCall], [Gateway.Call]),
+// `sessions.list`, and two SQLite-era oracles (OpenClaw's own importer, and its SessionManager on a copy of a state
+// dir).
 //
 // It is test support: nothing here is used by the product. Every address is 127.0.0.1; every process is started in
 // its own process group, carries a marker in its environment, and is stopped (group SIGTERM, then SIGKILL) within
