@@ -17,6 +17,7 @@ import (
 	"time"
 
 	brainsurgeon "github.com/brainsurgeon/brainsurgeon"
+	"github.com/brainsurgeon/brainsurgeon/internal/logging"
 	"github.com/brainsurgeon/brainsurgeon/internal/testkit/openclaw"
 )
 
@@ -272,6 +273,16 @@ func runScaleArm(t *testing.T, in openclaw.Install, work, grown string, withEngi
 	}
 	if d != nil {
 		arm.DaemonP50, arm.DaemonP99, arm.Views, arm.Passthroughs = engineHealth(t, d.url)
+		if arm.Passthroughs > 0 {
+			// Why the host's messages passed through, as the daemon logged it.
+			shown := 0
+			for _, l := range daemonLog(t, filepath.Join(logging.Dir(st.AgentsDir()), logging.FileName), time.Time{}) {
+				if strings.Contains(l, "pass through") && shown < 3 {
+					t.Logf("daemon: %.600s", l)
+					shown++
+				}
+			}
+		}
 	}
 	return arm
 }
