@@ -20,6 +20,7 @@ import (
 	"testing"
 	"time"
 
+	brainsurgeon "github.com/brainsurgeon/brainsurgeon"
 	"github.com/brainsurgeon/brainsurgeon/config"
 	"github.com/brainsurgeon/brainsurgeon/engine"
 	"github.com/brainsurgeon/brainsurgeon/internal/testkit/openclaw"
@@ -516,14 +517,15 @@ func parseHostEntry(ev string) hostEntry {
 // engineState reads the engine's state of the session.
 func engineState(t *testing.T, h *openclaw.Host, sid string) (engine.State, bool) {
 	t.Helper()
-	p := filepath.Join(config.StateDir(h.State.AgentsDir()), "engine", "main", sid+".json")
-	b, err := os.ReadFile(p)
-	if err != nil {
+	dir := config.StateDir(h.State.AgentsDir())
+	if _, err := os.Stat(filepath.Join(dir, "engine", "main", sid+".json")); err != nil {
 		return engine.State{}, false
 	}
-	var st engine.State
-	if err := json.Unmarshal(b, &st); err != nil {
-		t.Fatalf("engine state %s: %v", p, err)
+	// The state file with its journal applied (the engine appends a record per view).
+	e := &engine.Engine{StateDir: dir}
+	st, err := e.SavedState(brainsurgeon.SessionRef{Backend: brainsurgeon.BackendSQLite, Agent: "main", ID: sid})
+	if err != nil {
+		t.Fatalf("engine state of %s: %v", sid, err)
 	}
 	return st, true
 }

@@ -224,3 +224,17 @@ func (st Status) clone() Status {
 	}
 	return st
 }
+
+// SavedState returns the state the engine saved for the session ref: its
+// state file with its journal applied, as the next call of a restarted
+// daemon reads it (the empty state when there is none). It reads files
+// only, never the session, and is meant for tools and tests that inspect
+// the engine's decisions; the error says why the ids are not acceptable
+// (wrapping bs.ErrInvalid) or why the file could not be read.
+func (e *Engine) SavedState(ref bs.SessionRef) (State, error) {
+	st, err := e.loadState(ref)
+	if err != nil {
+		return State{}, err
+	}
+	return *st, nil
+}
