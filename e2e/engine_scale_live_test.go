@@ -262,12 +262,11 @@ func runScaleArm(t *testing.T, in openclaw.Install, work, grown string, withEngi
 	for i := range scaleTurns {
 		before := len(model.Requests())
 		start := time.Now()
-		reqs := pluginTurn(t, h, model, fmt.Sprintf("Turn %d: where are we?", i+1))
+		pluginTurn(t, h, model, fmt.Sprintf("Turn %d: where are we?", i+1))
 		took := time.Since(start)
 		got := model.Requests()[before:]
 		turn := scaleTurn{Took: took, Bytes: messagesBytes(t, got[0].Body)}
 		turn.ToModel = got[0].At.Sub(start)
-		_ = reqs
 		arm.Turns = append(arm.Turns, turn)
 		t.Logf("%s turn %d: to the model %s, %d bytes of messages, turn %s", arm.Mode, i+1, turn.ToModel.Round(time.Millisecond),
 			turn.Bytes, took.Round(10*time.Millisecond))
