@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -158,7 +159,13 @@ type scaleTurn struct {
 	Trimmed    int
 	Bootstrap  bool
 	Summarized bool
+	// Sent are, for each of those calls, the skeletons the request carried and the host's messages it stood for
+	// ("sent/messages", from the daemon's debug log): a call sent with a base carries only the messages after it.
+	Sent []string
 }
+
+// servedRE reads the host's messages and the skeletons sent of a daemon's "view served" record.
+var servedRE = regexp.MustCompile(` messages=(\d+) sent=(\d+) `)
 
 // scaleArm is one arm's figures.
 type scaleArm struct {
@@ -197,13 +204,13 @@ func TestEngineScaleLive(t *testing.T) {
 		fmt.Fprintf(&b, "  %s: import %s, setup %s, %d rows (%d bytes)\n", a.Mode, a.Import.Round(100*time.Millisecond),
 			a.Setup.Round(100*time.Millisecond), a.ImportedRows, a.RowSize)
 	}
-	fmt.Fprintf(&b, "  %-5s %14s %14s %12s %12s %10s %10s %6s %10s %9s %8s %5s %8s\n", "turn", "legacy→model", "engine→model",
-		"legacy bytes", "engine bytes", "legacy", "engine", "views", "engine ms", "host msgs", "trimmed", "boot", "summary")
+	fmt.Fprintf(&b, "  %-5s %14s %14s %12s %12s %10s %10s %6s %10s %9s %8s %5s %8s  %s\n", "turn", "legacy→model", "engine→model",
+		"legacy bytes", "engine bytes", "legacy", "engine", "views", "engine ms", "host msgs", "trimmed", "boot", "summary", "sent")
 	for i := range scaleTurns {
 		l, e := legacy.Turns[i], eng.Turns[i]
-		fmt.Fprintf(&b, "  %-5d %14s %14s %12d %12d %10s %10s %6d %10.1f %9d %8d %5v %8v\n", i+1, l.ToModel.Round(time.Millisecond),
+		fmt.Fprintf(&b, "  %-5d %14s %14s %12d %12d %10s %10s %6d %10.1f %9d %8d %5v %8v  %s\n", i+1, l.ToModel.Round(time.Millisecond),
 			e.ToModel.Round(time.Millisecond), l.Bytes, e.Bytes, l.Took.Round(10*time.Millisecond), e.Took.Round(10*time.Millisecond),
-			e.Calls, e.EngineMS, e.HostMsgs, e.Trimmed, e.Bootstrap, e.Summarized)
+			e.Calls, e.EngineMS, e.HostMsgs, e.Trimmed, e.Bootstrap, e.Summarized, strings.Join(e.Sent, ", "))
 	}
 	ml, me := medianDuration(legacy.Turns), medianDuration(eng.Turns)
 	ml2, me2 := medianDuration(legacy.Turns[1:]), medianDuration(eng.Turns[1:])
@@ -283,7 +290,8 @@ func runScaleArm(t *testing.T, in openclaw.Install, work, grown string, withEngi
 		if !withEngine {
 			return nil
 		}
-		env := s.Vars(openclaw.NewEnv(in.Node), "BRAINSURGEON_AGENTS_DIR="+s.AgentsDir())
+		// At debug level the daemon logs each view served with the skeletons the request carried.
+		env := s.Vars(openclaw.NewEnv(in.Node), "BRAINSURGEON_AGENTS_DIR="+s.AgentsDir(), "LOG_LEVEL=debug")
 		writeConfig(t, s.AgentsDir(), map[string]any{"enabled": false})
 		d = startServe(t, env)
 		dir := filepath.Join(work, arm.Mode)
@@ -344,6 +352,24 @@ func runScaleArm(t *testing.T, in openclaw.Install, work, grown string, withEngi
 					tu.Calls++
 					tu.EngineMS += v.ElapsedMS
 					tu.Summarized = v.SummaryID != ""
+				}
+			}
+		}
+		for _, l := range daemonLog(t, filepath.Join(logging.Dir(st.AgentsDir()), logging.FileName), time.Time{}) {
+			if !strings.Contains(l, "view served") {
+				continue
+			}
+			m, n := logTimeRE.FindStringSubmatch(l), servedRE.FindStringSubmatch(l)
+			if m == nil || n == nil {
+				continue
+			}
+			at, err := time.Parse(time.RFC3339Nano, m[1])
+			if err != nil {
+				continue
+			}
+			for i := range arm.Turns {
+				if tu := &arm.Turns[i]; !at.Before(tu.Start) && !at.After(tu.ModelAt) {
+					tu.Sent = append(tu.Sent, n[2]+"/"+n[1])
 				}
 			}
 		}
