@@ -5,12 +5,14 @@ package e2e
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -139,13 +141,31 @@ func growSession(t *testing.T, src, dst string, size int) (written, messages int
 
 // scaleTurn is one turn of one arm of TestEngineScaleLive.
 type scaleTurn struct {
+	// Start is when the turn's request went to the gateway; ModelAt when the model got the turn's first request.
+	Start, ModelAt time.Time
 	// ToModel is the time from the turn's request to the gateway until the model got the turn's first request.
 	ToModel time.Duration
 	// Bytes is the size of the JSON of that request's messages.
 	Bytes int
 	// Took is the whole turn.
 	Took time.Duration
+	// The engine arm's views made before the model got the turn's first request (the engine's state): how many,
+	// the engine's time for them (Turn.ElapsedMS, the state's save left out), the host's messages of the first,
+	// how many of the session's oldest messages the host left out, whether it opened with its bootstrap
+	// message, and whether the last had a summary.
+	Calls      int
+	EngineMS   float64
+	HostMsgs   int
+	Trimmed    int
+	Bootstrap  bool
+	Summarized bool
+	// Sent are, for each of those calls, the skeletons the request carried and the host's messages it stood for
+	// ("sent/messages", from the daemon's debug log): a call sent with a base carries only the messages after it.
+	Sent []string
 }
+
+// servedRE reads the host's messages and the skeletons sent of a daemon's "view served" record.
+var servedRE = regexp.MustCompile(` messages=(\d+) sent=(\d+) `)
 
 // scaleArm is one arm's figures.
 type scaleArm struct {
@@ -160,10 +180,14 @@ type scaleArm struct {
 // TestEngineScaleLive is the live check of issue 33 on a long session: the corpus session of TestLiveSQLite grown
 // to at least 30 MB (growSession), moved into OpenClaw 2026.9.6's SQLite store by its own importer, then 10 turns on
 // a gateway with the host's own (legacy) context engine, and 10 on another with BrainSurgeon's (`brainsurgeon
-// serve` and the plugin installed with `openclaw install --engine --link`). It reports, per turn and as medians, the
-// time from the turn's request to the gateway until the model gets the turn's first request, for both arms, and the
-// daemon's assemble latency, views and passthroughs (with the daemon's reason). Every turn of both arms must
-// succeed; the times are reported, not judged (performance targets live in benchmarks and notes).
+// serve` and the plugin installed with `openclaw install --engine --link`), each driven through the gateway's
+// long-lived client (started before the first turn, so no turn pays a CLI's or the client's start-up). It reports,
+// per turn and as medians, the time from the turn's request to the gateway until the model gets the turn's first
+// request, for both arms, the engine's own time for the views made before it, and the daemon's assemble latency,
+// views and passthroughs (with the daemon's reason). Every turn of both arms must succeed, and the engine must
+// serve every call a view: 2026.9.6 loads only the newest part of this session, opened by its bootstrap message,
+// which the view's summary covers (a passthrough here is the defect of issue 33's closing note). The times are
+// reported, not judged (performance targets live in benchmarks and notes).
 func TestEngineScaleLive(t *testing.T) {
 	in := openclaw.Require(t, openclaw.V9)
 	work := t.TempDir()
@@ -180,21 +204,46 @@ func TestEngineScaleLive(t *testing.T) {
 		fmt.Fprintf(&b, "  %s: import %s, setup %s, %d rows (%d bytes)\n", a.Mode, a.Import.Round(100*time.Millisecond),
 			a.Setup.Round(100*time.Millisecond), a.ImportedRows, a.RowSize)
 	}
-	fmt.Fprintf(&b, "  %-5s %14s %14s %12s %12s %10s %10s\n", "turn", "legacy→model", "engine→model", "legacy bytes", "engine bytes", "legacy", "engine")
+	fmt.Fprintf(&b, "  %-5s %14s %14s %12s %12s %10s %10s %6s %10s %9s %8s %5s %8s  %s\n", "turn", "legacy→model", "engine→model",
+		"legacy bytes", "engine bytes", "legacy", "engine", "views", "engine ms", "host msgs", "trimmed", "boot", "summary", "sent")
 	for i := range scaleTurns {
 		l, e := legacy.Turns[i], eng.Turns[i]
-		fmt.Fprintf(&b, "  %-5d %14s %14s %12d %12d %10s %10s\n", i+1, l.ToModel.Round(time.Millisecond), e.ToModel.Round(time.Millisecond),
-			l.Bytes, e.Bytes, l.Took.Round(10*time.Millisecond), e.Took.Round(10*time.Millisecond))
+		fmt.Fprintf(&b, "  %-5d %14s %14s %12d %12d %10s %10s %6d %10.1f %9d %8d %5v %8v  %s\n", i+1, l.ToModel.Round(time.Millisecond),
+			e.ToModel.Round(time.Millisecond), l.Bytes, e.Bytes, l.Took.Round(10*time.Millisecond), e.Took.Round(10*time.Millisecond),
+			e.Calls, e.EngineMS, e.HostMsgs, e.Trimmed, e.Bootstrap, e.Summarized, strings.Join(e.Sent, ", "))
 	}
 	ml, me := medianDuration(legacy.Turns), medianDuration(eng.Turns)
-	fmt.Fprintf(&b, "  median time to the model: legacy %s, engine %s, engine − legacy %s\n", ml.Round(time.Millisecond),
-		me.Round(time.Millisecond), (me - ml).Round(time.Millisecond))
+	ml2, me2 := medianDuration(legacy.Turns[1:]), medianDuration(eng.Turns[1:])
+	engMS := make([]float64, 0, scaleTurns)
+	for _, e := range eng.Turns {
+		engMS = append(engMS, e.EngineMS)
+	}
+	fmt.Fprintf(&b, "  median time to the model: legacy %s, engine %s, engine − legacy %s (turns 2–%d: legacy %s, engine %s, %s)\n",
+		ml.Round(time.Millisecond), me.Round(time.Millisecond), (me - ml).Round(time.Millisecond), scaleTurns,
+		ml2.Round(time.Millisecond), me2.Round(time.Millisecond), (me2 - ml2).Round(time.Millisecond))
+	fmt.Fprintf(&b, "  engine's own time before the model call, median per turn: %.1f ms (the rest of the difference is the plugin, the wire and the host)\n",
+		medianFloat(engMS))
 	fmt.Fprintf(&b, "  daemon assemble latency: p50 %.1f ms, p99 %.1f ms; views %d, passthroughs %d\n", eng.DaemonP50, eng.DaemonP99, eng.Views, eng.Passthroughs)
 	t.Log(b.String())
-	// Reported, not judged: on this session OpenClaw 2026.9.6 hands the engine a window of the history whose first
-	// message is one the session does not store, and the engine then passes every call through rather than
-	// summarize it away (the daemon's reason is logged above); the views served are the figure to watch.
-	t.Logf("engine views served %d, passthroughs %d, over %d turns", eng.Views, eng.Passthroughs, scaleTurns)
+	// 2026.9.6 hands the engine the newest part of this session, opened by its bootstrap message: the engine must
+	// serve it a view on every call (issue 33's closing note, "Found").
+	if eng.Views == 0 || eng.Passthroughs > 0 {
+		t.Errorf("the engine served %d views and %d passthroughs over %d turns; want a view on every call (the daemon's reasons are logged above)",
+			eng.Views, eng.Passthroughs, scaleTurns)
+	}
+}
+
+// medianFloat is the median of xs (0 for none).
+func medianFloat(xs []float64) float64 {
+	d := slices.Clone(xs)
+	slices.Sort(d)
+	if len(d) == 0 {
+		return 0
+	}
+	if len(d)%2 == 1 {
+		return d[len(d)/2]
+	}
+	return (d[len(d)/2-1] + d[len(d)/2]) / 2
 }
 
 // medianDuration is the median of the turns' ToModel.
@@ -241,7 +290,8 @@ func runScaleArm(t *testing.T, in openclaw.Install, work, grown string, withEngi
 		if !withEngine {
 			return nil
 		}
-		env := s.Vars(openclaw.NewEnv(in.Node), "BRAINSURGEON_AGENTS_DIR="+s.AgentsDir())
+		// At debug level the daemon logs each view served with the skeletons the request carried.
+		env := s.Vars(openclaw.NewEnv(in.Node), "BRAINSURGEON_AGENTS_DIR="+s.AgentsDir(), "LOG_LEVEL=debug")
 		writeConfig(t, s.AgentsDir(), map[string]any{"enabled": false})
 		d = startServe(t, env)
 		dir := filepath.Join(work, arm.Mode)
@@ -259,19 +309,70 @@ func runScaleArm(t *testing.T, in openclaw.Install, work, grown string, withEngi
 	arm.Setup = time.Since(t0)
 	rows := sessionRows(t, storePath(st), liveSQLiteSeedID)
 	arm.ImportedRows, arm.RowSize = len(rows), rowBytes(rows)
+	// The gateway's client is started before the first turn: no turn pays its start-up.
+	ctx, cancel := context.WithTimeout(context.Background(), turnTimeout)
+	_, err = h.Gateway.Client(ctx)
+	cancel()
+	if err != nil {
+		t.Fatalf("the gateway client: %v", err)
+	}
 	for i := range scaleTurns {
 		before := len(model.Requests())
+		msg := fmt.Sprintf("Turn %d: where are we?", i+1)
+		ctx, cancel := context.WithTimeout(context.Background(), turnTimeout)
 		start := time.Now()
-		pluginTurn(t, h, model, fmt.Sprintf("Turn %d: where are we?", i+1))
+		_, err := h.Gateway.AgentCall(ctx, openclaw.Turn{Key: pluginKey, Message: msg})
 		took := time.Since(start)
+		cancel()
+		if err != nil {
+			t.Fatalf("%s turn %d: %v", arm.Mode, i+1, err)
+		}
 		got := model.Requests()[before:]
-		turn := scaleTurn{Took: took, Bytes: messagesBytes(t, got[0].Body)}
+		if len(got) == 0 {
+			t.Fatalf("%s turn %d made no model request", arm.Mode, i+1)
+		}
+		turn := scaleTurn{Start: start, ModelAt: got[0].At, Took: took, Bytes: messagesBytes(t, got[0].Body)}
 		turn.ToModel = got[0].At.Sub(start)
 		arm.Turns = append(arm.Turns, turn)
 		t.Logf("%s turn %d: to the model %s, %d bytes of messages, turn %s", arm.Mode, i+1, turn.ToModel.Round(time.Millisecond),
 			turn.Bytes, took.Round(10*time.Millisecond))
 	}
 	if d != nil {
+		// The engine's views, from its state: each turn's are those made between its request and the model's.
+		if es, ok := engineState(t, h, liveSQLiteSeedID); ok {
+			for i := range arm.Turns {
+				tu := &arm.Turns[i]
+				for _, v := range es.Turns {
+					if v.At.Before(tu.Start) || v.At.After(tu.ModelAt) {
+						continue
+					}
+					if tu.Calls == 0 {
+						tu.HostMsgs, tu.Trimmed, tu.Bootstrap = v.Messages, v.HostTrimmed, v.Bootstrap
+					}
+					tu.Calls++
+					tu.EngineMS += v.ElapsedMS
+					tu.Summarized = v.SummaryID != ""
+				}
+			}
+		}
+		for _, l := range daemonLog(t, filepath.Join(logging.Dir(st.AgentsDir()), logging.FileName), time.Time{}) {
+			if !strings.Contains(l, "view served") {
+				continue
+			}
+			m, n := logTimeRE.FindStringSubmatch(l), servedRE.FindStringSubmatch(l)
+			if m == nil || n == nil {
+				continue
+			}
+			at, err := time.Parse(time.RFC3339Nano, m[1])
+			if err != nil {
+				continue
+			}
+			for i := range arm.Turns {
+				if tu := &arm.Turns[i]; !at.Before(tu.Start) && !at.After(tu.ModelAt) {
+					tu.Sent = append(tu.Sent, n[2]+"/"+n[1])
+				}
+			}
+		}
 		arm.DaemonP50, arm.DaemonP99, arm.Views, arm.Passthroughs = engineHealth(t, d.url)
 		if arm.Passthroughs > 0 {
 			// Why the host's messages passed through, as the daemon logged it.

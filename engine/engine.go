@@ -97,6 +97,14 @@ func (e *Engine) Assemble(ctx context.Context, ref bs.SessionRef, req Request) (
 	// the messages the summary covers.
 	echo := len(req.Messages) > 0 && req.Messages[0].Role == "compactionSummary" && !sentIdx(0) &&
 		ownSummaryAt(st, req.Messages[0].Timestamp)
+	// The host's bootstrap message opens a history that starts with an
+	// assistant message: never stored, it lies under the summary, which
+	// then opens the view in its place.
+	boot := len(req.Messages) > 0 && req.Messages[0].Bootstrap
+	view.Bootstrap = boot
+	if !echo {
+		view.HostTrimmed = hostTrimmed(j)
+	}
 	var plan summaryPlan
 	compactions := st.Compactions
 	if view.Passthrough == "" {
@@ -111,11 +119,12 @@ func (e *Engine) Assemble(ctx context.Context, ref bs.SessionRef, req Request) (
 		if plan.Summary != nil {
 			view.Summary = plan.Summary
 			view.FirstKept = firstKeptIndex(l.msgs, plan.FirstKept)
-			if echo {
-				view.FirstKept = max(view.FirstKept, 1) // the summary served before
+			if echo || boot {
+				// The summary served before, or the bootstrap.
+				view.FirstKept = max(view.FirstKept, 1)
 			}
 			for i := 0; i < view.FirstKept; i++ {
-				if !sentIdx(i) && !(echo && i == 0) {
+				if !sentIdx(i) && !((echo || boot) && i == 0) {
 					view.Passthrough = fmt.Sprintf("host message %d (%s) matches no message of the session and lies in the span the summary replaces: summarizing it would lose it",
 						i, req.Messages[i].Role)
 					// The model never sees that summary: it must not
@@ -166,7 +175,11 @@ func (e *Engine) Assemble(ctx context.Context, ref bs.SessionRef, req Request) (
 
 	turn := Turn{N: 1, At: e.now(), Messages: len(req.Messages), Matched: l.matched, Unmatched: l.unmatched,
 		BaseTokens: base, Predicted: view.PredictedTokens, Layers: view.Layers, Passthrough: view.Passthrough,
-		Replaced: len(view.Replace), Chars: chars}
+		HostTrimmed: view.HostTrimmed, Bootstrap: view.Bootstrap, Replaced: len(view.Replace), Chars: chars}
+	if view.HostTrimmed > 0 && (prev == nil || prev.HostTrimmed == 0) {
+		e.log().Info("engine: the host's messages start after the oldest context messages of the session", "session", name,
+			"left_out", view.HostTrimmed, "messages", len(req.Messages), "bootstrap", view.Bootstrap, "summarized", view.Summary != nil)
+	}
 	turn.HostChars = req.chars()
 	turn.ViewMessages = len(req.Messages) - view.FirstKept
 	if view.Summary != nil {
@@ -251,6 +264,18 @@ func lineReader(ctx context.Context, store bs.Store, ref bs.SessionRef, tr bs.Tr
 		}
 		return en.Raw, nil
 	}
+}
+
+// hostTrimmed returns how many context messages of the join's cache come
+// before the one the host's first stored message is matched to (0 when
+// none is matched).
+func hostTrimmed(j *join) int {
+	for _, k := range j.hostK {
+		if k >= 0 {
+			return k
+		}
+	}
+	return 0
 }
 
 // elapsedMS returns d in milliseconds, to the microsecond.

@@ -411,8 +411,9 @@ type matchKey struct {
 // matched to the next stored message (after the previous match) with the
 // same role and timestamp and, for a tool result, the same toolCallId;
 // an assistant message that names its tool-call ids must name the same
-// ones. It returns, for each stored message, the index of the host message
-// matched to it (-1 for none), and how many host messages matched.
+// ones. A bootstrap message (Message.Bootstrap) is matched to none. It
+// returns, for each stored message, the index of the host message matched
+// to it (-1 for none), and how many host messages matched.
 func match(host []Message, st []stored) (index []int, matched int) {
 	index = make([]int, len(st))
 	for k := range index {
@@ -430,6 +431,9 @@ func match(host []Message, st []stored) (index []int, matched int) {
 	next := 0 // the first stored message a match may take
 	for i := range host {
 		h := &host[i]
+		if h.Bootstrap {
+			continue // the host made it up: never stored
+		}
 		key := matchKey{h.Role, h.Timestamp, ""}
 		if h.Role == "toolResult" {
 			key.callID = h.ToolCallID
@@ -593,7 +597,7 @@ func (j *join) joinMore(host []Message, shared int, sm []stored) bool {
 // matches reports whether host message h may be matched to the context
 // message s (match's rule).
 func matches(h *Message, s *stored) bool {
-	if h.Role != s.role || h.Timestamp != s.ts {
+	if h.Bootstrap || h.Role != s.role || h.Timestamp != s.ts {
 		return false
 	}
 	if h.Role == "toolResult" && h.ToolCallID != s.callID {

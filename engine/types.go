@@ -30,6 +30,14 @@ type Message struct {
 	// Chars is the length, in UTF-16 code units, of the JSON of the
 	// message's content (its summary for a compactionSummary).
 	Chars int `json:"chars"`
+	// Bootstrap is true for the user message the host makes up to open a
+	// history that starts with an assistant message (OpenClaw's
+	// "(session bootstrap)", which it adds with the time of day each time
+	// it loads the history, and never stores). It joins no stored
+	// message; as the host's first message it falls under the view's
+	// summary, and is kept as the host gave it when the view has none.
+	// The plugin sends its Timestamp as 0.
+	Bootstrap bool `json:"bootstrap,omitempty"`
 }
 
 // Request is one turn's assemble call.
@@ -150,6 +158,19 @@ type View struct {
 	// Passthrough, when not empty, says why the host's messages are sent
 	// unchanged (then Summary is nil and Replace empty).
 	Passthrough string `json:"passthrough,omitempty"`
+	// HostTrimmed is how many of the oldest context messages of the
+	// session's active path come before the first of the host's messages
+	// that is stored: the host loaded only the newer part of a long
+	// history (OpenClaw 2026.9.6 bounds what it loads) or replays only the
+	// latest turns. It is 0 when the host's list starts with the oldest
+	// one, or with the summary of a view served before (which stands for
+	// the messages it covers). The view is made all the same: a summary
+	// covers those messages too, and without one they are not sent.
+	HostTrimmed int `json:"host_trimmed,omitempty"`
+	// Bootstrap is true when the host's first message is its bootstrap
+	// message (Message.Bootstrap); then FirstKept is at least 1 when the
+	// view has a summary, which leads the view in its place.
+	Bootstrap bool `json:"bootstrap,omitempty"`
 	// Layers names what changed the view this turn ("collapse",
 	// "summarize", "full", "condense", "restore").
 	Layers []string `json:"layers"`
@@ -311,8 +332,10 @@ type Turn struct {
 	// Layers and Changed are the view's.
 	Layers  []string `json:"layers,omitempty"`
 	Changed bool     `json:"prefix_changed"`
-	// Passthrough is the view's.
+	// Passthrough, HostTrimmed and Bootstrap are the view's.
 	Passthrough string `json:"passthrough,omitempty"`
+	HostTrimmed int    `json:"host_trimmed,omitempty"`
+	Bootstrap   bool   `json:"bootstrap,omitempty"`
 	// LastEntry is the id of the newest stored message the view held, so
 	// that a later turn finds the first assistant message after it.
 	LastEntry string `json:"last_entry,omitempty"`

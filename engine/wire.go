@@ -32,16 +32,23 @@ type Ack struct {
 // extends the list whose fingerprint is prev ("" for the empty list) by
 // m: the first 16 hexadecimal digits of the SHA-256 of prev, a newline,
 // and m's role, timestamp, tool-call id, tool-call ids (joined by U+0001)
-// and chars, separated by U+0000. The OpenClaw plugin computes the same
+// and chars, separated by U+0000; for a bootstrap message
+// (Message.Bootstrap) the timestamp counts as 0 and U+0000 "bootstrap"
+// follows, so that the host's bootstrap of each run is the same message
+// and no other message is one. The OpenClaw plugin computes the same
 // chain over the skeletons it sends.
 func ChainFingerprint(prev string, m Message) string {
 	var b strings.Builder
 	b.Grow(len(prev) + len(m.Role) + len(m.ToolCallID) + 48)
 	b.WriteString(prev)
 	b.WriteByte('\n')
+	ts := m.Timestamp
+	if m.Bootstrap {
+		ts = 0
+	}
 	b.WriteString(m.Role)
 	b.WriteByte(0)
-	b.WriteString(strconv.FormatInt(m.Timestamp, 10))
+	b.WriteString(strconv.FormatInt(ts, 10))
 	b.WriteByte(0)
 	b.WriteString(m.ToolCallID)
 	b.WriteByte(0)
@@ -53,6 +60,9 @@ func ChainFingerprint(prev string, m Message) string {
 	}
 	b.WriteByte(0)
 	b.WriteString(strconv.Itoa(m.Chars))
+	if m.Bootstrap {
+		b.WriteString("\x00bootstrap")
+	}
 	sum := sha256.Sum256([]byte(b.String()))
 	return hex.EncodeToString(sum[:8])
 }
@@ -187,10 +197,13 @@ func (ss *sessionState) ack(req *Request) *Ack {
 	return &Ack{Messages: len(a.msgs), Fingerprint: a.fingerprint(len(a.msgs))}
 }
 
-// sameMessage reports whether two skeletons are equal.
+// sameMessage reports whether two skeletons are equal (two bootstrap
+// messages whatever their timestamps, as ChainFingerprint counts them).
 func sameMessage(a, b *Message) bool {
-	return a.Role == b.Role && a.Timestamp == b.Timestamp && a.ToolCallID == b.ToolCallID && a.Chars == b.Chars &&
-		sameIDs(a.ToolCallIDs, b.ToolCallIDs)
+	if a.Bootstrap != b.Bootstrap || a.Timestamp != b.Timestamp && !a.Bootstrap {
+		return false
+	}
+	return a.Role == b.Role && a.ToolCallID == b.ToolCallID && a.Chars == b.Chars && sameIDs(a.ToolCallIDs, b.ToolCallIDs)
 }
 
 // hostCallName names a Request.HostCall for messages ("unnamed" for "").

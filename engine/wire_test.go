@@ -21,6 +21,31 @@ func TestChainFingerprintGolden(t *testing.T) {
 	}
 }
 
+// TestChainFingerprintBootstrap pins the chain of a list that starts with
+// the host's bootstrap message: its timestamp counts as 0 and the chain
+// tells it from an ordinary message of the same skeleton. The plugin's
+// test "the chain of a bootstrap message" checks the same values.
+func TestChainFingerprintBootstrap(t *testing.T) {
+	boot := engine.Message{Role: "user", Chars: 21, Bootstrap: true}
+	later := boot
+	later.Timestamp = 1764000000000
+	next := engine.Message{Role: "assistant", Timestamp: 1700000000001, Chars: 5}
+	for _, tc := range []struct {
+		name string
+		got  string
+		want string
+	}{
+		{"bootstrap", engine.ChainFingerprint("", boot), "dd3cb152b213aab7"},
+		{"bootstrap with a timestamp", engine.ChainFingerprint("", later), "dd3cb152b213aab7"},
+		{"an ordinary user message", engine.ChainFingerprint("", engine.Message{Role: "user", Chars: 21}), "0c8790b349b91ccb"},
+		{"after the bootstrap", engine.ChainFingerprint(engine.ChainFingerprint("", boot), next), "52c5423e3ac761a1"},
+	} {
+		if tc.got != tc.want {
+			t.Errorf("%s: got %s, want %s", tc.name, tc.got, tc.want)
+		}
+	}
+}
+
 // TestAssembleBase serves a call that sends only the messages after the
 // ones acknowledged, and refuses a base it does not hold.
 func TestAssembleBase(t *testing.T) {

@@ -652,7 +652,8 @@ export function engineInfo() {
 }
 
 /**
- * @typedef {{role: string, timestamp: number, tool_call_id?: string, tool_call_ids?: string[], chars: number}} Skeleton
+ * @typedef {{role: string, timestamp: number, tool_call_id?: string, tool_call_ids?: string[], chars: number,
+ *   bootstrap?: true}} Skeleton
  * one host message as the daemon sees it: enough to match it to the stored entry, never its content
  */
 /** @typedef {{sessionId?: string, sessionKey?: string, messages?: unknown, tokenBudget?: number, model?: string,
@@ -716,6 +717,36 @@ export function skeletonOf(message) {
   return s;
 }
 
+/** The text of the user message OpenClaw puts before a history that starts with an assistant message. */
+const BOOTSTRAP_TEXT = "(session bootstrap)";
+
+/**
+ * The skeleton of the host's first message when it is OpenClaw's bootstrap message, else undefined. OpenClaw
+ * (2026.7.35 and 2026.9.6, sanitizeGoogleAssistantFirstOrdering, for providers whose replay policy asks for it:
+ * ollama, OpenAI-compatible completions, Google) puts {role: "user", content: "(session bootstrap)", timestamp:
+ * Date.now()} before the history it loaded when that history starts with an assistant message (on 2026.9.6, a long
+ * session's history is cut to its newest part). It is never stored, and made anew at each run, so the skeleton
+ * says bootstrap: true and sends the timestamp as 0: the daemon lets it fall under its summary, and the same
+ * bootstrap of two runs is the same message on the wire. Only an object of exactly the keys role, content and
+ * timestamp, with role "user" and string content "(session bootstrap)" once trimmed, is one.
+ * @param {unknown} message
+ * @returns {Skeleton | undefined}
+ */
+export function bootstrapSkeleton(message) {
+  if (!message || typeof message !== "object" || Array.isArray(message)) return undefined;
+  const m = /** @type {Record<string, unknown>} */ (message);
+  if (m.role !== "user" || typeof m.content !== "string" || m.content.trim() !== BOOTSTRAP_TEXT) return undefined;
+  const keys = Object.keys(m);
+  if (keys.length !== 3 || !("timestamp" in m)) return undefined;
+  return { role: "user", timestamp: 0, chars: JSON.stringify(m.content).length, bootstrap: true };
+}
+
+/** The skeleton of the host's message i: bootstrapSkeleton for the first message when it is one, else
+ * skeletonCached. Throws as skeletonOf does. @param {unknown[]} messages @param {number} i */
+function skeletonAt(messages, i) {
+  return (i === 0 ? bootstrapSkeleton(messages[0]) : undefined) ?? skeletonCached(messages[i]);
+}
+
 /** The SHA-256 of a string (UTF-8) in hex: crypto.hash where Node has it (one call, about three times faster),
  * else a Hash object. @type {(data: string) => string} */
 const sha256Hex = typeof (/** @type {any} */ (nodeCrypto).hash) === "function"
@@ -725,18 +756,21 @@ const sha256Hex = typeof (/** @type {any} */ (nodeCrypto).hash) === "function"
 /**
  * The chain fingerprint of a list of messages that extends the list whose fingerprint is prev ("" for the empty
  * list) by the message whose skeleton is s: the first 16 hexadecimal digits of the SHA-256 of prev, "\n", and the
- * skeleton's role, timestamp, tool_call_id, tool_call_ids (joined by U+0001) and chars, separated by U+0000. The
- * daemon computes the same chain (engine.ChainFingerprint) and acknowledges a list by its fingerprint.
+ * skeleton's role, timestamp, tool_call_id, tool_call_ids (joined by U+0001) and chars, separated by U+0000; for a
+ * bootstrap skeleton (bootstrapSkeleton) the timestamp counts as 0 and U+0000 "bootstrap" follows. The daemon
+ * computes the same chain (engine.ChainFingerprint) and acknowledges a list by its fingerprint.
  * @param {string} prev @param {Skeleton} s
  */
 export function chainFingerprint(prev, s) {
   const ids = s.tool_call_ids ? s.tool_call_ids.join("\u0001") : "";
-  return sha256Hex(`${prev}\n${s.role}\u0000${s.timestamp}\u0000${s.tool_call_id ?? ""}\u0000${ids}\u0000${s.chars}`).slice(0, 16);
+  const boot = s.bootstrap === true;
+  return sha256Hex(`${prev}\n${s.role}\u0000${boot ? 0 : s.timestamp}\u0000${s.tool_call_id ?? ""}\u0000${ids}\u0000${s.chars}${boot ? "\u0000bootstrap" : ""}`).slice(0, 16);
 }
 
 /** Whether two skeletons are equal. @param {Skeleton} a @param {Skeleton} b */
 function sameSkeleton(a, b) {
   if (a.role !== b.role || a.timestamp !== b.timestamp || a.chars !== b.chars || a.tool_call_id !== b.tool_call_id) return false;
+  if (a.bootstrap !== b.bootstrap) return false;
   const x = a.tool_call_ids, y = b.tool_call_ids;
   if (x === y) return true;
   if (!x || !y || x.length !== y.length) return false;
@@ -813,7 +847,7 @@ function heldPrefix(h, messages) {
   let i = 0;
   for (;;) {
     while (i < n && messages[i] === objs[i]) i++;
-    if (i === n || !sameSkeleton(skeletonCached(messages[i]), h.skel[i])) return i;
+    if (i === n || !sameSkeleton(skeletonAt(messages, i), h.skel[i])) return i;
     objs[i] = messages[i];
     i++;
   }
@@ -1077,7 +1111,7 @@ export function makeEngine(cfg, log, loadSdk = loadOpenClawSdk, call = callDaemo
         /** @type {Skeleton} */
         let s;
         try {
-          s = skeletonCached(messages[i]);
+          s = skeletonAt(messages, i);
         } catch (err) {
           bad ||= `message ${i} cannot be encoded as JSON: ${errText(err)}`;
           s = { role: "", timestamp: 0, chars: 0 };

@@ -6,14 +6,16 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
-import { chainFingerprint, forgetAssembleLists, makeEngine, resolveConfig, skeletonOf } from "../index.js";
+import { bootstrapSkeleton, chainFingerprint, forgetAssembleLists, makeEngine, resolveConfig, skeletonOf } from "../index.js";
 import { answer, startDaemon } from "./helpers.js";
 
 /** The chain as the daemon computes it (engine.ChainFingerprint), written apart from the plugin's.
  * @param {string} prev @param {any} s */
 function goChain(prev, s) {
-  const text = [prev + "\n" + s.role, String(s.timestamp), s.tool_call_id ?? "", (s.tool_call_ids ?? []).join("\u0001"), String(s.chars)].join("\u0000");
-  return createHash("sha256").update(text, "utf8").digest("hex").slice(0, 16);
+  const boot = s.bootstrap === true;
+  const parts = [prev + "\n" + s.role, String(boot ? 0 : s.timestamp), s.tool_call_id ?? "", (s.tool_call_ids ?? []).join("\u0001"), String(s.chars)];
+  if (boot) parts.push("bootstrap");
+  return createHash("sha256").update(parts.join("\u0000"), "utf8").digest("hex").slice(0, 16);
 }
 
 test("the chain equals the daemon's (engine/wire_test.go TestChainFingerprintGolden)", () => {
@@ -23,6 +25,34 @@ test("the chain equals the daemon's (engine/wire_test.go TestChainFingerprintGol
   assert.deepEqual([a, b, c], ["a2706c8ebb9def19", "fd3f0615f0230f88", "0a9916ad4a7aa03e"]);
   const s = { role: "rôle 😀", timestamp: 5, tool_call_ids: ["x"], chars: 7 };
   assert.equal(chainFingerprint(c, s), goChain(c, s), "UTF-8, as Go hashes it");
+});
+
+test("the chain of a bootstrap message equals the daemon's (engine/wire_test.go TestChainFingerprintBootstrap)", () => {
+  const boot = bootstrapSkeleton({ role: "user", content: "(session bootstrap)", timestamp: 1764000000000 });
+  assert.deepEqual(boot, { role: "user", timestamp: 0, chars: 21, bootstrap: true });
+  const d = chainFingerprint("", /** @type {any} */ (boot));
+  assert.equal(d, "dd3cb152b213aab7");
+  assert.equal(chainFingerprint("", { role: "user", timestamp: 1764000000000, chars: 21, bootstrap: true }), d, "its timestamp counts as 0");
+  assert.equal(chainFingerprint("", { role: "user", timestamp: 0, chars: 21 }), "0c8790b349b91ccb", "an ordinary message of the same skeleton");
+  assert.equal(chainFingerprint(d, { role: "assistant", timestamp: 1700000000001, chars: 5 }), "52c5423e3ac761a1");
+  assert.equal(goChain("", boot), d);
+});
+
+test("only OpenClaw's bootstrap message is one", () => {
+  const t = 1764000000000;
+  for (const [what, m, want] of /** @type {[string, unknown, boolean][]} */ ([
+    ["the host's bootstrap", { role: "user", content: "(session bootstrap)", timestamp: t }, true],
+    ["with spaces around", { role: "user", content: "  (session bootstrap)\n", timestamp: t }, true],
+    ["keys in another order", { timestamp: t, content: "(session bootstrap)", role: "user" }, true],
+    ["another text", { role: "user", content: "(session bootstrap) hi", timestamp: t }, false],
+    ["content blocks", { role: "user", content: [{ type: "text", text: "(session bootstrap)" }], timestamp: t }, false],
+    ["an assistant", { role: "assistant", content: "(session bootstrap)", timestamp: t }, false],
+    ["a fourth key", { role: "user", content: "(session bootstrap)", timestamp: t, id: "x" }, false],
+    ["no timestamp", { role: "user", content: "(session bootstrap)", x: 1 }, false],
+    ["not an object", "(session bootstrap)", false],
+  ])) {
+    assert.equal(bootstrapSkeleton(m) !== undefined, want, what);
+  }
 });
 
 /** A message of turn k, position j (a user, an assistant calling a tool, its result, an answer). @param {number} k @param {number} j */
@@ -319,6 +349,38 @@ test("the lists held are bounded", async () => {
     await engine.assemble(modelRequest(msgs, "s-16"));
     await engine.assemble(modelRequest(msgs, "s-0"));
     assert.deepEqual(d.seen.slice(17).map((s) => s.json.base?.messages), [4, undefined], "the oldest of 17 is forgotten");
+  } finally {
+    await d.close();
+  }
+});
+
+test("the bootstrap message of each run is the same message on the wire; the daemon sees it marked", async () => {
+  forgetAssembleLists();
+  const d = await wireDaemon();
+  try {
+    const { engine, warnings } = engineAt(d.url);
+    // A history cut to its newest part starts with an assistant message: OpenClaw puts its bootstrap first, a new
+    // object with the time of day at each run, and re-reads the history into new objects.
+    /** @param {number} now @param {number} to */
+    const run = (now, to) => [{ role: "user", content: "(session bootstrap)", timestamp: now }, ...turns(0, to).slice(1).map((m) => ({ ...m }))];
+    const first = run(1764000000000, 3);
+    await engine.assemble(modelRequest(first));
+    const sent = d.seen[0].json.messages;
+    assert.deepEqual(sent[0], { role: "user", timestamp: 0, chars: 21, bootstrap: true });
+    assert.deepEqual(sent.slice(1), first.slice(1).map(skeletonOf));
+
+    const second = run(1764000099999, 4);
+    await engine.assemble(modelRequest(second));
+    const q = d.seen[1].json;
+    assert.equal(q.base?.messages, first.length, "the new bootstrap and the copies are the messages acknowledged");
+    assert.deepEqual(q.messages, second.slice(first.length).map(skeletonOf));
+
+    // The same text as an ordinary message later in the list is not a bootstrap.
+    const third = [...second, { role: "user", content: "(session bootstrap)", timestamp: 1764000200000 }];
+    await engine.assemble(modelRequest(third));
+    assert.deepEqual(d.seen[2].json.messages, [skeletonOf(third[third.length - 1])]);
+    assert.equal(d.seen[2].json.messages[0].bootstrap, undefined);
+    assert.deepEqual(warnings, []);
   } finally {
     await d.close();
   }
