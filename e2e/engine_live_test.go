@@ -66,7 +66,8 @@ const (
 //	b. summed over the turns from the one where layer 1 first acts, the model receives at least 60 % fewer bytes
 //	   than with the legacy engine at the same turns; the summary layer runs;
 //	   the cache-weighted input of the same turns (what a provider with prompt caching bills) is reported per
-//	   request, per turn and summed against legacy's (see [moneyReport]);
+//	   request, per turn and summed against legacy's, with the least any context engine could cost on the same
+//	   requests (see [moneyReport], [floorOf]);
 //	c. every model request whose prefix changed (it does not keep the previous request's messages byte for byte) comes
 //	   after a view that changed a layer (or passed the host's messages through), but for at most two (the host's
 //	   own doing, reported); the changes are counted;
@@ -220,11 +221,12 @@ type engineTurn struct {
 	Views       int      `json:"views,omitempty"`
 	Passthrough string   `json:"passthrough,omitempty"`
 	Millis      int64    `json:"millis"`
-	// The turn's cache-weighted input (see [turnCosts]): PromptBytes, CachedBytes and Weighted sum its agent
-	// requests (Costs, one each); SummaryPromptBytes and SummaryWeighted its summary requests.
+	// The turn's cache-weighted input (see [turnCosts]): PromptBytes, CachedBytes, Weighted and Floor sum its
+	// agent requests (Costs, one each); SummaryPromptBytes and SummaryWeighted its summary requests.
 	PromptBytes        int           `json:"prompt_bytes"`
 	CachedBytes        int           `json:"cached_bytes"`
 	Weighted           float64       `json:"weighted"`
+	Floor              float64       `json:"floor"`
 	Costs              []requestCost `json:"request_costs"`
 	SummaryPromptBytes int           `json:"summary_prompt_bytes"`
 	SummaryWeighted    float64       `json:"summary_weighted"`

@@ -27,6 +27,45 @@ type requestCost struct {
 	Cached int `json:"cached_bytes"`
 	// Weighted is Cached × [cacheReadWeight] + (Bytes − Cached) × [cacheWriteWeight].
 	Weighted float64 `json:"weighted"`
+	// Floor is the least any context engine could make of the request (see [floorOf]).
+	Floor float64 `json:"floor"`
+}
+
+// floorOf returns the least cache-weighted input any context engine could make of the request body: the host's
+// own part (the JSON of the tools and of the leading system messages) read from the cache, and the messages new to
+// the provider (the newest assistant message and those after it; every message but the system ones when there is
+// no assistant message) written to it. An engine that sent no other history and never changed the prefix would
+// cost that. A body that is not a JSON object counts whole at the write price.
+func floorOf(body []byte) float64 {
+	var req struct {
+		Messages []json.RawMessage `json:"messages"`
+		Tools    json.RawMessage   `json:"tools"`
+	}
+	if json.Unmarshal(body, &req) != nil {
+		return float64(len(body)) * cacheWriteWeight
+	}
+	host, lead, newest := len(req.Tools), 0, -1
+	for i, m := range req.Messages {
+		var r struct {
+			Role string `json:"role"`
+		}
+		_ = json.Unmarshal(m, &r)
+		switch {
+		case r.Role == "system" && i == lead:
+			host += len(m)
+			lead++
+		case r.Role == "assistant":
+			newest = i
+		}
+	}
+	if newest < 0 {
+		newest = lead
+	}
+	fresh := 0
+	for _, m := range req.Messages[newest:] {
+		fresh += len(m)
+	}
+	return float64(host)*cacheReadWeight + float64(fresh)*cacheWriteWeight
 }
 
 // cachePrompt returns what a provider caches a prefix of: the JSON of the request's tools followed by the JSON of
@@ -64,6 +103,7 @@ func costOf(prev, next []byte) requestCost {
 		c.Cached = commonPrefix(cachePrompt(prev), p)
 	}
 	c.Weighted = float64(c.Cached)*cacheReadWeight + float64(c.Bytes-c.Cached)*cacheWriteWeight
+	c.Floor = floorOf(next)
 	return c
 }
 
@@ -82,6 +122,7 @@ func turnCosts(rec, prev *engineTurn, summaries [][]byte) {
 		rec.PromptBytes += c.Bytes
 		rec.CachedBytes += c.Cached
 		rec.Weighted += c.Weighted
+		rec.Floor += c.Floor
 		before = b
 	}
 	for _, b := range summaries {
@@ -110,6 +151,10 @@ type moneyFigures struct {
 	Reduction     float64 `json:"reduction"`
 	ReductionAll  float64 `json:"reduction_with_summaries"`
 	ByteReduction float64 `json:"byte_reduction"`
+	// EngineFloor sums the engine requests' floors (see [floorOf]); ReductionBound is 1 − EngineFloor/Legacy, the
+	// most any context engine could save on these requests.
+	EngineFloor    float64 `json:"engine_floor"`
+	ReductionBound float64 `json:"reduction_bound"`
 }
 
 // moneyReport sums the cache-weighted input of the script turns from turn from on (1-based) in the engine run and
@@ -135,6 +180,7 @@ func moneyReport(t *testing.T, version string, engineTurns, legacyTurns []engine
 			m.LegacyBytes += l.PromptBytes
 			m.EngineCached += e.CachedBytes
 			m.LegacyCached += l.CachedBytes
+			m.EngineFloor += e.Floor
 		}
 		fmt.Fprintf(&b, "%4d%s | %4d %9d %9d %10.0f %8.0f | %4d %9d %9d %10.0f %8.0f | %6.1f%%\n", e.N, mark,
 			l.Requests, l.PromptBytes, l.CachedBytes, l.Weighted, l.SummaryWeighted,
@@ -143,10 +189,12 @@ func moneyReport(t *testing.T, version string, engineTurns, legacyTurns []engine
 	m.Reduction = 1 - m.Engine/max(m.Legacy, 1)
 	m.ReductionAll = 1 - m.EngineAll/max(m.LegacyAll, 1)
 	m.ByteReduction = 1 - float64(m.EngineBytes)/float64(max(m.LegacyBytes, 1))
-	fmt.Fprintf(&b, "(columns: legacy | engine) from turn %d: legacy %.0f, engine %.0f weighted bytes: %.1f %% less (goal ≥ %.0f %%); with the summary requests legacy %.0f, engine %.0f: %.1f %% less; prompt bytes legacy %d (%d cached, %.1f %%), engine %d (%d cached, %.1f %%): %.1f %% fewer bytes",
+	m.ReductionBound = 1 - m.EngineFloor/max(m.Legacy, 1)
+	fmt.Fprintf(&b, "(columns: legacy | engine) from turn %d: legacy %.0f, engine %.0f weighted bytes: %.1f %% less (goal ≥ %.0f %%); with the summary requests legacy %.0f, engine %.0f: %.1f %% less; prompt bytes legacy %d (%d cached, %.1f %%), engine %d (%d cached, %.1f %%): %.1f %% fewer bytes; the least any context engine could cost on the engine's requests (the host's tools and system prompt read from the cache, the newest assistant message and what follows it written, no other history): %.0f, %.1f %% below legacy",
 		from, m.Legacy, m.Engine, 100*m.Reduction, 100*moneyGoal, m.LegacyAll, m.EngineAll, 100*m.ReductionAll,
 		m.LegacyBytes, m.LegacyCached, 100*float64(m.LegacyCached)/float64(max(m.LegacyBytes, 1)),
-		m.EngineBytes, m.EngineCached, 100*float64(m.EngineCached)/float64(max(m.EngineBytes, 1)), 100*m.ByteReduction)
+		m.EngineBytes, m.EngineCached, 100*float64(m.EngineCached)/float64(max(m.EngineBytes, 1)), 100*m.ByteReduction,
+		m.EngineFloor, 100*m.ReductionBound)
 	t.Log(b.String())
 	return m
 }
@@ -173,5 +221,33 @@ func TestCostOf(t *testing.T) {
 				t.Errorf("costOf = %+v, want bytes %d, cached %d, weighted %.2f", got, tc.bytes, tc.cache, want)
 			}
 		})
+	}
+}
+
+func TestFloorOf(t *testing.T) {
+	tools := `[{"function":{"name":"read"}}]`
+	sys, u1, a1, r1, u2 := `{"role":"system","content":"s"}`, `{"role":"user","content":"u1"}`,
+		`{"role":"assistant","content":"a"}`, `{"role":"tool","content":"r"}`, `{"role":"user","content":"u2"}`
+	req := func(msgs ...string) []byte {
+		return []byte(`{"model":"m","messages":[` + strings.Join(msgs, ",") + `],"tools":` + tools + `}`)
+	}
+	host := float64(len(tools)+len(sys)) * cacheReadWeight
+	for _, tc := range []struct {
+		name  string
+		body  []byte
+		fresh int
+	}{
+		{"no assistant message: every message but the system prompt is new", req(sys, u1), len(u1)},
+		{"the newest assistant message and what follows it are new", req(sys, u1, a1, r1), len(a1) + len(r1)},
+		{"older history is left out", req(sys, u1, a1, r1, a1, u2), len(a1) + len(u2)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got, want := floorOf(tc.body), host+float64(tc.fresh)*cacheWriteWeight; got != want {
+				t.Errorf("floorOf = %.2f, want %.2f", got, want)
+			}
+		})
+	}
+	if got, want := floorOf([]byte("not json")), 8*cacheWriteWeight; got != want {
+		t.Errorf("floorOf of a body that is not JSON = %.2f, want %.2f", got, want)
 	}
 }

@@ -525,7 +525,9 @@ func estimate(span int) int {
 
 // messageCut decides whether the messages after pos need a summary and
 // where it ends: the layer ("summarize" or "full") and the first kept
-// message, or "" and -1. With in.Force a summary is made whatever the
+// message, or "" and -1. Above the summarize threshold and below the full
+// one, a summary is made only when it is worth a change of the prefix
+// (see worthRewrite). With in.Force a summary is made whatever the
 // thresholds say (down to the last turn when in.Target is the full layer
 // or the kept part holds everything).
 func (p *planner) messageCut(tops []*SummaryRecord, pos int) (string, int) {
@@ -545,6 +547,9 @@ func (p *planner) messageCut(tops []*SummaryRecord, pos int) (string, int) {
 	}
 	if cut > pos {
 		if t-p.spanCost(pos, cut) <= fullT {
+			if t <= fullT && !p.in.Force && !p.worthRewrite(tops, pos, cut) {
+				return "", -1 // not yet worth a change of the prefix
+			}
 			return layerSummarize, cut
 		}
 	} else if t <= fullT && !p.in.Force {
@@ -554,6 +559,21 @@ func (p *planner) messageCut(tops []*SummaryRecord, pos int) (string, int) {
 		return layerFull, last
 	}
 	return "", -1
+}
+
+// worthRewrite reports whether a summary of Msgs[pos:cut] saves at least
+// as many tokens as it makes the provider write to its cache again. A new
+// summary changes the view from the summary message on: the summary
+// message (the summaries already at the top and the new one) and the kept
+// part are sent again at the cache-write price, once, while what the
+// summary saves is paid back at the cache-read price on every later
+// request. Below the full threshold a summary waits until it is worth
+// that, so that it lasts many turns instead of taking one turn's messages
+// at a time.
+func (p *planner) worthRewrite(tops []*SummaryRecord, pos, cut int) bool {
+	span := p.tokens(pos, cut)
+	written := estimate(span)
+	return span-written >= summaryTokens(tops)+written+p.tokens(cut, len(p.in.Msgs))
 }
 
 // protect pulls a summarize cut back so that, within the restore
