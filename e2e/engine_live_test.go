@@ -1151,7 +1151,7 @@ func messageText(raw json.RawMessage) string {
 
 // engineOwnAdditionRE matches the engine's own system-prompt addition: the daemon's system_prompt_addition, which
 // is the warning of engine.Engine after several summaries (one line).
-var engineOwnAdditionRE = regexp.MustCompile(`^BrainSurgeon: earlier parts of this conversation were summarized \d+ times; `)
+var engineOwnAdditionRE = regexp.MustCompile(`^BrainSurgeon: earlier parts of this conversation were summarized (several|many) times; `)
 
 // memorySectionHeader starts the host's memory section (OpenClaw's memory-core prompt builder).
 const memorySectionHeader = "## Memory Recall"

@@ -625,14 +625,18 @@ func (e *Engine) window(req *Request) int {
 // warning returns the degradation warning for a session whose history was
 // summarized compactions times: "" below Settings.WarnAt, a soft warning
 // from it, a hard one from HardWarnAt; never longer than maxWarning bytes.
+// It names the level, not the count: the warning is part of the system
+// prompt the model is sent, and a text that changed with every summary
+// would make the provider write the cached prompt after it again each
+// time (the count is in the engine's status).
 func (e *Engine) warning(compactions int) string {
 	s := e.settings()
 	var w string
 	switch compact.RiskOf(compactions, s.WarnAt, s.HardWarnAt) {
 	case compact.RiskHigh:
-		w = fmt.Sprintf("BrainSurgeon: earlier parts of this conversation were summarized %d times; early details are likely lost. Use recall_grep / recall_expand to get the original messages back before relying on anything from earlier turns.", compactions)
+		w = "BrainSurgeon: earlier parts of this conversation were summarized many times; early details are likely lost. Use recall_grep / recall_expand to get the original messages back before relying on anything from earlier turns."
 	case compact.RiskMedium:
-		w = fmt.Sprintf("BrainSurgeon: earlier parts of this conversation were summarized %d times; details may be missing. Use recall_grep / recall_expand to get the original messages back before relying on them.", compactions)
+		w = "BrainSurgeon: earlier parts of this conversation were summarized several times; details may be missing. Use recall_grep / recall_expand to get the original messages back before relying on them."
 	}
 	if len(w) > maxWarning {
 		w = w[:maxWarning]
