@@ -1085,7 +1085,9 @@ function withHostAddition(r, host) {
  * 2026.7.35 and 2026.9.6 hand the same objects to every model-request call of a run: the agent's context array,
  * copied or not, with the turn's new messages pushed onto it; they re-read the transcript into new objects at each
  * run, and copy a message they change, e.g. an image pruned from history, never editing it in place), else when
- * their skeletons are equal (a skeleton is remembered per object, so a message object is encoded at most once).
+ * they are copies with the same role, timestamp, tool-call id and content (heldPrefix: the turn-start call's
+ * messages, compared with the held ones, never encoded), else when their skeletons are equal (a skeleton is
+ * remembered per object, so a message object is encoded at most once).
  * The daemon answers 409 with need_full when it does not hold the base (it restarted or forgot the session): the
  * whole list is sent in the same call, once. An answer that does not acknowledge the list sent (a daemon that
  * predates the wire ignores the base) is never applied to a call that sent a base: the whole list is sent again,
