@@ -835,10 +835,65 @@ export function forgetAssembleLists() {
   heldLists.clear();
 }
 
+/** How deep sameJson follows arrays and objects before it gives up (and the caller encodes the message). */
+const SAME_JSON_MAX_DEPTH = 64;
+
+/**
+ * Whether a and b have the same JSON, decided without encoding either; false means only "not decided here". True
+ * when a === b and is no function or symbol; or when both are arrays with the prototype Array.prototype, of the
+ * same length, whose items are so pairwise; or when both are plain objects (prototype Object.prototype or null)
+ * with the same own enumerable keys in the same order whose values are so. Strings are compared with ===, which
+ * reads their characters only when the lengths are equal. Anything else (a Date, a class instance, a function, a
+ * NaN, a structure deeper than SAME_JSON_MAX_DEPTH, a cycle) is not decided.
+ * @param {unknown} a @param {unknown} b @param {number} depth
+ * @returns {boolean}
+ */
+function sameJson(a, b, depth) {
+  if (a === b) return typeof a !== "function" && typeof a !== "symbol";
+  if (typeof a !== "object" || typeof b !== "object" || a === null || b === null || depth >= SAME_JSON_MAX_DEPTH) return false;
+  const proto = Object.getPrototypeOf(a);
+  if (proto !== Object.getPrototypeOf(b)) return false;
+  if (proto === Array.prototype) {
+    const x = /** @type {unknown[]} */ (a), y = /** @type {unknown[]} */ (b);
+    const n = x.length;
+    if (n !== y.length) return false;
+    for (let i = 0; i < n; i++) if (!sameJson(x[i], y[i], depth + 1)) return false;
+    return true;
+  }
+  if (proto !== Object.prototype && proto !== null) return false;
+  const x = /** @type {Record<string, unknown>} */ (a), y = /** @type {Record<string, unknown>} */ (b);
+  const kx = Object.keys(x), ky = Object.keys(y);
+  const n = kx.length;
+  if (n !== ky.length) return false;
+  for (let i = 0; i < n; i++) {
+    const k = kx[i];
+    if (k !== ky[i] || !sameJson(x[k], y[k], depth + 1)) return false;
+  }
+  return true;
+}
+
+/**
+ * Whether the host's message a has the skeleton of the held message b, decided without encoding either: both are
+ * objects with the same role, timestamp and toolCallId (===) and sameJson of what skeletonOf encodes (the content,
+ * else the summary). False means only "not decided here" (the caller compares skeletons). Exact as long as the host
+ * never edits a message object in place (see makeEngine), which the skeletons remembered per object rely on too.
+ * @param {unknown} a @param {unknown} b
+ */
+function sameMessage(a, b) {
+  if (!a || !b || typeof a !== "object" || typeof b !== "object") return false;
+  const x = /** @type {Record<string, unknown>} */ (a), y = /** @type {Record<string, unknown>} */ (b);
+  return x.role === y.role && x.timestamp === y.timestamp && x.toolCallId === y.toolCallId &&
+    sameJson(x.content ?? x.summary ?? "", y.content ?? y.summary ?? "", 0);
+}
+
 /**
  * How many of the host's first messages are the ones of the list h holds: a message is the same when it is the
- * same object (no work beyond the comparison), or when its skeleton equals the one held (a copy OpenClaw made;
- * the copy then takes the held object's place). Throws as skeletonOf does.
+ * same object (no work beyond the comparison); or, past the first message, when it is a copy of the held object
+ * with the same role, timestamp, tool-call id and content (sameMessage: the turn-start call's messages, which
+ * OpenClaw re-reads from the transcript at each run; its strings are compared, not encoded); or when its skeleton
+ * equals the one held (a copy OpenClaw made and changed). A copy takes the held object's place. The first message
+ * is never judged by sameMessage, because its skeleton depends on more than those fields (OpenClaw's bootstrap
+ * message). Throws as skeletonOf does.
  * @param {HeldList} h @param {unknown[]} messages
  */
 function heldPrefix(h, messages) {
@@ -846,7 +901,7 @@ function heldPrefix(h, messages) {
   const objs = h.objs;
   let i = 0;
   for (;;) {
-    while (i < n && messages[i] === objs[i]) i++;
+    for (; i < n && (messages[i] === objs[i] || (i > 0 && sameMessage(messages[i], objs[i]))); i++) objs[i] = messages[i];
     if (i === n || !sameSkeleton(skeletonAt(messages, i), h.skel[i])) return i;
     objs[i] = messages[i];
     i++;
@@ -1064,7 +1119,9 @@ function withHostAddition(r, host) {
  * 2026.7.35 and 2026.9.6 hand the same objects to every model-request call of a run: the agent's context array,
  * copied or not, with the turn's new messages pushed onto it; they re-read the transcript into new objects at each
  * run, and copy a message they change, e.g. an image pruned from history, never editing it in place), else when
- * their skeletons are equal (a skeleton is remembered per object, so a message object is encoded at most once).
+ * they are copies with the same role, timestamp, tool-call id and content (heldPrefix: the turn-start call's
+ * messages, compared with the held ones, never encoded), else when their skeletons are equal (a skeleton is
+ * remembered per object, so a message object is encoded at most once).
  * The daemon answers 409 with need_full when it does not hold the base (it restarted or forgot the session): the
  * whole list is sent in the same call, once. An answer that does not acknowledge the list sent (a daemon that
  * predates the wire ignores the base) is never applied to a call that sent a base: the whole list is sent again,

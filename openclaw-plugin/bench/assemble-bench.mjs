@@ -2,11 +2,17 @@
 // The plugin's per-call work in assemble at 64k messages (16k turns): skeletons, the chain, the request's body, the
 // answer's JSON and the view applied. The daemon is an in-process fake: it resolves the base and acknowledges the
 // list as the Go daemon does, and its own time (reading the body, its chain) is left out of the figures; the answer
-// is JSON text the plugin parses, as callDaemon does. Run: node openclaw-plugin/bench/assemble-bench.mjs [turns]
-import { chainFingerprint, forgetAssembleLists, makeEngine, resolveConfig } from "../index.js";
+// is JSON text the plugin parses, as callDaemon does. Run:
+//   node --expose-gc openclaw-plugin/bench/assemble-bench.mjs [turns] [--parts]
+// --parts adds what the parts of encoding every message again cost on the same messages (the turn-start call's work
+// before it compared the copies with the held messages).
+import { chainFingerprint, forgetAssembleLists, makeEngine, resolveConfig, skeletonOf } from "../index.js";
 
-const TURNS = Number(process.argv[2] ?? 16384);
+const args = process.argv.slice(2);
+const TURNS = Number(args.find((a) => /^\d+$/.test(a)) ?? 16384);
+const PARTS = args.includes("--parts");
 const RUNS = 25;
+const COPY_RUNS = 15;
 
 /** The messages of turn k as OpenClaw holds them (results of 2,000 characters, thinking of 700, as the engine's
  * BenchmarkAssemble generator). @param {number} k */
@@ -33,12 +39,13 @@ function fakeDaemon() {
   /** @type {Map<string, {skel: any[], chain: string[]}>} */
   const lists = new Map();
   let ownMs = 0;
-  /** @type {import("../index.js").callDaemon} */
+  /** @type {typeof import("../index.js").callDaemon} */
   const call = async (_cfg, _path, body) => {
     const t0 = performance.now();
     const q = JSON.parse(body);
     const key = q.host_call ?? "";
     let skel = q.messages;
+    /** @type {string[]} */
     let chain;
     const l = lists.get(key);
     if (q.base) {
@@ -122,11 +129,54 @@ for (let r = 0; r < RUNS; r++) {
 }
 
 // next, new objects: one new turn after a served call, every message a new object with the same content (OpenClaw's
-// turn-start call, which re-reads the transcript): every skeleton is computed again, the chain and the body are not.
+// turn-start call: 2026.9.6 re-reads the transcript, JSON.parse of each line; 2026.7.35 hands structuredClone
+// copies; the calls alternate). The held list's objects are compared with the new ones; the chain and the body
+// are not computed again.
 const copies = [];
-for (let r = 0; r < 5; r++) {
-  history = [...history.map((m) => structuredClone(m)), ...turn(next++)];
+for (let r = 0; r < COPY_RUNS; r++) {
+  const copy = r % 2 === 0 ? (/** @type {any} */ m) => JSON.parse(JSON.stringify(m)) : (/** @type {any} */ m) => structuredClone(m);
+  history = [...history.map(copy), ...turn(next++)];
   copies.push(await timed(history));
+}
+
+// The parts of the turn-start call's work when it encoded every message again, timed alone on the same messages
+// (median of 5): JSON.stringify of each content, skeletonOf of each message (the stringify included), a WeakMap
+// entry per new object (set and get), and === of every content string of a copy against the held one (the least
+// work any exact comparison of the contents does).
+/** @type {[string, number][]} */
+const parts = [];
+if (PARTS) {
+  const held = history;
+  const fresh = held.map((m) => JSON.parse(JSON.stringify(m)));
+  /** @type {string[]} */ const xs = [];
+  /** @type {string[]} */ const ys = [];
+  /** @param {unknown} x @param {unknown} y */
+  const strings = (x, y) => {
+    if (typeof x === "string") { xs.push(x); ys.push(/** @type {string} */ (y)); return; }
+    if (x && typeof x === "object") for (const k of Object.keys(x)) strings(/** @type {any} */ (x)[k], /** @type {any} */ (y)[k]);
+  };
+  for (let i = 0; i < held.length; i++) strings(fresh[i].content, held[i].content);
+  /** @param {string} name @param {() => void} f */
+  const part = (name, f) => {
+    const ms = [];
+    for (let r = 0; r < 5; r++) {
+      if (globalThis.gc) globalThis.gc();
+      const t0 = performance.now();
+      f();
+      ms.push(performance.now() - t0);
+    }
+    parts.push([name, median(ms)]);
+  };
+  let sink = 0;
+  part("JSON.stringify of each content", () => { for (const m of fresh) sink += JSON.stringify(m.content).length; });
+  part("skeletonOf of each message", () => { for (const m of fresh) sink += skeletonOf(m).chars; });
+  part("a WeakMap entry per new object", () => {
+    const w = new WeakMap();
+    for (const m of fresh) w.set(m, sink);
+    for (const m of fresh) sink += w.get(m);
+  });
+  part(`=== of the ${xs.length} content strings`, () => { for (let i = 0; i < xs.length; i++) if (xs[i] !== ys[i]) throw new Error("a copy differs"); });
+  if (sink < 0) console.log(sink);
 }
 
 // The memory the plugin holds for the list (skeletons, chain, sums, references to the host's objects), when the
@@ -146,5 +196,6 @@ const f = (/** @type {number} */ x) => x.toFixed(2);
 console.log(`plugin assemble work, ${n} messages (${TURNS} turns + the ones added), node ${process.version}`);
 console.log(`first                 median ${f(median(first))} ms (runs: ${first.map(f).join(", ")})`);
 console.log(`next (same objects)   median ${f(median(same))} ms, p90 ${f(p90(same))} ms, max ${f(Math.max(...same))} ms over ${same.length} calls (target ≤ 5 ms)`);
-console.log(`next (new objects)    median ${f(median(copies))} ms over ${copies.length} calls (OpenClaw's turn-start call)`);
+console.log(`next (new objects)    median ${f(median(copies))} ms, p90 ${f(p90(copies))} ms, max ${f(Math.max(...copies))} ms over ${copies.length} calls (OpenClaw's turn-start call)`);
+for (const [name, ms] of parts) console.log(`  part: ${name.padEnd(40)} ${f(ms)} ms`);
 if (heldMB) console.log(`held for the list     ${heldMB} MB of heap (the message objects themselves are the host's)`);
