@@ -25,6 +25,7 @@ import (
 	"github.com/brainsurgeon/brainsurgeon/daemon"
 	"github.com/brainsurgeon/brainsurgeon/internal/demo"
 	"github.com/brainsurgeon/brainsurgeon/internal/synth"
+	"github.com/brainsurgeon/brainsurgeon/internal/testkit/atonce"
 	"github.com/brainsurgeon/brainsurgeon/internal/wiring"
 	"github.com/brainsurgeon/brainsurgeon/prune"
 )
@@ -265,24 +266,15 @@ type browserTest struct {
 	run  func(t *testing.T, browserCtx context.Context)
 }
 
-// tabsAtOnce is how many browser subtests run at once: they mostly wait
-// for the browser and the pages' timers, not for a CPU.
-const tabsAtOnce = 4
-
-// inTabs runs the subtests, tabsAtOnce at a time, in the browser of
-// browserCtx. They run from goroutines rather than with t.Parallel, whose
-// limit (-parallel, the number of CPUs) suits tests that compute.
+// inTabs runs the subtests four at a time, each in its own tab of the
+// browser of browserCtx: they mostly wait for the browser and the pages'
+// timers, not for a CPU.
 func inTabs(t *testing.T, browserCtx context.Context, tests []browserTest) {
-	sem := make(chan struct{}, tabsAtOnce)
-	var wg sync.WaitGroup
+	var cases []atonce.Case
 	for _, tt := range tests {
-		wg.Go(func() {
-			sem <- struct{}{}
-			defer func() { <-sem }()
-			t.Run(tt.name, func(t *testing.T) { tt.run(t, browserCtx) })
-		})
+		cases = append(cases, atonce.Case{Name: tt.name, Run: func(t *testing.T) { tt.run(t, browserCtx) }})
 	}
-	wg.Wait()
+	atonce.Run(t, 4, cases)
 }
 
 // testValueRestoreSettings opens an extracted badge and sees the value
