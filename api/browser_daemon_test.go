@@ -20,9 +20,12 @@ import (
 // the key file, the banner names the plugin's failed calls with the fix,
 // and the page waits for the agents dir.
 func TestUIInBrowserDaemon(t *testing.T) {
+	t.Parallel()
 	b := browser(t)
-	t.Run("KeyDialogAndPluginBanner", func(t *testing.T) { testKeyDialogAndPluginBanner(t, b) })
-	t.Run("Waiting", func(t *testing.T) { testWaiting(t, b) })
+	inTabs(t, b, []browserTest{
+		{"KeyDialogAndPluginBanner", testKeyDialogAndPluginBanner},
+		{"Waiting", testWaiting},
+	})
 }
 
 func testKeyDialogAndPluginBanner(t *testing.T, browserCtx context.Context) {

@@ -25,6 +25,7 @@ import (
 	"github.com/brainsurgeon/brainsurgeon/daemon"
 	"github.com/brainsurgeon/brainsurgeon/internal/demo"
 	"github.com/brainsurgeon/brainsurgeon/internal/synth"
+	"github.com/brainsurgeon/brainsurgeon/internal/testkit/atonce"
 	"github.com/brainsurgeon/brainsurgeon/internal/wiring"
 	"github.com/brainsurgeon/brainsurgeon/prune"
 )
@@ -241,18 +242,39 @@ type extractedValue struct {
 // TestUIInBrowser drives the web UI in a real headless Chromium against real
 // servers on loopback, one tab per subtest.
 func TestUIInBrowser(t *testing.T) {
+	t.Parallel()
 	b := browser(t)
-	t.Run("ValueRestoreSettings", func(t *testing.T) { testValueRestoreSettings(t, b) })
-	t.Run("KeyExtractableRefreshTrash", func(t *testing.T) { testKeyExtractableRefreshTrash(t, b) })
-	t.Run("Errors", func(t *testing.T) { testErrors(t, b) })
-	t.Run("ReadOnly", func(t *testing.T) { testReadOnly(t, b) })
-	t.Run("OpenNotice", func(t *testing.T) { testOpenNotice(t, b) })
-	t.Run("LostValues", func(t *testing.T) { testLostValues(t, b) })
-	t.Run("DemoDaemon", func(t *testing.T) { testDemoDaemon(t, b) })
-	t.Run("Compaction", func(t *testing.T) { testCompaction(t, b) })
-	t.Run("UsageAndDisk", func(t *testing.T) { testUsageAndDisk(t, b) })
-	t.Run("EngineLine", func(t *testing.T) { testEngineLine(t, b) })
-	t.Run("DoctorHealth", func(t *testing.T) { testDoctorHealth(t, b) })
+	inTabs(t, b, []browserTest{
+		{"ValueRestoreSettings", testValueRestoreSettings},
+		{"KeyExtractableRefreshTrash", testKeyExtractableRefreshTrash},
+		{"Errors", testErrors},
+		{"ReadOnly", testReadOnly},
+		{"OpenNotice", testOpenNotice},
+		{"LostValues", testLostValues},
+		{"DemoDaemon", testDemoDaemon},
+		{"Compaction", testCompaction},
+		{"UsageAndDisk", testUsageAndDisk},
+		{"EngineLine", testEngineLine},
+		{"DoctorHealth", testDoctorHealth},
+	})
+}
+
+// browserTest is a subtest that drives its own fixture, server and tab of
+// a shared browser.
+type browserTest struct {
+	name string
+	run  func(t *testing.T, browserCtx context.Context)
+}
+
+// inTabs runs the subtests four at a time, each in its own tab of the
+// browser of browserCtx: they mostly wait for the browser and the pages'
+// timers, not for a CPU.
+func inTabs(t *testing.T, browserCtx context.Context, tests []browserTest) {
+	var cases []atonce.Case
+	for _, tt := range tests {
+		cases = append(cases, atonce.Case{Name: tt.name, Run: func(t *testing.T) { tt.run(t, browserCtx) }})
+	}
+	atonce.Run(t, 4, cases)
 }
 
 // testValueRestoreSettings opens an extracted badge and sees the value

@@ -17,6 +17,7 @@ import (
 	bs "github.com/brainsurgeon/brainsurgeon"
 	"github.com/brainsurgeon/brainsurgeon/extract"
 	"github.com/brainsurgeon/brainsurgeon/internal/synth"
+	"github.com/brainsurgeon/brainsurgeon/internal/testkit/atonce"
 	"github.com/brainsurgeon/brainsurgeon/internal/testkit/oracle"
 	"github.com/brainsurgeon/brainsurgeon/internal/testkit/sidetest"
 	"github.com/brainsurgeon/brainsurgeon/internal/testkit/testcorpus"
@@ -129,13 +130,16 @@ func unextract(t testing.TB, path, sideDir string) []byte {
 func TestExtractCorpusLossless(t *testing.T) {
 	// under the race detector a sample: the extraction runs the same goroutines on every file, and the run
 	// without -race checks every file
+	// Each case has its own dir: four at a time, the fsyncs of one overlap
+	// the work of another.
+	var cases []atonce.Case
 	for _, f := range testcorpus.RaceSample(t, testcorpus.Transcripts(t)) {
 		orig, err := os.ReadFile(f)
 		if err != nil {
 			t.Fatal(err)
 		}
 		for _, minLen := range []int{1, 500, 5000} {
-			t.Run(fmt.Sprintf("%s/min%d", testcorpus.Name(f), minLen), func(t *testing.T) {
+			cases = append(cases, atonce.Case{Name: fmt.Sprintf("%s/min%d", testcorpus.Name(f), minLen), Run: func(t *testing.T) {
 				ref, st := setup(t, f)
 				res := run(t, ref, st, allTypes(minLen, 0))
 				after, _ := os.ReadFile(ref.Path)
@@ -150,9 +154,10 @@ func TestExtractCorpusLossless(t *testing.T) {
 				if sha256.Sum256(back) != sha256.Sum256(orig) {
 					t.Fatalf("un-extracting does not give the original back (%d vs %d bytes)", len(back), len(orig))
 				}
-			})
+			}})
 		}
 	}
+	atonce.Run(t, 4, cases)
 }
 
 // TestExtractGeneratedLossless is the same property on generated

@@ -7,6 +7,7 @@ import (
 
 	bs "github.com/brainsurgeon/brainsurgeon"
 	"github.com/brainsurgeon/brainsurgeon/extract"
+	"github.com/brainsurgeon/brainsurgeon/internal/testkit/atonce"
 	"github.com/brainsurgeon/brainsurgeon/restore"
 	"github.com/brainsurgeon/brainsurgeon/session"
 )
@@ -32,11 +33,13 @@ var roundTripConfigs = []struct {
 // rest with RestoreAll, and finally RestoreAll pristine: the file must be
 // byte-identical to the original (sha256).
 func TestCorpusRoundTrip(t *testing.T) {
+	// Each case has its own dir; four at a time, the fsyncs of one overlap
+	// the work of another.
+	var cases []atonce.Case
 	for _, f := range corpusFiles(t) {
 		orig := read(t, f)
 		for _, cfg := range roundTripConfigs {
-			t.Run(corpusName(f)+"/"+cfg.name, func(t *testing.T) {
-				t.Parallel() // each case has its own dir; the fsyncs of one overlap the work of another
+			cases = append(cases, atonce.Case{Name: corpusName(f) + "/" + cfg.name, Run: func(t *testing.T) {
 				dir, ref := install(t, "s1", orig)
 				p := allPolicy(cfg.minLen)
 				p.PreviewChars = cfg.prev
@@ -94,9 +97,10 @@ func TestCorpusRoundTrip(t *testing.T) {
 				if got := read(t, ref.Path); sum(got) != sum(orig) {
 					t.Fatalf("pristine restore is not byte-identical (%d vs %d bytes): %s; result %+v", len(got), len(orig), firstDiff(orig, got), pr)
 				}
-			})
+			}})
 		}
 	}
+	atonce.Run(t, 4, cases)
 }
 
 // sampleEntries picks n entries spread evenly (all when n is 0 or more

@@ -13,6 +13,7 @@ import (
 
 	bs "github.com/brainsurgeon/brainsurgeon"
 	"github.com/brainsurgeon/brainsurgeon/entry"
+	"github.com/brainsurgeon/brainsurgeon/internal/testkit/atonce"
 	"github.com/brainsurgeon/brainsurgeon/internal/testkit/oracle"
 	"github.com/brainsurgeon/brainsurgeon/session"
 )
@@ -61,8 +62,10 @@ func TestStoreRewriteRoundTrip(t *testing.T) {
 	}
 	t.Parallel()
 	ctx := context.Background()
+	// Four files at a time: each waits for its fsyncs and the oracle.
+	var cases []atonce.Case
 	for _, f := range corpusTranscripts(t) {
-		t.Run(shortName(f), func(t *testing.T) {
+		cases = append(cases, atonce.Case{Name: shortName(f), Run: func(t *testing.T) {
 			root, path := copyToAgents(t, f)
 			orig := fileSHA(t, path)
 			st := session.NewStore(root)
@@ -146,8 +149,9 @@ func TestStoreRewriteRoundTrip(t *testing.T) {
 			if fileSHA(t, path) != orig {
 				t.Fatal("undoing the edits does not give the original bytes back")
 			}
-		})
+		}})
 	}
+	atonce.Run(t, 4, cases)
 }
 
 func TestStoreErrors(t *testing.T) {

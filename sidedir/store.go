@@ -577,8 +577,15 @@ func (d *Store) listed(dir string, mtime time.Time, ents []fs.DirEntry) []string
 	return packs
 }
 
-// index returns the index of a pack, cached by (path, size, mtime).
+// index returns the index of a pack, cached by (path, size, mtime). A
+// cached index costs one stat: the pack is opened only to read an index
+// that is not cached (readers call this for every pack they pass over).
 func (d *Store) index(path string) (*packIndex, error) {
+	if fi, err := os.Stat(path); err == nil {
+		if ix, err, ok := d.cachedIndex(path, keyOf(fi)); ok {
+			return ix, err
+		}
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
@@ -592,21 +599,29 @@ func (d *Store) index(path string) (*packIndex, error) {
 		return nil, fmt.Errorf("pack %s: %w", path, err)
 	}
 	k := keyOf(fi)
-	d.mu.Lock()
-	c, ok := d.indexes[path]
-	if ok && c.key == k {
-		d.tick++
-		c.used = d.tick
-		d.indexes[path] = c
-		d.mu.Unlock()
-		return c.ix, c.err
+	if ix, err, ok := d.cachedIndex(path, k); ok {
+		return ix, err
 	}
-	d.mu.Unlock()
 	ix, err := readPackIndex(f, fi.Size(), path)
 	d.mu.Lock()
 	d.cacheIndex(path, cachedIndex{key: k, ix: ix, err: err})
 	d.mu.Unlock()
 	return ix, err
+}
+
+// cachedIndex returns the cached index of the pack at path, when it was
+// read from the pack as it is now (key), and marks it used.
+func (d *Store) cachedIndex(path string, key statKey) (*packIndex, error, bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	c, ok := d.indexes[path]
+	if !ok || c.key != key {
+		return nil, nil, false
+	}
+	d.tick++
+	c.used = d.tick
+	d.indexes[path] = c
+	return c.ix, c.err, true
 }
 
 // found is where the newest record of an entry is.

@@ -21,15 +21,22 @@ var _ bs.AppendReader = (*Store)(nil)
 // entries are fully parsed and the caller's.
 //
 // The store must hold base's rows and the new ones only: the same rewrite
-// generation, and base's row count plus the rows read equal to the
-// session's row count. The version returned is the fences read in that
-// transaction, with base's size plus the new rows' bytes: what Open would
-// record.
+// generation, and base's last row still there. Unlike Open and the writes,
+// ReadAppended does not count the session's rows, which costs a walk over
+// all of them (about 10 ms at 64k rows): the version returned is the
+// fences read in that transaction with base's row count plus the rows
+// read, and base's size plus their bytes, which is what Open would record
+// as long as no row at or below base's last seq was deleted without a new
+// generation. OpenClaw never does that: it deletes rows only in a suffix
+// or full replacement, which rotates the generation, or all of a session's
+// rows at once (cold storage). Should another writer do it, Open and every
+// write still see it: their fences count the rows, so a write at the
+// version returned fails with ErrChanged.
 //
-// Errors wrap ErrChanged when the session was rewritten or lost rows since
-// base, ErrInvalid when base is not a version of this session that Open
-// or ReadAppended returned (or lines is not its row count), and what Open
-// returns for a session that cannot be read.
+// Errors wrap ErrChanged when the session was rewritten or lost base's
+// last row since base, ErrInvalid when base is not a version of this
+// session that Open or ReadAppended returned (or lines is not its row
+// count), and what Open returns for a session that cannot be read.
 func (s *Store) ReadAppended(ctx context.Context, ref bs.SessionRef, base bs.Version, lines int) ([]*bs.Entry, bs.Version, error) {
 	path, err := s.storeOf(ref)
 	if err != nil {
@@ -51,24 +58,22 @@ func (s *Store) ReadAppended(ctx context.Context, ref bs.SessionRef, base bs.Ver
 	var now bs.Version
 	err = s.readTx(ctx, path, func(tx *sql.Tx) error {
 		out, now = nil, bs.Version{}
-		f, err := readFences(ctx, tx, path, ref.ID)
+		f, lastThere, err := readAppendFences(ctx, tx, path, ref.ID, was.maxSeq.Int64)
 		if err != nil {
 			return err
 		}
+		f.rows = was.rows
 		changed := func(why string) error {
-			return fmt.Errorf("session %s in %s: %s since base (was %s, now %s): %w", ref, path, why, was.token(), f.token(), bs.ErrChanged)
+			return fmt.Errorf("session %s in %s: %s since base (was %s, now %s, rows not counted): %w", ref, path, why, was.token(), f.token(), bs.ErrChanged)
 		}
 		switch {
-		case f.rows == 0:
+		case !f.maxSeq.Valid:
 			return fmt.Errorf("%w: %w", missing(ctx, tx, path, ref), bs.ErrChanged)
 		case f.generation != was.generation:
 			return changed("rewritten")
-		case f.rows < was.rows:
-			return changed("rows were deleted")
-		case f.rows == was.rows:
-			if f.maxSeq != was.maxSeq {
-				return changed("rows were replaced")
-			}
+		case !lastThere:
+			return changed(fmt.Sprintf("base's last row (seq %d) was deleted", was.maxSeq.Int64))
+		case f.maxSeq == was.maxSeq:
 			now = f.version(base.Size())
 			return nil
 		}
@@ -79,23 +84,24 @@ func (s *Store) ReadAppended(ctx context.Context, ref bs.SessionRef, base bs.Ver
 		defer rows.Close()
 		rr := rowReader{path: path, session: ref.ID}
 		size := base.Size()
+		last := was.maxSeq.Int64
 		for rows.Next() {
-			if int64(len(out)) >= f.rows-was.rows {
-				return changed("rows before base's last were replaced")
-			}
 			seq, raw, err := rr.next(rows)
 			if err != nil {
 				return err
 			}
+			last = seq
 			size += int64(len(raw))
 			out = append(out, entry.Parse(bytes.Clone(raw), lines+len(out)+1, seq))
 		}
 		if err := rows.Err(); err != nil {
 			return storeError(path, "read rows of session "+ref.ID, err)
 		}
-		if int64(len(out)) != f.rows-was.rows {
-			return changed(fmt.Sprintf("%d rows after seq %d where %d were added", len(out), was.maxSeq.Int64, f.rows-was.rows))
+		if last != f.maxSeq.Int64 {
+			// One transaction reads both: only a broken store gets here.
+			return fmt.Errorf("store %s: session %s: the rows after seq %d end at seq %d, the last seq is %d: %w", path, ref.ID, was.maxSeq.Int64, last, f.maxSeq.Int64, bs.ErrChanged)
 		}
+		f.rows += int64(len(out))
 		now = f.version(size)
 		return nil
 	})
@@ -106,6 +112,28 @@ func (s *Store) ReadAppended(ctx context.Context, ref bs.SessionRef, base bs.Ver
 		return nil, base, nil
 	}
 	return out, now, nil
+}
+
+// appendFencesQuery reads the fences but the row count, and whether the
+// row of seq ?2 is there: index lookups only, whatever the session's
+// length.
+const appendFencesQuery = `
+SELECT (SELECT generation FROM transcript_rewrite_watermarks WHERE session_id = ?1),
+       (SELECT max(seq) FROM transcript_events WHERE session_id = ?1),
+       EXISTS (SELECT 1 FROM transcript_events WHERE session_id = ?1 AND seq = ?2),
+       (SELECT transcript_updated_at FROM session_windows WHERE session_id = ?1)`
+
+// readAppendFences reads a session's fences without the row count (left
+// zero), and whether its row of seq last is still there, in the current
+// transaction.
+func readAppendFences(ctx context.Context, q querier, path, id string, last int64) (fences, bool, error) {
+	f := fences{session: id}
+	var there bool
+	err := q.QueryRowContext(ctx, appendFencesQuery, id, last).Scan(&f.generation, &f.maxSeq, &there, &f.updatedAt)
+	if err != nil {
+		return f, false, storeError(path, "read fences of session "+id, err)
+	}
+	return f, there, nil
 }
 
 // parseFences reads the fences back from a version that fences.version

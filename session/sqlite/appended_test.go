@@ -8,8 +8,10 @@ import (
 	"fmt"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"testing"
 
+	"github.com/go-json-experiment/json/jsontext"
 	"github.com/klauspost/compress/zstd"
 	"pgregory.net/rapid"
 
@@ -148,8 +150,19 @@ func TestReadAppended(t *testing.T) {
 			hostExec(t, db, `DELETE FROM transcript_events WHERE session_id = ? AND seq = (SELECT max(seq) FROM transcript_events WHERE session_id = ?)`, id, id)
 		}, err: bs.ErrChanged},
 		{name: "an old row deleted, two appended", change: func(t *testing.T, db *sql.DB, id string) {
+			// As OpenClaw deletes rows: in a replacement, which rotates the
+			// generation (the deletion without is TestReadAppendedHiddenDeletion).
 			hostExec(t, db, `DELETE FROM transcript_events WHERE session_id = ? AND seq = 3`, id)
+			hostExec(t, db, `UPDATE transcript_rewrite_watermarks SET generation = 'eeeeeeeeeeeeeeeeeeeeeeeeeeeeeeee' WHERE session_id = ?`, id)
 			hostAppend(t, db, id, turn[:2], nil)
+		}, err: bs.ErrChanged},
+		{name: "two appended, then base's last row deleted", change: func(t *testing.T, db *sql.DB, id string) {
+			var last int64
+			if err := db.QueryRow(`SELECT max(seq) FROM transcript_events WHERE session_id = ?`, id).Scan(&last); err != nil {
+				t.Fatal(err)
+			}
+			hostAppend(t, db, id, turn[:2], nil)
+			hostExec(t, db, `DELETE FROM transcript_events WHERE session_id = ? AND seq = ?`, id, last)
 		}, err: bs.ErrChanged},
 		{name: "every row deleted", change: func(t *testing.T, db *sql.DB, id string) {
 			hostExec(t, db, `DELETE FROM transcript_events WHERE session_id = ?`, id)
@@ -197,6 +210,64 @@ func TestReadAppended(t *testing.T) {
 	}
 }
 
+// placeholderEdit returns an edit of the last tool result in rows whose
+// text is not a placeholder yet (the text replaced by one), and whether
+// there is one.
+func placeholderEdit(rows []*bs.Entry) (bs.Edit, bool) {
+	for _, e := range slices.Backward(rows) {
+		if e.Role != "toolResult" || e.ID == "" {
+			continue
+		}
+		for _, v := range e.Strings {
+			if toolResultText.MatchString(v.Pointer) && !bytes.Contains(e.Raw[v.Start:v.End], []byte("[[extracted-")) {
+				ph, _ := jsontext.AppendQuote(nil, "[[extracted-"+e.ID+"]]")
+				return bs.Edit{Line: e.Line, ID: e.ID, Sum: bs.LineSum(e.Raw), Splices: []bs.Splice{{Start: v.Start, End: v.End, With: ph}}}, true
+			}
+		}
+	}
+	return bs.Edit{}, false
+}
+
+// TestReadAppendedHiddenDeletion pins what ReadAppended, which does not
+// count the session's rows, cannot see and who does: a row below base's
+// last deleted without a new generation (OpenClaw never does it) goes
+// unnoticed by ReadAppended, whose version then differs from Open's in
+// the row count, and a write at that version is refused with ErrChanged,
+// because the write's fences count the rows.
+func TestReadAppendedHiddenDeletion(t *testing.T) {
+	ctx := context.Background()
+	st, db, refs := appendStore(t, "s1")
+	ref := refs[0]
+	base, before := freshRows(t, st, ref)
+	hostExec(t, db, `DELETE FROM transcript_events WHERE session_id = ? AND seq = 3`, ref.ID)
+	hostAppend(t, db, ref.ID, synthTurns("s1", 3, 1500)[9:11], nil)
+	got, v, err := st.ReadAppended(ctx, ref, base, len(before))
+	if err != nil || len(got) != 2 {
+		t.Fatalf("%d rows, error %v; want the 2 appended", len(got), err)
+	}
+	again, v2, err := st.ReadAppended(ctx, ref, v, len(before)+len(got))
+	if err != nil || len(again) != 0 || !v2.Equal(v) {
+		t.Fatalf("read again at the version returned: %d rows, version %s, error %v; want none, %s, nil", len(again), v2, err, v)
+	}
+	fv, fresh := freshRows(t, st, ref)
+	if v.Equal(fv) || len(fresh) != len(before)+1 {
+		t.Fatalf("version %s, a fresh Open's %s with %d rows; want them apart, %d rows", v, fv, len(fresh), len(before)+1)
+	}
+	edit, ok := placeholderEdit(fresh)
+	if !ok {
+		t.Fatal("no tool result to write a placeholder into")
+	}
+	if err := st.Rewrite(ctx, ref, v, []bs.Edit{edit}, nil); !errors.Is(err, bs.ErrChanged) {
+		t.Fatalf("a write at ReadAppended's version: %v, want ErrChanged", err)
+	}
+	if _, now := freshRows(t, st, ref); !reflect.DeepEqual(now, fresh) {
+		t.Fatal("the refused write changed the session")
+	}
+	if err := st.Rewrite(ctx, ref, fv, []bs.Edit{edit}, nil); err != nil {
+		t.Fatalf("the same write at a fresh Open's version: %v", err)
+	}
+}
+
 func TestReadAppendedInvalid(t *testing.T) {
 	ctx := context.Background()
 	st, _, refs := appendStore(t, "s1", "s2")
@@ -229,10 +300,12 @@ func TestReadAppendedInvalid(t *testing.T) {
 	}
 }
 
-// TestReadAppendedProperty appends random rows (some compressed) and makes
-// random changes a reader must notice: the rows read so far plus what
-// ReadAppended returns are always a fresh Open's rows, byte for byte, and
-// the versions are equal.
+// TestReadAppendedProperty appends random rows (some compressed), writes
+// at the versions ReadAppended returns, and makes random changes a reader
+// must notice: the rows read so far plus what ReadAppended returns are
+// always a fresh Open's rows, byte for byte, and the versions are equal.
+// A row deleted below base's last without a new generation, which
+// ReadAppended does not see, must make a write at its version fail.
 func TestReadAppendedProperty(t *testing.T) {
 	st, db, _ := appendStore(t, "s0")
 	n := 0
@@ -248,26 +321,61 @@ func TestReadAppendedProperty(t *testing.T) {
 		base, have := freshRows(rt, st, ref)
 		k := 0
 		for step := range rapid.IntRange(1, 8).Draw(rt, "steps") {
-			switch rapid.IntRange(0, 7).Draw(rt, fmt.Sprintf("action%d", step)) {
+			switch rapid.IntRange(0, 8).Draw(rt, fmt.Sprintf("action%d", step)) {
 			case 0, 1, 2: // rows
 				var rows []string
 				z := map[int]bool{}
 				for i := range rapid.IntRange(1, 4).Draw(rt, "count") {
 					k++
-					rows = append(rows, synthAnswer(fmt.Sprintf("x%d", k), "t1a", longText(id, rapid.IntRange(1, 3000).Draw(rt, "len"))))
+					if rapid.Bool().Draw(rt, "tool result") {
+						rows = append(rows, synthResult(fmt.Sprintf("x%d", k), "t1a", "t1call", longText(id, rapid.IntRange(1, 3000).Draw(rt, "len"))))
+					} else {
+						rows = append(rows, synthAnswer(fmt.Sprintf("x%d", k), "t1a", longText(id, rapid.IntRange(1, 3000).Draw(rt, "len"))))
+					}
 					z[i] = rapid.Bool().Draw(rt, "zstd")
 				}
 				hostAppend(rt, db, id, rows, z)
 			case 3:
 				hostTouch(rt, db, id)
+			case 5: // a write at the version read: accepted (it rotates the generation)
+				edit, ok := placeholderEdit(have)
+				if !ok {
+					continue
+				}
+				if err := st.Rewrite(ctx, ref, base, []bs.Edit{edit}, nil); err != nil {
+					rt.Fatalf("step %d: a write at version %s: %v", step, base, err)
+				}
+				if _, _, err := st.ReadAppended(ctx, ref, base, len(have)); !errors.Is(err, bs.ErrChanged) {
+					rt.Fatalf("after a write: error %v, want one wrapping ErrChanged", err)
+				}
+				base, have = freshRows(rt, st, ref)
+				continue
+			case 6: // a row below base's last deleted without a new generation, rows appended
+				hostExec(rt, db, `DELETE FROM transcript_events WHERE session_id = ? AND seq = ?`, id, have[1+rapid.IntRange(0, len(have)-3).Draw(rt, "deleted")].Offset)
+				k++
+				hostAppend(rt, db, id, []string{synthResult(fmt.Sprintf("x%d", k), "t1a", "t1call", longText(id, 100))}, nil)
+				got, v, err := st.ReadAppended(ctx, ref, base, len(have))
+				if err == nil {
+					edit, ok := placeholderEdit(append(have, got...))
+					if len(got) != 1 || !ok {
+						rt.Fatalf("after a hidden deletion: %d rows, want the tool result appended", len(got))
+					}
+					err = st.Rewrite(ctx, ref, v, []bs.Edit{edit}, nil)
+				}
+				if !errors.Is(err, bs.ErrChanged) {
+					rt.Fatalf("after a hidden deletion: a read and a write at its version, error %v; want one wrapping ErrChanged", err)
+				}
+				base, have = freshRows(rt, st, ref)
+				continue
 			case 4: // a change to notice
 				switch rapid.IntRange(0, 2).Draw(rt, "change") {
 				case 0:
 					hostExec(rt, db, `UPDATE transcript_rewrite_watermarks SET generation = ? WHERE session_id = ?`, fmt.Sprintf("%032d", step+1), id)
 				case 1: // base's last row
 					hostExec(rt, db, `DELETE FROM transcript_events WHERE session_id = ? AND seq = ?`, id, have[len(have)-1].Offset)
-				case 2: // an old row, and more rows than that appended
+				case 2: // an old row as OpenClaw deletes it (a new generation), and more rows than that appended
 					hostExec(rt, db, `DELETE FROM transcript_events WHERE session_id = ? AND seq = ?`, id, have[1].Offset)
+					hostExec(rt, db, `UPDATE transcript_rewrite_watermarks SET generation = ? WHERE session_id = ?`, fmt.Sprintf("%032d", 100+step), id)
 					hostAppend(rt, db, id, []string{synthAnswer("y", "t1a", "after a deletion"), synthAnswer("y2", "t1a", "and another")}, nil)
 				}
 				hostTouch(rt, db, id)

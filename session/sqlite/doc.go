@@ -23,7 +23,9 @@
 // are short transactions. A Transcript's version encodes OpenClaw's
 // fences: the rewrite generation, the last seq, the row count and
 // session_windows.transcript_updated_at; every host write moves one of
-// them.
+// them. ReadAppended, which must not cost the session's length, checks
+// them without counting the rows (see there): OpenClaw deletes rows only
+// with a new generation or all at once.
 //
 // # Writing
 //
