@@ -22,8 +22,8 @@ var roundTripConfigs = []struct {
 	sample       int
 	reExtract    bool
 }{
-	{name: "MinLen1", minLen: 1, sample: 25},
-	{name: "MinLen200Preview16", minLen: 200, prev: 16, sample: 25},
+	{name: "MinLen1", minLen: 1, sample: 10},
+	{name: "MinLen200Preview16", minLen: 200, prev: 16, sample: 10},
 	{name: "MinLen2000", minLen: 2000, sample: 0, reExtract: true},
 }
 
