@@ -80,10 +80,23 @@ func (e *Engine) Assemble(ctx context.Context, ref bs.SessionRef, req Request) (
 		p := st.Turns[n-1]
 		prev = &p
 	}
+	// The join kept from the last call of this kind, extended (more)
+	// past its first shared messages, lets layer 1 visit only what
+	// changed.
+	var prevJ *join
+	shared := 0
+	if a := ss.acked[req.HostCall]; a != nil {
+		prevJ, shared = a.j, a.jValid
+	}
 	j := ss.joinOf(&req, c, e.noIncremental)
 	c.line = lineReader(ctx, e.Store, ref, tr)
 	defer func() { c.line, c.raws = nil, nil }()
-	l := e.layer1(ctx, ref, c, j, &req, st)
+	var l *layer1
+	if e.noIncremental {
+		l = e.layer1(ctx, ref, c, j, &req, st)
+	} else {
+		l = e.layer1Inc(ctx, ref, c, j, prevJ != nil && j == prevJ, shared, &req, st)
+	}
 	view := View{Replace: []Replacement{}, Layers: []string{}, Matched: l.matched, Unmatched: l.unmatched}
 	// sentIdx(i) reports whether host message i matched.
 	sentIdx := func(i int) bool { return i < len(j.hostK) && j.hostK[i] >= 0 }
@@ -101,7 +114,7 @@ func (e *Engine) Assemble(ctx context.Context, ref bs.SessionRef, req Request) (
 	compactions := st.Compactions
 	if view.Passthrough == "" {
 		in := summaryInput{Ref: ref, Tr: tr, Msgs: l.msgs, Window: e.window(&req), State: st,
-			Tokens: predict(charTokens(l.chars+req.PromptChars), st.Calibration), cache: c, cum: c.cum,
+			Tokens: predict(charTokens(l.chars+req.PromptChars), st.Calibration), cache: c, cum: l.cum,
 			open: func(ctx context.Context) (bs.Transcript, error) { return e.Store.Open(ctx, ref, nil) }}
 		plan, err = e.planSummaries(ctx, in)
 		if err != nil {
