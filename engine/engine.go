@@ -127,7 +127,12 @@ func (e *Engine) Assemble(ctx context.Context, ref bs.SessionRef, req Request) (
 			if echo {
 				view.FirstKept = max(view.FirstKept, 1) // the summary served before
 			}
-			for i := 0; i < view.FirstKept; i++ {
+			// The host's messages that matched nothing, ascending (the
+			// join's list): the first in the span summarized.
+			for _, i := range j.unmatched {
+				if i >= view.FirstKept {
+					break
+				}
 				if !sentIdx(i) && !(echo && i == 0) {
 					view.Passthrough = fmt.Sprintf("host message %d (%s) matches no message of the session and lies in the span the summary replaces: summarizing it would lose it",
 						i, req.Messages[i].Role)
