@@ -162,6 +162,12 @@ const maxLowScan = 1 << 12
 // byte. shared is how many of req's messages the join j kept from the
 // last call's (more is true when it extended that join).
 func (e *Engine) layer1Inc(ctx context.Context, ref bs.SessionRef, c *viewCache, j *join, more bool, shared int, req *Request, st *State) *layer1 {
+	if c.dups > 0 {
+		// Messages that share an id are decided together (layer1's
+		// order): every call visits them all.
+		clear(c.inc)
+		return e.layer1(ctx, ref, c, j, req, st)
+	}
 	sm := c.sm
 	st.ensureMaps()
 	e.measure(c, st)
@@ -195,7 +201,7 @@ func (e *Engine) layer1Inc(ctx context.Context, ref bs.SessionRef, c *viewCache,
 	c.mirrorOf(st)
 	index, hot := l.index[:len(sm)], c.hot[:len(sm)]
 	x := c.inc[req.HostCall]
-	full := x == nil || x.j != j || x.st != st || x.gen != c.mirrorGen || x.logPos < c.logBase || c.dups > 0 || !more || x.n > len(sm)
+	full := x == nil || x.j != j || x.st != st || x.gen != c.mirrorGen || x.logPos < c.logBase || !more || x.n > len(sm)
 	lowK := 0
 	if !full {
 		// The matches of the host's messages before shared stand (see
