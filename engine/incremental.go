@@ -106,6 +106,15 @@ func (r *replSet) grow(n int) {
 
 // grow sizes x for n context messages.
 func (x *l1inc) grow(n int) {
+	if len(x.orig) == 0 && n > 0 {
+		// Sized once for the messages of a whole visit (the appends of
+		// later calls grow them).
+		x.repl = replSet{c: make([][]byte, 0, n), n: make([]int, 0, n), has: make([]bool, 0, n)}
+		x.orig, x.tok, x.bval, x.fval = make([]int32, 0, n), make([]int32, 0, n), make([]int32, 0, n), make([]int32, 0, n)
+		x.sent, x.fresh, x.mark = make([]bool, 0, n), make([]bool, 0, n), make([]uint32, 0, n)
+		x.bsize.t, x.fsave.t, x.mcount.t = make([]int, 0, n), make([]int, 0, n), make([]int, 0, n)
+		x.cum = make([]int, 0, n)
+	}
 	x.repl.grow(n)
 	for len(x.orig) < n {
 		x.orig = append(x.orig, 0)
