@@ -75,6 +75,17 @@ type viewCache struct {
 	// raws are the raw lines of the context messages during the call that
 	// read them (a summary of them needs them), nil after.
 	raws [][]byte
+	// inc is what layer 1 keeps between calls, by kind of host call
+	// (layer1Inc); msgsBy is the one that last wrote the Index and Tokens
+	// of msgs (nil for none).
+	inc    map[string]*l1inc
+	msgsBy *l1inc
+	// changes are the ids whose state entries changed while the cache
+	// mirrored the state (logChange), the first of them the logBase-th
+	// change logged; mirrorGen counts the mirror's rebuilds.
+	changes   []string
+	logBase   int
+	mirrorGen uint64
 	// The scratch of a call, kept to be reused.
 	repl    replSet
 	dec     []uint8

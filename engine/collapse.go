@@ -56,6 +56,8 @@ type layer1 struct {
 	// putBack are the stored messages shown with their values put back
 	// (showRestored).
 	putBack []int
+	// cum are the sums of msgs' Tokens by position.
+	cum []int
 }
 
 // collapsible is what layer 1 decides for one stored message.
@@ -103,6 +105,7 @@ func (e *Engine) layer1(ctx context.Context, ref bs.SessionRef, c *viewCache, j 
 	c.repl.reset(len(sm))
 	l := &layer1{st: sm, c: c, repl: &c.repl, touched: c.touched[:0]}
 	defer func() { c.touched = l.touched[:0] }()
+	c.msgsBy = nil // the messages are written here, not by layer1Inc
 	if req != nil {
 		l.index, l.matched = j.index, j.matched
 		l.unmatched = len(req.Messages) - l.matched
@@ -302,7 +305,7 @@ func (e *Engine) layer1(ctx context.Context, ref bs.SessionRef, c *viewCache, j 
 		sum += m.Tokens
 		cum = append(cum, sum)
 	}
-	c.cum = cum
+	c.cum, l.cum = cum, cum
 	return l
 }
 

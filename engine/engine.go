@@ -80,10 +80,23 @@ func (e *Engine) Assemble(ctx context.Context, ref bs.SessionRef, req Request) (
 		p := st.Turns[n-1]
 		prev = &p
 	}
+	// The join kept from the last call of this kind, extended (more)
+	// past its first shared messages, lets layer 1 visit only what
+	// changed.
+	var prevJ *join
+	shared := 0
+	if a := ss.acked[req.HostCall]; a != nil {
+		prevJ, shared = a.j, a.jValid
+	}
 	j := ss.joinOf(&req, c, e.noIncremental)
 	c.line = lineReader(ctx, e.Store, ref, tr)
 	defer func() { c.line, c.raws = nil, nil }()
-	l := e.layer1(ctx, ref, c, j, &req, st)
+	var l *layer1
+	if e.noIncremental {
+		l = e.layer1(ctx, ref, c, j, &req, st)
+	} else {
+		l = e.layer1Inc(ctx, ref, c, j, prevJ != nil && j == prevJ, shared, &req, st)
+	}
 	view := View{Replace: []Replacement{}, Layers: []string{}, Matched: l.matched, Unmatched: l.unmatched}
 	// sentIdx(i) reports whether host message i matched.
 	sentIdx := func(i int) bool { return i < len(j.hostK) && j.hostK[i] >= 0 }
@@ -109,7 +122,7 @@ func (e *Engine) Assemble(ctx context.Context, ref bs.SessionRef, req Request) (
 	compactions := st.Compactions
 	if view.Passthrough == "" {
 		in := summaryInput{Ref: ref, Tr: tr, Msgs: l.msgs, Window: e.window(&req), State: st,
-			Tokens: predict(charTokens(l.chars+req.PromptChars), st.Calibration), cache: c, cum: c.cum,
+			Tokens: predict(charTokens(l.chars+req.PromptChars), st.Calibration), cache: c, cum: l.cum,
 			open: func(ctx context.Context) (bs.Transcript, error) { return e.Store.Open(ctx, ref, nil) }}
 		plan, err = e.planSummaries(ctx, in)
 		if err != nil {
@@ -123,7 +136,12 @@ func (e *Engine) Assemble(ctx context.Context, ref bs.SessionRef, req Request) (
 				// The summary served before, or the bootstrap.
 				view.FirstKept = max(view.FirstKept, 1)
 			}
-			for i := 0; i < view.FirstKept; i++ {
+			// The host's messages that matched nothing, ascending (the
+			// join's list): the first in the span summarized.
+			for _, i := range j.unmatched {
+				if i >= view.FirstKept {
+					break
+				}
 				if !sentIdx(i) && !((echo || boot) && i == 0) {
 					view.Passthrough = fmt.Sprintf("host message %d (%s) matches no message of the session and lies in the span the summary replaces: summarizing it would lose it",
 						i, req.Messages[i].Role)

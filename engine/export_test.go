@@ -99,3 +99,9 @@ func SetEagerUsage(n int) int {
 	eagerUsage = n
 	return old
 }
+
+// Layer1Counts returns how many calls of layer 1 visited only the
+// messages that changed and how many visited every message.
+func Layer1Counts() (visited, whole int64) {
+	return layer1Counts.visited.Load(), layer1Counts.whole.Load()
+}

@@ -295,6 +295,7 @@ func TestIncrementalEqualsFull(t *testing.T) {
 	var mu sync.Mutex
 	stats := map[string]int{}
 	ext0, read0 := engine.CacheCounts()
+	vis0, whole0 := engine.Layer1Counts()
 	t.Run("sessions", func(t *testing.T) {
 		for seed := range sessions {
 			// One session in three is held in an SQLite store.
@@ -315,9 +316,14 @@ func TestIncrementalEqualsFull(t *testing.T) {
 		}
 	})
 	ext, read := engine.CacheCounts()
-	t.Logf("%d sessions of %d steps: %v; calls served from an extended cache %d, from a whole read %d", sessions, steps, stats, ext-ext0, read-read0)
+	vis, whole := engine.Layer1Counts()
+	t.Logf("%d sessions of %d steps: %v; calls served from an extended cache %d, from a whole read %d; layer 1 visited what changed %d times, every message %d times",
+		sessions, steps, stats, ext-ext0, read-read0, vis-vis0, whole-whole0)
 	if ext-ext0 < int64(stats["calls"])/2 {
 		t.Fatalf("only %d of %d calls were served from an extended cache", ext-ext0, stats["calls"])
+	}
+	if vis-vis0 < int64(stats["calls"])/3 {
+		t.Fatalf("layer 1 visited only what changed in %d of %d calls", vis-vis0, stats["calls"])
 	}
 }
 
@@ -340,9 +346,12 @@ func runProperty(t *testing.T, kind string, seed uint64, steps int, stats map[st
 	}
 	settings := compact.DefaultSettings()
 	incIDs, fullIDs := &idSource{seed: seed}, &idSource{seed: seed}
+	// The engines' clock moves on between steps, so that restore
+	// protections end while the caches hold the session.
+	now := clock
 	mk := func(dir string, ids io.Reader, full bool) *engine.Engine {
 		e := &engine.Engine{Store: store, StateDir: dir, Policy: p, Settings: settings, SummaryWait: time.Minute,
-			Now: func() time.Time { return clock }}
+			Now: func() time.Time { return now }}
 		e.SetIDSource(ids)
 		e.SetFull(full)
 		return e
@@ -408,6 +417,7 @@ func runProperty(t *testing.T, kind string, seed uint64, steps int, stats map[st
 		}
 	}
 	for step := range steps {
+		now = now.Add(time.Duration(rng.IntN(8)) * time.Minute)
 		switch r := rng.IntN(20); {
 		case r == 0:
 			s.branch()
@@ -430,7 +440,7 @@ func runProperty(t *testing.T, kind string, seed uint64, steps int, stats map[st
 			s.entry("model_change", s.leaf, `"provider":"anthropic","modelId":"m2"`)
 		case r == 5 && len(s.ids) > 0:
 			id := s.ids[rng.IntN(len(s.ids))]
-			if err := inc.RecordRestore(ctx, ref, id, clock.Add(-time.Duration(rng.IntN(20))*time.Minute)); err != nil {
+			if err := inc.RecordRestore(ctx, ref, id, now.Add(-time.Duration(rng.IntN(20))*time.Minute)); err != nil {
 				t.Fatal(err)
 			}
 			stats["restore"]++

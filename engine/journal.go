@@ -371,6 +371,7 @@ func (st *State) setRestored(id string, at time.Time) {
 	if st.track != nil {
 		note(&st.track.restored, id)
 	}
+	st.mirror.logChange(st, id)
 }
 
 func (st *State) delRestored(id string) {
@@ -381,6 +382,7 @@ func (st *State) delRestored(id string) {
 	if st.track != nil {
 		note(&st.track.restored, id)
 	}
+	st.mirror.logChange(st, id)
 }
 
 func (st *State) setHostSize(id string, h HostSize) {
@@ -391,6 +393,7 @@ func (st *State) setHostSize(id string, h HostSize) {
 	if st.track != nil {
 		note(&st.track.hostSizes, id)
 	}
+	st.mirror.logChange(st, id)
 }
 
 func (st *State) delHostSize(id string) {
@@ -401,6 +404,7 @@ func (st *State) delHostSize(id string) {
 	if st.track != nil {
 		note(&st.track.hostSizes, id)
 	}
+	st.mirror.logChange(st, id)
 }
 
 // collapsed reports whether the id of context message k of c is in
@@ -435,6 +439,7 @@ func (c *viewCache) mirrorOf(st *State) {
 		}
 	}
 	c.collFor, st.mirror = st, c
+	c.mirrorGen++
 }
 
 // collapsedChanged updates the mirror of c for a change of id in
@@ -446,4 +451,5 @@ func (c *viewCache) collapsedChanged(st *State, id string, in bool) {
 	if k, ok := c.byID[id]; ok && k < len(c.coll) {
 		c.coll[k] = in
 	}
+	c.logChange(st, id)
 }
