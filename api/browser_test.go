@@ -119,7 +119,8 @@ func browser(t *testing.T) context.Context {
 	)
 	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancelCtx := chromedp.NewContext(actx)
-	ctx, cancelTimeout := context.WithTimeout(ctx, 90*time.Second)
+	// A cap on the whole test, whose tabs share it, not a timing check.
+	ctx, cancelTimeout := context.WithTimeout(ctx, 180*time.Second)
 	t.Cleanup(func() { cancelTimeout(); cancelCtx(); cancelAlloc() })
 	if err := chromedp.Do(ctx); err != nil {
 		t.Fatalf("start %s: %v", path, err)
@@ -176,6 +177,31 @@ func do(t *testing.T, ctx context.Context, what string, steps ...chromedp.Action
 	t.Helper()
 	if err := chromedp.Do(ctx, steps...); err != nil {
 		t.Fatalf("browser: %s: %v", what, err)
+	}
+}
+
+// openSession clicks the sessions list's link to session id and waits
+// until the session view shows want. The list refreshes itself, and a
+// click that lands while its rows are drawn again is lost: the click is
+// repeated, up to three times, while the list still shows the link.
+func openSession(t *testing.T, ctx context.Context, id, want string) {
+	t.Helper()
+	link := `tr[data-session="` + id + `"] a.session-link`
+	var err error
+	for range 3 {
+		tctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+		err = chromedp.Do(tctx, chromedp.Click(link), chromedp.WaitVisible(want))
+		cancel()
+		if err == nil || ctx.Err() != nil {
+			break
+		}
+		if !eval[bool](t, ctx, `!!document.querySelector(`+jsString(link)+`)`) {
+			break
+		}
+		t.Logf("open session %s: the click was lost (%v); clicking again", id, err)
+	}
+	if err != nil {
+		t.Fatalf("browser: open session %s and see %s: %v", id, want, err)
 	}
 }
 
@@ -307,8 +333,7 @@ func testValueRestoreSettings(t *testing.T, browserCtx context.Context) {
 	waitFor(t, ctx, "both rows", `document.querySelectorAll('tr[data-session]').length === 2`)
 
 	// The session view shows extracted badges.
-	do(t, ctx, "open the session", chromedp.Click(`tr[data-session="`+id+`"] a.session-link`),
-		chromedp.WaitVisible(`button.badge-extracted`))
+	openSession(t, ctx, id, `button.badge-extracted`)
 	screenshot(t, ctx, "ui-session-top.png", false)
 	// The header's context tokens are the context panel's: one figure,
 	// and the last recorded usage is labelled as such.
@@ -471,8 +496,7 @@ func testKeyExtractableRefreshTrash(t *testing.T, browserCtx context.Context) {
 	}
 
 	// Extractable: "never" is written into the entry.
-	do(t, ctx, "open the session", chromedp.Click(`tr[data-session="`+id+`"] a.session-link`),
-		chromedp.WaitVisible(`select.extractable`))
+	openSession(t, ctx, id, `select.extractable`)
 	entry := eval[string](t, ctx, `(() => {
 		const li = [...document.querySelectorAll('li.entry')].find((li) => li.querySelector('select.extractable') && !li.querySelector('button.badge-extracted'));
 		const sel = li.querySelector('select.extractable');
@@ -661,8 +685,7 @@ func testDemoDaemon(t *testing.T, browserCtx context.Context) {
 
 	do(t, tab, "open the sessions list", chromedp.Navigate(srv.URL+"/"),
 		chromedp.WaitVisible(`tr[data-session="`+s.ID+`"] a.session-link`))
-	do(t, tab, "open the session", chromedp.Click(`tr[data-session="`+s.ID+`"] a.session-link`),
-		chromedp.WaitVisible(`button.badge-extracted`))
+	openSession(t, tab, s.ID, `button.badge-extracted`)
 	entry := eval[string](t, tab, `document.querySelector('button.badge-extracted').closest('li.entry').dataset.entryId`)
 	path := eval[string](t, tab, `document.querySelector('button.badge-extracted').dataset.path`)
 	entrySel := `li.entry[data-entry-id=` + jsString(entry) + `]`
