@@ -403,6 +403,9 @@ func (r *lineReader) Lines(ctx context.Context) iter.Seq2[*bs.Entry, error] {
 				if err := t.checkFences(ctx, tx); err != nil {
 					return err
 				}
+				if dense(r.locs[start:end]) {
+					return t.rangeRows(ctx, tx, r.locs[start:end], &out)
+				}
 				stmt, err := tx.PrepareContext(ctx, rowsQuery+" LIMIT 1")
 				if err != nil {
 					return storeError(t.path, "read rows", err)
@@ -442,6 +445,57 @@ func (r *lineReader) Lines(ctx context.Context) iter.Seq2[*bs.Entry, error] {
 			}
 		}
 	}
+}
+
+// rangeQuery reads the rows of a session whose seq lies in a range, in
+// seq order.
+const rangeQuery = `SELECT seq, event_json, event_zstd, event_utf8_bytes, event_json IS NULL
+  FROM transcript_events WHERE session_id = ? AND seq >= ? AND seq <= ? ORDER BY seq`
+
+// dense reports whether locs (a chunk of planned rows) have strictly
+// ascending seqs that fill at least half of the range from the first to
+// the last: then one range query reads them faster than a query a row.
+func dense(locs []session.LineLoc) bool {
+	for k := 1; k < len(locs); k++ {
+		if locs[k].Offset <= locs[k-1].Offset {
+			return false
+		}
+	}
+	return len(locs) > 1 && locs[len(locs)-1].Offset-locs[0].Offset < 2*int64(len(locs))
+}
+
+// rangeRows appends to out the rows of locs (see dense) read with one
+// range query in tx; the rows between them are skipped. A planned row
+// that is gone is an error wrapping ErrChanged.
+func (t *Transcript) rangeRows(ctx context.Context, tx *sql.Tx, locs []session.LineLoc, out *[]*bs.Entry) error {
+	rows, err := tx.QueryContext(ctx, rangeQuery, t.ref.ID, locs[0].Offset, locs[len(locs)-1].Offset)
+	if err != nil {
+		return storeError(t.path, "read rows", err)
+	}
+	defer rows.Close()
+	rr := rowReader{path: t.path, session: t.ref.ID}
+	k := 0
+	for k < len(locs) && rows.Next() {
+		got, raw, err := rr.next(rows)
+		if err != nil {
+			return err
+		}
+		if got < locs[k].Offset {
+			continue // a row not asked for
+		}
+		if got != locs[k].Offset {
+			break
+		}
+		*out = append(*out, &bs.Entry{Line: locs[k].Line, Offset: got, Raw: bytes.Clone(raw)})
+		k++
+	}
+	if err := rows.Err(); err != nil {
+		return storeError(t.path, "read rows", err)
+	}
+	if k < len(locs) {
+		return fmt.Errorf("session %s in %s: row seq %d is gone: %w", t.ref, t.path, locs[k].Offset, bs.ErrChanged)
+	}
+	return nil
 }
 
 // Location returns the agent's SQLite database that keeps the session,
