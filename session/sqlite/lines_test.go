@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	bs "github.com/brainsurgeon/brainsurgeon"
@@ -23,8 +24,9 @@ func TestLines(t *testing.T) {
 	parent := "null"
 	for i := 1; i <= 1300; i++ {
 		eid := fmt.Sprintf("%08x", 0xa0000000+i)
-		rows = append(rows, fmt.Sprintf(`{"type":"message","id":%q,"parentId":%s,"timestamp":"2026-11-01T00:00:01.000Z","message":{"role":"user","content":"m%d","timestamp":%d}}`,
-			eid, parent, i, 1000+i))
+		rows = append(rows, fmt.Sprintf(`{"type":"message","id":%q,"parentId":%s,"timestamp":"2026-11-01T00:00:01.000Z","message":{"role":"user","content":"m%d %s","timestamp":%d}}`,
+			eid, parent, i, strings.Repeat("x", 4000), 1000+i)) // 5 MB: two dense chunks
+
 		parent = `"` + eid + `"`
 	}
 	every := func(from, step int) []int {
