@@ -935,7 +935,7 @@ func lineSeq(ctx context.Context, tr bs.Transcript, msgs []viewMsg) (iter.Seq2[[
 	ref := tr.Ref()
 	return func(yield func([]byte, error) bool) {
 		i := 0
-		for en, err := range read {
+		for en, err := range readAhead(read) {
 			if err != nil {
 				yield(nil, fmt.Errorf("read the messages to summarize from %s: %w", ref, err))
 				return
@@ -995,6 +995,71 @@ func rawLines(ctx context.Context, tr bs.Transcript, msgs []viewMsg) ([][]byte, 
 // that the line read is the one the cache knew).
 func lineHasID(raw []byte, id string) bool {
 	return bytes.Contains(raw, []byte(`"`+id+`"`))
+}
+
+// readAheadBytes is about how much readAhead reads ahead of its consumer
+// at most, in raw bytes (twice it in flight).
+const readAheadBytes = 1 << 20
+
+// readAhead yields what read yields, read by a goroutine of its own a
+// bounded stretch ahead, so that the store's reads overlap the
+// consumer's work. The entries are the consumer's to keep (see
+// bs.Transcript.Lines). When the consumer stops early, the goroutine ends
+// before readAhead returns.
+func readAhead(read iter.Seq2[*bs.Entry, error]) iter.Seq2[*bs.Entry, error] {
+	type batch struct {
+		entries []*bs.Entry
+		err     error
+	}
+	return func(yield func(*bs.Entry, error) bool) {
+		ch := make(chan batch, 1)
+		stop := make(chan struct{})
+		defer func() {
+			close(stop)
+			for range ch {
+			}
+		}()
+		go func() {
+			defer close(ch)
+			send := func(b batch) bool {
+				select {
+				case ch <- b:
+					return true
+				case <-stop:
+					return false
+				}
+			}
+			var b []*bs.Entry
+			n := 0
+			for en, err := range read {
+				if err != nil {
+					send(batch{err: err})
+					return
+				}
+				b = append(b, en)
+				if n += len(en.Raw); n >= readAheadBytes {
+					if !send(batch{entries: b}) {
+						return
+					}
+					b, n = nil, 0
+				}
+			}
+			if len(b) > 0 {
+				send(batch{entries: b})
+			}
+		}()
+		for b := range ch {
+			for _, en := range b.entries {
+				if !yield(en, nil) {
+					return
+				}
+			}
+			if b.err != nil {
+				yield(nil, b.err)
+				return
+			}
+		}
+	}
 }
 
 // run starts j in the background with a bounded context of its own (the

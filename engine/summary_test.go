@@ -994,3 +994,60 @@ func TestMessageJobLines(t *testing.T) {
 		t.Errorf("writeLines of a changed file: err = %v, want one wrapping ErrChanged", err)
 	}
 }
+
+// TestReadAhead checks that readAhead yields what it reads in order,
+// across batches, with the error last, and that a consumer that stops
+// early leaves no reader running.
+func TestReadAhead(t *testing.T) {
+	boom := errors.New("boom")
+	big := bytes.Repeat([]byte("x"), readAheadBytes/3)
+	for _, tc := range []struct {
+		name    string
+		n       int
+		err     bool
+		stopAt  int // the consumer stops after this many (-1: never)
+		wantN   int
+		wantErr bool
+	}{
+		{"none", 0, false, -1, 0, false},
+		{"several batches", 20, false, -1, 20, false},
+		{"an error after several batches", 20, true, -1, 20, true},
+		{"the consumer stops early", 20, false, 4, 4, false},
+		{"the consumer stops at once", 20, false, 0, 0, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var done atomic.Bool
+			read := func(yield func(*bs.Entry, error) bool) {
+				defer done.Store(true)
+				for i := range tc.n {
+					if !yield(&bs.Entry{Line: i + 1, Raw: big}, nil) {
+						return
+					}
+				}
+				if tc.err {
+					yield(nil, boom)
+				}
+			}
+			n, gotErr := 0, false
+			for en, err := range readAhead(read) {
+				if err != nil {
+					gotErr = errors.Is(err, boom)
+					break
+				}
+				if n == tc.stopAt {
+					break
+				}
+				if en.Line != n+1 {
+					t.Fatalf("entry %d is line %d, want %d", n, en.Line, n+1)
+				}
+				n++
+			}
+			if n != tc.wantN || gotErr != tc.wantErr {
+				t.Errorf("read %d, error %t; want %d, %t", n, gotErr, tc.wantN, tc.wantErr)
+			}
+			if !done.Load() {
+				t.Error("the reader still runs after readAhead returned")
+			}
+		})
+	}
+}
