@@ -153,9 +153,10 @@ func (r *replSet) len() int { return len(r.keys) }
 // policyKey is what a cache's decisions depend on of the policy.
 func policyKey(p extract.Policy) string { return fmt.Sprintf("%+v", p) }
 
-// newCache reads the context messages of tr into a new cache.
-func newCache(ctx context.Context, store bs.Store, tr bs.Transcript, p extract.Policy) (*viewCache, error) {
-	sm, raws, err := readStored(ctx, tr, p)
+// newCache reads the context messages of tr into a new cache; with
+// keepRaws it holds their raw lines for the call (see raws).
+func newCache(ctx context.Context, store bs.Store, tr bs.Transcript, p extract.Policy, keepRaws bool) (*viewCache, error) {
+	sm, raws, err := readStored(ctx, tr, p, keepRaws)
 	if err != nil {
 		return nil, err
 	}
@@ -350,7 +351,9 @@ func (e *Engine) readSession(ctx context.Context, ss *sessionState, ref bs.Sessi
 	if err != nil {
 		return nil, nil, err
 	}
-	c, err := newCache(ctx, e.Store, tr, p)
+	// Without a summarizer a summary reads its lines again as it is
+	// written (see messageJob): the whole session's are not held.
+	c, err := newCache(ctx, e.Store, tr, p, e.Summarizer != nil)
 	if err != nil {
 		return nil, nil, err
 	}

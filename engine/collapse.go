@@ -80,7 +80,7 @@ type collapsible struct {
 // (viewMsg.Index is its own position) and the view is the one that
 // stands: the sticky collapses apply, no new one is made.
 func (e *Engine) messages(ctx context.Context, tr bs.Transcript, req *Request, st *State) ([]viewMsg, error) {
-	c, err := newCache(ctx, e.Store, tr, e.policy())
+	c, err := newCache(ctx, e.Store, tr, e.policy(), false)
 	if err != nil {
 		return nil, err
 	}

@@ -170,8 +170,16 @@ func (e *Engine) Compact(ctx context.Context, ref bs.SessionRef, o CompactOption
 	// The model gets the call's time but a margin, so that the
 	// deterministic summary can still be written when it does not answer.
 	mctx, cancel := modelContext(ctx)
-	sum := e.write(mctx, j.input, o.Focus)
+	var sum bs.Summary
+	if j.input == nil && j.lines != nil {
+		sum, err = e.writeLines(j.lines, o.Focus)
+	} else {
+		sum = e.write(mctx, j.input, o.Focus)
+	}
 	cancel()
+	if err != nil {
+		return res, fmt.Errorf("compact %s: %w", ref, err)
+	}
 	if err := ctx.Err(); err != nil {
 		return res, fmt.Errorf("compact %s: %w", ref, err)
 	}

@@ -71,8 +71,9 @@ type stored struct {
 // and prepared for the policy p (see prepare): the parsed lines of most
 // are dropped as they are read.
 //
-// It also returns the raw line of each (the caller's to keep).
-func readStored(ctx context.Context, tr bs.Transcript, p extract.Policy) ([]stored, [][]byte, error) {
+// With keep it also returns the raw line of each (the caller's to keep),
+// else nil: the lines are then dropped once described.
+func readStored(ctx context.Context, tr bs.Transcript, p extract.Policy, keep bool) ([]stored, [][]byte, error) {
 	c := tr.Context()
 	nodes := tr.Nodes()
 	idx := make([]int, 0, len(c.Messages)+1)
@@ -127,7 +128,10 @@ func readStored(ctx context.Context, tr bs.Transcript, p extract.Policy) ([]stor
 		}()
 	}
 	var readErr error
-	raws := make([][]byte, len(out))
+	var raws [][]byte
+	if keep {
+		raws = make([][]byte, len(out))
+	}
 	if len(lines) > 0 {
 		seen := make([]bool, len(out))
 		batch := make([]item, 0, 64)
@@ -141,7 +145,9 @@ func readStored(ctx context.Context, tr bs.Transcript, p extract.Policy) ([]stor
 				continue
 			}
 			seen[k] = true
-			raws[k] = le.Raw
+			if keep {
+				raws[k] = le.Raw
+			}
 			// The entry may be reused by the next read; its Raw is ours.
 			batch = append(batch, item{k: k, line: le.Line, off: le.Offset, raw: le.Raw})
 			if len(batch) == cap(batch) {

@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
+	"iter"
 	"slices"
 	"strings"
 	"sync"
@@ -57,8 +58,11 @@ type job struct {
 	// was written.
 	rec SummaryRecord
 	// input is the summarizer's input; pinned the pinned section the text
-	// ends with.
+	// ends with. A deterministic summary of messages may have lines
+	// instead of input: the same lines, read again from the store as the
+	// summary is written, so that they are never all held at once.
 	input  [][]byte
+	lines  iter.Seq2[[]byte, error]
 	pinned string
 	cancel context.CancelFunc
 	// out is the written summary, valid once the job's done is closed.
@@ -808,14 +812,20 @@ func (p *planner) fallback(ctx context.Context, plan *summaryPlan) error {
 		cur.abandoned = true
 		cur.cancel()
 	}
-	sum, err := (&summarize.Deterministic{}).Summarize(context.WithoutCancel(ctx), j.input, p.in.Focus)
+	var sum bs.Summary
+	var err error
+	if j.input == nil && j.lines != nil {
+		sum, err = (&summarize.Deterministic{}).SummarizeSeq(context.WithoutCancel(ctx), j.lines, p.in.Focus)
+	} else {
+		sum, err = (&summarize.Deterministic{}).Summarize(context.WithoutCancel(ctx), j.input, p.in.Focus)
+	}
 	if err != nil {
 		return fmt.Errorf("plan summaries of %s: deterministic summary: %w", p.in.Ref, err)
 	}
 	sum.Reason = "the model had not answered by the turn's deadline and the context is above the full threshold; the deterministic summary was used"
 	// The running job may still write its own fields: copy only what it
 	// never changes.
-	fresh := &job{rec: j.rec, input: j.input, pinned: j.pinned}
+	fresh := &job{rec: j.rec, input: j.input, lines: j.lines, pinned: j.pinned}
 	r := p.e.record(p.in.State, fresh, sum)
 	p.e.logSummary(p.in.Ref, r)
 	if !slices.Contains(plan.Layers, r.Layer) {
@@ -835,7 +845,9 @@ func (e *Engine) messageJob(ctx context.Context, in *summaryInput, layer string,
 			raws = append(raws, c.raws[k])
 		}
 		if len(raws) == len(span) {
-			return e.jobOf(layer, span, raws), nil
+			j := e.jobOf(layer, span, func(i int) []byte { return raws[i] })
+			j.input = raws
+			return j, nil
 		}
 	}
 	if in.Tr == nil && in.open != nil {
@@ -845,27 +857,104 @@ func (e *Engine) messageJob(ctx context.Context, in *summaryInput, layer string,
 		}
 		in.Tr = tr
 	}
+	if e.Summarizer == nil && ascending(span) {
+		// The deterministic summary is a fold: the job reads the lines
+		// again as it writes, and only the pinned ones now.
+		var pinned []viewMsg
+		at := map[int]int{} // span's index → pinned's
+		for i := range span {
+			if span[i].Pinned {
+				at[i] = len(pinned)
+				pinned = append(pinned, span[i])
+			}
+		}
+		praws, err := rawLines(ctx, in.Tr, pinned)
+		if err != nil {
+			return nil, err
+		}
+		j := e.jobOf(layer, span, func(i int) []byte { return praws[at[i]] })
+		j.lines, err = lineSeq(ctx, in.Tr, span)
+		if err != nil {
+			return nil, err
+		}
+		return j, nil
+	}
 	raws, err := rawLines(ctx, in.Tr, span)
 	if err != nil {
 		return nil, err
 	}
-	return e.jobOf(layer, span, raws), nil
+	j := e.jobOf(layer, span, func(i int) []byte { return raws[i] })
+	j.input = raws
+	return j, nil
 }
 
-// jobOf returns the summary job of span, whose raw lines are raws.
-func (e *Engine) jobOf(layer string, span []viewMsg, raws [][]byte) *job {
-	j := &job{input: raws, rec: SummaryRecord{Level: 1, Layer: layer}}
+// jobOf returns the summary job of span without its input: raw(i) is the
+// raw line of span[i], read for the pinned ones only.
+func (e *Engine) jobOf(layer string, span []viewMsg, raw func(i int) []byte) *job {
+	j := &job{rec: SummaryRecord{Level: 1, Layer: layer}}
 	var b strings.Builder
 	for i := range span {
 		j.rec.Entries = append(j.rec.Entries, span[i].ID)
 		j.rec.TokensBefore += span[i].Tokens
 		if span[i].Pinned {
 			j.rec.Pinned = append(j.rec.Pinned, span[i].ID)
-			fmt.Fprintf(&b, "\n<pinned id=%q>\n%s\n</pinned>\n", span[i].ID, raws[i])
+			fmt.Fprintf(&b, "\n<pinned id=%q>\n%s\n</pinned>\n", span[i].ID, raw(i))
 		}
 	}
 	j.pinned = b.String()
 	return j
+}
+
+// ascending reports whether the lines of msgs ascend strictly, so that
+// reading them in the store's order reads them in the view's.
+func ascending(msgs []viewMsg) bool {
+	for i := 1; i < len(msgs); i++ {
+		if msgs[i].Line <= msgs[i-1].Line {
+			return false
+		}
+	}
+	return true
+}
+
+// lineSeq returns the raw lines of msgs (whose lines ascend strictly), in
+// their order, read through tr each time the sequence is iterated, in
+// bounded chunks that are not kept: the reads are planned now (the
+// sequence needs neither tr nor ctx's cancellation later) and check that
+// each line is still the entry the view knew. A line that is not yields
+// an error wrapping ErrChanged.
+func lineSeq(ctx context.Context, tr bs.Transcript, msgs []viewMsg) (iter.Seq2[[]byte, error], error) {
+	if tr == nil {
+		return nil, fmt.Errorf("read the messages to summarize: no transcript: %w", bs.ErrInvalid)
+	}
+	want := make([]int, len(msgs))
+	ids := make([]string, len(msgs))
+	for i := range msgs {
+		want[i], ids[i] = msgs[i].Line, msgs[i].ID
+	}
+	read := tr.Lines(context.WithoutCancel(ctx), want)
+	ref := tr.Ref()
+	return func(yield func([]byte, error) bool) {
+		i := 0
+		for en, err := range readAhead(read) {
+			if err != nil {
+				yield(nil, fmt.Errorf("read the messages to summarize from %s: %w", ref, err))
+				return
+			}
+			if i >= len(want) || en.Line != want[i] || (ids[i] != "" && !lineHasID(en.Raw, ids[i])) {
+				yield(nil, fmt.Errorf("read the messages to summarize from %s: expected line %d to be entry %s, found another: %w",
+					ref, en.Line, ids[min(i, len(ids)-1)], bs.ErrChanged))
+				return
+			}
+			i++
+			if !yield(en.Raw, nil) {
+				return
+			}
+		}
+		if i < len(want) {
+			yield(nil, fmt.Errorf("read the messages to summarize from %s: expected line %d (entry %s), the store did not return it: %w",
+				ref, want[i], ids[i], bs.ErrChanged))
+		}
+	}, nil
 }
 
 // rawLines reads the raw lines of msgs through tr, in the order of msgs.
@@ -908,6 +997,71 @@ func lineHasID(raw []byte, id string) bool {
 	return bytes.Contains(raw, []byte(`"`+id+`"`))
 }
 
+// readAheadBytes is about how much readAhead reads ahead of its consumer
+// at most, in raw bytes (twice it in flight).
+const readAheadBytes = 1 << 20
+
+// readAhead yields what read yields, read by a goroutine of its own a
+// bounded stretch ahead, so that the store's reads overlap the
+// consumer's work. The entries are the consumer's to keep (see
+// bs.Transcript.Lines). When the consumer stops early, the goroutine ends
+// before readAhead returns.
+func readAhead(read iter.Seq2[*bs.Entry, error]) iter.Seq2[*bs.Entry, error] {
+	type batch struct {
+		entries []*bs.Entry
+		err     error
+	}
+	return func(yield func(*bs.Entry, error) bool) {
+		ch := make(chan batch, 1)
+		stop := make(chan struct{})
+		defer func() {
+			close(stop)
+			for range ch {
+			}
+		}()
+		go func() {
+			defer close(ch)
+			send := func(b batch) bool {
+				select {
+				case ch <- b:
+					return true
+				case <-stop:
+					return false
+				}
+			}
+			var b []*bs.Entry
+			n := 0
+			for en, err := range read {
+				if err != nil {
+					send(batch{err: err})
+					return
+				}
+				b = append(b, en)
+				if n += len(en.Raw); n >= readAheadBytes {
+					if !send(batch{entries: b}) {
+						return
+					}
+					b, n = nil, 0
+				}
+			}
+			if len(b) > 0 {
+				send(batch{entries: b})
+			}
+		}()
+		for b := range ch {
+			for _, en := range b.entries {
+				if !yield(en, nil) {
+					return
+				}
+			}
+			if b.err != nil {
+				yield(nil, b.err)
+				return
+			}
+		}
+	}
+}
+
 // run starts j in the background with a bounded context of its own (the
 // job outlives the request that started it) and returns its handle.
 func (e *Engine) run(j *job, ref bs.SessionRef, focus string) *summaryJob {
@@ -920,6 +1074,10 @@ func (e *Engine) run(j *job, ref bs.SessionRef, focus string) *summaryJob {
 		defer close(sj.done)
 		defer e.bg.remove(sj) // before done closes: Close sees a running job or its end
 		defer cancel()
+		if j.input == nil && j.lines != nil {
+			j.out, sj.err = e.writeLines(j.lines, focus)
+			return
+		}
 		j.out = e.write(ctx, j.input, focus)
 	}()
 	e.log().Debug("engine: summary started", "session", ref.String(), "layer", j.rec.Layer, "level", j.rec.Level,
@@ -957,6 +1115,15 @@ func (e *Engine) write(ctx context.Context, input [][]byte, focus string) bs.Sum
 		sum.Reason = "the summary was made without a model"
 	}
 	return sum
+}
+
+// writeLines writes the deterministic summary of lines (the engine has
+// no summarizer: see messageJob) as write does. It fails only when the
+// lines can no longer be read as they were.
+func (e *Engine) writeLines(lines iter.Seq2[[]byte, error], focus string) (bs.Summary, error) {
+	s, err := (&summarize.Deterministic{}).SummarizeSeq(context.Background(), lines, focus)
+	s.Degraded, s.Reason = true, "no summarizer is configured"
+	return s, err
 }
 
 // record adds the summary j wrote to st: its id and text (with the pinned

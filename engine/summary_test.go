@@ -933,3 +933,121 @@ func TestIsSummaryID(t *testing.T) {
 		st.Summaries = append(st.Summaries, SummaryRecord{ID: id})
 	}
 }
+
+// TestMessageJobLines checks that a summary job of an engine without a
+// summarizer reads its lines again as it writes (no input held), that it
+// writes what the deterministic summary of the read lines is, with the
+// same record and pinned section, and that it fails when the file changed
+// under it.
+func TestMessageJobLines(t *testing.T) {
+	b := newTranscript()
+	for i := range 6 {
+		b.turn(i, 300)
+	}
+	b.add("user", `"content":[{"type":"text","text":"remember: deploy key is K-\u00e9"}]`, `"_extractable":false`)
+	for i := 6; i < 9; i++ {
+		b.turn(i, 300)
+	}
+	st, ref := b.store(t)
+	ctx := context.Background()
+	tr, msgs := viewOf(t, &Engine{Store: st}, ref)
+	to := len(msgs) - 4
+	in := &summaryInput{Ref: ref, Tr: tr, Msgs: msgs}
+	streamed, err := (&Engine{Store: st}).messageJob(ctx, in, layerSummarize, 0, to)
+	if err != nil {
+		t.Fatal(err)
+	}
+	held, err := (&Engine{Store: st, Summarizer: &summarize.Deterministic{}}).messageJob(ctx, in, layerSummarize, 0, to)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if streamed.input != nil || streamed.lines == nil || held.lines != nil || len(held.input) != to {
+		t.Fatalf("jobs: streamed has input %d and lines %t, held input %d and lines %t; want lines only, then %d lines of input only",
+			len(streamed.input), streamed.lines != nil, len(held.input), held.lines != nil, to)
+	}
+	if !strings.Contains(streamed.pinned, "deploy key") || streamed.pinned != held.pinned {
+		t.Errorf("pinned section: streamed %q, held %q; want the same, with the pinned entry", streamed.pinned, held.pinned)
+	}
+	if fmt.Sprint(streamed.rec) != fmt.Sprint(held.rec) {
+		t.Errorf("records: streamed %+v, held %+v; want the same", streamed.rec, held.rec)
+	}
+	want, err := (&summarize.Deterministic{}).Summarize(ctx, held.input, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 2 { // the sequence reads the lines again each time
+		got, err := (&Engine{}).writeLines(streamed.lines, "")
+		if err != nil || got.Text != want.Text || !got.Degraded {
+			t.Fatalf("writeLines = %+v, %v; want the deterministic summary %q, degraded", got, err, want.Text)
+		}
+	}
+	// Another session in the file's place: the lines are not the entries
+	// the view knew.
+	other := append([]string(nil), b.lines...)
+	for i := 1; i < len(other); i++ {
+		other[i] = strings.ReplaceAll(other[i], `"id":"a`, `"id":"b`)
+	}
+	if err := os.WriteFile(ref.Path, []byte(strings.Join(other, "\n")+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := (&Engine{}).writeLines(streamed.lines, ""); !errors.Is(err, bs.ErrChanged) {
+		t.Errorf("writeLines of a changed file: err = %v, want one wrapping ErrChanged", err)
+	}
+}
+
+// TestReadAhead checks that readAhead yields what it reads in order,
+// across batches, with the error last, and that a consumer that stops
+// early leaves no reader running.
+func TestReadAhead(t *testing.T) {
+	boom := errors.New("boom")
+	big := bytes.Repeat([]byte("x"), readAheadBytes/3)
+	for _, tc := range []struct {
+		name    string
+		n       int
+		err     bool
+		stopAt  int // the consumer stops after this many (-1: never)
+		wantN   int
+		wantErr bool
+	}{
+		{"none", 0, false, -1, 0, false},
+		{"several batches", 20, false, -1, 20, false},
+		{"an error after several batches", 20, true, -1, 20, true},
+		{"the consumer stops early", 20, false, 4, 4, false},
+		{"the consumer stops at once", 20, false, 0, 0, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var done atomic.Bool
+			read := func(yield func(*bs.Entry, error) bool) {
+				defer done.Store(true)
+				for i := range tc.n {
+					if !yield(&bs.Entry{Line: i + 1, Raw: big}, nil) {
+						return
+					}
+				}
+				if tc.err {
+					yield(nil, boom)
+				}
+			}
+			n, gotErr := 0, false
+			for en, err := range readAhead(read) {
+				if err != nil {
+					gotErr = errors.Is(err, boom)
+					break
+				}
+				if n == tc.stopAt {
+					break
+				}
+				if en.Line != n+1 {
+					t.Fatalf("entry %d is line %d, want %d", n, en.Line, n+1)
+				}
+				n++
+			}
+			if n != tc.wantN || gotErr != tc.wantErr {
+				t.Errorf("read %d, error %t; want %d, %t", n, gotErr, tc.wantN, tc.wantErr)
+			}
+			if !done.Load() {
+				t.Error("the reader still runs after readAhead returned")
+			}
+		})
+	}
+}

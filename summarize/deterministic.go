@@ -3,6 +3,7 @@ package summarize
 import (
 	"context"
 	"fmt"
+	"iter"
 	"slices"
 	"strings"
 
@@ -65,6 +66,26 @@ func (d *Deterministic) Summarize(ctx context.Context, messages [][]byte, focus 
 		return bs.Summary{Degraded: true, Method: d.Name()}, fmt.Errorf("deterministic summary: %w", err)
 	}
 	x := extract(messages)
+	return bs.Summary{Text: renderFacts(x, focus, d.Limit(x.inputBytes)), Degraded: true, Method: d.Name()}, nil
+}
+
+// SummarizeSeq is Summarize over lines read one at a time: the summary
+// is the one Summarize writes of the same lines in the same order, and no
+// line is kept once it is read, so a long input never needs to be held
+// whole. It fails with the first error lines yields (the summary is then
+// the empty one), or when ctx is done.
+func (d *Deterministic) SummarizeSeq(ctx context.Context, lines iter.Seq2[[]byte, error], focus string) (bs.Summary, error) {
+	if err := ctx.Err(); err != nil {
+		return bs.Summary{Degraded: true, Method: d.Name()}, fmt.Errorf("deterministic summary: %w", err)
+	}
+	x := newExtraction()
+	for raw, err := range lines {
+		if err != nil {
+			return bs.Summary{Degraded: true, Method: d.Name()}, fmt.Errorf("deterministic summary: read its input: %w", err)
+		}
+		x.line(raw)
+	}
+	x.finish()
 	return bs.Summary{Text: renderFacts(x, focus, d.Limit(x.inputBytes)), Degraded: true, Method: d.Name()}, nil
 }
 

@@ -138,7 +138,18 @@ func ExtractFacts(lines [][]byte) Facts {
 }
 
 func extract(lines [][]byte) *extraction {
-	x := &extraction{
+	x := newExtraction()
+	for _, raw := range lines {
+		x.line(raw)
+	}
+	x.finish()
+	return x
+}
+
+// newExtraction returns an empty extraction, to be fed lines in order
+// (line) and then finished.
+func newExtraction() *extraction {
+	return &extraction{
 		files:    map[string]*fileInfo{},
 		tools:    map[string]*ToolOperation{},
 		entities: map[string]*Entity{},
@@ -147,16 +158,17 @@ func extract(lines [][]byte) *extraction {
 		cmds:     map[string]*cmdRecord{},
 		pending:  map[string]string{},
 	}
-	for _, raw := range lines {
-		x.inputBytes += len(raw)
-		m, ok := parseLine(raw)
-		if !ok {
-			continue
-		}
-		x.add(&m)
+}
+
+// line adds the next raw transcript line; a line it cannot read only
+// counts toward the input's size. It keeps nothing of raw's bytes.
+func (x *extraction) line(raw []byte) {
+	x.inputBytes += len(raw)
+	m, ok := parseLine(raw)
+	if !ok {
+		return
 	}
-	x.finish()
-	return x
+	x.add(&m)
 }
 
 func (x *extraction) add(m *view) {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"os"
 	"path/filepath"
@@ -71,7 +72,41 @@ func TestGoldenDeterministic(t *testing.T) {
 				t.Errorf("summary is %d bytes, over its limit %d", len(s), lim)
 			}
 			golden(t, tc.name, []byte(s))
+			// The fold over the same lines writes the same summary, and
+			// keeps no line's bytes: each is read into one reused buffer
+			// that is spoiled once the next line is asked for.
+			var buf []byte
+			seq := func(yield func([]byte, error) bool) {
+				for _, l := range lines {
+					buf = append(buf[:0], l...)
+					if !yield(buf, nil) {
+						return
+					}
+					clear(buf)
+				}
+			}
+			seqSum, err := tc.d.SummarizeSeq(context.Background(), seq, tc.focus)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if seqSum != sum {
+				t.Errorf("SummarizeSeq = %+v\nwant Summarize's %+v", seqSum, sum)
+			}
 		})
+	}
+}
+
+// TestSummarizeSeqError checks that a failed read fails the summary.
+func TestSummarizeSeqError(t *testing.T) {
+	lines := readLines(t, "testdata/synthetic.jsonl")
+	boom := errors.New("boom")
+	seq := func(yield func([]byte, error) bool) {
+		if yield(lines[0], nil) {
+			yield(nil, boom)
+		}
+	}
+	if _, err := (&Deterministic{}).SummarizeSeq(context.Background(), seq, ""); !errors.Is(err, boom) {
+		t.Errorf("SummarizeSeq of a failed read: err = %v, want one wrapping %v", err, boom)
 	}
 }
 

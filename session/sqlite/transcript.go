@@ -361,8 +361,8 @@ func (t *Transcript) Entry(ctx context.Context, line int) (*bs.Entry, error) {
 }
 
 // Lines reads the given lines (1-based, ascending) again, in short read
-// transactions of at most a few hundred rows, each of which first checks
-// the fences. The entries carry Line, Offset (the seq) and Raw only; Raw
+// transactions (of at most a few hundred rows, or a few MiB of dense
+// rows), each of which first checks the fences. The entries carry Line, Offset (the seq) and Raw only; Raw
 // is the caller's to keep.
 func (t *Transcript) Lines(ctx context.Context, lines []int) iter.Seq2[*bs.Entry, error] {
 	r, err := t.planLines(lines)
@@ -390,18 +390,22 @@ type lineReader struct {
 	locs []session.LineLoc
 }
 
-// Lines reads the planned rows in short read transactions of at most a
-// few hundred rows, each of which first checks the fences.
+// Lines reads the planned rows in short read transactions, each of which
+// first checks the fences: dense rows with one range query of at most a
+// few MiB, others with a query a row, a few hundred rows at a time.
 func (r *lineReader) Lines(ctx context.Context) iter.Seq2[*bs.Entry, error] {
 	t := r.t
 	return func(yield func(*bs.Entry, error) bool) {
-		for start := 0; start < len(r.locs); start += entriesChunkRows {
-			end := min(start+entriesChunkRows, len(r.locs))
+		for start, end := 0, 0; start < len(r.locs); start = end {
+			end = denseChunk(r.locs, start)
 			out := make([]*bs.Entry, 0, end-start)
 			err := t.store.readTx(ctx, t.path, func(tx *sql.Tx) error {
 				out = out[:0]
 				if err := t.checkFences(ctx, tx); err != nil {
 					return err
+				}
+				if end-start > 1 && dense(r.locs[start:end]) {
+					return t.rangeRows(ctx, tx, r.locs[start:end], &out)
 				}
 				stmt, err := tx.PrepareContext(ctx, rowsQuery+" LIMIT 1")
 				if err != nil {
@@ -442,6 +446,81 @@ func (r *lineReader) Lines(ctx context.Context) iter.Seq2[*bs.Entry, error] {
 			}
 		}
 	}
+}
+
+// rangeQuery reads the rows of a session whose seq lies in a range, in
+// seq order.
+const rangeQuery = `SELECT seq, event_json, event_zstd, event_utf8_bytes, event_json IS NULL
+  FROM transcript_events WHERE session_id = ? AND seq >= ? AND seq <= ? ORDER BY seq`
+
+// dense reports whether locs (a chunk of planned rows) have strictly
+// ascending seqs that fill at least half of the range from the first to
+// the last: then one range query reads them faster than a query a row.
+func dense(locs []session.LineLoc) bool {
+	for k := 1; k < len(locs); k++ {
+		if locs[k].Offset <= locs[k-1].Offset {
+			return false
+		}
+	}
+	return len(locs) > 1 && locs[len(locs)-1].Offset-locs[0].Offset < 2*int64(len(locs))
+}
+
+// Dense planned rows are read in chunks of at most linesChunkRows rows and
+// linesChunkBytes bytes: each read transaction opens a connection and
+// checks the schema and the fences, which costs more than a few hundred
+// rows of one range query.
+const (
+	linesChunkRows  = 8192
+	linesChunkBytes = 4 << 20
+)
+
+// denseChunk returns the end of the chunk of locs that starts at start: a
+// dense one (see dense) of at most linesChunkRows rows and
+// linesChunkBytes bytes, else one of at most entriesChunkRows rows.
+func denseChunk(locs []session.LineLoc, start int) int {
+	end, n := start, 0
+	for end < len(locs) && end-start < linesChunkRows && (end == start || n+locs[end].Len <= linesChunkBytes) {
+		n += locs[end].Len
+		end++
+	}
+	if end-start > 1 && dense(locs[start:end]) {
+		return end
+	}
+	return min(start+entriesChunkRows, len(locs))
+}
+
+// rangeRows appends to out the rows of locs (see dense) read with one
+// range query in tx; the rows between them are skipped. A planned row
+// that is gone is an error wrapping ErrChanged.
+func (t *Transcript) rangeRows(ctx context.Context, tx *sql.Tx, locs []session.LineLoc, out *[]*bs.Entry) error {
+	rows, err := tx.QueryContext(ctx, rangeQuery, t.ref.ID, locs[0].Offset, locs[len(locs)-1].Offset)
+	if err != nil {
+		return storeError(t.path, "read rows", err)
+	}
+	defer rows.Close()
+	rr := rowReader{path: t.path, session: t.ref.ID}
+	k := 0
+	for k < len(locs) && rows.Next() {
+		got, raw, err := rr.next(rows)
+		if err != nil {
+			return err
+		}
+		if got < locs[k].Offset {
+			continue // a row not asked for
+		}
+		if got != locs[k].Offset {
+			break
+		}
+		*out = append(*out, &bs.Entry{Line: locs[k].Line, Offset: got, Raw: bytes.Clone(raw)})
+		k++
+	}
+	if err := rows.Err(); err != nil {
+		return storeError(t.path, "read rows", err)
+	}
+	if k < len(locs) {
+		return fmt.Errorf("session %s in %s: row seq %d is gone: %w", t.ref, t.path, locs[k].Offset, bs.ErrChanged)
+	}
+	return nil
 }
 
 // Location returns the agent's SQLite database that keeps the session,
