@@ -177,6 +177,8 @@ func benchAssemble(b *testing.B, mode string, store bs.Store, ref bs.SessionRef,
 			b.StartTimer()
 		}
 		b.ReportMetric(peak.mb(), "peak-heap-MB")
+		b.ReportMetric(peak.baseMB(), "base-heap-MB")
+		b.ReportMetric(float64(peak.live)/(1<<20), "live-heap-MB")
 	case "next":
 		e := fresh()
 		v, err := e.Assemble(ctx, ref, engine.Request{Messages: msgs, PromptChars: 40})
@@ -208,21 +210,29 @@ func benchAssemble(b *testing.B, mode string, store bs.Store, ref bs.SessionRef,
 type heapPeak struct {
 	mu   sync.Mutex
 	max  uint64
+	live uint64
+	base uint64
 	quit chan struct{}
 	done chan struct{}
 }
 
 func (h *heapPeak) start() {
 	h.quit, h.done = make(chan struct{}), make(chan struct{})
+	s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	metrics.Read(s)
+	h.mu.Lock()
+	h.base = max(h.base, s[0].Value.Uint64())
+	h.mu.Unlock()
 	go func() {
 		defer close(h.done)
-		s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+		s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}, {Name: "/gc/heap/live:bytes"}}
 		t := time.NewTicker(time.Millisecond)
 		defer t.Stop()
 		for {
 			metrics.Read(s)
 			h.mu.Lock()
 			h.max = max(h.max, s[0].Value.Uint64())
+			h.live = max(h.live, s[1].Value.Uint64())
 			h.mu.Unlock()
 			select {
 			case <-h.quit:
@@ -242,4 +252,10 @@ func (h *heapPeak) mb() float64 {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return float64(h.max) / (1 << 20)
+}
+
+func (h *heapPeak) baseMB() float64 {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return float64(h.base) / (1 << 20)
 }
