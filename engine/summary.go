@@ -438,87 +438,25 @@ func (p *planner) keep() int {
 	return k
 }
 
-// cutRole reports whether a message of this role may start the kept part:
-// user, assistant, bashExecution, custom, branchSummary and
-// compactionSummary messages, custom_message and branch_summary entries;
-// never a toolResult.
-func cutRole(role string) bool {
-	switch role {
-	case "user", "assistant", "bashExecution", "custom", "branchSummary", "compactionSummary",
-		"custom_message", "branch_summary":
-		return true
-	}
-	return false
-}
-
 // validCuts tells, for each message, whether the kept part may start
-// there: the message has an id and a cut role, and no tool call before it
-// has its result at or after it (a cut never separates a tool call from its
-// result).
+// there (compact.ValidCuts: the one cut rule of the engine and the CLI).
 func validCuts(msgs []viewMsg) []bool {
-	ok := make([]bool, len(msgs))
-	for k := range msgs {
-		ok[k] = msgs[k].ID != "" && cutRole(msgs[k].Role)
-	}
-	callAt := make(map[string]int)
-	for k := range msgs {
-		for _, id := range msgs[k].Calls {
-			if id != "" {
-				callAt[id] = k
-			}
-		}
-		if msgs[k].Role != "toolResult" || msgs[k].CallID == "" {
-			continue
-		}
-		if c, found := callAt[msgs[k].CallID]; found {
-			for j := c + 1; j <= k; j++ {
-				ok[j] = false
-			}
-		}
-	}
-	return ok
+	return compact.ValidCuts(len(msgs), func(k int) compact.CutMessage {
+		m := &msgs[k]
+		return compact.CutMessage{ID: m.ID, Role: m.Role, CallID: m.CallID, Calls: m.Calls}
+	})
 }
 
 // keepCut returns the first kept message when the newest keep tokens are
-// kept and the messages before from are already summarized: walk back
-// from the newest message accumulating tokens until keep is reached, then
-// take the nearest valid cut at or after that message, else the nearest
-// one before it, after from. It returns -1 when nothing can be summarized.
+// kept and the messages before from are already summarized
+// (compact.KeepCut), or -1 when nothing can be summarized.
 func keepCut(msgs []viewMsg, ok []bool, from, keep int) int {
-	target, acc := -1, 0
-	for i := len(msgs) - 1; i >= from; i-- {
-		acc += msgs[i].Tokens
-		if acc >= keep {
-			target = i
-			break
-		}
-	}
-	if target < 0 {
-		return -1
-	}
-	for c := max(target, from+1); c < len(msgs); c++ {
-		if ok[c] {
-			return c
-		}
-	}
-	for c := target - 1; c > from; c-- {
-		if ok[c] {
-			return c
-		}
-	}
-	return -1
+	return compact.KeepCut(ok, func(k int) int { return msgs[k].Tokens }, from, keep)
 }
 
 // lastCut returns the last valid cut after from (the full layer keeps
 // only the last turn), or -1.
-func lastCut(ok []bool, from int) int {
-	for c := len(ok) - 1; c > from; c-- {
-		if ok[c] {
-			return c
-		}
-	}
-	return -1
-}
+func lastCut(ok []bool, from int) int { return compact.LastCut(ok, from) }
 
 // estimate is the expected size in base tokens of a summary of span base
 // tokens (the deterministic summary's bound; a model's is usually
