@@ -14,6 +14,7 @@ import (
 
 	bs "github.com/brainsurgeon/brainsurgeon"
 	"github.com/brainsurgeon/brainsurgeon/extract"
+	"github.com/brainsurgeon/brainsurgeon/tokens"
 )
 
 // UsageSeries is the answer of GET /api/sessions/{agent}/{id}/usage: the
@@ -23,7 +24,9 @@ type UsageSeries struct {
 	// Session is "agent/sessionId".
 	Session string `json:"session"`
 	// Points has one point per recorded turn: each assistant message on
-	// the active path whose recorded usage is not zero, in path order.
+	// the active path whose recorded usage is not zero, in path order
+	// (the host's delivery mirrors and failed turns are not turns:
+	// tokens.Usage.Answered).
 	Points []UsagePoint `json:"points"`
 	// Markers are the compactions on the active path, the extraction
 	// passes (from the side store) and the restores (the entries'
@@ -83,39 +86,6 @@ type UsageMarker struct {
 	SavedTokens  int64 `json:"saved_tokens,omitempty"`
 }
 
-// recordedUsage is the usage of an assistant message under the names the
-// hosts and providers write.
-type recordedUsage struct {
-	Input      int64 `json:"input"`
-	Output     int64 `json:"output"`
-	CacheRead  int64 `json:"cacheRead"`
-	CacheWrite int64 `json:"cacheWrite"`
-	// Anthropic's names.
-	InputTokens         int64 `json:"input_tokens"`
-	OutputTokens        int64 `json:"output_tokens"`
-	CacheReadTokens     int64 `json:"cache_read_input_tokens"`
-	CacheCreationTokens int64 `json:"cache_creation_input_tokens"`
-	// OpenAI's names.
-	PromptTokens     int64 `json:"prompt_tokens"`
-	CompletionTokens int64 `json:"completion_tokens"`
-}
-
-// context is the context the request carried: input plus cache reads and
-// writes.
-func (u recordedUsage) context() int64 {
-	if c := u.Input + u.CacheRead + u.CacheWrite; c > 0 {
-		return c
-	}
-	if c := u.InputTokens + u.CacheReadTokens + u.CacheCreationTokens; c > 0 {
-		return c
-	}
-	return u.PromptTokens
-}
-
-func (u recordedUsage) output() int64 {
-	return max(u.Output, u.OutputTokens, u.CompletionTokens)
-}
-
 // usageLineInfo is what the usage series needs of one line.
 type usageLineInfo struct {
 	ctx, out      int64
@@ -157,20 +127,8 @@ func (s *server) usage(r *http.Request) (any, error) {
 					li.before, li.after = c.TokensBefore, c.Details.BrainSurgeon.TokensAfter
 				}
 			case (e.Role == "assistant" || e.Type == "assistant") && bytes.Contains(e.Raw, usageBytes):
-				var m struct {
-					Message struct {
-						Usage *recordedUsage `json:"usage"`
-					} `json:"message"`
-					Usage *recordedUsage `json:"usage"`
-				}
-				if json.Unmarshal(e.Raw, &m) == nil {
-					u := m.Message.Usage
-					if u == nil {
-						u = m.Usage
-					}
-					if u != nil {
-						li.ctx, li.out = u.context(), u.output()
-					}
+				if u, ok := tokens.RecordedUsage(e.Raw); ok && u.Answered() {
+					li.ctx, li.out = u.Context, u.Output
 				}
 			}
 			li.restored = e.Restored

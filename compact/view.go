@@ -9,6 +9,7 @@ import (
 	"time"
 
 	bs "github.com/brainsurgeon/brainsurgeon"
+	"github.com/brainsurgeon/brainsurgeon/tokens"
 )
 
 // msg is one context message with what the layers need to know of it.
@@ -65,54 +66,29 @@ type view struct {
 	window WindowFunc
 }
 
-// model returns the "provider/model" the latest assistant message of the
-// context records, or "".
 // recorded returns what the latest assistant messages of the context
 // that reached a model record: the "provider/model" of the latest that
 // names a model, and the usage of the latest whose usage is not zero
-// (totalTokens, else input + output + cacheRead + cacheWrite), or "" and
-// 0. Transcript-only assistants (provider openclaw or clawdbot: delivery
-// mirrors) and failed turns (stopReason error or aborted) are passed over.
+// (tokens.Usage's Total), or "" and 0. Assistants that are not a model's
+// answer to a completed request (tokens.Usage.Answered: the host's
+// delivery mirrors, failed turns) are passed over.
 func (v *view) recorded() (model string, usage int) {
 	for i := len(v.msgs) - 1; i >= 0 && (model == "" || usage == 0); i-- {
 		if v.msgs[i].role != "assistant" {
 			continue
 		}
-		var j struct {
-			Message struct {
-				Provider   string `json:"provider"`
-				Model      string `json:"model"`
-				StopReason string `json:"stopReason"`
-				Usage      *struct {
-					Input       int `json:"input"`
-					Output      int `json:"output"`
-					CacheRead   int `json:"cacheRead"`
-					CacheWrite  int `json:"cacheWrite"`
-					TotalTokens int `json:"totalTokens"`
-				} `json:"usage"`
-			} `json:"message"`
-		}
-		if json.Unmarshal(v.msgs[i].raw, &j) != nil {
+		u, ok := tokens.RecordedUsage(v.msgs[i].raw)
+		if !u.Answered() {
 			continue
 		}
-		switch j.Message.Provider {
-		case "openclaw", "clawdbot":
-			continue
-		}
-		if j.Message.StopReason == "error" || j.Message.StopReason == "aborted" {
-			continue
-		}
-		if model == "" && j.Message.Model != "" {
-			model = j.Message.Model
-			if j.Message.Provider != "" {
-				model = j.Message.Provider + "/" + model
+		if model == "" && u.Model != "" {
+			model = u.Model
+			if u.Provider != "" {
+				model = u.Provider + "/" + model
 			}
 		}
-		if u := j.Message.Usage; usage == 0 && u != nil {
-			usage = u.TotalTokens
-			if usage <= 0 {
-				usage = u.Input + u.Output + u.CacheRead + u.CacheWrite
-			}
+		if ok && usage == 0 {
+			usage = int(u.Total)
 		}
 	}
 	return model, usage

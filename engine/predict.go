@@ -1,9 +1,10 @@
 package engine
 
 import (
-	"encoding/json"
 	"math"
 	"slices"
+
+	"github.com/brainsurgeon/brainsurgeon/tokens"
 )
 
 // fitSamples is how many of the latest measured turns the calibration
@@ -37,36 +38,19 @@ func calibrate(base int, c Calibration) int {
 	return int(math.Round(r * float64(base)))
 }
 
-// usageJSON is the part of an assistant message the measure reads.
-type usageJSON struct {
-	Message struct {
-		Provider   string `json:"provider"`
-		StopReason string `json:"stopReason"`
-		Usage      *struct {
-			Input      int `json:"input"`
-			CacheRead  int `json:"cacheRead"`
-			CacheWrite int `json:"cacheWrite"`
-		} `json:"usage"`
-	} `json:"message"`
-}
-
 // recordedInput returns the size of the request that produced the
-// assistant message s as its provider recorded it (input + cacheRead +
-// cacheWrite), or 0 when it records none.
+// assistant message s as its provider recorded it (tokens.RecordedUsage's
+// Context), or 0 when it records none or is not a model's answer to a
+// completed request (Usage.Answered).
 func recordedInput(s *stored) int {
 	if s.role != "assistant" {
 		return 0
 	}
-	var j usageJSON
-	if json.Unmarshal(s.e.Raw, &j) != nil || j.Message.Usage == nil {
+	u, ok := tokens.RecordedUsage(s.e.Raw)
+	if !ok || !u.Answered() {
 		return 0
 	}
-	switch j.Message.Provider {
-	case "openclaw", "clawdbot": // transcript-only mirrors, never a model's answer
-		return 0
-	}
-	u := j.Message.Usage
-	return u.Input + u.CacheRead + u.CacheWrite
+	return int(u.Context)
 }
 
 // measure fills the Measured size of the latest turns that do not have

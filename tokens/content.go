@@ -3,7 +3,6 @@ package tokens
 import (
 	"bytes"
 	"encoding/base64"
-	"encoding/json"
 	"image"
 	_ "image/gif"  // image sizes of GIF blocks
 	_ "image/jpeg" // image sizes of JPEG blocks
@@ -40,47 +39,6 @@ const (
 // defaultImageTokens is what an image of unknown size costs: pi's
 // estimate of 4,800 characters.
 const defaultImageTokens = 1200
-
-// usage is the recorded usage of an assistant message.
-type usage struct {
-	Input      int `json:"input"`
-	Output     int `json:"output"`
-	CacheRead  int `json:"cacheRead"`
-	CacheWrite int `json:"cacheWrite"`
-	Total      int `json:"totalTokens"`
-	// Anthropic's own names, as Claude Code writes them.
-	InputTokens         int `json:"input_tokens"`
-	OutputTokens        int `json:"output_tokens"`
-	CacheReadTokens     int `json:"cache_read_input_tokens"`
-	CacheCreationTokens int `json:"cache_creation_input_tokens"`
-	// OpenAI's names.
-	PromptTokens     int `json:"prompt_tokens"`
-	CompletionTokens int `json:"completion_tokens"`
-}
-
-// context returns the context size the usage records: input plus cache
-// reads and writes.
-func (u usage) context() int {
-	c := u.Input + u.CacheRead + u.CacheWrite
-	if c == 0 {
-		c = u.InputTokens + u.CacheReadTokens + u.CacheCreationTokens
-	}
-	if c == 0 {
-		c = u.PromptTokens
-	}
-	return c
-}
-
-// output returns the output tokens the usage records.
-func (u usage) output() int {
-	switch {
-	case u.Output > 0:
-		return u.Output
-	case u.OutputTokens > 0:
-		return u.OutputTokens
-	}
-	return u.CompletionTokens
-}
 
 // message is what the model sees of one context message, measured, and
 // the recorded usage when it is an assistant message.
@@ -143,17 +101,12 @@ func measure(raw []byte, line int, bases []bs.Tokenizer) (m message, ok bool) {
 	m.kind = e.Role
 	switch e.Role {
 	case "assistant":
-		var u usage
-		if s, end, ok := jsonedit.Find(raw, "/message/usage"); ok {
-			_ = json.Unmarshal(raw[s:end], &u)
-		}
-		stop := string(stringOf(e, "/message/stopReason"))
-		provider := string(stringOf(e, "/message/provider"))
-		m.model = provider + "/" + string(stringOf(e, "/message/model"))
-		if stop == "error" || stop == "aborted" || provider == "openclaw" || provider == "clawdbot" {
+		u, _ := RecordedUsage(raw)
+		m.model = u.Provider + "/" + u.Model
+		if !u.Answered() {
 			m.skip = true
 		} else {
-			m.ctx, m.out = u.context(), u.output()
+			m.ctx, m.out = int(u.Context), int(u.Output)
 		}
 	case "bashExecution":
 		if s, end, ok := jsonedit.Find(raw, "/message/excludeFromContext"); ok && string(raw[s:end]) == "true" {
