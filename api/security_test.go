@@ -1,6 +1,7 @@
 package api_test
 
 import (
+	"errors"
 	"io"
 	"net/http"
 	"os"
@@ -8,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	bs "github.com/brainsurgeon/brainsurgeon"
 	"github.com/brainsurgeon/brainsurgeon/api"
 	"github.com/brainsurgeon/brainsurgeon/internal/testkit/testtree"
 )
@@ -265,14 +267,25 @@ func TestNewChecksOptions(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		opts api.Options
+		want string
 	}{
-		{"no set", api.Options{}},
-		{"empty key", api.Options{Stores: stores(f.set), APIKeys: []string{"k", " "}}},
-		{"bad origin", api.Options{Stores: stores(f.set), CORSOrigins: []string{"localhost:3000/x"}}},
-		{"origin with path", api.Options{Stores: stores(f.set), CORSOrigins: []string{"http://a.example/app"}}},
+		{"NoSet", api.Options{},
+			"api: Options.Stores must hold an opened installation's Store, Side store and Backend (backend.Open's Set has them): invalid input"},
+		{"EmptyKey", api.Options{Stores: stores(f.set), APIKeys: []string{"k", " "}},
+			"api: API key 2 is empty (expected a non-empty key; give no keys for open access): invalid input"},
+		{"BadOrigin", api.Options{Stores: stores(f.set), CORSOrigins: []string{"localhost:3000/x"}},
+			`api: CORS origin "localhost:3000/x": expected scheme://host[:port], such as http://localhost:3000: invalid input`},
+		{"OriginWithPath", api.Options{Stores: stores(f.set), CORSOrigins: []string{"http://a.example/app"}},
+			`api: CORS origin "http://a.example/app": expected scheme://host[:port], such as http://localhost:3000: invalid input`},
 	} {
-		if _, err := api.New(tc.opts); err == nil {
-			t.Errorf("%s: no error", tc.name)
-		}
+		t.Run(tc.name, func(t *testing.T) {
+			h, err := api.New(tc.opts)
+			if !errors.Is(err, bs.ErrInvalid) {
+				t.Fatalf("api.New: got handler %v, error %v; want an error wrapping ErrInvalid", h, err)
+			}
+			if err.Error() != tc.want {
+				t.Errorf("api.New error:\n got %s\nwant %s", err, tc.want)
+			}
+		})
 	}
 }

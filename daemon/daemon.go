@@ -56,9 +56,15 @@ type Options struct {
 	// Retention is the retention pass; nil means the daemon schedules no
 	// retention and RunRetentionNow fails with ErrUnsupported.
 	Retention RetentionFunc
-	// Location is the time zone of the cron expressions; nil is
-	// time.Local.
+	// Location is the time zone of the cron expressions of the default
+	// scheduler (a Cron); nil is time.Local. A plugged Scheduler keeps its
+	// own time zone.
 	Location *time.Location
+	// Scheduler runs the daemon's jobs; nil means a Cron that the daemon
+	// makes at Start (with Location) and closes at Close. A program with a
+	// scheduler of its own plugs it in here (see Scheduler for what the
+	// daemon expects of it).
+	Scheduler Scheduler
 	// LimitMemory lets each prune run that processes sessions set the Go
 	// runtime's soft memory limit for the largest transcript of the run
 	// (half its size, at least 48 MB; not when GOMEMLIMIT is set), as
@@ -89,9 +95,23 @@ type Daemon struct {
 	doctorJob   jobState
 	doctorCache doctorCache
 
-	mu   sync.Mutex
+	mu sync.Mutex
+	// sched runs the jobs: Options.Scheduler or cron (nil until Start).
+	sched Scheduler
+	// cron is the default scheduler the daemon made at Start and closes at
+	// Close; nil when Options.Scheduler is given.
 	cron *Cron
-	wg   sync.WaitGroup
+	// specs holds the expression each job is scheduled on.
+	specs map[string]string
+	// runCtx is Start's context, cancelled by Close; scheduled runs see
+	// its cancellation.
+	runCtx   context.Context
+	stopRuns context.CancelFunc
+	// released is set once the daemon took its jobs off a plugged
+	// Scheduler (Close, or Start's context cancelled): it schedules
+	// nothing more.
+	released bool
+	wg       sync.WaitGroup
 
 	// restorer is the API's Restorer for the current config (nil: made
 	// again on the next request), see control.Restorer.
@@ -153,27 +173,56 @@ func (d *Daemon) AgentsDir() string { return d.opts.AgentsDir }
 func (d *Daemon) Start(ctx context.Context) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if d.cron != nil {
+	if d.sched != nil {
 		return fmt.Errorf("daemon: already started: %w", bs.ErrInvalid)
 	}
-	d.cron = NewCron(ctx, d.log)
-	d.cron.Location = d.opts.Location
+	d.runCtx, d.stopRuns = context.WithCancel(ctx)
+	d.specs = map[string]string{}
+	if d.opts.Scheduler != nil {
+		d.sched = d.opts.Scheduler
+		context.AfterFunc(d.runCtx, d.release)
+	} else {
+		d.cron = NewCron(d.runCtx, d.log)
+		d.cron.Location = d.opts.Location
+		d.sched = d.cron
+	}
 	if d.opts.ReadOnly {
 		d.log.Info("Read-only mode: no scheduled runs, nothing is written")
 		return nil
 	}
 	d.reconcileLocked()
-	if _, ok := d.cron.Next(JobPrune); !ok {
+	if _, ok := d.specs[JobPrune]; !ok {
 		return fmt.Errorf("daemon: the prune job could not be scheduled on %q (see the log): %w", d.cfg.Get().AutoCron, bs.ErrInvalid)
 	}
 	if d.opts.Retention != nil {
 		d.wg.Add(1)
 		go func() {
 			defer d.wg.Done()
-			_ = d.tick(d.cron.ctx, JobRetention)
+			_ = d.tick(d.runCtx, JobRetention)
 		}()
 	}
 	return nil
+}
+
+// release takes the daemon's jobs off a plugged Scheduler, once; the
+// default Cron is closed by Close instead.
+func (d *Daemon) release() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.releaseLocked()
+}
+
+func (d *Daemon) releaseLocked() {
+	if d.cron != nil || d.released {
+		return
+	}
+	d.released = true
+	for _, name := range []string{JobPrune, JobRetention, JobDoctor} {
+		if _, on := d.specs[name]; on {
+			d.sched.Unschedule(name)
+			delete(d.specs, name)
+		}
+	}
 }
 
 // Close stops the schedules and waits for the runs in progress, scheduled
@@ -182,8 +231,17 @@ func (d *Daemon) Start(ctx context.Context) error {
 // context is cancelled). A Daemon that was never started closes at once.
 func (d *Daemon) Close() {
 	d.mu.Lock()
-	c := d.cron
+	c, stop := d.cron, d.stopRuns
+	if d.sched != nil {
+		d.releaseLocked()
+		// A closed Cron has no jobs: a later reconcile schedules again,
+		// and the Cron refuses.
+		clear(d.specs)
+	}
 	d.mu.Unlock()
+	if stop != nil {
+		stop()
+	}
 	if c != nil {
 		c.Close()
 	}
@@ -195,13 +253,36 @@ func (d *Daemon) Close() {
 }
 
 func (d *Daemon) scheduleLocked(name, spec string) error {
-	err := d.cron.Schedule(name, spec, func(ctx context.Context) error { return d.tick(ctx, name) })
+	err := d.sched.Schedule(name, spec, d.job(name))
 	if err != nil {
 		return err
 	}
-	next, _ := d.cron.Next(name)
+	d.specs[name] = spec
+	next, _ := d.sched.Next(name)
 	d.log.Info(fmt.Sprintf("Scheduled %s on %q, next run %s", name, spec, next.Format(time.RFC3339)), "job", name, "cron", spec)
 	return nil
+}
+
+// job returns the Job the scheduler runs for the named job: a tick whose
+// context is also cancelled when Start's context is cancelled or Close is
+// called, which Close waits for, and which does nothing once the daemon
+// took its jobs off a plugged scheduler.
+func (d *Daemon) job(name string) Job {
+	return func(ctx context.Context) error {
+		d.mu.Lock()
+		if d.released {
+			d.mu.Unlock()
+			return nil
+		}
+		d.wg.Add(1)
+		runCtx := d.runCtx
+		d.mu.Unlock()
+		defer d.wg.Done()
+		ctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		defer context.AfterFunc(runCtx, cancel)()
+		return d.tick(ctx, name)
+	}
 }
 
 // onConfig reschedules at once when a cron expression changed, makes
@@ -229,7 +310,7 @@ func (d *Daemon) onConfig(old, n config.Config) {
 // reconcileLocked puts each job on the expression of the current config,
 // when it is not already (lock order: d.mu, then the config's).
 func (d *Daemon) reconcileLocked() {
-	if d.cron == nil || d.opts.ReadOnly {
+	if d.sched == nil || d.opts.ReadOnly || d.released {
 		return
 	}
 	c := d.cfg.Get()
@@ -243,13 +324,14 @@ func (d *Daemon) reconcileLocked() {
 	for _, name := range []string{JobPrune, JobRetention, JobDoctor} {
 		spec, ok := want[name]
 		if !ok {
-			if _, on := d.cron.Spec(name); on {
-				d.cron.Unschedule(name)
+			if _, on := d.specs[name]; on {
+				d.sched.Unschedule(name)
+				delete(d.specs, name)
 				d.log.Info(fmt.Sprintf("Unscheduled %s", name), "job", name)
 			}
 			continue
 		}
-		if cur, ok := d.cron.Spec(name); ok && cur == spec {
+		if cur, ok := d.specs[name]; ok && cur == spec {
 			continue
 		}
 		if err := d.scheduleLocked(name, spec); err != nil {
@@ -452,23 +534,34 @@ type Status struct {
 // Status returns a snapshot of the jobs. It does no I/O.
 func (d *Daemon) Status() Status {
 	c := d.cfg.Get()
-	d.mu.Lock()
-	cron := d.cron
-	d.mu.Unlock()
+	next := d.nextRuns()
 	s := Status{Enabled: c.Enabled, ReadOnly: d.opts.ReadOnly,
-		Prune:     d.prune.status(cron, c.AutoCron, c.LastRunAt),
-		Retention: d.retention.status(cron, c.RetentionCron, c.LastRetentionRunAt),
-		Doctor:    d.doctorJob.status(cron, c.DoctorSchedule, nil),
+		Prune:     d.prune.status(next, c.AutoCron, c.LastRunAt),
+		Retention: d.retention.status(next, c.RetentionCron, c.LastRetentionRunAt),
+		Doctor:    d.doctorJob.status(next, c.DoctorSchedule, nil),
 		Engine:    d.meter.Stats()}
 	return s
 }
 
-func (j *jobState) status(cron *Cron, spec string, last *time.Time) JobStatus {
-	s := JobStatus{Name: j.name, Cron: spec, LastRunAt: last}
-	if cron != nil {
-		if next, ok := cron.Next(j.name); ok && !next.IsZero() {
-			s.Scheduled, s.NextRunAt = true, &next
+// nextRuns returns the next run of each job the daemon scheduled, as the
+// scheduler tells it; a job that will not run again is left out.
+func (d *Daemon) nextRuns() map[string]time.Time {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	next := map[string]time.Time{}
+	for name := range d.specs {
+		if t, ok := d.sched.Next(name); ok && !t.IsZero() {
+			next[name] = t
 		}
+	}
+	return next
+}
+
+// status returns the job's state, scheduled when next holds its next run.
+func (j *jobState) status(next map[string]time.Time, spec string, last *time.Time) JobStatus {
+	s := JobStatus{Name: j.name, Cron: spec, LastRunAt: last}
+	if t, ok := next[j.name]; ok {
+		s.Scheduled, s.NextRunAt = true, &t
 	}
 	j.mu.Lock()
 	defer j.mu.Unlock()

@@ -43,6 +43,12 @@
 // retention once at Start as well, and reschedules at once when a Set
 // changes an expression.
 //
+// A program with a scheduler of its own passes it in Options.Scheduler
+// (the [Scheduler] interface: Schedule, Unschedule and Next); the daemon
+// then makes no Cron, schedules the same jobs there, and takes them off it
+// at Close or when Start's context is cancelled (the Scheduler example
+// shows one).
+//
 // The doctor report diagnoses every session with package doctor (a
 // session unchanged since the last run keeps its diagnosis), scans the
 // host's leftovers when the store can, and logs one "doctor report" line

@@ -130,14 +130,11 @@ func prune(t *testing.T, agentsDir, sessionID string) (pruneReport, cliResult) {
 	return pruneReport{}, r
 }
 
-// restoreEntry writes entry back with `brainsurgeon restore ENTRY --session S`, falling back to the older
-// `restore S ENTRY` when the CLI answers with a usage error (exit 2), so the test works on both shapes.
+// restoreEntry writes entry back with `brainsurgeon restore SESSION ENTRY --agents-dir D --json`, the CLI's one
+// shape (cmd/brainsurgeon/restore.go): a usage error (exit 2) fails the test like any other.
 func restoreEntry(t *testing.T, agentsDir, session, entry string) cliResult {
 	t.Helper()
-	r := bs(t, "restore", entry, "--session", session, "--agents-dir", agentsDir, "--json")
-	if r.code == 2 {
-		r = bs(t, "restore", session, entry, "--agents-dir", agentsDir, "--json")
-	}
+	r := bs(t, "restore", session, entry, "--agents-dir", agentsDir, "--json")
 	if r.code != 0 {
 		t.Fatalf("restore: %s", r)
 	}
