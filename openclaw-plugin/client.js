@@ -1,7 +1,8 @@
 // @ts-check
 /**
- * The daemon client: every tool call, offload, assemble and compact is ONE HTTP POST of JSON to the BrainSurgeon
- * daemon (`brainsurgeon serve`, on loopback), which owns all storage, policy and wording.
+ * The daemon client: how the plugin talks to the BrainSurgeon daemon (`brainsurgeon serve`, on loopback), which owns
+ * all storage, policy and wording. Every tool call and every offload is ONE HTTP POST of JSON to it (callDaemon);
+ * assemble and compact post the same way. agentIdOf names the agent the daemon is told when the host names none.
  *
  * Rules this file keeps:
  * - callDaemon never rejects: what went wrong comes back as {ok: false, error} (refused, timeout, abort, HTTP status

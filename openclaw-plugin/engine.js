@@ -25,7 +25,6 @@ import { MAX_ASSEMBLE_MESSAGES, ackOf, chainFingerprint, heldPrefix, holdList, s
 /** @typedef {import("./wire.js").Skeleton} Skeleton */
 /** @typedef {import("./wire.js").HeldList} HeldList */
 
-
 /** The engine's version: package.json's (a test keeps them equal). */
 export const PLUGIN_VERSION = "0.1.0";
 /** The context engine's id, the value of plugins.slots.contextEngine that selects it. */

@@ -19,6 +19,7 @@ import { callDaemon, errText } from "./client.js";
 /** @typedef {{content: ContentBlock[], details: unknown}} ToolReturn what our tools' execute returns */
 /** @typedef {{agentId?: string, sessionId?: string, sessionKey?: string}} ToolContext */
 
+/** The agent's tools, as register() registers them and the manifest's contracts.tools lists them. */
 export const TOOL_NAMES = ["purge_control", "recall_grep", "recall_describe", "recall_expand"];
 /** The most bytes of JSON a tool's details may take; larger details shrink to {ok, error}. */
 export const MAX_DETAILS_BYTES = 8192;

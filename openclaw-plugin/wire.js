@@ -15,7 +15,6 @@
 import * as nodeCrypto from "node:crypto";
 import { createHash } from "node:crypto";
 
-
 /**
  * @typedef {{role: string, timestamp: number, tool_call_id?: string, tool_call_ids?: string[], chars: number,
  *   bootstrap?: true}} Skeleton
@@ -122,7 +121,7 @@ function sameSkeleton(a, b) {
 }
 
 /** The skeletons of the host's message objects already seen (OpenClaw copies a message it changes, never edits it
- * in place; see makeEngine), shared through globalThis like the remembered identities. */
+ * in place; see makeEngine in engine.js), shared through globalThis like the remembered identities. */
 const SKELETONS_KEY = Symbol.for("brainsurgeon.skeletons");
 /** @type {WeakMap<object, Skeleton>} */
 const skeletons = (/** @type {any} */ (globalThis)[SKELETONS_KEY] ??= new WeakMap());
@@ -219,7 +218,7 @@ function sameJson(a, b, depth) {
  * Whether the host's message a has the skeleton of the held message b, decided without encoding either: both are
  * objects with the same role, timestamp and toolCallId (===) and sameJson of what skeletonOf encodes (the content,
  * else the summary). False means only "not decided here" (the caller compares skeletons). Exact as long as the host
- * never edits a message object in place (see makeEngine), which the skeletons remembered per object rely on too.
+ * never edits a message object in place (see makeEngine in engine.js), which the skeletons remembered per object rely on too.
  * @param {unknown} a @param {unknown} b
  */
 function sameMessage(a, b) {
