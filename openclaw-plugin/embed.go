@@ -10,11 +10,13 @@ import (
 	"io/fs"
 )
 
-//go:embed package.json openclaw.plugin.json index.js README.md
+//go:embed package.json openclaw.plugin.json index.js config.js client.js tools.js offload.js wire.js engine.js README.md
 var files embed.FS
 
 // Files returns the plugin's files, as `npm pack` ships them: package.json,
-// openclaw.plugin.json, index.js and README.md, at the root of the FS.
+// openclaw.plugin.json, the entry point index.js and the modules it imports
+// (config.js, client.js, tools.js, offload.js, wire.js, engine.js) and
+// README.md, at the root of the FS.
 func Files() fs.FS { return files }
 
 // Version returns the version field of the embedded package.json, or "" if

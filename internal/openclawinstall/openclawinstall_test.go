@@ -4,12 +4,16 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"testing/fstest"
+
+	openclawplugin "github.com/brainsurgeon/brainsurgeon/openclaw-plugin"
 )
 
 // setup makes an OpenClaw root with the given config (nil: none) and a
@@ -115,14 +119,35 @@ func TestInstallUninstallRestoresConfig(t *testing.T) {
 	}
 }
 
+// pluginFiles returns the embedded plugin's file paths, sorted: what
+// install writes.
+func pluginFiles(t *testing.T) []string {
+	t.Helper()
+	var names []string
+	err := fs.WalkDir(openclawplugin.Files(), ".", func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			names = append(names, p)
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(names)
+	if !slices.Contains(names, "index.js") || !slices.Contains(names, "openclaw.plugin.json") {
+		t.Fatalf("embedded plugin files %q: expected index.js and openclaw.plugin.json among them", names)
+	}
+	return names
+}
+
 func checkPlugin(t *testing.T, dir string) {
 	t.Helper()
 	fi, err := os.Stat(dir)
 	if err != nil || fi.Mode().Perm() != 0o755 {
 		t.Fatalf("plugin dir %s: %v %v", dir, fi, err)
 	}
-	for _, name := range []string{"package.json", "openclaw.plugin.json", "index.js", "README.md"} {
-		fi, err := os.Stat(filepath.Join(dir, name))
+	for _, name := range pluginFiles(t) {
+		fi, err := os.Stat(filepath.Join(dir, filepath.FromSlash(name)))
 		if err != nil || fi.Mode().Perm() != 0o644 {
 			t.Errorf("plugin file %s: %v %v", name, fi, err)
 		}

@@ -57,7 +57,7 @@ func TestUninstallRemovesOnlyWrittenFiles(t *testing.T) {
 	}
 	rec, _, err := ReadRecord(res.RecordPath)
 	slices.Sort(rec.Files)
-	if err != nil || !slices.Equal(rec.Files, []string{"README.md", "index.js", "openclaw.plugin.json", "package.json"}) {
+	if err != nil || !slices.Equal(rec.Files, pluginFiles(t)) {
 		t.Fatalf("record files %q, %v", rec.Files, err)
 	}
 	mine := filepath.Join(res.PluginDir, "notes.txt")

@@ -2,7 +2,7 @@
 // The manifest, package.json and what register() does agree.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { readFileSync } from "node:fs";
+import { readFileSync, readdirSync } from "node:fs";
 import plugin, { DEFAULTS, OLD_ARGUMENT_NAMES, TOOL_NAMES, resolveConfig, checkDaemonUrl } from "../index.js";
 import { fakeApi } from "./helpers.js";
 
@@ -91,11 +91,33 @@ test("package.json is the npm package OpenClaw installs (type module, extensions
   assert.equal(pkg.type, "module");
   assert.deepEqual(pkg.openclaw.extensions, ["./index.js"]);
   assert.equal(pkg.openclaw.compat.pluginApi, ">=2026.7.0");
-  assert.deepEqual(pkg.files, ["index.js", "openclaw.plugin.json", "README.md"]);
+  assert.deepEqual(pkg.files, ["index.js", "config.js", "client.js", "tools.js", "offload.js", "wire.js", "engine.js", "openclaw.plugin.json", "README.md"]);
   assert.equal(pkg.dependencies, undefined, "no runtime dependencies");
   const embed = readFileSync(new URL("embed.go", dir), "utf8");
   const line = embed.split("\n").find((l) => l.startsWith("//go:embed "));
   assert.deepEqual(line?.slice("//go:embed ".length).split(" ").sort(), ["package.json", ...pkg.files].sort(), "embed.go embeds what npm pack ships");
+});
+
+test("package.json's files hold every module the entry point imports, and every module at the root", () => {
+  /** @type {Set<string>} */
+  const reached = new Set();
+  /** @param {string} name */
+  const visit = (name) => {
+    if (reached.has(name)) return;
+    reached.add(name);
+    const src = readFileSync(new URL(name, dir), "utf8");
+    for (const m of src.matchAll(/^(?:import|export)\b[^;]*?\bfrom "([^"]+)";/gms)) {
+      const spec = m[1];
+      if (spec.startsWith("node:")) continue;
+      assert.match(spec, /^\.\/[a-z]+\.js$/, `${name} imports ${spec}: expected node: built-ins and ./<module>.js only`);
+      visit(spec.slice(2));
+    }
+  };
+  visit("index.js");
+  const shipped = pkg.files.filter((/** @type {string} */ f) => f.endsWith(".js"));
+  assert.deepEqual([...reached].sort(), [...shipped].sort(), "the modules index.js reaches are the .js files npm pack ships");
+  const atRoot = readdirSync(dir).filter((f) => f.endsWith(".js"));
+  assert.deepEqual(atRoot.sort(), [...shipped].sort(), "every .js file beside index.js is shipped");
 });
 
 test("daemonUrl must be loopback http", () => {

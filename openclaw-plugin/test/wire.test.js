@@ -302,7 +302,7 @@ test("every failure on a call with a base passes the host's messages through and
     if (mode === "garbage") return answer(res, 200, "{not json");
     if (mode === "slow") return;
     const r = await fetch(inner.url + req.path, { method: "POST", headers: { "content-type": "application/json" }, body: req.raw });
-    const body = await r.json();
+    const body = /** @type {any} */ (await r.json());
     if (mode === "bad ack" && body.ack) body.ack.fingerprint = "0000000000000000";
     answer(res, r.status, body);
   });
