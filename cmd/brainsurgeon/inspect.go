@@ -11,6 +11,7 @@ import (
 
 	bs "github.com/brainsurgeon/brainsurgeon"
 	"github.com/brainsurgeon/brainsurgeon/compact"
+	"github.com/brainsurgeon/brainsurgeon/config"
 	"github.com/brainsurgeon/brainsurgeon/internal/agenttext"
 	"github.com/brainsurgeon/brainsurgeon/internal/cli"
 	"github.com/brainsurgeon/brainsurgeon/internal/compactwire"
@@ -39,7 +40,7 @@ type inspectCommand struct {
 
 func (c *inspectCommand) Run(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("brainsurgeon inspect", flag.ContinueOnError)
-	agentsDir := fs.String("agents-dir", session.DefaultAgentsDir(), "OpenClaw agents dir (or pi sessions dir) to look sessions up in")
+	agentsDir := fs.String("agents-dir", config.DefaultAgentsDir(), "OpenClaw agents dir (or pi sessions dir) to look sessions up in")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
 	pos, err := cli.ParseHelp(fs, args, c.m.Stdout, inspectUsage)
 	if err != nil {
