@@ -30,6 +30,10 @@ var (
 	// per-entry file does not parse, or a record or a value in it does
 	// not match its checksum.
 	ErrCorrupt = errors.New("corrupt side file")
+	// ErrNotTranscript means a file or a session holds no session header
+	// and no entry: no line is a transcript line (only blank or malformed
+	// ones). It wraps ErrInvalid.
+	ErrNotTranscript = fmt.Errorf("not a transcript: %w", ErrInvalid)
 )
 
 // LineError reports a problem with one line of a transcript. It wraps Err,

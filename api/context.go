@@ -6,18 +6,17 @@ import (
 	"fmt"
 	"iter"
 	"net/http"
-	"path/filepath"
 	"strconv"
 	"time"
 
 	bs "github.com/brainsurgeon/brainsurgeon"
+	"github.com/brainsurgeon/brainsurgeon/audit"
 	"github.com/brainsurgeon/brainsurgeon/compact"
 	"github.com/brainsurgeon/brainsurgeon/config"
 	"github.com/brainsurgeon/brainsurgeon/engine"
 	"github.com/brainsurgeon/brainsurgeon/extract"
 	"github.com/brainsurgeon/brainsurgeon/internal/compactwire"
 	"github.com/brainsurgeon/brainsurgeon/recall"
-	"github.com/brainsurgeon/brainsurgeon/restore"
 )
 
 // Bounds of the context endpoints' query parameters.
@@ -208,9 +207,9 @@ func (s *server) contextCompact(r *http.Request) (any, error) {
 		s.log.Info("compaction through the API", "session", ref.String(), "layer", res.Layer,
 			"tokens_before", res.TokensBefore, "tokens_after", res.TokensAfter, "entry", res.EntryID, "remote", r.RemoteAddr)
 		if s.set.StateDir != "" {
-			ev := restore.AuditEvent{Time: time.Now().UTC(), Action: "compact", Session: ref.String(), Entry: res.EntryID,
+			ev := audit.Event{Time: time.Now().UTC(), Action: "compact", Session: ref.String(), Entry: res.EntryID,
 				Agent: agentName(ref), SessionID: ref.ID, Actor: "api"}
-			if err := restore.Audit(filepath.Join(s.set.StateDir, "audit.jsonl"), ev); err != nil {
+			if err := audit.Append(audit.Path(s.set.StateDir), ev); err != nil {
 				s.log.Warn("audit event not written", "action", "compact", "error", err.Error())
 			}
 		}

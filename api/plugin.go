@@ -12,7 +12,6 @@ import (
 	"math"
 	"mime"
 	"net/http"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -20,6 +19,7 @@ import (
 	"unicode/utf8"
 
 	bs "github.com/brainsurgeon/brainsurgeon"
+	"github.com/brainsurgeon/brainsurgeon/audit"
 	"github.com/brainsurgeon/brainsurgeon/engine"
 	"github.com/brainsurgeon/brainsurgeon/extract"
 	"github.com/brainsurgeon/brainsurgeon/internal/agenttext"
@@ -293,9 +293,9 @@ func (s *server) pluginSource(r *http.Request) (any, error) {
 	}
 	out := SourceResponse{Key: key, Bytes: len(q.Content), SHA256: sumHex, Placeholder: ph}
 	if s.set.StateDir != "" {
-		ev := restore.AuditEvent{Time: now, Action: "extract_source", Session: ref.String(), Entry: key,
+		ev := audit.Event{Time: now, Action: "extract_source", Session: ref.String(), Entry: key,
 			Path: "side record " + key, Agent: ref.Agent, SessionID: ref.ID, Actor: "plugin"}
-		if err := restore.Audit(filepath.Join(s.set.StateDir, "audit.jsonl"), ev); err != nil {
+		if err := audit.Append(audit.Path(s.set.StateDir), ev); err != nil {
 			s.log.Warn("audit event not written", "action", ev.Action, "entry_id", key, "error", err.Error())
 		}
 	}

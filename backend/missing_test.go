@@ -23,7 +23,7 @@ func TestMissingAgentsDir(t *testing.T) {
 	t.Setenv("HOME", t.TempDir())
 	t.Setenv("BRAINSURGEON_AGENTS_DIR", "")
 	t.Setenv("AGENTS_DIR", "")
-	dir := session.DefaultAgentsDir()
+	dir := config.DefaultAgentsDir()
 	cfg, err := config.Load(ctx, dir, nil)
 	if err != nil {
 		t.Fatalf("config.Load of a missing dir: %v (want the defaults)", err)

@@ -23,6 +23,11 @@ var backends = []string{"session", "session/sqlite", "sidedir", "backend"}
 // only the root interfaces, and cmd/brainsurgeon wires the backends in.
 var policies = []string{"extract", "restore", "compact", "prune", "retention", "recall", "summarize", "daemon", "trash", "api", "engine", "doctor"}
 
+// helpers are the packages below both (docs/ARCHITECTURE.md, "Layers"):
+// every backend and every policy package may import them, so they must
+// depend on neither a backend nor a policy package.
+var helpers = []string{"entry", "tokens", "config", "duration", "audit"}
+
 // inside reports whether the package path is rel or one of its
 // subpackages.
 func inside(path, rel string) bool {
@@ -34,7 +39,8 @@ func inside(path, rel string) bool {
 // outside the backends reads SessionRef.Path (found with exact type
 // information, so that an unrelated Path field does not count and an
 // embedded or aliased SessionRef does), and no policy package imports a
-// backend, directly or through another package.
+// backend, directly or through another package, and no helper imports a
+// backend or a policy package.
 func TestSeam(t *testing.T) {
 	if testing.Short() {
 		t.Skip("loads and type-checks the whole module")
@@ -121,11 +127,14 @@ func TestSeam(t *testing.T) {
 		}
 	})
 
-	t.Run("PolicyImports", func(t *testing.T) {
-		for _, rel := range policies {
+	// forbidden reports every package of kind kind (named by rel) that
+	// depends on one of the packages banned, directly or through another.
+	forbidden := func(t *testing.T, kind string, rels []string, bannedKind string, banned []string) {
+		t.Helper()
+		for _, rel := range rels {
 			p := byPath[module+"/"+rel]
 			if p == nil {
-				t.Errorf("policy package %s was not loaded", rel)
+				t.Errorf("%s package %s was not loaded", kind, rel)
 				continue
 			}
 			seen := map[string]bool{}
@@ -137,9 +146,9 @@ func TestSeam(t *testing.T) {
 					}
 					seen[imp.PkgPath] = true
 					chain := append(slices.Clone(via), strings.TrimPrefix(imp.PkgPath, module+"/"))
-					for _, b := range backends {
+					for _, b := range banned {
 						if imp.PkgPath == module+"/"+b {
-							t.Errorf("policy package %s depends on the backend %s (through %s)", rel, b, strings.Join(chain, " → "))
+							t.Errorf("%s package %s depends on the %s %s (through %s)", kind, rel, bannedKind, b, strings.Join(chain, " → "))
 						}
 					}
 					walk(imp, chain)
@@ -147,6 +156,15 @@ func TestSeam(t *testing.T) {
 			}
 			walk(p, []string{rel})
 		}
+	}
+
+	t.Run("PolicyImports", func(t *testing.T) {
+		forbidden(t, "policy", policies, "backend", backends)
+	})
+
+	t.Run("HelperImports", func(t *testing.T) {
+		forbidden(t, "helper", helpers, "backend", backends)
+		forbidden(t, "helper", helpers, "policy package", policies)
 	})
 }
 

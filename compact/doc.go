@@ -32,7 +32,15 @@
 // store's session.LoadContext builds the same context by reading the
 // transcript from its end.
 //
-// [Status], [Inspect] and [History] only read, and work on every backend;
-// [Compact] writes and is refused by a store that cannot append (OpenClaw's
-// SQLite store, where BrainSurgeon never inserts rows).
+// The context reports: [Status] (the context's size against the window),
+// [Inspect] (where its tokens are, and what each layer would save),
+// [History] (the compactions on the active path) and [InspectTranscript]
+// (what a transcript holds: lines, entry types, roles, blocks, compactions,
+// malformed lines, extractable bytes by trigger type; what `brainsurgeon
+// inspect` prints).
+//
+// [Status], [Inspect], [History] and [InspectTranscript] only read, and
+// work on every backend; [Compact] writes and is refused by a store that
+// cannot append (OpenClaw's SQLite store, where BrainSurgeon never inserts
+// rows).
 package compact

@@ -56,6 +56,14 @@
 // defaults; a bad member is reported as "compaction.<member>". The
 // summarizer's API key is never stored: it comes from the environment.
 //
+// # The agents directory
+//
+// The agents directory is never part of the file: a command takes it from
+// its -agents-dir flag, whose default is [DefaultAgentsDir]
+// ($BRAINSURGEON_AGENTS_DIR, $AGENTS_DIR, $OPENCLAW_STATE_DIR/agents, then
+// ~/.openclaw/agents). The state dir and the config file sit beside it
+// ([StateDir], [Path]).
+//
 // # Concurrency
 //
 // A Config is a plain value; copy it freely. Its TriggerTypes slice is

@@ -4,13 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"strconv"
 	"sync"
 	"time"
 
 	bs "github.com/brainsurgeon/brainsurgeon"
 	"github.com/brainsurgeon/brainsurgeon/api"
+	"github.com/brainsurgeon/brainsurgeon/audit"
 	"github.com/brainsurgeon/brainsurgeon/compact"
 	"github.com/brainsurgeon/brainsurgeon/config"
 	"github.com/brainsurgeon/brainsurgeon/engine"
@@ -18,7 +18,6 @@ import (
 	"github.com/brainsurgeon/brainsurgeon/internal/compactwire"
 	"github.com/brainsurgeon/brainsurgeon/internal/logging"
 	"github.com/brainsurgeon/brainsurgeon/internal/plural"
-	"github.com/brainsurgeon/brainsurgeon/restore"
 )
 
 // CompactResult is the outcome of the automatic compaction that follows a
@@ -237,9 +236,9 @@ func (d *Daemon) compactOne(ctx context.Context, set api.Stores, ref bs.SessionR
 		args = append(args, logging.KeyActor, a)
 	}
 	d.log.Info(fmt.Sprintf("[COMPACT] %s layer %s %s → %s tokens", ref, r.Layer, commas(r.TokensBefore), commas(r.TokensAfter)), args...)
-	ev := restore.AuditEvent{Time: time.Now().UTC(), Action: "compact", Session: ref.String(), Entry: r.EntryID,
+	ev := audit.Event{Time: time.Now().UTC(), Action: "compact", Session: ref.String(), Entry: r.EntryID,
 		Agent: ref.Agent, SessionID: ref.ID, Actor: "daemon"}
-	if err := restore.Audit(filepath.Join(set.StateDir, "audit.jsonl"), ev); err != nil {
+	if err := audit.Append(audit.Path(set.StateDir), ev); err != nil {
 		d.log.Warn("audit event not written", "action", "compact", "session", ref.String(), "error", err.Error())
 	}
 	// The compaction changed the transcript: remember its new state.

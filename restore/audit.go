@@ -1,79 +1,18 @@
 package restore
 
 import (
-	"encoding/json"
-	"fmt"
-	"os"
-	"path/filepath"
-	"time"
-
 	bs "github.com/brainsurgeon/brainsurgeon"
+	"github.com/brainsurgeon/brainsurgeon/audit"
 )
-
-// AuditEvent is one line of the audit log. The first six members are in
-// every line; the others only where they apply (the trash's "delete" and
-// "delete_extracted" lines and its other steps).
-type AuditEvent struct {
-	Time    time.Time `json:"time"`
-	Action  string    `json:"action"`
-	Session string    `json:"session"`
-	Entry   string    `json:"entry"`
-	Path    string    `json:"path"`
-	Error   string    `json:"error"`
-	// Agent and SessionID name the session on their own.
-	Agent     string `json:"agent,omitempty"`
-	SessionID string `json:"session_id,omitempty"`
-	// MovedToTrash says whether a deletion went to the trash (true) or
-	// removed the files for good (false); TrashID names the trash item.
-	MovedToTrash *bool  `json:"moved_to_trash,omitempty"`
-	TrashID      string `json:"trash_id,omitempty"`
-	// FilesRemoved and BytesRemoved count the files (and their bytes) a
-	// step moved or removed.
-	FilesRemoved *int   `json:"files_removed,omitempty"`
-	BytesRemoved *int64 `json:"bytes_removed,omitempty"`
-	// Actor is who asked, when known (an API key's label, "cli",
-	// "retention").
-	Actor string `json:"actor,omitempty"`
-}
-
-// Audit appends ev as one JSON line to the audit log at path, creating it
-// (0600, its directory 0700) when needed. The line is written with a
-// single write on an O_APPEND descriptor, so concurrent writers do not
-// interleave.
-func Audit(path string, ev AuditEvent) error {
-	if path == "" {
-		return fmt.Errorf("audit: no audit log path: %w", bs.ErrInvalid)
-	}
-	line, err := json.Marshal(ev)
-	if err != nil {
-		return fmt.Errorf("audit: %w", err)
-	}
-	line = append(line, '\n')
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return fmt.Errorf("audit: %w", err)
-	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
-	if err != nil {
-		return fmt.Errorf("audit: %w", err)
-	}
-	_, err = f.Write(line)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return fmt.Errorf("audit: %w", err)
-	}
-	return nil
-}
 
 // audit records an event in the Restorer's audit log; a failure is only
 // logged.
 func (r *Restorer) audit(ref bs.SessionRef, action, entryID, path string, cause error) {
-	ev := AuditEvent{Time: bs.Now(r.Clock).UTC(), Action: action, Session: ref.String(), Entry: entryID, Path: path}
+	ev := audit.Event{Time: bs.Now(r.Clock).UTC(), Action: action, Session: ref.String(), Entry: entryID, Path: path}
 	if cause != nil {
 		ev.Error = cause.Error()
 	}
-	if err := Audit(r.auditPath(), ev); err != nil {
+	if err := audit.Append(r.auditPath(), ev); err != nil {
 		r.log().Warn("audit event not written", "action", action, "entry_id", entryID, "error", err.Error())
 	}
 }

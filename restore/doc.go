@@ -30,7 +30,7 @@
 // gracefully. A missing file gives [MissingText] for each placeholder and a
 // Warning; a corrupt file or a value whose hash does not match gives
 // [CorruptText], a Warning and an "restore_corrupt" line in the audit log
-// (<state dir>/audit.jsonl, see [Audit]); the placeholder stays, and other
+// (<state dir>/audit.jsonl, see [audit.Append]); the placeholder stays, and other
 // values and entries are restored as usual. Restored is false when no value
 // could be returned. An entry that was never extracted, or whose values are
 // all back already, is an error wrapping ErrNotFound ("entry X: nothing to

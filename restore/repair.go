@@ -12,6 +12,7 @@ import (
 	"time"
 
 	bs "github.com/brainsurgeon/brainsurgeon"
+	"github.com/brainsurgeon/brainsurgeon/audit"
 	"github.com/brainsurgeon/brainsurgeon/internal/jsonedit"
 )
 
@@ -234,9 +235,9 @@ func (r *Restorer) ApplyRepair(ctx context.Context, ref bs.SessionRef, rep Repai
 		}
 	}
 	confirmErr := r.confirmJournals(ctx, ref, want)
-	ev := AuditEvent{Time: bs.Now(r.Clock).UTC(), Action: rep.Op, Session: ref.String(), Entry: strings.Join(touched, ","),
+	ev := audit.Event{Time: bs.Now(r.Clock).UTC(), Action: rep.Op, Session: ref.String(), Entry: strings.Join(touched, ","),
 		Path: r.Store.Location(ref), Agent: ref.Agent, SessionID: ref.ID}
-	if err := Audit(r.auditPath(), ev); err != nil {
+	if err := audit.Append(r.auditPath(), ev); err != nil {
 		r.log().Warn("audit event not written", "action", rep.Op, "session", ref.String(), "error", err.Error())
 	}
 	r.log().Info("repaired transcript", "session", ref.String(), "op", rep.Op, "inserted", len(inserted),

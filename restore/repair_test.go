@@ -13,6 +13,7 @@ import (
 	"time"
 
 	bs "github.com/brainsurgeon/brainsurgeon"
+	"github.com/brainsurgeon/brainsurgeon/audit"
 	"github.com/brainsurgeon/brainsurgeon/config"
 	"github.com/brainsurgeon/brainsurgeon/extract"
 	"github.com/brainsurgeon/brainsurgeon/internal/testkit/oracle"
@@ -56,7 +57,7 @@ func version(t testing.TB, ref bs.SessionRef) bs.Version {
 }
 
 // auditLines returns the audit events of the Restorer's state dir.
-func auditLines(t *testing.T, dir string) []restore.AuditEvent {
+func auditLines(t *testing.T, dir string) []audit.Event {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join(config.StateDir(dir), "audit.jsonl"))
 	if errors.Is(err, os.ErrNotExist) {
@@ -65,9 +66,9 @@ func auditLines(t *testing.T, dir string) []restore.AuditEvent {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out []restore.AuditEvent
+	var out []audit.Event
 	for _, l := range bytes.Split(bytes.TrimSpace(b), []byte("\n")) {
-		var ev restore.AuditEvent
+		var ev audit.Event
 		if err := json.Unmarshal(l, &ev); err != nil {
 			t.Fatal(err)
 		}

@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	bs "github.com/brainsurgeon/brainsurgeon"
+	"github.com/brainsurgeon/brainsurgeon/audit"
 	"github.com/brainsurgeon/brainsurgeon/extract"
 	"github.com/brainsurgeon/brainsurgeon/internal/jsonedit"
 )
@@ -127,7 +128,7 @@ func (r *Restorer) auditPath() string {
 		return r.AuditPath
 	}
 	if r.StateDir != "" {
-		return filepath.Join(r.StateDir, "audit.jsonl")
+		return audit.Path(r.StateDir)
 	}
 	return ""
 }

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	bs "github.com/brainsurgeon/brainsurgeon"
+	"github.com/brainsurgeon/brainsurgeon/audit"
 	"github.com/brainsurgeon/brainsurgeon/entry"
 	"github.com/brainsurgeon/brainsurgeon/extract"
 	"github.com/brainsurgeon/brainsurgeon/internal/testkit/sidetest"
@@ -767,10 +768,10 @@ func TestCorruptSideFile(t *testing.T) {
 			if !bytes.Equal(read(t, ref.Path), before) {
 				t.Fatal("placeholder not kept")
 			}
-			audit := read(t, filepath.Join(filepath.Dir(dir), ".brainsurgeon", "audit.jsonl"))
-			var ev restore.AuditEvent
-			if err := json.Unmarshal(bytes.TrimSpace(audit), &ev); err != nil {
-				t.Fatalf("audit %q: %v", audit, err)
+			log := read(t, filepath.Join(filepath.Dir(dir), ".brainsurgeon", "audit.jsonl"))
+			var ev audit.Event
+			if err := json.Unmarshal(bytes.TrimSpace(log), &ev); err != nil {
+				t.Fatalf("audit %q: %v", log, err)
 			}
 			if ev.Action != "restore_corrupt" || ev.Entry != "r1" || ev.Session != "main/s1" || ev.Error == "" || ev.Path == "" || !ev.Time.Equal(now) {
 				t.Fatalf("audit event %+v", ev)
@@ -908,37 +909,6 @@ func TestGetContext(t *testing.T) {
 	r.Clock = &clock{now.Add(11 * time.Minute)}
 	if c, err = r.GetContext(ctx(), ref); err != nil || c.ExtractableNow != 1 {
 		t.Fatalf("after protection: %d %v", c.ExtractableNow, err)
-	}
-}
-
-func TestAudit(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "state", "audit.jsonl")
-	var wg sync.WaitGroup
-	for i := 0; i < 20; i++ {
-		wg.Add(1)
-		go func(i int) {
-			defer wg.Done()
-			if err := restore.Audit(path, restore.AuditEvent{Time: now, Action: "restore_corrupt", Entry: fmt.Sprint(i), Error: strings.Repeat("x", 500)}); err != nil {
-				t.Error(err)
-			}
-		}(i)
-	}
-	wg.Wait()
-	lines := strings.Split(strings.TrimSpace(string(read(t, path))), "\n")
-	if len(lines) != 20 {
-		t.Fatalf("%d lines", len(lines))
-	}
-	for _, l := range lines {
-		var ev restore.AuditEvent
-		if err := json.Unmarshal([]byte(l), &ev); err != nil {
-			t.Fatalf("line %q: %v", l, err)
-		}
-	}
-	if fi, err := os.Stat(path); err != nil || fi.Mode().Perm() != 0o600 {
-		t.Fatalf("mode %v %v", fi.Mode(), err)
-	}
-	if err := restore.Audit("", restore.AuditEvent{}); !errors.Is(err, bs.ErrInvalid) {
-		t.Fatalf("err = %v", err)
 	}
 }
 

@@ -704,35 +704,6 @@ func TestDiscoverReadOnly(t *testing.T) {
 	}
 }
 
-func TestDefaultAgentsDir(t *testing.T) {
-	home := t.TempDir()
-	tests := []struct {
-		name      string
-		brainsurg string
-		agentsDir string
-		stateDir  string
-		want      string
-	}{
-		{name: "BrainsurgeonWins", brainsurg: "/srv/a", agentsDir: "/srv/b", want: "/srv/a"},
-		{name: "AgentsDirFallback", agentsDir: "/srv/b", want: "/srv/b"},
-		{name: "HomeFallback", want: filepath.Join(home, ".openclaw", "agents")},
-		{name: "TildeExpanded", brainsurg: "~/state/agents", want: filepath.Join(home, "state", "agents")},
-		{name: "BlankIgnored", brainsurg: "   ", agentsDir: "/srv/b", want: "/srv/b"},
-		{name: "StateDir", stateDir: "/srv/oc", want: "/srv/oc/agents"},
-		{name: "StateDirTilde", stateDir: "~/oc", want: filepath.Join(home, "oc", "agents")},
-		{name: "AgentsDirBeatsStateDir", agentsDir: "/srv/b", stateDir: "/srv/oc", want: "/srv/b"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			t.Setenv("HOME", home)
-			t.Setenv("BRAINSURGEON_AGENTS_DIR", tt.brainsurg)
-			t.Setenv("AGENTS_DIR", tt.agentsDir)
-			t.Setenv("OPENCLAW_STATE_DIR", tt.stateDir)
-			dreq.Equal(t, tt.want, session.DefaultAgentsDir())
-		})
-	}
-}
-
 // discoverLog records log calls; it is a brainsurgeon.Logger.
 type discoverLog struct {
 	mu      sync.Mutex

@@ -8,6 +8,8 @@ import (
 	"io"
 	"os"
 	"strings"
+
+	bs "github.com/brainsurgeon/brainsurgeon"
 )
 
 // FileKind tells what a file found in a sessions directory is.
@@ -121,6 +123,12 @@ func isTempName(name string) bool {
 		strings.HasSuffix(name, ".swp") || strings.Contains(name, ".tmp-") ||
 		strings.Contains(name, ".tmp.")
 }
+
+// ErrNotTranscript means a file holds no session header and no entry: no
+// line is a transcript line (only blank or malformed ones). It is
+// brainsurgeon.ErrNotTranscript (so it wraps brainsurgeon.ErrInvalid),
+// under the name the JSONL backend's callers know.
+var ErrNotTranscript = bs.ErrNotTranscript
 
 // headMax bounds what IsTranscript reads of a file.
 const headMax = 64 << 10

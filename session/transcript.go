@@ -490,48 +490,12 @@ func (t *Index) Malformed() []*bs.LineError {
 }
 
 // BranchPoints returns the number of entries (or roots, counted as one
-// "root" parent) that have more than one child.
-func (t *Index) BranchPoints() int { return BranchPoints(t.nodes) }
-
-// BranchPoints returns the number of entries of a transcript's nodes (or
-// roots, counted as one "root" parent) that have more than one child.
-func BranchPoints(nodes []Node) int {
-	kids := make(map[string]int)
-	for i := range nodes {
-		n := &nodes[i]
-		if n.Kind != bs.KindEntry {
-			continue
-		}
-		p := n.ParentID
-		if p == "" {
-			p = "\x00root"
-		}
-		kids[p]++
-	}
-	c := 0
-	for _, k := range kids {
-		if k > 1 {
-			c++
-		}
-	}
-	return c
-}
+// "root" parent) that have more than one child (brainsurgeon.BranchPoints).
+func (t *Index) BranchPoints() int { return bs.BranchPoints(t.nodes) }
 
 // Compactions returns the indexes (into Nodes) of every compaction entry
-// in file order.
-func (t *Index) Compactions() []int { return Compactions(t.nodes) }
-
-// Compactions returns the indexes into nodes of every compaction entry in
-// order.
-func Compactions(nodes []Node) []int {
-	var out []int
-	for i := range nodes {
-		if nodes[i].Kind == bs.KindEntry && nodes[i].Type == "compaction" {
-			out = append(out, i)
-		}
-	}
-	return out
-}
+// in file order (brainsurgeon.Compactions).
+func (t *Index) Compactions() []int { return bs.Compactions(t.nodes) }
 
 // Context returns the model context the host builds from the active path.
 func (t *Index) Context() Context {

@@ -12,8 +12,8 @@ import (
 	"syscall"
 
 	bs "github.com/brainsurgeon/brainsurgeon"
+	"github.com/brainsurgeon/brainsurgeon/audit"
 	"github.com/brainsurgeon/brainsurgeon/internal/atomicfile"
-	"github.com/brainsurgeon/brainsurgeon/restore"
 )
 
 // ItemLeftovers is the Kind of an item that holds host leftovers
@@ -152,7 +152,7 @@ func (t *Trash) Collect(ctx context.Context, files []bs.Leftover, opts CollectOp
 	}
 	yes := true
 	n := len(take)
-	t.audit(restore.AuditEvent{Action: "collect", Path: root, MovedToTrash: &yes, TrashID: item.ID, FilesRemoved: &n, BytesRemoved: &total})
+	t.audit(audit.Event{Action: "collect", Path: root, MovedToTrash: &yes, TrashID: item.ID, FilesRemoved: &n, BytesRemoved: &total})
 	t.log().Info("leftovers moved to the trash", "trash_id", item.ID, "files", n, "bytes", total, "actor", t.Actor)
 	return item, nil
 }
@@ -304,7 +304,7 @@ func (t *Trash) restoreLeftovers(item *Item) (*Item, error) {
 		return nil, fmt.Errorf("trash restore %s: everything is back, but the item could not be removed: %w", id, err)
 	}
 	_ = atomicfile.SyncDir(t.dir())
-	t.audit(restore.AuditEvent{Action: "trash_restore", Path: t.AgentsDir, TrashID: id, FilesRemoved: &n, BytesRemoved: &b})
+	t.audit(audit.Event{Action: "trash_restore", Path: t.AgentsDir, TrashID: id, FilesRemoved: &n, BytesRemoved: &b})
 	t.log().Info("leftovers restored from the trash", "trash_id", id, "files", n, "bytes", b, "actor", t.Actor)
 	return item, nil
 }

@@ -55,7 +55,7 @@
 // brainsurgeon.ErrNotFound or brainsurgeon.ErrInvalid.
 //
 // Every step appends to the audit log "<state dir>/audit.jsonl" (see
-// restore.Audit): "delete" (moved_to_trash) and "delete_extracted"
+// audit.Append): "delete" (moved_to_trash) and "delete_extracted"
 // (files_removed, bytes_removed) per session, then "trash_restore",
 // "trash_purge" and "trash_expire".
 //
@@ -107,8 +107,8 @@ import (
 	"time"
 
 	bs "github.com/brainsurgeon/brainsurgeon"
+	"github.com/brainsurgeon/brainsurgeon/audit"
 	"github.com/brainsurgeon/brainsurgeon/internal/atomicfile"
-	"github.com/brainsurgeon/brainsurgeon/restore"
 )
 
 // Format identifies a trash item's meta.json.
@@ -440,8 +440,8 @@ func (t *Trash) DeleteRef(ctx context.Context, ref bs.SessionRef) (*Item, error)
 	yes := true
 	for _, s := range item.Sessions {
 		files, b := s.ExtractedFiles, s.ExtractedBytes
-		t.audit(restore.AuditEvent{Action: "delete", Path: s.OriginalPath, Agent: s.Agent, SessionID: s.SessionID, MovedToTrash: &yes, TrashID: item.ID})
-		t.audit(restore.AuditEvent{Action: "delete_extracted", Path: s.SideDir, Agent: s.Agent, SessionID: s.SessionID, MovedToTrash: &yes,
+		t.audit(audit.Event{Action: "delete", Path: s.OriginalPath, Agent: s.Agent, SessionID: s.SessionID, MovedToTrash: &yes, TrashID: item.ID})
+		t.audit(audit.Event{Action: "delete_extracted", Path: s.SideDir, Agent: s.Agent, SessionID: s.SessionID, MovedToTrash: &yes,
 			TrashID: item.ID, FilesRemoved: &files, BytesRemoved: &b})
 		t.log().Info("session moved to the trash", "session", s.Agent+"/"+s.SessionID, "trash_id", item.ID,
 			"extracted_files", files, "extracted_bytes", b, "actor", t.Actor)
@@ -602,7 +602,7 @@ func (t *Trash) Restore(ctx context.Context, id string) (*Item, error) {
 	}
 	_ = atomicfile.SyncDir(t.dir())
 	for _, s := range item.Sessions {
-		t.audit(restore.AuditEvent{Action: "trash_restore", Path: s.OriginalPath, Agent: s.Agent, SessionID: s.SessionID, TrashID: id})
+		t.audit(audit.Event{Action: "trash_restore", Path: s.OriginalPath, Agent: s.Agent, SessionID: s.SessionID, TrashID: id})
 		t.log().Info("session restored from the trash", "session", s.Agent+"/"+s.SessionID, "trash_id", id, "actor", t.Actor)
 	}
 	return item, nil
@@ -666,12 +666,12 @@ func (t *Trash) purge(id, action string) (*Item, error) {
 		for _, f := range item.Leftovers {
 			size += f.Bytes
 		}
-		t.audit(restore.AuditEvent{Action: action, Path: t.AgentsDir, MovedToTrash: &no, TrashID: id, FilesRemoved: &files, BytesRemoved: &size})
+		t.audit(audit.Event{Action: action, Path: t.AgentsDir, MovedToTrash: &no, TrashID: id, FilesRemoved: &files, BytesRemoved: &size})
 		t.log().Info("collected leftovers removed for good", "trash_id", id, "action", action, "files", files, "bytes", size, "actor", t.Actor)
 	}
 	for i, s := range item.Sessions {
-		t.audit(restore.AuditEvent{Action: action, Path: s.OriginalPath, Agent: s.Agent, SessionID: s.SessionID, MovedToTrash: &no, TrashID: id})
-		t.audit(restore.AuditEvent{Action: "delete_extracted", Path: s.SideDir, Agent: s.Agent, SessionID: s.SessionID, MovedToTrash: &no,
+		t.audit(audit.Event{Action: action, Path: s.OriginalPath, Agent: s.Agent, SessionID: s.SessionID, MovedToTrash: &no, TrashID: id})
+		t.audit(audit.Event{Action: "delete_extracted", Path: s.SideDir, Agent: s.Agent, SessionID: s.SessionID, MovedToTrash: &no,
 			TrashID: id, FilesRemoved: &counts[i].files, BytesRemoved: &counts[i].bytes})
 		t.log().Info("trashed session removed for good", "session", s.Agent+"/"+s.SessionID, "trash_id", id, "action", action, "actor", t.Actor)
 	}
@@ -741,11 +741,11 @@ func (t *Trash) writeMeta(it *Item) error {
 	return atomicfile.WriteFile(filepath.Join(t.dir(), it.ID, "meta.json"), append(data, '\n'), 0o600)
 }
 
-func (t *Trash) audit(ev restore.AuditEvent) {
+func (t *Trash) audit(ev audit.Event) {
 	ev.Time = bs.Now(t.Clock).UTC()
 	ev.Session = ev.Agent + "/" + ev.SessionID
 	ev.Actor = t.Actor
-	if err := restore.Audit(filepath.Join(t.StateDir, "audit.jsonl"), ev); err != nil {
+	if err := audit.Append(audit.Path(t.StateDir), ev); err != nil {
 		t.log().Warn("audit event not written", "action", ev.Action, "error", err)
 	}
 }

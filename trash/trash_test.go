@@ -14,6 +14,7 @@ import (
 	"time"
 
 	bs "github.com/brainsurgeon/brainsurgeon"
+	"github.com/brainsurgeon/brainsurgeon/audit"
 	"github.com/brainsurgeon/brainsurgeon/backend"
 	"github.com/brainsurgeon/brainsurgeon/config"
 	"github.com/brainsurgeon/brainsurgeon/internal/testkit/testcorpus"
@@ -166,15 +167,15 @@ func (f *fx) sameAsBefore(t *testing.T, when string) {
 	}
 }
 
-func auditLines(t *testing.T, set *backend.Set) []restore.AuditEvent {
+func auditLines(t *testing.T, set *backend.Set) []audit.Event {
 	t.Helper()
 	data, err := os.ReadFile(filepath.Join(set.StateDir, "audit.jsonl"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out []restore.AuditEvent
+	var out []audit.Event
 	for _, l := range bytes.Split(bytes.TrimSpace(data), []byte("\n")) {
-		var ev restore.AuditEvent
+		var ev audit.Event
 		if err := json.Unmarshal(l, &ev); err != nil {
 			t.Fatalf("audit line %s: %v", l, err)
 		}

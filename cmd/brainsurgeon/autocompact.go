@@ -7,7 +7,6 @@ import (
 
 	"github.com/brainsurgeon/brainsurgeon/config"
 	"github.com/brainsurgeon/brainsurgeon/internal/cli"
-	"github.com/brainsurgeon/brainsurgeon/session"
 )
 
 const autocompactUsage = `Usage: brainsurgeon autocompact [on|off] [--json] [--agents-dir DIR]
@@ -43,7 +42,7 @@ type autocompactOutput struct {
 
 func (c *autocompactCommand) Run(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("brainsurgeon autocompact", flag.ContinueOnError)
-	agentsDir := fs.String("agents-dir", session.DefaultAgentsDir(), "OpenClaw agents dir (the config is beside it)")
+	agentsDir := fs.String("agents-dir", config.DefaultAgentsDir(), "OpenClaw agents dir (the config is beside it)")
 	asJSON := fs.Bool("json", false, "print the state as JSON")
 	pos, err := cli.ParseHelp(fs, args, c.m.Stdout, autocompactUsage)
 	if err != nil {

@@ -18,7 +18,6 @@ import (
 	"github.com/brainsurgeon/brainsurgeon/internal/cli"
 	"github.com/brainsurgeon/brainsurgeon/internal/compactwire"
 	"github.com/brainsurgeon/brainsurgeon/internal/plural"
-	"github.com/brainsurgeon/brainsurgeon/session"
 	"github.com/brainsurgeon/brainsurgeon/tokens"
 )
 
@@ -34,7 +33,7 @@ type sessionFlags struct {
 }
 
 func (f *sessionFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&f.agentsDir, "agents-dir", session.DefaultAgentsDir(), "OpenClaw agents dir (or pi sessions dir)")
+	fs.StringVar(&f.agentsDir, "agents-dir", config.DefaultAgentsDir(), "OpenClaw agents dir (or pi sessions dir)")
 	fs.StringVar(&f.session, "session", "", "the session: agent/sessionId, a session id, a session key or a transcript path (default: the most recently modified session of agent main)")
 	fs.BoolVar(&f.json, "json", false, "print the result as JSON")
 }

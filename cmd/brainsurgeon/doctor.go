@@ -10,10 +10,10 @@ import (
 	"text/tabwriter"
 
 	bs "github.com/brainsurgeon/brainsurgeon"
+	"github.com/brainsurgeon/brainsurgeon/config"
 	"github.com/brainsurgeon/brainsurgeon/doctor"
 	"github.com/brainsurgeon/brainsurgeon/internal/cli"
 	"github.com/brainsurgeon/brainsurgeon/internal/plural"
-	"github.com/brainsurgeon/brainsurgeon/session"
 	"github.com/brainsurgeon/brainsurgeon/trash"
 )
 
@@ -130,7 +130,7 @@ type collectOutput struct {
 
 func (c *doctorCommand) Run(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("brainsurgeon doctor", flag.ContinueOnError)
-	agentsDir := fs.String("agents-dir", session.DefaultAgentsDir(), "OpenClaw agents dir (or pi sessions dir)")
+	agentsDir := fs.String("agents-dir", config.DefaultAgentsDir(), "OpenClaw agents dir (or pi sessions dir)")
 	name := fs.String("session", "", "diagnose (and fix) only this session")
 	fix := fs.Bool("fix", false, "repair the unpaired tool blocks of every fixable session")
 	collect := fs.Bool("collect", false, "show (with --yes: move into the trash) the host's leftovers")

@@ -7,10 +7,10 @@ import (
 	"io"
 
 	bs "github.com/brainsurgeon/brainsurgeon"
+	"github.com/brainsurgeon/brainsurgeon/config"
 	"github.com/brainsurgeon/brainsurgeon/internal/cli"
 	"github.com/brainsurgeon/brainsurgeon/internal/plural"
 	"github.com/brainsurgeon/brainsurgeon/restore"
-	"github.com/brainsurgeon/brainsurgeon/session"
 )
 
 const extractableUsage = `Usage: brainsurgeon extractable <session> <entry> true|false|N [--json] [--agents-dir DIR]
@@ -36,7 +36,7 @@ type extractableCommand struct{ m *Main }
 
 func (c *extractableCommand) Run(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("brainsurgeon extractable", flag.ContinueOnError)
-	agentsDir := fs.String("agents-dir", session.DefaultAgentsDir(), "OpenClaw agents dir (or pi sessions dir)")
+	agentsDir := fs.String("agents-dir", config.DefaultAgentsDir(), "OpenClaw agents dir (or pi sessions dir)")
 	asJSON := fs.Bool("json", false, "print the result as JSON")
 	pos, err := cli.ParseHelp(fs, args, c.m.Stdout, extractableUsage)
 	if err != nil {

@@ -11,11 +11,11 @@ import (
 
 	bs "github.com/brainsurgeon/brainsurgeon"
 	"github.com/brainsurgeon/brainsurgeon/compact"
+	"github.com/brainsurgeon/brainsurgeon/config"
 	"github.com/brainsurgeon/brainsurgeon/internal/agenttext"
 	"github.com/brainsurgeon/brainsurgeon/internal/cli"
 	"github.com/brainsurgeon/brainsurgeon/internal/compactwire"
 	"github.com/brainsurgeon/brainsurgeon/internal/plural"
-	"github.com/brainsurgeon/brainsurgeon/session"
 )
 
 const inspectUsage = `Usage: brainsurgeon inspect <file|session> [--agents-dir DIR] [--json]
@@ -39,7 +39,7 @@ type inspectCommand struct {
 
 func (c *inspectCommand) Run(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("brainsurgeon inspect", flag.ContinueOnError)
-	agentsDir := fs.String("agents-dir", session.DefaultAgentsDir(), "OpenClaw agents dir (or pi sessions dir) to look sessions up in")
+	agentsDir := fs.String("agents-dir", config.DefaultAgentsDir(), "OpenClaw agents dir (or pi sessions dir) to look sessions up in")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
 	pos, err := cli.ParseHelp(fs, args, c.m.Stdout, inspectUsage)
 	if err != nil {
@@ -52,11 +52,11 @@ func (c *inspectCommand) Run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	rep, err := session.Inspect(ctx, tr)
+	rep, err := compact.InspectTranscript(ctx, tr)
 	if err != nil {
 		return err
 	}
-	out := inspectReport{Report: rep}
+	out := inspectReport{TranscriptReport: rep}
 	// The context's tokens as context status counts them by default.
 	if tok, err := compactwire.TokenOptions(""); err == nil {
 		if st, err := compact.Status(ctx, tr, compact.Settings{}, tok); err == nil {
@@ -73,7 +73,7 @@ func (c *inspectCommand) Run(ctx context.Context, args []string) error {
 // inspectReport is what inspect prints: the transcript's report and the
 // size of its context.
 type inspectReport struct {
-	*session.Report
+	*compact.TranscriptReport
 	// Tokens is the size of the current context, calibrated by the
 	// recorded usage (context status's figure with the default
 	// tokenizer); LastUsageTokens the usage the latest assistant turn
@@ -108,7 +108,7 @@ func counts(m map[string]int) string {
 }
 
 func printReport(w io.Writer, out inspectReport, where string) {
-	r := out.Report
+	r := out.TranscriptReport
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	name := r.Session.String()
 	if r.Session.Key != "" {

@@ -8,9 +8,9 @@ import (
 	"io"
 	"strings"
 
+	"github.com/brainsurgeon/brainsurgeon/config"
 	"github.com/brainsurgeon/brainsurgeon/internal/cli"
 	"github.com/brainsurgeon/brainsurgeon/internal/openclawinstall"
-	"github.com/brainsurgeon/brainsurgeon/session"
 )
 
 const openclawUsage = `Usage: brainsurgeon openclaw <subcommand> [flags]
@@ -184,7 +184,7 @@ func (m *Main) ask(question string) (bool, string) {
 func (c *openclawCommand) install(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("brainsurgeon openclaw install", flag.ContinueOnError)
 	var o openclawinstall.InstallOptions
-	fs.StringVar(&o.AgentsDir, "agents-dir", session.DefaultAgentsDir(), "the agents dir; its parent is the OpenClaw root")
+	fs.StringVar(&o.AgentsDir, "agents-dir", config.DefaultAgentsDir(), "the agents dir; its parent is the OpenClaw root")
 	fs.StringVar(&o.Dir, "dir", "", "write the plugin here instead of <root>/.brainsurgeon/openclaw-plugin")
 	fs.StringVar(&o.DaemonURL, "daemon-url", openclawinstall.DefaultDaemonURL, "the daemon the plugin calls (loopback http only)")
 	fs.BoolVar(&o.Link, "link", false, "link the plugin into OpenClaw's config with OpenClaw's CLI")
@@ -289,7 +289,7 @@ func (c *openclawCommand) install(ctx context.Context, args []string) error {
 func (c *openclawCommand) uninstall(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("brainsurgeon openclaw uninstall", flag.ContinueOnError)
 	var o openclawinstall.UninstallOptions
-	fs.StringVar(&o.AgentsDir, "agents-dir", session.DefaultAgentsDir(), "the agents dir; its parent is the OpenClaw root")
+	fs.StringVar(&o.AgentsDir, "agents-dir", config.DefaultAgentsDir(), "the agents dir; its parent is the OpenClaw root")
 	yes := fs.Bool("yes", false, "do not ask before changing OpenClaw's config")
 	keep := fs.Bool("keep-placeholders", false, "leave the placeholders of offloaded tool results in the transcripts (default: write the results back)")
 	fs.StringVar(&o.OpenClaw, "openclaw", "", "the openclaw executable (default: openclaw on PATH, else the one install ran)")
@@ -393,7 +393,7 @@ func (c *openclawCommand) uninstall(ctx context.Context, args []string) error {
 
 func (c *openclawCommand) status(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("brainsurgeon openclaw status", flag.ContinueOnError)
-	agentsDir := fs.String("agents-dir", session.DefaultAgentsDir(), "the agents dir; its parent is the OpenClaw root")
+	agentsDir := fs.String("agents-dir", config.DefaultAgentsDir(), "the agents dir; its parent is the OpenClaw root")
 	asJSON := fs.Bool("json", false, "print the status as JSON")
 	pos, err := cli.ParseHelp(fs, args, c.m.Stdout, openclawStatusUsage)
 	if err != nil {

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/brainsurgeon/brainsurgeon/session"
+	"github.com/brainsurgeon/brainsurgeon/config"
 )
 
 // openclawRoot makes an OpenClaw root named only by OPENCLAW_STATE_DIR.
@@ -28,7 +28,7 @@ func TestOpenClawRootIsServes(t *testing.T) {
 	if code, out, errOut := run(t, "openclaw", "install"); code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
 	}
-	agents := session.DefaultAgentsDir()
+	agents := config.DefaultAgentsDir()
 	if agents != filepath.Join(root, "agents") {
 		t.Fatalf("default agents dir %s, want %s/agents", agents, root)
 	}

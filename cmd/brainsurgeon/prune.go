@@ -12,11 +12,11 @@ import (
 
 	bs "github.com/brainsurgeon/brainsurgeon"
 	"github.com/brainsurgeon/brainsurgeon/backend"
+	"github.com/brainsurgeon/brainsurgeon/config"
 	"github.com/brainsurgeon/brainsurgeon/extract"
 	"github.com/brainsurgeon/brainsurgeon/internal/cli"
 	"github.com/brainsurgeon/brainsurgeon/internal/plural"
 	"github.com/brainsurgeon/brainsurgeon/prune"
-	"github.com/brainsurgeon/brainsurgeon/session"
 )
 
 const pruneUsage = `Usage: brainsurgeon prune [--session S]... [--dry-run] [--force] [--json] [--agents-dir DIR]
@@ -59,7 +59,7 @@ func (f *multiFlag) Set(v string) error { *f = append(*f, v); return nil }
 
 func (c *pruneCommand) Run(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("brainsurgeon prune", flag.ContinueOnError)
-	agentsDir := fs.String("agents-dir", session.DefaultAgentsDir(), "OpenClaw agents dir (or pi sessions dir)")
+	agentsDir := fs.String("agents-dir", config.DefaultAgentsDir(), "OpenClaw agents dir (or pi sessions dir)")
 	var sessions multiFlag
 	fs.Var(&sessions, "session", "a session to prune (repeatable; default: all sessions)")
 	dry := fs.Bool("dry-run", false, "decide and report, write nothing")

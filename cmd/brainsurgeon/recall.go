@@ -12,13 +12,13 @@ import (
 
 	bs "github.com/brainsurgeon/brainsurgeon"
 	"github.com/brainsurgeon/brainsurgeon/backend"
+	"github.com/brainsurgeon/brainsurgeon/config"
 	"github.com/brainsurgeon/brainsurgeon/internal/agenttext"
 	"github.com/brainsurgeon/brainsurgeon/internal/atomicfile"
 	"github.com/brainsurgeon/brainsurgeon/internal/cli"
 	"github.com/brainsurgeon/brainsurgeon/internal/plural"
 	"github.com/brainsurgeon/brainsurgeon/portable"
 	"github.com/brainsurgeon/brainsurgeon/recall"
-	"github.com/brainsurgeon/brainsurgeon/session"
 	"github.com/brainsurgeon/brainsurgeon/summarize"
 )
 
@@ -342,7 +342,7 @@ type createdOutput struct {
 
 func (c *contextCommand) importSession(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("brainsurgeon context import", flag.ContinueOnError)
-	agentsDir := fs.String("agents-dir", session.DefaultAgentsDir(), "OpenClaw agents dir")
+	agentsDir := fs.String("agents-dir", config.DefaultAgentsDir(), "OpenClaw agents dir")
 	agent := fs.String("agent", defaultAgent, "the agent the new session belongs to")
 	asJSON := fs.Bool("json", false, "print the result as JSON")
 	pos, err := cli.ParseHelp(fs, args, c.m.Stdout, importUsage)

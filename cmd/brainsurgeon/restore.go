@@ -10,11 +10,11 @@ import (
 	"strings"
 
 	bs "github.com/brainsurgeon/brainsurgeon"
+	"github.com/brainsurgeon/brainsurgeon/config"
 	"github.com/brainsurgeon/brainsurgeon/extract"
 	"github.com/brainsurgeon/brainsurgeon/internal/cli"
 	"github.com/brainsurgeon/brainsurgeon/internal/plural"
 	"github.com/brainsurgeon/brainsurgeon/restore"
-	"github.com/brainsurgeon/brainsurgeon/session"
 )
 
 const restoreUsage = `Usage: brainsurgeon restore <session> <entry> [--keys a,b] [--json] [--agents-dir DIR]
@@ -63,7 +63,7 @@ type restoreCommand struct{ m *Main }
 
 func (c *restoreCommand) Run(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("brainsurgeon restore", flag.ContinueOnError)
-	agentsDir := fs.String("agents-dir", session.DefaultAgentsDir(), "OpenClaw agents dir (or pi sessions dir)")
+	agentsDir := fs.String("agents-dir", config.DefaultAgentsDir(), "OpenClaw agents dir (or pi sessions dir)")
 	keys := fs.String("keys", "", "comma-separated keys of the values to restore (default: all)")
 	all := fs.Bool("all", false, "restore every extracted value of the session")
 	pristine := fs.Bool("pristine", false, "with --all: also undo redactions, bookkeeping members and repairs (original file byte for byte)")

@@ -24,7 +24,6 @@ import (
 	"github.com/brainsurgeon/brainsurgeon/internal/demo"
 	"github.com/brainsurgeon/brainsurgeon/internal/logging"
 	"github.com/brainsurgeon/brainsurgeon/internal/wiring"
-	"github.com/brainsurgeon/brainsurgeon/session"
 )
 
 const serveUsage = `Usage: brainsurgeon serve [--addr 127.0.0.1:8000] [--agents-dir DIR] [--demo]
@@ -219,7 +218,7 @@ func (c *serveCommand) Run(ctx context.Context, args []string) error {
 	}
 	fs := flag.NewFlagSet("brainsurgeon serve", flag.ContinueOnError)
 	addr := fs.String("addr", "127.0.0.1:"+env.Port, "address to listen on (host:port)")
-	agentsDir := fs.String("agents-dir", session.DefaultAgentsDir(), "OpenClaw agents dir (or pi sessions dir)")
+	agentsDir := fs.String("agents-dir", config.DefaultAgentsDir(), "OpenClaw agents dir (or pi sessions dir)")
 	demoMode := fs.Bool("demo", false, "serve a generated sample agents dir with pruning enabled")
 	pos, err := cli.ParseHelp(fs, args, c.m.Stdout, serveUsage)
 	if err != nil {

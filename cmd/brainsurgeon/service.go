@@ -10,9 +10,9 @@ import (
 	"runtime"
 	"strings"
 
+	"github.com/brainsurgeon/brainsurgeon/config"
 	"github.com/brainsurgeon/brainsurgeon/internal/cli"
 	"github.com/brainsurgeon/brainsurgeon/internal/service"
-	"github.com/brainsurgeon/brainsurgeon/session"
 )
 
 const serviceUsage = `Usage: brainsurgeon service <subcommand> [flags]
@@ -134,7 +134,7 @@ func describeKeyFile(fi os.FileInfo, err error) string {
 
 func (c *serviceCommand) install(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("brainsurgeon service install", flag.ContinueOnError)
-	agentsDir := fs.String("agents-dir", session.DefaultAgentsDir(), "OpenClaw agents dir the daemon serves")
+	agentsDir := fs.String("agents-dir", config.DefaultAgentsDir(), "OpenClaw agents dir the daemon serves")
 	addr := fs.String("addr", "127.0.0.1:8000", "the daemon's listen address")
 	dry := fs.Bool("dry-run", false, "print the unit and the commands; write and run nothing")
 	asJSON := fs.Bool("json", false, "print the result as JSON")

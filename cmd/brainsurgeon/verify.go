@@ -9,10 +9,10 @@ import (
 
 	bs "github.com/brainsurgeon/brainsurgeon"
 	"github.com/brainsurgeon/brainsurgeon/backend"
+	"github.com/brainsurgeon/brainsurgeon/config"
 	"github.com/brainsurgeon/brainsurgeon/internal/cli"
 	"github.com/brainsurgeon/brainsurgeon/internal/plural"
 	"github.com/brainsurgeon/brainsurgeon/restore"
-	"github.com/brainsurgeon/brainsurgeon/session"
 )
 
 const verifyUsage = `Usage: brainsurgeon verify [session] [--verbose] [--json] [--agents-dir DIR]
@@ -58,7 +58,7 @@ type verifySummary struct {
 
 func (c *verifyCommand) Run(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("brainsurgeon verify", flag.ContinueOnError)
-	agentsDir := fs.String("agents-dir", session.DefaultAgentsDir(), "OpenClaw agents dir (or pi sessions dir)")
+	agentsDir := fs.String("agents-dir", config.DefaultAgentsDir(), "OpenClaw agents dir (or pi sessions dir)")
 	asJSON := fs.Bool("json", false, "print the reports as JSON (orphans included)")
 	verbose := fs.Bool("verbose", false, "list every orphan (default: counts and bytes per session)")
 	pos, err := cli.ParseHelp(fs, args, c.m.Stdout, verifyUsage)

@@ -17,6 +17,7 @@ import (
 
 	bs "github.com/brainsurgeon/brainsurgeon"
 	"github.com/brainsurgeon/brainsurgeon/backend"
+	"github.com/brainsurgeon/brainsurgeon/config"
 	"github.com/brainsurgeon/brainsurgeon/engine"
 	"github.com/brainsurgeon/brainsurgeon/extract"
 	"github.com/brainsurgeon/brainsurgeon/internal/cli"
@@ -161,7 +162,7 @@ type common struct {
 func (c *common) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.agent, "agent", "", "the agent id (e.g. main)")
 	fs.StringVar(&c.session, "session", "", "the session: agent/sessionId, a session id, or a session key or its suffix (direct:123)")
-	fs.StringVar(&c.agentsDir, "agents-dir", session.DefaultAgentsDir(), "OpenClaw agents dir")
+	fs.StringVar(&c.agentsDir, "agents-dir", config.DefaultAgentsDir(), "OpenClaw agents dir")
 	fs.BoolVar(&c.json, "json", false, "print the result as JSON")
 }
 

@@ -37,10 +37,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/brainsurgeon/brainsurgeon/config"
 	"github.com/brainsurgeon/brainsurgeon/internal/atomicfile"
 	"github.com/brainsurgeon/brainsurgeon/internal/hostconfig"
 	openclawplugin "github.com/brainsurgeon/brainsurgeon/openclaw-plugin"
-	"github.com/brainsurgeon/brainsurgeon/session"
 )
 
 // PluginID is the plugin's id in OpenClaw's config.
@@ -144,14 +144,14 @@ type Paths struct {
 // root is the parent of the agents dir, as for brainsurgeon serve and
 // brainsurgeon service: agentsDir, else the default agents dir
 // ($BRAINSURGEON_AGENTS_DIR, $AGENTS_DIR, $OPENCLAW_STATE_DIR/agents,
-// ~/.openclaw/agents; session.DefaultAgentsDir). pluginDir "" means the
+// ~/.openclaw/agents; config.DefaultAgentsDir). pluginDir "" means the
 // stable default under the root.
 func ResolvePaths(env Env, agentsDir, pluginDir string) (Paths, error) {
 	env = env.withDefaults()
 	agents := expandHome(env, strings.TrimSpace(agentsDir))
 	if agents == "" {
 		var err error
-		if agents, err = session.DefaultAgentsDirFrom(env.Getenv, env.HomeDir); err != nil {
+		if agents, err = config.DefaultAgentsDirFrom(env.Getenv, env.HomeDir); err != nil {
 			return Paths{}, fmt.Errorf("the OpenClaw root: %w", err)
 		}
 	}

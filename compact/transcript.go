@@ -1,4 +1,4 @@
-package session
+package compact
 
 import (
 	"context"
@@ -8,15 +8,16 @@ import (
 
 	bs "github.com/brainsurgeon/brainsurgeon"
 	"github.com/brainsurgeon/brainsurgeon/entry"
+	"github.com/brainsurgeon/brainsurgeon/internal/plural"
 )
 
-// Report summarises what a transcript holds. It is what `brainsurgeon
-// inspect` prints.
-type Report struct {
+// TranscriptReport summarises what a transcript holds. It is what
+// `brainsurgeon inspect` prints.
+type TranscriptReport struct {
 	// Session is the session inspected; Path its transcript.
 	Session bs.SessionRef `json:"session"`
 	// Header is the session header.
-	Header ReportHeader `json:"header"`
+	Header TranscriptHeader `json:"header"`
 	// Bytes and Lines measure the file.
 	Bytes int64 `json:"bytes"`
 	Lines int   `json:"lines"`
@@ -46,9 +47,9 @@ type Report struct {
 	ContextMessages int    `json:"context_messages"`
 	BranchPoints    int    `json:"branch_points"`
 	// Compactions lists every compaction entry.
-	Compactions []ReportCompaction `json:"compactions"`
+	Compactions []TranscriptCompaction `json:"compactions"`
 	// Malformed lists the first MaxMalformed malformed lines.
-	Malformed []ReportMalformed `json:"malformed"`
+	Malformed []TranscriptMalformed `json:"malformed"`
 	// Triggers counts extractable values and their bytes by trigger type,
 	// over the whole file and over the active path's context.
 	Triggers map[bs.TriggerType]TriggerStat `json:"triggers"`
@@ -57,16 +58,16 @@ type Report struct {
 	LastTime  time.Time `json:"last_time,omitzero"`
 }
 
-// ReportHeader is the header part of a Report.
-type ReportHeader struct {
+// TranscriptHeader is the header part of a TranscriptReport.
+type TranscriptHeader struct {
 	Line    int    `json:"line"`
 	Version int    `json:"version"`
 	ID      string `json:"id"`
 	Cwd     string `json:"cwd,omitempty"`
 }
 
-// ReportCompaction describes one compaction entry.
-type ReportCompaction struct {
+// TranscriptCompaction describes one compaction entry.
+type TranscriptCompaction struct {
 	Line      int    `json:"line"`
 	ID        string `json:"id"`
 	FirstKept string `json:"first_kept_entry_id,omitempty"`
@@ -75,8 +76,8 @@ type ReportCompaction struct {
 	Active bool `json:"active"`
 }
 
-// ReportMalformed describes one malformed line.
-type ReportMalformed struct {
+// TranscriptMalformed describes one malformed line.
+type TranscriptMalformed struct {
 	Line  int    `json:"line"`
 	Bytes int    `json:"bytes"`
 	Error string `json:"error"`
@@ -96,33 +97,28 @@ type TriggerStat struct {
 	ContextBytes  int64 `json:"context_bytes"`
 }
 
-// MaxMalformed is the number of malformed lines a Report lists.
+// MaxMalformed is the number of malformed lines a TranscriptReport lists.
 const MaxMalformed = 10
 
-// ErrNotTranscript means a file holds no session header and no entry: no
-// line is a transcript line (only blank or malformed ones). It wraps
-// brainsurgeon.ErrInvalid.
-var ErrNotTranscript = fmt.Errorf("not a transcript: %w", bs.ErrInvalid)
-
-// Inspect reads the transcript once more, streaming, and builds its Report.
-// It works on a transcript of any backend. A file in which no line is a
-// header or an entry gives an error wrapping ErrNotTranscript (and no
-// Report).
-func Inspect(ctx context.Context, t bs.Transcript) (*Report, error) {
+// InspectTranscript reads the transcript once more, streaming, and builds
+// its TranscriptReport. It works on a transcript of any backend. A
+// transcript in which no line is a header or an entry gives an error
+// wrapping brainsurgeon.ErrNotTranscript (and no report).
+func InspectTranscript(ctx context.Context, t bs.Transcript) (*TranscriptReport, error) {
 	h := t.Header()
 	nodes := t.Nodes()
 	path := t.ActivePath()
-	r := &Report{
+	r := &TranscriptReport{
 		Session:     t.Ref(),
-		Header:      ReportHeader{Line: h.Line, Version: h.Version, ID: h.ID, Cwd: h.Cwd},
+		Header:      TranscriptHeader{Line: h.Line, Version: h.Version, ID: h.ID, Cwd: h.Cwd},
 		Bytes:       t.Version().Size(),
 		Lines:       len(nodes),
 		EntryTypes:  map[string]int{},
 		Roles:       map[string]int{},
 		BlockTypes:  map[string]int{},
 		Triggers:    map[bs.TriggerType]TriggerStat{},
-		Compactions: []ReportCompaction{},
-		Malformed:   []ReportMalformed{},
+		Compactions: []TranscriptCompaction{},
+		Malformed:   []TranscriptMalformed{},
 	}
 	if len(path) > 0 {
 		r.Leaf = nodes[path[len(path)-1]].ID
@@ -130,14 +126,14 @@ func Inspect(ctx context.Context, t bs.Transcript) (*Report, error) {
 	r.ActivePath = len(path)
 	c := t.Context()
 	r.ContextMessages = c.Count()
-	r.BranchPoints = BranchPoints(nodes)
+	r.BranchPoints = bs.BranchPoints(nodes)
 	inContext := make(map[int]bool, len(c.Messages))
 	for _, i := range c.Messages {
 		inContext[nodes[i].Line] = true
 	}
-	for _, i := range Compactions(nodes) {
+	for _, i := range bs.Compactions(nodes) {
 		n := &nodes[i]
-		r.Compactions = append(r.Compactions, ReportCompaction{Line: n.Line, ID: n.ID, FirstKept: n.FirstKept(), Active: i == c.Compaction})
+		r.Compactions = append(r.Compactions, TranscriptCompaction{Line: n.Line, ID: n.ID, FirstKept: n.FirstKept(), Active: i == c.Compaction})
 	}
 	for i := range nodes {
 		n := &nodes[i]
@@ -155,7 +151,7 @@ func Inspect(ctx context.Context, t bs.Transcript) (*Report, error) {
 			}
 			r.MalformedTotal++
 			if len(r.Malformed) < MaxMalformed {
-				r.Malformed = append(r.Malformed, ReportMalformed{Line: n.Line, Bytes: n.Len, Error: msg})
+				r.Malformed = append(r.Malformed, TranscriptMalformed{Line: n.Line, Bytes: n.Len, Error: msg})
 			}
 		case bs.KindEntry:
 			r.Entries++
@@ -184,15 +180,15 @@ func Inspect(ctx context.Context, t bs.Transcript) (*Report, error) {
 		what := "it is empty"
 		if len(r.Malformed) > 0 {
 			m := r.Malformed[0]
-			what = fmt.Sprintf("%d of its %s %s malformed (line %d: %s)", r.MalformedTotal, plural(r.Lines, "line", "lines"), isAre(r.MalformedTotal), m.Line, m.Error)
+			what = fmt.Sprintf("%d of its %s %s malformed (line %d: %s)", r.MalformedTotal, plural.Count(r.Lines, "line", "lines"), isAre(r.MalformedTotal), m.Line, m.Error)
 		} else if r.Blank > 0 {
-			what = fmt.Sprintf("its %s %s blank", plural(r.Blank, "line", "lines"), isAre(r.Blank))
+			what = fmt.Sprintf("its %s %s blank", plural.Count(r.Blank, "line", "lines"), isAre(r.Blank))
 		}
-		name := t.Ref().Path
+		name := t.Location()
 		if name == "" {
 			name = t.Ref().String()
 		}
-		return nil, fmt.Errorf("%s: no line is a session header or an entry, %s: %w", name, what, ErrNotTranscript)
+		return nil, fmt.Errorf("%s: no line is a session header or an entry, %s: %w", name, what, bs.ErrNotTranscript)
 	}
 	for e, err := range t.Entries(ctx) {
 		if err != nil {

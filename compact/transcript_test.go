@@ -1,4 +1,4 @@
-package session_test
+package compact_test
 
 import (
 	"context"
@@ -9,10 +9,11 @@ import (
 	"testing"
 
 	bs "github.com/brainsurgeon/brainsurgeon"
+	"github.com/brainsurgeon/brainsurgeon/compact"
 	"github.com/brainsurgeon/brainsurgeon/session"
 )
 
-func inspectFile(t *testing.T, data string) (*session.Report, error) {
+func inspectFile(t *testing.T, data string) (*compact.TranscriptReport, error) {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "s.jsonl")
 	if err := os.WriteFile(path, []byte(data), 0o600); err != nil {
@@ -22,7 +23,7 @@ func inspectFile(t *testing.T, data string) (*session.Report, error) {
 	if err != nil {
 		return nil, err // Open refuses a file that is not a transcript
 	}
-	return session.Inspect(context.Background(), tr)
+	return compact.InspectTranscript(context.Background(), tr)
 }
 
 // TestInspectNotTranscript checks that a file in which no line is a header
@@ -46,13 +47,13 @@ func TestInspectNotTranscript(t *testing.T) {
 		{name: "Hello", data: "hello\n", not: true},
 		{name: "MalformedThenHeader", data: "oops\n" + header, listed: 1, malformed: 1},
 		{name: "HeaderOnly", data: header},
-		{name: "CappedMalformed", data: header + garbage, listed: session.MaxMalformed, malformed: 25},
+		{name: "CappedMalformed", data: header + garbage, listed: compact.MaxMalformed, malformed: 25},
 		{name: "FewMalformed", data: header + "oops\n", listed: 1, malformed: 1},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			rep, err := inspectFile(t, tt.data)
 			if tt.not {
-				if !errors.Is(err, session.ErrNotTranscript) || !errors.Is(err, bs.ErrInvalid) || rep != nil {
+				if !errors.Is(err, bs.ErrNotTranscript) || !errors.Is(err, session.ErrNotTranscript) || !errors.Is(err, bs.ErrInvalid) || rep != nil {
 					t.Fatalf("got %v, %+v; want an error wrapping ErrNotTranscript and ErrInvalid", err, rep)
 				}
 				return
