@@ -85,12 +85,7 @@ func refusal(tr bs.Transcript) string {
 // the path.
 func pathCompactions(tr bs.Transcript) (on []int, off int) {
 	nodes := tr.Nodes()
-	total := 0
-	for i := range nodes {
-		if nodes[i].Kind == bs.KindEntry && nodes[i].Type == "compaction" {
-			total++
-		}
-	}
+	total := len(bs.Compactions(nodes))
 	for _, i := range tr.ActivePath() {
 		if nodes[i].Type == "compaction" {
 			on = append(on, i)
