@@ -130,16 +130,16 @@ type call struct {
 // host's id of this call ("" when unknown): a restore redacts the call of
 // that id. An error is the call's failure, to be shown to the model
 // (Failed), except a context's cancellation; a tool that is not one of
-// Specs, or Tools without the Store and Side (and, for purge_control, the
-// Restorer) it needs, wraps brainsurgeon.ErrInvalid.
+// Specs, or Tools without a Store and a Side store, wraps
+// brainsurgeon.ErrInvalid (as does purge_control without a Restorer).
 func (t *Tools) Call(ctx context.Context, ref bs.SessionRef, name, toolCallID string, params json.RawMessage) (Result, error) {
 	run, ok := runners[name]
 	if !ok {
 		return Result{}, fmt.Errorf("tool: expected %s, found %.60q: %w", ExpectedTools(), name, bs.ErrInvalid)
 	}
-	if t.Store == nil || t.Side == nil || (name == PurgeControl && t.Restorer == nil) {
-		return Result{}, fmt.Errorf("agenttools: %s needs Tools with a Store, a Side store and (purge_control) a Restorer, found Store %v, Side %v, Restorer %v: %w",
-			name, t.Store != nil, t.Side != nil, t.Restorer != nil, bs.ErrInvalid)
+	if t.Store == nil || t.Side == nil {
+		return Result{}, fmt.Errorf("agenttools: %s needs Tools with a Store and a Side store, found Store %v, Side %v: %w",
+			name, t.Store != nil, t.Side != nil, bs.ErrInvalid)
 	}
 	return run(t, ctx, ref, call{tool: name, toolCallID: toolCallID, params: params})
 }

@@ -52,7 +52,7 @@ type (
 // TestCallNeedsStores refuses a call on Tools without its stores.
 func TestCallNeedsStores(t *testing.T) {
 	ref := bs.SessionRef{Agent: "main", ID: "s1"}
-	for _, tools := range []*agenttools.Tools{{}, {Store: noStore{}}, {Store: noStore{}, Side: noSide{}}} {
+	for _, tools := range []*agenttools.Tools{{}, {Store: noStore{}}, {Side: noSide{}}, {Store: noStore{}, Side: noSide{}}} {
 		_, err := tools.Call(context.Background(), ref, "purge_control", "", json.RawMessage(`{"action":"get_context"}`))
 		if !errors.Is(err, bs.ErrInvalid) {
 			t.Errorf("%+v: error %v, want invalid input", tools, err)
