@@ -16,9 +16,12 @@ import (
 // Search searches the session ref for pattern, as recall_grep and
 // `purge_control grep` do: each hit goes to each as it is found, and the
 // report says how many there were (collect keeps the hits in it too). A
-// pattern that is not a valid regular expression wraps
-// brainsurgeon.ErrInvalid.
+// pattern that is not a valid regular expression, or Tools without a
+// Store, wraps brainsurgeon.ErrInvalid.
 func (t *Tools) Search(ctx context.Context, ref bs.SessionRef, pattern string, o recall.GrepOptions, collect bool, each func(recall.Hit)) (recall.Report, error) {
+	if t.Store == nil {
+		return recall.Report{}, fmt.Errorf("agenttools: Search needs Tools with a Store, found none: %w", bs.ErrInvalid)
+	}
 	tr, err := t.Store.Open(ctx, ref, nil)
 	if err != nil {
 		return recall.Report{}, err
