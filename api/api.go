@@ -102,10 +102,10 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	bs "github.com/brainsurgeon/brainsurgeon"
+	"github.com/brainsurgeon/brainsurgeon/agenttools"
 	"github.com/brainsurgeon/brainsurgeon/compact"
 	"github.com/brainsurgeon/brainsurgeon/config"
 	"github.com/brainsurgeon/brainsurgeon/engine"
@@ -319,9 +319,9 @@ type server struct {
 	started     time.Time
 	// sourceSlots bounds the POST /api/plugin/v1/source requests served at
 	// once (each holds a whole tool result, several times over);
-	// sourceMu makes a source record's check and replacement one step.
+	// sources makes a source record's check and replacement one step.
 	sourceSlots chan struct{}
-	sourceMu    sync.Mutex
+	sources     agenttools.Sources
 	// testEngine, set by the package's tests only, replaces the engine.
 	testEngine contextEngine
 }

@@ -11,6 +11,7 @@ import (
 
 	bs "github.com/brainsurgeon/brainsurgeon"
 	"github.com/brainsurgeon/brainsurgeon/audit"
+	"github.com/brainsurgeon/brainsurgeon/agenttools"
 	"github.com/brainsurgeon/brainsurgeon/compact"
 	"github.com/brainsurgeon/brainsurgeon/config"
 	"github.com/brainsurgeon/brainsurgeon/engine"
@@ -27,11 +28,11 @@ const (
 	DefaultHistoryDepth = 20
 	MaxHistoryDepth     = 1000
 	// DefaultGrepHits is the number of hits GET …/context/grep sends when
-	// ?max= is not given; MaxGrepHits the most it sends.
+	// ?max= is not given; MaxGrepHits the most it sends (as recall_grep).
 	DefaultGrepHits = 100
-	MaxGrepHits     = 1000
-	// MaxGrepPattern bounds ?q= in bytes.
-	MaxGrepPattern = 1024
+	MaxGrepHits     = agenttools.MaxGrepHits
+	// MaxGrepPattern bounds ?q= in bytes (as recall_grep's pattern).
+	MaxGrepPattern = agenttools.MaxGrepPattern
 	// MaxFocus bounds the focus of a compaction in bytes.
 	MaxFocus = 4096
 )

@@ -1,23 +1,16 @@
 package api
 
 import (
-	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
-	"strings"
 	"time"
 	"unicode/utf8"
 
 	bs "github.com/brainsurgeon/brainsurgeon"
+	"github.com/brainsurgeon/brainsurgeon/agenttools"
 	"github.com/brainsurgeon/brainsurgeon/engine"
-	"github.com/brainsurgeon/brainsurgeon/extract"
-	"github.com/brainsurgeon/brainsurgeon/internal/agenttext"
-	"github.com/brainsurgeon/brainsurgeon/restore"
 )
 
 // The context engine endpoints (POST /api/plugin/v1/assemble and
@@ -146,7 +139,7 @@ func checkMessages(msgs []engine.Message) error {
 		if n := utf8.RuneCountInString(m.Role); n == 0 || n > maxRoleChars {
 			return fmt.Errorf("%s.role: expected a role of 1 to %d characters, found %d characters (%.80q): %w", at, maxRoleChars, n, m.Role, bs.ErrInvalid)
 		}
-		if err := checkText(at+".role", m.Role); err != nil {
+		if err := agenttools.CheckText(at+".role", m.Role); err != nil {
 			return err
 		}
 		if m.Timestamp < 0 {
@@ -256,7 +249,7 @@ func (s *server) assemble(r *http.Request) (assembled, error) {
 	if q.PromptChars < 0 {
 		return assembled{}, fmt.Errorf("prompt_chars: expected the prompt's length ≥ 0, found %d: %w", q.PromptChars, bs.ErrInvalid)
 	}
-	if err := checkText("model", q.Model); err != nil {
+	if err := agenttools.CheckText("model", q.Model); err != nil {
 		return assembled{}, err
 	}
 	if q.MaxOutputTokens != nil && *q.MaxOutputTokens < 0 {
@@ -428,138 +421,4 @@ func (s *server) engineStatus(ctx context.Context, ref bs.SessionRef) *engine.St
 		return nil
 	}
 	return &st
-}
-
-// restoreView answers purge_control restore of key from the engine when
-// the side store holds no record of it: the entry's content as the host's
-// row stores it (engine.Value), which the view shows in full from the
-// next turn (in read-only mode the restore is not recorded and the note
-// says so); nothing is written to the host. ok is false when the engine
-// cannot answer (no engine, a record exists, or the engine does not know
-// the entry, or the row holds the entry's own placeholder): the ordinary
-// restore then runs and gives its own answer.
-func (s *server) restoreView(ctx context.Context, ref bs.SessionRef, key string, keys json.RawMessage, offset, maxChars int) (ToolResponse, bool, error) {
-	eng := s.engineFor()
-	if eng == nil || bs.CheckSideKey(key) != nil {
-		return ToolResponse{}, false, nil
-	}
-	if _, err := extract.LoadRecord(ctx, s.set.Side, ref, key); !errors.Is(err, bs.ErrNotFound) {
-		return ToolResponse{}, false, nil
-	}
-	v, err := eng.Value(ctx, ref, key)
-	if errors.Is(err, bs.ErrNotFound) || errors.Is(err, bs.ErrUnsupported) {
-		s.log.Debug("context engine: no value for a restore", "session", ref.String(), "key", key, "error", err)
-		return ToolResponse{}, false, nil
-	}
-	if err != nil {
-		return ToolResponse{}, true, fmt.Errorf("purge_control restore %s: %w", key, err)
-	}
-	if bytes.Contains(v.Content, []byte(extract.Placeholder(key))) {
-		// The row holds the entry's own placeholder and the side store
-		// no record: the value is lost, which the ordinary restore says.
-		return ToolResponse{}, false, nil
-	}
-	sv, err := viewSourceValue(key, v.Content)
-	if err != nil {
-		return ToolResponse{}, true, fmt.Errorf("purge_control restore %s: %w", key, err)
-	}
-	more := map[string]any{"entry_id": v.EntryID, "restored": true, "collapsed": v.Collapsed, "from": "transcript",
-		"written_back": false, "note": agenttext.ViewRestoreNote(key, v.Collapsed, s.opts.ReadOnly)}
-	if !isNull(keys) {
-		more["keys_ignored"] = true
-	}
-	res, err := pageValue(sv, offset, maxChars, more)
-	if err != nil {
-		return ToolResponse{}, true, fmt.Errorf("purge_control restore %s: %w", key, err)
-	}
-	s.log.Info("context engine: value restored from the transcript", "session", ref.String(), "entry_id", key,
-		"bytes", sv.Bytes, "collapsed", v.Collapsed)
-	return res, true, nil
-}
-
-// viewSourceValue returns the content of an entry (a JSON string, or an
-// array of content blocks) as a value pageValue answers: a string is one
-// text block; blocks of text and images are returned as they are; content
-// holding other blocks (thinking, tool calls), which a tool result cannot
-// carry, is returned as the text of its JSON.
-func viewSourceValue(key string, content json.RawMessage) (*restore.SourceValue, error) {
-	c := bytes.TrimSpace(content)
-	sum := sha256.Sum256(c)
-	sv := &restore.SourceValue{Key: key, Bytes: len(c), SHA256: hex.EncodeToString(sum[:])}
-	switch {
-	case len(c) > 0 && c[0] == '"':
-		sv.Content = literalTextBlock(c[1 : len(c)-1])
-		sv.Content = append(append([]byte{'['}, sv.Content...), ']')
-		sv.TextLiterals = []json.RawMessage{c}
-		return sv, nil
-	case len(c) > 0 && c[0] == '[':
-		var blocks []struct {
-			Type string `json:"type"`
-		}
-		if err := json.Unmarshal(c, &blocks); err != nil {
-			return nil, fmt.Errorf("the entry's content: expected a JSON array of content blocks: %v: %w", err, bs.ErrCorrupt)
-		}
-		plain := true
-		for _, b := range blocks {
-			plain = plain && (b.Type == "text" || b.Type == "image")
-		}
-		if plain {
-			lits, others, err := extract.SourceTextLiterals(c)
-			if err != nil {
-				return nil, err
-			}
-			sv.Content, sv.TextLiterals, sv.OtherBlocks = c, lits, others
-			return sv, nil
-		}
-	case len(c) == 0:
-		return nil, fmt.Errorf("the entry's content: expected a JSON string or array, found nothing: %w", bs.ErrCorrupt)
-	}
-	lit, err := json.Marshal(string(c))
-	if err != nil {
-		return nil, err
-	}
-	sv.Content = append(append([]byte{'['}, literalTextBlock(lit[1:len(lit)-1])...), ']')
-	sv.TextLiterals = []json.RawMessage{lit}
-	return sv, nil
-}
-
-// describeSummary answers recall_describe of a summary id (engine.IsSummaryID).
-func (s *server) describeSummary(ctx context.Context, ref bs.SessionRef, id string) (ToolResponse, error) {
-	eng := s.engineFor()
-	if eng == nil {
-		return ToolResponse{}, fmt.Errorf("recall_describe %s: summary ids come from the context engine, which this server does not run", id)
-	}
-	rec, err := eng.Describe(ctx, ref, id)
-	if err != nil {
-		return ToolResponse{}, fmt.Errorf("recall_describe %s: %w", id, err)
-	}
-	var b strings.Builder
-	agenttext.SummaryDescription(&b, rec)
-	return toolOK(b.String(), map[string]any{"id": rec.ID, "level": rec.Level, "layer": rec.Layer, "entries": rec.Entries,
-		"children": rec.Children, "parent": rec.Parent, "degraded": rec.Degraded, "tokens": rec.Tokens,
-		"tokens_before": rec.TokensBefore, "pinned": rec.Pinned}), nil
-}
-
-// expandSummary answers recall_expand of a summary id: the original
-// messages it covers, as the host's rows store them, at most max of them
-// (0: all), like the expansion of a compaction entry.
-func (s *server) expandSummary(ctx context.Context, ref bs.SessionRef, id string, max int) (ToolResponse, error) {
-	eng := s.engineFor()
-	if eng == nil {
-		return ToolResponse{}, fmt.Errorf("recall_expand %s: summary ids come from the context engine, which this server does not run", id)
-	}
-	lines, err := eng.Expand(ctx, ref, id)
-	if err != nil {
-		return ToolResponse{}, fmt.Errorf("recall_expand %s: %w", id, err)
-	}
-	total := len(lines)
-	shown := lines
-	if max > 0 && len(shown) > max {
-		shown = shown[:max]
-	}
-	var b strings.Builder
-	b.WriteString(agenttext.SummaryExpansionHeader(id, total, len(shown), max))
-	b.WriteByte('\n')
-	agenttext.SummaryExpansionBody(&b, shown)
-	return toolOK(b.String(), map[string]any{"id": id, "total": total, "entries": len(shown), "truncated": len(shown) < total}), nil
 }

@@ -21,7 +21,7 @@ var backends = []string{"session", "session/sqlite", "sidedir", "backend"}
 
 // policies are the packages that must not depend on a backend: they see
 // only the root interfaces, and cmd/brainsurgeon wires the backends in.
-var policies = []string{"extract", "restore", "compact", "prune", "retention", "recall", "summarize", "daemon", "trash", "api", "engine", "doctor"}
+var policies = []string{"extract", "restore", "compact", "prune", "retention", "recall", "summarize", "daemon", "trash", "api", "engine", "doctor", "agenttools"}
 
 // helpers are the packages below both (docs/ARCHITECTURE.md, "Layers"):
 // every backend and every policy package may import them, so they must

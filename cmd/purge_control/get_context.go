@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 
+	"github.com/brainsurgeon/brainsurgeon/agenttools"
 	"github.com/brainsurgeon/brainsurgeon/internal/agenttext"
 	"github.com/brainsurgeon/brainsurgeon/internal/cli"
 )
@@ -35,21 +36,17 @@ func (c *getContextCommand) Run(ctx context.Context, args []string) error {
 	if len(pos) > 0 {
 		return &cli.UsageError{Msg: fmt.Sprintf("get_context takes no arguments, got %q", pos), Try: "purge_control get_context --help"}
 	}
-	r, ref, err := c.m.setup(ctx, &com)
+	t, ref, err := c.m.setup(ctx, &com)
 	if err != nil {
 		return err
 	}
-	cx, err := r.GetContext(ctx, ref)
+	cx, err := t.GetContext(ctx, ref)
 	if err != nil {
 		return err
 	}
 	if com.json {
 		return cli.WriteJSON(c.m.Stdout, cx, nil)
 	}
-	name := cx.Session
-	if ref.Key != "" {
-		name += " (" + ref.Key + ")"
-	}
-	agenttext.Context(c.m.Stdout, name, cx)
+	agenttext.Context(c.m.Stdout, agenttools.ContextName(ref, cx), cx)
 	return nil
 }

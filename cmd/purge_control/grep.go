@@ -8,7 +8,7 @@ import (
 	"io"
 
 	bs "github.com/brainsurgeon/brainsurgeon"
-	"github.com/brainsurgeon/brainsurgeon/backend"
+	"github.com/brainsurgeon/brainsurgeon/agenttools"
 	"github.com/brainsurgeon/brainsurgeon/internal/cli"
 	"github.com/brainsurgeon/brainsurgeon/internal/plural"
 	"github.com/brainsurgeon/brainsurgeon/recall"
@@ -52,24 +52,13 @@ func (c *grepCommand) Run(ctx context.Context, args []string) error {
 	if *max < 1 {
 		return &cli.UsageError{Msg: fmt.Sprintf("--max must be 1 or more, got %d", *max), Try: try}
 	}
-	cfg, _, err := cli.LoadConfig(ctx, c.m.Stderr, com.agentsDir, c.m.logger(), true)
+	_, set, ref, err := c.m.open(ctx, &com)
 	if err != nil {
 		return err
 	}
-	set, err := backend.Open(ctx, com.agentsDir, backend.FromConfig(cfg, c.m.logger()))
-	if err != nil {
-		return err
-	}
-	ref, err := resolve(ctx, set.Store, com.agent, com.session, c.m.logger())
-	if err != nil {
-		return err
-	}
-	tr, err := set.Store.Open(ctx, ref, nil)
-	if err != nil {
-		return err
-	}
+	t := &agenttools.Tools{Store: set.Store, Side: set.Side, Logger: c.m.logger()}
 	o := recall.GrepOptions{Regexp: *regex, IgnoreCase: *icase, MaxHits: *max, Logger: c.m.logger()}
-	out, err := recall.Search(ctx, tr, set.Side, pos[0], o, com.json, func(h recall.Hit) {
+	out, err := t.Search(ctx, ref, pos[0], o, com.json, func(h recall.Hit) {
 		if !com.json {
 			printHit(c.m.Stdout, h)
 		}

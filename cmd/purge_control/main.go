@@ -16,13 +16,13 @@ import (
 	"syscall"
 
 	bs "github.com/brainsurgeon/brainsurgeon"
+	"github.com/brainsurgeon/brainsurgeon/agenttools"
 	"github.com/brainsurgeon/brainsurgeon/backend"
 	"github.com/brainsurgeon/brainsurgeon/config"
 	"github.com/brainsurgeon/brainsurgeon/engine"
 	"github.com/brainsurgeon/brainsurgeon/extract"
 	"github.com/brainsurgeon/brainsurgeon/internal/cli"
 	"github.com/brainsurgeon/brainsurgeon/prune"
-	"github.com/brainsurgeon/brainsurgeon/restore"
 	"github.com/brainsurgeon/brainsurgeon/session"
 )
 
@@ -181,19 +181,31 @@ func (m *Main) parse(fs *flag.FlagSet, c *common, usage string, args []string) (
 	return pos, nil
 }
 
-// setup loads the config beside the agents dir and returns a Restorer
-// set up from it, and the session. A config that fails validation is
-// reported on stderr and its valid fields are used.
-func (m *Main) setup(ctx context.Context, c *common) (*restore.Restorer, bs.SessionRef, error) {
+// open loads the config beside the agents dir, opens the installation
+// and resolves the session. A config that fails validation is reported on
+// stderr and its valid fields are used.
+func (m *Main) open(ctx context.Context, c *common) (config.Config, *backend.Set, bs.SessionRef, error) {
 	cfg, _, err := cli.LoadConfig(ctx, m.Stderr, c.agentsDir, m.logger(), true)
 	if err != nil {
-		return nil, bs.SessionRef{}, err
+		return config.Config{}, nil, bs.SessionRef{}, err
 	}
 	set, err := backend.Open(ctx, c.agentsDir, backend.FromConfig(cfg, m.logger()))
 	if err != nil {
-		return nil, bs.SessionRef{}, err
+		return config.Config{}, nil, bs.SessionRef{}, err
 	}
 	ref, err := resolve(ctx, set.Store, c.agent, c.session, m.logger())
+	if err != nil {
+		return config.Config{}, nil, bs.SessionRef{}, err
+	}
+	return cfg, set, ref, nil
+}
+
+// setup returns the agent's tools over the installation, with a
+// Restorer set up from the config, and the session (see open). The
+// tools run without the context engine's view: a restore reads the side
+// store only (the plugin's restore also answers from the engine's view).
+func (m *Main) setup(ctx context.Context, c *common) (*agenttools.Tools, bs.SessionRef, error) {
+	cfg, set, ref, err := m.open(ctx, c)
 	if err != nil {
 		return nil, bs.SessionRef{}, err
 	}
@@ -203,7 +215,7 @@ func (m *Main) setup(ctx context.Context, c *common) (*restore.Restorer, bs.Sess
 	p.Restores = &engine.Engine{Store: set.Store, StateDir: set.StateDir, Policy: extract.FromConfig(cfg), Logger: m.logger()}
 	r := p.Restorer()
 	r.Policy.Enabled = true
-	return r, ref, nil
+	return &agenttools.Tools{Store: set.Store, Side: set.Side, Restorer: r, Logger: m.logger()}, ref, nil
 }
 
 // resolve finds the session: "agent/session" first, then the session

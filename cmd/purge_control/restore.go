@@ -2,15 +2,17 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"strings"
 
+	bs "github.com/brainsurgeon/brainsurgeon"
+	"github.com/brainsurgeon/brainsurgeon/agenttools"
 	"github.com/brainsurgeon/brainsurgeon/extract"
 	"github.com/brainsurgeon/brainsurgeon/internal/agenttext"
 	"github.com/brainsurgeon/brainsurgeon/internal/cli"
 	"github.com/brainsurgeon/brainsurgeon/internal/plural"
-	"github.com/brainsurgeon/brainsurgeon/restore"
 )
 
 const restoreUsage = `Usage: purge_control restore <entry> [--keys a,b] --agent A --session S [--tool-call-id ID] [--json] [--agents-dir DIR]
@@ -67,7 +69,7 @@ func (c *restoreCommand) Run(ctx context.Context, args []string) error {
 	if len(pos) != 1 {
 		return &cli.UsageError{Msg: fmt.Sprintf("restore takes one entry id, got %s", plural.Count(len(pos), "argument", "arguments")), Try: "purge_control restore --help"}
 	}
-	r, ref, err := c.m.setup(ctx, &com)
+	t, ref, err := c.m.setup(ctx, &com)
 	if err != nil {
 		return err
 	}
@@ -82,12 +84,17 @@ func (c *restoreCommand) Run(ctx context.Context, args []string) error {
 		}
 	}
 	if extract.IsSourceKey(pos[0]) {
-		sv, err := r.Source(ctx, ref, pos[0])
+		sv, err := t.Source(ctx, ref, pos[0])
 		if err != nil {
 			return err
 		}
 		if paged {
-			page, err := agenttext.PageOf(strings.Join(sv.Texts, ""), *offset, *maxChars)
+			// Paged as the plugin's restore pages: on the stored JSON
+			// literals (agenttools.PageOf).
+			page, err := agenttools.PageOf(sv, *offset, *maxChars)
+			if errors.Is(err, bs.ErrCorrupt) {
+				return err
+			}
 			if err != nil {
 				return &cli.UsageError{Msg: "--" + err.Error()}
 			}
@@ -109,7 +116,7 @@ func (c *restoreCommand) Run(ctx context.Context, args []string) error {
 			ks = append(ks, k)
 		}
 	}
-	res, err := r.Restore(ctx, ref, pos[0], ks, restore.RestoreOptions{ToolCallID: *callID})
+	res, err := t.RestoreEntry(ctx, ref, pos[0], ks, *callID, 0)
 	if res == nil {
 		return err
 	}

@@ -46,11 +46,11 @@ func (c *setExtractableCommand) Run(ctx context.Context, args []string) error {
 	if _, err := restore.ParseExtractableValue(pos[1]); err != nil {
 		return &cli.UsageError{Msg: bs.ErrorMessage(err), Try: try}
 	}
-	r, ref, err := c.m.setup(ctx, &com)
+	t, ref, err := c.m.setup(ctx, &com)
 	if err != nil {
 		return err
 	}
-	res, err := r.SetExtractable(ctx, ref, pos[0], pos[1])
+	res, err := t.SetExtractable(ctx, ref, pos[0], pos[1])
 	if err != nil {
 		return err
 	}

@@ -3,14 +3,19 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	bs "github.com/brainsurgeon/brainsurgeon"
+	"github.com/brainsurgeon/brainsurgeon/agenttools"
 	"github.com/brainsurgeon/brainsurgeon/extract"
+	"github.com/brainsurgeon/brainsurgeon/internal/agenttext"
 	"github.com/brainsurgeon/brainsurgeon/internal/testkit/sidetest"
+	"github.com/brainsurgeon/brainsurgeon/restore"
 	"github.com/brainsurgeon/brainsurgeon/sidedir"
 )
 
@@ -86,5 +91,59 @@ func TestPurgeControlRestoreSourcePage(t *testing.T) {
 	code, out, errs := f.run(t, "restore", "e1", "--offset", "5", "--agent", "main", "--session", "direct:123")
 	if code != 2 || !strings.Contains(errs, "--offset and --max-chars page a tool result") {
 		t.Fatalf("entry with --offset: exit %d\n%s\n%s", code, out, errs)
+	}
+}
+
+// TestPurgeControlPagesLikeThePlugin pages a stored value holding a lone
+// surrogate escape and an escaped emoji at page boundaries: every page the
+// command prints with --json has the offsets, numbers and text of the page
+// the plugin's restore answers (agenttools.PageOf over the stored
+// literals).
+func TestPurgeControlPagesLikeThePlugin(t *testing.T) {
+	f := newFixture(t, 0)
+	side := sidedir.New(sidetest.Store(""))
+	at := time.Now()
+	lit := strings.Repeat("x", 999) + `\ud83d` + strings.Repeat("y", 998) + `\ud83d\ude00` + strings.Repeat("中", 600) + `\n`
+	rec := &extract.Record{Session: f.ref.String(), EntryID: "tc-call_s", TriggerType: string(bs.TriggerToolResult), ExtractedAt: at}
+	content := []byte(`[{"type":"text","text":"` + lit[:500] + `"},{"type":"text","text":"` + lit[500:] + `"}]`)
+	rec.Put(extract.NewStoredValue(extract.SourceContentPath, bs.TriggerToolResult, false, content, []byte(`[]`), at))
+	ctx := context.Background()
+	if _, err := extract.SaveRecord(ctx, side, f.ref, rec); err != nil {
+		t.Fatal(err)
+	}
+	if err := side.Sync(ctx, f.ref); err != nil {
+		t.Fatal(err)
+	}
+	lits, _, err := extract.SourceTextLiterals(content)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sv := &restore.SourceValue{Key: "tc-call_s", Content: content, TextLiterals: lits}
+	pages := 0
+	for off := 0; ; pages++ {
+		exp, err := agenttools.PageOf(sv, off, 1000)
+		if err != nil {
+			t.Fatal(err)
+		}
+		code, out, errs := f.run(t, "restore", "tc-call_s", "--offset", strconv.Itoa(off), "--max-chars", "1000", "--json", "--agent", "main", "--session", "direct:123")
+		want(t, code, 0, out, errs)
+		var got struct {
+			agenttext.Page
+			Text string `json:"text"`
+		}
+		if err := json.Unmarshal([]byte(out), &got); err != nil {
+			t.Fatalf("offset %d: %v\n%s", off, err, out)
+		}
+		if got.Offset != exp.Offset || got.End != exp.End || got.TotalChars != exp.TotalChars || got.Number != exp.Number ||
+			got.Pages != exp.Pages || got.Text != exp.Text || (got.NextOffset == nil) != exp.Last() {
+			t.Fatalf("offset %d: the command printed %+v, the plugin's page is %+v", off, got, exp)
+		}
+		if exp.Last() {
+			break
+		}
+		off = *exp.NextOffset
+	}
+	if pages < 2 {
+		t.Fatalf("%d pages: the value should take several", pages+1)
 	}
 }

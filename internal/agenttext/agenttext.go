@@ -1,10 +1,11 @@
 // Package agenttext is the one home of the text an agent reads from
 // BrainSurgeon's tools: purge_control's get_context, restore and
-// set_extractable, and the recall tools (grep, describe, expand). The
-// purge_control command, the brainsurgeon CLI and the REST API's plugin
-// endpoints all print through it, so the wording is the same everywhere.
-// It knows no storage: it formats the results of packages restore and
-// recall.
+// set_extractable, and the recall tools (grep, describe, expand), and of
+// the paging of long values. It is the wording of package agenttools,
+// which runs the tools: the purge_control command, the brainsurgeon CLI
+// and the REST API's plugin endpoints all print through it, so the wording
+// is the same everywhere. It knows no storage: it formats the results of
+// packages restore and recall.
 package agenttext
 
 import (
@@ -165,6 +166,10 @@ func RestoreNotes(w io.Writer, res *restore.Result) {
 		fmt.Fprintf(w, "Previously restored at %s. %s\n", res.PreviousRestoredAt, res.Suggestion)
 	}
 }
+
+// ReadOnlyRestoreNote is the line a restore's note ends with when the
+// server is in read-only mode and values came back: nothing was written.
+const ReadOnlyRestoreNote = "The server is in read-only mode: nothing was written back.\n"
 
 // LaterPageNote says what a restore of a later page of an entry's value
 // did: nothing, the first page's restore wrote the value back or queued it.

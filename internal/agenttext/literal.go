@@ -137,11 +137,20 @@ func SplitLiteral(body []byte, max int) [][]byte {
 	return append(parts, body[start:])
 }
 
-// PageOfLiteral is PageOf for a text held as a JSON string literal's body
-// (the text blocks' literal bodies concatenated): offsets count units, and
-// the page's Raw is the slice of body it holds, which a JSON text block
-// carries as it is. Text is that slice decoded (a lone surrogate becomes
-// U+FFFD there, not in Raw).
+// PageOfLiteral returns the page of a text held as a JSON string
+// literal's body (the text blocks' literal bodies concatenated) that
+// starts at character offset and holds at most maxChars characters
+// (CheckPage's rules), and fewer when the host would count them as more
+// than maxChars (HostChars): text of astral or CJK characters comes in
+// shorter pages. Offsets count units (characters; a lone surrogate escape
+// is one), and the page's Raw is the slice of body it holds, which a JSON
+// text block carries as it is; Text is that slice decoded (a lone
+// surrogate becomes U+FFFD there, not in Raw). An offset at or beyond the
+// end of a non-empty text is an error that names the valid offsets; the
+// empty text has one empty page at offset 0. Number and Pages count the
+// pages a reader gets paging from offset 0 (from offset on when offset is
+// not where one of those starts). It is the one paging rule of the
+// agent's tools, the plugin's and the purge_control command's.
 func PageOfLiteral(body []byte, offset, maxChars int) (*Page, error) {
 	if err := CheckPage(offset, maxChars); err != nil {
 		return nil, err
@@ -180,7 +189,10 @@ func PageOfLiteral(body []byte, offset, maxChars int) (*Page, error) {
 	return p, nil
 }
 
-// literalPageEnd is pageEnd for a literal body.
+// literalPageEnd returns the end (a byte index) and the length in units
+// of the page of body that starts at byte index start: at most maxChars
+// units whose host weights add up to at most maxChars, and at least one
+// unit when any is left.
 func literalPageEnd(body []byte, start, maxChars int) (int, int) {
 	i, n, w := start, 0, 0
 	for i < len(body) && n < maxChars {

@@ -5,14 +5,13 @@ import (
 	"io"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 )
 
 // A long restored value is returned in pages, because a host caps the
 // text of every tool result it hands to the model. Offsets and lengths
 // count characters, that is Unicode code points of the text, so that a
 // page never splits a character and the pages of a text concatenate to
-// the exact text. A page also stays within its length as the host counts
+// the exact text (PageOfLiteral). A page also stays within its length as the host counts
 // it (HostChars), so a page of CJK text or emoji holds fewer characters.
 const (
 	// DefaultPageChars is the page length when none is asked for: below
@@ -59,79 +58,6 @@ func CheckPage(offset, maxChars int) error {
 		return fmt.Errorf("max_chars: expected an integer from %s to %s, found %d", Num(MinPageChars), Num(MaxPageChars), maxChars)
 	}
 	return nil
-}
-
-// CharLen is the length of text in characters (code points; an invalid
-// UTF-8 byte counts as one).
-func CharLen(text string) int { return utf8.RuneCountInString(text) }
-
-// PageOf returns the page of text that starts at character offset and
-// holds at most maxChars characters (CheckPage's rules), and fewer when
-// the host would count them as more than maxChars (HostChars): text of
-// astral or CJK characters comes in shorter pages. An offset at or beyond
-// the end of a non-empty text is an error that names the valid offsets;
-// the empty text has one empty page at offset 0. Number and Pages count
-// the pages a reader gets paging from offset 0 (from offset on when
-// offset is not where one of those starts).
-func PageOf(text string, offset, maxChars int) (*Page, error) {
-	if err := CheckPage(offset, maxChars); err != nil {
-		return nil, err
-	}
-	total := CharLen(text)
-	if offset > 0 && total == 0 {
-		return nil, fmt.Errorf("offset: expected 0 (the text is empty), found %d", offset)
-	}
-	if offset > 0 && offset >= total {
-		return nil, fmt.Errorf("offset: expected 0…%d (the text has %s characters), found %d", total-1, Num(total), offset)
-	}
-	start := byteIndex(text, 0, offset)
-	stop, n := pageEnd(text, start, maxChars)
-	p := &Page{Offset: offset, End: offset + n, TotalChars: total, MaxChars: maxChars, Text: text[start:stop]}
-	if p.End < total {
-		next := p.End
-		p.NextOffset = &next
-	}
-	// The page's number: one more than the pages from 0 that start
-	// before offset.
-	before := 0
-	for i, c := 0, 0; c < offset; before++ {
-		e, k := pageEnd(text, i, maxChars)
-		i, c = e, c+k
-	}
-	p.Number = before + 1
-	p.Pages = p.Number
-	for i := stop; i < len(text); p.Pages++ {
-		i, _ = pageEnd(text, i, maxChars)
-	}
-	return p, nil
-}
-
-// pageEnd returns the end (a byte index) and the length in characters of
-// the page of text that starts at byte index start: at most maxChars
-// characters whose HostChars are at most maxChars, and at least one
-// character when any is left.
-func pageEnd(text string, start, maxChars int) (int, int) {
-	i, n, w := start, 0, 0
-	for i < len(text) && n < maxChars {
-		r, size := utf8.DecodeRuneInString(text[i:])
-		cw := hostWeight(r)
-		if n > 0 && w+cw > maxChars {
-			break
-		}
-		i, n, w = i+size, n+1, w+cw
-	}
-	return i, n
-}
-
-// byteIndex returns the byte index in text of the character n characters
-// after byte index from.
-func byteIndex(text string, from, n int) int {
-	i := from
-	for ; n > 0 && i < len(text); n-- {
-		_, size := utf8.DecodeRuneInString(text[i:])
-		i += size
-	}
-	return i
 }
 
 // HostChars is the length of text as OpenClaw counts a tool result's text

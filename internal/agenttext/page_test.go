@@ -1,6 +1,7 @@
 package agenttext_test
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -8,6 +9,18 @@ import (
 	"github.com/brainsurgeon/brainsurgeon/internal/agenttext"
 )
 
+// pageOf pages text as the tools do: on the body of its JSON literal.
+func pageOf(t *testing.T, text string, offset, maxChars int) (*agenttext.Page, error) {
+	t.Helper()
+	lit, err := json.Marshal(text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return agenttext.PageOfLiteral(lit[1:len(lit)-1], offset, maxChars)
+}
+
+// TestPageOf pages decoded texts through their literals: characters,
+// host weights, page numbers and the errors that name the valid offsets.
 func TestPageOf(t *testing.T) {
 	astral := strings.Repeat("é😀中a", 1_000) // 4,000 characters, HostChars 8,000
 	ascii := strings.Repeat("0123456789", 250)
@@ -36,7 +49,7 @@ func TestPageOf(t *testing.T) {
 		{"max too large", astral, 0, 100_001, 0, 0, 0, 0, "found 100001"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			p, err := agenttext.PageOf(tc.text, tc.offset, tc.max)
+			p, err := pageOf(t, tc.text, tc.offset, tc.max)
 			if tc.err != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.err) {
 					t.Fatalf("error %v, want %q", err, tc.err)
@@ -62,7 +75,7 @@ func TestPageOf(t *testing.T) {
 	for _, text := range []string{astral, ascii, cjk} {
 		var b strings.Builder
 		for off := 7; ; {
-			p, err := agenttext.PageOf(text, off, 1000)
+			p, err := pageOf(t, text, off, 1000)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -85,7 +98,7 @@ func TestHostChars(t *testing.T) {
 }
 
 func TestPageHeader(t *testing.T) {
-	p, _ := agenttext.PageOf(strings.Repeat("x", 200_000), 15_000, agenttext.DefaultPageChars)
+	p, _ := pageOf(t, strings.Repeat("x", 200_000), 15_000, agenttext.DefaultPageChars)
 	if got, want := agenttext.PageHeader("tc-X", p), `[BrainSurgeon tc-X: characters 15,000–30,000 of 200,000 (page 2 of 14). Next: purge_control {"action":"restore","value_id":"tc-X","offset":30000}]`; got != want {
 		t.Fatalf("header\n%s\nwant\n%s", got, want)
 	}
