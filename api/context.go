@@ -10,8 +10,8 @@ import (
 	"time"
 
 	bs "github.com/brainsurgeon/brainsurgeon"
-	"github.com/brainsurgeon/brainsurgeon/audit"
 	"github.com/brainsurgeon/brainsurgeon/agenttools"
+	"github.com/brainsurgeon/brainsurgeon/audit"
 	"github.com/brainsurgeon/brainsurgeon/compact"
 	"github.com/brainsurgeon/brainsurgeon/config"
 	"github.com/brainsurgeon/brainsurgeon/engine"

@@ -11,8 +11,8 @@ import (
 	"time"
 
 	bs "github.com/brainsurgeon/brainsurgeon"
-	"github.com/brainsurgeon/brainsurgeon/audit"
 	"github.com/brainsurgeon/brainsurgeon/agenttools"
+	"github.com/brainsurgeon/brainsurgeon/audit"
 	"github.com/brainsurgeon/brainsurgeon/extract"
 )
 
