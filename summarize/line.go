@@ -118,7 +118,9 @@ func viewOf(e *bs.Entry) view {
 		return unquote(e.Raw[s.Start:s.End])
 	}
 	// "__id" names the entry in the flat format, "id" in the real one.
-	v.id = e.ID
+	// entry's ID shares memory with the envelopes of neighbouring lines,
+	// and summaries keep ids: it is copied.
+	v.id = strings.Clone(e.ID)
 	if v.id == "" {
 		if v.id = str(ls.dunderID); v.id == "" {
 			v.id = str(ls.id)

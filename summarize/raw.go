@@ -110,9 +110,19 @@ func unquote(v []byte) string {
 	if len(v) >= 2 && bytes.IndexByte(v, '\\') < 0 {
 		return string(v[1 : len(v)-1])
 	}
-	s, _ := jsontext.AppendUnquote(nil, v) // on error s holds the text with replacements
-	return string(s)
+	bp := unquoteBuffers.Get().(*[]byte)
+	b, _ := jsontext.AppendUnquote((*bp)[:0], v) // on error b holds the text with replacements
+	s := string(b)
+	if cap(b) <= 1<<20 {
+		*bp = b
+		unquoteBuffers.Put(bp)
+	}
+	return s
 }
+
+// unquoteBuffers hold the scratch space of unquote: the text is unescaped
+// there and then copied once into its string.
+var unquoteBuffers = sync.Pool{New: func() any { return new([]byte) }}
 
 // str is unquote that also tells whether v was a string.
 func str(v []byte) (string, bool) {
