@@ -1,5 +1,9 @@
 package summarize
 
+// Entry (package entry) lists a line's strings with their JSON Pointers;
+// the few values it does not list (a tool call's arguments, rendered whole,
+// and a message's booleans and exit code) are read here with jsontext.
+
 import (
 	"bytes"
 	"strconv"
@@ -45,33 +49,13 @@ func kindOf(v []byte) byte {
 	return 0
 }
 
-// members calls fn with the raw name (unquoted) and the raw value of each
+// members calls fn with the name (unquoted) and the raw value of each
 // member of the JSON object v, in order, until fn returns false. It returns
 // false when v is not a well-formed object (members seen before the fault
-// have been passed to fn).
+// have been passed to fn). Raw values are slices of v.
 func members(v []byte, fn func(name string, val []byte) bool) bool {
-	return walk(v, '{', fn)
-}
-
-// elements calls fn with each raw element of the JSON array v, in order,
-// until fn returns false. It returns false when v is not a well-formed
-// array.
-func elements(v []byte, fn func(val []byte) bool) bool {
-	return walk(v, '[', func(_ string, val []byte) bool { return fn(val) })
-}
-
-// walk reads the container v of kind open ('{' or '['), passing each
-// member's name (unquoted before the value is read: a raw value is valid
-// only until the next read; "" in an array) and raw value to fn until it
-// returns false; it returns false when v is not a well-formed container of
-// that kind.
-func walk(v []byte, open byte, fn func(name string, val []byte) bool) bool {
-	if kindOf(v) != open {
+	if kindOf(v) != '{' {
 		return false
-	}
-	closer := jsontext.Kind('}')
-	if open == '[' {
-		closer = ']'
 	}
 	d := decoderPool.Get().(*decoder)
 	defer decoderPool.Put(d)
@@ -80,15 +64,14 @@ func walk(v []byte, open byte, fn func(name string, val []byte) bool) bool {
 	if _, err := d.dec.ReadToken(); err != nil {
 		return false
 	}
-	for d.dec.PeekKind() != closer {
-		var name string
-		if open == '{' {
-			n, err := d.dec.ReadValue()
-			if err != nil {
-				return false
-			}
-			name = unquote(n)
+	for d.dec.PeekKind() != '}' {
+		// The name is unquoted before the value is read: a raw value is
+		// valid only until the next read.
+		n, err := d.dec.ReadValue()
+		if err != nil {
+			return false
 		}
+		name := unquote(n)
 		val, err := d.dec.ReadValue()
 		if err != nil {
 			return false
@@ -146,19 +129,6 @@ func boolean(v []byte) bool {
 	return string(bytes.TrimSpace(v)) == "true"
 }
 
-// stringList returns the strings of a raw JSON array, skipping other
-// values.
-func stringList(v []byte) []string {
-	var out []string
-	elements(v, func(e []byte) bool {
-		if s, ok := str(e); ok && s != "" {
-			out = append(out, s)
-		}
-		return true
-	})
-	return out
-}
-
 // compact returns v without insignificant white space, as JSON.stringify
 // would render it; v itself when it cannot be compacted.
 func compact(v []byte) string {
@@ -167,4 +137,127 @@ func compact(v []byte) string {
 		return string(bytes.TrimSpace(v))
 	}
 	return string(val)
+}
+
+// firstObject returns the end of the JSON object that starts the line (after
+// white space), or -1 when the line does not start with a well-formed one.
+func firstObject(raw []byte) int {
+	if kindOf(raw) != '{' {
+		return -1
+	}
+	d := decoderPool.Get().(*decoder)
+	defer decoderPool.Put(d)
+	d.r = *bytes.NewBuffer(raw)
+	d.dec.Reset(&d.r, decodeOptions...)
+	if _, err := d.dec.ReadValue(); err != nil {
+		return -1
+	}
+	return int(d.dec.InputOffset())
+}
+
+// callArgs returns the raw "arguments" (or "input") value of a tool-call
+// block. entry lists strings only, and a call's arguments are rendered
+// whole, so they are read from the block.
+func callArgs(block []byte) []byte {
+	var args []byte
+	members(block, func(name string, val []byte) bool {
+		if name == "arguments" || name == "input" {
+			args = val
+		}
+		return true
+	})
+	return args
+}
+
+// scalars are the members of a message that are not strings, which entry
+// does not list.
+type scalars struct {
+	isError, excluded bool
+	exitCode          int
+	hasExit           bool
+}
+
+// messageScalars reads isError, excludeFromContext and exitCode (or else
+// details.exitCode) of the line's "message" object, walking the line once.
+func messageScalars(raw []byte) scalars {
+	var sc scalars
+	d := decoderPool.Get().(*decoder)
+	defer decoderPool.Put(d)
+	d.r = *bytes.NewBuffer(raw)
+	dec := d.dec
+	dec.Reset(&d.r, decodeOptions...)
+	if _, err := dec.ReadToken(); err != nil {
+		return sc
+	}
+	for dec.PeekKind() == '"' {
+		n, err := dec.ReadValue()
+		if err != nil {
+			return sc
+		}
+		if !nameIs(n, "message") || dec.PeekKind() != '{' {
+			if dec.SkipValue() != nil {
+				return sc
+			}
+			continue
+		}
+		sc = scalars{}
+		var details []byte
+		if _, err := dec.ReadToken(); err != nil {
+			return sc
+		}
+		for dec.PeekKind() == '"' {
+			n, err := dec.ReadValue()
+			if err != nil {
+				return sc
+			}
+			var val jsontext.Value
+			switch {
+			case nameIs(n, "isError"), nameIs(n, "exitCode"), nameIs(n, "excludeFromContext"), nameIs(n, "details"):
+				if val, err = dec.ReadValue(); err != nil {
+					return sc
+				}
+			default:
+				if dec.SkipValue() != nil {
+					return sc
+				}
+				continue
+			}
+			switch {
+			case nameIs(n, "isError"):
+				sc.isError = boolean(val)
+			case nameIs(n, "excludeFromContext"):
+				sc.excluded = boolean(val)
+			case nameIs(n, "exitCode"):
+				if f, ok := number(val); ok {
+					sc.exitCode, sc.hasExit = int(f), true
+				}
+			default:
+				details = val
+			}
+		}
+		if _, err := dec.ReadToken(); err != nil {
+			return sc
+		}
+		if !sc.hasExit {
+			members(details, func(name string, val []byte) bool {
+				if name == "exitCode" {
+					if f, ok := number(val); ok {
+						sc.exitCode, sc.hasExit = int(f), true
+					}
+					return false
+				}
+				return true
+			})
+		}
+	}
+	return sc
+}
+
+// nameIs reports whether the raw member name n is name; escaped names are
+// unquoted first.
+func nameIs(n []byte, name string) bool {
+	if bytes.IndexByte(n, '\\') >= 0 {
+		return unquote(n) == name
+	}
+	return len(n) == len(name)+2 && string(n[1:len(n)-1]) == name
 }
