@@ -109,7 +109,8 @@ type lineStrings struct {
 	id, dunderID, summary, role, output, thinking, errorMessage int
 	// Members of the "message" object.
 	msgRole, callID, toolName, command, msgOutput, stopReason, msgError int
-	// message is true when the line has a "message" object holding strings.
+	// message is true when the line has a "message" object (one that
+	// holds strings: an empty one has nothing to read).
 	message bool
 }
 
@@ -158,30 +159,24 @@ func viewOf(e *bs.Entry) view {
 			ls.errorMessage = i
 		}
 	}
-	str := func(i int) string {
-		if i < 0 {
-			return ""
-		}
-		s := e.Strings[i]
-		return unquote(e.Raw[s.Start:s.End])
-	}
-	// "__id" names the entry in the flat format, "id" in the real one.
-	// entry's ID shares memory with the envelopes of neighbouring lines,
-	// and summaries keep ids: it is copied.
+	// "__id" names the entry in the flat format, "id" in the real one
+	// (entry's ID); an empty "__id" leaves the name to "id". entry's ID
+	// shares memory with the envelopes of neighbouring lines, and summaries
+	// keep ids: it is copied.
 	v.id = strings.Clone(e.ID)
 	if v.id == "" {
-		if v.id = str(ls.dunderID); v.id == "" {
-			v.id = str(ls.id)
+		if v.id = stringAt(e, ls.dunderID); v.id == "" {
+			v.id = stringAt(e, ls.id)
 		}
 	}
-	v.summary = str(ls.summary)
+	v.summary = stringAt(e, ls.summary)
 	switch {
 	case ls.message:
 		role := ""
 		if ls.msgRole >= 0 {
 			role = e.Role
 		}
-		readMessage(&v, e, role, &ls, str)
+		readMessage(&v, e, role, &ls)
 	case e.Type == "compaction":
 		v.role = roleCompaction
 		v.readFiles, v.modifiedFiles = fileDetails(e)
@@ -192,13 +187,14 @@ func viewOf(e *bs.Entry) view {
 		v.role = roleCustom
 		contentOf(&v, e, flatContent, false)
 	default:
-		readFlat(&v, e, &ls, str)
+		readFlat(&v, e, &ls)
 	}
 	return v
 }
 
 // readMessage fills v from the members of a "message" object.
-func readMessage(v *view, e *bs.Entry, role string, ls *lineStrings, str func(int) string) {
+func readMessage(v *view, e *bs.Entry, role string, ls *lineStrings) {
+	str := func(i int) string { return stringAt(e, i) }
 	switch role {
 	case "user":
 		v.role = roleUser
@@ -232,7 +228,8 @@ func readMessage(v *view, e *bs.Entry, role string, ls *lineStrings, str func(in
 // readFlat reads the flat entry shape
 // ({"__id":…,"type":"tool_result","output":…}): the role is "role", or
 // else "type".
-func readFlat(v *view, e *bs.Entry, ls *lineStrings, str func(int) string) {
+func readFlat(v *view, e *bs.Entry, ls *lineStrings) {
+	str := func(i int) string { return stringAt(e, i) }
 	r := str(ls.role)
 	if r == "" {
 		r = e.Type
@@ -311,19 +308,22 @@ func contentOf(v *view, e *bs.Entry, prefix string, assistant bool) {
 	flush()
 }
 
+// stringAt returns the text of e.Strings[i], or "" when i is -1.
+func stringAt(e *bs.Entry, i int) string {
+	if i < 0 {
+		return ""
+	}
+	s := e.Strings[i]
+	return unquote(e.Raw[s.Start:s.End])
+}
+
 // blockStrings holds the index in Entry.Strings of the last string of each
 // member of a content block that a view reads, or -1.
 type blockStrings struct{ text, thinking, id, name int }
 
 // addBlock adds one content block to v.
 func addBlock(v *view, e *bs.Entry, b bs.Block, acc *blockStrings, assistant bool) {
-	str := func(i int) string {
-		if i < 0 {
-			return ""
-		}
-		s := e.Strings[i]
-		return unquote(e.Raw[s.Start:s.End])
-	}
+	str := func(i int) string { return stringAt(e, i) }
 	switch b.Type {
 	case "text":
 		if t := str(acc.text); t != "" {
