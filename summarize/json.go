@@ -1,8 +1,9 @@
 package summarize
 
-// Entry (package entry) lists a line's strings with their JSON Pointers;
-// the few values it does not list (a tool call's arguments, rendered whole,
-// and a message's booleans and exit code) are read here with jsontext.
+// Package entry lists a line's strings with their JSON Pointers; the few
+// values it does not list (a tool call's arguments, rendered whole, a
+// message's booleans and exit code, and where the first object of a line
+// holding two ends) are read here with jsontext.
 
 import (
 	"bytes"
@@ -65,8 +66,6 @@ func members(v []byte, fn func(name string, val []byte) bool) bool {
 		return false
 	}
 	for d.dec.PeekKind() != '}' {
-		// The name is unquoted before the value is read: a raw value is
-		// valid only until the next read.
 		n, err := d.dec.ReadValue()
 		if err != nil {
 			return false
