@@ -42,6 +42,21 @@ func TestReadLine(t *testing.T) {
 			want: view{role: roleToolResult, id: "r1", text: []string{"FAIL"}, callID: "c1", toolName: "bash", isError: true, exitCode: 2, hasExit: true},
 		},
 		{
+			name: "trailing garbage after the object",
+			line: `{"type":"message","id":"t1","message":{"role":"user","content":"hi"}} garbage`,
+			ok:   true, want: view{role: roleUser, id: "t1", text: []string{"hi"}},
+		},
+		{
+			name: "a closing brace too many",
+			line: `{"type":"message","id":"t2","message":{"role":"user","content":"hi"}}}`,
+			ok:   true, want: view{role: roleUser, id: "t2", text: []string{"hi"}},
+		},
+		{
+			name: "leading space, a second object after a comma",
+			line: ` {"type":"message","id":"t3","message":{"role":"user","content":"hi"}},{}`,
+			ok:   true, want: view{role: roleUser, id: "t3", text: []string{"hi"}},
+		},
+		{
 			name: "bash execution",
 			line: `{"type":"message","id":"b1","message":{"role":"bashExecution","command":"ls","output":"a\nb","exitCode":1,"excludeFromContext":true}}`,
 			ok:   true,
