@@ -66,14 +66,20 @@ func blockAt(e *bs.Entry, v bs.Value) (bs.Block, bool) {
 	return bs.Block{}, false
 }
 
-// splitContent splits a pointer below a content array into the rest after
-// "/<index>/" ("text", "arguments/command", …). ok is false for pointers
-// outside the content array.
-func splitContent(ptr, prefix string) (rest string, whole, ok bool) {
-	if !strings.HasPrefix(ptr, prefix) {
+// ContentMember splits the JSON Pointer of a value below the content at
+// prefix: "/message/content" for a message, "/content" for a
+// custom_message entry or a flat entry. whole is true for the content
+// itself (a plain string). Otherwise member is the rest of the pointer
+// after the block's index ("text", "arguments/command", …), "" for an
+// element of the array itself; whether that index names a block of the
+// content array is for the caller to check against the entry's Blocks
+// (content may be an object). ok is false for pointers outside the
+// content.
+func ContentMember(pointer, prefix string) (member string, whole, ok bool) {
+	if !strings.HasPrefix(pointer, prefix) {
 		return "", false, false
 	}
-	tail := ptr[len(prefix):]
+	tail := pointer[len(prefix):]
 	if tail == "" {
 		return "", true, true // content is a plain string
 	}
@@ -113,7 +119,7 @@ func classifyReal(e *bs.Entry) []bs.Candidate {
 		}
 	}
 	for _, v := range e.Strings {
-		rest, whole, ok := splitContent(v.Pointer, contentPrefix)
+		rest, whole, ok := ContentMember(v.Pointer, contentPrefix)
 		if ok {
 			if whole || rest == "" {
 				if textTrigger != "" {

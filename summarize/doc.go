@@ -25,7 +25,7 @@
 //     aggressive one, then falls back to [Deterministic], rejecting garbage
 //     answers on the way and saying why it degraded.
 //
-// Lines are read, never re-encoded: the package only decodes them into
-// small read-only views. It never prints, exits or panics, and it never
+// Lines are read, never re-encoded: the package reads each one with the
+// module's line parser (package entry) into a small read-only view. It never prints, exits or panics, and it never
 // logs an API key.
 package summarize

@@ -164,7 +164,7 @@ func newExtraction() *extraction {
 // counts toward the input's size. It keeps nothing of raw's bytes.
 func (x *extraction) line(raw []byte) {
 	x.inputBytes += len(raw)
-	m, ok := parseLine(raw)
+	m, ok := readLine(raw)
 	if !ok {
 		return
 	}

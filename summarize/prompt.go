@@ -157,7 +157,7 @@ func render(lines [][]byte, v Variant) (conv, prev string) {
 	}
 	var parts []string
 	for _, raw := range lines {
-		m, ok := parseLine(raw)
+		m, ok := readLine(raw)
 		if !ok {
 			continue
 		}
