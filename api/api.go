@@ -40,7 +40,7 @@
 // Routes (the first BrainSurgeon's paths kept where it had them):
 //
 //	GET    /api/health
-//	GET    /api/auth-info                       (public)
+//	GET    /api/auth-info, /auth-info           (public)
 //	GET    /api/config                          (public: it holds no security setting)
 //	POST   /api/config
 //	GET    /api/config/env                      (public)

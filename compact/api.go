@@ -2,6 +2,7 @@ package compact
 
 import (
 	"context"
+	"strings"
 	"time"
 
 	bs "github.com/brainsurgeon/brainsurgeon"
@@ -22,14 +23,25 @@ const (
 	LayerFull      Layer = "full"
 )
 
+// Layers returns the layers a caller may ask for, from the lightest to
+// the heaviest (LayerNone left out). It is the one list the command
+// line's --layer, the API's layer and ParseLayer accept.
+func Layers() []Layer { return []Layer{LayerPrune, LayerSummarize, LayerFull} }
+
 // ParseLayer returns the layer named s ("" is LayerNone), or an error
 // wrapping bs.ErrInvalid that lists the known names.
 func ParseLayer(s string) (Layer, error) {
-	switch l := Layer(s); l {
-	case LayerNone, LayerPrune, LayerSummarize, LayerFull:
-		return l, nil
+	if s == "" {
+		return LayerNone, nil
 	}
-	return "", invalidf("unknown layer %q (expected prune, summarize or full)", s)
+	names := make([]string, 0, 3)
+	for _, l := range Layers() {
+		if string(l) == s {
+			return l, nil
+		}
+		names = append(names, string(l))
+	}
+	return "", invalidf("unknown layer %q (expected %s or %s)", s, strings.Join(names[:len(names)-1], ", "), names[len(names)-1])
 }
 
 // Trigger says who asked for a compaction.

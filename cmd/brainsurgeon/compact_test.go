@@ -3,7 +3,6 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/brainsurgeon/brainsurgeon/internal/agenttext"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -12,6 +11,9 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/brainsurgeon/brainsurgeon/compact"
+	"github.com/brainsurgeon/brainsurgeon/internal/agenttext"
 )
 
 // TestCompactSummarizer runs compact with the model summarizer of the
@@ -184,5 +186,31 @@ func TestCompactEngineServes(t *testing.T) {
 	}
 	if after, err := os.ReadFile(file); err != nil || string(after) != string(before) {
 		t.Errorf("the transcript changed (%v)", err)
+	}
+}
+
+// TestCompactLayersListed checks that the layers --layer names in the
+// usage and in the README are compact.Layers(), the one list ParseLayer
+// accepts: a new layer cannot be added without them.
+func TestCompactLayersListed(t *testing.T) {
+	var names []string
+	for _, l := range compact.Layers() {
+		names = append(names, string(l))
+	}
+	want := "--layer " + strings.Join(names, "|")
+	if !strings.Contains(compactUsage, want) {
+		t.Errorf("compact's usage does not name the layers as %q:\n%s", want, compactUsage)
+	}
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(readme), want) {
+		t.Errorf("README.md does not name the layers as %q", want)
+	}
+	for _, n := range names {
+		if _, err := compact.ParseLayer(n); err != nil {
+			t.Errorf("ParseLayer(%q): %v", n, err)
+		}
 	}
 }
