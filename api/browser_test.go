@@ -673,7 +673,7 @@ func testDemoDaemon(t *testing.T, browserCtx context.Context) {
 	if r, err := d.RunPruneNow(ctx); err != nil || r.Values == 0 {
 		t.Fatalf("demo: first pass: %+v, %v", r, err)
 	}
-	h, err := d.Handler(ctx, api.Options{AutoRefreshMS: 1000})
+	h, err := d.Handler(ctx, api.Options{AutoRefreshMS: 1000, UI: ui.Handler()})
 	if err != nil {
 		t.Fatal(err)
 	}

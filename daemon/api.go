@@ -8,7 +8,6 @@ import (
 
 	bs "github.com/brainsurgeon/brainsurgeon"
 	"github.com/brainsurgeon/brainsurgeon/api"
-	"github.com/brainsurgeon/brainsurgeon/api/ui"
 	"github.com/brainsurgeon/brainsurgeon/config"
 	"github.com/brainsurgeon/brainsurgeon/prune"
 	"github.com/brainsurgeon/brainsurgeon/restore"
@@ -30,12 +29,13 @@ func Retention(log bs.Logger, clock bs.Clock) RetentionFunc {
 	}
 }
 
-// Handler returns the REST API and the web UI (package api/ui unless
-// opts.UI says otherwise) over the daemon: api.New with the daemon as its Control (config, run now,
-// status) and a trash over the daemon's agents dir. opts.Stores, Control,
-// Trash and EngineMeter (the daemon's own, which Status reports) are filled
-// when empty; the rest (keys, CORS, read-only, refresh
-// period) comes from the caller, which reads the environment.
+// Handler returns the REST API over the daemon: api.New with the daemon as
+// its Control (config, run now, status) and a trash over the daemon's
+// agents dir. opts.Stores, Control, Trash and EngineMeter (the daemon's
+// own, which Status reports) are filled when empty; the rest (keys, CORS,
+// read-only, refresh period, and the web UI in opts.UI, which the binary
+// passes since the daemon imports no presentation) comes from the caller,
+// which reads the environment. A nil opts.UI serves no path outside /api/.
 func (d *Daemon) Handler(ctx context.Context, opts api.Options) (http.Handler, error) {
 	if opts.Stores.Store == nil {
 		set, err := d.open(ctx, d.cfg.Get())
@@ -57,9 +57,6 @@ func (d *Daemon) Handler(ctx context.Context, opts api.Options) (http.Handler, e
 	}
 	if opts.Logger == nil {
 		opts.Logger = d.log
-	}
-	if opts.UI == nil {
-		opts.UI = ui.Handler()
 	}
 	opts.ReadOnly = opts.ReadOnly || d.opts.ReadOnly
 	return api.New(opts)
