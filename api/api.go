@@ -1,7 +1,8 @@
 // Package api is BrainSurgeon's REST API as an http.Handler that another Go
 // program can mount. It reaches sessions and extracted
 // values only through the library: the root interfaces of an opened
-// installation (Stores), a restore.Restorer and the Backend's resolver. The daemon's config
+// installation (brainsurgeon.Installation), a restore.Restorer and the
+// Backend's resolver. The daemon's config
 // service, jobs and trash are reached through the small interfaces Control
 // and Trash; when one is not given, its endpoints answer 501 with the
 // reason.
@@ -177,29 +178,11 @@ type RestorerSource interface {
 	Restorer() *restore.Restorer
 }
 
-// Stores is the installation the API serves, as the root interfaces:
-// cmd/brainsurgeon fills it from backend.Open's Set.
-type Stores struct {
-	// Store lists, opens and writes the sessions.
-	Store bs.Store
-	// Side holds the extracted values.
-	Side bs.SideStore
-	// AgentsDir is the agents dir that was opened (the host config beside
-	// it names the models' windows).
-	AgentsDir string
-	// StateDir is BrainSurgeon's state dir: queue, audit log.
-	StateDir string
-	// Backends names the backends in use, for /api/health.
-	Backends []string
-	// Backend answers what the API needs of the backends beyond the
-	// Store; required.
-	Backend Backend
-}
-
-// Backend is what the API needs of the backends beyond the Store: the
-// CLI's resolver, and for GET /api/disk where each listed session's
-// transcript is kept and what a file found beside the transcripts is.
-// backend.Set implements it.
+// Backend is what the API needs of the backends beyond the
+// installation's Store: the CLI's resolver, and for GET /api/disk where
+// each listed session's transcript is kept and what a file found beside
+// the transcripts is. It is the one part of an installation that varies
+// with the backends; backend.Set implements it.
 type Backend interface {
 	// ResolveAmong finds the session name names among refs as the CLI
 	// does (its id, its transcript's file stem, a unique prefix of
@@ -207,9 +190,6 @@ type Backend interface {
 	// of one); errors wrap brainsurgeon.ErrNotFound, ErrAmbiguous or
 	// ErrInvalid.
 	ResolveAmong(refs []bs.SessionRef, name string) (bs.SessionRef, error)
-	// NotTranscript reports whether err says that a name found a file
-	// with a transcript's name but not its content.
-	NotTranscript(err error) bool
 	// SessionFile returns the file that keeps ref's transcript; shared
 	// is true when it is a database that keeps many sessions (with its
 	// -wal, -shm and -journal files), false for a transcript file in a
@@ -225,15 +205,19 @@ type Backend interface {
 	SideDir(ref bs.SessionRef) (string, error)
 }
 
-// Options configure the API. Stores.Store, Stores.Side and
-// Stores.Backend are required.
+// Options configure the API. Installation.Store, Installation.Side and
+// Backend are required.
 type Options struct {
-	// Stores is the opened installation: its Store lists, opens and
-	// writes sessions, its Side holds extracted values.
-	Stores Stores
+	// Installation is the opened installation: its Store lists, opens and
+	// writes sessions, its Side holds extracted values, its AgentsDir and
+	// StateDir say where they live (backend.Open's Set holds it).
+	Installation bs.Installation
+	// Backend answers what the API needs of the backends beyond the
+	// Store (backend.Open's Set is one).
+	Backend Backend
 	// Restorer restores values, sets "_extractable" and answers
 	// get_context. When nil, a Control that is a RestorerSource gives it;
-	// else one is made over Stores with the default policy, whose restore
+	// else one is made over Installation with the default policy, whose restore
 	// log (restore.Restorer.Restores) is Engine when set. A daemon passes
 	// its own (or implements RestorerSource) so that write-backs of one
 	// session are serialised with its passes and follow the config.
@@ -296,10 +280,17 @@ type Options struct {
 	Logger bs.Logger
 }
 
+// stores is the installation the handlers reach, with the Backend beside
+// its Store.
+type stores struct {
+	bs.Installation
+	Backend Backend
+}
+
 // server is the API's handler.
 type server struct {
 	opts     Options
-	set      Stores
+	set      stores
 	restorer *restore.Restorer
 	mux      *http.ServeMux
 	keys     *keyRing
@@ -330,21 +321,21 @@ type server struct {
 // API key or an origin that is not a URL origin is an error wrapping
 // brainsurgeon.ErrInvalid.
 func New(opts Options) (http.Handler, error) {
-	if opts.Stores.Store == nil || opts.Stores.Side == nil || opts.Stores.Backend == nil {
-		return nil, fmt.Errorf("api: Options.Stores must hold an opened installation's Store, Side store and Backend (backend.Open's Set has them): %w", bs.ErrInvalid)
+	if opts.Installation.Store == nil || opts.Installation.Side == nil || opts.Backend == nil {
+		return nil, fmt.Errorf("api: Options.Installation must hold an opened installation's Store and Side store, and Options.Backend its Backend (backend.Open's Set has them): %w", bs.ErrInvalid)
 	}
-	s := &server{opts: opts, set: opts.Stores, restorer: opts.Restorer, log: bs.LoggerOrDiscard(opts.Logger),
+	s := &server{opts: opts, set: stores{Installation: opts.Installation, Backend: opts.Backend}, restorer: opts.Restorer, log: bs.LoggerOrDiscard(opts.Logger),
 		cache: newStatsCache(), statusCache: compact.NewStatusCache(0), maxBody: opts.MaxBodyBytes, started: time.Now(),
 		sourceSlots: make(chan struct{}, MaxSourceRequests), meter: opts.EngineMeter}
 	if s.meter == nil {
 		s.meter = &engine.Meter{}
 	}
-	s.window = compactwire.HostWindow(opts.Stores.AgentsDir, s.log)
+	s.window = compactwire.HostWindow(opts.Installation.AgentsDir, s.log)
 	if s.maxBody <= 0 {
 		s.maxBody = DefaultMaxBodyBytes
 	}
 	if s.restorer == nil {
-		s.restorer = restore.New(opts.Stores.Store, opts.Stores.Side, opts.Stores.StateDir)
+		s.restorer = restore.New(opts.Installation.Store, opts.Installation.Side, opts.Installation.StateDir)
 		s.restorer.Logger = opts.Logger
 		if opts.Engine != nil {
 			// The engine is the restore log: a value restored here is

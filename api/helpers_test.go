@@ -26,7 +26,6 @@ import (
 	"github.com/brainsurgeon/brainsurgeon/internal/synth"
 	"github.com/brainsurgeon/brainsurgeon/internal/testkit/oracle"
 	"github.com/brainsurgeon/brainsurgeon/internal/testkit/testcorpus"
-	"github.com/brainsurgeon/brainsurgeon/internal/wiring"
 	"github.com/brainsurgeon/brainsurgeon/prune"
 	"github.com/brainsurgeon/brainsurgeon/restore"
 )
@@ -192,9 +191,6 @@ type memControl struct {
 	lastPrune     *time.Time
 	lastRetention *time.Time
 }
-
-// stores is what cmd/brainsurgeon hands the API from an opened set.
-func stores(set *backend.Set) api.Stores { return wiring.Stores(set) }
 
 func newControl(set *backend.Set) *memControl {
 	return &memControl{set: set, cfg: pruneConfig(), now: time.Now}

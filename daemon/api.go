@@ -21,7 +21,7 @@ import (
 // engine's restore log under the set's state dir). clock tells the time
 // (nil: the system clock).
 func Retention(log bs.Logger, clock bs.Clock) RetentionFunc {
-	return func(ctx context.Context, set api.Stores, c config.Config) (any, error) {
+	return func(ctx context.Context, set bs.Installation, c config.Config) (any, error) {
 		t := trash.New(set.Store, set.AgentsDir, set.StateDir)
 		t.Logger, t.Clock = log, clock
 		return retention.Run(ctx, retention.Options{Store: set.Store, Side: set.Side, StateDir: set.StateDir,
@@ -31,24 +31,28 @@ func Retention(log bs.Logger, clock bs.Clock) RetentionFunc {
 
 // Handler returns the REST API over the daemon: api.New with the daemon as
 // its Control (config, run now, status) and a trash over the daemon's
-// agents dir. opts.Stores, Control, Trash and EngineMeter (the daemon's
-// own, which Status reports) are filled when empty; the rest (keys, CORS,
+// agents dir. opts.Installation (with opts.Backend when that is nil: both
+// from the daemon's OpenFunc), Control, Trash and EngineMeter (the
+// daemon's own, which Status reports) are filled when empty; the rest (keys, CORS,
 // read-only, refresh period, and the web UI in opts.UI, which the binary
 // passes since the daemon imports no presentation) comes from the caller,
 // which reads the environment. A nil opts.UI serves no path outside /api/.
 func (d *Daemon) Handler(ctx context.Context, opts api.Options) (http.Handler, error) {
-	if opts.Stores.Store == nil {
-		set, err := d.open(ctx, d.cfg.Get())
+	if opts.Installation.Store == nil {
+		set, b, err := d.opts.Open(ctx, d.cfg.Get().Idle(), d.log)
 		if err != nil {
 			return nil, err
 		}
-		opts.Stores = set
+		opts.Installation = set
+		if opts.Backend == nil {
+			opts.Backend = b
+		}
 	}
 	if opts.Control == nil {
 		opts.Control = control{d}
 	}
 	if opts.Trash == nil {
-		t := trash.New(opts.Stores.Store, opts.Stores.AgentsDir, opts.Stores.StateDir)
+		t := trash.New(opts.Installation.Store, opts.Installation.AgentsDir, opts.Installation.StateDir)
 		t.Logger = d.log
 		opts.Trash = trashAPI{t}
 	}
