@@ -2,10 +2,9 @@
 // program can mount. It reaches sessions and extracted
 // values only through the library: the root interfaces of an opened
 // installation (brainsurgeon.Installation), a restore.Restorer and the
-// Backend's resolver. The daemon's config
-// service, jobs and trash are reached through the small interfaces Control
-// and Trash; when one is not given, its endpoints answer 501 with the
-// reason.
+// Backend's resolver. The daemon's config service and jobs are reached
+// through the interface Control, the trash as a *trash.Trash; when one is
+// not given, its endpoints answer 501 with the reason.
 //
 // Every answer is JSON with snake_case names, like the CLI's --json; an
 // error is {"error": "…"} with its status:
@@ -113,36 +112,31 @@ import (
 	"github.com/brainsurgeon/brainsurgeon/internal/compactwire"
 	"github.com/brainsurgeon/brainsurgeon/prune"
 	"github.com/brainsurgeon/brainsurgeon/restore"
+	"github.com/brainsurgeon/brainsurgeon/trash"
 )
 
 // DefaultMaxBodyBytes caps request bodies when Options.MaxBodyBytes is 0.
 const DefaultMaxBodyBytes = 1 << 20
 
 // Control is what the API needs from the daemon core: the runtime config
-// service, the jobs it runs now, and the scheduler's status.
+// service, the jobs it runs now, the scheduler's status, and the Restorer
+// that follows the runtime config. The daemon implements it
+// (daemon.Daemon.Handler passes it); it stays an interface because the
+// daemon imports this package to build its handler, so this package cannot
+// name the daemon's types.
 type Control interface {
-	ConfigService
-	Jobs
-}
-
-// ConfigService reads and changes the runtime config
-// (".brainsurgeon/config.json", a sibling of the agents dir, written
-// atomically; security settings are not part of it).
-type ConfigService interface {
-	// Config returns the current config.
+	// Config returns the current runtime config
+	// (".brainsurgeon/config.json", a sibling of the agents dir, written
+	// atomically; security settings are not part of it).
 	Config(ctx context.Context) (config.Config, error)
 	// UpdateConfig merges a partial config (a JSON object) into the
 	// current one, validates every field, saves it and applies it (a cron
 	// change reschedules at once). A bad field is an error holding a
 	// *config.ValidationError, and nothing is saved.
 	UpdateConfig(ctx context.Context, patch []byte) (config.Config, error)
-}
-
-// Jobs runs the daemon's jobs now and reports the scheduler's state. The
-// values returned are sent as JSON and should use snake_case names.
-type Jobs interface {
 	// RunPrune runs an extraction pass over every session now and returns
-	// its report (a *prune.Report fits).
+	// its report (a *prune.Report fits). The values the jobs return are
+	// sent as JSON and should use snake_case names.
 	RunPrune(ctx context.Context) (any, error)
 	// RunRetention runs retention now and returns its stats
 	// ({cleaned, bytes, errors}).
@@ -150,31 +144,12 @@ type Jobs interface {
 	// Status describes the scheduled jobs (names, specs, last and next
 	// runs, whether one is running).
 	Status(ctx context.Context) (any, error)
-}
-
-// Trash is the session trash: a trashed session's transcript, extracted
-// values and child sessions go together. A backend that cannot trash a
-// session (SQLite: rows are never deleted) returns an error wrapping
-// brainsurgeon.ErrUnsupported, answered 422.
-type Trash interface {
-	// List returns the trashed sessions.
-	List(ctx context.Context) (any, error)
-	// Delete moves a live session (with its extracted values and child
-	// sessions) to the trash.
-	Delete(ctx context.Context, ref bs.SessionRef) (any, error)
-	// Restore puts a trashed session back.
-	Restore(ctx context.Context, agent, sessionID string) (any, error)
-	// PermanentDelete removes a trashed session for good.
-	PermanentDelete(ctx context.Context, agent, sessionID string) (any, error)
-}
-
-// RestorerSource is implemented by a Control that keeps a Restorer in step
-// with the runtime config (extraction policy, keep_purge_control_calls).
-// When Options.Restorer is nil and the Control is a RestorerSource, each
-// restore, set_extractable and get_context uses the Restorer it returns.
-// It should return the same Restorer while the config is unchanged: a
-// Restorer's per-session locks serialise write-backs within a process.
-type RestorerSource interface {
+	// Restorer returns the Restorer that follows the runtime config
+	// (extraction policy, keep_purge_control_calls), or nil for the API's
+	// own. When Options.Restorer is nil, each restore, set_extractable and
+	// get_context uses it. It should return the same Restorer while the
+	// config is unchanged: a Restorer's per-session locks serialise
+	// write-backs within a process.
 	Restorer() *restore.Restorer
 }
 
@@ -216,17 +191,21 @@ type Options struct {
 	// Store (backend.Open's Set is one).
 	Backend Backend
 	// Restorer restores values, sets "_extractable" and answers
-	// get_context. When nil, a Control that is a RestorerSource gives it;
-	// else one is made over Installation with the default policy, whose restore
-	// log (restore.Restorer.Restores) is Engine when set. A daemon passes
-	// its own (or implements RestorerSource) so that write-backs of one
-	// session are serialised with its passes and follow the config.
+	// get_context. When nil, the Control's Restorer gives it; else (no
+	// Control, or a nil Restorer) one is made over Installation with the
+	// default policy, whose restore log (restore.Restorer.Restores) is
+	// Engine when set. A daemon passes its own (its Control's) so that
+	// write-backs of one session are serialised with its passes and follow
+	// the config.
 	Restorer *restore.Restorer
 	// Control is the config service and the jobs; nil answers 501 on
 	// their endpoints.
 	Control Control
-	// Trash is the session trash; nil answers 501 on its endpoints.
-	Trash Trash
+	// Trash is the session trash (a trashed session's transcript,
+	// extracted values and child sessions go together; a backend that
+	// cannot trash a session, SQLite, where rows are never deleted, is
+	// answered 422); nil answers 501 on its endpoints.
+	Trash *trash.Trash
 	// Engine is the context engine the plugin's assemble and compact
 	// requests, the engine paths of its tools and the session detail's
 	// "engine" member use. When nil, a Control that is an EngineSource
@@ -518,8 +497,8 @@ func (s *server) restoreLog() bs.RestoreLog {
 // restorerFor returns the Restorer of a request (see Options.Restorer).
 func (s *server) restorerFor() *restore.Restorer {
 	if s.opts.Restorer == nil {
-		if src, ok := s.opts.Control.(RestorerSource); ok {
-			if r := src.Restorer(); r != nil {
+		if s.opts.Control != nil {
+			if r := s.opts.Control.Restorer(); r != nil {
 				return r
 			}
 		}

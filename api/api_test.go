@@ -354,7 +354,7 @@ func TestSQLiteExtractedAndRestore(t *testing.T) {
 	}
 	// Trash is refused on SQLite with the reason.
 	code, b, _ := c.do("DELETE", "/api/sessions/main/"+id, "")
-	if code != http.StatusUnprocessableEntity || !strings.Contains(string(b), "SQLite") {
+	if code != http.StatusUnprocessableEntity || !strings.Contains(string(b), "never deletes rows") {
 		t.Errorf("sqlite delete: %d %s, want 422 with the reason", code, b)
 	}
 }

@@ -2,9 +2,7 @@ package daemon
 
 import (
 	"context"
-	"fmt"
 	"net/http"
-	"sort"
 
 	bs "github.com/brainsurgeon/brainsurgeon"
 	"github.com/brainsurgeon/brainsurgeon/api"
@@ -54,7 +52,7 @@ func (d *Daemon) Handler(ctx context.Context, opts api.Options) (http.Handler, e
 	if opts.Trash == nil {
 		t := trash.New(opts.Installation.Store, opts.Installation.AgentsDir, opts.Installation.StateDir)
 		t.Logger = d.log
-		opts.Trash = trashAPI{t}
+		opts.Trash = t
 	}
 	if opts.EngineMeter == nil {
 		opts.EngineMeter = &d.meter
@@ -87,7 +85,7 @@ func (c control) RunRetention(ctx context.Context) (any, error) { return c.d.Run
 
 func (c control) Status(context.Context) (any, error) { return c.d.Status(), nil }
 
-// Restorer makes control an api.RestorerSource: the API's restores,
+// Restorer is control's api.Control.Restorer: the API's restores,
 // set_extractable and get_context follow the runtime config, not the one
 // the handler was made with: idle_seconds is their idle gate (a restore
 // into a session used less than idle_seconds ago is queued), and the
@@ -113,56 +111,4 @@ func (c control) Restorer() *restore.Restorer {
 	pass.Restores = restoreLog(set, cfg, d.opts.ReadOnly)
 	d.restorer = pass.Restorer()
 	return d.restorer
-}
-
-// trashAPI is a trash.Trash as the API's Trash. The API names a trashed
-// session by agent and id: the item's own id, or the id of the session it
-// holds (the newest item when it was trashed more than once).
-type trashAPI struct{ t *trash.Trash }
-
-func (a trashAPI) List(ctx context.Context) (any, error) {
-	items, err := a.t.List(ctx)
-	if items == nil {
-		items = []trash.Item{}
-	}
-	return items, err
-}
-
-func (a trashAPI) Delete(ctx context.Context, ref bs.SessionRef) (any, error) {
-	return a.t.DeleteRef(ctx, ref)
-}
-
-func (a trashAPI) find(ctx context.Context, agent, id string) (string, error) {
-	items, err := a.t.List(ctx)
-	if err != nil {
-		return "", err
-	}
-	sort.Slice(items, func(i, j int) bool { return items[i].TrashedAt.After(items[j].TrashedAt) })
-	for _, it := range items {
-		if it.ID == id {
-			return it.ID, nil
-		}
-	}
-	for _, it := range items {
-		if it.Agent == agent && it.SessionID == id {
-			return it.ID, nil
-		}
-	}
-	return "", fmt.Errorf("trash: no trashed session %s/%s (expected an agent and a session id, or a trash item id, from GET /api/trash): %w", agent, id, bs.ErrNotFound)
-}
-
-func (a trashAPI) Restore(ctx context.Context, agent, id string) (any, error) {
-	item, err := a.find(ctx, agent, id)
-	if err != nil {
-		return nil, err
-	}
-	return a.t.Restore(ctx, item)
-}
-
-func (a trashAPI) PermanentDelete(ctx context.Context, agent, id string) (any, error) {
-	item, err := a.find(ctx, agent, id)
-	if err != nil {
-		return nil, err
-	}
-	return a.t.Purge(ctx, item)
 }
