@@ -73,11 +73,11 @@ func (s *server) control(what string) (Control, error) {
 
 // trash returns the Trash, or an error answered 501 naming what needed
 // it.
-func (s *server) trash(what string) (Trash, error) {
+func (s *server) trash(what string) (trashOps, error) {
 	if s.opts.Trash == nil {
-		return nil, notWired{what, "Trash"}
+		return trashOps{}, notWired{what, "Trash"}
 	}
-	return s.opts.Trash, nil
+	return trashOps{s.opts.Trash}, nil
 }
 
 func (s *server) getConfig(r *http.Request) (any, error) {
@@ -307,7 +307,7 @@ func (s *server) deleteSession(r *http.Request) (any, error) {
 
 // trashItem runs op on the trashed session a request names (agent and
 // id) and logs done.
-func (s *server) trashItem(r *http.Request, done string, op func(t Trash, agent, id string) (any, error)) (any, error) {
+func (s *server) trashItem(r *http.Request, done string, op func(t trashOps, agent, id string) (any, error)) (any, error) {
 	t, err := s.trash("the trash")
 	if err != nil {
 		return nil, err
@@ -329,13 +329,13 @@ func (s *server) trashItem(r *http.Request, done string, op func(t Trash, agent,
 }
 
 func (s *server) trashRestore(r *http.Request) (any, error) {
-	return s.trashItem(r, "session restored from the trash through the API", func(t Trash, agent, id string) (any, error) {
+	return s.trashItem(r, "session restored from the trash through the API", func(t trashOps, agent, id string) (any, error) {
 		return t.Restore(r.Context(), agent, id)
 	})
 }
 
 func (s *server) trashDelete(r *http.Request) (any, error) {
-	return s.trashItem(r, "session deleted from the trash for good through the API", func(t Trash, agent, id string) (any, error) {
+	return s.trashItem(r, "session deleted from the trash for good through the API", func(t trashOps, agent, id string) (any, error) {
 		return t.PermanentDelete(r.Context(), agent, id)
 	})
 }

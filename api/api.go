@@ -1,10 +1,10 @@
 // Package api is BrainSurgeon's REST API as an http.Handler that another Go
 // program can mount. It reaches sessions and extracted
 // values only through the library: the root interfaces of an opened
-// installation (Stores), a restore.Restorer and the Backend's resolver. The daemon's config
-// service, jobs and trash are reached through the small interfaces Control
-// and Trash; when one is not given, its endpoints answer 501 with the
-// reason.
+// installation (brainsurgeon.Installation), a restore.Restorer and the
+// Backend's resolver. The daemon's config service and jobs are reached
+// through the interface Control, the trash as a *trash.Trash; when one is
+// not given, its endpoints answer 501 with the reason.
 //
 // Every answer is JSON with snake_case names, like the CLI's --json; an
 // error is {"error": "…"} with its status:
@@ -112,36 +112,31 @@ import (
 	"github.com/brainsurgeon/brainsurgeon/internal/compactwire"
 	"github.com/brainsurgeon/brainsurgeon/prune"
 	"github.com/brainsurgeon/brainsurgeon/restore"
+	"github.com/brainsurgeon/brainsurgeon/trash"
 )
 
 // DefaultMaxBodyBytes caps request bodies when Options.MaxBodyBytes is 0.
 const DefaultMaxBodyBytes = 1 << 20
 
 // Control is what the API needs from the daemon core: the runtime config
-// service, the jobs it runs now, and the scheduler's status.
+// service, the jobs it runs now, the scheduler's status, and the Restorer
+// that follows the runtime config. The daemon implements it
+// (daemon.Daemon.Handler passes it); it stays an interface because the
+// daemon imports this package to build its handler, so this package cannot
+// name the daemon's types.
 type Control interface {
-	ConfigService
-	Jobs
-}
-
-// ConfigService reads and changes the runtime config
-// (".brainsurgeon/config.json", a sibling of the agents dir, written
-// atomically; security settings are not part of it).
-type ConfigService interface {
-	// Config returns the current config.
+	// Config returns the current runtime config
+	// (".brainsurgeon/config.json", a sibling of the agents dir, written
+	// atomically; security settings are not part of it).
 	Config(ctx context.Context) (config.Config, error)
 	// UpdateConfig merges a partial config (a JSON object) into the
 	// current one, validates every field, saves it and applies it (a cron
 	// change reschedules at once). A bad field is an error holding a
 	// *config.ValidationError, and nothing is saved.
 	UpdateConfig(ctx context.Context, patch []byte) (config.Config, error)
-}
-
-// Jobs runs the daemon's jobs now and reports the scheduler's state. The
-// values returned are sent as JSON and should use snake_case names.
-type Jobs interface {
 	// RunPrune runs an extraction pass over every session now and returns
-	// its report (a *prune.Report fits).
+	// its report (a *prune.Report fits). The values the jobs return are
+	// sent as JSON and should use snake_case names.
 	RunPrune(ctx context.Context) (any, error)
 	// RunRetention runs retention now and returns its stats
 	// ({cleaned, bytes, errors}).
@@ -149,57 +144,20 @@ type Jobs interface {
 	// Status describes the scheduled jobs (names, specs, last and next
 	// runs, whether one is running).
 	Status(ctx context.Context) (any, error)
-}
-
-// Trash is the session trash: a trashed session's transcript, extracted
-// values and child sessions go together. A backend that cannot trash a
-// session (SQLite: rows are never deleted) returns an error wrapping
-// brainsurgeon.ErrUnsupported, answered 422.
-type Trash interface {
-	// List returns the trashed sessions.
-	List(ctx context.Context) (any, error)
-	// Delete moves a live session (with its extracted values and child
-	// sessions) to the trash.
-	Delete(ctx context.Context, ref bs.SessionRef) (any, error)
-	// Restore puts a trashed session back.
-	Restore(ctx context.Context, agent, sessionID string) (any, error)
-	// PermanentDelete removes a trashed session for good.
-	PermanentDelete(ctx context.Context, agent, sessionID string) (any, error)
-}
-
-// RestorerSource is implemented by a Control that keeps a Restorer in step
-// with the runtime config (extraction policy, keep_purge_control_calls).
-// When Options.Restorer is nil and the Control is a RestorerSource, each
-// restore, set_extractable and get_context uses the Restorer it returns.
-// It should return the same Restorer while the config is unchanged: a
-// Restorer's per-session locks serialise write-backs within a process.
-type RestorerSource interface {
+	// Restorer returns the Restorer that follows the runtime config
+	// (extraction policy, keep_purge_control_calls), or nil for the API's
+	// own. When Options.Restorer is nil, each restore, set_extractable and
+	// get_context uses it. It should return the same Restorer while the
+	// config is unchanged: a Restorer's per-session locks serialise
+	// write-backs within a process.
 	Restorer() *restore.Restorer
 }
 
-// Stores is the installation the API serves, as the root interfaces:
-// cmd/brainsurgeon fills it from backend.Open's Set.
-type Stores struct {
-	// Store lists, opens and writes the sessions.
-	Store bs.Store
-	// Side holds the extracted values.
-	Side bs.SideStore
-	// AgentsDir is the agents dir that was opened (the host config beside
-	// it names the models' windows).
-	AgentsDir string
-	// StateDir is BrainSurgeon's state dir: queue, audit log.
-	StateDir string
-	// Backends names the backends in use, for /api/health.
-	Backends []string
-	// Backend answers what the API needs of the backends beyond the
-	// Store; required.
-	Backend Backend
-}
-
-// Backend is what the API needs of the backends beyond the Store: the
-// CLI's resolver, and for GET /api/disk where each listed session's
-// transcript is kept and what a file found beside the transcripts is.
-// backend.Set implements it.
+// Backend is what the API needs of the backends beyond the
+// installation's Store: the CLI's resolver, and for GET /api/disk where
+// each listed session's transcript is kept and what a file found beside
+// the transcripts is. It is the one part of an installation that varies
+// with the backends; backend.Set implements it.
 type Backend interface {
 	// ResolveAmong finds the session name names among refs as the CLI
 	// does (its id, its transcript's file stem, a unique prefix of
@@ -207,9 +165,6 @@ type Backend interface {
 	// of one); errors wrap brainsurgeon.ErrNotFound, ErrAmbiguous or
 	// ErrInvalid.
 	ResolveAmong(refs []bs.SessionRef, name string) (bs.SessionRef, error)
-	// NotTranscript reports whether err says that a name found a file
-	// with a transcript's name but not its content.
-	NotTranscript(err error) bool
 	// SessionFile returns the file that keeps ref's transcript; shared
 	// is true when it is a database that keeps many sessions (with its
 	// -wal, -shm and -journal files), false for a transcript file in a
@@ -225,24 +180,32 @@ type Backend interface {
 	SideDir(ref bs.SessionRef) (string, error)
 }
 
-// Options configure the API. Stores.Store, Stores.Side and
-// Stores.Backend are required.
+// Options configure the API. Installation.Store, Installation.Side and
+// Backend are required.
 type Options struct {
-	// Stores is the opened installation: its Store lists, opens and
-	// writes sessions, its Side holds extracted values.
-	Stores Stores
+	// Installation is the opened installation: its Store lists, opens and
+	// writes sessions, its Side holds extracted values, its AgentsDir and
+	// StateDir say where they live (backend.Open's Set holds it).
+	Installation bs.Installation
+	// Backend answers what the API needs of the backends beyond the
+	// Store (backend.Open's Set is one).
+	Backend Backend
 	// Restorer restores values, sets "_extractable" and answers
-	// get_context. When nil, a Control that is a RestorerSource gives it;
-	// else one is made over Stores with the default policy, whose restore
-	// log (restore.Restorer.Restores) is Engine when set. A daemon passes
-	// its own (or implements RestorerSource) so that write-backs of one
-	// session are serialised with its passes and follow the config.
+	// get_context. When nil, the Control's Restorer gives it; else (no
+	// Control, or a nil Restorer) one is made over Installation with the
+	// default policy, whose restore log (restore.Restorer.Restores) is
+	// Engine when set. A daemon passes its own (its Control's) so that
+	// write-backs of one session are serialised with its passes and follow
+	// the config.
 	Restorer *restore.Restorer
 	// Control is the config service and the jobs; nil answers 501 on
 	// their endpoints.
 	Control Control
-	// Trash is the session trash; nil answers 501 on its endpoints.
-	Trash Trash
+	// Trash is the session trash (a trashed session's transcript,
+	// extracted values and child sessions go together; a backend that
+	// cannot trash a session, SQLite, where rows are never deleted, is
+	// answered 422); nil answers 501 on its endpoints.
+	Trash *trash.Trash
 	// Engine is the context engine the plugin's assemble and compact
 	// requests, the engine paths of its tools and the session detail's
 	// "engine" member use. When nil, a Control that is an EngineSource
@@ -296,10 +259,17 @@ type Options struct {
 	Logger bs.Logger
 }
 
+// stores is the installation the handlers reach, with the Backend beside
+// its Store.
+type stores struct {
+	bs.Installation
+	Backend Backend
+}
+
 // server is the API's handler.
 type server struct {
 	opts     Options
-	set      Stores
+	set      stores
 	restorer *restore.Restorer
 	mux      *http.ServeMux
 	keys     *keyRing
@@ -330,21 +300,21 @@ type server struct {
 // API key or an origin that is not a URL origin is an error wrapping
 // brainsurgeon.ErrInvalid.
 func New(opts Options) (http.Handler, error) {
-	if opts.Stores.Store == nil || opts.Stores.Side == nil || opts.Stores.Backend == nil {
-		return nil, fmt.Errorf("api: Options.Stores must hold an opened installation's Store, Side store and Backend (backend.Open's Set has them): %w", bs.ErrInvalid)
+	if opts.Installation.Store == nil || opts.Installation.Side == nil || opts.Backend == nil {
+		return nil, fmt.Errorf("api: Options.Installation must hold an opened installation's Store and Side store, and Options.Backend its Backend (backend.Open's Set has them): %w", bs.ErrInvalid)
 	}
-	s := &server{opts: opts, set: opts.Stores, restorer: opts.Restorer, log: bs.LoggerOrDiscard(opts.Logger),
+	s := &server{opts: opts, set: stores{Installation: opts.Installation, Backend: opts.Backend}, restorer: opts.Restorer, log: bs.LoggerOrDiscard(opts.Logger),
 		cache: newStatsCache(), statusCache: compact.NewStatusCache(0), maxBody: opts.MaxBodyBytes, started: time.Now(),
 		sourceSlots: make(chan struct{}, MaxSourceRequests), meter: opts.EngineMeter}
 	if s.meter == nil {
 		s.meter = &engine.Meter{}
 	}
-	s.window = compactwire.HostWindow(opts.Stores.AgentsDir, s.log)
+	s.window = compactwire.HostWindow(opts.Installation.AgentsDir, s.log)
 	if s.maxBody <= 0 {
 		s.maxBody = DefaultMaxBodyBytes
 	}
 	if s.restorer == nil {
-		s.restorer = restore.New(opts.Stores.Store, opts.Stores.Side, opts.Stores.StateDir)
+		s.restorer = restore.New(opts.Installation.Store, opts.Installation.Side, opts.Installation.StateDir)
 		s.restorer.Logger = opts.Logger
 		if opts.Engine != nil {
 			// The engine is the restore log: a value restored here is
@@ -527,8 +497,8 @@ func (s *server) restoreLog() bs.RestoreLog {
 // restorerFor returns the Restorer of a request (see Options.Restorer).
 func (s *server) restorerFor() *restore.Restorer {
 	if s.opts.Restorer == nil {
-		if src, ok := s.opts.Control.(RestorerSource); ok {
-			if r := src.Restorer(); r != nil {
+		if s.opts.Control != nil {
+			if r := s.opts.Control.Restorer(); r != nil {
 				return r
 			}
 		}

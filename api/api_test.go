@@ -65,7 +65,7 @@ func firstExtracted(t *testing.T, c *client, agent, id string) api.EntryView {
 
 func TestSessionsAndDetailBothBackends(t *testing.T) {
 	f := newFixture(t, true)
-	srv := serve(t, api.Options{Stores: stores(f.set), Control: newControl(f.set), Trash: newTrash(f), Version: "test"})
+	srv := serve(t, api.Options{Installation: f.set.Installation, Backend: f.set, Control: newControl(f.set), Trash: newTrash(f), Version: "test"})
 	c := &client{tb: t, srv: srv}
 
 	var health map[string]any
@@ -176,7 +176,7 @@ func itoa(n int) string { b, _ := json.Marshal(n); return string(b) }
 
 func TestExtractedContentAndRestore(t *testing.T) {
 	f := newFixture(t, false)
-	srv := serve(t, api.Options{Stores: stores(f.set)})
+	srv := serve(t, api.Options{Installation: f.set.Installation, Backend: f.set})
 	c := &client{tb: t, srv: srv}
 	id := f.synthIDs[1]
 	base := "/api/sessions/alpha/" + id
@@ -312,7 +312,7 @@ func TestExtractedContentAndRestore(t *testing.T) {
 
 func TestSQLiteExtractedAndRestore(t *testing.T) {
 	f := newFixture(t, true)
-	srv := serve(t, api.Options{Stores: stores(f.set), Trash: newTrash(f)})
+	srv := serve(t, api.Options{Installation: f.set.Installation, Backend: f.set, Trash: newTrash(f)})
 	c := &client{tb: t, srv: srv}
 	var list sessionsAnswer
 	c.json("GET", "/api/agents/main/sessions", "", 200, &list)
@@ -354,7 +354,7 @@ func TestSQLiteExtractedAndRestore(t *testing.T) {
 	}
 	// Trash is refused on SQLite with the reason.
 	code, b, _ := c.do("DELETE", "/api/sessions/main/"+id, "")
-	if code != http.StatusUnprocessableEntity || !strings.Contains(string(b), "SQLite") {
+	if code != http.StatusUnprocessableEntity || !strings.Contains(string(b), "never deletes rows") {
 		t.Errorf("sqlite delete: %d %s, want 422 with the reason", code, b)
 	}
 }
@@ -362,7 +362,7 @@ func TestSQLiteExtractedAndRestore(t *testing.T) {
 func TestConfigJobsTrash(t *testing.T) {
 	f := newFixture(t, false)
 	ctl := newControl(f.set)
-	srv := serve(t, api.Options{Stores: stores(f.set), Control: ctl, Trash: newTrash(f)})
+	srv := serve(t, api.Options{Installation: f.set.Installation, Backend: f.set, Control: ctl, Trash: newTrash(f)})
 	c := &client{tb: t, srv: srv}
 
 	var cfg map[string]any
@@ -469,7 +469,7 @@ func TestConfigJobsTrash(t *testing.T) {
 
 func TestNotWired(t *testing.T) {
 	f := newFixture(t, false)
-	srv := serve(t, api.Options{Stores: stores(f.set)})
+	srv := serve(t, api.Options{Installation: f.set.Installation, Backend: f.set})
 	c := &client{tb: t, srv: srv}
 	for _, rq := range [][2]string{
 		{"GET", "/api/config"}, {"POST", "/api/config"}, {"POST", "/api/prune/run"}, {"POST", "/api/retention/run"},
@@ -485,7 +485,7 @@ func TestNotWired(t *testing.T) {
 
 func TestListCacheSeesChanges(t *testing.T) {
 	f := newFixture(t, false)
-	srv := serve(t, api.Options{Stores: stores(f.set)})
+	srv := serve(t, api.Options{Installation: f.set.Installation, Backend: f.set})
 	c := &client{tb: t, srv: srv}
 	var a, b sessionsAnswer
 	c.json("GET", "/api/agents/alpha/sessions", "", 200, &a)

@@ -117,7 +117,7 @@ func BenchmarkSessionsList10k(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	h, err := api.New(api.Options{Stores: stores(set)})
+	h, err := api.New(api.Options{Installation: set.Installation, Backend: set})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -33,7 +33,7 @@ func testKeyDialogAndPluginBanner(t *testing.T, browserCtx context.Context) {
 	keyFile := filepath.Join(f.root, ".brainsurgeon", "api.key")
 	const key = "0123456789abcdef0123456789abcdef"
 	writeKey(t, keyFile, key, false)
-	srv := serve(t, api.Options{Stores: stores(f.set), Control: newControl(f.set), UI: ui.Handler(),
+	srv := serve(t, api.Options{Installation: f.set.Installation, Backend: f.set, Control: newControl(f.set), UI: ui.Handler(),
 		KeyFile: keyFile, AutoRefreshMS: 1000})
 	ctx, problems := newTab(t, browserCtx)
 
@@ -90,7 +90,7 @@ func testWaiting(t *testing.T, browserCtx context.Context) {
 		t.Errorf("the waiting page says %q, want the agents dir %s", text, f.agents)
 	}
 	screenshot(t, ctx, "ui-waiting.png", false)
-	h, err := api.New(api.Options{Stores: stores(f.set), UI: ui.Handler()})
+	h, err := api.New(api.Options{Installation: f.set.Installation, Backend: f.set, UI: ui.Handler()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -33,7 +33,7 @@ func testEngineLine(t *testing.T, browserCtx context.Context) {
 			{N: 8, At: time.Now().Add(-2 * time.Minute), Messages: 38, ViewMessages: 38, HostChars: 270000, Chars: 270000,
 				Passthrough: "none of the host's 38 messages matched", ElapsedMS: 3.2},
 		}}}
-	h, err := api.NewWithEngine(api.Options{Stores: stores(f.set), UI: ui.Handler(), AutoRefreshMS: 60000}, eng)
+	h, err := api.NewWithEngine(api.Options{Installation: f.set.Installation, Backend: f.set, UI: ui.Handler(), AutoRefreshMS: 60000}, eng)
 	if err != nil {
 		t.Fatal(err)
 	}

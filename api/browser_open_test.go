@@ -18,7 +18,7 @@ import (
 func testOpenNotice(t *testing.T, browserCtx context.Context) {
 	f := demoFixture(t)
 	keyFile := filepath.Join(f.root, ".brainsurgeon", "api.key")
-	srv := serve(t, api.Options{Stores: stores(f.set), UI: ui.Handler(), KeyFile: keyFile, KeyFileInterval: -1, AutoRefreshMS: 1000})
+	srv := serve(t, api.Options{Installation: f.set.Installation, Backend: f.set, UI: ui.Handler(), KeyFile: keyFile, KeyFileInterval: -1, AutoRefreshMS: 1000})
 	ctx, problems := newTab(t, browserCtx)
 	do(t, ctx, "open the sessions list", chromedp.Navigate(srv.URL+"/"), chromedp.WaitVisible(`tr[data-session] a.session-link`))
 	banner := `document.getElementById('open-banner').hidden ? '' : document.getElementById('open-banner').textContent`

@@ -311,7 +311,7 @@ func inTabs(t *testing.T, browserCtx context.Context, tests []browserTest) {
 func testValueRestoreSettings(t *testing.T, browserCtx context.Context) {
 	f := demoFixture(t)
 	ctl := newControl(f.set)
-	srv := serve(t, api.Options{Stores: stores(f.set), Control: ctl, Trash: newTrash(f), UI: ui.Handler(), AutoRefreshMS: 1000, Version: "test"})
+	srv := serve(t, api.Options{Installation: f.set.Installation, Backend: f.set, Control: ctl, Trash: newTrash(f), UI: ui.Handler(), AutoRefreshMS: 1000, Version: "test"})
 	c := &client{tb: t, srv: srv}
 	ctx, problems := newTab(t, browserCtx)
 	id := f.synthIDs[0] // the session with large thinking blocks
@@ -475,7 +475,7 @@ func testValueRestoreSettings(t *testing.T, browserCtx context.Context) {
 func testKeyExtractableRefreshTrash(t *testing.T, browserCtx context.Context) {
 	f := demoFixture(t)
 	const key = "s3cret-key"
-	srv := serve(t, api.Options{Stores: stores(f.set), Control: newControl(f.set), Trash: newTrash(f), UI: ui.Handler(),
+	srv := serve(t, api.Options{Installation: f.set.Installation, Backend: f.set, Control: newControl(f.set), Trash: newTrash(f), UI: ui.Handler(),
 		APIKeys: []string{key}, AutoRefreshMS: 1000})
 	c := &client{tb: t, srv: srv, key: key}
 	ctx, problems := newTab(t, browserCtx)
@@ -559,7 +559,7 @@ func testKeyExtractableRefreshTrash(t *testing.T, browserCtx context.Context) {
 // trash views show with the server's reason; a missing session is a 404.
 func testErrors(t *testing.T, browserCtx context.Context) {
 	f := demoFixture(t)
-	srv := serve(t, api.Options{Stores: stores(f.set), UI: ui.Handler(), AutoRefreshMS: 1000})
+	srv := serve(t, api.Options{Installation: f.set.Installation, Backend: f.set, UI: ui.Handler(), AutoRefreshMS: 1000})
 	ctx, problems := newTab(t, browserCtx)
 	do(t, ctx, "open the settings", chromedp.Navigate(srv.URL+"/#/settings"))
 	// The config and the scheduler status both fail; either box may come
@@ -583,7 +583,7 @@ func testErrors(t *testing.T, browserCtx context.Context) {
 // write: every write button and the settings' save are disabled.
 func testReadOnly(t *testing.T, browserCtx context.Context) {
 	f := demoFixture(t)
-	srv := serve(t, api.Options{Stores: stores(f.set), Control: newControl(f.set), Trash: newTrash(f), UI: ui.Handler(), ReadOnly: true})
+	srv := serve(t, api.Options{Installation: f.set.Installation, Backend: f.set, Control: newControl(f.set), Trash: newTrash(f), UI: ui.Handler(), ReadOnly: true})
 	ctx, problems := newTab(t, browserCtx)
 	id := f.synthIDs[0]
 	do(t, ctx, "open the session", chromedp.Navigate(srv.URL+"/#/session/alpha/"+id), chromedp.WaitVisible(`button.badge-extracted`))
@@ -612,7 +612,7 @@ func testReadOnly(t *testing.T, browserCtx context.Context) {
 func testLostValues(t *testing.T, browserCtx context.Context) {
 	f := demoFixture(t)
 	ctl := newControl(f.set)
-	srv := serve(t, api.Options{Stores: stores(f.set), Control: ctl, UI: ui.Handler()})
+	srv := serve(t, api.Options{Installation: f.set.Installation, Backend: f.set, Control: ctl, UI: ui.Handler()})
 	c := &client{tb: t, srv: srv}
 	ctl.setNow(func() time.Time { return time.Now().Add(72 * time.Hour) })
 	var ret struct {
@@ -673,7 +673,7 @@ func testDemoDaemon(t *testing.T, browserCtx context.Context) {
 	if r, err := d.RunPruneNow(ctx); err != nil || r.Values == 0 {
 		t.Fatalf("demo: first pass: %+v, %v", r, err)
 	}
-	h, err := d.Handler(ctx, api.Options{AutoRefreshMS: 1000})
+	h, err := d.Handler(ctx, api.Options{AutoRefreshMS: 1000, UI: ui.Handler()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -51,7 +51,7 @@ type grepAnswer struct {
 // parameter of them.
 func TestContextEndpoints(t *testing.T) {
 	f := newFixture(t, false)
-	srv := serve(t, api.Options{Stores: stores(f.set), Control: newControl(f.set), Compaction: smallWindow(f)})
+	srv := serve(t, api.Options{Installation: f.set.Installation, Backend: f.set, Control: newControl(f.set), Compaction: smallWindow(f)})
 	c := &client{tb: t, srv: srv}
 	id := f.synthIDs[1]
 	base := "/api/sessions/alpha/" + id + "/context"
@@ -186,7 +186,7 @@ func TestContextEndpoints(t *testing.T) {
 // never inserts rows there), while its status, inspect and history work.
 func TestContextCompactRefused(t *testing.T) {
 	f := newFixture(t, true)
-	srv := serve(t, api.Options{Stores: stores(f.set), Control: newControl(f.set), Compaction: smallWindow(f)})
+	srv := serve(t, api.Options{Installation: f.set.Installation, Backend: f.set, Control: newControl(f.set), Compaction: smallWindow(f)})
 	c := &client{tb: t, srv: srv}
 	id := f.synthIDs[0]
 	path := filepath.Join(f.agents, "alpha", "sessions", id+".jsonl")
@@ -251,7 +251,7 @@ func TestContextCompactRefused(t *testing.T) {
 func TestContextDefaultsFromConfig(t *testing.T) {
 	f := newFixture(t, false)
 	ctl := newControl(f.set)
-	srv := serve(t, api.Options{Stores: stores(f.set), Control: ctl})
+	srv := serve(t, api.Options{Installation: f.set.Installation, Backend: f.set, Control: ctl})
 	c := &client{tb: t, srv: srv}
 	t.Setenv(summarize.EnvModel, "")
 	c.json("POST", "/api/config", `{"compaction":{"context_window":50000,"auto_enabled":true}}`, 200, nil)
@@ -279,7 +279,7 @@ func TestContextReadOnly(t *testing.T) {
 	f := newFixture(t, false)
 	cp := smallWindow(f)
 	before := testtree.Snapshot(t, f.root)
-	srv := serve(t, api.Options{Stores: stores(f.set), Control: newControl(f.set), Compaction: cp, ReadOnly: true})
+	srv := serve(t, api.Options{Installation: f.set.Installation, Backend: f.set, Control: newControl(f.set), Compaction: cp, ReadOnly: true})
 	c := &client{tb: t, srv: srv}
 	base := "/api/sessions/alpha/" + f.synthIDs[0] + "/context"
 	for _, p := range []string{"/status", "/inspect", "/history?depth=3", "/grep?q=tool&max=2"} {
@@ -308,7 +308,7 @@ func TestContextWindowFromHostConfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := serve(t, api.Options{Stores: stores(f.set), Control: newControl(f.set)})
+	srv := serve(t, api.Options{Installation: f.set.Installation, Backend: f.set, Control: newControl(f.set)})
 	c := &client{tb: t, srv: srv}
 	var st compact.StatusReport
 	c.json("GET", "/api/sessions/alpha/"+f.synthIDs[0]+"/context/status", "", 200, &st)

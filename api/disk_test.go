@@ -75,7 +75,7 @@ func TestDiskUse(t *testing.T) {
 		wantKinds[kind] += size(filepath.Join(dir, name))
 	}
 
-	c := &client{tb: t, srv: serve(t, api.Options{Stores: stores(set)})}
+	c := &client{tb: t, srv: serve(t, api.Options{Installation: set.Installation, Backend: set})}
 	var got api.DiskUse
 	c.json("GET", "/api/disk", "", 200, &got)
 	if len(got.Agents) != 1 || got.Agents[0].Agent != "alpha" {

@@ -112,7 +112,7 @@ func TestDoctorHealth(t *testing.T) {
 	for _, id := range ids {
 		before[id], _ = os.ReadFile(filepath.Join(filepath.Dir(deleted), id+".jsonl"))
 	}
-	srv := serve(t, api.Options{Stores: stores(set)})
+	srv := serve(t, api.Options{Installation: set.Installation, Backend: set})
 	c := &client{tb: t, srv: srv}
 
 	want := map[string]struct {
@@ -211,7 +211,7 @@ func TestDoctorHealth(t *testing.T) {
 // a health in the list, and GET /api/doctor reports every one.
 func TestDoctorHealthEveryBackend(t *testing.T) {
 	f := newFixture(t, true)
-	c := &client{tb: t, srv: serve(t, api.Options{Stores: stores(f.set)})}
+	c := &client{tb: t, srv: serve(t, api.Options{Installation: f.set.Installation, Backend: f.set})}
 	var list struct {
 		Sessions []api.SessionInfo `json:"sessions"`
 	}
@@ -310,7 +310,7 @@ func TestDoctorHealthListedValues(t *testing.T) {
 	if err := set.Side.Put(context.Background(), ref, []bs.SideRecord{{EntryID: "dd000004", Data: []byte("damaged")}}); err != nil {
 		t.Fatal(err)
 	}
-	c := &client{tb: t, srv: serve(t, api.Options{Stores: stores(set)})}
+	c := &client{tb: t, srv: serve(t, api.Options{Installation: set.Installation, Backend: set})}
 	var list struct {
 		Sessions []api.SessionInfo `json:"sessions"`
 	}

@@ -90,7 +90,7 @@ var _ api.ContextEngine = (*fakeEngine)(nil)
 // engine.
 func serveEngine(tb testing.TB, f *plugFixture, eng *fakeEngine, readOnly bool) *client {
 	tb.Helper()
-	h, err := api.NewWithEngine(api.Options{Stores: stores(f.set), ReadOnly: readOnly}, eng)
+	h, err := api.NewWithEngine(api.Options{Installation: f.set.Installation, Backend: f.set, ReadOnly: readOnly}, eng)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -203,7 +203,7 @@ func TestEngineRoutesRefuseBadRequests(t *testing.T) {
 
 func TestEngineRoutesWithoutEngine(t *testing.T) {
 	f := newPlugFixture(t)
-	srv := serve(t, api.Options{Stores: stores(f.set)})
+	srv := serve(t, api.Options{Installation: f.set.Installation, Backend: f.set})
 	c := &client{tb: t, srv: srv}
 	for _, path := range []string{"assemble", "compact"} {
 		code, b, _ := c.do("POST", "/api/plugin/v1/"+path, assembleBody(plugSessA, hostMessages))
@@ -234,7 +234,7 @@ func TestEngineRoutesWithoutEngine(t *testing.T) {
 func TestEngineRoutesOverTheEngineType(t *testing.T) {
 	f := newPlugFixture(t)
 	eng := &engine.Engine{Store: f.set.Store, StateDir: t.TempDir()}
-	srv := serve(t, api.Options{Stores: stores(f.set), Engine: eng})
+	srv := serve(t, api.Options{Installation: f.set.Installation, Backend: f.set, Engine: eng})
 	c := &client{tb: t, srv: srv}
 	code, b, _ := c.do("POST", "/api/plugin/v1/assemble", assembleBody(plugSessA, hostMessages))
 	if code != 200 && code != 422 {
@@ -446,7 +446,7 @@ func readFile(tb testing.TB, path string) string {
 func TestEngineFigures(t *testing.T) {
 	f := newPlugFixture(t)
 	eng := &engine.Engine{Store: f.set.Store, StateDir: t.TempDir()}
-	c := &client{tb: t, srv: serve(t, api.Options{Stores: stores(f.set), Engine: eng})}
+	c := &client{tb: t, srv: serve(t, api.Options{Installation: f.set.Installation, Backend: f.set, Engine: eng})}
 	c.json("POST", "/api/plugin/v1/assemble", assembleBody(plugSessA, hostMessages), 200, nil)
 	viewKeys := []string{"turn", "at", "predicted_tokens", "measured_tokens", "measured_turn", "chars", "host_chars", "messages", "host_messages", "summarized"}
 	checkView := func(where string, raw json.RawMessage) {

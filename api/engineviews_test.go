@@ -71,7 +71,7 @@ func TestEngineViewsObservable(t *testing.T) {
 	var logs syncBuffer
 	log := slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	eng := &engine.Engine{Store: f.set.Store, StateDir: t.TempDir(), Logger: log}
-	c := &client{tb: t, srv: serve(t, api.Options{Stores: stores(f.set), Engine: eng, Logger: log})}
+	c := &client{tb: t, srv: serve(t, api.Options{Installation: f.set.Installation, Backend: f.set, Engine: eng, Logger: log})}
 
 	var empty struct {
 		Engine json.RawMessage `json:"engine"`

@@ -24,7 +24,7 @@ func ExampleNew() {
 		fmt.Println(err)
 		return
 	}
-	h, err := api.New(api.Options{Stores: stores(set), APIKeys: []string{"secret"}, ReadOnly: true})
+	h, err := api.New(api.Options{Installation: set.Installation, Backend: set, APIKeys: []string{"secret"}, ReadOnly: true})
 	if err != nil {
 		fmt.Println(err)
 		return

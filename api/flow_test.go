@@ -18,7 +18,7 @@ import (
 // pass once the session is idle.
 func TestRestoreWhileRunning(t *testing.T) {
 	f := newFixture(t, false)
-	srv := serve(t, api.Options{Stores: stores(f.set), Control: newControl(f.set)})
+	srv := serve(t, api.Options{Installation: f.set.Installation, Backend: f.set, Control: newControl(f.set)})
 	c := &client{tb: t, srv: srv}
 	id := f.synthIDs[0]
 	dir := filepath.Join(f.agents, "alpha", "sessions")
@@ -88,7 +88,7 @@ func TestSeedVerificationPath(t *testing.T) {
 	f := newFixture(t, false)
 	ctl := newControl(f.set)
 	ctl.cfg.Enabled = false
-	srv := serve(t, api.Options{Stores: stores(f.set), Control: ctl, Trash: newTrash(f)})
+	srv := serve(t, api.Options{Installation: f.set.Installation, Backend: f.set, Control: ctl, Trash: newTrash(f)})
 	c := &client{tb: t, srv: srv}
 	dir := filepath.Join(f.agents, "alpha", "sessions")
 	id := "00000000-0000-4000-8000-000000000099"

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -18,7 +17,6 @@ import (
 	"testing"
 	"time"
 
-	bs "github.com/brainsurgeon/brainsurgeon"
 	"github.com/brainsurgeon/brainsurgeon/api"
 	"github.com/brainsurgeon/brainsurgeon/backend"
 	"github.com/brainsurgeon/brainsurgeon/config"
@@ -26,9 +24,9 @@ import (
 	"github.com/brainsurgeon/brainsurgeon/internal/synth"
 	"github.com/brainsurgeon/brainsurgeon/internal/testkit/oracle"
 	"github.com/brainsurgeon/brainsurgeon/internal/testkit/testcorpus"
-	"github.com/brainsurgeon/brainsurgeon/internal/wiring"
 	"github.com/brainsurgeon/brainsurgeon/prune"
 	"github.com/brainsurgeon/brainsurgeon/restore"
+	"github.com/brainsurgeon/brainsurgeon/trash"
 )
 
 // fixture is a temp agents dir with synthetic JSONL sessions (agent
@@ -193,9 +191,6 @@ type memControl struct {
 	lastRetention *time.Time
 }
 
-// stores is what cmd/brainsurgeon hands the API from an opened set.
-func stores(set *backend.Set) api.Stores { return wiring.Stores(set) }
-
 func newControl(set *backend.Set) *memControl {
 	return &memControl{set: set, cfg: pruneConfig(), now: time.Now}
 }
@@ -212,7 +207,7 @@ func (c *memControl) clock() time.Time {
 	return c.now()
 }
 
-// Restorer follows the config, as api.RestorerSource asks.
+// Restorer follows the config, as api.Control asks.
 func (c *memControl) Restorer() *restore.Restorer {
 	cfg, _ := c.Config(context.Background())
 	return prune.New(c.set.Store, c.set.Side, c.set.StateDir, cfg, nil).Restorer()
@@ -299,73 +294,15 @@ func (c *memControl) Status(context.Context) (any, error) {
 	}}, nil
 }
 
-// dirTrash is a real, small Trash for JSONL sessions: the transcript and
-// its extracted dir move under <state>/trash/<agent>/<id>/. SQLite
-// sessions are refused, as the real trash does.
-type dirTrash struct {
-	agents, dir string
+// newTrash is the daemon's trash over the fixture's installation.
+func newTrash(f *fixture) *trash.Trash {
+	return trash.New(f.set.Store, f.set.AgentsDir, f.set.StateDir)
 }
 
-func newTrash(f *fixture) *dirTrash {
-	return &dirTrash{agents: f.agents, dir: filepath.Join(f.set.StateDir, "trash")}
-}
-
+// trashItem is what a test reads of a trashed item.
 type trashItem struct {
 	Agent     string `json:"agent"`
 	SessionID string `json:"session_id"`
-}
-
-func (t *dirTrash) List(context.Context) (any, error) {
-	items := []trashItem{}
-	agents, _ := os.ReadDir(t.dir)
-	for _, a := range agents {
-		ids, _ := os.ReadDir(filepath.Join(t.dir, a.Name()))
-		for _, id := range ids {
-			items = append(items, trashItem{a.Name(), id.Name()})
-		}
-	}
-	return items, nil // an array, as package trash lists its items
-}
-
-func (t *dirTrash) Delete(_ context.Context, ref bs.SessionRef) (any, error) {
-	if ref.Backend == bs.BackendSQLite {
-		return nil, fmt.Errorf("trash %s: the SQLite store's rows are never deleted: %w", ref, bs.ErrUnsupported)
-	}
-	dst := filepath.Join(t.dir, ref.Agent, ref.ID)
-	if err := os.MkdirAll(dst, 0o700); err != nil {
-		return nil, err
-	}
-	if err := os.Rename(ref.Path, filepath.Join(dst, "transcript.jsonl")); err != nil {
-		return nil, err
-	}
-	side := filepath.Join(filepath.Dir(ref.Path), "extracted", ref.ID)
-	if err := os.Rename(side, filepath.Join(dst, "extracted")); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return nil, err
-	}
-	return map[string]any{"deleted": true, "agent": ref.Agent, "session_id": ref.ID, "moved_to_trash": true}, nil
-}
-
-func (t *dirTrash) Restore(_ context.Context, agent, id string) (any, error) {
-	src := filepath.Join(t.dir, agent, id)
-	if _, err := os.Stat(src); err != nil {
-		return nil, fmt.Errorf("trashed session %s/%s: %w", agent, id, bs.ErrNotFound)
-	}
-	sessions := filepath.Join(t.agents, agent, "sessions")
-	if err := os.Rename(filepath.Join(src, "transcript.jsonl"), filepath.Join(sessions, id+".jsonl")); err != nil {
-		return nil, err
-	}
-	if err := os.Rename(filepath.Join(src, "extracted"), filepath.Join(sessions, "extracted", id)); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return nil, err
-	}
-	return map[string]any{"restored": true, "agent": agent, "session_id": id}, os.RemoveAll(src)
-}
-
-func (t *dirTrash) PermanentDelete(_ context.Context, agent, id string) (any, error) {
-	src := filepath.Join(t.dir, agent, id)
-	if _, err := os.Stat(src); err != nil {
-		return nil, fmt.Errorf("trashed session %s/%s: %w", agent, id, bs.ErrNotFound)
-	}
-	return map[string]any{"deleted": true, "agent": agent, "session_id": id}, os.RemoveAll(src)
 }
 
 // serve starts the API on loopback.

@@ -39,7 +39,7 @@ func TestSessionIDsAsTheCLI(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := &client{tb: t, srv: serve(t, api.Options{Stores: stores(set)})}
+	c := &client{tb: t, srv: serve(t, api.Options{Installation: set.Installation, Backend: set})}
 	id := ids[0]
 	key := "agent:alpha:" + id[len(id)-4:] // as writeSessionsJSON names it
 	for _, tt := range []struct {
@@ -92,7 +92,7 @@ func TestBadEntryIDSaysWhatWasExpected(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := &client{tb: t, srv: serve(t, api.Options{Stores: stores(set)})}
+	c := &client{tb: t, srv: serve(t, api.Options{Installation: set.Installation, Backend: set})}
 	s := sessions[0]
 	for _, tt := range []struct{ name, seg, found string }{
 		{"Hidden", ".abc", `found ".abc", which starts with '.'`},
@@ -132,7 +132,7 @@ func TestObsoleteConfigField(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := &client{tb: t, srv: serve(t, api.Options{Stores: stores(set), Control: newControl(set)})}
+	c := &client{tb: t, srv: serve(t, api.Options{Installation: set.Installation, Backend: set, Control: newControl(set)})}
 	var ans struct {
 		Error  string            `json:"error"`
 		Fields map[string]string `json:"fields"`

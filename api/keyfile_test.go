@@ -74,7 +74,7 @@ func TestKeyFileKeptInStep(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_ = os.RemoveAll(filepath.Dir(keyFile))
-			srv := serve(t, api.Options{Stores: stores(f.set), APIKeys: tc.env, KeyFile: keyFile, KeyFileInterval: -1})
+			srv := serve(t, api.Options{Installation: f.set.Installation, Backend: f.set, APIKeys: tc.env, KeyFile: keyFile, KeyFileInterval: -1})
 			c := &client{tb: t, srv: srv}
 			var info authInfo
 			check := func(what string, wantRequired bool, want map[string]int) {
@@ -122,7 +122,7 @@ func TestKeyFileThrottled(t *testing.T) {
 	f := newPlugFixture(t)
 	keyFile := filepath.Join(f.root, "api.key")
 	writeKey(t, keyFile, "old-key", false)
-	srv := serve(t, api.Options{Stores: stores(f.set), KeyFile: keyFile, KeyFileInterval: 20 * time.Millisecond})
+	srv := serve(t, api.Options{Installation: f.set.Installation, Backend: f.set, KeyFile: keyFile, KeyFileInterval: 20 * time.Millisecond})
 	c := &client{tb: t, srv: srv}
 	if got := statusWith(c, "/api/agents", "old-key"); got != 200 {
 		t.Fatalf("old key before the rotation: %d", got)
@@ -150,7 +150,7 @@ func TestKeyFileAppearsAfterStart(t *testing.T) {
 	f := newPlugFixture(t)
 	keyFile := filepath.Join(f.root, ".brainsurgeon", "api.key")
 	const interval = 50 * time.Millisecond
-	srv := serve(t, api.Options{Stores: stores(f.set), KeyFile: keyFile, KeyFileInterval: interval})
+	srv := serve(t, api.Options{Installation: f.set.Installation, Backend: f.set, KeyFile: keyFile, KeyFileInterval: interval})
 	c := &client{tb: t, srv: srv}
 	type openInfo struct {
 		AuthRequired bool   `json:"auth_required"`
@@ -213,7 +213,7 @@ func TestKeyFileRefusedAtStart(t *testing.T) {
 	if err := os.WriteFile(empty, []byte(" \n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	_, err := api.New(api.Options{Stores: stores(f.set), KeyFile: empty})
+	_, err := api.New(api.Options{Installation: f.set.Installation, Backend: f.set, KeyFile: empty})
 	if !errors.Is(err, bs.ErrInvalid) || !strings.Contains(err.Error(), "expected at least one key") {
 		t.Errorf("New with an empty key file: %v", err)
 	}
@@ -235,7 +235,7 @@ func TestAuthInfoKeyHint(t *testing.T) {
 		{"File", api.Options{KeyFile: keyFile}, keyFile, "The key is the first line of " + keyFile + ": cat " + keyFile, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			tc.opts.Stores = stores(f.set)
+			tc.opts.Installation, tc.opts.Backend = f.set.Installation, f.set
 			c := &client{tb: t, srv: serve(t, tc.opts)}
 			for _, path := range []string{"/api/auth-info", "/api/config/env"} {
 				var info authInfo
@@ -285,7 +285,7 @@ func TestPluginHealth(t *testing.T) {
 	f := newPlugFixture(t)
 	const key = "the-right-key"
 	eng := &fakeEngine{view: engine.View{FirstKept: 0, Matched: 3, Turn: 1, EstimatedTokens: 100, PredictedTokens: 150}}
-	h, err := api.NewWithEngine(api.Options{Stores: stores(f.set), APIKeys: []string{key}}, eng)
+	h, err := api.NewWithEngine(api.Options{Installation: f.set.Installation, Backend: f.set, APIKeys: []string{key}}, eng)
 	if err != nil {
 		t.Fatal(err)
 	}

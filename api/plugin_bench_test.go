@@ -14,7 +14,7 @@ import (
 // iteration stores under a new tool-call id. TMPDIR chooses the disk.
 func BenchmarkPluginSource(b *testing.B) {
 	f := newPlugFixture(b)
-	srv := serve(b, api.Options{Stores: stores(f.set)})
+	srv := serve(b, api.Options{Installation: f.set.Installation, Backend: f.set})
 	c := &client{tb: b, srv: srv}
 	text := bigText(200_000, "NEEDLE")
 	half := []rune(text)
@@ -32,7 +32,7 @@ func BenchmarkPluginSource(b *testing.B) {
 // /api/plugin/v1/tool (purge_control restore with offset and max_chars).
 func BenchmarkPluginRestorePage(b *testing.B) {
 	f := newPlugFixture(b)
-	srv := serve(b, api.Options{Stores: stores(f.set)})
+	srv := serve(b, api.Options{Installation: f.set.Installation, Backend: f.set})
 	c := &client{tb: b, srv: srv}
 	content := `[{"type":"text","text":` + escapedJSON(bigText(200_000, "NEEDLE")) + `}]`
 	c.json("POST", "/api/plugin/v1/source", sourceBody(plugSessA, plugKeyA, "call_page", content, ""), 200, nil)

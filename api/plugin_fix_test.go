@@ -19,7 +19,7 @@ import (
 // (a host that repeats ids in a later turn) with 409, keeping the value.
 func TestPluginSourceConflict(t *testing.T) {
 	f := newPlugFixture(t)
-	c := &client{tb: t, srv: serve(t, api.Options{Stores: stores(f.set)})}
+	c := &client{tb: t, srv: serve(t, api.Options{Installation: f.set.Installation, Backend: f.set})}
 	first := `[{"type":"text","text":"first result"}]`
 	c.json("POST", "/api/plugin/v1/source", sourceBody(plugSessA, "", "call_0", first, ""), 200, nil)
 	c.json("POST", "/api/plugin/v1/source", sourceBody(plugSessA, "", "call_0", first, ""), 200, nil)
@@ -108,7 +108,7 @@ func TestPluginRestoreLoneSurrogates(t *testing.T) {
 		t.Fatal("the test's own literal does not decode to its units")
 	}
 	f := newPlugFixture(t)
-	c := &client{tb: t, srv: serve(t, api.Options{Stores: stores(f.set)})}
+	c := &client{tb: t, srv: serve(t, api.Options{Installation: f.set.Installation, Backend: f.set})}
 	c.json("POST", "/api/plugin/v1/source", sourceBody(plugSessA, "", "call_s", content, ""), 200, nil)
 	for _, max := range []int{15_000, 60_000} {
 		var got []uint16

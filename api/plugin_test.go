@@ -236,7 +236,7 @@ func callTool(tb testing.TB, c *client, session, tool, params string) toolAnswer
 func TestPluginSourceAndTools(t *testing.T) {
 	ctx := context.Background()
 	f := newPlugFixture(t)
-	srv := serve(t, api.Options{Stores: stores(f.set)})
+	srv := serve(t, api.Options{Installation: f.set.Installation, Backend: f.set})
 	c := &client{tb: t, srv: srv}
 	refA := f.ref(t, plugSessA)
 
@@ -442,7 +442,7 @@ func TestPluginSourceAndTools(t *testing.T) {
 
 func TestPluginSourceOnePage(t *testing.T) {
 	f := newPlugFixture(t)
-	c := &client{tb: t, srv: serve(t, api.Options{Stores: stores(f.set)})}
+	c := &client{tb: t, srv: serve(t, api.Options{Installation: f.set.Installation, Backend: f.set})}
 	// 100,000 characters fit in one page of max_chars 100,000: the stored
 	// blocks exactly, the image included.
 	text := strings.Repeat("abcdé", 20_000)
@@ -470,7 +470,7 @@ func pageRequest(key string, offset, maxChars int) string {
 
 func TestPluginRestorePages(t *testing.T) {
 	f := newPlugFixture(t)
-	c := &client{tb: t, srv: serve(t, api.Options{Stores: stores(f.set)})}
+	c := &client{tb: t, srv: serve(t, api.Options{Installation: f.set.Installation, Backend: f.set})}
 	const image = `{"type":"image","data":"aGVsbG8=","mimeType":"image/png"}`
 	// tc-call_p: 200,000 characters of one to three UTF-8 bytes, none
 	// that the host counts as more than one, in two text blocks, and an
@@ -662,7 +662,7 @@ func TestPluginRequests(t *testing.T) {
 		{"tool body cap", "/api/plugin/v1/tool", tool(`,"pad":"` + strings.Repeat("x", api.DefaultMaxBodyBytes) + `"`), "k1", 413, "larger than the limit", nil},
 		{"source under its cap", "/api/plugin/v1/source", sourceBody(plugSessA, "", "call_6", `[{"type":"text","text":"`+strings.Repeat("x", 2*api.DefaultMaxBodyBytes)+`"}]`, ""), "k1", 200, "", nil},
 	}
-	srv := serve(t, api.Options{Stores: stores(f.set), APIKeys: []string{"k1"}})
+	srv := serve(t, api.Options{Installation: f.set.Installation, Backend: f.set, APIKeys: []string{"k1"}})
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			c := &client{tb: t, srv: srv, key: tc.key}
@@ -685,7 +685,7 @@ func TestPluginReadOnly(t *testing.T) {
 	f := newPlugFixture(t)
 	// A source record and a normally extracted entry, written before the
 	// server goes read-only.
-	c := &client{tb: t, srv: serve(t, api.Options{Stores: stores(f.set)})}
+	c := &client{tb: t, srv: serve(t, api.Options{Installation: f.set.Installation, Backend: f.set})}
 	c.json("POST", "/api/plugin/v1/source", sourceBody(plugSessA, "", "call_1", `[{"type":"text","text":"stored"}]`, ""), 200, nil)
 	appendLines(t, f.path(plugSessA),
 		plugMsg("u2", "a1", 6, plugLine{"role": "user", "content": textContent("a")}),
@@ -699,7 +699,7 @@ func TestPluginReadOnly(t *testing.T) {
 	if !bytes.Contains(before, []byte("[[extracted-r0]]")) {
 		t.Fatal("r0 was not extracted")
 	}
-	ro := &client{tb: t, srv: serve(t, api.Options{Stores: stores(f.set), ReadOnly: true})}
+	ro := &client{tb: t, srv: serve(t, api.Options{Installation: f.set.Installation, Backend: f.set, ReadOnly: true})}
 	code, b, _ := ro.do("POST", "/api/plugin/v1/source", sourceBody(plugSessA, "", "call_2", `[{"type":"text","text":"x"}]`, ""))
 	if code != http.StatusForbidden || !strings.Contains(string(b), "read-only") {
 		t.Fatalf("source in read-only mode: %d %s", code, b)
@@ -733,7 +733,7 @@ func TestPluginReadOnly(t *testing.T) {
 func TestPluginRetentionIdle(t *testing.T) {
 	ctx := context.Background()
 	f := newPlugFixture(t)
-	c := &client{tb: t, srv: serve(t, api.Options{Stores: stores(f.set)})}
+	c := &client{tb: t, srv: serve(t, api.Options{Installation: f.set.Installation, Backend: f.set})}
 	c.json("POST", "/api/plugin/v1/source", sourceBody(plugSessB, "", "call_7", `[{"type":"text","text":"no entry yet"}]`, ""), 200, nil)
 	refB := f.ref(t, plugSessB)
 	run := func(idle int) {
@@ -759,7 +759,7 @@ func TestPluginRetentionIdle(t *testing.T) {
 func TestPluginSourceRandomBytes(t *testing.T) {
 	ctx := context.Background()
 	f := newPlugFixture(t)
-	c := &client{tb: t, srv: serve(t, api.Options{Stores: stores(f.set)})}
+	c := &client{tb: t, srv: serve(t, api.Options{Installation: f.set.Installation, Backend: f.set})}
 	refA := f.ref(t, plugSessA)
 	r := rand.New(rand.NewPCG(7, 21))
 	pieces := []string{`\ud83d\ude00`, `\uD800`, `\udfff`, `\u0000`, `\/`, `\"`, `\\`, `\n`, "é", "中", "😀", "\u2028", "<&>", " ", "a", `\u00E9`}
@@ -806,7 +806,7 @@ func TestPluginSQLite(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := &client{tb: t, srv: serve(t, api.Options{Stores: stores(set)})}
+	c := &client{tb: t, srv: serve(t, api.Options{Installation: set.Installation, Backend: set})}
 	body := strings.Replace(sourceBody("", key, "call_s", content, ""), `"agent_id":"main"`, `"agent_id":"ops"`, 1)
 	c.json("POST", "/api/plugin/v1/source", body, 200, nil)
 	ref, err := set.Store.Resolve(ctx, key)

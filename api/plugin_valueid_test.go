@@ -13,7 +13,7 @@ import (
 // that both given with different ids is an error that says so.
 func TestPurgeControlValueID(t *testing.T) {
 	f := newPlugFixture(t)
-	c := &client{tb: t, srv: serve(t, api.Options{Stores: stores(f.set)})}
+	c := &client{tb: t, srv: serve(t, api.Options{Installation: f.set.Installation, Backend: f.set})}
 	c.json("POST", "/api/plugin/v1/source", sourceBody(plugSessA, "", "call_v", `[{"type":"text","text":"the stored value"}]`, ""), 200, nil)
 	for _, tc := range []struct {
 		name, params string

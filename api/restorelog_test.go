@@ -104,7 +104,7 @@ func TestRestoreOneNotion(t *testing.T) {
 	engineAt := t0.Add(-11 * time.Minute) // the view's restore, 11 minutes ago
 	eng := &engine.Engine{Store: f.set.Store, StateDir: f.set.StateDir, Side: f.set.Side, Policy: extract.FromConfig(cfg),
 		Now: func() time.Time { return engineAt }}
-	c := &client{tb: t, srv: serve(t, api.Options{Stores: stores(f.set), Engine: eng})}
+	c := &client{tb: t, srv: serve(t, api.Options{Installation: f.set.Installation, Backend: f.set, Engine: eng})}
 	ref := f.ref(t, plugSessA)
 
 	// 1. The restore through the engine's view: the row's content.
@@ -210,7 +210,7 @@ func TestRestoreAnswerIsTheValue(t *testing.T) {
 		t.Fatalf("pass: %+v, %v", rep, err)
 	}
 	defer holdLock(t, f.path(plugSessA))() // every write-back is queued: the row keeps its placeholders
-	c := &client{tb: t, srv: serve(t, api.Options{Stores: stores(f.set)})}
+	c := &client{tb: t, srv: serve(t, api.Options{Installation: f.set.Installation, Backend: f.set})}
 	block := func(s string) string {
 		b, _ := json.Marshal(map[string]string{"type": "text", "text": s})
 		return string(b)
@@ -280,7 +280,7 @@ func TestRestorePagesFromSideStore(t *testing.T) {
 	if rep, err := prune.New(f.set.Store, f.set.Side, f.set.StateDir, cfg, nil).Run(context.Background(), nil); err != nil || rep.Written == 0 {
 		t.Fatalf("pass: %+v, %v", rep, err)
 	}
-	c := &client{tb: t, srv: serve(t, api.Options{Stores: stores(f.set)})}
+	c := &client{tb: t, srv: serve(t, api.Options{Installation: f.set.Installation, Backend: f.set})}
 	var got strings.Builder
 	offset := 0
 	for page := 0; ; page++ {

@@ -83,7 +83,7 @@ func TestPathParametersEveryRoute(t *testing.T) {
 		t.Fatal(err)
 	}
 	before := testtree.Snapshot(t, f.root)
-	srv := serve(t, api.Options{Stores: stores(f.set), Control: newControl(f.set), Trash: newTrash(f)})
+	srv := serve(t, api.Options{Installation: f.set.Installation, Backend: f.set, Control: newControl(f.set), Trash: newTrash(f)})
 	valid := map[string]string{"agent": "alpha", "id": f.synthIDs[0], "entryId": "e1", "name": "prune"}
 	routes := 0
 	for _, pattern := range api.Routes() {
@@ -126,7 +126,7 @@ func TestPathParametersEveryRoute(t *testing.T) {
 
 func TestAuth(t *testing.T) {
 	f := newFixture(t, false)
-	srv := serve(t, api.Options{Stores: stores(f.set), Control: newControl(f.set), Trash: newTrash(f), APIKeys: []string{"key-one", "key-two"}})
+	srv := serve(t, api.Options{Installation: f.set.Installation, Backend: f.set, Control: newControl(f.set), Trash: newTrash(f), APIKeys: []string{"key-one", "key-two"}})
 	valid := map[string]string{"agent": "alpha", "id": f.synthIDs[0], "entryId": "e1", "name": "prune"}
 	public := map[string]bool{"GET /api/health": true, "GET /api/auth-info": true, "GET /auth-info": true,
 		"GET /api/config": true, "GET /api/config/env": true}
@@ -165,7 +165,7 @@ func TestAuth(t *testing.T) {
 func TestReadOnly(t *testing.T) {
 	f := newFixture(t, false)
 	before := testtree.Snapshot(t, f.root)
-	srv := serve(t, api.Options{Stores: stores(f.set), Control: newControl(f.set), Trash: newTrash(f), ReadOnly: true})
+	srv := serve(t, api.Options{Installation: f.set.Installation, Backend: f.set, Control: newControl(f.set), Trash: newTrash(f), ReadOnly: true})
 	c := &client{tb: t, srv: srv}
 	e := firstExtracted(t, c, "alpha", f.synthIDs[0])
 	valid := map[string]string{"agent": "alpha", "id": f.synthIDs[0], "entryId": e.ID, "name": "prune"}
@@ -203,7 +203,7 @@ func TestReadOnly(t *testing.T) {
 
 func TestCORS(t *testing.T) {
 	f := newFixture(t, false)
-	srv := serve(t, api.Options{Stores: stores(f.set), CORSOrigins: []string{"http://localhost:3000"}, APIKeys: []string{"k"}})
+	srv := serve(t, api.Options{Installation: f.set.Installation, Backend: f.set, CORSOrigins: []string{"http://localhost:3000"}, APIKeys: []string{"k"}})
 	c := &client{tb: t, srv: srv, key: "k"}
 	for _, tc := range []struct {
 		origin string
@@ -237,7 +237,7 @@ func TestCORS(t *testing.T) {
 
 func TestBodyCap(t *testing.T) {
 	f := newFixture(t, false)
-	srv := serve(t, api.Options{Stores: stores(f.set), Control: newControl(f.set), MaxBodyBytes: 1024})
+	srv := serve(t, api.Options{Installation: f.set.Installation, Backend: f.set, Control: newControl(f.set), MaxBodyBytes: 1024})
 	c := &client{tb: t, srv: srv}
 	big := `{"keep_recent":3,"x":"` + strings.Repeat("a", 4096) + `"}`
 	code, b, _ := c.do("POST", "/api/config", big)
@@ -270,12 +270,12 @@ func TestNewChecksOptions(t *testing.T) {
 		want string
 	}{
 		{"NoSet", api.Options{},
-			"api: Options.Stores must hold an opened installation's Store, Side store and Backend (backend.Open's Set has them): invalid input"},
-		{"EmptyKey", api.Options{Stores: stores(f.set), APIKeys: []string{"k", " "}},
+			"api: Options.Installation must hold an opened installation's Store and Side store, and Options.Backend its Backend (backend.Open's Set has them): invalid input"},
+		{"EmptyKey", api.Options{Installation: f.set.Installation, Backend: f.set, APIKeys: []string{"k", " "}},
 			"api: API key 2 is empty (expected a non-empty key; give no keys for open access): invalid input"},
-		{"BadOrigin", api.Options{Stores: stores(f.set), CORSOrigins: []string{"localhost:3000/x"}},
+		{"BadOrigin", api.Options{Installation: f.set.Installation, Backend: f.set, CORSOrigins: []string{"localhost:3000/x"}},
 			`api: CORS origin "localhost:3000/x": expected scheme://host[:port], such as http://localhost:3000: invalid input`},
-		{"OriginWithPath", api.Options{Stores: stores(f.set), CORSOrigins: []string{"http://a.example/app"}},
+		{"OriginWithPath", api.Options{Installation: f.set.Installation, Backend: f.set, CORSOrigins: []string{"http://a.example/app"}},
 			`api: CORS origin "http://a.example/app": expected scheme://host[:port], such as http://localhost:3000: invalid input`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -405,7 +405,7 @@ func (s *server) findSession(r *http.Request) (bs.SessionRef, error) {
 		// listed; the store's own resolver names it, so the answer says
 		// that the file is not a transcript rather than that no session
 		// has this id.
-		if _, serr := s.set.Store.Resolve(r.Context(), name); s.set.Backend.NotTranscript(serr) {
+		if _, serr := s.set.Store.Resolve(r.Context(), name); errors.Is(serr, bs.ErrNotTranscript) {
 			return bs.SessionRef{}, serr
 		}
 	}

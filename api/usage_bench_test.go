@@ -22,11 +22,11 @@ func BenchmarkUsage(b *testing.B) {
 		b.Fatalf("pass: %+v, %v", rep, err)
 	}
 	b.Logf("%d values extracted from %d entries", rep.Sessions[0].Result.Values, rep.Sessions[0].Result.Entries)
-	srv := serve(b, api.Options{Stores: stores(set)})
+	srv := serve(b, api.Options{Installation: set.Installation, Backend: set})
 	c := &client{tb: b, srv: srv}
 	b.Run("Usage10MBCold", func(b *testing.B) {
 		for b.Loop() {
-			h, err := api.New(api.Options{Stores: stores(set)})
+			h, err := api.New(api.Options{Installation: set.Installation, Backend: set})
 			if err != nil {
 				b.Fatal(err)
 			}

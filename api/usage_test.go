@@ -79,7 +79,7 @@ func TestUsageSeries(t *testing.T) {
 		t.Fatalf("pass: %+v, %v", rep, err)
 	}
 	pass := rep.Sessions[0].Result
-	srv := serve(t, api.Options{Stores: stores(set), Control: newControl(set), Compaction: smallWindow(&fixture{root: root, agents: agents})})
+	srv := serve(t, api.Options{Installation: set.Installation, Backend: set, Control: newControl(set), Compaction: smallWindow(&fixture{root: root, agents: agents})})
 	c := &client{tb: t, srv: srv}
 	base := "/api/sessions/alpha/" + id
 
@@ -155,7 +155,7 @@ func TestUsageSeries(t *testing.T) {
 // the disk counts the SQLite store as transcripts.
 func TestUsageEveryBackend(t *testing.T) {
 	f := newFixture(t, true)
-	c := &client{tb: t, srv: serve(t, api.Options{Stores: stores(f.set)})}
+	c := &client{tb: t, srv: serve(t, api.Options{Installation: f.set.Installation, Backend: f.set})}
 	var list sessionsAnswer
 	c.json("GET", "/api/sessions", "", 200, &list)
 	recorded := 0

@@ -109,7 +109,7 @@ func TestEngineAssembleBase(t *testing.T) {
 func TestEngineAssembleBaseOverTheEngine(t *testing.T) {
 	f := newPlugFixture(t)
 	eng := &engine.Engine{Store: f.set.Store, StateDir: t.TempDir()}
-	c := &client{tb: t, srv: serve(t, api.Options{Stores: stores(f.set), Engine: eng})}
+	c := &client{tb: t, srv: serve(t, api.Options{Installation: f.set.Installation, Backend: f.set, Engine: eng})}
 	var full api.AssembleResponse
 	c.json("POST", "/api/plugin/v1/assemble", assembleBody(plugSessA, hostMessages), 200, &full)
 	if full.Ack == nil || full.Ack.Messages != 3 {

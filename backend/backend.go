@@ -43,21 +43,13 @@ func FromConfig(c config.Config, log bs.Logger) Options {
 	return Options{Idle: c.Idle(), Logger: log}
 }
 
-// Set is what Open returns: one store over every session of the
-// installation, the side store of their extracted values, and
-// BrainSurgeon's state dir.
+// Set is what Open returns: the installation (one store over every
+// session, the side store of their extracted values, the agents and state
+// dirs, the backends in use) and, as its methods, the backends' own
+// answers that the API asks for beyond the Store (api.Backend: the CLI's
+// resolver, the files behind a session).
 type Set struct {
-	// Store lists, reads and writes the sessions of every backend.
-	Store bs.Store
-	// Side keeps extracted values (the JSONL era's side directories, for
-	// both backends).
-	Side bs.SideStore
-	// AgentsDir is the agents dir (or pi sessions dir) that was opened.
-	AgentsDir string
-	// StateDir is "<agents dir>/../.brainsurgeon": config, queue, audit.
-	StateDir string
-	// Backends names the backends in use, in order ("jsonl", "sqlite").
-	Backends []string
+	bs.Installation
 }
 
 // Open opens an agents dir (or a ~/.openclaw dir, or a pi sessions dir).
@@ -72,7 +64,7 @@ func Open(ctx context.Context, root string, opts Options) (*Set, error) {
 	js.Writer.Logger = opts.Logger
 	js.Writer.Clock = opts.Clock
 	js.Writer.Quiet = max(opts.Idle, 0) // zero: no quiet period, as in Options
-	set := &Set{AgentsDir: root, StateDir: config.StateDir(root)}
+	set := &Set{Installation: bs.Installation{AgentsDir: root, StateDir: config.StateDir(root)}}
 	stores := []bs.Store{js}
 	set.Backends = append(set.Backends, js.Name())
 	extra, found, err := openOthers(ctx, root, opts)
@@ -602,10 +594,6 @@ func (m *Multi) AddIndexEntries(index string, entries map[string]json.RawMessage
 func (s *Set) ResolveAmong(refs []bs.SessionRef, name string) (bs.SessionRef, error) {
 	return session.ResolveRef(refs, name, nil)
 }
-
-// NotTranscript reports whether err says that a name found a file with a
-// transcript's name but not its content (session.ErrNotTranscript).
-func (s *Set) NotTranscript(err error) bool { return errors.Is(err, session.ErrNotTranscript) }
 
 // SessionFile returns the file that keeps ref's transcript: the JSONL
 // transcript, or the SQLite database that keeps the session among others

@@ -23,6 +23,13 @@ var backends = []string{"session", "session/sqlite", "sidedir", "backend"}
 // only the root interfaces, and cmd/brainsurgeon wires the backends in.
 var policies = []string{"extract", "restore", "compact", "prune", "retention", "recall", "summarize", "daemon", "trash", "api", "engine", "doctor", "agenttools"}
 
+// presentation are the packages that wire backends to policy and show
+// them (docs/ARCHITECTURE.md, "Layers"): no policy package may depend on
+// one, so that the binary hands the web UI to the API and the daemon
+// reaches no presentation. The commands under cmd/ are main packages,
+// which nothing can import.
+var presentation = []string{"api/ui", "internal/cli", "internal/openclawinstall", "internal/service", "internal/wiring"}
+
 // helpers are the packages below both (docs/ARCHITECTURE.md, "Layers"):
 // every backend and every policy package may import them, so they must
 // depend on neither a backend nor a policy package.
@@ -39,8 +46,8 @@ func inside(path, rel string) bool {
 // outside the backends reads SessionRef.Path (found with exact type
 // information, so that an unrelated Path field does not count and an
 // embedded or aliased SessionRef does), and no policy package imports a
-// backend, directly or through another package, and no helper imports a
-// backend or a policy package.
+// backend or a presentation package, directly or through another package,
+// and no helper imports a backend or a policy package.
 func TestSeam(t *testing.T) {
 	if testing.Short() {
 		t.Skip("loads and type-checks the whole module")
@@ -160,6 +167,7 @@ func TestSeam(t *testing.T) {
 
 	t.Run("PolicyImports", func(t *testing.T) {
 		forbidden(t, "policy", policies, "backend", backends)
+		forbidden(t, "policy", policies, "presentation package", presentation)
 	})
 
 	t.Run("HelperImports", func(t *testing.T) {

@@ -2,13 +2,10 @@ package daemon
 
 import (
 	"context"
-	"fmt"
 	"net/http"
-	"sort"
 
 	bs "github.com/brainsurgeon/brainsurgeon"
 	"github.com/brainsurgeon/brainsurgeon/api"
-	"github.com/brainsurgeon/brainsurgeon/api/ui"
 	"github.com/brainsurgeon/brainsurgeon/config"
 	"github.com/brainsurgeon/brainsurgeon/prune"
 	"github.com/brainsurgeon/brainsurgeon/restore"
@@ -22,7 +19,7 @@ import (
 // engine's restore log under the set's state dir). clock tells the time
 // (nil: the system clock).
 func Retention(log bs.Logger, clock bs.Clock) RetentionFunc {
-	return func(ctx context.Context, set api.Stores, c config.Config) (any, error) {
+	return func(ctx context.Context, set bs.Installation, c config.Config) (any, error) {
 		t := trash.New(set.Store, set.AgentsDir, set.StateDir)
 		t.Logger, t.Clock = log, clock
 		return retention.Run(ctx, retention.Options{Store: set.Store, Side: set.Side, StateDir: set.StateDir,
@@ -30,36 +27,38 @@ func Retention(log bs.Logger, clock bs.Clock) RetentionFunc {
 	}
 }
 
-// Handler returns the REST API and the web UI (package api/ui unless
-// opts.UI says otherwise) over the daemon: api.New with the daemon as its Control (config, run now,
-// status) and a trash over the daemon's agents dir. opts.Stores, Control,
-// Trash and EngineMeter (the daemon's own, which Status reports) are filled
-// when empty; the rest (keys, CORS, read-only, refresh
-// period) comes from the caller, which reads the environment.
+// Handler returns the REST API over the daemon: api.New with the daemon as
+// its Control (config, run now, status) and a trash over the daemon's
+// agents dir. opts.Installation (with opts.Backend when that is nil: both
+// from the daemon's OpenFunc), Control, Trash and EngineMeter (the
+// daemon's own, which Status reports) are filled when empty; the rest (keys, CORS,
+// read-only, refresh period, and the web UI in opts.UI, which the binary
+// passes since the daemon imports no presentation) comes from the caller,
+// which reads the environment. A nil opts.UI serves no path outside /api/.
 func (d *Daemon) Handler(ctx context.Context, opts api.Options) (http.Handler, error) {
-	if opts.Stores.Store == nil {
-		set, err := d.open(ctx, d.cfg.Get())
+	if opts.Installation.Store == nil {
+		set, b, err := d.opts.Open(ctx, d.cfg.Get().Idle(), d.log)
 		if err != nil {
 			return nil, err
 		}
-		opts.Stores = set
+		opts.Installation = set
+		if opts.Backend == nil {
+			opts.Backend = b
+		}
 	}
 	if opts.Control == nil {
 		opts.Control = control{d}
 	}
 	if opts.Trash == nil {
-		t := trash.New(opts.Stores.Store, opts.Stores.AgentsDir, opts.Stores.StateDir)
+		t := trash.New(opts.Installation.Store, opts.Installation.AgentsDir, opts.Installation.StateDir)
 		t.Logger = d.log
-		opts.Trash = trashAPI{t}
+		opts.Trash = t
 	}
 	if opts.EngineMeter == nil {
 		opts.EngineMeter = &d.meter
 	}
 	if opts.Logger == nil {
 		opts.Logger = d.log
-	}
-	if opts.UI == nil {
-		opts.UI = ui.Handler()
 	}
 	opts.ReadOnly = opts.ReadOnly || d.opts.ReadOnly
 	return api.New(opts)
@@ -86,7 +85,7 @@ func (c control) RunRetention(ctx context.Context) (any, error) { return c.d.Run
 
 func (c control) Status(context.Context) (any, error) { return c.d.Status(), nil }
 
-// Restorer makes control an api.RestorerSource: the API's restores,
+// Restorer is control's api.Control.Restorer: the API's restores,
 // set_extractable and get_context follow the runtime config, not the one
 // the handler was made with: idle_seconds is their idle gate (a restore
 // into a session used less than idle_seconds ago is queued), and the
@@ -112,56 +111,4 @@ func (c control) Restorer() *restore.Restorer {
 	pass.Restores = restoreLog(set, cfg, d.opts.ReadOnly)
 	d.restorer = pass.Restorer()
 	return d.restorer
-}
-
-// trashAPI is a trash.Trash as the API's Trash. The API names a trashed
-// session by agent and id: the item's own id, or the id of the session it
-// holds (the newest item when it was trashed more than once).
-type trashAPI struct{ t *trash.Trash }
-
-func (a trashAPI) List(ctx context.Context) (any, error) {
-	items, err := a.t.List(ctx)
-	if items == nil {
-		items = []trash.Item{}
-	}
-	return items, err
-}
-
-func (a trashAPI) Delete(ctx context.Context, ref bs.SessionRef) (any, error) {
-	return a.t.DeleteRef(ctx, ref)
-}
-
-func (a trashAPI) find(ctx context.Context, agent, id string) (string, error) {
-	items, err := a.t.List(ctx)
-	if err != nil {
-		return "", err
-	}
-	sort.Slice(items, func(i, j int) bool { return items[i].TrashedAt.After(items[j].TrashedAt) })
-	for _, it := range items {
-		if it.ID == id {
-			return it.ID, nil
-		}
-	}
-	for _, it := range items {
-		if it.Agent == agent && it.SessionID == id {
-			return it.ID, nil
-		}
-	}
-	return "", fmt.Errorf("trash: no trashed session %s/%s (expected an agent and a session id, or a trash item id, from GET /api/trash): %w", agent, id, bs.ErrNotFound)
-}
-
-func (a trashAPI) Restore(ctx context.Context, agent, id string) (any, error) {
-	item, err := a.find(ctx, agent, id)
-	if err != nil {
-		return nil, err
-	}
-	return a.t.Restore(ctx, item)
-}
-
-func (a trashAPI) PermanentDelete(ctx context.Context, agent, id string) (any, error) {
-	item, err := a.find(ctx, agent, id)
-	if err != nil {
-		return nil, err
-	}
-	return a.t.Purge(ctx, item)
 }

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	bs "github.com/brainsurgeon/brainsurgeon"
-	"github.com/brainsurgeon/brainsurgeon/api"
 	"github.com/brainsurgeon/brainsurgeon/audit"
 	"github.com/brainsurgeon/brainsurgeon/compact"
 	"github.com/brainsurgeon/brainsurgeon/config"
@@ -166,7 +165,7 @@ const EngineServesWithin = engine.ServingWithin
 
 // compactOne checks one session's thresholds and compacts it when one is
 // crossed.
-func (d *Daemon) compactOne(ctx context.Context, set api.Stores, ref bs.SessionRef, st bs.SessionStat, tools compactwire.Tools, cfg config.Config, res *CompactResult) {
+func (d *Daemon) compactOne(ctx context.Context, set bs.Installation, ref bs.SessionRef, st bs.SessionStat, tools compactwire.Tools, cfg config.Config, res *CompactResult) {
 	id := ref.Identity()
 	if eng := (control{d}).Engine(); eng != nil && eng.Serves(ref, EngineServesWithin) {
 		// The context engine shows this session's model a layered view; a

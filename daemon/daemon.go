@@ -30,15 +30,17 @@ const (
 // {cleaned, bytes, errors}), which Status shows as they are (they should
 // marshal to JSON). It must stop early, between deletions, when ctx is
 // cancelled.
-type RetentionFunc func(ctx context.Context, set api.Stores, c config.Config) (any, error)
+type RetentionFunc func(ctx context.Context, set bs.Installation, c config.Config) (any, error)
 
 // OpenFunc opens the agents dir's stores with the quiet period idle
-// (idle_seconds; zero means none) and the logger log. The daemon calls it
-// on every run, with the current config's idle, so that a changed config
-// and sessions the host made meanwhile are seen; cmd/brainsurgeon fills
-// it with backend.Open. It fails with an error wrapping
-// brainsurgeon.ErrNotFound when the agents dir does not exist.
-type OpenFunc func(ctx context.Context, idle time.Duration, log bs.Logger) (api.Stores, error)
+// (idle_seconds; zero means none) and the logger log, and returns the
+// installation and its backends' answers for the API (backend.Open's Set
+// is both). The daemon calls it on every run, with the current config's
+// idle, so that a changed config and sessions the host made meanwhile are
+// seen; cmd/brainsurgeon fills it with backend.Open (internal/wiring). It
+// fails with an error wrapping brainsurgeon.ErrNotFound when the agents
+// dir does not exist.
+type OpenFunc func(ctx context.Context, idle time.Duration, log bs.Logger) (bs.Installation, api.Backend, error)
 
 // Options tune Open.
 type Options struct {
@@ -140,7 +142,7 @@ func Open(ctx context.Context, opts Options) (*Daemon, error) {
 		return nil, fmt.Errorf("daemon: no Open func given (cmd/brainsurgeon passes one over backend.Open): %w", bs.ErrInvalid)
 	}
 	log := bs.LoggerOrDiscard(opts.Logger)
-	if _, err := opts.Open(ctx, 0, nil); err != nil {
+	if _, _, err := opts.Open(ctx, 0, nil); err != nil {
 		return nil, err
 	}
 	cfg, err := OpenConfig(ctx, opts.AgentsDir, opts.ReadOnly, log)
@@ -154,8 +156,9 @@ func Open(ctx context.Context, opts Options) (*Daemon, error) {
 }
 
 // open opens the stores with the quiet period of the runtime config c.
-func (d *Daemon) open(ctx context.Context, c config.Config) (api.Stores, error) {
-	return d.opts.Open(ctx, c.Idle(), d.log)
+func (d *Daemon) open(ctx context.Context, c config.Config) (bs.Installation, error) {
+	set, _, err := d.opts.Open(ctx, c.Idle(), d.log)
+	return set, err
 }
 
 // Config returns the config service: Get and Set for the API.

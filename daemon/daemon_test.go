@@ -16,7 +16,6 @@ import (
 	"time"
 
 	bs "github.com/brainsurgeon/brainsurgeon"
-	"github.com/brainsurgeon/brainsurgeon/api"
 	"github.com/brainsurgeon/brainsurgeon/config"
 	"github.com/brainsurgeon/brainsurgeon/daemon"
 	"github.com/brainsurgeon/brainsurgeon/internal/demo"
@@ -224,7 +223,7 @@ func TestRunsNeverOverlap(t *testing.T) {
 		release := make(chan struct{})
 		var runs int
 		var mu sync.Mutex
-		retention := func(ctx context.Context, set api.Stores, c config.Config) (any, error) {
+		retention := func(ctx context.Context, set bs.Installation, c config.Config) (any, error) {
 			mu.Lock()
 			runs++
 			mu.Unlock()

@@ -5,12 +5,12 @@
 //
 // # Use
 //
-//	open := func(ctx context.Context, idle time.Duration, log bs.Logger) (api.Stores, error) {
+//	open := func(ctx context.Context, idle time.Duration, log bs.Logger) (bs.Installation, api.Backend, error) {
 //		set, err := backend.Open(ctx, dir, backend.Options{Idle: idle, Logger: log})
 //		if err != nil {
-//			return api.Stores{}, err
+//			return bs.Installation{}, nil, err
 //		}
-//		return api.Stores{Store: set.Store, Side: set.Side, …}, nil // as internal/wiring does
+//		return set.Installation, set, nil // as internal/wiring does
 //	}
 //	d, err := daemon.Open(ctx, daemon.Options{AgentsDir: dir, Open: open, Logger: log, Retention: retentionPass})
 //	if err := d.Start(ctx); err != nil { … }

@@ -3,7 +3,7 @@ package daemon
 import (
 	"context"
 
-	"github.com/brainsurgeon/brainsurgeon/api"
+	bs "github.com/brainsurgeon/brainsurgeon"
 	"github.com/brainsurgeon/brainsurgeon/compact"
 	"github.com/brainsurgeon/brainsurgeon/config"
 	"github.com/brainsurgeon/brainsurgeon/engine"
@@ -95,6 +95,6 @@ func (d *Daemon) closeEngine() {
 // any path is protected for keep_after_restore_seconds everywhere. It
 // shares the per-session lock of the API's engine (one per state file in
 // the process); in read-only mode it records nothing.
-func restoreLog(set api.Stores, c config.Config, readOnly bool) *engine.Engine {
+func restoreLog(set bs.Installation, c config.Config, readOnly bool) *engine.Engine {
 	return &engine.Engine{Store: set.Store, StateDir: set.StateDir, Policy: extract.FromConfig(c), ReadOnly: readOnly}
 }

@@ -16,7 +16,6 @@ import (
 	"github.com/adhocore/gronx"
 
 	bs "github.com/brainsurgeon/brainsurgeon"
-	"github.com/brainsurgeon/brainsurgeon/api"
 	"github.com/brainsurgeon/brainsurgeon/backend"
 	"github.com/brainsurgeon/brainsurgeon/config"
 	"github.com/brainsurgeon/brainsurgeon/daemon"
@@ -137,7 +136,7 @@ func TestCron(t *testing.T) {
 func TestRunTimeKeepsConfigChange(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		release := make(chan struct{})
-		retention := func(ctx context.Context, set api.Stores, c config.Config) (any, error) {
+		retention := func(ctx context.Context, set bs.Installation, c config.Config) (any, error) {
 			<-release
 			return nil, nil
 		}
@@ -281,7 +280,7 @@ func TestRecheckAfterAgeThreshold(t *testing.T) {
 // final expression (and nothing deadlocks).
 func TestConcurrentConfigChanges(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		d, _, _ := setup(t, daemon.Options{Retention: func(ctx context.Context, set api.Stores, c config.Config) (any, error) { return nil, nil }})
+		d, _, _ := setup(t, daemon.Options{Retention: func(ctx context.Context, set bs.Installation, c config.Config) (any, error) { return nil, nil }})
 		ctx, cancel := context.WithCancel(t.Context())
 		defer func() { cancel(); d.Close() }()
 		var wg sync.WaitGroup

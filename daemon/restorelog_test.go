@@ -50,7 +50,7 @@ func TestRestoreLogWired(t *testing.T) {
 	if e == nil || e.Side == nil {
 		t.Fatalf("engine %+v: want one that reads the side store", e)
 	}
-	if r := daemon.ControlOf(d).(api.RestorerSource).Restorer(); r == nil || r.Restores == nil {
+	if r := daemon.ControlOf(d).Restorer(); r == nil || r.Restores == nil {
 		t.Fatal("the API's Restorer has no restore log")
 	}
 	ref, err := e.Store.Resolve(ctx, "main/"+id)

@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/brainsurgeon/brainsurgeon/api"
+	"github.com/brainsurgeon/brainsurgeon/api/ui"
 	"github.com/brainsurgeon/brainsurgeon/daemon"
 	"github.com/brainsurgeon/brainsurgeon/internal/testkit/apitest"
 	"github.com/brainsurgeon/brainsurgeon/internal/testkit/openclaw"
@@ -89,7 +90,7 @@ func TestDaemonLive(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	handler, err := d.Handler(ctx, api.Options{Logger: log})
+	handler, err := d.Handler(ctx, api.Options{Logger: log, UI: ui.Handler()})
 	if err != nil {
 		t.Fatal(err)
 	}

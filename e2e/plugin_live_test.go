@@ -26,6 +26,7 @@ import (
 	"time"
 
 	"github.com/brainsurgeon/brainsurgeon/api"
+	"github.com/brainsurgeon/brainsurgeon/api/ui"
 	"github.com/brainsurgeon/brainsurgeon/daemon"
 	"github.com/brainsurgeon/brainsurgeon/internal/testkit/openclaw"
 	"github.com/brainsurgeon/brainsurgeon/internal/testkit/oracle"
@@ -225,7 +226,7 @@ func pluginDaemon(t *testing.T, agents, key string) (base string, logs *syncBuff
 		cancel()
 		t.Fatal(err)
 	}
-	handler, err := d.Handler(ctx, api.Options{Logger: log, APIKeys: []string{key}})
+	handler, err := d.Handler(ctx, api.Options{Logger: log, APIKeys: []string{key}, UI: ui.Handler()})
 	if err != nil {
 		cancel()
 		d.Close()

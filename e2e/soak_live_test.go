@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/brainsurgeon/brainsurgeon/api"
+	"github.com/brainsurgeon/brainsurgeon/api/ui"
 	"github.com/brainsurgeon/brainsurgeon/daemon"
 	"github.com/brainsurgeon/brainsurgeon/internal/testkit/apitest"
 	"github.com/brainsurgeon/brainsurgeon/internal/testkit/openclaw"
@@ -488,7 +489,7 @@ func runDaemon(t *testing.T, agents string) (logs *syncBuffer, srv *httptest.Ser
 		cancel()
 		t.Fatal(err)
 	}
-	handler, err := d.Handler(ctx, api.Options{Logger: log})
+	handler, err := d.Handler(ctx, api.Options{Logger: log, UI: ui.Handler()})
 	if err != nil {
 		cancel()
 		d.Close()

@@ -21,6 +21,7 @@ import (
 	_ "modernc.org/sqlite"
 
 	"github.com/brainsurgeon/brainsurgeon/api"
+	"github.com/brainsurgeon/brainsurgeon/api/ui"
 	"github.com/brainsurgeon/brainsurgeon/daemon"
 	"github.com/brainsurgeon/brainsurgeon/internal/testkit/apitest"
 	"github.com/brainsurgeon/brainsurgeon/internal/testkit/openclaw"
@@ -515,7 +516,7 @@ func apiServer(t *testing.T, agents string) *httptest.Server {
 		cancel()
 		t.Fatal(err)
 	}
-	handler, err := d.Handler(ctx, api.Options{})
+	handler, err := d.Handler(ctx, api.Options{UI: ui.Handler()})
 	if err != nil {
 		cancel()
 		t.Fatal(err)

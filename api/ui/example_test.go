@@ -11,7 +11,6 @@ import (
 	"github.com/brainsurgeon/brainsurgeon/api"
 	"github.com/brainsurgeon/brainsurgeon/api/ui"
 	"github.com/brainsurgeon/brainsurgeon/backend"
-	"github.com/brainsurgeon/brainsurgeon/internal/wiring"
 )
 
 // ExampleHandler serves the web UI beside the REST API: the API answers
@@ -27,7 +26,7 @@ func ExampleHandler() {
 		fmt.Println(err)
 		return
 	}
-	h, err := api.New(api.Options{Stores: wiring.Stores(set), UI: ui.Handler(), AutoRefreshMS: 5000})
+	h, err := api.New(api.Options{Installation: set.Installation, Backend: set, UI: ui.Handler(), AutoRefreshMS: 5000})
 	if err != nil {
 		fmt.Println(err)
 		return

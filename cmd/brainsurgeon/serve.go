@@ -192,7 +192,7 @@ func splitList(s string) []string {
 // security settings of the environment and the key file kept in step.
 func serveHandler(ctx context.Context, d *daemon.Daemon, env serveEnv, keyFile string) (http.Handler, error) {
 	return d.Handler(ctx, api.Options{APIKeys: env.APIKeys, KeyFile: keyFile, CORSOrigins: env.CORSOrigins, ReadOnly: env.ReadOnly,
-		AutoRefreshMS: env.AutoRefreshMS, Version: cli.Version(version)})
+		AutoRefreshMS: env.AutoRefreshMS, Version: cli.Version(version), UI: ui.Handler()})
 }
 
 // agentsDirPoll is how often serve looks for the agents dir while it

@@ -186,6 +186,11 @@ func TestServeWaitsForAgentsDir(t *testing.T) {
 	if code != 200 || !strings.Contains(body, "7f3e2a10-5b6c-4d8e-9f01-23456789abcd") {
 		t.Errorf("sessions once the dir exists: %d %.300s", code, body)
 	}
+	// The binary hands the web UI to the API (the daemon imports no
+	// presentation): it is served beside the API once the dir exists.
+	if code, body := r.get(t, "/", ""); code != 200 || !strings.Contains(body, "<html") {
+		t.Errorf("the UI once the dir exists: %d %.100s", code, body)
+	}
 	if code := r.wait(t); code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", code, r.out.String(), r.errs.String())
 	}
