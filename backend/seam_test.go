@@ -21,7 +21,8 @@ var backends = []string{"session", "session/sqlite", "sidedir", "backend"}
 
 // policies are the packages that must not depend on a backend: they see
 // only the root interfaces, and cmd/brainsurgeon wires the backends in.
-var policies = []string{"extract", "restore", "compact", "prune", "retention", "recall", "summarize", "daemon", "trash", "api", "engine", "doctor", "agenttools"}
+var policies = []string{"extract", "restore", "compact", "prune", "retention", "recall", "summarize", "daemon", "trash", "api", "engine", "doctor", "agenttools",
+	"portable", "internal/agenttext", "internal/compactwire", "internal/demo"}
 
 // presentation are the packages that wire backends to policy and show
 // them (docs/ARCHITECTURE.md, "Layers"): no policy package may depend on
@@ -33,7 +34,14 @@ var presentation = []string{"api/ui", "internal/cli", "internal/openclawinstall"
 // helpers are the packages below both (docs/ARCHITECTURE.md, "Layers"):
 // every backend and every policy package may import them, so they must
 // depend on neither a backend nor a policy package.
-var helpers = []string{"entry", "tokens", "config", "duration", "audit"}
+var helpers = []string{"entry", "tokens", "config", "duration", "audit",
+	"internal/jsonedit", "internal/hostfile", "internal/atomicfile", "internal/logging", "internal/memlimit",
+	"internal/hostconfig", "internal/synth", "internal/plural"}
+
+// unlayered are the module's packages outside the layers: the commands
+// (main packages, which nothing imports), the live tests, the examples,
+// the test harnesses and the plugin's embedded files.
+var unlayered = []string{"cmd", "e2e", "examples", "internal/testkit", "openclaw-plugin"}
 
 // inside reports whether the package path is rel or one of its
 // subpackages.
@@ -168,6 +176,29 @@ func TestSeam(t *testing.T) {
 	t.Run("PolicyImports", func(t *testing.T) {
 		forbidden(t, "policy", policies, "backend", backends)
 		forbidden(t, "policy", policies, "presentation package", presentation)
+	})
+
+	// Every package of the module is in one layer (the root is the seam
+	// itself), so that a new package is placed, and checked, on purpose.
+	t.Run("Classified", func(t *testing.T) {
+		for _, p := range pkgs {
+			rel := strings.TrimPrefix(strings.TrimPrefix(p.PkgPath, module), "/")
+			if rel == "" || strings.HasSuffix(p.PkgPath, ".test") || strings.HasSuffix(p.PkgPath, "_test") {
+				continue
+			}
+			if slices.ContainsFunc(unlayered, func(u string) bool { return inside(p.PkgPath, u) }) {
+				continue
+			}
+			var in []string
+			for kind, rels := range map[string][]string{"backends": backends, "policies": policies, "presentation": presentation, "helpers": helpers} {
+				if slices.Contains(rels, rel) {
+					in = append(in, kind)
+				}
+			}
+			if len(in) != 1 {
+				t.Errorf("package %s is in %d layers %v of backend/seam_test.go, expected exactly one (docs/ARCHITECTURE.md, \"Layers\")", rel, len(in), in)
+			}
+		}
 	})
 
 	t.Run("HelperImports", func(t *testing.T) {
