@@ -40,7 +40,7 @@ func TestPluginSourceBuildsPlaceholder(t *testing.T) {
 	details := `{"exitCode":1,"aggregated":"big","status":"failed"}`
 	for _, tt := range []struct {
 		name, callID, label, details, key string
-		preview                             int
+		preview                           int
 	}{
 		{"default preview, label, details", "call_b1", "read", details, "agent:main:main", 400},
 		{"no label, no details, no key", "call_b2", "", "", "", 400},
