@@ -54,7 +54,7 @@ func BuildPlaceholder(p PlaceholderInput) (content, details json.RawMessage, err
 	if err := json.Unmarshal(p.Content, &blocks); err != nil {
 		return nil, nil, fmt.Errorf("content: expected a JSON array of content blocks: %v: %w", err, bs.ErrInvalid)
 	}
-	var texts [][]rune
+	var texts [][]byte // the literal bodies of the text blocks
 	ph := agenttext.SourcePlaceholder{Key: p.Key, Tool: p.Tool, Session: p.Session}
 	for _, b := range blocks {
 		var m map[string]json.RawMessage
@@ -64,9 +64,9 @@ func BuildPlaceholder(p PlaceholderInput) (content, details json.RawMessage, err
 		switch typ := stringMember(m, "type"); typ {
 		case "text":
 			if t := bytes.TrimSpace(m["text"]); len(t) >= 2 && t[0] == '"' {
-				rs := agenttext.LiteralRunes(t[1 : len(t)-1])
-				texts = append(texts, rs)
-				ph.Chars += len(rs)
+				body := t[1 : len(t)-1]
+				texts = append(texts, body)
+				ph.Chars += agenttext.LiteralChars(body)
 			}
 		case "image":
 			ph.Images++
@@ -74,15 +74,7 @@ func BuildPlaceholder(p PlaceholderInput) (content, details json.RawMessage, err
 	}
 	ph.Preview = min(p.PreviewChars, ph.Chars/4)
 	if ph.Preview > 0 {
-		var all []rune
-		for i, t := range texts {
-			if i > 0 {
-				all = append(all, '\n')
-			}
-			all = append(all, t...)
-		}
-		ph.Head = agenttext.AppendJSRunes(nil, all[:min(ph.Preview, len(all))])
-		ph.Tail = agenttext.AppendJSRunes(nil, all[max(0, len(all)-ph.Preview):])
+		ph.Head, ph.Tail = headTail(texts, ph.Chars+len(texts)-1, ph.Preview)
 	}
 	content = append([]byte(`[{"type":"text","text":"`), ph.AppendBody(nil)...)
 	content = append(content, `"}]`...)
@@ -109,6 +101,39 @@ func BuildPlaceholder(p PlaceholderInput) (content, details json.RawMessage, err
 		}
 	}
 	return content, append(d, '}'), nil
+}
+
+// headTail returns the first and the last n characters of the texts
+// (literal bodies) joined with "\n", which hold total characters, as
+// literal bodies escaped as JSON.stringify escapes.
+func headTail(texts [][]byte, total, n int) (head, tail []byte) {
+	k := 0 // the index of the next character
+	add := func(r rune) {
+		if k < n {
+			head = agenttext.AppendJSRune(head, r)
+		}
+		if k >= total-n {
+			tail = agenttext.AppendJSRune(tail, r)
+		}
+		k++
+	}
+	for i, body := range texts {
+		if i > 0 {
+			add('\n')
+		}
+		if k >= n {
+			if c := agenttext.LiteralChars(body); k+c <= total-n {
+				k += c // neither in the head nor in the tail
+				continue
+			}
+		}
+		for j := 0; j < len(body); {
+			r, size := agenttext.LiteralRune(body, j)
+			add(r)
+			j += size
+		}
+	}
+	return head, tail
 }
 
 // stringMember returns the string value of member name of m, or "".

@@ -126,26 +126,23 @@ func appendJSRune(dst []byte, r rune) []byte {
 	return utf8.AppendRune(dst, r)
 }
 
-// LiteralRunes returns the characters of a JSON string literal's body, as
-// JavaScript's Array.from sees the string: code points, a surrogate pair
-// (escaped) being one, a lone surrogate escape being one (its value, 0xD800
-// to 0xDFFF), an invalid byte U+FFFD.
-func LiteralRunes(body []byte) []rune {
-	out := make([]rune, 0, len(body))
-	for i := 0; i < len(body); {
-		size, r, _ := literalUnit(body, i)
-		switch {
-		case r == utf8.RuneError && size == 6:
-			if u, ok := hex4(body, i+2); ok {
-				r = u // a lone surrogate, or \ufffd itself
-			}
-		case size == 2 && body[i] == '\\':
-			r = unescape(body[i+1])
+// LiteralRune returns the character of the unit of a JSON string
+// literal's body that starts at byte i, as JavaScript's Array.from sees
+// the string (a surrogate pair, escaped, is one character; a lone
+// surrogate escape is one, its value 0xD800 to 0xDFFF; an invalid byte is
+// U+FFFD), and the unit's length in bytes. The units are those
+// LiteralChars counts.
+func LiteralRune(body []byte, i int) (r rune, size int) {
+	size, r, _ = literalUnit(body, i)
+	switch {
+	case r == utf8.RuneError && size == 6:
+		if u, ok := hex4(body, i+2); ok {
+			r = u // a lone surrogate, or \ufffd itself
 		}
-		out = append(out, r)
-		i += size
+	case size == 2 && body[i] == '\\':
+		r = unescape(body[i+1])
 	}
-	return out
+	return r, size
 }
 
 // unescape is the character of a simple escape \c.
@@ -167,11 +164,6 @@ func unescape(c byte) rune {
 	return rune(c) // \" \\ \/
 }
 
-// AppendJSRunes appends characters (as LiteralRunes returns them) as the
-// body of a JSON string literal, escaped as JSON.stringify escapes.
-func AppendJSRunes(dst []byte, rs []rune) []byte {
-	for _, r := range rs {
-		dst = appendJSRune(dst, r)
-	}
-	return dst
-}
+// AppendJSRune appends one character (as LiteralRune returns it) as
+// JSON.stringify escapes it in a string literal's body.
+func AppendJSRune(dst []byte, r rune) []byte { return appendJSRune(dst, r) }
