@@ -4,9 +4,9 @@
  * the context engine "brainsurgeon" (selected with plugins.slots.contextEngine) that shows the model a layered,
  * lossless view of the session: old large values collapsed to placeholders, older spans summarized.
  *
- * The modules: config.js (the plugin config, the API key, the logger), client.js (the POST to the daemon, the GET of its health),
- * tools.js (the agent's tools), offload.js (the tool-result middleware), wire.js (the incremental assemble wire),
- * engine.js (the context engine), and this file, which registers them and exports what the others export for
+ * The modules: config.js (the plugin config, the API key, the logger), client.js (the POST to the daemon, the GET
+ * of its health), tools.js (the agent's tools), offload.js (the tool-result middleware), wire.js (the incremental
+ * assemble wire), engine.js (the context engine), and this file, which registers them and exports what the others export for
  * tests and tools.
  *
  * Rules the plugin keeps:
