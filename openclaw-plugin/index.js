@@ -6,8 +6,8 @@
  *
  * The modules: config.js (the plugin config, the API key, the logger), client.js (the POST to the daemon, the GET
  * of its health), tools.js (the agent's tools), offload.js (the tool-result middleware), wire.js (the incremental
- * assemble wire), engine.js (the context engine), and this file, which registers them and exports what the others export for
- * tests and tools.
+ * assemble wire), engine.js (the context engine), and this file, which registers them and exports what the others
+ * export for tests and tools.
  *
  * Rules the plugin keeps:
  * - Stateless. The BrainSurgeon daemon (`brainsurgeon serve`, on loopback) owns all storage, policy and wording;
