@@ -45,9 +45,10 @@ func CheckText(member, v string) error {
 // and the transcript gets the placeholder content instead. Content and
 // Details are kept as the bytes of the request.
 //
-// A request without placeholder_content gets the placeholder that
-// BuildPlaceholder builds (the plugin since the daemon owns its wording);
-// one that carries it (an older plugin) has it stored as it is.
+// A request without placeholder_content (the plugin's, now that the
+// daemon owns the placeholder's wording) gets the placeholder that
+// BuildPlaceholder builds; one that carries it (an older plugin) has it
+// stored as it is.
 type SourceRequest struct {
 	RunID      string `json:"run_id"`
 	ToolCallID string `json:"tool_call_id"`
@@ -185,9 +186,9 @@ type Sources struct {
 // BuildPlaceholder with q's Session and PreviewChars when q carries none),
 // the details and their placeholder when there are details, and the
 // source's metadata (tool call id, tool name, run id, session key, now).
-// The answer holds the placeholder content and details as stored. A record of the
-// same key with the same content (sha256 and length) is replaced (a
-// retry); one with other content is left as it is and the error is a
+// The answer holds the placeholder content and details as stored. A
+// record of the same key with the same content (sha256 and length) is
+// replaced (a retry); one with other content is left as it is and the error is a
 // *ConflictError. The request's bytes are stored without a copy: the
 // caller must not change them.
 func (s *Sources) Store(ctx context.Context, side bs.SideStore, ref bs.SessionRef, q *SourceRequest, key string, now time.Time) (SourceResponse, error) {
