@@ -33,7 +33,7 @@ export {
   ENGINE_ID, PLUGIN_VERSION, applyView, engineInfo, hostCallOf, hostSystemPromptAddition, loadOpenClawSdk, makeEngine, windowOf,
 } from "./engine.js";
 export {
-  SETTINGS_FRESH_MS, SETTINGS_RETRY_MS, isValidSideKey, isValidSourceId, makeMiddleware, rememberIdentity, settingsOf, skipReason,
+  SETTINGS_FRESH_MS, SETTINGS_RETRY_MS, forgetDaemonSettings, isValidSideKey, isValidSourceId, makeMiddleware, rememberIdentity, settingsOf, skipReason,
   takeIdentity, textAbove,
 } from "./offload.js";
 export { MAX_DETAILS_BYTES, OLD_ARGUMENT_NAMES, TOOL_NAMES, makeTool, smallDetails } from "./tools.js";

@@ -8,11 +8,11 @@
  * Rules this file keeps:
  * - Fail open, never throw. OpenClaw turns a throwing tool-result middleware into "Tool output unavailable", so
  *   the middleware returns `undefined` (the result passes unchanged) on any failure and logs why.
- * - The threshold is the daemon's: the middleware learns it from GET /api/plugin/v1/health (awaited while it knows
+ * - The threshold is the daemon's: the plugin learns it from GET /api/plugin/v1/health (awaited while it knows
  *   none, refreshed in the background once it is SETTINGS_FRESH_MS old, at most every SETTINGS_RETRY_MS after a
- *   failure) and from each /source answer, and uses the latest it saw. Until it knows one, every result passes
- *   through: a daemon that sends none (older than this plugin) gets one warning, a daemon it cannot reach one per
- *   failed attempt.
+ *   failure) and from each /source answer, per daemon for the whole process (globalThis), and uses the latest it
+ *   saw. Until it knows one, every result passes through: a daemon that sends none (older than this plugin) gets
+ *   one warning, a daemon it cannot reach one per failed attempt.
  * - OpenClaw 2026.7 gives the middleware no agent or session, so a before_tool_call hook remembers the run identity
  *   of the last 1,000 tool calls by run id and tool-call id (an OpenAI-compatible server may reuse a tool-call id
  *   such as call_0 in another run or session; when the id alone is recently known from two sessions, the result
@@ -195,54 +195,69 @@ export function settingsOf(json) {
 }
 
 /**
- * Keeps the daemon's offload settings for one middleware: get() answers the latest seen ({settings}) or why there
- * are none ({why}, with warned true when it was logged already); learn() takes them from an answer.
+ * @typedef {{known?: Settings, pending?: Promise<void>, failedAt: number, oldWarned: boolean}} SettingsState
+ * what the plugin knows of one daemon's settings
+ */
+/** The settings learned per daemon (URL and key source), shared through globalThis: OpenClaw may load this module
+ * more than once and register the plugin several times, and every middleware must use the latest settings seen. */
+const SETTINGS_KEY = Symbol.for("brainsurgeon.daemonSettings");
+/** @type {Map<string, SettingsState>} */
+const settingsByDaemon = (/** @type {any} */ (globalThis)[SETTINGS_KEY] ??= new Map());
+
+/** Forgets every daemon's settings (for tests). */
+export function forgetDaemonSettings() {
+  settingsByDaemon.clear();
+}
+
+/**
+ * The daemon's offload settings for a middleware: get() answers the latest seen ({settings}), or {} when there are
+ * none, after warning (through log, naming the result) when learning them failed; learn() takes them from an answer.
  * @param {Config} cfg @param {Logger} log
  */
 function daemonSettings(cfg, log) {
-  /** @type {Settings | undefined} */
-  let known;
-  /** @type {Promise<void> | undefined} */
-  let pending;
-  let failedAt = -Infinity;
-  let why = "";
-  let oldWarned = false;
-  const refresh = () => {
-    pending ??= getDaemon(cfg, "/api/plugin/v1/health", cfg.timeoutMs).then((res) => {
-      pending = undefined;
-      const st = res.ok ? settingsOf(res.json) : undefined;
-      if (st) {
-        known = st;
+  const id = `${cfg.daemonUrl}\u0000${cfg.apiKeyFile ?? ""}\u0000${cfg.apiKeyEnv}`;
+  const state = () => {
+    let st = settingsByDaemon.get(id);
+    if (!st) settingsByDaemon.set(id, (st = { failedAt: -Infinity, oldWarned: false }));
+    return st;
+  };
+  /** Asks the daemon; warns through log as the result named `what` when that leaves no settings known.
+   * @param {string} [what] */
+  const refresh = (what) => {
+    const st = state();
+    st.pending ??= getDaemon(cfg, "/api/plugin/v1/health", cfg.timeoutMs).then((res) => {
+      st.pending = undefined;
+      const got = res.ok ? settingsOf(res.json) : undefined;
+      if (got) {
+        st.known = got;
         return;
       }
-      failedAt = Date.now();
-      if (known) return; // the settings seen last stay in force; a failing /source call says why
-      if (res.ok) {
-        why = `the daemon at ${cfg.daemonUrl} did not send its offload settings (source_offload_above_chars, source_preview_chars): it is older than this plugin; tool results pass through unchanged until it is upgraded`;
-        if (!oldWarned) safeWarn(log, `brainsurgeon: ${why}`);
-        oldWarned = true;
-      } else {
-        why = `cannot learn the offload settings from the daemon: ${res.error}; tool results pass through unchanged`;
-        safeWarn(log, `brainsurgeon: ${why}`);
+      st.failedAt = Date.now();
+      if (st.known || what === undefined) return; // the settings seen last stay in force; a failing /source call says why
+      if (!res.ok) {
+        safeWarn(log, `brainsurgeon: ${what} passed through unchanged: cannot learn the offload settings from the daemon: ${res.error}`);
+      } else if (!st.oldWarned) {
+        st.oldWarned = true;
+        safeWarn(log, `brainsurgeon: ${what} passed through unchanged: the daemon at ${cfg.daemonUrl} did not send its offload settings (source_offload_above_chars, source_preview_chars): it is older than this plugin; tool results pass through unchanged until it is upgraded`);
       }
     });
-    return pending;
+    return st.pending;
   };
   return {
-    /** @returns {Promise<{settings: Settings} | {settings?: undefined, why: string}>} */
-    async get() {
-      const now = Date.now();
-      if (known) {
-        if (now - known.at >= SETTINGS_FRESH_MS && now - failedAt >= SETTINGS_RETRY_MS) void refresh();
-        return { settings: known };
+    /** @param {string} what the result, for a warning @returns {Promise<{settings?: Settings}>} */
+    async get(what) {
+      const st = state(), now = Date.now();
+      if (st.known) {
+        if (now - st.known.at >= SETTINGS_FRESH_MS && now - st.failedAt >= SETTINGS_RETRY_MS) void refresh();
+        return { settings: st.known };
       }
-      if (now - failedAt >= SETTINGS_RETRY_MS) await refresh();
-      return known ? { settings: known } : { why };
+      if (now - st.failedAt >= SETTINGS_RETRY_MS) await refresh(what);
+      return { settings: state().known };
     },
     /** @param {unknown} json */
     learn(json) {
-      const st = settingsOf(json);
-      if (st) known = st;
+      const got = settingsOf(json);
+      if (got) state().known = got;
     },
   };
 }
@@ -265,8 +280,8 @@ export function makeMiddleware(cfg, log) {
       if (!Array.isArray(content)) return undefined;
       // Without a daemon to ask nothing is offloaded (register() warned of the URL once).
       if (cfg.urlProblem) return undefined;
-      const st = await settings.get();
-      if (!st.settings) return undefined; // the daemon's settings are unknown: warned when learning them failed
+      const st = await settings.get(`${event.toolName} result ${event.toolCallId}`);
+      if (!st.settings) return undefined; // the daemon's settings are unknown: get() warned when asking failed
       if (!textAbove(content, st.settings.aboveChars)) return undefined;
       const why = (/** @type {string} */ m) => log.warn(`brainsurgeon: ${event.toolName} result ${event.toolCallId} passed through unchanged: ${m}`);
       const key = `tc-${event.toolCallId}`;

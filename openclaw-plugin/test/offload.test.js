@@ -6,7 +6,7 @@ import { createHash } from "node:crypto";
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import plugin, { isValidSideKey, isValidSourceId, makeMiddleware, rememberIdentity, resolveConfig, settingsOf, skipReason, textAbove } from "../index.js";
+import plugin, { forgetDaemonSettings, isValidSideKey, isValidSourceId, makeMiddleware, rememberIdentity, resolveConfig, settingsOf, skipReason, textAbove } from "../index.js";
 import { answer, deadUrl, fakeApi, mixedText, startDaemon } from "./helpers.js";
 
 const CTX = { runtime: "openclaw", agentId: "main", sessionId: "sess-1", sessionKey: "agent:main:main", runId: "run-9" };
@@ -54,6 +54,7 @@ function mw(config) {
   /** @type {string[]} */
   const warnings = [];
   const cfg = resolveConfig(config);
+  forgetDaemonSettings();
   return { handler: makeMiddleware(cfg, { warn: (m) => warnings.push(m) }), warnings };
 }
 
@@ -313,7 +314,11 @@ test("the threshold is the daemon's: learned from its health, then from each sou
     above = 100000;
     assert.ok(await handler(/** @type {any} */ (event("w".repeat(5001))), CTX), "above it");
     assert.equal(await handler(/** @type {any} */ (event("w".repeat(50000))), CTX), undefined, "the source answer raised it");
-    assert.deepEqual(d.seen.map((s) => s.path), [HEALTH, SOURCE]);
+    // A middleware of another registration uses what the first learned.
+    const other = makeMiddleware(resolveConfig({ daemonUrl: d.url }), { warn: (m) => warnings.push(m) });
+    assert.equal(await other(/** @type {any} */ (event("w".repeat(50000))), CTX), undefined);
+    assert.ok(await other(/** @type {any} */ (event("w".repeat(100001))), CTX));
+    assert.deepEqual(d.seen.map((s) => s.path), [HEALTH, SOURCE, SOURCE]);
     assert.deepEqual(warnings, []);
   } finally {
     await d.close();
@@ -330,7 +335,12 @@ test("mixed versions fail open: a daemon without settings or without the placeho
     assert.equal(sources(old).length, 0);
     assert.equal(old.seen.length, 1, "not asked again before SETTINGS_RETRY_MS");
     assert.equal(warnings.length, 1);
-    assert.match(warnings[0], /did not send its offload settings \(source_offload_above_chars, source_preview_chars\): it is older than this plugin; tool results pass through unchanged/);
+    assert.match(warnings[0], /^brainsurgeon: exec result call_1 passed through unchanged: the daemon at http:\S+ did not send its offload settings \(source_offload_above_chars, source_preview_chars\): it is older than this plugin; tool results pass through unchanged/);
+    // Another registration (OpenClaw registers the plugin more than once) shares what was learned: no new warning.
+    const again = makeMiddleware(resolveConfig({ daemonUrl: old.url }), { warn: (m) => warnings.push(m) });
+    assert.equal(await again(/** @type {any} */ (event("w".repeat(50000))), CTX), undefined);
+    assert.equal(old.seen.length, 1);
+    assert.equal(warnings.length, 1);
   } finally {
     await old.close();
   }
