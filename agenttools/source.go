@@ -44,10 +44,19 @@ func CheckText(member, v string) error {
 // plugin's middleware sends a large tool result before the host writes it,
 // and the transcript gets the placeholder content instead. Content and
 // Details are kept as the bytes of the request.
+//
+// A request without placeholder_content (the plugin's, now that the
+// daemon owns the placeholder's wording) gets the placeholder that
+// BuildPlaceholder builds; one that carries it (an older plugin) has it
+// stored as it is.
 type SourceRequest struct {
-	RunID              string          `json:"run_id"`
-	ToolCallID         string          `json:"tool_call_id"`
-	ToolName           string          `json:"tool_name"`
+	RunID      string `json:"run_id"`
+	ToolCallID string `json:"tool_call_id"`
+	ToolName   string `json:"tool_name"`
+	// ToolLabel is the tool the placeholder names: the tool a Tool Search
+	// tool_call ran (which only the plugin can read from the host's
+	// result), else "" for ToolName.
+	ToolLabel          string          `json:"tool_label"`
 	Key                string          `json:"key"`
 	Content            json.RawMessage `json:"content"`
 	Details            json.RawMessage `json:"details"`
@@ -56,6 +65,23 @@ type SourceRequest struct {
 	// SessionKey is the host's key of the session, recorded with the
 	// value; it is the session's identity, decoded with it, not here.
 	SessionKey string `json:"-"`
+	// Session names the session in the CLI hint of a placeholder built
+	// here (SourceSession of the request's identity) and PreviewChars is
+	// its preview (the configured source_preview_chars); the caller sets
+	// both.
+	Session      string `json:"-"`
+	PreviewChars int    `json:"-"`
+}
+
+// SourceSettings are the daemon's settings of the store at the source,
+// which the plugin learns from GET /api/plugin/v1/health and from each
+// POST /api/plugin/v1/source answer: it offloads a result whose text
+// blocks hold more than OffloadAboveChars characters (code points), and
+// the placeholder shows PreviewChars of head and of tail
+// (config.Config's source_offload_above_chars and source_preview_chars).
+type SourceSettings struct {
+	OffloadAboveChars int `json:"source_offload_above_chars"`
+	PreviewChars      int `json:"source_preview_chars"`
 }
 
 // SourceResponse is what storing a tool result at the source answers.
@@ -68,6 +94,14 @@ type SourceResponse struct {
 	SHA256 string `json:"sha256"`
 	// Placeholder is "[[extracted-<key>]]".
 	Placeholder string `json:"placeholder"`
+	// PlaceholderContent and PlaceholderDetails are what the host writes
+	// in the result's place, as stored (without insignificant white
+	// space); PlaceholderDetails is absent when the request had no
+	// details and sent no placeholder details.
+	PlaceholderContent json.RawMessage `json:"placeholder_content"`
+	PlaceholderDetails json.RawMessage `json:"placeholder_details,omitempty"`
+	// SourceSettings are the settings in force (set by the REST API).
+	SourceSettings
 }
 
 // sourceMeta is the record's "source" member.
@@ -80,10 +114,11 @@ type sourceMeta struct {
 }
 
 // Check checks the request before its session is looked up: the key is
-// "tc-" and the tool call id (a valid side key), tool_name and run_id are
-// short text (CheckText), content is an array of content blocks and
-// placeholder_content an array holding a text block with the key's
-// placeholder. It returns the key; every error wraps
+// "tc-" and the tool call id (a valid side key), tool_name, tool_label
+// and run_id are short text (CheckText), content is an array of content
+// blocks and placeholder_content, when given, an array holding a text
+// block with the key's placeholder (placeholder_details without it is
+// refused). It returns the key; every error wraps
 // brainsurgeon.ErrInvalid.
 func (q *SourceRequest) Check() (string, error) {
 	key, err := extract.SourceKey(q.ToolCallID)
@@ -93,7 +128,7 @@ func (q *SourceRequest) Check() (string, error) {
 	if q.Key != key {
 		return "", fmt.Errorf("key: expected %q (\"tc-\" and the tool_call_id), found %.80q: %w", key, q.Key, bs.ErrInvalid)
 	}
-	for _, m := range []struct{ name, v string }{{"tool_name", q.ToolName}, {"run_id", q.RunID}} {
+	for _, m := range []struct{ name, v string }{{"tool_name", q.ToolName}, {"tool_label", q.ToolLabel}, {"run_id", q.RunID}} {
 		if err := CheckText(m.name, m.v); err != nil {
 			return "", err
 		}
@@ -103,7 +138,10 @@ func (q *SourceRequest) Check() (string, error) {
 	}
 	ph := extract.Placeholder(key)
 	if isNull(q.PlaceholderContent) {
-		return "", fmt.Errorf("placeholder_content: expected the content blocks that replace the result, holding %s, found none: %w", ph, bs.ErrInvalid)
+		if !isNull(q.PlaceholderDetails) {
+			return "", fmt.Errorf("placeholder_details: expected none without placeholder_content (the daemon builds both), found %.40q: %w", string(q.PlaceholderDetails), bs.ErrInvalid)
+		}
+		return key, nil
 	}
 	var phBlocks []json.RawMessage
 	if err := json.Unmarshal(q.PlaceholderContent, &phBlocks); err != nil {
@@ -144,24 +182,43 @@ type Sources struct {
 // Store stores the tool result q (checked with Check, which returned
 // key) in the side store of the session ref as the side record key, durably, before it
 // returns: the content bytes as they are, the placeholder content that
-// replaces them (without insignificant white space), the details and
-// their placeholder when there are details, and the source's metadata
-// (tool call id, tool name, run id, session key, now). A record of the
-// same key with the same content (sha256 and length) is replaced (a
-// retry); one with other content is left as it is and the error is a
+// replaces them (without insignificant white space; built by
+// BuildPlaceholder with q's Session and PreviewChars when q carries none),
+// the details and their placeholder when there are details, and the
+// source's metadata (tool call id, tool name, run id, session key, now).
+// The answer holds the placeholder content and details as stored. A
+// record of the same key with the same content (sha256 and length) is
+// replaced (a retry); one with other content is left as it is and the error is a
 // *ConflictError. The request's bytes are stored without a copy: the
 // caller must not change them.
 func (s *Sources) Store(ctx context.Context, side bs.SideStore, ref bs.SessionRef, q *SourceRequest, key string, now time.Time) (SourceResponse, error) {
 	sum := sha256.Sum256(q.Content)
 	sumHex := hex.EncodeToString(sum[:])
-	rec := &extract.Record{Session: ref.String(), EntryID: key, TriggerType: string(bs.TriggerToolResult), ExtractedAt: now}
-	rec.Put(extract.NewStoredValueShared(extract.SourceContentPath, bs.TriggerToolResult, false, q.Content, compactJSON(q.PlaceholderContent), now))
-	if !isNull(q.Details) {
-		phd := compactJSON(q.PlaceholderDetails)
-		if isNull(q.PlaceholderDetails) {
-			phd = []byte("null")
+	if isNull(q.PlaceholderContent) {
+		label := q.ToolLabel
+		if label == "" {
+			label = q.ToolName
 		}
-		rec.Put(extract.NewStoredValueShared(extract.SourceDetailsPath, bs.TriggerToolResult, false, q.Details, phd, now))
+		c, d, err := BuildPlaceholder(PlaceholderInput{Key: key, Tool: label, Session: q.Session, Content: q.Content, Details: q.Details,
+			PreviewChars: q.PreviewChars, Bytes: len(q.Content), SHA256: sumHex})
+		if err != nil {
+			return SourceResponse{}, err
+		}
+		q.PlaceholderContent, q.PlaceholderDetails = c, d
+	}
+	phc := compactJSON(q.PlaceholderContent)
+	var phd []byte
+	if !isNull(q.PlaceholderDetails) {
+		phd = compactJSON(q.PlaceholderDetails)
+	}
+	rec := &extract.Record{Session: ref.String(), EntryID: key, TriggerType: string(bs.TriggerToolResult), ExtractedAt: now}
+	rec.Put(extract.NewStoredValueShared(extract.SourceContentPath, bs.TriggerToolResult, false, q.Content, phc, now))
+	if !isNull(q.Details) {
+		stored := phd
+		if stored == nil {
+			stored = []byte("null")
+		}
+		rec.Put(extract.NewStoredValueShared(extract.SourceDetailsPath, bs.TriggerToolResult, false, q.Details, stored, now))
 	}
 	meta, err := json.Marshal(sourceMeta{ToolCallID: q.ToolCallID, ToolName: q.ToolName, RunID: q.RunID,
 		SessionKey: q.SessionKey, StoredAt: now.Format(time.RFC3339Nano)})
@@ -172,7 +229,8 @@ func (s *Sources) Store(ctx context.Context, side bs.SideStore, ref bs.SessionRe
 	if err := s.put(ctx, side, ref, rec, sumHex, len(q.Content)); err != nil {
 		return SourceResponse{}, err
 	}
-	return SourceResponse{Key: key, Bytes: len(q.Content), SHA256: sumHex, Placeholder: extract.Placeholder(key)}, nil
+	return SourceResponse{Key: key, Bytes: len(q.Content), SHA256: sumHex, Placeholder: extract.Placeholder(key),
+		PlaceholderContent: phc, PlaceholderDetails: phd}, nil
 }
 
 // put stores the source record rec durably, unless the session already

@@ -13,6 +13,7 @@ import (
 	bs "github.com/brainsurgeon/brainsurgeon"
 	"github.com/brainsurgeon/brainsurgeon/agenttools"
 	"github.com/brainsurgeon/brainsurgeon/audit"
+	"github.com/brainsurgeon/brainsurgeon/config"
 	"github.com/brainsurgeon/brainsurgeon/extract"
 )
 
@@ -178,10 +179,25 @@ func (s *server) tools() *agenttools.Tools {
 	return t
 }
 
+// sourceSettings returns the settings of the store at the source in
+// force: the runtime config's (Options.Control), else the defaults.
+func (s *server) sourceSettings(ctx context.Context) (agenttools.SourceSettings, error) {
+	c := config.Default()
+	if s.opts.Control != nil {
+		var err error
+		if c, err = s.opts.Control.Config(ctx); err != nil {
+			return agenttools.SourceSettings{}, err
+		}
+	}
+	return agenttools.SourceSettings{OffloadAboveChars: c.SourceOffloadAboveChars, PreviewChars: c.SourcePreviewChars}, nil
+}
+
 // pluginSource answers POST /api/plugin/v1/source: it stores one tool
 // result as the side record "tc-<tool_call_id>" of the session, durably,
-// before answering (agenttools.Sources.Store); a key the session holds
-// with other content is a 409.
+// before answering (agenttools.Sources.Store), with the placeholder the
+// request carries or, without one, the placeholder built here with the
+// configured preview; a key the session holds with other content is a
+// 409. The answer holds the placeholder and the settings in force.
 func (s *server) pluginSource(r *http.Request) (any, error) {
 	select {
 	case s.sourceSlots <- struct{}{}:
@@ -201,7 +217,13 @@ func (s *server) pluginSource(r *http.Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	settings, err := s.sourceSettings(r.Context())
+	if err != nil {
+		return nil, err
+	}
 	q.SourceRequest.SessionKey = q.pluginSessionRequest.SessionKey
+	q.SourceRequest.Session = agenttools.SourceSession(q.AgentID, q.SessionID, q.pluginSessionRequest.SessionKey)
+	q.SourceRequest.PreviewChars = settings.PreviewChars
 	now := time.Now().UTC()
 	// The request's bytes are this handler's own: stored without a copy.
 	out, err := s.sources.Store(r.Context(), s.set.Side, ref, &q.SourceRequest, key, now)
@@ -219,6 +241,7 @@ func (s *server) pluginSource(r *http.Request) (any, error) {
 		}
 	}
 	s.log.Info("tool result stored at the source", "session", ref.String(), "key", key, "tool", q.ToolName, "bytes", out.Bytes)
+	out.SourceSettings = settings
 	return out, nil
 }
 

@@ -213,10 +213,19 @@ func (s *server) monitorPlugin(h http.Handler, check bool) http.Handler {
 }
 
 // pluginHealth answers GET /api/plugin/v1/health: the key was accepted;
-// what the plugin's calls got and the context engine's views (as GET
-// /api/health).
+// the settings of the store at the source, which the plugin offloads by
+// (agenttools.SourceSettings; absent when the config cannot be read); what the plugin's calls got and the
+// context engine's views (as GET /api/health).
 func (s *server) pluginHealth(r *http.Request) (any, error) {
-	return map[string]any{"ok": true, "plugin": s.plugin.health(), "engine": s.meter.Stats()}, nil
+	out := map[string]any{"ok": true, "plugin": s.plugin.health(), "engine": s.meter.Stats()}
+	// Without the settings (the config cannot be read) the plugin passes
+	// every result through: the health check itself still answers.
+	if settings, err := s.sourceSettings(r.Context()); err != nil {
+		s.log.Warn("plugin health: the settings of the store at the source are not shown", "error", err.Error())
+	} else {
+		out["source_offload_above_chars"], out["source_preview_chars"] = settings.OffloadAboveChars, settings.PreviewChars
+	}
+	return out, nil
 }
 
 // pluginOriginGuard refuses a plugin GET that carries an Origin not

@@ -28,6 +28,10 @@ const FileName = "config.json"
 // MaxPreviewChars is the largest accepted value of Config.PreviewChars.
 const MaxPreviewChars = 10000
 
+// MinSourceOffloadAboveChars is the smallest accepted value of
+// Config.SourceOffloadAboveChars.
+const MinSourceOffloadAboveChars = 1000
+
 // Retention scopes, the values accepted for Config.RetentionScope.
 const (
 	// ScopeAll lets retention delete every extracted value older than the
@@ -138,6 +142,18 @@ type Config struct {
 	// before its placeholder; 0 (the default) keeps none. It must be
 	// between 0 and [MaxPreviewChars].
 	PreviewChars int `json:"preview_chars"`
+	// SourceOffloadAboveChars is the length, in characters (code points)
+	// of a tool result's text blocks, above which the OpenClaw plugin
+	// stores the result at the source (POST /api/plugin/v1/source) and
+	// the transcript gets a placeholder instead. The plugin learns it from
+	// the daemon. It defaults to 40000 and must be
+	// [MinSourceOffloadAboveChars] or more.
+	SourceOffloadAboveChars int `json:"source_offload_above_chars"`
+	// SourcePreviewChars is how many characters of a result stored at the
+	// source its placeholder shows at the start and at the end, each (at
+	// most a quarter of the text); 0 shows none. It defaults to 400 and
+	// must be between 0 and [MaxPreviewChars].
+	SourcePreviewChars int `json:"source_preview_chars"`
 	// Compaction holds the layered compaction's thresholds and the
 	// summarizer's settings; see [DefaultCompaction] for the defaults.
 	// Members missing from the file get their defaults.
@@ -173,6 +189,8 @@ func Default() Config {
 		IdleSeconds:             300,
 		MinSavingTokens:         2000,
 		PreviewChars:            0,
+		SourceOffloadAboveChars: 40000,
+		SourcePreviewChars:      400,
 		Compaction:              DefaultCompaction(),
 	}
 }

@@ -36,6 +36,8 @@ func TestDefault(t *testing.T) {
 		IdleSeconds:             300,
 		MinSavingTokens:         2000,
 		PreviewChars:            0,
+		SourceOffloadAboveChars: 40000,
+		SourcePreviewChars:      400,
 		Compaction:              config.DefaultCompaction(),
 	}
 	if !reflect.DeepEqual(c, want) {
@@ -79,11 +81,12 @@ func TestValidate(t *testing.T) {
 		{"LowestValues", func(c *config.Config) {
 			c.KeepRecent, c.MinValueLength, c.AgeThresholdHours = 0, 1, 0
 			c.KeepAfterRestoreSeconds, c.IdleSeconds, c.MinSavingTokens, c.PreviewChars = 0, 0, 0, 0
+			c.SourceOffloadAboveChars, c.SourcePreviewChars = 1000, 0
 			c.TriggerTypes = nil
 			c.Retention = "30m"
 		}, nil},
 		{"HighestValues", func(c *config.Config) {
-			c.PreviewChars = 10000
+			c.PreviewChars, c.SourcePreviewChars = 10000, 10000
 			c.Retention = "52w"
 			c.AgeThresholdHours = 1e6
 			c.TriggerTypes = config.TriggerTypes()
@@ -151,6 +154,12 @@ func TestValidate(t *testing.T) {
 			[]config.FieldError{{"preview_chars", "must be between 0 and 10000, got -1"}}},
 		{"PreviewCharsTooMany", func(c *config.Config) { c.PreviewChars = 10001 },
 			[]config.FieldError{{"preview_chars", "must be between 0 and 10000, got 10001"}}},
+		{"SourceOffloadAboveCharsTooFew", func(c *config.Config) { c.SourceOffloadAboveChars = 999 },
+			[]config.FieldError{{"source_offload_above_chars", "must be 1000 characters or more, got 999"}}},
+		{"SourcePreviewCharsNegative", func(c *config.Config) { c.SourcePreviewChars = -1 },
+			[]config.FieldError{{"source_preview_chars", "must be between 0 and 10000, got -1"}}},
+		{"SourcePreviewCharsTooMany", func(c *config.Config) { c.SourcePreviewChars = 10001 },
+			[]config.FieldError{{"source_preview_chars", "must be between 0 and 10000, got 10001"}}},
 
 		{"TwoBadFields", func(c *config.Config) { c.Retention = "5x"; c.KeepRecent = -1 },
 			[]config.FieldError{
@@ -162,6 +171,7 @@ func TestValidate(t *testing.T) {
 			c.AutoCron, c.Retention, c.RetentionCron = "x", "x", "y"
 			c.RetentionScope, c.KeepAfterRestoreSeconds, c.IdleSeconds = "x", -1, -1
 			c.MinSavingTokens, c.PreviewChars = -1, -1
+			c.SourceOffloadAboveChars, c.SourcePreviewChars = 0, -1
 		}, []config.FieldError{
 			{"keep_recent", "must be 0 or more, got -1"},
 			{"min_value_length", "must be 1 byte or more, got 0"},
@@ -175,6 +185,8 @@ func TestValidate(t *testing.T) {
 			{"idle_seconds", "must be 0 or more, got -1"},
 			{"min_saving_tokens", "must be 0 or more, got -1"},
 			{"preview_chars", "must be between 0 and 10000, got -1"},
+			{"source_offload_above_chars", "must be 1000 characters or more, got 0"},
+			{"source_preview_chars", "must be between 0 and 10000, got -1"},
 		}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

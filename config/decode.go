@@ -139,6 +139,24 @@ var fields = []field{
 			}
 			return ""
 		}},
+	{"source_offload_above_chars",
+		func(c *Config) any { return c.SourceOffloadAboveChars },
+		func(c *Config, v jsontext.Value) string { return decodeInt(v, &c.SourceOffloadAboveChars) },
+		func(c *Config) string {
+			if c.SourceOffloadAboveChars < MinSourceOffloadAboveChars {
+				return fmt.Sprintf("must be %d characters or more, got %d", MinSourceOffloadAboveChars, c.SourceOffloadAboveChars)
+			}
+			return ""
+		}},
+	{"source_preview_chars",
+		func(c *Config) any { return c.SourcePreviewChars },
+		func(c *Config, v jsontext.Value) string { return decodeInt(v, &c.SourcePreviewChars) },
+		func(c *Config) string {
+			if c.SourcePreviewChars < 0 || c.SourcePreviewChars > MaxPreviewChars {
+				return fmt.Sprintf("must be between 0 and %d, got %d", MaxPreviewChars, c.SourcePreviewChars)
+			}
+			return ""
+		}},
 	{"compaction",
 		func(c *Config) any { return c.Compaction },
 		func(c *Config, v jsontext.Value) string { return decodeObject(v, &c.Compaction, compactionFields) },

@@ -107,6 +107,8 @@ func TestSaveLoadRoundTrip(t *testing.T) {
 		IdleSeconds:             0,
 		MinSavingTokens:         500,
 		PreviewChars:            120,
+		SourceOffloadAboveChars: 20000,
+		SourcePreviewChars:      0,
 		Compaction:              config.DefaultCompaction(),
 		LastRunAt:               &ran,
 		LastRetentionRunAt:      &kept,

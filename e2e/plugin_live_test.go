@@ -289,8 +289,8 @@ func installPlugin(t *testing.T, st *openclaw.State, version, tgz, daemonURL, ke
 	if bsEntry["enabled"] != true {
 		t.Fatalf("plugins install did not enable brainsurgeon: %s", raw)
 	}
-	bsEntry["config"] = map[string]any{"daemonUrl": daemonURL, "apiKeyFile": keyFile,
-		"extractAboveChars": 50000, "timeoutMs": pluginTimeoutMs}
+	// The offload's threshold and preview are the daemon's settings (defaults: 40,000 and 400 characters).
+	bsEntry["config"] = map[string]any{"daemonUrl": daemonURL, "apiKeyFile": keyFile, "timeoutMs": pluginTimeoutMs}
 	root, err := oracle.ModuleRoot()
 	if err != nil {
 		t.Fatal(err)
@@ -606,6 +606,11 @@ func pluginLive(t *testing.T, version, tgz string) {
 	}
 	if !strings.Contains(seen, head(big, 150)) || !strings.Contains(seen, tail(big, 150)) {
 		t.Errorf("b: the placeholder lacks the head or tail preview: %.600q", seen)
+	}
+	// The daemon builds the placeholder's text (agenttools.BuildPlaceholder) with its source_preview_chars.
+	if want := fmt.Sprintf("[[extracted-%s]] BrainSurgeon stored this bs_big result (%d characters) outside the transcript.\n", key, bigChars); !strings.Contains(seen, want) ||
+		!strings.Contains(seen, "\n--- first 400 characters ---\n"+head(big, 400)+"\n--- last 400 characters ---\n"+tail(big, 400)) {
+		t.Errorf("b: the placeholder is not the daemon's text (want it to hold %q, with 400 characters of head and tail): %.800q", want, seen)
 	}
 	rows := toolResults(t, h, version, "bs_big")
 	if len(rows) != 1 {

@@ -2,10 +2,11 @@
 /**
  * The daemon client: how the plugin talks to the BrainSurgeon daemon (`brainsurgeon serve`, on loopback), which owns
  * all storage, policy and wording. Every tool call and every offload is ONE HTTP POST of JSON to it (callDaemon);
- * assemble and compact post the same way. agentIdOf names the agent the daemon is told when the host names none.
+ * assemble and compact post the same way; the offload learns the daemon's settings with a GET of its plugin health
+ * (getDaemon). agentIdOf names the agent the daemon is told when the host names none.
  *
  * Rules this file keeps:
- * - callDaemon never rejects: what went wrong comes back as {ok: false, error} (refused, timeout, abort, HTTP status
+ * - callDaemon and getDaemon never reject: what went wrong comes back as {ok: false, error} (refused, timeout, abort, HTTP status
  *   with the daemon's error, a body that is not JSON), so that callers fail open.
  * - The API key is read at each call (readApiKey); nothing is cached between calls.
  */
@@ -26,9 +27,28 @@ import { readApiKey } from "./config.js";
  * @returns {Promise<DaemonAnswer>}
  */
 export function callDaemon(cfg, path, body, timeoutMs, signal) {
+  return requestDaemon(cfg, "POST", path, body, timeoutMs, signal);
+}
+
+/**
+ * GETs path from the daemon and reads a JSON answer, as callDaemon does (never rejects).
+ * @param {Config} cfg @param {string} path @param {number} timeoutMs
+ * @returns {Promise<DaemonAnswer>}
+ */
+export function getDaemon(cfg, path, timeoutMs) {
+  return requestDaemon(cfg, "GET", path, undefined, timeoutMs);
+}
+
+/**
+ * Sends one request to the daemon (a POST of body as JSON, or a GET without one) and reads a JSON answer.
+ * @param {Config} cfg @param {"GET" | "POST"} method @param {string} path @param {string | undefined} body
+ * @param {number} timeoutMs @param {AbortSignal} [signal]
+ * @returns {Promise<DaemonAnswer>}
+ */
+function requestDaemon(cfg, method, path, body, timeoutMs, signal) {
   return new Promise((resolve) => {
     /** @type {Record<string, string | number>} */
-    const headers = { "content-type": "application/json", "content-length": Buffer.byteLength(body) };
+    const headers = body === undefined ? {} : { "content-type": "application/json", "content-length": Buffer.byteLength(body) };
     try {
       const apiKey = readApiKey(cfg);
       if (apiKey) headers["x-api-key"] = apiKey;
@@ -46,7 +66,7 @@ export function callDaemon(cfg, path, body, timeoutMs, signal) {
       signal?.removeEventListener("abort", onAbort);
       resolve(r);
     };
-    const req = request(url, { method: "POST", headers }, (res) => {
+    const req = request(url, { method, headers }, (res) => {
       /** @type {Buffer[]} */
       const chunks = [];
       res.on("data", (c) => chunks.push(c));

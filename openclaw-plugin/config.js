@@ -8,26 +8,30 @@
  *   in urlProblem, and every call then fails open.
  * - The key file is read at each call, never cached: its first line, trimmed, at most MAX_KEY_FILE_BYTES.
  * - A logger that throws never breaks the caller (safeWarn).
+ * - The offload's threshold and preview are the daemon's settings (source_offload_above_chars, source_preview_chars),
+ *   learned from it; the plugin keys extractAboveChars and previewChars of earlier versions are not read, and a
+ *   config that sets them has them named in movedKeys, for one warning at registration.
  */
 import { readFileSync, statSync } from "node:fs";
 
 /** @typedef {{info?: (m: string) => void, warn: (m: string) => void, error?: (m: string) => void}} Logger */
 /**
- * @typedef {{daemonUrl: string, apiKeyFile?: string, apiKeyEnv: string, offload: boolean, extractAboveChars: number,
- *   previewChars: number, timeoutMs: number, toolTimeoutMs: number, assembleTimeoutMs: number, compactTimeoutMs: number,
- *   urlProblem?: string}} Config
+ * @typedef {{daemonUrl: string, apiKeyFile?: string, apiKeyEnv: string, offload: boolean, timeoutMs: number,
+ *   toolTimeoutMs: number, assembleTimeoutMs: number, compactTimeoutMs: number, urlProblem?: string,
+ *   movedKeys: string[]}} Config
  */
+
+/** Plugin config keys of earlier versions that are daemon settings now, each with the daemon setting's name. */
+export const MOVED_KEYS = Object.freeze({ extractAboveChars: "source_offload_above_chars", previewChars: "source_preview_chars" });
 
 /** The largest API key file read (a key is 64 hex characters). */
 const MAX_KEY_FILE_BYTES = 4096;
 
-/** @type {Omit<Config, "urlProblem">} */
+/** @type {Omit<Config, "urlProblem" | "movedKeys">} */
 export const DEFAULTS = Object.freeze({
   daemonUrl: "http://127.0.0.1:8000",
   apiKeyEnv: "BRAINSURGEON_API_KEY",
   offload: true,
-  extractAboveChars: 40000,
-  previewChars: 400,
   timeoutMs: 3000,
   toolTimeoutMs: 20000,
   assembleTimeoutMs: 5000,
@@ -37,7 +41,8 @@ export const DEFAULTS = Object.freeze({
 /**
  * Returns the plugin config with the defaults filled in. OpenClaw validates it against the manifest's schema
  * before loading; a value of the wrong type here still falls back to its default. A daemonUrl that is not
- * loopback http is kept but recorded in urlProblem, and every call then fails open.
+ * loopback http is kept but recorded in urlProblem, and every call then fails open. Keys of MOVED_KEYS that the
+ * config sets are listed in movedKeys and otherwise ignored.
  * @param {unknown} raw api.pluginConfig
  * @returns {Config}
  */
@@ -53,12 +58,11 @@ export function resolveConfig(raw) {
     apiKeyFile: str("apiKeyFile"),
     apiKeyEnv: str("apiKeyEnv") ?? DEFAULTS.apiKeyEnv,
     offload: typeof r.offload === "boolean" ? r.offload : DEFAULTS.offload,
-    extractAboveChars: int("extractAboveChars", 1000, DEFAULTS.extractAboveChars),
-    previewChars: int("previewChars", 0, DEFAULTS.previewChars),
     timeoutMs: int("timeoutMs", 100, DEFAULTS.timeoutMs),
     toolTimeoutMs: int("toolTimeoutMs", 100, DEFAULTS.toolTimeoutMs),
     assembleTimeoutMs: int("assembleTimeoutMs", 100, DEFAULTS.assembleTimeoutMs),
     compactTimeoutMs: int("compactTimeoutMs", 1000, DEFAULTS.compactTimeoutMs),
+    movedKeys: Object.keys(MOVED_KEYS).filter((k) => r[k] !== undefined),
   };
   cfg.urlProblem = checkDaemonUrl(cfg.daemonUrl);
   return cfg;
@@ -95,6 +99,16 @@ export function readApiKey(cfg) {
   }
   const v = process.env[cfg.apiKeyEnv];
   return typeof v === "string" ? v.trim() : "";
+}
+
+/**
+ * The warning for a config that sets keys of MOVED_KEYS, or undefined when it sets none.
+ * @param {Config} cfg
+ */
+export function movedKeysWarning(cfg) {
+  if (cfg.movedKeys.length === 0) return undefined;
+  const names = cfg.movedKeys.map((k) => `${k} (now ${MOVED_KEYS[/** @type {keyof typeof MOVED_KEYS} */ (k)]})`).join(" and ");
+  return `brainsurgeon: the plugin config sets ${names}, which this plugin no longer reads: the offload's threshold and preview are the daemon's settings (.brainsurgeon/config.json beside the agents dir, or the web UI's settings); remove them from the plugin config`;
 }
 
 /** Warns through log, swallowing what a throwing logger throws.

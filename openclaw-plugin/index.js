@@ -4,16 +4,17 @@
  * the context engine "brainsurgeon" (selected with plugins.slots.contextEngine) that shows the model a layered,
  * lossless view of the session: old large values collapsed to placeholders, older spans summarized.
  *
- * The modules: config.js (the plugin config, the API key, the logger), client.js (the one POST to the daemon),
- * tools.js (the agent's tools), offload.js (the tool-result middleware), wire.js (the incremental assemble wire),
- * engine.js (the context engine), and this file, which registers them and exports what the others export for
- * tests and tools.
+ * The modules: config.js (the plugin config, the API key, the logger), client.js (the POST to the daemon, the GET
+ * of its health), tools.js (the agent's tools), offload.js (the tool-result middleware), wire.js (the incremental
+ * assemble wire), engine.js (the context engine), and this file, which registers them and exports what the others
+ * export for tests and tools.
  *
  * Rules the plugin keeps:
  * - Stateless. The BrainSurgeon daemon (`brainsurgeon serve`, on loopback) owns all storage, policy and wording;
  *   every tool call and every offload is ONE HTTP POST to it. Nothing is cached between calls (the key file is
- *   read at each call). Two exceptions: the run identities the offload remembers for OpenClaw 2026.7 (offload.js),
- *   and the lists of messages the daemon acknowledged, which assemble remembers (wire.js).
+ *   read at each call). Three exceptions: the run identities the offload remembers for OpenClaw 2026.7 and the
+ *   daemon's offload settings it learns (offload.js), and the lists of messages the daemon acknowledged, which
+ *   assemble remembers (wire.js).
  * - Fail open, never throw (each module says how).
  * - `register(api)` is synchronous, cheap and idempotent: OpenClaw calls it several times (gateway start,
  *   discovery, tool catalog). It only registers; it starts nothing and does no I/O.
@@ -21,19 +22,19 @@
  *   appears in JSDoc types.
  */
 import { errText } from "./client.js";
-import { resolveConfig, safeWarn } from "./config.js";
+import { movedKeysWarning, resolveConfig, safeWarn } from "./config.js";
 import { ENGINE_ID, makeEngine } from "./engine.js";
 import { makeMiddleware, rememberIdentity } from "./offload.js";
 import { TOOL_NAMES, makeTool } from "./tools.js";
 
-export { agentIdOf, callDaemon } from "./client.js";
-export { DEFAULTS, checkDaemonUrl, readApiKey, resolveConfig } from "./config.js";
+export { agentIdOf, callDaemon, getDaemon } from "./client.js";
+export { DEFAULTS, MOVED_KEYS, checkDaemonUrl, movedKeysWarning, readApiKey, resolveConfig } from "./config.js";
 export {
   ENGINE_ID, PLUGIN_VERSION, applyView, engineInfo, hostCallOf, hostSystemPromptAddition, loadOpenClawSdk, makeEngine, windowOf,
 } from "./engine.js";
 export {
-  RESERVED_DETAILS_KEYS, buildPlaceholder, cliSession, headTail, isValidSideKey, isValidSourceId, makeMiddleware, rememberIdentity,
-  shellArg, skipReason, takeIdentity,
+  SETTINGS_FRESH_MS, SETTINGS_RETRY_MS, forgetDaemonSettings, isValidSideKey, isValidSourceId, makeMiddleware, rememberIdentity, settingsOf, skipReason,
+  takeIdentity, textAbove,
 } from "./offload.js";
 export { MAX_DETAILS_BYTES, OLD_ARGUMENT_NAMES, TOOL_NAMES, makeTool, smallDetails } from "./tools.js";
 export { MAX_ASSEMBLE_MESSAGES, bootstrapSkeleton, chainFingerprint, forgetAssembleLists, skeletonOf } from "./wire.js";
@@ -65,6 +66,8 @@ function register(api) {
     if (cfg.urlProblem && api.registrationMode === "full") {
       safeWarn(log, `brainsurgeon: ${cfg.urlProblem}; tools will fail and results pass through unchanged`);
     }
+    const moved = movedKeysWarning(cfg);
+    if (moved && api.registrationMode === "full") safeWarn(log, moved);
     for (const name of TOOL_NAMES) {
       api.registerTool((/** @type {ToolContext} */ ctx) => makeTool(name, cfg, ctx ?? {}), { name });
     }

@@ -1,26 +1,35 @@
 // @ts-check
 /**
- * Lossless offload of huge tool results: the tool-result middleware sends a result whose text is longer than
- * extractAboveChars to the daemon, which stores it under the key `tc-<toolCallId>`, and only then puts a placeholder
- * with a preview in its place.
+ * Lossless offload of huge tool results: the tool-result middleware sends a result whose text is longer than the
+ * daemon's source_offload_above_chars to the daemon, which stores it under the key `tc-<toolCallId>` and answers the
+ * placeholder (its text, with a preview, and the shrunk details: the daemon owns their wording); only then does the
+ * placeholder take the result's place.
  *
  * Rules this file keeps:
  * - Fail open, never throw. OpenClaw turns a throwing tool-result middleware into "Tool output unavailable", so
  *   the middleware returns `undefined` (the result passes unchanged) on any failure and logs why.
+ * - The threshold is the daemon's: the plugin learns it from GET /api/plugin/v1/health (awaited while it knows
+ *   none, refreshed in the background once it is SETTINGS_FRESH_MS old, at most every SETTINGS_RETRY_MS after a
+ *   failure) and from each /source answer, per daemon for the whole process (globalThis), and uses the latest it
+ *   saw. Until it knows one, every result passes through: a daemon that sends none (older than this plugin) gets
+ *   one warning, a daemon it cannot reach one per failed attempt.
  * - OpenClaw 2026.7 gives the middleware no agent or session, so a before_tool_call hook remembers the run identity
  *   of the last 1,000 tool calls by run id and tool-call id (an OpenAI-compatible server may reuse a tool-call id
  *   such as call_0 in another run or session; when the id alone is recently known from two sessions, the result
  *   passes through).
  * - The middleware leaves alone: results of our own tools (restoring a value must not offload it again), the
  *   host's `message`, `sessions_*`, `tool_search` and `tool_describe` (their details carry facts the host reads),
- *   a `tool_call` wrapper around any of those, error results, results at or below `extractAboveChars`
- *   characters, and results whose side key `tc-<toolCallId>` would not be a valid key (or whose id holds "[", "]",
- *   '"', "<", ">" or "&", which would break the placeholder).
+ *   a `tool_call` wrapper around any of those, error results, results at or below the threshold (characters:
+ *   code points of the text blocks), and results whose side key `tc-<toolCallId>` would not be a valid key (or
+ *   whose id holds "[", "]", '"', "<", ">" or "&", which would break the placeholder).
+ * - The label the placeholder names is the plugin's to find (tool_label): a Tool Search `tool_call` is labelled by
+ *   the tool it ran, which only the host's result shape tells (innerToolName).
  * - The daemon refuses other content under a key it already holds (409: a reused tool-call id) and the result
- *   then passes through; its answer's sha256 and bytes must match the plugin's own, else the result passes too.
+ *   then passes through; its answer's sha256 and bytes must match the plugin's own, and it must hold the
+ *   placeholder, else the result passes too.
  */
 import { createHash } from "node:crypto";
-import { agentIdOf, callDaemon, errText } from "./client.js";
+import { callDaemon, errText, getDaemon } from "./client.js";
 import { safeWarn } from "./config.js";
 import { TOOL_NAMES } from "./tools.js";
 
@@ -36,8 +45,6 @@ import { TOOL_NAMES } from "./tools.js";
  */
 /** @typedef {{runtime?: string, agentId?: string, sessionId?: string, sessionKey?: string, runId?: string}} MiddlewareContext */
 
-/** Keys of a result's details that OpenClaw reads to grade a call; an offloaded result keeps them verbatim. */
-export const RESERVED_DETAILS_KEYS = ["status", "ok", "success", "error", "timedOut", "exitCode"];
 /** Host tools whose results are never offloaded (besides ours and `sessions_*`). */
 const HOST_SKIP = new Set(["message", "tool_search", "tool_describe"]);
 
@@ -154,71 +161,10 @@ function innerToolName(event) {
   return typeof id === "string" && id ? id.split(":").pop() : "";
 }
 
-/**
- * Cuts the first and last n code points of s (never splitting a surrogate pair).
- * @param {string} s @param {number} n
- */
-export function headTail(s, n) {
-  const cps = Array.from(s);
-  return { head: cps.slice(0, n).join(""), tail: n > 0 ? cps.slice(-n).join("") : "" };
-}
-
-/**
- * Quotes s for a POSIX shell when it holds anything but the characters that need no quoting.
- * @param {string} s
- */
-export function shellArg(s) {
-  return /^[A-Za-z0-9_./:@%+=,-]+$/.test(s) ? s : `'${s.replaceAll("'", `'\\''`)}'`;
-}
-
-/**
- * The session as `brainsurgeon restore` names it: "<agent>/<sessionId>" when the host named the session id,
- * else its session key, else "<session>".
- * @param {{agentId?: string, sessionId?: string, sessionKey?: string}} who
- */
-export function cliSession(who) {
-  if (who.sessionId) return `${who.agentId || agentIdOf(who.sessionKey)}/${who.sessionId}`;
-  return who.sessionKey || "<session>";
-}
-
-/**
- * Builds what stands in for an offloaded result: the placeholder text block (key, size, restore hints for the
- * agent and for the CLI, head and tail preview) and the shrunk details (our member plus the reserved keys of the
- * original, verbatim). "Characters" are code points. The preview is at most a quarter of the text each side, so it
- * stays small. session names the session for the CLI hint (cliSession; default "<session>").
- * @param {{key: string, toolName: string, content: ContentBlock[], details: unknown, previewChars: number,
- *   bytes: number, sha256: string, session?: string}} p
- */
-export function buildPlaceholder(p) {
-  const texts = p.content.filter((b) => b && b.type === "text" && typeof b.text === "string").map((b) => /** @type {{text: string}} */ (b).text);
-  const images = p.content.filter((b) => b && b.type === "image").length;
-  const chars = texts.reduce((n, t) => n + Array.from(t).length, 0);
-  const text = texts.join("\n");
-  const n = Math.min(p.previewChars, Math.floor(chars / 4));
-  const size = images > 0 ? `${chars} characters and ${images} image${images === 1 ? "" : "s"}` : `${chars} characters`;
-  const lines = [
-    `[[extracted-${p.key}]] BrainSurgeon stored this ${p.toolName} result (${size}) outside the transcript.`,
-    `Restore it exactly with purge_control {"action":"restore","value_id":"${p.key}"} (a long result comes in pages: follow each page's Next:).`,
-    `Without the plugin: brainsurgeon restore ${p.session && p.session !== "<session>" ? shellArg(p.session) : "<session>"} ${shellArg(p.key)} prints it and writes it back here.`,
-  ];
-  if (n > 0) {
-    const { head, tail } = headTail(text, n);
-    lines.push(`--- first ${n} characters ---`, head, `--- last ${n} characters ---`, tail);
-  }
-  /** @type {Record<string, unknown>} */
-  const details = { brainsurgeon: { key: p.key, bytes: p.bytes, sha256: p.sha256 } };
-  if (p.details && typeof p.details === "object" && !Array.isArray(p.details)) {
-    const d = /** @type {Record<string, unknown>} */ (p.details);
-    for (const k of RESERVED_DETAILS_KEYS) if (Object.hasOwn(d, k)) details[k] = d[k];
-  }
-  /** @type {TextBlock[]} */
-  const content = [{ type: "text", text: lines.join("\n") }];
-  return { content, details };
-}
-
-/** Sum of the lengths (code points) of the text blocks; counts code units first, which is never less.
+/** Whether the text blocks hold more than limit characters (code points, the daemon's measure of
+ * source_offload_above_chars); counts code units first, which is never less.
  * @param {ContentBlock[]} content @param {number} limit */
-function textAbove(content, limit) {
+export function textAbove(content, limit) {
   let units = 0;
   for (const b of content) if (b && b.type === "text" && typeof b.text === "string") units += b.text.length;
   if (units <= limit) return false;
@@ -227,12 +173,102 @@ function textAbove(content, limit) {
   return cps > limit;
 }
 
+/** How long settings learned from the daemon are used before they are refreshed (in the background). */
+export const SETTINGS_FRESH_MS = 60 * 1000;
+/** How long after a failed attempt to learn the settings the next one waits (results pass through meanwhile). */
+export const SETTINGS_RETRY_MS = 10 * 1000;
+
+/** @typedef {{aboveChars: number, previewChars: number, at: number}} Settings the daemon's offload settings */
+
 /**
- * Makes the tool-result middleware. It returns {result} with the placeholder once the daemon has stored the
- * original, or undefined (the result passes unchanged).
+ * The offload settings of a daemon answer (GET /api/plugin/v1/health, POST /api/plugin/v1/source), or undefined
+ * when it carries none (a daemon older than this plugin).
+ * @param {unknown} json
+ * @returns {Settings | undefined}
+ */
+export function settingsOf(json) {
+  const j = /** @type {any} */ (json);
+  if (!j || typeof j !== "object") return undefined;
+  const above = j.source_offload_above_chars, preview = j.source_preview_chars;
+  if (!Number.isInteger(above) || above < 0 || !Number.isInteger(preview) || preview < 0) return undefined;
+  return { aboveChars: above, previewChars: preview, at: Date.now() };
+}
+
+/**
+ * @typedef {{known?: Settings, pending?: Promise<void>, failedAt: number, oldWarned: boolean}} SettingsState
+ * what the plugin knows of one daemon's settings
+ */
+/** The settings learned per daemon (URL and key source), shared through globalThis: OpenClaw may load this module
+ * more than once and register the plugin several times, and every middleware must use the latest settings seen. */
+const SETTINGS_KEY = Symbol.for("brainsurgeon.daemonSettings");
+/** @type {Map<string, SettingsState>} */
+const settingsByDaemon = (/** @type {any} */ (globalThis)[SETTINGS_KEY] ??= new Map());
+
+/** Forgets every daemon's settings (for tests). */
+export function forgetDaemonSettings() {
+  settingsByDaemon.clear();
+}
+
+/**
+ * The daemon's offload settings for a middleware: get() answers the latest seen ({settings}), or {} when there are
+ * none, after warning (through log, naming the result) when learning them failed; learn() takes them from an answer.
+ * @param {Config} cfg @param {Logger} log
+ */
+function daemonSettings(cfg, log) {
+  const id = `${cfg.daemonUrl}\u0000${cfg.apiKeyFile ?? ""}\u0000${cfg.apiKeyEnv}`;
+  const state = () => {
+    let st = settingsByDaemon.get(id);
+    if (!st) settingsByDaemon.set(id, (st = { failedAt: -Infinity, oldWarned: false }));
+    return st;
+  };
+  /** Asks the daemon; warns through log as the result named `what` when that leaves no settings known.
+   * @param {string} [what] */
+  const refresh = (what) => {
+    const st = state();
+    st.pending ??= getDaemon(cfg, "/api/plugin/v1/health", cfg.timeoutMs).then((res) => {
+      st.pending = undefined;
+      const got = res.ok ? settingsOf(res.json) : undefined;
+      if (got) {
+        st.known = got;
+        return;
+      }
+      st.failedAt = Date.now();
+      if (st.known || what === undefined) return; // the settings seen last stay in force; a failing /source call says why
+      if (!res.ok) {
+        safeWarn(log, `brainsurgeon: ${what} passed through unchanged: cannot learn the offload settings from the daemon: ${res.error}`);
+      } else if (!st.oldWarned) {
+        st.oldWarned = true;
+        safeWarn(log, `brainsurgeon: ${what} passed through unchanged: the daemon at ${cfg.daemonUrl} did not send its offload settings (source_offload_above_chars, source_preview_chars): it is older than this plugin; tool results pass through unchanged until it is upgraded`);
+      }
+    });
+    return st.pending;
+  };
+  return {
+    /** @param {string} what the result, for a warning @returns {Promise<{settings?: Settings}>} */
+    async get(what) {
+      const st = state(), now = Date.now();
+      if (st.known) {
+        if (now - st.known.at >= SETTINGS_FRESH_MS && now - st.failedAt >= SETTINGS_RETRY_MS) void refresh();
+        return { settings: st.known };
+      }
+      if (now - st.failedAt >= SETTINGS_RETRY_MS) await refresh(what);
+      return { settings: state().known };
+    },
+    /** @param {unknown} json */
+    learn(json) {
+      const got = settingsOf(json);
+      if (got) state().known = got;
+    },
+  };
+}
+
+/**
+ * Makes the tool-result middleware. It returns {result} with the placeholder the daemon answered once the daemon
+ * has stored the original, or undefined (the result passes unchanged).
  * @param {Config} cfg @param {Logger} log
  */
 export function makeMiddleware(cfg, log) {
+  const settings = daemonSettings(cfg, log);
   /** @param {MiddlewareEvent} event @param {MiddlewareContext} [ctx] */
   return async function brainsurgeonOffload(event, ctx) {
     try {
@@ -241,14 +277,18 @@ export function makeMiddleware(cfg, log) {
       const ident = typeof event.toolCallId === "string" ? takeIdentity(event.toolCallId, ctx) : { who: ctx ?? {} };
       if (skipReason(event)) return undefined;
       const content = event.result.content;
-      if (!Array.isArray(content) || !textAbove(content, cfg.extractAboveChars)) return undefined;
+      if (!Array.isArray(content)) return undefined;
+      // Without a daemon to ask nothing is offloaded (register() warned of the URL once).
+      if (cfg.urlProblem) return undefined;
+      const st = await settings.get(`${event.toolName} result ${event.toolCallId}`);
+      if (!st.settings) return undefined; // the daemon's settings are unknown: get() warned when asking failed
+      if (!textAbove(content, st.settings.aboveChars)) return undefined;
       const why = (/** @type {string} */ m) => log.warn(`brainsurgeon: ${event.toolName} result ${event.toolCallId} passed through unchanged: ${m}`);
       const key = `tc-${event.toolCallId}`;
       if (typeof event.toolCallId !== "string" || !isValidSourceId(event.toolCallId)) {
         why(`side key ${JSON.stringify(key)} is not valid (expected 1 to 200 bytes of printable ASCII other than space, "/", "\\", "[", "]", '"', "<", ">" and "&")`);
         return undefined;
       }
-      if (cfg.urlProblem) return void why(cfg.urlProblem);
       if (ident.why !== undefined) return void why(ident.why);
       const who = ident.who;
       if (!who.sessionId && !who.sessionKey) return void why("the host named no session for this tool call");
@@ -256,13 +296,12 @@ export function makeMiddleware(cfg, log) {
       const bytes = Buffer.byteLength(contentJSON);
       const sha256 = createHash("sha256").update(contentJSON).digest("hex");
       const label = event.toolName === "tool_call" ? innerToolName(event) || "tool_call" : event.toolName;
-      const ph = buildPlaceholder({ key, toolName: label, content, details: event.result.details, previewChars: cfg.previewChars, bytes, sha256, session: cliSession(who) });
-      // JSON.stringify drops absent members, and serializes content to the same bytes as contentJSON.
+      // JSON.stringify drops absent members, and serializes content to the same bytes as contentJSON. Without
+      // placeholder_content the daemon builds the placeholder and answers it.
       const body = JSON.stringify({
         agent_id: who.agentId, session_id: who.sessionId, session_key: who.sessionKey, run_id: who.runId,
-        tool_call_id: event.toolCallId, tool_name: event.toolName, key,
+        tool_call_id: event.toolCallId, tool_name: event.toolName, tool_label: label, key,
         content, details: event.result.details,
-        placeholder_content: ph.content, placeholder_details: ph.details,
       });
       const res = await callDaemon(cfg, "/api/plugin/v1/source", body, cfg.timeoutMs);
       if (!res.ok) return void why(res.error);
@@ -271,7 +310,12 @@ export function makeMiddleware(cfg, log) {
       if (ans.sha256 !== sha256 || ans.bytes !== bytes) {
         return void why(`the daemon stored ${JSON.stringify(ans.bytes)} bytes with sha256 ${String(ans.sha256).slice(0, 16)}…, expected ${bytes} bytes with sha256 ${sha256.slice(0, 16)}…`);
       }
-      return { result: { content: ph.content, details: ph.details } };
+      settings.learn(ans);
+      const phContent = ans.placeholder_content, phDetails = ans.placeholder_details;
+      if (!Array.isArray(phContent) || phContent.length === 0 || !phDetails || typeof phDetails !== "object" || Array.isArray(phDetails)) {
+        return void why("the daemon answered no placeholder_content and placeholder_details (expected them from a daemon as new as this plugin)");
+      }
+      return { result: { content: /** @type {ContentBlock[]} */ (phContent), details: phDetails } };
     } catch (err) {
       safeWarn(log, `brainsurgeon: ${event?.toolName} result ${event?.toolCallId} passed through unchanged: ${errText(err)}`);
       return undefined;

@@ -3,7 +3,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync, readdirSync } from "node:fs";
-import plugin, { DEFAULTS, OLD_ARGUMENT_NAMES, TOOL_NAMES, resolveConfig, checkDaemonUrl } from "../index.js";
+import plugin, { DEFAULTS, MOVED_KEYS, OLD_ARGUMENT_NAMES, TOOL_NAMES, resolveConfig, checkDaemonUrl } from "../index.js";
 import { fakeApi } from "./helpers.js";
 
 const dir = new URL("../", import.meta.url);
@@ -68,13 +68,17 @@ test("config schema: closed, and its defaults are the code's", () => {
   const s = manifest.configSchema;
   assert.equal(s.type, "object");
   assert.equal(s.additionalProperties, false);
-  assert.deepEqual(Object.keys(s.properties).sort(), [...Object.keys(DEFAULTS), "apiKeyFile"].sort());
+  assert.deepEqual(Object.keys(s.properties).sort(), [...Object.keys(DEFAULTS), ...Object.keys(MOVED_KEYS), "apiKeyFile"].sort());
+  for (const [k, v] of Object.entries(MOVED_KEYS)) {
+    // Still in the closed schema, so that an older config loads; described as the daemon's setting now.
+    assert.equal(s.properties[k].type, "integer", k);
+    assert.equal(s.properties[k].default, undefined, k);
+    assert.match(s.properties[k].description, new RegExp(`^No longer read: .* daemon's setting ${v} `), k);
+  }
   for (const [k, v] of Object.entries(DEFAULTS)) {
     assert.deepEqual(s.properties[k].default, v, `default of ${k}`);
     assert.match(s.properties[k].description, new RegExp(`Default ${String(v).replace(/[.]/g, "\\.")}\\.`), `description of ${k} states its default`);
   }
-  assert.equal(s.properties.extractAboveChars.minimum, 1000);
-  assert.equal(s.properties.previewChars.minimum, 0);
   assert.equal(s.properties.timeoutMs.minimum, 100);
   assert.equal(s.properties.toolTimeoutMs.minimum, 100);
   assert.equal(s.properties.assembleTimeoutMs.minimum, 100);
@@ -83,7 +87,7 @@ test("config schema: closed, and its defaults are the code's", () => {
   assert.equal(resolveConfig({ compactTimeoutMs: 999 }).compactTimeoutMs, DEFAULTS.compactTimeoutMs);
   assert.equal(resolveConfig({ assembleTimeoutMs: 100, compactTimeoutMs: 1000 }).compactTimeoutMs, 1000);
   const cfg = resolveConfig(undefined);
-  assert.deepEqual({ ...cfg }, { ...DEFAULTS, apiKeyFile: undefined, urlProblem: undefined });
+  assert.deepEqual({ ...cfg }, { ...DEFAULTS, apiKeyFile: undefined, urlProblem: undefined, movedKeys: [] });
 });
 
 test("package.json is the npm package OpenClaw installs (type module, extensions, files, compat)", () => {
@@ -127,10 +131,8 @@ test("daemonUrl must be loopback http", () => {
   for (const bad of ["https://127.0.0.1:8000", "http://10.0.0.1:8000", "http://example.com", "http://u:p@127.0.0.1:1", "127.0.0.1:8000", ""]) {
     assert.match(String(checkDaemonUrl(bad)), /daemonUrl/, bad);
   }
-  const cfg = resolveConfig({ daemonUrl: "http://example.com:8000", extractAboveChars: 5, previewChars: 0, offload: false });
+  const cfg = resolveConfig({ daemonUrl: "http://example.com:8000", offload: false });
   assert.match(String(cfg.urlProblem), /not loopback http/);
-  assert.equal(cfg.extractAboveChars, DEFAULTS.extractAboveChars, "a value below the minimum falls back to the default");
-  assert.equal(cfg.previewChars, 0);
   assert.equal(cfg.offload, false);
 });
 
@@ -150,6 +152,19 @@ test("register is idempotent and never throws", () => {
   const bad = fakeApi({ daemonUrl: "http://example.com" });
   plugin.register(/** @type {any} */ (bad.api));
   assert.match(bad.warnings.join("\n"), /not loopback http/);
+  // The keys of earlier versions that are daemon settings now: one warning naming them, in full mode only.
+  for (const mode of ["discovery", "full"]) {
+    const moved = fakeApi({ extractAboveChars: 50000, previewChars: 10 }, mode);
+    plugin.register(/** @type {any} */ (moved.api));
+    plugin.register(/** @type {any} */ (moved.api));
+    if (mode !== "full") {
+      assert.deepEqual(moved.warnings, [], mode);
+      continue;
+    }
+    assert.equal(moved.warnings.length, 1);
+    assert.match(moved.warnings[0], /^brainsurgeon: the plugin config sets extractAboveChars \(now source_offload_above_chars\) and previewChars \(now source_preview_chars\), which this plugin no longer reads: the offload's threshold and preview are the daemon's settings/);
+  }
+  assert.deepEqual(resolveConfig({ previewChars: 0 }).movedKeys, ["previewChars"]);
   const broken = fakeApi({});
   broken.api.registerTool = () => {
     throw new Error("host broke");

@@ -6,7 +6,7 @@ import { createHash } from "node:crypto";
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import plugin, { buildPlaceholder, cliSession, headTail, isValidSideKey, isValidSourceId, makeMiddleware, rememberIdentity, resolveConfig, skipReason } from "../index.js";
+import plugin, { forgetDaemonSettings, isValidSideKey, isValidSourceId, makeMiddleware, rememberIdentity, resolveConfig, settingsOf, skipReason, textAbove } from "../index.js";
 import { answer, deadUrl, fakeApi, mixedText, startDaemon } from "./helpers.js";
 
 const CTX = { runtime: "openclaw", agentId: "main", sessionId: "sess-1", sessionKey: "agent:main:main", runId: "run-9" };
@@ -16,16 +16,37 @@ function event(text, over = {}) {
   return { toolCallId: "call_1", toolName: "exec", args: { command: "cat big" }, isError: false, result: { content: [{ type: "text", text }], details: { status: "completed", exitCode: 0, aggregated: text, cwd: "/w" } }, ...over };
 }
 
-/** A daemon that stores every source and answers as POST /api/plugin/v1/source does. */
-async function goodDaemon() {
-  return startDaemon((s, res) => answer(res, 200, sourceAnswer(s)));
+const HEALTH = "/api/plugin/v1/health";
+const SOURCE = "/api/plugin/v1/source";
+/** The settings the fake daemons show: results above 1000 characters are offloaded. */
+const SETTINGS = { source_offload_above_chars: 1000, source_preview_chars: 400 };
+
+/**
+ * A daemon that shows settings (GET /api/plugin/v1/health) and answers source requests with onSource (by default
+ * as POST /api/plugin/v1/source does: stored, with a placeholder).
+ * @param {import("./helpers.js").Handler} [onSource] @param {Record<string, unknown>} [settings]
+ */
+async function daemonWith(onSource = (s, res) => answer(res, 200, sourceAnswer(s)), settings = SETTINGS) {
+  return startDaemon((s, res) => (s.path === HEALTH ? answer(res, 200, { ok: true, ...settings }) : onSource(s, res)));
 }
 
-/** The daemon's answer to a source request: the key and the content's size and sha256.
+/** A daemon that stores every source and answers as POST /api/plugin/v1/source does. */
+async function goodDaemon() {
+  return daemonWith();
+}
+
+/** The source requests a fake daemon got. @param {{seen: import("./helpers.js").Seen[]}} d */
+const sources = (d) => d.seen.filter((s) => s.path === SOURCE);
+
+/** The daemon's answer to a source request: the key, the content's size and sha256, the placeholder (its text is
+ * the daemon's, checked by agenttools' TestBuildPlaceholder) and the settings.
  * @param {import("./helpers.js").Seen} s */
 function sourceAnswer(s) {
   const c = JSON.stringify(s.json.content);
-  return { key: s.json.key, bytes: Buffer.byteLength(c), sha256: createHash("sha256").update(c).digest("hex"), placeholder: `[[extracted-${s.json.key}]]` };
+  const bytes = Buffer.byteLength(c), sha256 = createHash("sha256").update(c).digest("hex");
+  return { key: s.json.key, bytes, sha256, placeholder: `[[extracted-${s.json.key}]]`,
+    placeholder_content: [{ type: "text", text: `[[extracted-${s.json.key}]] stored this ${s.json.tool_label} result` }],
+    placeholder_details: { brainsurgeon: { key: s.json.key, bytes, sha256 }, status: "completed" }, ...SETTINGS };
 }
 
 /** @param {Record<string, unknown>} config */
@@ -33,17 +54,9 @@ function mw(config) {
   /** @type {string[]} */
   const warnings = [];
   const cfg = resolveConfig(config);
+  forgetDaemonSettings();
   return { handler: makeMiddleware(cfg, { warn: (m) => warnings.push(m) }), warnings };
 }
-
-test("headTail cuts on code-point boundaries", () => {
-  const s = mixedText(20);
-  const { head, tail } = headTail(s, 5);
-  assert.deepEqual(Array.from(head), Array.from(s).slice(0, 5));
-  assert.deepEqual(Array.from(tail), Array.from(s).slice(-5));
-  for (const part of [head, tail]) assert.equal(Buffer.from(part, "utf8").toString("utf8"), part, "no lone surrogate");
-  assert.deepEqual(headTail("abc", 0), { head: "", tail: "" });
-});
 
 test("side keys: printable ASCII without space and slashes, at most 200 bytes", () => {
   assert.ok(isValidSideKey("tc-call_1"));
@@ -52,33 +65,15 @@ test("side keys: printable ASCII without space and slashes, at most 200 bytes", 
   for (const bad of ["", "tc-" + "x".repeat(198), "tc-a b", "tc-a/b", "tc-a\\b", "tc-é", "tc-\n", ".", ".."]) assert.ok(!isValidSideKey(bad), JSON.stringify(bad));
 });
 
-test("placeholder shape: key, counts, restore hint, preview, shrunk details", () => {
-  const text = mixedText(5000);
-  const content = [{ type: /** @type {const} */ ("text"), text }, { type: /** @type {const} */ ("image"), data: "AAAA", mimeType: "image/png" }];
-  const ph = buildPlaceholder({ key: "tc-call_1", toolName: "exec", content, details: { status: "completed", ok: true, success: true, error: null, timedOut: false, exitCode: 3, aggregated: "big", nested: { a: 1 } }, previewChars: 400, bytes: 123, sha256: "abc", session: "main/s-1" });
-  assert.equal(ph.content.length, 1);
-  const lines = ph.content[0].text.split("\n");
-  assert.equal(lines[0], "[[extracted-tc-call_1]] BrainSurgeon stored this exec result (5000 characters and 1 image) outside the transcript.");
-  assert.equal(lines[1], 'Restore it exactly with purge_control {"action":"restore","value_id":"tc-call_1"} (a long result comes in pages: follow each page\'s Next:).');
-  assert.equal(lines[2], "Without the plugin: brainsurgeon restore main/s-1 tc-call_1 prints it and writes it back here.");
-  assert.equal(lines[3], "--- first 400 characters ---");
-  const all = ph.content[0].text;
-  const cps = Array.from(text);
-  const head = cps.slice(0, 400).join(""), tail = cps.slice(-400).join("");
-  assert.equal(all, [lines[0], lines[1], lines[2], "--- first 400 characters ---", head, "--- last 400 characters ---", tail].join("\n"));
-  // The CLI hint quotes what a shell would split, and names an unknown session as <session>.
-  assert.match(buildPlaceholder({ key: "tc-call|fc_1", toolName: "t", content, details: undefined, previewChars: 0, bytes: 1, sha256: "s" }).content[0].text,
-    /\nWithout the plugin: brainsurgeon restore <session> 'tc-call\|fc_1' prints it/);
-  assert.equal(cliSession({ sessionKey: "agent:ops:main", sessionId: "S" }), "ops/S");
-  assert.equal(cliSession({ agentId: "main", sessionId: "S" }), "main/S");
-  assert.equal(cliSession({ sessionKey: "agent:ops:main" }), "agent:ops:main");
-  assert.deepEqual(ph.details, { brainsurgeon: { key: "tc-call_1", bytes: 123, sha256: "abc" }, status: "completed", ok: true, success: true, error: null, timedOut: false, exitCode: 3 });
-  // no details, or details that are not an object: only our member
-  assert.deepEqual(buildPlaceholder({ key: "tc-k", toolName: "t", content, details: undefined, previewChars: 1, bytes: 1, sha256: "s" }).details, { brainsurgeon: { key: "tc-k", bytes: 1, sha256: "s" } });
-  assert.deepEqual(buildPlaceholder({ key: "tc-k", toolName: "t", content, details: ["status"], previewChars: 1, bytes: 1, sha256: "s" }).details, { brainsurgeon: { key: "tc-k", bytes: 1, sha256: "s" } });
-  // previewChars 0: no preview lines; a big previewChars is held to a quarter of the text
-  assert.equal(buildPlaceholder({ key: "tc-k", toolName: "t", content, details: undefined, previewChars: 0, bytes: 1, sha256: "s" }).content[0].text.split("\n").length, 3);
-  assert.match(buildPlaceholder({ key: "tc-k", toolName: "t", content: [{ type: "text", text: "x".repeat(2000) }], details: undefined, previewChars: 5000, bytes: 1, sha256: "s" }).content[0].text, /--- first 500 characters ---/);
+test("textAbove counts code points of the text blocks; settingsOf reads the daemon's settings", () => {
+  assert.equal(textAbove([{ type: "text", text: "x".repeat(1000) }], 1000), false);
+  assert.equal(textAbove([{ type: "text", text: "x".repeat(600) }, { type: "text", text: "y".repeat(401) }], 1000), true);
+  assert.equal(textAbove([{ type: "text", text: "😀".repeat(1000) }], 1000), false, "2000 UTF-16 units, 1000 characters");
+  assert.equal(textAbove([{ type: "image", data: "A".repeat(5000) }, /** @type {any} */ ({ type: "text", text: 5 })], 10), false);
+  assert.deepEqual({ ...settingsOf({ ok: true, ...SETTINGS }), at: 0 }, { aboveChars: 1000, previewChars: 400, at: 0 });
+  for (const bad of [{ ok: true }, { source_offload_above_chars: "1000", source_preview_chars: 400 }, { source_offload_above_chars: 1000 }, null, "x"]) {
+    assert.equal(settingsOf(bad), undefined, JSON.stringify(bad));
+  }
 });
 
 test("skip list", () => {
@@ -102,7 +97,7 @@ test("skip list", () => {
 test("skipped results are not sent and pass through", async () => {
   const d = await goodDaemon();
   try {
-    const { handler, warnings } = mw({ daemonUrl: d.url, extractAboveChars: 1000 });
+    const { handler, warnings } = mw({ daemonUrl: d.url });
     const big = "z".repeat(1001);
     assert.equal(await handler(/** @type {any} */ ({ ...event(big), toolName: "purge_control" }), CTX), undefined);
     assert.equal(await handler(/** @type {any} */ ({ ...event(big), toolName: "sessions_list" }), CTX), undefined);
@@ -110,13 +105,14 @@ test("skipped results are not sent and pass through", async () => {
     assert.equal(await handler(/** @type {any} */ (event("z".repeat(1000))), CTX), undefined, "at the threshold");
     assert.equal(await handler(/** @type {any} */ (event(mixedText(1000) )), CTX), undefined, "1000 code points, more UTF-16 units");
     assert.equal(await handler(/** @type {any} */ ({ ...event(big), result: { content: "not blocks" } }), CTX), undefined);
-    const off = mw({ daemonUrl: d.url, extractAboveChars: 1000, offload: false });
+    const off = mw({ daemonUrl: d.url, offload: false });
     assert.equal(await off.handler(/** @type {any} */ (event(big)), CTX), undefined, "offload false");
-    assert.equal(d.seen.length, 0);
+    assert.equal(sources(d).length, 0);
+    assert.deepEqual(d.seen.map((s) => s.path), [HEALTH], "the settings are learned once");
     assert.deepEqual([...warnings, ...off.warnings], []);
     const bad = await handler(/** @type {any} */ ({ ...event(big), toolCallId: "call 1/2" }), CTX);
     assert.equal(bad, undefined);
-    assert.equal(d.seen.length, 0);
+    assert.equal(sources(d).length, 0);
     assert.match(warnings.join("\n"), /exec result call 1\/2 passed through unchanged: side key "tc-call 1\/2" is not valid/);
   } finally {
     await d.close();
@@ -129,31 +125,29 @@ test("offload: the request carries the content as received, and the result is th
   const keyFile = join(dir, "api.key");
   writeFileSync(keyFile, "  secret-from-file  \nsecond line\n");
   try {
-    const { handler, warnings } = mw({ daemonUrl: d.url, extractAboveChars: 1000, previewChars: 10, apiKeyFile: keyFile });
+    const { handler, warnings } = mw({ daemonUrl: d.url, apiKeyFile: keyFile });
     const text = mixedText(3000) + "\u0000\"\\</script>";
     const ev = event(text);
     ev.result.content.push(/** @type {any} */ ({ type: "text", text: "second block" }));
     const before = JSON.stringify(ev.result);
     const out = await handler(/** @type {any} */ (ev), CTX);
     assert.equal(JSON.stringify(ev.result), before, "the event is not modified");
-    assert.equal(d.seen.length, 1);
-    const s = d.seen[0];
-    assert.equal(s.path, "/api/plugin/v1/source");
+    assert.deepEqual(d.seen.map((s) => s.path), [HEALTH, SOURCE]);
+    assert.equal(d.seen[0].headers["x-api-key"], "secret-from-file", "the health check carries the key too");
+    const s = d.seen[1];
     assert.equal(s.headers["x-api-key"], "secret-from-file");
     assert.equal(s.headers["content-type"], "application/json");
     assert.equal(s.headers.origin, undefined, "no Origin: the daemon refuses one it does not list");
     const contentJSON = JSON.stringify(ev.result.content);
     assert.ok(s.raw.includes(`"content":${contentJSON}`), "content bytes as received");
     assert.ok(s.raw.includes(`"details":${JSON.stringify(ev.result.details)}`), "details bytes as received");
-    const { content, details, placeholder_content, placeholder_details, ...rest } = s.json;
-    assert.deepEqual(rest, { agent_id: "main", session_id: "sess-1", session_key: "agent:main:main", run_id: "run-9", tool_call_id: "call_1", tool_name: "exec", key: "tc-call_1" });
+    const { content, details, ...rest } = s.json;
+    // No placeholder: the daemon builds it.
+    assert.deepEqual(rest, { agent_id: "main", session_id: "sess-1", session_key: "agent:main:main", run_id: "run-9", tool_call_id: "call_1", tool_name: "exec", tool_label: "exec", key: "tc-call_1" });
     assert.deepEqual(content, ev.result.content);
     assert.deepEqual(details, ev.result.details);
-    const sha = createHash("sha256").update(contentJSON).digest("hex");
-    assert.deepEqual(placeholder_details, { brainsurgeon: { key: "tc-call_1", bytes: Buffer.byteLength(contentJSON), sha256: sha }, status: "completed", exitCode: 0 });
-    assert.equal(placeholder_content.length, 1);
-    assert.match(placeholder_content[0].text, /^\[\[extracted-tc-call_1\]\] BrainSurgeon stored this exec result \(3024 characters\) outside the transcript\.\n/);
-    assert.deepEqual(out, { result: { content: placeholder_content, details: placeholder_details } });
+    const ans = sourceAnswer(s);
+    assert.deepEqual(out, { result: { content: ans.placeholder_content, details: ans.placeholder_details } }, "the daemon's placeholder takes the result's place");
     assert.deepEqual(warnings, []);
   } finally {
     await d.close();
@@ -164,7 +158,7 @@ test("offload: key from the env var, identity from before_tool_call, absent memb
   const d = await goodDaemon();
   process.env.BS_PLUGIN_TEST_KEY = "env-secret";
   try {
-    const { handler, warnings } = mw({ daemonUrl: d.url, extractAboveChars: 1000, apiKeyEnv: "BS_PLUGIN_TEST_KEY" });
+    const { handler, warnings } = mw({ daemonUrl: d.url, apiKeyEnv: "BS_PLUGIN_TEST_KEY" });
     // 2026.7: the middleware's ctx names no session; the before_tool_call hook's ctx did
     const { api, hooks } = fakeApi({ daemonUrl: d.url });
     plugin.register(/** @type {any} */ (api));
@@ -172,17 +166,18 @@ test("offload: key from the env var, identity from before_tool_call, absent memb
     const ev = { toolCallId: "call_2", toolName: "tool_call", args: { id: "openclaw:core:exec" }, result: { content: [{ type: "text", text: "q".repeat(1500) }] } };
     const out = /** @type {any} */ (await handler(/** @type {any} */ (ev), { runtime: "openclaw" }));
     assert.deepEqual(warnings, []);
-    assert.equal(d.seen[0].headers["x-api-key"], "env-secret");
-    assert.deepEqual(Object.keys(d.seen[0].json), ["session_key", "tool_call_id", "tool_name", "key", "content", "placeholder_content", "placeholder_details"]);
-    assert.equal(d.seen[0].json.session_key, "agent:main:main");
+    assert.equal(sources(d)[0].headers["x-api-key"], "env-secret");
+    assert.deepEqual(Object.keys(sources(d)[0].json), ["session_key", "tool_call_id", "tool_name", "tool_label", "key", "content"]);
+    assert.equal(sources(d)[0].json.session_key, "agent:main:main");
+    assert.equal(sources(d)[0].json.tool_label, "exec", "a tool_call is labelled by the tool it ran");
     // used once: a second result with that id has no identity and passes through
     assert.equal(await handler(/** @type {any} */ (ev), { runtime: "openclaw" }), undefined);
-    assert.equal(d.seen.length, 1);
+    assert.equal(sources(d).length, 1);
     assert.match(warnings.join(), /tool_call result call_2 passed through unchanged: the host named no session for this tool call/);
-    assert.match(out.result.content[0].text, /stored this exec result \(1500 characters\)/);
-    const none = mw({ daemonUrl: d.url, extractAboveChars: 1000, apiKeyEnv: "BS_PLUGIN_TEST_NO_SUCH_VAR" });
+    assert.match(out.result.content[0].text, /stored this exec result/);
+    const none = mw({ daemonUrl: d.url, apiKeyEnv: "BS_PLUGIN_TEST_NO_SUCH_VAR" });
     await none.handler(/** @type {any} */ (event("q".repeat(1500))), CTX);
-    assert.equal(d.seen[1].headers["x-api-key"], undefined, "no key, no header");
+    assert.equal(sources(d)[1].headers["x-api-key"], undefined, "no key, no header");
   } finally {
     delete process.env.BS_PLUGIN_TEST_KEY;
     await d.close();
@@ -203,10 +198,10 @@ const failures = [
 ];
 for (const [name, handlerFn, why] of failures) {
   test(`fail open: ${name}`, async () => {
-    const d = await startDaemon(handlerFn);
+    const d = await daemonWith(handlerFn);
     try {
       // Only the timeout case waits briefly: a busy machine must not turn a slow answer into a timeout.
-      const { handler, warnings } = mw({ daemonUrl: d.url, extractAboveChars: 1000, timeoutMs: name === "timeout" ? 150 : 1400 });
+      const { handler, warnings } = mw({ daemonUrl: d.url, timeoutMs: name === "timeout" ? 150 : 1400 });
       const t0 = Date.now();
       assert.equal(await handler(/** @type {any} */ (event("w".repeat(2000))), CTX), undefined);
       assert.ok(Date.now() - t0 < 3000);
@@ -221,19 +216,20 @@ for (const [name, handlerFn, why] of failures) {
 
 test("fail open: daemon down, unreadable key file, bad daemonUrl, a throwing event", async () => {
   const url = await deadUrl();
-  const down = mw({ daemonUrl: url, extractAboveChars: 1000 });
+  const down = mw({ daemonUrl: url });
   assert.equal(await down.handler(/** @type {any} */ (event("w".repeat(2000))), CTX), undefined);
   assert.match(down.warnings.join(), /cannot reach the daemon at http:\/\/127\.0\.0\.1:\d+: .*ECONNREFUSED.*brainsurgeon serve/);
-  const nokey = mw({ daemonUrl: url, extractAboveChars: 1000, apiKeyFile: "/nonexistent/bs.key" });
+  const nokey = mw({ daemonUrl: url, apiKeyFile: "/nonexistent/bs.key" });
   assert.equal(await nokey.handler(/** @type {any} */ (event("w".repeat(2000))), CTX), undefined);
   assert.match(nokey.warnings.join(), /cannot read apiKeyFile \/nonexistent\/bs\.key/);
-  const remote = mw({ daemonUrl: "http://example.com:8000", extractAboveChars: 1000 });
+  // A daemonUrl that is not loopback: register() warned once; results pass through without a word.
+  const remote = mw({ daemonUrl: "http://example.com:8000" });
   assert.equal(await remote.handler(/** @type {any} */ (event("w".repeat(2000))), CTX), undefined);
-  assert.match(remote.warnings.join(), /not loopback http/);
+  assert.deepEqual(remote.warnings, []);
   const evil = { toolCallId: "call_3", toolName: "exec", get result() { throw new Error("boom"); } };
   assert.equal(await down.handler(/** @type {any} */ (evil), CTX), undefined);
   assert.match(down.warnings.at(-1) ?? "", /call_3 passed through unchanged: boom/);
-  const throwingLog = makeMiddleware(resolveConfig({ daemonUrl: url, extractAboveChars: 1000 }), { warn() { throw new Error("logger broke"); } });
+  const throwingLog = makeMiddleware(resolveConfig({ daemonUrl: url }), { warn() { throw new Error("logger broke"); } });
   assert.equal(await throwingLog(/** @type {any} */ (event("w".repeat(2000))), CTX), undefined);
 });
 
@@ -249,13 +245,13 @@ test("remembered identities are bounded", () => {
 test("tool call ids that would break the placeholder pass through", async () => {
   const d = await goodDaemon();
   try {
-    const { handler, warnings } = mw({ daemonUrl: d.url, extractAboveChars: 1000 });
+    const { handler, warnings } = mw({ daemonUrl: d.url });
     for (const id of ["a]]b", "a[b", 'a"b', "a<b", "a&b"]) {
       assert.ok(!isValidSourceId(id), id);
       assert.equal(await handler(/** @type {any} */ ({ ...event("w".repeat(2000)), toolCallId: id }), CTX), undefined);
     }
     assert.ok(isValidSourceId("functions.exec:0"));
-    assert.equal(d.seen.length, 0);
+    assert.equal(sources(d).length, 0);
     assert.equal(warnings.length, 5);
     assert.match(warnings[0], /a\]\]b passed through unchanged: side key "tc-a\]\]b" is not valid/);
   } finally {
@@ -266,21 +262,21 @@ test("tool call ids that would break the placeholder pass through", async () => 
 test("identity by run id; a tool call id fresh from two sessions passes through", async () => {
   const d = await goodDaemon();
   try {
-    const { handler, warnings } = mw({ daemonUrl: d.url, extractAboveChars: 1000 });
+    const { handler, warnings } = mw({ daemonUrl: d.url });
     const big = "q".repeat(1500);
     // the same id in two runs of two sessions: the run id picks the right one
     rememberIdentity("call_0", { sessionKey: "agent:main:a", runId: "run-a" });
     rememberIdentity("call_0", { sessionKey: "agent:main:b", runId: "run-b" });
     assert.ok(await handler(/** @type {any} */ ({ ...event(big), toolCallId: "call_0" }), { runtime: "openclaw", runId: "run-a" }));
-    assert.equal(d.seen.at(-1)?.json.session_key, "agent:main:a");
+    assert.equal(sources(d).at(-1)?.json.session_key, "agent:main:a");
     assert.ok(await handler(/** @type {any} */ ({ ...event(big), toolCallId: "call_0" }), { runtime: "openclaw", runId: "run-b" }));
-    assert.equal(d.seen.at(-1)?.json.session_key, "agent:main:b");
+    assert.equal(sources(d).at(-1)?.json.session_key, "agent:main:b");
     // no run id in the middleware's ctx and the id fresh from two sessions: pass through
     rememberIdentity("call_0", { sessionKey: "agent:main:a" });
     rememberIdentity("call_0", { sessionKey: "agent:main:b", runId: "run-c" });
-    const n = d.seen.length;
+    const n = sources(d).length;
     assert.equal(await handler(/** @type {any} */ ({ ...event(big), toolCallId: "call_0" }), { runtime: "openclaw" }), undefined);
-    assert.equal(d.seen.length, n);
+    assert.equal(sources(d).length, n);
     assert.match(warnings.join("\n"), /call_0 passed through unchanged: tool call id "call_0" was used recently in two sessions/);
     // the same id twice in one session is not ambiguous
     rememberIdentity("call_9", { sessionKey: "agent:main:a", runId: "r1" });
@@ -298,12 +294,67 @@ test("the key file must be a small regular file", async () => {
   writeFileSync(big, "k".repeat(5000));
   try {
     for (const [file, why] of [[dir, /is not a regular file/], [big, /holds 5000 bytes, expected at most 4096/]]) {
-      const { handler, warnings } = mw({ daemonUrl: d.url, extractAboveChars: 1000, apiKeyFile: /** @type {string} */ (file) });
+      const { handler, warnings } = mw({ daemonUrl: d.url, apiKeyFile: /** @type {string} */ (file) });
       assert.equal(await handler(/** @type {any} */ (event("w".repeat(2000))), CTX), undefined);
       assert.match(warnings.join(), /** @type {RegExp} */ (why));
     }
     assert.equal(d.seen.length, 0);
   } finally {
     await d.close();
+  }
+});
+
+test("the threshold is the daemon's: learned from its health, then from each source answer", async () => {
+  let above = 5000;
+  const d = await daemonWith((s, res) => answer(res, 200, { ...sourceAnswer(s), source_offload_above_chars: above }), { ...SETTINGS, source_offload_above_chars: 5000 });
+  try {
+    const { handler, warnings } = mw({ daemonUrl: d.url });
+    assert.equal(await handler(/** @type {any} */ (event("w".repeat(5000))), CTX), undefined, "at the daemon's threshold");
+    assert.equal(sources(d).length, 0);
+    above = 100000;
+    assert.ok(await handler(/** @type {any} */ (event("w".repeat(5001))), CTX), "above it");
+    assert.equal(await handler(/** @type {any} */ (event("w".repeat(50000))), CTX), undefined, "the source answer raised it");
+    // A middleware of another registration uses what the first learned.
+    const other = makeMiddleware(resolveConfig({ daemonUrl: d.url }), { warn: (m) => warnings.push(m) });
+    assert.equal(await other(/** @type {any} */ (event("w".repeat(50000))), CTX), undefined);
+    assert.ok(await other(/** @type {any} */ (event("w".repeat(100001))), CTX));
+    assert.deepEqual(d.seen.map((s) => s.path), [HEALTH, SOURCE, SOURCE]);
+    assert.deepEqual(warnings, []);
+  } finally {
+    await d.close();
+  }
+});
+
+test("mixed versions fail open: a daemon without settings or without the placeholder", async () => {
+  // An older daemon: its health shows no settings, so nothing is sent, with one warning.
+  const old = await startDaemon((s, res) => answer(res, 200, s.path === HEALTH ? { ok: true, plugin: {} } : sourceAnswer(s)));
+  try {
+    const { handler, warnings } = mw({ daemonUrl: old.url });
+    assert.equal(await handler(/** @type {any} */ (event("w".repeat(50000))), CTX), undefined);
+    assert.equal(await handler(/** @type {any} */ (event("w".repeat(50000))), CTX), undefined);
+    assert.equal(sources(old).length, 0);
+    assert.equal(old.seen.length, 1, "not asked again before SETTINGS_RETRY_MS");
+    assert.equal(warnings.length, 1);
+    assert.match(warnings[0], /^brainsurgeon: exec result call_1 passed through unchanged: the daemon at http:\S+ did not send its offload settings \(source_offload_above_chars, source_preview_chars\): it is older than this plugin; tool results pass through unchanged/);
+    // Another registration (OpenClaw registers the plugin more than once) shares what was learned: no new warning.
+    const again = makeMiddleware(resolveConfig({ daemonUrl: old.url }), { warn: (m) => warnings.push(m) });
+    assert.equal(await again(/** @type {any} */ (event("w".repeat(50000))), CTX), undefined);
+    assert.equal(old.seen.length, 1);
+    assert.equal(warnings.length, 1);
+  } finally {
+    await old.close();
+  }
+  // A source answer without the placeholder: the result passes through.
+  const bare = await daemonWith((s, res) => {
+    const { placeholder_content, placeholder_details, ...rest } = sourceAnswer(s);
+    answer(res, 200, rest);
+  });
+  try {
+    const { handler, warnings } = mw({ daemonUrl: bare.url });
+    assert.equal(await handler(/** @type {any} */ (event("w".repeat(2000))), CTX), undefined);
+    assert.equal(warnings.length, 1);
+    assert.match(warnings[0], /passed through unchanged: the daemon answered no placeholder_content and placeholder_details/);
+  } finally {
+    await bare.close();
   }
 });

@@ -23,6 +23,10 @@ const GROUPS = [
     { name: 'age_threshold_hours', type: 'float', label: 'Age threshold (hours)', help: 'Entries younger than this stay; 0 means no protection by age.' },
     { name: 'preview_chars', type: 'int', label: 'Preview before placeholder (characters)', help: 'Characters kept in front of each placeholder; 0 keeps none.' },
   ]],
+  ['Plugin offload at the source', [
+    { name: 'source_offload_above_chars', type: 'int', label: 'Offload results above (characters)', help: 'The OpenClaw plugin stores a tool result whose text is longer than this at the source and the transcript gets a placeholder (at least 1000).' },
+    { name: 'source_preview_chars', type: 'int', label: 'Placeholder preview (characters)', help: 'Head and tail of an offloaded result its placeholder shows, each (at most a quarter of the text); 0 shows none.' },
+  ]],
   ['Restore', [
     { name: 'keep_after_restore_seconds', type: 'int', label: 'Protect after restore (seconds)', help: 'A restored entry is not extracted again for this long.' },
     { name: 'keep_purge_control_calls', type: 'bool', label: 'Keep restore calls', help: 'Keep the agent\'s purge_control calls verbatim instead of redacting them.' },
