@@ -22,7 +22,7 @@ func TestPluginSourceBuildsPlaceholder(t *testing.T) {
 	ctx := context.Background()
 	f := newPlugFixture(t)
 	ctl := newControl(f.set)
-	c := &client{tb: t, srv: serve(t, api.Options{Stores: stores(f.set), Control: ctl})}
+	c := &client{tb: t, srv: serve(t, api.Options{Installation: f.set.Installation, Backend: f.set, Control: ctl})}
 	settings := func(want agenttools.SourceSettings) {
 		t.Helper()
 		var h struct {
