@@ -56,8 +56,12 @@ func hasMessageObject(e *bs.Entry) bool {
 	return false
 }
 
-// blockAt returns the content block whose span holds the value.
-func blockAt(e *bs.Entry, v bs.Value) (bs.Block, bool) {
+// BlockAt returns the content block of e whose span holds the value v,
+// and false when v lies in no block (the content is a string, or v is
+// outside the content). It is the one way to find a value's block: a
+// block's Index is its place in the content array, which is not its
+// place in e.Blocks when the array holds elements that are not objects.
+func BlockAt(e *bs.Entry, v bs.Value) (bs.Block, bool) {
 	for _, b := range e.Blocks {
 		if v.Start >= b.Start && v.End <= b.End {
 			return b, true
@@ -127,7 +131,7 @@ func classifyReal(e *bs.Entry) []bs.Candidate {
 				}
 				continue
 			}
-			b, inBlock := blockAt(e, v)
+			b, inBlock := BlockAt(e, v)
 			if !inBlock {
 				continue
 			}

@@ -9,7 +9,6 @@ import (
 	_ "image/png"  // image sizes of PNG blocks
 	"math"
 	"strconv"
-	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
 
@@ -137,27 +136,19 @@ func visibleStrings(e *bs.Entry, base string, add func(int, []byte), m *message)
 		}
 	}
 	for _, v := range e.Strings {
-		p := v.Pointer
-		if !strings.HasPrefix(p, base) {
+		field, whole, ok := entry.ContentMember(v.Pointer, base)
+		switch {
+		case !ok:
 			continue
-		}
-		rest := p[len(base):]
-		if rest == "" { // content given as one string
+		case whole: // content given as one string
 			add(classText, decode(raw[v.Start:v.End]))
 			continue
 		}
-		// rest is "/<index>/<field>[/...]".
-		rest = rest[1:]
-		slash := strings.IndexByte(rest, '/')
-		if slash < 0 {
+		b, ok := entry.BlockAt(e, v)
+		if !ok {
 			continue
 		}
-		idx, err := strconv.Atoi(rest[:slash])
-		if err != nil || idx >= len(e.Blocks) {
-			continue
-		}
-		field := rest[slash+1:]
-		switch typ := e.Blocks[idx].Type; {
+		switch typ := b.Type; {
 		case field == "text" && typ == "text":
 			add(classText, decode(raw[v.Start:v.End]))
 		case field == "thinking" && typ == "thinking":
