@@ -4,8 +4,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"strconv"
 	"strings"
+
+	"github.com/go-json-experiment/json/jsontext"
 
 	bs "github.com/brainsurgeon/brainsurgeon"
 	"github.com/brainsurgeon/brainsurgeon/internal/agenttext"
@@ -50,28 +53,11 @@ type PlaceholderInput struct {
 // build. The error, for content that is not a JSON array, wraps
 // brainsurgeon.ErrInvalid.
 func BuildPlaceholder(p PlaceholderInput) (content, details json.RawMessage, err error) {
-	var blocks []json.RawMessage
-	if err := json.Unmarshal(p.Content, &blocks); err != nil {
+	texts, chars, images, err := textBlocks(p.Content)
+	if err != nil {
 		return nil, nil, fmt.Errorf("content: expected a JSON array of content blocks: %v: %w", err, bs.ErrInvalid)
 	}
-	var texts [][]byte // the literal bodies of the text blocks
-	ph := agenttext.SourcePlaceholder{Key: p.Key, Tool: p.Tool, Session: p.Session}
-	for _, b := range blocks {
-		var m map[string]json.RawMessage
-		if len(b) == 0 || b[0] != '{' || json.Unmarshal(b, &m) != nil {
-			continue
-		}
-		switch typ := stringMember(m, "type"); typ {
-		case "text":
-			if t := bytes.TrimSpace(m["text"]); len(t) >= 2 && t[0] == '"' {
-				body := t[1 : len(t)-1]
-				texts = append(texts, body)
-				ph.Chars += agenttext.LiteralChars(body)
-			}
-		case "image":
-			ph.Images++
-		}
-	}
+	ph := agenttext.SourcePlaceholder{Key: p.Key, Tool: p.Tool, Session: p.Session, Chars: chars, Images: images}
 	ph.Preview = min(p.PreviewChars, ph.Chars/4)
 	if ph.Preview > 0 {
 		ph.Head, ph.Tail = headTail(texts, ph.Chars+len(texts)-1, ph.Preview)
@@ -136,13 +122,78 @@ func headTail(texts [][]byte, total, n int) (head, tail []byte) {
 	return head, tail
 }
 
-// stringMember returns the string value of member name of m, or "".
-func stringMember(m map[string]json.RawMessage, name string) string {
-	var s string
-	if raw, ok := m[name]; !ok || json.Unmarshal(raw, &s) != nil {
-		return ""
+// textBlocks reads content, a JSON array, in one pass: the literal
+// bodies (escapes as written, quotes left out) of its text blocks' string
+// "text" members, their length in characters (agenttext.LiteralChars),
+// and how many image blocks it holds. An element that is not an object
+// counts for nothing; of a member named twice the last counts, as in
+// JSON.parse.
+func textBlocks(content []byte) (texts [][]byte, chars, images int, err error) {
+	dec := jsontext.NewDecoder(bytes.NewReader(content), jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))
+	if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '[' {
+		if err == nil {
+			err = fmt.Errorf("found a JSON %s", tok.Kind())
+		}
+		return nil, 0, 0, err
 	}
-	return s
+	for dec.PeekKind() != ']' {
+		if dec.PeekKind() != '{' {
+			if err := dec.SkipValue(); err != nil {
+				return nil, 0, 0, err
+			}
+			continue
+		}
+		if _, err := dec.ReadToken(); err != nil {
+			return nil, 0, 0, err
+		}
+		var typ string
+		var text []byte
+		for dec.PeekKind() != '}' {
+			tok, err := dec.ReadToken()
+			if err != nil {
+				return nil, 0, 0, err
+			}
+			name := tok.String() // the token is void after the next read
+			v, err := dec.ReadValue()
+			if err != nil {
+				return nil, 0, 0, err
+			}
+			switch name {
+			case "type":
+				typ = ""
+				if v.Kind() == '"' {
+					var s string
+					if json.Unmarshal(v, &s) == nil {
+						typ = s
+					}
+				}
+			case "text":
+				text = nil
+				if v.Kind() == '"' {
+					text = bytes.Clone(v[1 : len(v)-1])
+				}
+			}
+		}
+		if _, err := dec.ReadToken(); err != nil {
+			return nil, 0, 0, err
+		}
+		switch typ {
+		case "text":
+			if text != nil {
+				texts = append(texts, text)
+				chars += agenttext.LiteralChars(text)
+			}
+		case "image":
+			images++
+		}
+	}
+	if _, err := dec.ReadToken(); err != nil {
+		return nil, 0, 0, err
+	}
+	if _, err := dec.ReadToken(); err != io.EOF {
+		return nil, 0, 0, fmt.Errorf("found more after the array")
+	}
+	return texts, chars, images, nil
 }
 
 // SourceSession names a session for the CLI hint of a source placeholder

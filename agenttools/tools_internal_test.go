@@ -76,3 +76,40 @@ func TestSplitUTF16(t *testing.T) {
 		}
 	}
 }
+
+func TestTextBlocks(t *testing.T) {
+	tests := []struct {
+		name, content string
+		texts         []string
+		chars, images int
+		bad           bool
+	}{
+		{"text and image", `[{"type":"text","text":"ab\ncd"},{"type":"image","data":"x"}]`, []string{`ab\ncd`}, 5, 1, false},
+		{"elements that are not objects", `["x",1,{"type":"text","text":"é"},null]`, []string{"é"}, 1, 0, false},
+		{"a member named twice: the last counts", `[{"type":"image","type":"text","text":"a","text":"bc"}]`, []string{"bc"}, 2, 0, false},
+		{"text not a string", `[{"type":"text","text":3}]`, nil, 0, 0, false},
+		{"a lone surrogate escape", `[{"type":"text","text":"\ud800x"}]`, []string{`\ud800x`}, 2, 0, false},
+		{"empty", `[]`, nil, 0, 0, false},
+		{"not an array", `{"type":"text"}`, nil, 0, 0, true},
+		{"more after the array", `[] []`, nil, 0, 0, true},
+		{"broken", `[{"type":"text","text":"a"`, nil, 0, 0, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			texts, chars, images, err := textBlocks([]byte(tt.content))
+			if (err != nil) != tt.bad {
+				t.Fatalf("err = %v, want an error: %v", err, tt.bad)
+			}
+			if tt.bad {
+				return
+			}
+			var got []string
+			for _, b := range texts {
+				got = append(got, string(b))
+			}
+			if !slices.Equal(got, tt.texts) || chars != tt.chars || images != tt.images {
+				t.Errorf("textBlocks = %q, %d chars, %d images; want %q, %d, %d", got, chars, images, tt.texts, tt.chars, tt.images)
+			}
+		})
+	}
+}

@@ -27,6 +27,34 @@ func BenchmarkPluginSource(b *testing.B) {
 	}
 }
 
+// BenchmarkPluginSourceBuilt is BenchmarkPluginSource with a request
+// that carries no placeholder, as the plugin sends it: the daemon also
+// builds the placeholder (head and tail previews of 400 characters) and
+// answers it.
+func BenchmarkPluginSourceBuilt(b *testing.B) {
+	f := newPlugFixture(b)
+	srv := serve(b, api.Options{Installation: f.set.Installation, Backend: f.set, Control: newControl(f.set)})
+	c := &client{tb: b, srv: srv}
+	text := bigText(200_000, "NEEDLE")
+	half := []rune(text)
+	content := "[" + `{"type":"text","text":` + escapedJSON(string(half[:100_000])) + `},{"type":"text","text":` + escapedJSON(string(half[100_000:])) + `}]`
+	b.SetBytes(int64(len(content)))
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; b.Loop(); i++ {
+		callID := fmt.Sprintf("call_b%d", i)
+		body := fmt.Sprintf(`{"agent_id":"main","session_id":%q,"session_key":%q,"run_id":"run-1","tool_call_id":%q,"tool_name":"exec","tool_label":"exec","key":%q,"content":%s}`,
+			plugSessA, plugKeyA, callID, "tc-"+callID, content)
+		var a struct {
+			PlaceholderContent []map[string]any `json:"placeholder_content"`
+		}
+		c.json("POST", "/api/plugin/v1/source", body, 200, &a)
+		if len(a.PlaceholderContent) != 1 {
+			b.Fatalf("the answer holds %d placeholder blocks, want 1", len(a.PlaceholderContent))
+		}
+	}
+}
+
 // BenchmarkPluginRestorePage reads one 15,000-character page from the
 // middle of a stored 200,000-character tool result through POST
 // /api/plugin/v1/tool (purge_control restore with offset and max_chars).
