@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/go-json-experiment/json/jsontext"
+
 	"github.com/brainsurgeon/brainsurgeon/entry"
 )
 
@@ -84,6 +86,13 @@ func checkParse(t *testing.T, raw []byte) {
 	t.Helper()
 	e := entry.Parse(raw, 1, 0)
 	if e == nil || e.Type != "message" || (e.Role != "assistant" && e.Role != "toolResult") {
+		return
+	}
+	if !jsontext.Value(raw).IsValid(jsontext.AllowInvalidUTF8(true)) {
+		// A member named twice (or not one JSON value): hosts write lines
+		// with JSON.stringify, which never names a member twice, and the
+		// reference below keeps the last of two names where the store's
+		// string listing has every string.
 		return
 	}
 	want := decodeMessage(raw)
