@@ -1,9 +1,11 @@
 package tokens
 
 import (
+	"bytes"
 	"encoding/json"
+	"fmt"
 
-	"github.com/brainsurgeon/brainsurgeon/internal/jsonedit"
+	"github.com/go-json-experiment/json/jsontext"
 )
 
 // Usage is what an assistant message records of the request that
@@ -57,25 +59,38 @@ type usageJSON struct {
 
 // RecordedUsage reads the usage an assistant message line records: the
 // message's "usage" (a pi or OpenClaw line: {"message": {...}}), else the
-// line's own "usage" (a line that is the message itself). Provider, Model
-// and StopReason are read whether or not there is a usage; ok is false
-// when the line records none (the counts are then 0). The line's other
-// values (its content) are not decoded.
+// line's own "usage" (a line that is the message itself, or a message
+// without one). Provider, Model and StopReason are the message's (the
+// line's own without a message object) and are read whether or not there
+// is a usage; ok is false when the line records none (the counts are then
+// 0). The line is read in one pass; its other values (the content) are
+// skipped, not decoded. Of a member named twice the last counts, as in
+// JSON.parse.
 func RecordedUsage(raw []byte) (u Usage, ok bool) {
-	obj := raw
-	if s, e, found := jsonedit.Find(raw, "/message"); found {
-		obj = raw[s:e]
+	dec := jsontext.NewDecoder(bytes.NewBuffer(raw), jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))
+	var top, msg usageFields
+	hasMsg := false
+	err := readObject(dec, func(name string) error {
+		if name == "message" && dec.PeekKind() == '{' {
+			hasMsg = true
+			msg = usageFields{}
+			return readObject(dec, func(name string) error { return msg.read(dec, name) })
+		}
+		return top.read(dec, name)
+	})
+	if err != nil {
+		return Usage{}, false
 	}
-	for _, f := range []struct {
-		name string
-		to   *string
-	}{{"/provider", &u.Provider}, {"/model", &u.Model}, {"/stopReason", &u.StopReason}} {
-		if s, e, found := jsonedit.Find(obj, f.name); found {
-			_ = json.Unmarshal(obj[s:e], f.to) // not a string: left empty
+	f := top
+	if hasMsg {
+		f = msg
+		if f.usage == nil {
+			f.usage = top.usage
 		}
 	}
-	var j *usageJSON
-	if s, e, found := jsonedit.Find(obj, "/usage"); !found || json.Unmarshal(obj[s:e], &j) != nil || j == nil {
+	u = Usage{Provider: f.provider, Model: f.model, StopReason: f.stopReason}
+	j := f.usage
+	if j == nil {
 		return u, false
 	}
 	switch {
@@ -92,4 +107,69 @@ func RecordedUsage(raw []byte) (u Usage, ok bool) {
 		u.Total = u.Context + u.Output
 	}
 	return u, true
+}
+
+// usageFields are the members RecordedUsage reads of one object.
+type usageFields struct {
+	provider, model, stopReason string
+	usage                       *usageJSON
+}
+
+// read reads the value of member name from dec into f when it is one of
+// f's, and skips it otherwise. A value of the wrong type reads as absent.
+func (f *usageFields) read(dec *jsontext.Decoder, name string) error {
+	var to *string
+	switch name {
+	case "provider":
+		to = &f.provider
+	case "model":
+		to = &f.model
+	case "stopReason":
+		to = &f.stopReason
+	case "usage":
+		v, err := dec.ReadValue()
+		if err != nil {
+			return err
+		}
+		f.usage = nil
+		if v.Kind() == '{' {
+			var j usageJSON
+			if json.Unmarshal(v, &j) == nil {
+				f.usage = &j
+			}
+		}
+		return nil
+	default:
+		return dec.SkipValue()
+	}
+	v, err := dec.ReadValue()
+	if err != nil {
+		return err
+	}
+	*to = ""
+	if v.Kind() == '"' {
+		_ = json.Unmarshal(v, to)
+	}
+	return nil
+}
+
+// readObject reads one JSON object from dec, calling member with each
+// member's name, before its value: member must read or skip the value.
+func readObject(dec *jsontext.Decoder, member func(name string) error) error {
+	if tok, err := dec.ReadToken(); err != nil {
+		return err
+	} else if tok.Kind() != '{' {
+		return fmt.Errorf("expected an object, found %s", tok.Kind())
+	}
+	for dec.PeekKind() != '}' {
+		tok, err := dec.ReadToken()
+		if err != nil {
+			return err
+		}
+		if err := member(tok.String()); err != nil {
+			return err
+		}
+	}
+	_, err := dec.ReadToken()
+	return err
 }

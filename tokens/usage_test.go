@@ -1,6 +1,7 @@
 package tokens_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/brainsurgeon/brainsurgeon/tokens"
@@ -34,6 +35,12 @@ func TestRecordedUsage(t *testing.T) {
 		{"error", `{"message":{"stopReason":"error","usage":{"input":9}}}`, tokens.Usage{StopReason: "error", Context: 9, Total: 9}, true, false},
 		{"aborted", `{"message":{"stopReason":"aborted","usage":{"input":9}}}`, tokens.Usage{StopReason: "aborted", Context: 9, Total: 9}, true, false},
 		{"not JSON", `{"message":`, tokens.Usage{}, false, true},
+		{"the line's usage beside a message without one", `{"usage":{"input":4},"message":{"role":"assistant","model":"m"}}`,
+			tokens.Usage{Model: "m", Context: 4, Total: 4}, true, true},
+		{"a member named twice: the last counts", `{"message":{"provider":"a","provider":"b","usage":{"input":1},"usage":{"input":2}}}`,
+			tokens.Usage{Provider: "b", Context: 2, Total: 2}, true, true},
+		{"big content skipped", `{"message":{"content":[{"type":"text","text":"` + strings.Repeat(`x\n`, 5000) + `"}],"usage":{"input":3}}}`,
+			tokens.Usage{Context: 3, Total: 3}, true, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
