@@ -16,9 +16,7 @@ func BenchmarkPluginSource(b *testing.B) {
 	f := newPlugFixture(b)
 	srv := serve(b, api.Options{Installation: f.set.Installation, Backend: f.set})
 	c := &client{tb: b, srv: srv}
-	text := bigText(200_000, "NEEDLE")
-	half := []rune(text)
-	content := "[" + `{"type":"text","text":` + escapedJSON(string(half[:100_000])) + `},{"type":"text","text":` + escapedJSON(string(half[100_000:])) + `}]`
+	content := twoBlockContent()
 	b.SetBytes(int64(len(content)))
 	b.ReportAllocs()
 	b.ResetTimer()
@@ -35,9 +33,7 @@ func BenchmarkPluginSourceBuilt(b *testing.B) {
 	f := newPlugFixture(b)
 	srv := serve(b, api.Options{Installation: f.set.Installation, Backend: f.set, Control: newControl(f.set)})
 	c := &client{tb: b, srv: srv}
-	text := bigText(200_000, "NEEDLE")
-	half := []rune(text)
-	content := "[" + `{"type":"text","text":` + escapedJSON(string(half[:100_000])) + `},{"type":"text","text":` + escapedJSON(string(half[100_000:])) + `}]`
+	content := twoBlockContent()
 	b.SetBytes(int64(len(content)))
 	b.ReportAllocs()
 	b.ResetTimer()
@@ -53,6 +49,14 @@ func BenchmarkPluginSourceBuilt(b *testing.B) {
 			b.Fatalf("the answer holds %d placeholder blocks, want 1", len(a.PlaceholderContent))
 		}
 	}
+}
+
+// twoBlockContent is the tool result of the source benchmarks: 200,000
+// characters with JSON escapes and multi-byte characters, in two text
+// blocks.
+func twoBlockContent() string {
+	half := []rune(bigText(200_000, "NEEDLE"))
+	return "[" + `{"type":"text","text":` + escapedJSON(string(half[:100_000])) + `},{"type":"text","text":` + escapedJSON(string(half[100_000:])) + `}]`
 }
 
 // BenchmarkPluginRestorePage reads one 15,000-character page from the
