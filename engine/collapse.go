@@ -271,7 +271,7 @@ func (e *Engine) layer1(ctx context.Context, ref bs.SessionRef, c *viewCache, j 
 		}
 		s := e.settings()
 		worth := savingTokens >= p.MinSavingTokens && float64(savingTokens) >= minShareOfView*float64(viewTokens)
-		full := window > 0 && float64(predict(viewTokens, st.Calibration)) > s.PruneTriggerPercent/100*float64(window)
+		full := window > 0 && float64(st.Calibration.Predict(viewTokens)) > s.PruneTriggerPercent/100*float64(window)
 		if req != nil && (worth || full) {
 			for _, k := range fresh {
 				d := &sm[k].old

@@ -122,7 +122,7 @@ func (e *Engine) Assemble(ctx context.Context, ref bs.SessionRef, req Request) (
 	compactions := st.Compactions
 	if view.Passthrough == "" {
 		in := summaryInput{Ref: ref, Tr: tr, Msgs: l.msgs, Window: e.window(&req), State: st,
-			Tokens: predict(charTokens(l.chars+req.PromptChars), st.Calibration), cache: c, cum: l.cum,
+			Tokens: st.Calibration.Predict(charTokens(l.chars + req.PromptChars)), cache: c, cum: l.cum,
 			open: func(ctx context.Context) (bs.Transcript, error) { return e.Store.Open(ctx, ref, nil) }}
 		plan, err = e.planSummaries(ctx, in)
 		if err != nil {
@@ -187,8 +187,8 @@ func (e *Engine) Assemble(ctx context.Context, ref bs.SessionRef, req Request) (
 		lastK = j.next - 1 // the last matched
 	}
 	base := charTokens(chars + req.PromptChars)
-	view.EstimatedTokens = calibrate(charTokens(chars), st.Calibration)
-	view.PredictedTokens = predict(base, st.Calibration)
+	view.EstimatedTokens = st.Calibration.Scale(charTokens(chars))
+	view.PredictedTokens = st.Calibration.Predict(base)
 	view.SystemPromptAddition = e.warning(st.Compactions)
 
 	turn := Turn{N: 1, At: e.now(), Messages: len(req.Messages), Matched: l.matched, Unmatched: l.unmatched,

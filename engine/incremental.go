@@ -435,7 +435,7 @@ func (e *Engine) layer1Inc(ctx context.Context, ref bs.SessionRef, c *viewCache,
 		}
 		s := e.settings()
 		worth := savingTokens >= p.MinSavingTokens && float64(savingTokens) >= minShareOfView*float64(viewTokens)
-		fullView := window > 0 && float64(predict(viewTokens, st.Calibration)) > s.PruneTriggerPercent/100*float64(window)
+		fullView := window > 0 && float64(st.Calibration.Predict(viewTokens)) > s.PruneTriggerPercent/100*float64(window)
 		if worth || fullView {
 			var applied []int
 			for _, k := range x.freshList {

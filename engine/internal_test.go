@@ -2,33 +2,21 @@ package engine
 
 import "testing"
 
-// TestFit fits the calibration on exact samples, on samples too alike to
-// tell a slope, and on a model that counts fewer tokens than chars/4.
+// TestFit fits the latest fitSamples measured turns only, skipping the
+// turns not measured.
 func TestFit(t *testing.T) {
-	turns := func(f func(base int) int, bases ...int) []Turn {
-		var out []Turn
-		for _, b := range bases {
-			out = append(out, Turn{BaseTokens: b, Measured: f(b)})
+	var turns []Turn
+	for i := range 30 {
+		b := 1000 * (i + 1)
+		m := b + 500 // the latest turns: overhead 500
+		if i < 10 {
+			m = 3 * b // older turns that would pull the fit away
 		}
-		return out
+		turns = append(turns, Turn{BaseTokens: b, Measured: m}, Turn{BaseTokens: b})
 	}
-	for _, tc := range []struct {
-		name     string
-		turns    []Turn
-		ratio    float64
-		overhead int
-	}{
-		{"none", nil, 1, 0},
-		{"linear", turns(func(b int) int { return 2000 + b*12/10 }, 1000, 2000, 4000, 8000), 1.2, 2000},
-		{"one sample", turns(func(b int) int { return b + 900 }, 5000), 1, 900},
-		{"fewer tokens", turns(func(b int) int { return b / 2 }, 1000, 1000, 1000), 0.5, 0},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			c := fit(tc.turns)
-			if d := c.Ratio - tc.ratio; d > 0.01 || d < -0.01 || c.Overhead < tc.overhead-2 || c.Overhead > tc.overhead+2 {
-				t.Fatalf("fit %+v, want ratio %.2f overhead %d", c, tc.ratio, tc.overhead)
-			}
-		})
+	c := fit(turns)
+	if c.Samples != fitSamples || c.Ratio < 0.99 || c.Ratio > 1.01 || c.Overhead < 498 || c.Overhead > 502 {
+		t.Fatalf("fit = %+v, want the latest %d turns: ratio 1, overhead 500", c, fitSamples)
 	}
 }
 

@@ -1,9 +1,6 @@
 package engine
 
 import (
-	"math"
-	"slices"
-
 	"github.com/brainsurgeon/brainsurgeon/tokens"
 )
 
@@ -14,29 +11,6 @@ const (
 	fitSamples  = 20
 	measureScan = 50
 )
-
-// The bounds of a fitted ratio; a fit outside them (too few distinct
-// sizes, a provider that reports oddly) falls back to ratio 1 and the
-// median overhead.
-const (
-	minRatio = 0.25
-	maxRatio = 4
-)
-
-// predict returns the calibrated size of base tokens: Overhead + Ratio ×
-// base (Ratio 1 and no overhead before any turn was measured).
-func predict(base int, c Calibration) int {
-	return calibrate(base, c) + c.Overhead
-}
-
-// calibrate returns Ratio × base, overhead excluded.
-func calibrate(base int, c Calibration) int {
-	r := c.Ratio
-	if r <= 0 {
-		r = 1
-	}
-	return int(math.Round(r * float64(base)))
-}
 
 // recordedInput returns the size of the request that produced the
 // assistant message s as its provider recorded it (tokens.RecordedUsage's
@@ -101,59 +75,15 @@ func (e *Engine) measure(c *viewCache, st *State) {
 	}
 }
 
-// fit fits measured = Overhead + Ratio × BaseTokens by least squares over
-// the latest fitSamples measured turns. With one sample, or sizes too
-// alike to tell a slope, or a fit outside the ratio bounds, the ratio is
-// 1 and the overhead the median of measured − base, or, when that is
-// negative, no overhead and the median ratio. The overhead is never
-// negative.
+// fit fits the calibration (tokens.FitSamples) to the latest
+// fitSamples measured turns: each turn's view counted BaseTokens, its
+// provider recorded Measured.
 func fit(turns []Turn) Calibration {
-	var xs, ys []float64
-	for i := len(turns) - 1; i >= 0 && len(xs) < fitSamples; i-- {
+	var samples []tokens.Sample
+	for i := len(turns) - 1; i >= 0 && len(samples) < fitSamples; i-- {
 		if t := turns[i]; t.Measured > 0 && t.BaseTokens > 0 {
-			xs = append(xs, float64(t.BaseTokens))
-			ys = append(ys, float64(t.Measured))
+			samples = append(samples, tokens.Sample{Base: t.BaseTokens, Recorded: t.Measured})
 		}
 	}
-	n := float64(len(xs))
-	if len(xs) == 0 {
-		return Calibration{Ratio: 1}
-	}
-	var mx, my float64
-	for i := range xs {
-		mx += xs[i]
-		my += ys[i]
-	}
-	mx, my = mx/n, my/n
-	var sxx, sxy float64
-	for i := range xs {
-		sxx += (xs[i] - mx) * (xs[i] - mx)
-		sxy += (xs[i] - mx) * (ys[i] - my)
-	}
-	if len(xs) >= 2 && sxx > 0 && math.Sqrt(sxx/n) >= 0.02*mx {
-		r := sxy / sxx
-		o := my - r*mx
-		if r >= minRatio && r <= maxRatio && o >= 0 {
-			return Calibration{Ratio: r, Overhead: int(math.Round(o)), Samples: len(xs)}
-		}
-	}
-	diffs := make([]float64, len(xs))
-	for i := range xs {
-		diffs[i] = ys[i] - xs[i]
-	}
-	slices.Sort(diffs)
-	med := diffs[len(diffs)/2]
-	if len(diffs)%2 == 0 {
-		med = (diffs[len(diffs)/2-1] + diffs[len(diffs)/2]) / 2
-	}
-	if med >= 0 {
-		return Calibration{Ratio: 1, Overhead: int(math.Round(med)), Samples: len(xs)}
-	}
-	// The model counts fewer tokens than chars/4: a ratio alone.
-	ratios := make([]float64, len(xs))
-	for i := range xs {
-		ratios[i] = ys[i] / xs[i]
-	}
-	slices.Sort(ratios)
-	return Calibration{Ratio: min(max(ratios[len(ratios)/2], minRatio), maxRatio), Samples: len(xs)}
+	return tokens.FitSamples(samples)
 }

@@ -11,6 +11,7 @@ import (
 	bs "github.com/brainsurgeon/brainsurgeon"
 	"github.com/brainsurgeon/brainsurgeon/compact"
 	"github.com/brainsurgeon/brainsurgeon/extract"
+	"github.com/brainsurgeon/brainsurgeon/tokens"
 )
 
 // Message is the skeleton of one message the host hands the context engine:
@@ -357,13 +358,9 @@ type Turn struct {
 	ElapsedMS float64 `json:"elapsed_ms"`
 }
 
-// Calibration fits measured = Overhead + Ratio × base tokens.
-type Calibration struct {
-	Ratio    float64 `json:"ratio"`
-	Overhead int     `json:"overhead"`
-	// Samples is how many measured turns the fit used.
-	Samples int `json:"samples"`
-}
+// Calibration fits the sizes providers recorded for the views the engine
+// served: measured = Overhead + Ratio × base tokens (tokens.FitSamples).
+type Calibration = tokens.Calibration
 
 // Status is what the API, the UI and `context status` show of a session's
 // engine state.

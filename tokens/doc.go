@@ -29,13 +29,20 @@
 // providers do not; images count or not the same way (a model without
 // vision gets none). Turns recorded by another model than the latest, and
 // a provider's truncation ceiling (a context recorded three times or more,
-// as Ollama reports when it cuts the prompt to its window), are left out; failed turns and OpenClaw's transcript-only assistants
-// (delivery mirrors) are not part of any context.
+// as Ollama reports when it cuts the prompt to its window), are left out; failed turns and OpenClaw's
+// transcript-only assistants (delivery mirrors) are not part of any context.
 //
 // [Model.Current] is the next turn of the history as it stands: the latest
 // recorded usage plus the calibrated count of what came after it.
 // [Model.Predict] is the context of a changed history (after a compaction
 // or an extraction): overhead plus the calibrated count of the messages.
+//
+// A caller that knows each request's content exactly (the context engine,
+// which built it) needs no rebuilding: [FitSamples] fits a [Calibration]
+// to pairs of base count and recorded size, by least squares, with the
+// same guarantees (a ratio within [0.25, 4], no negative overhead). Both
+// fits read recorded usage through [RecordedUsage], the one reader of
+// the usage rules.
 //
 // # Accuracy
 //
