@@ -46,7 +46,7 @@ type Compaction struct {
 	Tokens compact.TokenOptions
 	// Summarizer returns the summarizer of one compaction; nil means the
 	// deterministic summarizer alone.
-	Summarizer func() bs.Summarizer
+	Summarizer func() compact.Summarizer
 	// KeepAfterRestore is how long a value the agent restored stays
 	// protected from the prune layer and out of a summary; 0 means the
 	// default (extract.DefaultPolicy).
@@ -79,7 +79,7 @@ func (s *server) compaction(ctx context.Context) (Compaction, error) {
 		return Compaction{}, err
 	}
 	t.Tokens.Window = s.window
-	return Compaction{Settings: t.Settings, Tokens: t.Tokens, Summarizer: func() bs.Summarizer { return t.Summarizer() },
+	return Compaction{Settings: t.Settings, Tokens: t.Tokens, Summarizer: func() compact.Summarizer { return t.Summarizer() },
 		KeepAfterRestore: keep}, nil
 }
 
@@ -190,7 +190,7 @@ func (s *server) contextCompact(r *http.Request) (any, error) {
 	if layer, err = engine.CompactLayer(ref, layer, s.engineStatus(r.Context(), ref), time.Now()); err != nil {
 		return nil, err
 	}
-	var sum bs.Summarizer
+	var sum compact.Summarizer
 	if cp.Summarizer != nil {
 		sum = cp.Summarizer()
 	}

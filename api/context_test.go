@@ -15,6 +15,7 @@ import (
 	"github.com/brainsurgeon/brainsurgeon/compact"
 	"github.com/brainsurgeon/brainsurgeon/internal/testkit/testtree"
 	"github.com/brainsurgeon/brainsurgeon/summarize"
+	"github.com/brainsurgeon/brainsurgeon/tokens"
 )
 
 // smallWindow is a compaction setup whose window the synthetic sessions
@@ -28,8 +29,8 @@ func smallWindow(f *fixture) *api.Compaction {
 	}
 	s := compact.DefaultSettings()
 	s.ContextWindow, s.SummarizeKeepRecent, s.PruneProtectRecent, s.PruneMinToolTokens = 8000, 1500, 1500, 1000
-	return &api.Compaction{Settings: s, Tokens: compact.TokenOptions{Tokenizer: bs.CharsPer4{}},
-		Summarizer: func() bs.Summarizer { return &summarize.Deterministic{} }}
+	return &api.Compaction{Settings: s, Tokens: compact.TokenOptions{Tokenizer: tokens.CharsPer4{}},
+		Summarizer: func() compact.Summarizer { return &summarize.Deterministic{} }}
 }
 
 type grepAnswer struct {

@@ -123,9 +123,31 @@ func FromConfig(c config.Compaction) Settings {
 	}
 }
 
+// Summary is what a Summarizer wrote and how.
+type Summary struct {
+	// Text is the summary.
+	Text string
+	// Degraded is true when the summary was made without a model.
+	Degraded bool
+	// Reason says why the summary is degraded ("" when it is not, or when
+	// the summarizer cannot tell).
+	Reason string
+	// Method names what wrote Text ("openai:<model>", "deterministic");
+	// "" when the summarizer does not say.
+	Method string
+}
+
+// Summarizer writes the summary of a stretch of conversation for a
+// compaction.
+type Summarizer interface {
+	// Summarize summarizes messages (raw transcript lines). focus, when
+	// not empty, says what the summary must keep.
+	Summarize(ctx context.Context, messages [][]byte, focus string) (Summary, error)
+}
+
 // Estimator predicts the size of a context in tokens. A tokens.Model
 // (usage-calibrated) satisfies it; [TokenizerEstimator] builds one on a
-// plain bs.Tokenizer.
+// plain tokens.Tokenizer.
 type Estimator interface {
 	// Overhead returns the tokens the model sees that are not in the
 	// transcript (system prompt, tool definitions).
@@ -142,8 +164,8 @@ type Estimator interface {
 // TokenOptions say how tokens are counted.
 type TokenOptions struct {
 	// Tokenizer counts the tokens of single values (tool output, pinned
-	// entries, cut-point accumulation). Nil means bs.CharsPer4.
-	Tokenizer bs.Tokenizer
+	// entries, cut-point accumulation). Nil means tokens.CharsPer4.
+	Tokenizer tokens.Tokenizer
 	// Estimator, when not nil, builds the context-size model of a
 	// transcript (tokens.Learn fits). Nil means TokenizerEstimator over
 	// Tokenizer, with no overhead.
@@ -160,9 +182,9 @@ type TokenOptions struct {
 // over base, nil meaning chars/4. Over chars/4 it reads about 70 MB/s;
 // over o200k it is a little more accurate and about ten times slower (see
 // package tokens).
-func Calibrated(base bs.Tokenizer) TokenOptions {
+func Calibrated(base tokens.Tokenizer) TokenOptions {
 	if base == nil {
-		base = bs.CharsPer4{}
+		base = tokens.CharsPer4{}
 	}
 	return TokenOptions{Tokenizer: base, Estimator: func(ctx context.Context, tr bs.Transcript) (Estimator, error) {
 		m, err := tokens.Learn(ctx, tr, base)
@@ -176,8 +198,8 @@ func Calibrated(base bs.Tokenizer) TokenOptions {
 // TokenizerEstimator is the Estimator that counts a context with a plain
 // Tokenizer: no overhead, each line counted as the host would send it.
 type TokenizerEstimator struct {
-	// Tokenizer counts; nil means bs.CharsPer4.
-	Tokenizer bs.Tokenizer
+	// Tokenizer counts; nil means tokens.CharsPer4.
+	Tokenizer tokens.Tokenizer
 }
 
 // StatusReport is what `brainsurgeon context status` shows.
@@ -347,7 +369,7 @@ type Options struct {
 	// error for the summarize and full layers. The Summary's Reason
 	// explains why it degraded; its Method names what wrote it in
 	// details.brainsurgeon.summarizer.
-	Summarizer bs.Summarizer
+	Summarizer Summarizer
 	// Settings are the thresholds; the zero value means DefaultSettings.
 	Settings Settings
 	// Tokens say how tokens are counted.

@@ -11,6 +11,7 @@ import (
 	"github.com/brainsurgeon/brainsurgeon/entry"
 	"github.com/brainsurgeon/brainsurgeon/extract"
 	"github.com/brainsurgeon/brainsurgeon/internal/plural"
+	"github.com/brainsurgeon/brainsurgeon/tokens"
 )
 
 // invalidf returns an error wrapping bs.ErrInvalid.
@@ -269,7 +270,7 @@ func (r *Result) warn(layer Layer, count int, s Settings) {
 
 // summarizerName names what wrote sum in details.brainsurgeon: the
 // summary's Method, else the summarizer's type.
-func summarizerName(s bs.Summarizer, sum bs.Summary) string {
+func summarizerName(s Summarizer, sum Summary) string {
 	if sum.Method != "" {
 		return sum.Method
 	}
@@ -311,7 +312,7 @@ func prune(ctx context.Context, st bs.Store, ref bs.SessionRef, o Options, s Set
 	res.Prune = r
 	if r != nil {
 		res.MessagesCompacted = r.Entries
-		res.TokensAfter = res.TokensBefore - int(bs.TokensOfBytes(v.tok, r.BytesSaved))
+		res.TokensAfter = res.TokensBefore - int(tokens.OfBytes(v.tok, r.BytesSaved))
 		if r.Skipped != "" && r.SkipCode != extract.SkipDryRun {
 			res.Warning = "prune: " + r.Skipped
 			res.Warnings = append(res.Warnings, res.Warning)

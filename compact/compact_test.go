@@ -19,6 +19,7 @@ import (
 	"github.com/brainsurgeon/brainsurgeon/internal/testkit/testcorpus"
 	"github.com/brainsurgeon/brainsurgeon/session/sqlite"
 	"github.com/brainsurgeon/brainsurgeon/sidedir"
+	"github.com/brainsurgeon/brainsurgeon/tokens"
 )
 
 // lastLine returns the last line of a file.
@@ -488,8 +489,8 @@ func TestStatusAndInspectGenerated(t *testing.T) {
 // bigSummarizer answers with a summary larger than anything it is given.
 type bigSummarizer struct{}
 
-func (bigSummarizer) Summarize(context.Context, [][]byte, string) (bs.Summary, error) {
-	return bs.Summary{Text: strings.Repeat("words ", 200000)}, nil
+func (bigSummarizer) Summarize(context.Context, [][]byte, string) (compact.Summary, error) {
+	return compact.Summary{Text: strings.Repeat("words ", 200000)}, nil
 }
 
 // fixedEstimator is an Estimator with an overhead, as a calibrated model
@@ -497,7 +498,7 @@ func (bigSummarizer) Summarize(context.Context, [][]byte, string) (bs.Summary, e
 type fixedEstimator struct{ overhead int }
 
 func (f fixedEstimator) Overhead() int         { return f.overhead }
-func (f fixedEstimator) TokenizerName() string { return bs.CharsPer4{}.Name() }
+func (f fixedEstimator) TokenizerName() string { return tokens.CharsPer4{}.Name() }
 func (f fixedEstimator) Predict(m [][]byte) int {
 	return f.overhead + compact.TokenizerEstimator{}.Predict(m)
 }

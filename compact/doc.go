@@ -21,11 +21,11 @@
 // are never extracted and, when they fall into a summarized span, their raw
 // lines are carried verbatim into the summary.
 //
-// Token counts come from [TokenOptions]: a bs.Tokenizer for single lines
-// (bs.CharsPer4 by default) and, optionally, an [Estimator] built per
+// Token counts come from [TokenOptions]: a tokens.Tokenizer for single lines
+// (tokens.CharsPer4 by default) and, optionally, an [Estimator] built per
 // transcript (a usage-calibrated tokens.Model fits) that predicts the size
 // of a whole context, overhead included. The summary comes from a
-// bs.Summarizer; one that falls back to a deterministic summary says so
+// [Summarizer]; one that falls back to a deterministic summary says so
 // (degraded), and the entry and the Result carry the warning.
 //
 // The host builds the context from the compaction boundary; the JSONL

@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"strings"
 
-	bs "github.com/brainsurgeon/brainsurgeon"
 	"github.com/brainsurgeon/brainsurgeon/compact"
 	"github.com/brainsurgeon/brainsurgeon/session"
 )
@@ -15,8 +14,8 @@ import (
 // oneLine is a Summarizer for the example: a fixed summary.
 type oneLine struct{}
 
-func (oneLine) Summarize(_ context.Context, messages [][]byte, focus string) (bs.Summary, error) {
-	return bs.Summary{Text: fmt.Sprintf("## Goal\nFix the build (%d lines summarized, focus %q).", len(messages), focus)}, nil
+func (oneLine) Summarize(_ context.Context, messages [][]byte, focus string) (compact.Summary, error) {
+	return compact.Summary{Text: fmt.Sprintf("## Goal\nFix the build (%d lines summarized, focus %q).", len(messages), focus)}, nil
 }
 
 func Example() {

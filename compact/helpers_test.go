@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	bs "github.com/brainsurgeon/brainsurgeon"
+	"github.com/brainsurgeon/brainsurgeon/compact"
 	"github.com/brainsurgeon/brainsurgeon/session"
 )
 
@@ -24,13 +25,13 @@ type localSummarizer struct {
 	err      error
 }
 
-func (s *localSummarizer) Summarize(_ context.Context, messages [][]byte, focus string) (bs.Summary, error) {
+func (s *localSummarizer) Summarize(_ context.Context, messages [][]byte, focus string) (compact.Summary, error) {
 	s.calls++
 	s.lines, s.focus = len(messages), focus
 	if s.err != nil {
-		return bs.Summary{}, s.err
+		return compact.Summary{}, s.err
 	}
-	sum := bs.Summary{Text: fmt.Sprintf("## Goal\nSummary of %d lines.", len(messages)), Degraded: s.degraded, Method: "local"}
+	sum := compact.Summary{Text: fmt.Sprintf("## Goal\nSummary of %d lines.", len(messages)), Degraded: s.degraded, Method: "local"}
 	if s.degraded {
 		sum.Reason = "model unreachable (test)"
 	}
@@ -42,7 +43,7 @@ func (s *localSummarizer) Summarize(_ context.Context, messages [][]byte, focus 
 // and the tool names of the span, bounded to 8 KB.
 type extractiveSummarizer struct{}
 
-func (extractiveSummarizer) Summarize(_ context.Context, messages [][]byte, _ string) (bs.Summary, error) {
+func (extractiveSummarizer) Summarize(_ context.Context, messages [][]byte, _ string) (compact.Summary, error) {
 	var b strings.Builder
 	b.WriteString("## Goal\n")
 	for _, m := range messages {
@@ -53,7 +54,7 @@ func (extractiveSummarizer) Summarize(_ context.Context, messages [][]byte, _ st
 			fmt.Fprintf(&b, "- user request at byte %d\n", i)
 		}
 	}
-	return bs.Summary{Text: b.String(), Degraded: true}, nil
+	return compact.Summary{Text: b.String(), Degraded: true}, nil
 }
 
 // newStore copies a transcript into a fresh agents dir and returns a JSONL

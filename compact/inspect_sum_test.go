@@ -8,6 +8,7 @@ import (
 	"github.com/brainsurgeon/brainsurgeon/compact"
 	"github.com/brainsurgeon/brainsurgeon/internal/testkit/testcorpus"
 	"github.com/brainsurgeon/brainsurgeon/session"
+	"github.com/brainsurgeon/brainsurgeon/tokens"
 )
 
 // TestInspectAddsUp checks on every corpus transcript, with the calibrated
@@ -22,7 +23,7 @@ func TestInspectAddsUp(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for name, tok := range map[string]compact.TokenOptions{"calibrated": calibrated, "chars4": {Tokenizer: bs.CharsPer4{}}} {
+		for name, tok := range map[string]compact.TokenOptions{"calibrated": calibrated, "chars4": {Tokenizer: tokens.CharsPer4{}}} {
 			r, err := compact.Inspect(ctx, tr, compact.DefaultSettings(), tok)
 			if err != nil {
 				t.Fatalf("%s %s: %v", testcorpus.Name(f), name, err)

@@ -58,7 +58,7 @@ type view struct {
 	ctx   bs.Context
 	prior *prior // nil when there is no compaction on the active path
 	msgs  []msg
-	tok   bs.Tokenizer
+	tok   tokens.Tokenizer
 	est   Estimator
 	// tokens is the predicted context size (overhead included).
 	tokens int
@@ -105,10 +105,10 @@ func (v *view) toolTokens() (tokens, count int) {
 	return tokens, count
 }
 
-// tokenizer returns t, or bs.CharsPer4 when t is nil.
-func tokenizer(t bs.Tokenizer) bs.Tokenizer {
+// tokenizer returns t, or tokens.CharsPer4 when t is nil.
+func tokenizer(t tokens.Tokenizer) tokens.Tokenizer {
 	if t == nil {
-		return bs.CharsPer4{}
+		return tokens.CharsPer4{}
 	}
 	return t
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/brainsurgeon/brainsurgeon/internal/demo"
 	"github.com/brainsurgeon/brainsurgeon/internal/wiring"
 	"github.com/brainsurgeon/brainsurgeon/summarize"
+	"github.com/brainsurgeon/brainsurgeon/tokens"
 )
 
 // setStatus sets a session's status in its sessions.json.
@@ -57,7 +58,7 @@ func contextTokens(t *testing.T, agents string, ss []demo.Session) []int {
 		if err != nil {
 			t.Fatal(err)
 		}
-		st, err := compact.Status(t.Context(), tr, compact.DefaultSettings(), compact.TokenOptions{Tokenizer: bs.CharsPer4{}})
+		st, err := compact.Status(t.Context(), tr, compact.DefaultSettings(), compact.TokenOptions{Tokenizer: tokens.CharsPer4{}})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	bs "github.com/brainsurgeon/brainsurgeon"
+	"github.com/brainsurgeon/brainsurgeon/compact"
 	"github.com/brainsurgeon/brainsurgeon/internal/plural"
 )
 
@@ -170,7 +171,7 @@ func (e *Engine) Compact(ctx context.Context, ref bs.SessionRef, o CompactOption
 	// The model gets the call's time but a margin, so that the
 	// deterministic summary can still be written when it does not answer.
 	mctx, cancel := modelContext(ctx)
-	var sum bs.Summary
+	var sum compact.Summary
 	if j.input == nil && j.lines != nil {
 		sum, err = e.writeLines(j.lines, o.Focus)
 	} else {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	bs "github.com/brainsurgeon/brainsurgeon"
+	"github.com/brainsurgeon/brainsurgeon/compact"
 )
 
 // gated is a summarizer that answers once release is closed, or fails when
@@ -24,13 +25,13 @@ func newGated(t *testing.T) *gated {
 	return g
 }
 
-func (g *gated) Summarize(ctx context.Context, _ [][]byte, _ string) (bs.Summary, error) {
+func (g *gated) Summarize(ctx context.Context, _ [][]byte, _ string) (compact.Summary, error) {
 	g.calls.Add(1)
 	select {
 	case <-g.release:
-		return bs.Summary{Text: "## Goal\n- gated summary", Method: "gated"}, nil
+		return compact.Summary{Text: "## Goal\n- gated summary", Method: "gated"}, nil
 	case <-ctx.Done():
-		return bs.Summary{}, ctx.Err()
+		return compact.Summary{}, ctx.Err()
 	}
 }
 

@@ -66,7 +66,7 @@ type job struct {
 	pinned string
 	cancel context.CancelFunc
 	// out is the written summary, valid once the job's done is closed.
-	out bs.Summary
+	out compact.Summary
 	// abandoned is true when the view stopped waiting for it: its result
 	// is dropped. Only the session's lock holder reads or writes it.
 	abandoned bool
@@ -750,7 +750,7 @@ func (p *planner) fallback(ctx context.Context, plan *summaryPlan) error {
 		cur.abandoned = true
 		cur.cancel()
 	}
-	var sum bs.Summary
+	var sum compact.Summary
 	var err error
 	if j.input == nil && j.lines != nil {
 		sum, err = (&summarize.Deterministic{}).SummarizeSeq(context.WithoutCancel(ctx), j.lines, p.in.Focus)
@@ -1027,8 +1027,8 @@ func (e *Engine) run(j *job, ref bs.SessionRef, focus string) *summaryJob {
 // summarize.Escalate for a summarizer that takes prompt variants, else by
 // calling it; any failure falls back to the deterministic summary, marked
 // degraded with the reason. It never fails.
-func (e *Engine) write(ctx context.Context, input [][]byte, focus string) bs.Summary {
-	det := func(reason string) bs.Summary {
+func (e *Engine) write(ctx context.Context, input [][]byte, focus string) compact.Summary {
+	det := func(reason string) compact.Summary {
 		s, _ := (&summarize.Deterministic{}).Summarize(context.WithoutCancel(ctx), input, focus)
 		s.Degraded, s.Reason = true, reason
 		return s
@@ -1036,7 +1036,7 @@ func (e *Engine) write(ctx context.Context, input [][]byte, focus string) bs.Sum
 	if e.Summarizer == nil {
 		return det("no summarizer is configured")
 	}
-	var sum bs.Summary
+	var sum compact.Summary
 	var err error
 	if _, ok := e.Summarizer.(summarize.VariantSummarizer); ok {
 		sum, err = (&summarize.Escalate{Model: e.Summarizer, Logger: e.Logger}).Summarize(ctx, input, focus)
@@ -1058,7 +1058,7 @@ func (e *Engine) write(ctx context.Context, input [][]byte, focus string) bs.Sum
 // writeLines writes the deterministic summary of lines (the engine has
 // no summarizer: see messageJob) as write does. It fails only when the
 // lines can no longer be read as they were.
-func (e *Engine) writeLines(lines iter.Seq2[[]byte, error], focus string) (bs.Summary, error) {
+func (e *Engine) writeLines(lines iter.Seq2[[]byte, error], focus string) (compact.Summary, error) {
 	s, err := (&summarize.Deterministic{}).SummarizeSeq(context.Background(), lines, focus)
 	s.Degraded, s.Reason = true, "no summarizer is configured"
 	return s, err
@@ -1067,7 +1067,7 @@ func (e *Engine) writeLines(lines iter.Seq2[[]byte, error], focus string) (bs.Su
 // record adds the summary j wrote to st: its id and text (with the pinned
 // section), its children's parent links, and the count of summaries of
 // messages. It returns the new record.
-func (e *Engine) record(st *State, j *job, sum bs.Summary) *SummaryRecord {
+func (e *Engine) record(st *State, j *job, sum compact.Summary) *SummaryRecord {
 	r := j.rec
 	r.ID = newSummaryIDFrom(e.idRand, st)
 	own, _ := splitPinned(sum.Text)

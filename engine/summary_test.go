@@ -155,8 +155,8 @@ func (m *model) client() *summarize.OpenAI {
 // failing is a summarizer that is not a VariantSummarizer and always fails.
 type failing struct{}
 
-func (failing) Summarize(context.Context, [][]byte, string) (bs.Summary, error) {
-	return bs.Summary{}, errors.New("connection refused (test)")
+func (failing) Summarize(context.Context, [][]byte, string) (compact.Summary, error) {
+	return compact.Summary{}, errors.New("connection refused (test)")
 }
 
 // logs records what the engine logs.
@@ -191,7 +191,7 @@ func testSettings() compact.Settings {
 	return s
 }
 
-func newEngine(t *testing.T, st bs.Store, sum bs.Summarizer) (*Engine, *logs) {
+func newEngine(t *testing.T, st bs.Store, sum compact.Summarizer) (*Engine, *logs) {
 	l := &logs{}
 	e := &Engine{Store: st, StateDir: t.TempDir(), Settings: testSettings(), Summarizer: sum, Logger: l}
 	t.Cleanup(func() { waitJobs(t, e) })
@@ -324,15 +324,15 @@ func checkCut(t *testing.T, msgs []viewMsg, cut int) {
 func TestPlanSummarizes(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
-		sum      func(t *testing.T) bs.Summarizer
+		sum      func(t *testing.T) compact.Summarizer
 		degraded bool
 		reason   string
 		method   string
 	}{
-		{"model", func(t *testing.T) bs.Summarizer { return newModel(t, "ok").client() }, false, "", "openai:m"},
-		{"model down: deterministic, degraded", func(t *testing.T) bs.Summarizer { return newModel(t, "down").client() }, true, "fell back to the deterministic summary", "deterministic"},
-		{"plain summarizer failing", func(t *testing.T) bs.Summarizer { return failing{} }, true, "the summarizer failed", "deterministic"},
-		{"no summarizer", func(t *testing.T) bs.Summarizer { return nil }, true, "no summarizer is configured", "deterministic"},
+		{"model", func(t *testing.T) compact.Summarizer { return newModel(t, "ok").client() }, false, "", "openai:m"},
+		{"model down: deterministic, degraded", func(t *testing.T) compact.Summarizer { return newModel(t, "down").client() }, true, "fell back to the deterministic summary", "deterministic"},
+		{"plain summarizer failing", func(t *testing.T) compact.Summarizer { return failing{} }, true, "the summarizer failed", "deterministic"},
+		{"no summarizer", func(t *testing.T) compact.Summarizer { return nil }, true, "no summarizer is configured", "deterministic"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			b := newTranscript()

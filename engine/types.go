@@ -293,7 +293,7 @@ type SummaryRecord struct {
 	TokensBefore int `json:"tokens_before"`
 	// Pinned are the ids of pinned entries carried verbatim in Text.
 	Pinned []string `json:"pinned,omitempty"`
-	// Degraded, Reason and Method say how Text was written (bs.Summary).
+	// Degraded, Reason and Method say how Text was written (compact.Summary).
 	Degraded bool   `json:"degraded"`
 	Reason   string `json:"reason,omitempty"`
 	Method   string `json:"method,omitempty"`
@@ -447,7 +447,7 @@ type Engine struct {
 	Settings compact.Settings
 	// Summarizer writes the summaries of layers 2 and 3; nil means the
 	// deterministic summary (marked degraded).
-	Summarizer bs.Summarizer
+	Summarizer compact.Summarizer
 	// SummaryWait is how long Assemble waits for a summary it started
 	// before serving the view without it (default 2 s); the next turn
 	// picks it up.

@@ -10,6 +10,7 @@ import (
 	bs "github.com/brainsurgeon/brainsurgeon"
 	"github.com/brainsurgeon/brainsurgeon/entry"
 	"github.com/brainsurgeon/brainsurgeon/internal/plural"
+	"github.com/brainsurgeon/brainsurgeon/tokens"
 )
 
 // Extractor runs extraction passes over sessions. A pass reads a session
@@ -29,7 +30,7 @@ type Extractor struct {
 	Side bs.SideStore
 	// Tokenizer turns the bytes a pass would save into tokens for
 	// MinSavingTokens; nil is brainsurgeon.CharsPer4.
-	Tokenizer bs.Tokenizer
+	Tokenizer tokens.Tokenizer
 	// Logger receives a debug record per decision and per extraction; nil
 	// discards.
 	Logger bs.Logger
@@ -281,7 +282,7 @@ func (x *Extractor) Run(ctx context.Context, ref bs.SessionRef) (*Result, error)
 	policy.NoReasons = policy.NoReasons || !debug
 	tok := x.Tokenizer
 	if tok == nil {
-		tok = bs.CharsPer4{}
+		tok = tokens.CharsPer4{}
 	}
 	var pipe *sidePipe
 	if !x.DryRun {
@@ -289,7 +290,7 @@ func (x *Extractor) Run(ctx context.Context, ref bs.SessionRef) (*Result, error)
 		// that many tokens' worth of bytes (4 a token, more when the
 		// tokenizer counts fewer).
 		minBytes := int64(policy.MinSavingTokens) * 4
-		if n := bs.TokensOfBytes(tok, minBytes); n > 0 && n < int64(policy.MinSavingTokens) {
+		if n := tokens.OfBytes(tok, minBytes); n > 0 && n < int64(policy.MinSavingTokens) {
 			minBytes = minBytes * int64(policy.MinSavingTokens) / n
 		}
 		pipe = x.newSidePipe(ctx, ref, name, now, log, minBytes)
@@ -492,9 +493,9 @@ func (x *Extractor) Run(ctx context.Context, ref bs.SessionRef) (*Result, error)
 		log.Debug("pass skipped", "session", name, "reason", res.Skipped)
 		return finish(res), nil
 	}
-	if tokens := bs.TokensOfBytes(tok, res.BytesSaved); tokens < int64(policy.MinSavingTokens) {
+	if saved := tokens.OfBytes(tok, res.BytesSaved); saved < int64(policy.MinSavingTokens) {
 		res.skip(SkipBelowMinSaving, fmt.Sprintf("saving %s (%s, %s) is below min_saving_tokens %d",
-			plural.Count(int(tokens), "token", "tokens"), plural.Count(res.Planned.Entries, "entry", "entries"), plural.Count(int(res.Planned.BytesSaved), "byte", "bytes"), policy.MinSavingTokens))
+			plural.Count(int(saved), "token", "tokens"), plural.Count(res.Planned.Entries, "entry", "entries"), plural.Count(int(res.Planned.BytesSaved), "byte", "bytes"), policy.MinSavingTokens))
 		log.Debug("pass skipped", "session", name, "reason", res.Skipped)
 		return finish(res), nil
 	}
@@ -610,7 +611,7 @@ func editable(lim bs.Store, ref bs.SessionRef, e *bs.Entry, d Decision, repl [][
 // protectRecent returns the line numbers of the newest messages on the
 // active path of tr whose lines together hold limit tokens, counted from
 // their sizes with tok; nil when limit is 0 or less.
-func protectRecent(tr bs.Transcript, tok bs.Tokenizer, limit int) map[int]bool {
+func protectRecent(tr bs.Transcript, tok tokens.Tokenizer, limit int) map[int]bool {
 	if limit <= 0 {
 		return nil
 	}
@@ -623,7 +624,7 @@ func protectRecent(tr bs.Transcript, tok bs.Tokenizer, limit int) map[int]bool {
 			continue
 		}
 		out[n.Line] = true
-		acc += bs.TokensOfBytes(tok, int64(n.Len))
+		acc += tokens.OfBytes(tok, int64(n.Len))
 	}
 	return out
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/brainsurgeon/brainsurgeon/extract"
 	"github.com/brainsurgeon/brainsurgeon/internal/plural"
 	"github.com/brainsurgeon/brainsurgeon/restore"
+	"github.com/brainsurgeon/brainsurgeon/tokens"
 )
 
 // The statuses of a session in a Report.
@@ -79,7 +80,7 @@ type Pass struct {
 	// then runs the pass session by session, as the daemon does.
 	SkipPending bool
 	// Tokenizer counts the tokens a pass would save; nil is chars/4.
-	Tokenizer bs.Tokenizer
+	Tokenizer tokens.Tokenizer
 	// Logger receives the pass's records; nil discards.
 	Logger bs.Logger
 	// Clock tells the time; nil is the system clock.

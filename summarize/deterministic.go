@@ -7,7 +7,7 @@ import (
 	"slices"
 	"strings"
 
-	bs "github.com/brainsurgeon/brainsurgeon"
+	"github.com/brainsurgeon/brainsurgeon/compact"
 )
 
 // Default bounds of a deterministic summary.
@@ -61,12 +61,12 @@ func (d *Deterministic) Limit(inputBytes int) int {
 // lines); it is always degraded (made without a model), and its Method is
 // Name's. Items that mention a word of focus are kept first when space
 // runs short. It fails only when ctx is done.
-func (d *Deterministic) Summarize(ctx context.Context, messages [][]byte, focus string) (bs.Summary, error) {
+func (d *Deterministic) Summarize(ctx context.Context, messages [][]byte, focus string) (compact.Summary, error) {
 	if err := ctx.Err(); err != nil {
-		return bs.Summary{Degraded: true, Method: d.Name()}, fmt.Errorf("deterministic summary: %w", err)
+		return compact.Summary{Degraded: true, Method: d.Name()}, fmt.Errorf("deterministic summary: %w", err)
 	}
 	x := extract(messages)
-	return bs.Summary{Text: renderFacts(x, focus, d.Limit(x.inputBytes)), Degraded: true, Method: d.Name()}, nil
+	return compact.Summary{Text: renderFacts(x, focus, d.Limit(x.inputBytes)), Degraded: true, Method: d.Name()}, nil
 }
 
 // SummarizeSeq is Summarize over lines read one at a time: the summary
@@ -74,19 +74,19 @@ func (d *Deterministic) Summarize(ctx context.Context, messages [][]byte, focus 
 // line is kept once it is read, so a long input never needs to be held
 // whole. It fails with the first error lines yields (the summary is then
 // the empty one), or when ctx is done.
-func (d *Deterministic) SummarizeSeq(ctx context.Context, lines iter.Seq2[[]byte, error], focus string) (bs.Summary, error) {
+func (d *Deterministic) SummarizeSeq(ctx context.Context, lines iter.Seq2[[]byte, error], focus string) (compact.Summary, error) {
 	if err := ctx.Err(); err != nil {
-		return bs.Summary{Degraded: true, Method: d.Name()}, fmt.Errorf("deterministic summary: %w", err)
+		return compact.Summary{Degraded: true, Method: d.Name()}, fmt.Errorf("deterministic summary: %w", err)
 	}
 	x := newExtraction()
 	for raw, err := range lines {
 		if err != nil {
-			return bs.Summary{Degraded: true, Method: d.Name()}, fmt.Errorf("deterministic summary: read its input: %w", err)
+			return compact.Summary{Degraded: true, Method: d.Name()}, fmt.Errorf("deterministic summary: read its input: %w", err)
 		}
 		x.line(raw)
 	}
 	x.finish()
-	return bs.Summary{Text: renderFacts(x, focus, d.Limit(x.inputBytes)), Degraded: true, Method: d.Name()}, nil
+	return compact.Summary{Text: renderFacts(x, focus, d.Limit(x.inputBytes)), Degraded: true, Method: d.Name()}, nil
 }
 
 // renderFacts renders x within limit bytes, showing fewer and shorter

@@ -7,7 +7,7 @@
 //
 //   - [OpenAI], a client of any OpenAI-compatible chat-completions server
 //     (OpenAI, OpenRouter, Ollama's /v1, vLLM, llama.cpp's server) that
-//     implements the root package's Summarizer with retries, back-off and
+//     implements compact.Summarizer with retries, back-off and
 //     per-attempt timeouts;
 //   - the prompt: [Serialize] renders raw transcript lines the way pi does
 //     ("[User]: …", "[Assistant]: …", "[Tool result]: …") so the model does

@@ -11,12 +11,13 @@ import (
 	"unicode/utf8"
 
 	bs "github.com/brainsurgeon/brainsurgeon"
+	"github.com/brainsurgeon/brainsurgeon/compact"
 )
 
 // VariantSummarizer is a Summarizer that can be asked for a prompt
 // variant; [OpenAI] is one. Escalate uses it for the aggressive attempt.
 type VariantSummarizer interface {
-	bs.Summarizer
+	compact.Summarizer
 	// SummarizeVariant returns the summary of messages with the prompt
 	// of variant v.
 	SummarizeVariant(ctx context.Context, messages [][]byte, focus string, v Variant) (string, error)
@@ -64,7 +65,7 @@ type Escalate struct {
 	// Model is the model summarizer; nil goes straight to Fallback. When
 	// it is not a VariantSummarizer, the aggressive attempt calls it with a
 	// focus asking for brevity.
-	Model bs.Summarizer
+	Model compact.Summarizer
 	// Fallback is the deterministic summarizer (the zero Deterministic
 	// when nil).
 	Fallback *Deterministic
@@ -74,9 +75,9 @@ type Escalate struct {
 
 // Summarize returns SummarizeDetailed's summary as the root package's
 // Summary: its text, whether and why it degraded, and what wrote it.
-func (e *Escalate) Summarize(ctx context.Context, messages [][]byte, focus string) (bs.Summary, error) {
+func (e *Escalate) Summarize(ctx context.Context, messages [][]byte, focus string) (compact.Summary, error) {
 	s, err := e.SummarizeDetailed(ctx, messages, focus)
-	return bs.Summary{Text: s.Text, Degraded: s.Degraded, Reason: s.Reason, Method: s.Summarizer}, err
+	return compact.Summary{Text: s.Text, Degraded: s.Degraded, Reason: s.Reason, Method: s.Summarizer}, err
 }
 
 // SummarizeDetailed summarizes messages (raw transcript lines) and says
@@ -145,10 +146,10 @@ func (e *Escalate) SummarizeDetailed(ctx context.Context, messages [][]byte, foc
 }
 
 // try runs one attempt of variant v.
-func (e *Escalate) try(ctx context.Context, messages [][]byte, focus string, v Variant) (bs.Summary, error) {
+func (e *Escalate) try(ctx context.Context, messages [][]byte, focus string, v Variant) (compact.Summary, error) {
 	if vs, ok := e.Model.(VariantSummarizer); ok {
 		text, err := vs.SummarizeVariant(ctx, messages, focus, v)
-		return bs.Summary{Text: text, Method: vs.Name()}, err
+		return compact.Summary{Text: text, Method: vs.Name()}, err
 	}
 	if v == Aggressive {
 		brief := "Be extremely brief: keep only the goal, files modified, unresolved errors and next steps."

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	bs "github.com/brainsurgeon/brainsurgeon"
+	"github.com/brainsurgeon/brainsurgeon/compact"
 )
 
 func TestEscalate(t *testing.T) {
@@ -116,10 +116,10 @@ type plain struct {
 	answer  func(n int) (string, error)
 }
 
-func (p *plain) Summarize(ctx context.Context, messages [][]byte, focus string) (bs.Summary, error) {
+func (p *plain) Summarize(ctx context.Context, messages [][]byte, focus string) (compact.Summary, error) {
 	p.focuses = append(p.focuses, focus)
 	s, err := p.answer(len(p.focuses))
-	return bs.Summary{Text: s}, err
+	return compact.Summary{Text: s}, err
 }
 
 func TestEscalatePlainSummarizer(t *testing.T) {
@@ -151,9 +151,9 @@ func TestEscalateNoModel(t *testing.T) {
 	if !s.Degraded || s.Attempts != 1 || !strings.Contains(s.Reason, "no model summarizer is configured") || len(s.Text) > 600 {
 		t.Errorf("got %+v", s)
 	}
-	var _ bs.Summarizer = e
-	var _ bs.Summarizer = &OpenAI{}
-	var _ bs.Summarizer = &Deterministic{}
+	var _ compact.Summarizer = e
+	var _ compact.Summarizer = &OpenAI{}
+	var _ compact.Summarizer = &Deterministic{}
 	var _ VariantSummarizer = &OpenAI{}
 }
 

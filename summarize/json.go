@@ -128,9 +128,9 @@ func boolean(v []byte) bool {
 	return string(bytes.TrimSpace(v)) == "true"
 }
 
-// compact returns v without insignificant white space, as JSON.stringify
+// minified returns v without insignificant white space, as JSON.stringify
 // would render it; v itself when it cannot be compacted.
-func compact(v []byte) string {
+func minified(v []byte) string {
 	val := jsontext.Value(bytes.Clone(v))
 	if err := val.Compact(); err != nil {
 		return string(bytes.TrimSpace(v))

@@ -17,6 +17,7 @@ import (
 	"unicode/utf8"
 
 	bs "github.com/brainsurgeon/brainsurgeon"
+	"github.com/brainsurgeon/brainsurgeon/compact"
 )
 
 // Environment variables FromEnv reads. The API key comes from the first
@@ -220,9 +221,9 @@ func (o OpenAI) baseURL() string {
 // Summarize returns the model's summary of messages (raw transcript
 // lines) with the normal prompt; it is never degraded, and its Method is
 // Name's.
-func (o *OpenAI) Summarize(ctx context.Context, messages [][]byte, focus string) (bs.Summary, error) {
+func (o *OpenAI) Summarize(ctx context.Context, messages [][]byte, focus string) (compact.Summary, error) {
 	s, err := o.SummarizeVariant(ctx, messages, focus, Normal)
-	return bs.Summary{Text: s, Method: o.Name()}, err
+	return compact.Summary{Text: s, Method: o.Name()}, err
 }
 
 // SummarizeVariant returns the model's summary of messages with the

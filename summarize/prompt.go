@@ -229,7 +229,7 @@ func bashText(m *view) string {
 func renderCall(c toolCall, v Variant) string {
 	var args []string
 	ok := members(c.args, func(name string, val []byte) bool {
-		s := compact(val)
+		s := minified(val)
 		if v == Aggressive {
 			s = truncateChars(s, 200)
 		}
@@ -237,7 +237,7 @@ func renderCall(c toolCall, v Variant) string {
 		return true
 	})
 	if !ok && len(c.args) > 0 && kindOf(c.args) != '{' {
-		args = append(args, truncateChars(compact(c.args), 200))
+		args = append(args, truncateChars(minified(c.args), 200))
 	}
 	return c.name + "(" + strings.Join(args, ", ") + ")"
 }

@@ -80,7 +80,7 @@ func corpusTimelines(t *testing.T) []corpusTimeline {
 		if err != nil {
 			t.Fatal(err)
 		}
-		bases := []bs.Tokenizer{bs.CharsPer4{}, o}
+		bases := []Tokenizer{CharsPer4{}, o}
 		for _, file := range files {
 			tr, err := session.Open(ctx, file, bs.SessionRef{}, nil)
 			if err != nil {

@@ -58,7 +58,7 @@ func BenchmarkLearn(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	for _, base := range []bs.Tokenizer{bs.CharsPer4{}, o} {
+	for _, base := range []tokens.Tokenizer{tokens.CharsPer4{}, o} {
 		b.Run("base="+base.Name(), func(b *testing.B) {
 			b.SetBytes(st.Bytes)
 			for b.Loop() {

@@ -65,7 +65,7 @@ type message struct {
 // measure builds the message view of a raw line, counting its classes
 // with each base tokenizer. ok is false when the line is not a message
 // that can reach the model (a header, a custom state entry, a label).
-func measure(raw []byte, line int, bases []bs.Tokenizer) (m message, ok bool) {
+func measure(raw []byte, line int, bases []Tokenizer) (m message, ok bool) {
 	e := entry.Parse(raw, line, 0)
 	if e.Kind != bs.KindEntry {
 		return m, false

@@ -4,8 +4,6 @@ import (
 	"encoding/json"
 	"testing"
 	"unicode/utf8"
-
-	bs "github.com/brainsurgeon/brainsurgeon"
 )
 
 // FuzzDecode checks the JSON string decoder against encoding/json.
@@ -33,7 +31,7 @@ func TestMeasureFindsBlocksBySpan(t *testing.T) {
 		{"a string element first", `{"type":"message","id":"a1","message":{"role":"user","content":["x",{"type":"text","text":"12345678"}]}}`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			m, ok := measure([]byte(tc.line), 1, []bs.Tokenizer{bs.CharsPer4{}})
+			m, ok := measure([]byte(tc.line), 1, []Tokenizer{CharsPer4{}})
 			if !ok {
 				t.Fatal("not measured")
 			}

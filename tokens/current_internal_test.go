@@ -34,7 +34,7 @@ func TestCurrentOnCorpus(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		tl, err := scan(ctx, tr, []bs.Tokenizer{bs.CharsPer4{}})
+		tl, err := scan(ctx, tr, []Tokenizer{CharsPer4{}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -70,7 +70,7 @@ func TestCurrentOnCorpus(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			m, err := Learn(ctx, cut, bs.CharsPer4{})
+			m, err := Learn(ctx, cut, CharsPer4{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -103,7 +103,7 @@ func TestContextMatchesHost(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		tl, err := scan(ctx, tr, []bs.Tokenizer{bs.CharsPer4{}})
+		tl, err := scan(ctx, tr, []Tokenizer{CharsPer4{}})
 		if err != nil {
 			t.Fatal(err)
 		}

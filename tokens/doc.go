@@ -1,8 +1,8 @@
 // Package tokens counts the tokens of transcript content and estimates
 // the context size of a session's next turn.
 //
-// Three tokenizers implement brainsurgeon.Tokenizer: the exact o200k BPE
-// ([O200k], offline), chars/4 (brainsurgeon.CharsPer4, OpenClaw's
+// Three tokenizers implement [Tokenizer]: the exact o200k BPE
+// ([O200k], offline), chars/4 ([CharsPer4], OpenClaw's
 // estimate) and the calibrated tokenizer of a [Model], the default, which
 // scales a base count by what the transcript's own recorded usage says.
 //

@@ -31,7 +31,7 @@ func TestLearnReadsTheContext(t *testing.T) {
 	asst := `{"type":"message","id":"a0000001","parentId":"u0000001","timestamp":"2026-03-01T02:00:02.000Z","message":{"role":"assistant","content":[{"type":"text","text":"done"}],"provider":"anthropic","model":"m","usage":{"input":4321,"output":5,"cacheRead":0,"cacheWrite":0,"totalTokens":4326},"stopReason":"stop","timestamp":2}}`
 	tr := writeSession(t, 30, true, comp, user, asst)
 	rec := &recording{Transcript: tr}
-	m, err := tokens.Learn(context.Background(), rec, bs.CharsPer4{})
+	m, err := tokens.Learn(context.Background(), rec, tokens.CharsPer4{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -145,7 +145,7 @@ type timeline struct {
 
 // scan reads the active path of tr and measures its context messages with
 // each base.
-func scan(ctx context.Context, tr bs.Transcript, bases []bs.Tokenizer) (*timeline, error) {
+func scan(ctx context.Context, tr bs.Transcript, bases []Tokenizer) (*timeline, error) {
 	return scanLines(ctx, tr, bases, nil)
 }
 
@@ -154,7 +154,7 @@ func scan(ctx context.Context, tr bs.Transcript, bases []bs.Tokenizer) (*timelin
 // measures it with each base. The turns before the compaction are marked
 // partial. It returns nil when the context holds no usable recorded usage
 // after its compaction: the whole path must be scanned then.
-func scanContext(ctx context.Context, tr bs.Transcript, bases []bs.Tokenizer) (*timeline, error) {
+func scanContext(ctx context.Context, tr bs.Transcript, bases []Tokenizer) (*timeline, error) {
 	c := tr.Context()
 	if c.Compaction < 0 {
 		return scan(ctx, tr, bases) // the context is the whole path
@@ -182,7 +182,7 @@ func scanContext(ctx context.Context, tr bs.Transcript, bases []bs.Tokenizer) (*
 }
 
 // scanLines is scan over the path's lines in keep (nil: all of them).
-func scanLines(ctx context.Context, tr bs.Transcript, bases []bs.Tokenizer, keep map[int]bool) (*timeline, error) {
+func scanLines(ctx context.Context, tr bs.Transcript, bases []Tokenizer, keep map[int]bool) (*timeline, error) {
 	nodes := tr.Nodes()
 	path := tr.ActivePath()
 	var lines []int
@@ -290,12 +290,12 @@ func scanLines(ctx context.Context, tr bs.Transcript, bases []bs.Tokenizer, keep
 // measureLines reads and measures lines of tr (ascending). When every base
 // is one of this module's tokenizers, which are safe for concurrent use,
 // the lines are measured on all processors while the next ones are read.
-func measureLines(ctx context.Context, tr bs.Transcript, lines []int, bases []bs.Tokenizer) (map[int]message, error) {
+func measureLines(ctx context.Context, tr bs.Transcript, lines []int, bases []Tokenizer) (map[int]message, error) {
 	measured := make(map[int]message, len(lines))
 	workers := runtime.GOMAXPROCS(0)
 	for _, b := range bases {
 		switch b.(type) {
-		case o200k, bs.CharsPer4, calibrated:
+		case o200k, CharsPer4, calibrated:
 		default:
 			workers = 1
 		}
@@ -573,7 +573,7 @@ func medianRatio(anchors []anchor, b int, p params) float64 {
 // the host sends that is not in the transcript (system prompt, tool
 // definitions). A Model is immutable and safe for concurrent use.
 type Model struct {
-	base     bs.Tokenizer
+	base     Tokenizer
 	p        params
 	ratio    float64
 	overhead float64
@@ -599,11 +599,11 @@ type Model struct {
 // the context's size, not the transcript's: a long-running session of
 // 100 MB whose context is a few hundred kilobytes is measured in
 // milliseconds.
-func Learn(ctx context.Context, tr bs.Transcript, base bs.Tokenizer) (*Model, error) {
+func Learn(ctx context.Context, tr bs.Transcript, base Tokenizer) (*Model, error) {
 	if base == nil {
-		base = bs.CharsPer4{}
+		base = CharsPer4{}
 	}
-	bases := []bs.Tokenizer{base}
+	bases := []Tokenizer{base}
 	tl, err := scanContext(ctx, tr, bases)
 	if err != nil {
 		return nil, err
@@ -617,7 +617,7 @@ func Learn(ctx context.Context, tr bs.Transcript, base bs.Tokenizer) (*Model, er
 }
 
 // newModel fits a model on the first n anchors of tl for base b.
-func newModel(tl *timeline, b, n int, base bs.Tokenizer, p params) *Model {
+func newModel(tl *timeline, b, n int, base Tokenizer, p params) *Model {
 	m := &Model{base: base, p: p, ratio: 1, cur: tl.cur[b]}
 	if n == 0 {
 		return m
@@ -641,7 +641,7 @@ func (m *Model) Ratio() float64 { return m.ratio }
 
 // Tokenizer returns the calibrated tokenizer: the base count scaled by the
 // learned ratio. Its name is "calibrated".
-func (m *Model) Tokenizer() bs.Tokenizer { return calibrated{m.base, m.ratio} }
+func (m *Model) Tokenizer() Tokenizer { return calibrated{m.base, m.ratio} }
 
 // TokenizerName names the counting method: the calibrated tokenizer's
 // name, "calibrated".
@@ -679,7 +679,7 @@ func (m *Model) Current() Estimate {
 // Lines that do not reach the model (state entries, transcript-only
 // assistants, failed turns) count nothing.
 func (m *Model) Predict(messages [][]byte) int {
-	bases := []bs.Tokenizer{m.base}
+	bases := []Tokenizer{m.base}
 	var f feats
 	for i, raw := range messages {
 		msg, ok := measure(raw, i+1, bases)
@@ -699,7 +699,7 @@ func (m *Model) count(f feats) int { return int(math.Round(m.scaled(f))) }
 
 // calibrated is a base tokenizer scaled by a learned ratio.
 type calibrated struct {
-	base  bs.Tokenizer
+	base  Tokenizer
 	ratio float64
 }
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"testing"
 
-	bs "github.com/brainsurgeon/brainsurgeon"
 	"github.com/brainsurgeon/brainsurgeon/internal/testkit/testcorpus"
 	"github.com/brainsurgeon/brainsurgeon/session/sqlite"
 	"github.com/brainsurgeon/brainsurgeon/tokens"
@@ -29,7 +28,7 @@ func TestLearnSQLite(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		m, err := tokens.Learn(ctx, tr, bs.CharsPer4{})
+		m, err := tokens.Learn(ctx, tr, tokens.CharsPer4{})
 		if err != nil {
 			t.Fatalf("%s: %v", ref, err)
 		}

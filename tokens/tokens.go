@@ -50,7 +50,7 @@ func (o200k) Name() string { return NameO200k }
 // OpenAI's GPT-4o and later models). It works offline: the vocabulary is
 // compiled in. The codec is built once per process; the returned Tokenizer
 // is safe for concurrent use.
-func O200k() (bs.Tokenizer, error) {
+func O200k() (Tokenizer, error) {
 	o200kOnce.Do(func() {
 		o200kCodec, o200kErr = tokenizer.Get(tokenizer.O200kBase)
 	})
@@ -64,14 +64,49 @@ func O200k() (bs.Tokenizer, error) {
 // calibrated tokenizer needs a transcript's recorded usage: get it from
 // [Learn] and [Model.Tokenizer]; New returns an error wrapping
 // brainsurgeon.ErrInvalid for it and for any unknown name.
-func New(name string) (bs.Tokenizer, error) {
+func New(name string) (Tokenizer, error) {
 	switch name {
 	case NameO200k:
 		return O200k()
 	case NameCharsPer4:
-		return bs.CharsPer4{}, nil
+		return CharsPer4{}, nil
 	case NameCalibrated:
 		return nil, fmt.Errorf("tokenizer %q is learned from a transcript's recorded usage (use tokens.Learn), not made by name: %w", name, bs.ErrInvalid)
 	}
 	return nil, fmt.Errorf("unknown tokenizer %q (expected o200k or chars/4; calibrated comes from tokens.Learn): %w", name, bs.ErrInvalid)
+}
+
+// Tokenizer counts the tokens of a text as a model would.
+type Tokenizer interface {
+	// Tokens returns the token count of text.
+	Tokens(text []byte) int
+	// Name names the method ("chars/4", "o200k", "calibrated").
+	Name() string
+}
+
+// CharsPer4 is the Tokenizer that counts one token per four bytes, as
+// OpenClaw estimates.
+type CharsPer4 struct{}
+
+// Tokens returns len(text)/4, rounded up.
+func (CharsPer4) Tokens(text []byte) int { return (len(text) + 3) / 4 }
+
+// Name returns "chars/4".
+func (CharsPer4) Name() string { return "chars/4" }
+
+// OfBytes estimates t's count for n bytes of ordinary text, when
+// only a size is known: for CharsPer4 or a nil t it computes (n+3)/4
+// without asking t; for any other tokenizer it counts a fixed English
+// sample with t and scales that count to n bytes, rounded to the nearest
+// token. It returns 0 for n <= 0.
+func OfBytes(t Tokenizer, n int64) int64 {
+	if n <= 0 {
+		return 0
+	}
+	if _, ok := t.(CharsPer4); ok || t == nil {
+		return (n + 3) / 4
+	}
+	sample := []byte("The quick brown fox jumps over the lazy dog while the agent reads a file. ")
+	per := float64(t.Tokens(sample)) / float64(len(sample))
+	return int64(float64(n)*per + 0.5)
 }

@@ -165,7 +165,7 @@ func within(t *testing.T, what string, got, want, tol float64) {
 
 func TestLearn(t *testing.T) {
 	tr := writeSession(t, 30, true)
-	m, err := tokens.Learn(context.Background(), tr, bs.CharsPer4{})
+	m, err := tokens.Learn(context.Background(), tr, tokens.CharsPer4{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -210,7 +210,7 @@ func TestLearnThinking(t *testing.T) {
 	for _, counted := range []bool{false, true} {
 		t.Run(fmt.Sprintf("counted=%v", counted), func(t *testing.T) {
 			tr := writeSessionOpts(t, sessionOpts{turns: 30, usage: true, thinking: true, counted: counted})
-			m, err := tokens.Learn(context.Background(), tr, bs.CharsPer4{})
+			m, err := tokens.Learn(context.Background(), tr, tokens.CharsPer4{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -223,7 +223,7 @@ func TestLearnThinking(t *testing.T) {
 func TestLearnTruncated(t *testing.T) {
 	const ceiling = 9000
 	tr := writeSessionOpts(t, sessionOpts{turns: 30, usage: true, ceiling: ceiling})
-	m, err := tokens.Learn(context.Background(), tr, bs.CharsPer4{})
+	m, err := tokens.Learn(context.Background(), tr, tokens.CharsPer4{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -236,7 +236,7 @@ func TestLearnTruncated(t *testing.T) {
 
 func TestPredict(t *testing.T) {
 	tr := writeSession(t, 20, true)
-	m, err := tokens.Learn(context.Background(), tr, bs.CharsPer4{})
+	m, err := tokens.Learn(context.Background(), tr, tokens.CharsPer4{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -262,7 +262,7 @@ func TestLearnAfterCompaction(t *testing.T) {
 	summary := strings.Repeat("abcd", 500)
 	comp := fmt.Sprintf(`{"type":"compaction","id":"c0000001","parentId":"e0000120","timestamp":"2026-03-01T02:00:00.000Z","summary":"%s","firstKeptEntryId":"e0000117","tokensBefore":9000}`, summary)
 	tr := writeSession(t, 30, true, comp)
-	m, err := tokens.Learn(context.Background(), tr, bs.CharsPer4{})
+	m, err := tokens.Learn(context.Background(), tr, tokens.CharsPer4{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -322,7 +322,7 @@ func TestLearnWithoutUsage(t *testing.T) {
 
 // serial is a tokenizer Learn does not know to be safe for concurrent
 // use, so it measures lines one by one.
-type serial struct{ bs.CharsPer4 }
+type serial struct{ tokens.CharsPer4 }
 
 // TestLearnParallel checks that measuring on several goroutines gives
 // what measuring in order gives. (The generated transcript records the
@@ -342,7 +342,7 @@ func TestLearnParallel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	par, err := tokens.Learn(ctx, tr, bs.CharsPer4{})
+	par, err := tokens.Learn(ctx, tr, tokens.CharsPer4{})
 	if err != nil {
 		t.Fatal(err)
 	}

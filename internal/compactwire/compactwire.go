@@ -49,7 +49,7 @@ type Tools struct {
 func TokenOptions(name string) (compact.TokenOptions, error) {
 	switch name {
 	case "", config.TokenizerCalibrated:
-		return compact.Calibrated(bs.CharsPer4{}), nil
+		return compact.Calibrated(tokens.CharsPer4{}), nil
 	}
 	t, err := tokens.New(name)
 	if err != nil {
@@ -128,19 +128,19 @@ type Summarizer struct {
 	s     summarize.Summary
 }
 
-var _ bs.Summarizer = (*Summarizer)(nil)
+var _ compact.Summarizer = (*Summarizer)(nil)
 
 // Summarize summarizes messages through the escalation and remembers how
 // (also when it fails: Last then tells the attempts made).
-func (d *Summarizer) Summarize(ctx context.Context, messages [][]byte, focus string) (bs.Summary, error) {
+func (d *Summarizer) Summarize(ctx context.Context, messages [][]byte, focus string) (compact.Summary, error) {
 	s, err := d.e.SummarizeDetailed(ctx, messages, focus)
 	d.mu.Lock()
 	d.s = s
 	d.mu.Unlock()
 	if err != nil {
-		return bs.Summary{}, err
+		return compact.Summary{}, err
 	}
-	return bs.Summary{Text: s.Text, Degraded: s.Degraded, Reason: s.Reason, Method: s.Summarizer}, nil
+	return compact.Summary{Text: s.Text, Degraded: s.Degraded, Reason: s.Reason, Method: s.Summarizer}, nil
 }
 
 // Last returns the last summary with how it was made (the zero Summary
