@@ -15,6 +15,9 @@ type Installation struct {
 	// AgentsDir is the agents dir (or pi sessions dir) that was opened;
 	// the host config beside it names the models' windows.
 	AgentsDir string
+	// PiSessionsDir is the pi sessions dir served beside AgentsDir, or
+	// "" when there is none.
+	PiSessionsDir string
 	// StateDir is BrainSurgeon's state dir, "<agents dir>/../.brainsurgeon":
 	// config, queue, audit log, the context engine's state.
 	StateDir string

@@ -36,6 +36,12 @@ type Options struct {
 	Logger bs.Logger
 	// Clock tells the time; nil is the system clock.
 	Clock bs.Clock
+	// PiSessionsDir is a pi sessions dir (~/.pi/agent/sessions; see
+	// config.PiSessionsDir) whose sessions are served beside root's, by
+	// a second JSONL store: listed with them, read, extracted and
+	// restored alike. "" serves none; so does root itself (or a dir
+	// inside it). Open fails when it does not exist.
+	PiSessionsDir string
 }
 
 // FromConfig returns the Options of a runtime config.
@@ -77,6 +83,19 @@ func Open(ctx context.Context, root string, opts Options) (*Set, error) {
 			set.Backends = append(set.Backends, s.Name())
 		}
 	}
+	if pi := opts.PiSessionsDir; pi != "" && !within(canonical(pi), canonical(root)) {
+		if err := checkPiSessionsDir(pi); err != nil {
+			return nil, err
+		}
+		ps := session.NewStore(pi)
+		ps.Logger = opts.Logger
+		ps.Writer.Logger = opts.Logger
+		ps.Writer.Clock = opts.Clock
+		ps.Writer.Quiet = max(opts.Idle, 0)
+		stores = append(stores, ps) // last: Sessions takes the first store for OpenClaw's
+		set.PiSessionsDir = pi
+		set.Backends = append(set.Backends, ps.Name()+" (pi)")
+	}
 	m := &Multi{Stores: stores, Logger: opts.Logger}
 	set.Store = m
 	set.Side = sidedir.New(m)
@@ -106,6 +125,28 @@ func CheckAgentsDir(root string) error {
 		return fmt.Errorf("agents directory %s is a file, expected a directory: %w", root, bs.ErrInvalid)
 	}
 	return nil
+}
+
+// checkPiSessionsDir checks that dir, a pi sessions dir named to be
+// served beside the agents dir, is an existing directory.
+func checkPiSessionsDir(dir string) error {
+	fi, err := os.Stat(dir)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("pi sessions directory %s does not exist (set BRAINSURGEON_PI_SESSIONS_DIR to pi's sessions dir, or to \"off\"): %w", dir, bs.ErrNotFound)
+		}
+		return fmt.Errorf("pi sessions directory %s: %w", dir, err)
+	}
+	if !fi.IsDir() {
+		return fmt.Errorf("pi sessions directory %s is a file, expected a directory: %w", dir, bs.ErrInvalid)
+	}
+	return nil
+}
+
+// within reports whether path is dir or lies inside it (both clean).
+func within(path, dir string) bool {
+	rel, err := filepath.Rel(dir, path)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel)
 }
 
 // openOthers opens the database stores under root: OpenClaw's SQLite
@@ -163,7 +204,10 @@ func (m *Multi) Name() string {
 }
 
 // pick returns the store that serves ref's backend; a backend no store
-// serves gives an error wrapping ErrUnsupported.
+// serves gives an error wrapping ErrUnsupported. Of several stores of one
+// backend (the agents dir's JSONL store and a pi sessions dir's), it is
+// the one whose directory holds ref.Path, which the store that listed ref
+// set; a ref without a path goes to the first.
 func (m *Multi) pick(ref bs.SessionRef) (bs.Store, error) {
 	b := ref.Backend
 	if b == "" {
@@ -173,12 +217,23 @@ func (m *Multi) pick(ref bs.SessionRef) (bs.Store, error) {
 	if len(stores) == 0 {
 		return nil, fmt.Errorf("session %s: %w", ref, errNoStores)
 	}
+	var same []bs.Store
 	for _, s := range stores {
 		if s.Name() == b {
-			return s, nil
+			same = append(same, s)
 		}
 	}
-	return nil, fmt.Errorf("session %s: no %s store here: %w", ref, b, bs.ErrUnsupported)
+	switch {
+	case len(same) == 0:
+		return nil, fmt.Errorf("session %s: no %s store here: %w", ref, b, bs.ErrUnsupported)
+	case len(same) > 1 && ref.Path != "":
+		for _, s := range same {
+			if h, ok := s.(interface{ Holds(path string) bool }); ok && h.Holds(ref.Path) {
+				return s, nil
+			}
+		}
+	}
+	return same[0], nil
 }
 
 // agentsWith returns the agents a store serves when it serves only some

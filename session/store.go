@@ -8,6 +8,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
+	"sync"
 	"time"
 
 	bs "github.com/brainsurgeon/brainsurgeon"
@@ -29,6 +31,11 @@ type Store struct {
 	Writer Writer
 	// Logger receives discovery warnings; nil discards.
 	Logger bs.Logger
+
+	// rootsFor caches roots for the Root rootsOf.
+	rootsMu  sync.Mutex
+	rootsOf  string
+	rootsFor []string
 }
 
 var (
@@ -41,6 +48,42 @@ func NewStore(root string) *Store {
 	s := &Store{Root: root, Writer: Writer{Quiet: DefaultQuiet}}
 	s.Writer.Refresh = s.refresh
 	return s
+}
+
+// Holds reports whether path, a transcript's path as a ref this store
+// listed names it, lies in the store's Root, or in Root with its
+// symbolic links resolved. The path itself is compared as it is, so that
+// asking costs no file system call after the first.
+func (s *Store) Holds(path string) bool {
+	if s == nil || path == "" {
+		return false
+	}
+	p := filepath.Clean(path)
+	for _, root := range s.roots() {
+		if rel, err := filepath.Rel(root, p); err == nil && rel != ".." &&
+			!strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel) {
+			return true
+		}
+	}
+	return false
+}
+
+// roots returns Root cleaned and Root with its links resolved (once per
+// Root).
+func (s *Store) roots() []string {
+	s.rootsMu.Lock()
+	defer s.rootsMu.Unlock()
+	if s.rootsOf != s.Root || s.rootsFor == nil {
+		r := filepath.Clean(s.Root)
+		s.rootsFor = []string{r}
+		if a, err := filepath.Abs(r); err == nil {
+			if e, err := filepath.EvalSymlinks(a); err == nil && e != r {
+				s.rootsFor = append(s.rootsFor, e)
+			}
+		}
+		s.rootsOf = s.Root
+	}
+	return s.rootsFor
 }
 
 // errNoStore is what the methods of a nil Store return.
