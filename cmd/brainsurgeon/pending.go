@@ -26,7 +26,7 @@ func (m *Main) loadConfig(ctx context.Context, agentsDir string, lenient bool) (
 
 // open opens the installation under agentsDir with the config's settings.
 func (m *Main) open(ctx context.Context, agentsDir string, cfg config.Config) (*backend.Set, error) {
-	return backend.Open(ctx, agentsDir, backend.FromConfig(cfg, m.logger()))
+	return cli.Open(ctx, agentsDir, backend.FromConfig(cfg, m.logger()))
 }
 
 // pass returns the library-level pass over set, with the context

@@ -154,7 +154,7 @@ func isHelp(a string) bool {
 // that the stores under agentsDir resolve. A transcript file outside any
 // agents dir is read as it is.
 func openSession(ctx context.Context, agentsDir, name string) (bs.Transcript, error) {
-	set, err := backend.Open(ctx, agentsDir, backend.Options{})
+	set, err := cli.Open(ctx, agentsDir, backend.Options{})
 	if err != nil {
 		if fi, serr := os.Stat(name); serr == nil && fi.Mode().IsRegular() {
 			return session.Open(ctx, name, bs.SessionRef{}, nil)

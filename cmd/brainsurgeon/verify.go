@@ -68,7 +68,7 @@ func (c *verifyCommand) Run(ctx context.Context, args []string) error {
 	if len(pos) > 1 {
 		return &cli.UsageError{Msg: fmt.Sprintf("verify takes at most one session, got %s", plural.Count(len(pos), "argument", "arguments")), Try: "brainsurgeon verify --help"}
 	}
-	set, err := backend.Open(ctx, *agentsDir, backend.Options{Logger: c.m.logger()})
+	set, err := cli.Open(ctx, *agentsDir, backend.Options{Logger: c.m.logger()})
 	if err != nil {
 		return err
 	}

@@ -189,7 +189,7 @@ func (m *Main) open(ctx context.Context, c *common) (config.Config, *backend.Set
 	if err != nil {
 		return config.Config{}, nil, bs.SessionRef{}, err
 	}
-	set, err := backend.Open(ctx, c.agentsDir, backend.FromConfig(cfg, m.logger()))
+	set, err := cli.Open(ctx, c.agentsDir, backend.FromConfig(cfg, m.logger()))
 	if err != nil {
 		return config.Config{}, nil, bs.SessionRef{}, err
 	}
