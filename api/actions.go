@@ -9,6 +9,8 @@ import (
 	"time"
 
 	bs "github.com/brainsurgeon/brainsurgeon"
+	"github.com/brainsurgeon/brainsurgeon/config"
+	"github.com/brainsurgeon/brainsurgeon/daemon"
 	"github.com/brainsurgeon/brainsurgeon/restore"
 )
 
@@ -62,13 +64,22 @@ func (s *server) configEnv(r *http.Request) (any, error) {
 		"auth_required": req, "open": !req, "key_file": s.opts.KeyFile, "key_hint": s.keys.hint()}, nil
 }
 
-// control returns the Control, or an error answered 501 naming what
-// needed it.
-func (s *server) control(what string) (Control, error) {
-	if s.opts.Control == nil {
-		return nil, notWired{what, "Control"}
+// daemon returns the Daemon, or an error answered 501 naming what needed
+// it.
+func (s *server) daemon(what string) (*daemon.Daemon, error) {
+	if s.opts.Daemon == nil {
+		return nil, notWired{what, "Daemon"}
 	}
-	return s.opts.Control, nil
+	return s.opts.Daemon, nil
+}
+
+// runtimeConfig returns the Daemon's runtime config, or the defaults
+// without a Daemon.
+func (s *server) runtimeConfig() config.Config {
+	if s.opts.Daemon == nil {
+		return config.Default()
+	}
+	return s.opts.Daemon.Config().Get()
 }
 
 // trash returns the Trash, or an error answered 501 naming what needed
@@ -81,17 +92,17 @@ func (s *server) trash(what string) (trashOps, error) {
 }
 
 func (s *server) getConfig(r *http.Request) (any, error) {
-	c, err := s.control("the config service")
+	d, err := s.daemon("the config service")
 	if err != nil {
 		return nil, err
 	}
-	return c.Config(r.Context())
+	return d.Config().Get(), nil
 }
 
 // postConfig merges a partial config; every field is validated by the
 // config service, a bad one is a 400 whose "fields" name each bad field.
 func (s *server) postConfig(r *http.Request) (any, error) {
-	c, err := s.control("the config service")
+	d, err := s.daemon("the config service")
 	if err != nil {
 		return nil, err
 	}
@@ -102,7 +113,7 @@ func (s *server) postConfig(r *http.Request) (any, error) {
 	if trimmed := strings.TrimSpace(string(body)); !json.Valid(body) || trimmed == "" || trimmed[0] != '{' {
 		return nil, fmt.Errorf("request body: expected a JSON object of config fields, such as {\"enabled\":true}: %w", bs.ErrInvalid)
 	}
-	cfg, err := c.UpdateConfig(r.Context(), body)
+	cfg, err := d.Config().Set(r.Context(), body)
 	if err != nil {
 		return nil, err
 	}
@@ -228,11 +239,11 @@ func (s *server) setExtractable(r *http.Request) (any, error) {
 }
 
 func (s *server) runPrune(r *http.Request) (any, error) {
-	c, err := s.control("running a pruning pass")
+	d, err := s.daemon("running a pruning pass")
 	if err != nil {
 		return nil, err
 	}
-	rep, err := c.RunPrune(r.Context())
+	rep, err := d.RunPruneNow(r.Context())
 	if err != nil {
 		return nil, err
 	}
@@ -241,11 +252,11 @@ func (s *server) runPrune(r *http.Request) (any, error) {
 }
 
 func (s *server) runRetention(r *http.Request) (any, error) {
-	c, err := s.control("running retention")
+	d, err := s.daemon("running retention")
 	if err != nil {
 		return nil, err
 	}
-	st, err := c.RunRetention(r.Context())
+	st, err := d.RunRetentionNow(r.Context())
 	if err != nil {
 		return nil, err
 	}
@@ -271,11 +282,11 @@ func (s *server) runJob(r *http.Request) (any, error) {
 }
 
 func (s *server) status(r *http.Request) (any, error) {
-	c, err := s.control("the scheduler status")
+	d, err := s.daemon("the scheduler status")
 	if err != nil {
 		return nil, err
 	}
-	return c.Status(r.Context())
+	return d.Status(), nil
 }
 
 func (s *server) trashList(r *http.Request) (any, error) {

@@ -2,9 +2,11 @@
 // program can mount. It reaches sessions and extracted
 // values only through the library: the root interfaces of an opened
 // installation (brainsurgeon.Installation), a restore.Restorer and the
-// Backend's resolver. The daemon's config service and jobs are reached
-// through the interface Control, the trash as a *trash.Trash; when one is
-// not given, its endpoints answer 501 with the reason.
+// Backend's resolver (Backend is its one interface: the part of an
+// installation that varies with the backends). The daemon's config
+// service, jobs, Restorer and context engine are reached through a
+// *daemon.Daemon, the trash as a *trash.Trash; when one is not given, its
+// endpoints answer 501 with the reason.
 //
 // Every answer is JSON with snake_case names, like the CLI's --json; an
 // error is {"error": "…"} with its status:
@@ -32,7 +34,7 @@
 //     inserts or deletes rows): the request is well formed but
 //     this backend cannot process it, which is why 422 and not 409 (kept
 //     for conditions that pass);
-//   - 501: the endpoint needs a Control, Trash or Engine that was not
+//   - 501: the endpoint needs a Daemon, Trash or Engine that was not
 //     given;
 //   - 503: a request cancelled, or a tool result to store at the source
 //     while MaxSourceRequests others are being stored.
@@ -108,6 +110,7 @@ import (
 	"github.com/brainsurgeon/brainsurgeon/agenttools"
 	"github.com/brainsurgeon/brainsurgeon/compact"
 	"github.com/brainsurgeon/brainsurgeon/config"
+	"github.com/brainsurgeon/brainsurgeon/daemon"
 	"github.com/brainsurgeon/brainsurgeon/engine"
 	"github.com/brainsurgeon/brainsurgeon/internal/compactwire"
 	"github.com/brainsurgeon/brainsurgeon/prune"
@@ -117,41 +120,6 @@ import (
 
 // DefaultMaxBodyBytes caps request bodies when Options.MaxBodyBytes is 0.
 const DefaultMaxBodyBytes = 1 << 20
-
-// Control is what the API needs from the daemon core: the runtime config
-// service, the jobs it runs now, the scheduler's status, and the Restorer
-// that follows the runtime config. The daemon implements it
-// (daemon.Daemon.Handler passes it); it stays an interface because the
-// daemon imports this package to build its handler, so this package cannot
-// name the daemon's types.
-type Control interface {
-	// Config returns the current runtime config
-	// (".brainsurgeon/config.json", a sibling of the agents dir, written
-	// atomically; security settings are not part of it).
-	Config(ctx context.Context) (config.Config, error)
-	// UpdateConfig merges a partial config (a JSON object) into the
-	// current one, validates every field, saves it and applies it (a cron
-	// change reschedules at once). A bad field is an error holding a
-	// *config.ValidationError, and nothing is saved.
-	UpdateConfig(ctx context.Context, patch []byte) (config.Config, error)
-	// RunPrune runs an extraction pass over every session now and returns
-	// its report (a *prune.Report fits). The values the jobs return are
-	// sent as JSON and should use snake_case names.
-	RunPrune(ctx context.Context) (any, error)
-	// RunRetention runs retention now and returns its stats
-	// ({cleaned, bytes, errors}).
-	RunRetention(ctx context.Context) (any, error)
-	// Status describes the scheduled jobs (names, specs, last and next
-	// runs, whether one is running).
-	Status(ctx context.Context) (any, error)
-	// Restorer returns the Restorer that follows the runtime config
-	// (extraction policy, keep_purge_control_calls), or nil for the API's
-	// own. When Options.Restorer is nil, each restore, set_extractable and
-	// get_context uses it. It should return the same Restorer while the
-	// config is unchanged: a Restorer's per-session locks serialise
-	// write-backs within a process.
-	Restorer() *restore.Restorer
-}
 
 // Backend is what the API needs of the backends beyond the
 // installation's Store: the CLI's resolver, and for GET /api/disk where
@@ -191,35 +159,47 @@ type Options struct {
 	// Store (backend.Open's Set is one).
 	Backend Backend
 	// Restorer restores values, sets "_extractable" and answers
-	// get_context. When nil, the Control's Restorer gives it; else (no
-	// Control, or a nil Restorer) one is made over Installation with the
-	// default policy, whose restore log (restore.Restorer.Restores) is
-	// Engine when set. A daemon passes its own (its Control's) so that
-	// write-backs of one session are serialised with its passes and follow
-	// the config.
+	// get_context. When nil, the Daemon's Restorer (daemon.Daemon.Restorer,
+	// which follows the runtime config and serialises write-backs of one
+	// session with the daemon's passes) gives it; else (no Daemon, or a
+	// nil Restorer) one is made over Installation with the default policy,
+	// whose restore log (restore.Restorer.Restores) is Engine when set.
 	Restorer *restore.Restorer
-	// Control is the config service and the jobs; nil answers 501 on
-	// their endpoints.
-	Control Control
+	// Daemon, when not nil, is the daemon core the API serves: its config
+	// service (GET and POST /api/config), its jobs run now and its
+	// scheduler's status, the Restorer and the context engine that follow
+	// its runtime config, and the compaction settings and source
+	// thresholds of that config. New also takes from it what is left
+	// empty here: Trash (a trash over Installation, logging through the
+	// daemon's logger), EngineMeter (the daemon's, which its Status
+	// reports) and Logger; and ReadOnly is set when the daemon is
+	// read-only. Installation and Backend are still the caller's (over the
+	// daemon's agents dir: internal/wiring.OpenFor opens them). Nil
+	// answers 501 on the config and job endpoints, serves the default
+	// config's compaction and source settings, and gives no engine unless
+	// Engine is set.
+	Daemon *daemon.Daemon
 	// Trash is the session trash (a trashed session's transcript,
 	// extracted values and child sessions go together; a backend that
 	// cannot trash a session, SQLite, where rows are never deleted, is
-	// answered 422); nil answers 501 on its endpoints.
+	// answered 422); nil answers 501 on its endpoints, unless Daemon
+	// gives one.
 	Trash *trash.Trash
 	// Engine is the context engine the plugin's assemble and compact
 	// requests, the engine paths of its tools and the session detail's
-	// "engine" member use. When nil, a Control that is an EngineSource
-	// gives it; else those requests answer 501 and nothing else changes.
-	// The caller owns it (and closes it).
+	// "engine" member use. When nil, the Daemon's engine
+	// (daemon.Daemon.Engine) is used at each request; with neither, those
+	// requests answer 501 and nothing else changes. The caller owns it
+	// (and closes it).
 	Engine *engine.Engine
 	// EngineMeter counts the plugin's assemble calls and how long they
 	// took, for GET /api/health and GET /api/plugin/v1/health ("engine");
-	// nil means a Meter of the server's own. A daemon passes its own to
-	// show the same counts in its status.
+	// nil means the Daemon's (so that its status shows the same counts),
+	// else a Meter of the server's own.
 	EngineMeter *engine.Meter
 	// Compaction, when not nil, is what the context endpoints count and
 	// summarize with; nil means the runtime config's "compaction" object
-	// (from Control, else the defaults), with the summarizer model from
+	// (the Daemon's, else the defaults), with the summarizer model from
 	// that config or the environment.
 	Compaction *Compaction
 	// APIKeys are the accepted X-API-Key values; none (and no KeyFile)
@@ -243,7 +223,7 @@ type Options struct {
 	KeyFileInterval time.Duration
 	// CORSOrigins are the origins that get CORS headers ("*" allows any).
 	CORSOrigins []string
-	// ReadOnly refuses every write with 403.
+	// ReadOnly refuses every write with 403; a read-only Daemon sets it.
 	ReadOnly bool
 	// AutoRefreshMS is echoed by /api/config/env for the UI (default
 	// 10000).
@@ -255,7 +235,8 @@ type Options struct {
 	// UI, when not nil, serves every path outside /api/ (the web UI:
 	// ui.Handler() of package api/ui).
 	UI http.Handler
-	// Logger receives a record per failed request; nil discards.
+	// Logger receives a record per failed request; nil means the
+	// Daemon's logger, else discard.
 	Logger bs.Logger
 }
 
@@ -296,12 +277,27 @@ type server struct {
 	testEngine contextEngine
 }
 
-// New returns the API handler. It checks the options: no Store or Side, an empty
-// API key or an origin that is not a URL origin is an error wrapping
-// brainsurgeon.ErrInvalid.
+// New returns the API handler. It checks the options: no Store, Side or
+// Backend, an empty API key or an origin that is not a URL origin is an
+// error wrapping brainsurgeon.ErrInvalid. With a Daemon, it fills the
+// options the Daemon gives (see Options.Daemon).
 func New(opts Options) (http.Handler, error) {
 	if opts.Installation.Store == nil || opts.Installation.Side == nil || opts.Backend == nil {
 		return nil, fmt.Errorf("api: Options.Installation must hold an opened installation's Store and Side store, and Options.Backend its Backend (backend.Open's Set has them): %w", bs.ErrInvalid)
+	}
+	if d := opts.Daemon; d != nil {
+		if opts.Trash == nil {
+			t := trash.New(opts.Installation.Store, opts.Installation.AgentsDir, opts.Installation.StateDir)
+			t.Logger = d.Logger()
+			opts.Trash = t
+		}
+		if opts.EngineMeter == nil {
+			opts.EngineMeter = d.EngineMeter()
+		}
+		if opts.Logger == nil {
+			opts.Logger = d.Logger()
+		}
+		opts.ReadOnly = opts.ReadOnly || d.ReadOnly()
 	}
 	s := &server{opts: opts, set: stores{Installation: opts.Installation, Backend: opts.Backend}, restorer: opts.Restorer, log: bs.LoggerOrDiscard(opts.Logger),
 		cache: newStatsCache(), statusCache: compact.NewStatusCache(0), maxBody: opts.MaxBodyBytes, started: time.Now(),
@@ -496,11 +492,9 @@ func (s *server) restoreLog() bs.RestoreLog {
 
 // restorerFor returns the Restorer of a request (see Options.Restorer).
 func (s *server) restorerFor() *restore.Restorer {
-	if s.opts.Restorer == nil {
-		if s.opts.Control != nil {
-			if r := s.opts.Control.Restorer(); r != nil {
-				return r
-			}
+	if s.opts.Restorer == nil && s.opts.Daemon != nil {
+		if r := s.opts.Daemon.Restorer(); r != nil {
+			return r
 		}
 	}
 	return s.restorer

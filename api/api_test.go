@@ -65,7 +65,7 @@ func firstExtracted(t *testing.T, c *client, agent, id string) api.EntryView {
 
 func TestSessionsAndDetailBothBackends(t *testing.T) {
 	f := newFixture(t, true)
-	srv := serve(t, api.Options{Installation: f.set.Installation, Backend: f.set, Control: newControl(f.set), Trash: newTrash(f), Version: "test"})
+	srv := serve(t, api.Options{Installation: f.set.Installation, Backend: f.set, Daemon: newDaemon(t, f.set), Trash: newTrash(f), Version: "test"})
 	c := &client{tb: t, srv: srv}
 
 	var health map[string]any
@@ -361,8 +361,7 @@ func TestSQLiteExtractedAndRestore(t *testing.T) {
 
 func TestConfigJobsTrash(t *testing.T) {
 	f := newFixture(t, false)
-	ctl := newControl(f.set)
-	srv := serve(t, api.Options{Installation: f.set.Installation, Backend: f.set, Control: ctl, Trash: newTrash(f)})
+	srv := serve(t, api.Options{Installation: f.set.Installation, Backend: f.set, Daemon: newDaemon(t, f.set), Trash: newTrash(f)})
 	c := &client{tb: t, srv: srv}
 
 	var cfg map[string]any
@@ -425,14 +424,16 @@ func TestConfigJobsTrash(t *testing.T) {
 	}
 	var st map[string]any
 	c.json("GET", "/api/cron/status", "", 200, &st)
-	if st["jobs"] == nil {
-		t.Errorf("status: %v", st)
+	if st["prune"] == nil || st["retention"] == nil {
+		t.Errorf("status: %v, want the prune and retention jobs", st)
 	}
 
-	// Pruning disabled: the pass refuses, 409 with the reason.
+	// Pruning disabled: a pass asked for now still runs (the caller
+	// asked; daemon.Daemon.RunPruneNow), only the scheduled ones stop.
 	c.json("POST", "/api/config", `{"enabled":false}`, 200, nil)
-	if code, b, _ := c.do("POST", "/api/prune/run", ""); code != http.StatusConflict || !strings.Contains(string(b), "disabled") {
-		t.Errorf("prune run while disabled: %d %s", code, b)
+	c.json("POST", "/api/prune/run", "", 200, &run)
+	if run.Report["manual"] != true || run.Report["disabled"] != false {
+		t.Errorf("prune run while disabled: %+v, want a manual run", run)
 	}
 
 	// Trash: delete, list, restore, delete again and purge.

@@ -25,7 +25,7 @@ import (
 // entry appended).
 func testCompaction(t *testing.T, browserCtx context.Context) {
 	f := demoFixture(t)
-	srv := serve(t, api.Options{Installation: f.set.Installation, Backend: f.set, Control: newControl(f.set), UI: ui.Handler(), Compaction: smallWindow(f), AutoRefreshMS: 60000})
+	srv := serve(t, api.Options{Installation: f.set.Installation, Backend: f.set, Daemon: newDaemon(t, f.set), UI: ui.Handler(), Compaction: smallWindow(f), AutoRefreshMS: 60000})
 	c := &client{tb: t, srv: srv}
 	ctx, problems := newTab(t, browserCtx)
 	id := f.synthIDs[1]

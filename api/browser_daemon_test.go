@@ -33,7 +33,7 @@ func testKeyDialogAndPluginBanner(t *testing.T, browserCtx context.Context) {
 	keyFile := filepath.Join(f.root, ".brainsurgeon", "api.key")
 	const key = "0123456789abcdef0123456789abcdef"
 	writeKey(t, keyFile, key, false)
-	srv := serve(t, api.Options{Installation: f.set.Installation, Backend: f.set, Control: newControl(f.set), UI: ui.Handler(),
+	srv := serve(t, api.Options{Installation: f.set.Installation, Backend: f.set, Daemon: newDaemon(t, f.set), UI: ui.Handler(),
 		KeyFile: keyFile, AutoRefreshMS: 1000})
 	ctx, problems := newTab(t, browserCtx)
 

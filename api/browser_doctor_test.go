@@ -17,7 +17,7 @@ import (
 // session and checks that its problem is listed with the tool call.
 func testDoctorHealth(t *testing.T, browserCtx context.Context) {
 	set, ids, _ := doctorFixture(t)
-	srv := serve(t, api.Options{Installation: set.Installation, Backend: set, Control: newControl(set), UI: ui.Handler(), AutoRefreshMS: 60000})
+	srv := serve(t, api.Options{Installation: set.Installation, Backend: set, Daemon: newDaemon(t, set), UI: ui.Handler(), AutoRefreshMS: 60000})
 	tab, problems := newTab(t, browserCtx)
 	pill := func(id string) string {
 		return `document.querySelector('tr[data-session=` + jsString(id) + `] .pill.health')`

@@ -310,8 +310,7 @@ func inTabs(t *testing.T, browserCtx context.Context, tests []browserTest) {
 // screenshots.
 func testValueRestoreSettings(t *testing.T, browserCtx context.Context) {
 	f := demoFixture(t)
-	ctl := newControl(f.set)
-	srv := serve(t, api.Options{Installation: f.set.Installation, Backend: f.set, Control: ctl, Trash: newTrash(f), UI: ui.Handler(), AutoRefreshMS: 1000, Version: "test"})
+	srv := serve(t, api.Options{Installation: f.set.Installation, Backend: f.set, Daemon: newDaemon(t, f.set), Trash: newTrash(f), UI: ui.Handler(), AutoRefreshMS: 1000, Version: "test"})
 	c := &client{tb: t, srv: srv}
 	ctx, problems := newTab(t, browserCtx)
 	id := f.synthIDs[0] // the session with large thinking blocks
@@ -475,7 +474,7 @@ func testValueRestoreSettings(t *testing.T, browserCtx context.Context) {
 func testKeyExtractableRefreshTrash(t *testing.T, browserCtx context.Context) {
 	f := demoFixture(t)
 	const key = "s3cret-key"
-	srv := serve(t, api.Options{Installation: f.set.Installation, Backend: f.set, Control: newControl(f.set), Trash: newTrash(f), UI: ui.Handler(),
+	srv := serve(t, api.Options{Installation: f.set.Installation, Backend: f.set, Daemon: newDaemon(t, f.set), Trash: newTrash(f), UI: ui.Handler(),
 		APIKeys: []string{key}, AutoRefreshMS: 1000})
 	c := &client{tb: t, srv: srv, key: key}
 	ctx, problems := newTab(t, browserCtx)
@@ -555,7 +554,7 @@ func testKeyExtractableRefreshTrash(t *testing.T, browserCtx context.Context) {
 }
 
 // testErrors checks that the API's error messages reach the page: a
-// server without Control or Trash answers 501, which the settings and
+// server without a Daemon or Trash answers 501, which the settings and
 // trash views show with the server's reason; a missing session is a 404.
 func testErrors(t *testing.T, browserCtx context.Context) {
 	f := demoFixture(t)
@@ -565,7 +564,7 @@ func testErrors(t *testing.T, browserCtx context.Context) {
 	// The config and the scheduler status both fail; either box may come
 	// first.
 	configBox := `[...document.querySelectorAll('.error-box')].find((b) => b.textContent.includes('Could not load the config'))`
-	waitFor(t, ctx, "the config error", `(`+configBox+`)?.textContent.includes('api.Options.Control')`)
+	waitFor(t, ctx, "the config error", `(`+configBox+`)?.textContent.includes('api.Options.Daemon')`)
 	msg := eval[string](t, ctx, `(`+configBox+`).textContent`)
 	if !strings.Contains(msg, "HTTP 501") || !strings.Contains(msg, "Could not load the config") {
 		t.Errorf("settings error %q: want what failed, the server's reason and HTTP 501", msg)
@@ -583,7 +582,7 @@ func testErrors(t *testing.T, browserCtx context.Context) {
 // write: every write button and the settings' save are disabled.
 func testReadOnly(t *testing.T, browserCtx context.Context) {
 	f := demoFixture(t)
-	srv := serve(t, api.Options{Installation: f.set.Installation, Backend: f.set, Control: newControl(f.set), Trash: newTrash(f), UI: ui.Handler(), ReadOnly: true})
+	srv := serve(t, api.Options{Installation: f.set.Installation, Backend: f.set, Daemon: newDaemon(t, f.set), Trash: newTrash(f), UI: ui.Handler(), ReadOnly: true})
 	ctx, problems := newTab(t, browserCtx)
 	id := f.synthIDs[0]
 	do(t, ctx, "open the session", chromedp.Navigate(srv.URL+"/#/session/alpha/"+id), chromedp.WaitVisible(`button.badge-extracted`))
@@ -611,10 +610,10 @@ func testReadOnly(t *testing.T, browserCtx context.Context) {
 // with its reason instead of a value.
 func testLostValues(t *testing.T, browserCtx context.Context) {
 	f := demoFixture(t)
-	ctl := newControl(f.set)
-	srv := serve(t, api.Options{Installation: f.set.Installation, Backend: f.set, Control: ctl, UI: ui.Handler()})
+	clock := &testClock{}
+	srv := serve(t, api.Options{Installation: f.set.Installation, Backend: f.set, Daemon: newDaemonAt(t, f.set, clock), UI: ui.Handler()})
 	c := &client{tb: t, srv: srv}
-	ctl.setNow(func() time.Time { return time.Now().Add(72 * time.Hour) })
+	clock.setNow(func() time.Time { return time.Now().Add(72 * time.Hour) })
 	var ret struct {
 		Report retentionStats `json:"report"`
 	}
@@ -673,11 +672,7 @@ func testDemoDaemon(t *testing.T, browserCtx context.Context) {
 	if r, err := d.RunPruneNow(ctx); err != nil || r.Values == 0 {
 		t.Fatalf("demo: first pass: %+v, %v", r, err)
 	}
-	h, err := d.Handler(ctx, api.Options{AutoRefreshMS: 1000, UI: ui.Handler()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(h)
+	srv := httptest.NewServer(daemonHandler(t, d, api.Options{AutoRefreshMS: 1000, UI: ui.Handler()}))
 	defer srv.Close()
 	c := &client{tb: t, srv: srv}
 	tab, problems := newTab(t, browserCtx)

@@ -30,7 +30,7 @@ func testUsageAndDisk(t *testing.T, browserCtx context.Context) {
 			t.Fatal(err)
 		}
 	}
-	srv := serve(t, api.Options{Installation: f.set.Installation, Backend: f.set, Control: newControl(f.set), UI: ui.Handler(), Compaction: smallWindow(f), AutoRefreshMS: 60000})
+	srv := serve(t, api.Options{Installation: f.set.Installation, Backend: f.set, Daemon: newDaemon(t, f.set), UI: ui.Handler(), Compaction: smallWindow(f), AutoRefreshMS: 60000})
 	c := &client{tb: t, srv: srv}
 	base := "/api/sessions/alpha/" + id
 

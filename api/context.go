@@ -67,11 +67,8 @@ func (s *server) compaction(ctx context.Context) (Compaction, error) {
 	}
 	c := config.DefaultCompaction()
 	var keep time.Duration
-	if s.opts.Control != nil {
-		cfg, err := s.opts.Control.Config(ctx)
-		if err != nil {
-			return Compaction{}, err
-		}
+	if s.opts.Daemon != nil {
+		cfg := s.opts.Daemon.Config().Get()
 		c, keep = cfg.Compaction, cfg.KeepAfterRestore()
 	}
 	t, err := compactwire.New(c, s.opts.Logger)

@@ -15,7 +15,7 @@ import (
 // measures the cold path on 100 MB).
 func BenchmarkContextStatus(b *testing.B) {
 	set, id := bigSession(b)
-	srv := serve(b, api.Options{Installation: set.Installation, Backend: set, Control: newControl(set)})
+	srv := serve(b, api.Options{Installation: set.Installation, Backend: set, Daemon: newDaemon(b, set)})
 	c := &client{tb: b, srv: srv}
 	for b.Loop() {
 		code, body, _ := c.do("GET", "/api/sessions/alpha/"+id+"/context/status", "")

@@ -52,7 +52,7 @@ type grepAnswer struct {
 // parameter of them.
 func TestContextEndpoints(t *testing.T) {
 	f := newFixture(t, false)
-	srv := serve(t, api.Options{Installation: f.set.Installation, Backend: f.set, Control: newControl(f.set), Compaction: smallWindow(f)})
+	srv := serve(t, api.Options{Installation: f.set.Installation, Backend: f.set, Daemon: newDaemon(t, f.set), Compaction: smallWindow(f)})
 	c := &client{tb: t, srv: srv}
 	id := f.synthIDs[1]
 	base := "/api/sessions/alpha/" + id + "/context"
@@ -187,7 +187,7 @@ func TestContextEndpoints(t *testing.T) {
 // never inserts rows there), while its status, inspect and history work.
 func TestContextCompactRefused(t *testing.T) {
 	f := newFixture(t, true)
-	srv := serve(t, api.Options{Installation: f.set.Installation, Backend: f.set, Control: newControl(f.set), Compaction: smallWindow(f)})
+	srv := serve(t, api.Options{Installation: f.set.Installation, Backend: f.set, Daemon: newDaemon(t, f.set), Compaction: smallWindow(f)})
 	c := &client{tb: t, srv: srv}
 	id := f.synthIDs[0]
 	path := filepath.Join(f.agents, "alpha", "sessions", id+".jsonl")
@@ -251,8 +251,7 @@ func TestContextCompactRefused(t *testing.T) {
 // model the transcript records, which the model table knows).
 func TestContextDefaultsFromConfig(t *testing.T) {
 	f := newFixture(t, false)
-	ctl := newControl(f.set)
-	srv := serve(t, api.Options{Installation: f.set.Installation, Backend: f.set, Control: ctl})
+	srv := serve(t, api.Options{Installation: f.set.Installation, Backend: f.set, Daemon: newDaemon(t, f.set)})
 	c := &client{tb: t, srv: srv}
 	t.Setenv(summarize.EnvModel, "")
 	c.json("POST", "/api/config", `{"compaction":{"context_window":50000,"auto_enabled":true}}`, 200, nil)
@@ -279,8 +278,9 @@ func TestContextDefaultsFromConfig(t *testing.T) {
 func TestContextReadOnly(t *testing.T) {
 	f := newFixture(t, false)
 	cp := smallWindow(f)
+	d := newDaemon(t, f.set) // writes its config before the snapshot
 	before := testtree.Snapshot(t, f.root)
-	srv := serve(t, api.Options{Installation: f.set.Installation, Backend: f.set, Control: newControl(f.set), Compaction: cp, ReadOnly: true})
+	srv := serve(t, api.Options{Installation: f.set.Installation, Backend: f.set, Daemon: d, Compaction: cp, ReadOnly: true})
 	c := &client{tb: t, srv: srv}
 	base := "/api/sessions/alpha/" + f.synthIDs[0] + "/context"
 	for _, p := range []string{"/status", "/inspect", "/history?depth=3", "/grep?q=tool&max=2"} {
@@ -309,7 +309,7 @@ func TestContextWindowFromHostConfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := serve(t, api.Options{Installation: f.set.Installation, Backend: f.set, Control: newControl(f.set)})
+	srv := serve(t, api.Options{Installation: f.set.Installation, Backend: f.set, Daemon: newDaemon(t, f.set)})
 	c := &client{tb: t, srv: srv}
 	var st compact.StatusReport
 	c.json("GET", "/api/sessions/alpha/"+f.synthIDs[0]+"/context/status", "", 200, &st)

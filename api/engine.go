@@ -36,16 +36,9 @@ const maxRoleChars = 64
 // request, in bytes (as the focus of a compaction asked for in the UI).
 const MaxCompactInstructions = MaxFocus
 
-// EngineSource is implemented by a Control that keeps a context engine in
-// step with the runtime config (extraction policy, compaction thresholds,
-// summarizer). When Options.Engine is nil and the Control is an
-// EngineSource, each engine request uses the engine it returns; nil
-// answers 501.
-type EngineSource interface {
-	Engine() *engine.Engine
-}
-
-// contextEngine is what the API uses of an *engine.Engine.
+// contextEngine is what the API uses of an *engine.Engine. It is the
+// package's test seam (export_test.go's NewWithEngine gives a fake one),
+// not part of the API.
 type contextEngine interface {
 	Assemble(ctx context.Context, ref bs.SessionRef, req engine.Request) (engine.View, error)
 	Value(ctx context.Context, ref bs.SessionRef, entryID string) (engine.ViewValue, error)
@@ -63,8 +56,11 @@ func (s *server) engineFor() contextEngine {
 	if s.opts.Engine != nil {
 		return s.opts.Engine
 	}
-	if src, ok := s.opts.Control.(EngineSource); ok {
-		if e := src.Engine(); e != nil {
+	if s.opts.Daemon != nil {
+		// The Daemon's engine follows its runtime config; a nil one
+		// (the agents dir cannot be opened, or the daemon is closed) is
+		// no engine, not a typed nil.
+		if e := s.opts.Daemon.Engine(); e != nil {
 			return e
 		}
 	}

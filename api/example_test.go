@@ -12,7 +12,8 @@ import (
 )
 
 // ExampleNew mounts the API in another program's mux, with an API key
-// and read-only mode. The daemon passes its Control and Trash as well.
+// and read-only mode. A program that runs the daemon passes it too
+// (Options.Daemon: its config service, jobs, Restorer, engine and trash).
 func ExampleNew() {
 	root, _ := os.MkdirTemp("", "example-")
 	defer os.RemoveAll(root)

@@ -18,7 +18,7 @@ import (
 // pass once the session is idle.
 func TestRestoreWhileRunning(t *testing.T) {
 	f := newFixture(t, false)
-	srv := serve(t, api.Options{Installation: f.set.Installation, Backend: f.set, Control: newControl(f.set)})
+	srv := serve(t, api.Options{Installation: f.set.Installation, Backend: f.set, Daemon: newDaemon(t, f.set)})
 	c := &client{tb: t, srv: srv}
 	id := f.synthIDs[0]
 	dir := filepath.Join(f.agents, "alpha", "sessions")
@@ -86,9 +86,12 @@ func writeStatus(t *testing.T, dir, agent string, ids []string, id, status strin
 // old side values.
 func TestSeedVerificationPath(t *testing.T) {
 	f := newFixture(t, false)
-	ctl := newControl(f.set)
-	ctl.cfg.Enabled = false
-	srv := serve(t, api.Options{Installation: f.set.Installation, Backend: f.set, Control: ctl, Trash: newTrash(f)})
+	clock := &testClock{}
+	d := newDaemonAt(t, f.set, clock)
+	if _, err := d.Config().Set(t.Context(), []byte(`{"enabled":false}`)); err != nil {
+		t.Fatal(err)
+	}
+	srv := serve(t, api.Options{Installation: f.set.Installation, Backend: f.set, Daemon: d, Trash: newTrash(f)})
 	c := &client{tb: t, srv: srv}
 	dir := filepath.Join(f.agents, "alpha", "sessions")
 	id := "00000000-0000-4000-8000-000000000099"
@@ -119,7 +122,7 @@ func TestSeedVerificationPath(t *testing.T) {
 	}
 	c.json("GET", "/api/sessions/alpha/"+id+"/entries/"+e.ID+"/extracted?preview=200", "", 200, nil)
 	// Seven hours later, retention removes the values.
-	ctl.setNow(func() time.Time { return time.Now().Add(7 * time.Hour) })
+	clock.setNow(func() time.Time { return time.Now().Add(7 * time.Hour) })
 	var run struct {
 		Report struct {
 			Cleaned int `json:"cleaned"`

@@ -17,13 +17,15 @@ import (
 	"testing"
 	"time"
 
+	bs "github.com/brainsurgeon/brainsurgeon"
 	"github.com/brainsurgeon/brainsurgeon/api"
 	"github.com/brainsurgeon/brainsurgeon/backend"
 	"github.com/brainsurgeon/brainsurgeon/config"
-	"github.com/brainsurgeon/brainsurgeon/duration"
+	"github.com/brainsurgeon/brainsurgeon/daemon"
 	"github.com/brainsurgeon/brainsurgeon/internal/synth"
 	"github.com/brainsurgeon/brainsurgeon/internal/testkit/oracle"
 	"github.com/brainsurgeon/brainsurgeon/internal/testkit/testcorpus"
+	"github.com/brainsurgeon/brainsurgeon/internal/wiring"
 	"github.com/brainsurgeon/brainsurgeon/prune"
 	"github.com/brainsurgeon/brainsurgeon/restore"
 	"github.com/brainsurgeon/brainsurgeon/trash"
@@ -178,120 +180,74 @@ func pruneConfig() config.Config {
 	return c
 }
 
-// memControl is a real, small Control: the config held in memory and
-// validated by the config package, passes run by prune.Pass, retention
-// deleting side values older than the config's retention.
-type memControl struct {
-	set *backend.Set
+// testClock is a clock a test moves: retention's, in the tests that run
+// retention as if hours had passed. It is safe for concurrent use.
+type testClock struct {
+	mu  sync.Mutex
 	now func() time.Time
-
-	mu            sync.Mutex
-	cfg           config.Config
-	lastPrune     *time.Time
-	lastRetention *time.Time
 }
 
-func newControl(set *backend.Set) *memControl {
-	return &memControl{set: set, cfg: pruneConfig(), now: time.Now}
+// Now returns the time the test set, the system's until it sets one.
+func (c *testClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.now == nil {
+		return time.Now()
+	}
+	return c.now()
 }
 
-func (c *memControl) setNow(now func() time.Time) {
+func (c *testClock) setNow(now func() time.Time) {
 	c.mu.Lock()
 	c.now = now
 	c.mu.Unlock()
 }
 
-func (c *memControl) clock() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now()
+// newDaemon opens the real daemon over set's agents dir (not started: its
+// jobs run when a request asks), with the runtime config pruneConfig and
+// retention telling the time by the system clock. It is closed when the
+// test ends.
+func newDaemon(tb testing.TB, set *backend.Set) *daemon.Daemon {
+	tb.Helper()
+	return newDaemonAt(tb, set, nil)
 }
 
-// Restorer follows the config, as api.Control asks.
-func (c *memControl) Restorer() *restore.Restorer {
-	cfg, _ := c.Config(context.Background())
-	return prune.New(c.set.Store, c.set.Side, c.set.StateDir, cfg, nil).Restorer()
-}
-
-func (c *memControl) Config(context.Context) (config.Config, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.cfg, nil
-}
-
-func (c *memControl) UpdateConfig(_ context.Context, patch []byte) (config.Config, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	n := c.cfg
-	if err := n.Merge(patch); err != nil {
-		return config.Config{}, err
-	}
-	c.cfg = n
-	return n, nil
-}
-
-func (c *memControl) RunPrune(ctx context.Context) (any, error) {
-	cfg, _ := c.Config(ctx)
-	rep, err := prune.New(c.set.Store, c.set.Side, c.set.StateDir, cfg, nil).Run(ctx, nil)
+// newDaemonAt is newDaemon whose retention tells the time by clock.
+func newDaemonAt(tb testing.TB, set *backend.Set, clock bs.Clock) *daemon.Daemon {
+	tb.Helper()
+	ctx := context.Background()
+	d, err := daemon.Open(ctx, daemon.Options{AgentsDir: set.AgentsDir, Open: wiring.Opener(set.AgentsDir), Retention: daemon.Retention(nil, clock)})
 	if err != nil {
-		return nil, err
+		tb.Fatal(err)
 	}
-	now := c.clock()
-	c.mu.Lock()
-	c.lastPrune = &now
-	c.mu.Unlock()
-	return rep, nil
+	tb.Cleanup(d.Close)
+	if _, err := d.Config().Replace(ctx, pruneConfig()); err != nil {
+		tb.Fatal(err)
+	}
+	return d
 }
 
+// daemonHandler is the API over d as `brainsurgeon serve` builds it: the
+// daemon's installation opened by internal/wiring, and opts for the rest.
+func daemonHandler(tb testing.TB, d *daemon.Daemon, opts api.Options) http.Handler {
+	tb.Helper()
+	set, err := wiring.OpenFor(context.Background(), d)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	opts.Installation, opts.Backend, opts.Daemon = set.Installation, set, d
+	h, err := api.New(opts)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return h
+}
+
+// retentionStats is what a test reads of a retention run's report.
 type retentionStats struct {
 	Cleaned int   `json:"cleaned"`
 	Bytes   int64 `json:"bytes"`
 	Errors  int   `json:"errors"`
-}
-
-func (c *memControl) RunRetention(ctx context.Context) (any, error) {
-	cfg, _ := c.Config(ctx)
-	keep, err := duration.Parse(cfg.Retention)
-	if err != nil {
-		return nil, err
-	}
-	refs, _, err := c.set.Store.Sessions(ctx)
-	if err != nil {
-		return nil, err
-	}
-	var st retentionStats
-	cutoff := c.clock().Add(-keep)
-	for _, ref := range refs {
-		infos, err := c.set.Side.List(ctx, ref)
-		if err != nil {
-			st.Errors++
-			continue
-		}
-		for _, in := range infos {
-			if in.ModTime.Before(cutoff) {
-				if err := c.set.Side.Delete(ctx, ref, in.EntryID); err != nil {
-					st.Errors++
-					continue
-				}
-				st.Cleaned++
-				st.Bytes += in.Size
-			}
-		}
-	}
-	now := c.clock()
-	c.mu.Lock()
-	c.lastRetention = &now
-	c.mu.Unlock()
-	return st, nil
-}
-
-func (c *memControl) Status(context.Context) (any, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return map[string]any{"active": c.cfg.Enabled, "jobs": []map[string]any{
-		{"name": "auto-trigger", "expression": c.cfg.AutoCron, "last_run": c.lastPrune},
-		{"name": "retention-cleanup", "expression": c.cfg.RetentionCron, "last_run": c.lastRetention},
-	}}, nil
 }
 
 // newTrash is the daemon's trash over the fixture's installation.

@@ -132,7 +132,7 @@ func TestObsoleteConfigField(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := &client{tb: t, srv: serve(t, api.Options{Installation: set.Installation, Backend: set, Control: newControl(set)})}
+	c := &client{tb: t, srv: serve(t, api.Options{Installation: set.Installation, Backend: set, Daemon: newDaemon(t, set)})}
 	var ans struct {
 		Error  string            `json:"error"`
 		Fields map[string]string `json:"fields"`

@@ -13,7 +13,6 @@ import (
 	bs "github.com/brainsurgeon/brainsurgeon"
 	"github.com/brainsurgeon/brainsurgeon/agenttools"
 	"github.com/brainsurgeon/brainsurgeon/audit"
-	"github.com/brainsurgeon/brainsurgeon/config"
 	"github.com/brainsurgeon/brainsurgeon/extract"
 )
 
@@ -180,15 +179,9 @@ func (s *server) tools() *agenttools.Tools {
 }
 
 // sourceSettings returns the settings of the store at the source in
-// force: the runtime config's (Options.Control), else the defaults.
+// force: the runtime config's (Options.Daemon), else the defaults.
 func (s *server) sourceSettings(ctx context.Context) (agenttools.SourceSettings, error) {
-	c := config.Default()
-	if s.opts.Control != nil {
-		var err error
-		if c, err = s.opts.Control.Config(ctx); err != nil {
-			return agenttools.SourceSettings{}, err
-		}
-	}
+	c := s.runtimeConfig()
 	return agenttools.SourceSettings{OffloadAboveChars: c.SourceOffloadAboveChars, PreviewChars: c.SourcePreviewChars}, nil
 }
 

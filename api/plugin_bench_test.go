@@ -31,7 +31,7 @@ func BenchmarkPluginSource(b *testing.B) {
 // answers it.
 func BenchmarkPluginSourceBuilt(b *testing.B) {
 	f := newPlugFixture(b)
-	srv := serve(b, api.Options{Installation: f.set.Installation, Backend: f.set, Control: newControl(f.set)})
+	srv := serve(b, api.Options{Installation: f.set.Installation, Backend: f.set, Daemon: newDaemon(b, f.set)})
 	c := &client{tb: b, srv: srv}
 	content := twoBlockContent()
 	b.SetBytes(int64(len(content)))

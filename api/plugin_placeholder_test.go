@@ -21,8 +21,8 @@ import (
 func TestPluginSourceBuildsPlaceholder(t *testing.T) {
 	ctx := context.Background()
 	f := newPlugFixture(t)
-	ctl := newControl(f.set)
-	c := &client{tb: t, srv: serve(t, api.Options{Installation: f.set.Installation, Backend: f.set, Control: ctl})}
+	d := newDaemon(t, f.set)
+	c := &client{tb: t, srv: serve(t, api.Options{Installation: f.set.Installation, Backend: f.set, Daemon: d})}
 	settings := func(want agenttools.SourceSettings) {
 		t.Helper()
 		var h struct {
@@ -48,7 +48,7 @@ func TestPluginSourceBuildsPlaceholder(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			if tt.preview != 400 {
-				if _, err := ctl.UpdateConfig(ctx, []byte(fmt.Sprintf(`{"source_preview_chars":%d,"source_offload_above_chars":5000}`, tt.preview))); err != nil {
+				if _, err := d.Config().Set(ctx, []byte(fmt.Sprintf(`{"source_preview_chars":%d,"source_offload_above_chars":5000}`, tt.preview))); err != nil {
 					t.Fatal(err)
 				}
 				settings(agenttools.SourceSettings{OffloadAboveChars: 5000, PreviewChars: tt.preview})

@@ -82,8 +82,9 @@ func TestPathParametersEveryRoute(t *testing.T) {
 	if err := os.WriteFile(secret, []byte("do not touch"), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	d := newDaemon(t, f.set) // writes its config before the snapshot
 	before := testtree.Snapshot(t, f.root)
-	srv := serve(t, api.Options{Installation: f.set.Installation, Backend: f.set, Control: newControl(f.set), Trash: newTrash(f)})
+	srv := serve(t, api.Options{Installation: f.set.Installation, Backend: f.set, Daemon: d, Trash: newTrash(f)})
 	valid := map[string]string{"agent": "alpha", "id": f.synthIDs[0], "entryId": "e1", "name": "prune"}
 	routes := 0
 	for _, pattern := range api.Routes() {
@@ -126,7 +127,7 @@ func TestPathParametersEveryRoute(t *testing.T) {
 
 func TestAuth(t *testing.T) {
 	f := newFixture(t, false)
-	srv := serve(t, api.Options{Installation: f.set.Installation, Backend: f.set, Control: newControl(f.set), Trash: newTrash(f), APIKeys: []string{"key-one", "key-two"}})
+	srv := serve(t, api.Options{Installation: f.set.Installation, Backend: f.set, Daemon: newDaemon(t, f.set), Trash: newTrash(f), APIKeys: []string{"key-one", "key-two"}})
 	valid := map[string]string{"agent": "alpha", "id": f.synthIDs[0], "entryId": "e1", "name": "prune"}
 	public := map[string]bool{"GET /api/health": true, "GET /api/auth-info": true, "GET /auth-info": true,
 		"GET /api/config": true, "GET /api/config/env": true}
@@ -164,8 +165,9 @@ func TestAuth(t *testing.T) {
 
 func TestReadOnly(t *testing.T) {
 	f := newFixture(t, false)
+	d := newDaemon(t, f.set) // writes its config before the snapshot
 	before := testtree.Snapshot(t, f.root)
-	srv := serve(t, api.Options{Installation: f.set.Installation, Backend: f.set, Control: newControl(f.set), Trash: newTrash(f), ReadOnly: true})
+	srv := serve(t, api.Options{Installation: f.set.Installation, Backend: f.set, Daemon: d, Trash: newTrash(f), ReadOnly: true})
 	c := &client{tb: t, srv: srv}
 	e := firstExtracted(t, c, "alpha", f.synthIDs[0])
 	valid := map[string]string{"agent": "alpha", "id": f.synthIDs[0], "entryId": e.ID, "name": "prune"}
@@ -237,7 +239,7 @@ func TestCORS(t *testing.T) {
 
 func TestBodyCap(t *testing.T) {
 	f := newFixture(t, false)
-	srv := serve(t, api.Options{Installation: f.set.Installation, Backend: f.set, Control: newControl(f.set), MaxBodyBytes: 1024})
+	srv := serve(t, api.Options{Installation: f.set.Installation, Backend: f.set, Daemon: newDaemon(t, f.set), MaxBodyBytes: 1024})
 	c := &client{tb: t, srv: srv}
 	big := `{"keep_recent":3,"x":"` + strings.Repeat("a", 4096) + `"}`
 	code, b, _ := c.do("POST", "/api/config", big)

@@ -79,7 +79,7 @@ func TestUsageSeries(t *testing.T) {
 		t.Fatalf("pass: %+v, %v", rep, err)
 	}
 	pass := rep.Sessions[0].Result
-	srv := serve(t, api.Options{Installation: set.Installation, Backend: set, Control: newControl(set), Compaction: smallWindow(&fixture{root: root, agents: agents})})
+	srv := serve(t, api.Options{Installation: set.Installation, Backend: set, Daemon: newDaemon(t, set), Compaction: smallWindow(&fixture{root: root, agents: agents})})
 	c := &client{tb: t, srv: srv}
 	base := "/api/sessions/alpha/" + id
 

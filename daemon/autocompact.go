@@ -167,7 +167,7 @@ const EngineServesWithin = engine.ServingWithin
 // crossed.
 func (d *Daemon) compactOne(ctx context.Context, set bs.Installation, ref bs.SessionRef, st bs.SessionStat, tools compactwire.Tools, cfg config.Config, res *CompactResult) {
 	id := ref.Identity()
-	if eng := (control{d}).Engine(); eng != nil && eng.Serves(ref, EngineServesWithin) {
+	if eng := d.Engine(); eng != nil && eng.Serves(ref, EngineServesWithin) {
 		// The context engine shows this session's model a layered view; a
 		// compaction entry in the transcript would summarize the same
 		// history a second time.

@@ -77,7 +77,7 @@ func TestAutoCompactLeavesEngineSessions(t *testing.T) {
 		"auto_quiet_seconds": 0, "summarize_keep_recent": 200, "prune_min_tool_tokens": 100000000}}`)); err != nil {
 		t.Fatal(err)
 	}
-	eng := control{d}.Engine()
+	eng := d.Engine()
 	if eng == nil {
 		t.Fatal("no context engine")
 	}

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	bs "github.com/brainsurgeon/brainsurgeon"
-	"github.com/brainsurgeon/brainsurgeon/api"
 	"github.com/brainsurgeon/brainsurgeon/config"
 	"github.com/brainsurgeon/brainsurgeon/engine"
 	"github.com/brainsurgeon/brainsurgeon/internal/logging"
@@ -34,13 +33,12 @@ type RetentionFunc func(ctx context.Context, set bs.Installation, c config.Confi
 
 // OpenFunc opens the agents dir's stores with the quiet period idle
 // (idle_seconds; zero means none) and the logger log, and returns the
-// installation and its backends' answers for the API (backend.Open's Set
-// is both). The daemon calls it on every run, with the current config's
-// idle, so that a changed config and sessions the host made meanwhile are
-// seen; cmd/brainsurgeon fills it with backend.Open (internal/wiring). It
-// fails with an error wrapping brainsurgeon.ErrNotFound when the agents
-// dir does not exist.
-type OpenFunc func(ctx context.Context, idle time.Duration, log bs.Logger) (bs.Installation, api.Backend, error)
+// installation (backend.Open's Set holds one). The daemon calls it on every
+// run, with the current config's idle, so that a changed config and
+// sessions the host made meanwhile are seen; cmd/brainsurgeon fills it with
+// backend.Open (internal/wiring.Opener). It fails with an error wrapping
+// brainsurgeon.ErrNotFound when the agents dir does not exist.
+type OpenFunc func(ctx context.Context, idle time.Duration, log bs.Logger) (bs.Installation, error)
 
 // Options tune Open.
 type Options struct {
@@ -116,18 +114,18 @@ type Daemon struct {
 	wg       sync.WaitGroup
 
 	// restorer is the API's Restorer for the current config (nil: made
-	// again on the next request), see control.Restorer.
+	// again on the next request), see Restorer.
 	restorerMu sync.Mutex
 	restorer   *restore.Restorer
 
 	// engine is the API's context engine for the current config (nil:
-	// made again on the next request), see control.Engine; engineClosed
+	// made again on the next request), see Engine; engineClosed
 	// is set by Close.
 	engineMu     sync.Mutex
 	engine       *engine.Engine
 	engineClosed bool
 	// meter counts the context engine's assemble calls answered by the
-	// daemon's API (Handler), for Status.
+	// daemon's API (EngineMeter), for Status.
 	meter engine.Meter
 }
 
@@ -142,7 +140,7 @@ func Open(ctx context.Context, opts Options) (*Daemon, error) {
 		return nil, fmt.Errorf("daemon: no Open func given (cmd/brainsurgeon passes one over backend.Open): %w", bs.ErrInvalid)
 	}
 	log := bs.LoggerOrDiscard(opts.Logger)
-	if _, _, err := opts.Open(ctx, 0, nil); err != nil {
+	if _, err := opts.Open(ctx, 0, nil); err != nil {
 		return nil, err
 	}
 	cfg, err := OpenConfig(ctx, opts.AgentsDir, opts.ReadOnly, log)
@@ -157,8 +155,7 @@ func Open(ctx context.Context, opts Options) (*Daemon, error) {
 
 // open opens the stores with the quiet period of the runtime config c.
 func (d *Daemon) open(ctx context.Context, c config.Config) (bs.Installation, error) {
-	set, _, err := d.opts.Open(ctx, c.Idle(), d.log)
-	return set, err
+	return d.opts.Open(ctx, c.Idle(), d.log)
 }
 
 // Config returns the config service: Get and Set for the API.

@@ -5,18 +5,21 @@
 //
 // # Use
 //
-//	open := func(ctx context.Context, idle time.Duration, log bs.Logger) (bs.Installation, api.Backend, error) {
+//	open := func(ctx context.Context, idle time.Duration, log bs.Logger) (bs.Installation, error) {
 //		set, err := backend.Open(ctx, dir, backend.Options{Idle: idle, Logger: log})
 //		if err != nil {
-//			return bs.Installation{}, nil, err
+//			return bs.Installation{}, err
 //		}
-//		return set.Installation, set, nil // as internal/wiring does
+//		return set.Installation, nil // as internal/wiring.Opener does
 //	}
 //	d, err := daemon.Open(ctx, daemon.Options{AgentsDir: dir, Open: open, Logger: log, Retention: retentionPass})
 //	if err := d.Start(ctx); err != nil { … }
 //	defer d.Close() // waits for a run in progress
 //
 // # What the API needs
+//
+// The daemon imports no API: package api takes a *Daemon
+// (api.Options.Daemon) and reaches it through these methods.
 //
 //   - [Daemon.Config] returns the [ConfigService]: Get returns the runtime
 //     config; Set applies a partial JSON object (the body of POST
@@ -32,6 +35,13 @@
 //     return its result. They fail with ErrReadOnly in read-only mode, and
 //     with an error wrapping brainsurgeon.ErrBusy (409) while the same job
 //     is running.
+//   - [Daemon.Restorer] and [Daemon.Engine] are the Restorer and the
+//     context engine that follow the runtime config (the API's restores,
+//     set_extractable, get_context and the plugin's engine requests use
+//     them); [Daemon.EngineMeter] counts the engine's assemble calls the
+//     API answers, which Status reports; [Daemon.Logger] and
+//     [Daemon.ReadOnly] are the daemon's logger and mode, which the API
+//     adopts.
 //
 // # Scheduling
 //

@@ -11,17 +11,18 @@ import (
 	"github.com/brainsurgeon/brainsurgeon/internal/compactwire"
 )
 
-// Engine makes control an api.EngineSource: the context engine that the
-// plugin's assemble and compact requests, the engine paths of its tools
-// and the session detail use. It follows the runtime config: its
+// Engine returns the context engine that the plugin's assemble and
+// compact requests, the engine paths of its tools and the session detail
+// of an API over the daemon use, and that automatic compaction asks
+// whether it serves a session. It follows the runtime config: its
 // extraction policy, compaction thresholds and summarizer are the
 // config's, and a config change (other than the run times) makes a new
-// one on the next request while the old one finishes its background
+// one on the next call while the old one finishes its background
 // summaries. Its state is kept under the state dir of the opened stores.
-// Nil (the engine endpoints then answer 501) when the agents dir cannot
-// be opened.
-func (c control) Engine() *engine.Engine {
-	d := c.d
+// The daemon owns it and closes it at Close. It returns nil (the API's
+// engine endpoints then answer 501) when the agents dir cannot be opened
+// or the daemon is closed.
+func (d *Daemon) Engine() *engine.Engine {
 	d.engineMu.Lock()
 	defer d.engineMu.Unlock()
 	if d.engine != nil {

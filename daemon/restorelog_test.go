@@ -9,7 +9,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/brainsurgeon/brainsurgeon/api"
 	"github.com/brainsurgeon/brainsurgeon/daemon"
 	"github.com/brainsurgeon/brainsurgeon/internal/wiring"
 )
@@ -46,11 +45,11 @@ func TestRestoreLogWired(t *testing.T) {
 	if _, err := d.Config().Set(ctx, []byte(`{"enabled":true,"keep_recent":0,"idle_seconds":0,"age_threshold_hours":0,"min_saving_tokens":0}`)); err != nil {
 		t.Fatal(err)
 	}
-	e := daemon.ControlOf(d).(api.EngineSource).Engine()
+	e := d.Engine()
 	if e == nil || e.Side == nil {
 		t.Fatalf("engine %+v: want one that reads the side store", e)
 	}
-	if r := daemon.ControlOf(d).Restorer(); r == nil || r.Restores == nil {
+	if r := d.Restorer(); r == nil || r.Restores == nil {
 		t.Fatal("the API's Restorer has no restore log")
 	}
 	ref, err := e.Store.Resolve(ctx, "main/"+id)

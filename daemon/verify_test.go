@@ -43,7 +43,12 @@ func TestSeedVerificationPath(t *testing.T) {
 	if err := d.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
-	h, err := d.Handler(ctx, api.Options{})
+	// The API over the daemon, as `brainsurgeon serve` builds it.
+	set, err := wiring.OpenFor(ctx, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := api.New(api.Options{Installation: set.Installation, Backend: set, Daemon: d})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -90,7 +90,7 @@ func TestDaemonLive(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	handler, err := d.Handler(ctx, api.Options{Logger: log, UI: ui.Handler()})
+	handler, err := apiOver(ctx, d, api.Options{Logger: log, UI: ui.Handler()})
 	if err != nil {
 		t.Fatal(err)
 	}

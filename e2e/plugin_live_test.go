@@ -226,7 +226,7 @@ func pluginDaemon(t *testing.T, agents, key string) (base string, logs *syncBuff
 		cancel()
 		t.Fatal(err)
 	}
-	handler, err := d.Handler(ctx, api.Options{Logger: log, APIKeys: []string{key}, UI: ui.Handler()})
+	handler, err := apiOver(ctx, d, api.Options{Logger: log, APIKeys: []string{key}, UI: ui.Handler()})
 	if err != nil {
 		cancel()
 		d.Close()

@@ -489,7 +489,7 @@ func runDaemon(t *testing.T, agents string) (logs *syncBuffer, srv *httptest.Ser
 		cancel()
 		t.Fatal(err)
 	}
-	handler, err := d.Handler(ctx, api.Options{Logger: log, UI: ui.Handler()})
+	handler, err := apiOver(ctx, d, api.Options{Logger: log, UI: ui.Handler()})
 	if err != nil {
 		cancel()
 		d.Close()

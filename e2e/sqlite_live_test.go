@@ -516,7 +516,7 @@ func apiServer(t *testing.T, agents string) *httptest.Server {
 		cancel()
 		t.Fatal(err)
 	}
-	handler, err := d.Handler(ctx, api.Options{UI: ui.Handler()})
+	handler, err := apiOver(ctx, d, api.Options{UI: ui.Handler()})
 	if err != nil {
 		cancel()
 		t.Fatal(err)

@@ -188,10 +188,17 @@ func splitList(s string) []string {
 	return out
 }
 
-// serveHandler returns the REST API and web UI over d, with the
-// security settings of the environment and the key file kept in step.
+// serveHandler returns the REST API and web UI over d and the
+// installation of its agents dir (opened by internal/wiring with the
+// daemon's idle_seconds and logger), with the security settings of the
+// environment and the key file kept in step.
 func serveHandler(ctx context.Context, d *daemon.Daemon, env serveEnv, keyFile string) (http.Handler, error) {
-	return d.Handler(ctx, api.Options{APIKeys: env.APIKeys, KeyFile: keyFile, CORSOrigins: env.CORSOrigins, ReadOnly: env.ReadOnly,
+	set, err := wiring.OpenFor(ctx, d)
+	if err != nil {
+		return nil, err
+	}
+	return api.New(api.Options{Installation: set.Installation, Backend: set, Daemon: d,
+		APIKeys: env.APIKeys, KeyFile: keyFile, CORSOrigins: env.CORSOrigins, ReadOnly: env.ReadOnly,
 		AutoRefreshMS: env.AutoRefreshMS, Version: cli.Version(version), UI: ui.Handler()})
 }
 
