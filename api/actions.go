@@ -17,7 +17,8 @@ import (
 // The handlers below return their answer; answer sends it (see answer).
 
 // health answers GET /api/health (public): the server is up, which
-// backends and key file it uses (never a key), what the plugin's calls
+// backends, agents dir, pi sessions dir ("" when none) and key file it
+// uses (never a key), what the plugin's calls
 // got, and the context engine's views served and their latency
 // ("engine", an engine.Stats).
 func (s *server) health(r *http.Request) (any, error) {
@@ -25,7 +26,7 @@ func (s *server) health(r *http.Request) (any, error) {
 	return map[string]any{"status": "ok", "version": s.opts.Version,
 		"backends": s.set.Backends, "read_only": s.opts.ReadOnly,
 		"uptime_seconds": int64(time.Since(s.started).Seconds()),
-		"agents_dir":     s.set.AgentsDir, "key_file": s.opts.KeyFile, "auth_required": req, "open": !req,
+		"agents_dir":     s.set.AgentsDir, "pi_sessions_dir": s.set.PiSessionsDir, "key_file": s.opts.KeyFile, "auth_required": req, "open": !req,
 		"plugin": s.plugin.health(), "engine": s.meter.Stats()}, nil
 }
 

@@ -661,7 +661,7 @@ func testDemoDaemon(t *testing.T, browserCtx context.Context) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d, err := daemon.Open(ctx, daemon.Options{AgentsDir: agents, Open: wiring.Opener(agents), Retention: daemon.Retention(nil, nil)})
+	d, err := daemon.Open(ctx, daemon.Options{AgentsDir: agents, Open: wiring.Opener(agents, ""), Retention: daemon.Retention(nil, nil)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -34,7 +34,7 @@ func TestStatusCountsEngineCalls(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	d, err := daemon.Open(ctx, daemon.Options{AgentsDir: agents, Open: wiring.Opener(agents)})
+	d, err := daemon.Open(ctx, daemon.Options{AgentsDir: agents, Open: wiring.Opener(agents, "")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,7 +96,7 @@ func TestLeftoversRestoreAPI(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	d, err := daemon.Open(ctx, daemon.Options{AgentsDir: agents, Open: wiring.Opener(agents)})
+	d, err := daemon.Open(ctx, daemon.Options{AgentsDir: agents, Open: wiring.Opener(agents, "")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -135,7 +135,7 @@ func TestAPIRestoreFollowsConfig(t *testing.T) {
 	s := sessions[0]
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	d, err := daemon.Open(ctx, daemon.Options{AgentsDir: agents, Open: wiring.Opener(agents)})
+	d, err := daemon.Open(ctx, daemon.Options{AgentsDir: agents, Open: wiring.Opener(agents, "")})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -216,7 +216,7 @@ func newDaemon(tb testing.TB, set *backend.Set) *daemon.Daemon {
 func newDaemonAt(tb testing.TB, set *backend.Set, clock bs.Clock) *daemon.Daemon {
 	tb.Helper()
 	ctx := context.Background()
-	d, err := daemon.Open(ctx, daemon.Options{AgentsDir: set.AgentsDir, Open: wiring.Opener(set.AgentsDir), Retention: daemon.Retention(nil, clock)})
+	d, err := daemon.Open(ctx, daemon.Options{AgentsDir: set.AgentsDir, Open: wiring.Opener(set.AgentsDir, ""), Retention: daemon.Retention(nil, clock)})
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -231,7 +231,7 @@ func newDaemonAt(tb testing.TB, set *backend.Set, clock bs.Clock) *daemon.Daemon
 // daemon's installation opened by internal/wiring, and opts for the rest.
 func daemonHandler(tb testing.TB, d *daemon.Daemon, opts api.Options) http.Handler {
 	tb.Helper()
-	set, err := wiring.OpenFor(context.Background(), d)
+	set, err := wiring.OpenFor(context.Background(), d, "")
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -105,7 +105,7 @@ func TestAutoCompaction(t *testing.T) {
 			t.Fatal(err)
 		}
 		lb := &logBuf{}
-		d, err := daemon.Open(t.Context(), daemon.Options{AgentsDir: agents, Open: wiring.Opener(agents), Logger: lb.logger(), Location: time.UTC})
+		d, err := daemon.Open(t.Context(), daemon.Options{AgentsDir: agents, Open: wiring.Opener(agents, ""), Logger: lb.logger(), Location: time.UTC})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -71,7 +71,7 @@ func setup(t *testing.T, opts daemon.Options) (*daemon.Daemon, []demo.Session, *
 		t.Fatal(err)
 	}
 	lb := &logBuf{}
-	opts.AgentsDir, opts.Open, opts.Logger, opts.Location = agents, wiring.Opener(agents), lb.logger(), time.UTC
+	opts.AgentsDir, opts.Open, opts.Logger, opts.Location = agents, wiring.Opener(agents, ""), lb.logger(), time.UTC
 	d, err := daemon.Open(t.Context(), opts)
 	if err != nil {
 		t.Fatal(err)

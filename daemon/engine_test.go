@@ -20,7 +20,7 @@ func TestEngineFollowsConfig(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	d, err := daemon.Open(ctx, daemon.Options{AgentsDir: agents, Open: wiring.Opener(agents)})
+	d, err := daemon.Open(ctx, daemon.Options{AgentsDir: agents, Open: wiring.Opener(agents, "")})
 	if err != nil {
 		t.Fatal(err)
 	}

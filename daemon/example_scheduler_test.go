@@ -77,7 +77,7 @@ func ExampleScheduler() {
 	}
 	ctx := context.Background()
 	host := &hostScheduler{specs: map[string]string{}, jobs: map[string]daemon.Job{}}
-	d, err := daemon.Open(ctx, daemon.Options{AgentsDir: agents, Open: wiring.Opener(agents), Scheduler: host})
+	d, err := daemon.Open(ctx, daemon.Options{AgentsDir: agents, Open: wiring.Opener(agents, ""), Scheduler: host})
 	if err != nil {
 		fmt.Println(err)
 		return

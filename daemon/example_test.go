@@ -22,7 +22,7 @@ func Example() {
 		return
 	}
 	ctx := context.Background()
-	d, err := daemon.Open(ctx, daemon.Options{AgentsDir: agents, Open: wiring.Opener(agents)})
+	d, err := daemon.Open(ctx, daemon.Options{AgentsDir: agents, Open: wiring.Opener(agents, "")})
 	if err != nil {
 		fmt.Println(err)
 		return

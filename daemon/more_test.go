@@ -244,7 +244,7 @@ func TestRecheckAfterAgeThreshold(t *testing.T) {
 		}
 		hours := time.Since(mid).Hours()
 		lb := &logBuf{}
-		d, err := daemon.Open(t.Context(), daemon.Options{AgentsDir: agents, Open: wiring.Opener(agents), Logger: lb.logger(), Location: time.UTC})
+		d, err := daemon.Open(t.Context(), daemon.Options{AgentsDir: agents, Open: wiring.Opener(agents, ""), Logger: lb.logger(), Location: time.UTC})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -344,7 +344,7 @@ func TestObsoleteFieldUpgraded(t *testing.T) {
 		t.Fatal(err)
 	}
 	logs := &logBuf{}
-	d, err := daemon.Open(t.Context(), daemon.Options{AgentsDir: agents, Open: wiring.Opener(agents), Logger: logs.logger()})
+	d, err := daemon.Open(t.Context(), daemon.Options{AgentsDir: agents, Open: wiring.Opener(agents, ""), Logger: logs.logger()})
 	if err != nil {
 		t.Fatalf("open with an obsolete field: %v", err)
 	}

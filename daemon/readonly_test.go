@@ -30,7 +30,7 @@ func TestReadOnlyWritesNothing(t *testing.T) {
 			t.Fatal(err)
 		}
 		before := testtree.Snapshot(t, root)
-		d, err := daemon.Open(t.Context(), daemon.Options{AgentsDir: agents, Open: wiring.Opener(agents), ReadOnly: true, Retention: daemon.Retention(nil, nil), Location: time.UTC})
+		d, err := daemon.Open(t.Context(), daemon.Options{AgentsDir: agents, Open: wiring.Opener(agents, ""), ReadOnly: true, Retention: daemon.Retention(nil, nil), Location: time.UTC})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -37,7 +37,7 @@ func TestRestoreLogWired(t *testing.T) {
 	if err := os.WriteFile(path, []byte(strings.Join(lines, "\n")+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	d, err := daemon.Open(ctx, daemon.Options{AgentsDir: agents, Open: wiring.Opener(agents), Retention: daemon.Retention(nil, nil)})
+	d, err := daemon.Open(ctx, daemon.Options{AgentsDir: agents, Open: wiring.Opener(agents, ""), Retention: daemon.Retention(nil, nil)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -35,7 +35,7 @@ func TestSeedVerificationPath(t *testing.T) {
 	// Retention's clock runs 31 minutes ahead: values extracted now are
 	// older than the shortest retention (30m) for it.
 	later := clockFunc(func() time.Time { return time.Now().Add(31 * time.Minute) })
-	d, err := daemon.Open(ctx, daemon.Options{AgentsDir: agents, Open: wiring.Opener(agents), Retention: daemon.Retention(nil, later)})
+	d, err := daemon.Open(ctx, daemon.Options{AgentsDir: agents, Open: wiring.Opener(agents, ""), Retention: daemon.Retention(nil, later)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,7 +44,7 @@ func TestSeedVerificationPath(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The API over the daemon, as `brainsurgeon serve` builds it.
-	set, err := wiring.OpenFor(ctx, d)
+	set, err := wiring.OpenFor(ctx, d, "")
 	if err != nil {
 		t.Fatal(err)
 	}

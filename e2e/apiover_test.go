@@ -16,7 +16,7 @@ import (
 // the daemon for the config, the jobs, the Restorer and the engine, and
 // opts for the rest.
 func apiOver(ctx context.Context, d *daemon.Daemon, opts api.Options) (http.Handler, error) {
-	set, err := wiring.OpenFor(ctx, d)
+	set, err := wiring.OpenFor(ctx, d, "")
 	if err != nil {
 		return nil, err
 	}

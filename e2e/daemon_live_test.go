@@ -86,7 +86,7 @@ func TestDaemonLive(t *testing.T) {
 	}()
 	log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	ctx, cancel := context.WithCancel(context.Background())
-	d, err := daemon.Open(ctx, daemon.Options{AgentsDir: agents, Open: wiring.Opener(agents), Logger: log, Retention: daemon.Retention(log, nil)})
+	d, err := daemon.Open(ctx, daemon.Options{AgentsDir: agents, Open: wiring.Opener(agents, ""), Logger: log, Retention: daemon.Retention(log, nil)})
 	if err != nil {
 		t.Fatal(err)
 	}

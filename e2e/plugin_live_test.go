@@ -221,7 +221,7 @@ func pluginDaemon(t *testing.T, agents, key string) (base string, logs *syncBuff
 	logs = &syncBuffer{}
 	log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	ctx, cancel := context.WithCancel(context.Background())
-	d, err := daemon.Open(ctx, daemon.Options{AgentsDir: agents, Open: wiring.Opener(agents), Logger: log})
+	d, err := daemon.Open(ctx, daemon.Options{AgentsDir: agents, Open: wiring.Opener(agents, ""), Logger: log})
 	if err != nil {
 		cancel()
 		t.Fatal(err)

@@ -511,7 +511,7 @@ func integrity(t *testing.T, path string) {
 func apiServer(t *testing.T, agents string) *httptest.Server {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	d, err := daemon.Open(ctx, daemon.Options{AgentsDir: agents, Open: wiring.Opener(agents)})
+	d, err := daemon.Open(ctx, daemon.Options{AgentsDir: agents, Open: wiring.Opener(agents, "")})
 	if err != nil {
 		cancel()
 		t.Fatal(err)

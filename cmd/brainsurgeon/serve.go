@@ -86,12 +86,21 @@ type serveEnv struct {
 	AutoRefreshMS int
 	Port          string
 	LogLevel      string
+	// PiSessionsDir is the pi sessions dir served beside the agents dir
+	// (config.PiSessionsDir: BRAINSURGEON_PI_SESSIONS_DIR, or pi's own
+	// when it exists; "" none).
+	PiSessionsDir string
 }
 
 // readServeEnv reads and checks the environment; a bad value is a usage
 // error naming the variable.
 func readServeEnv() (serveEnv, error) {
 	e := serveEnv{AutoRefreshMS: 10000, Port: "8000"}
+	pi, _, err := config.PiSessionsDir()
+	if err != nil {
+		return e, cli.Usagef("BRAINSURGEON_PI_SESSIONS_DIR: %v", err)
+	}
+	e.PiSessionsDir = pi
 	e.APIKeys = splitList(os.Getenv("BRAINSURGEON_API_KEYS"))
 	e.KeyFile = strings.TrimSpace(os.Getenv("BRAINSURGEON_API_KEY_FILE"))
 	e.CORSOrigins = splitList(os.Getenv("BRAINSURGEON_CORS_ORIGINS"))
@@ -193,7 +202,7 @@ func splitList(s string) []string {
 // daemon's idle_seconds and logger), with the security settings of the
 // environment and the key file kept in step.
 func serveHandler(ctx context.Context, d *daemon.Daemon, env serveEnv, keyFile string) (http.Handler, error) {
-	set, err := wiring.OpenFor(ctx, d)
+	set, err := wiring.OpenFor(ctx, d, env.PiSessionsDir)
 	if err != nil {
 		return nil, err
 	}
@@ -342,7 +351,7 @@ func (c *serveCommand) Run(ctx context.Context, args []string) error {
 	}
 	defer closer.Close()
 
-	d, err = daemon.Open(ctx, daemon.Options{AgentsDir: *agentsDir, Open: wiring.Opener(*agentsDir), ReadOnly: env.ReadOnly, Logger: log, Retention: daemon.Retention(log, nil), LimitMemory: true})
+	d, err = daemon.Open(ctx, daemon.Options{AgentsDir: *agentsDir, Open: wiring.Opener(*agentsDir, env.PiSessionsDir), ReadOnly: env.ReadOnly, Logger: log, Retention: daemon.Retention(log, nil), LimitMemory: true})
 	if err != nil {
 		return err
 	}

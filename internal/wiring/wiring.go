@@ -16,26 +16,29 @@ import (
 )
 
 // Open opens the installation of agentsDir with every backend
-// (backend.Open), with the quiet period idle (idle_seconds; zero means
-// none) and the logger log (nil discards). Its Set is both the
-// installation and the API's Backend. It fails with an error wrapping
-// brainsurgeon.ErrNotFound when the agents dir does not exist.
-func Open(ctx context.Context, agentsDir string, idle time.Duration, log bs.Logger) (*backend.Set, error) {
-	return backend.Open(ctx, agentsDir, backend.Options{Idle: idle, Logger: log})
+// (backend.Open), with the pi sessions dir piSessionsDir served beside it
+// ("" none; the binary finds it with config.PiSessionsDir), the quiet
+// period idle (idle_seconds; zero means none) and the logger log (nil
+// discards). Its Set is both the installation and the API's Backend. It
+// fails with an error wrapping brainsurgeon.ErrNotFound when the agents
+// dir or a pi sessions dir named does not exist.
+func Open(ctx context.Context, agentsDir, piSessionsDir string, idle time.Duration, log bs.Logger) (*backend.Set, error) {
+	return backend.Open(ctx, agentsDir, backend.Options{Idle: idle, Logger: log, PiSessionsDir: piSessionsDir})
 }
 
 // OpenFor opens the installation a daemon works on, with the quiet period
 // of its runtime config and its logger, as the daemon opens it for a run:
-// the set an API over d is given.
-func OpenFor(ctx context.Context, d *daemon.Daemon) (*backend.Set, error) {
-	return Open(ctx, d.AgentsDir(), d.Config().Get().Idle(), d.Logger())
+// the set an API over d is given, with the pi sessions dir its Opener
+// serves.
+func OpenFor(ctx context.Context, d *daemon.Daemon, piSessionsDir string) (*backend.Set, error) {
+	return Open(ctx, d.AgentsDir(), piSessionsDir, d.Config().Get().Idle(), d.Logger())
 }
 
-// Opener returns the daemon's OpenFunc over agentsDir: Open with the quiet
-// period and the logger of each run.
-func Opener(agentsDir string) daemon.OpenFunc {
+// Opener returns the daemon's OpenFunc over agentsDir and piSessionsDir
+// ("" none): Open with the quiet period and the logger of each run.
+func Opener(agentsDir, piSessionsDir string) daemon.OpenFunc {
 	return func(ctx context.Context, idle time.Duration, log bs.Logger) (bs.Installation, error) {
-		set, err := Open(ctx, agentsDir, idle, log)
+		set, err := Open(ctx, agentsDir, piSessionsDir, idle, log)
 		if err != nil {
 			return bs.Installation{}, err
 		}
