@@ -75,6 +75,7 @@
 //	POST   /api/plugin/v1/tool                  (the OpenClaw plugin: one tool call; allowed in read-only mode, where only reads run)
 //	POST   /api/plugin/v1/assemble              (the OpenClaw context engine: one turn's view; body cap MaxAssembleBodyBytes; read-only mode saves no decision)
 //	POST   /api/plugin/v1/compact               (the OpenClaw context engine: compact the view; read-only mode compacts nothing)
+//	POST   /api/plugin/v1/compaction            (a host that writes its own compaction entry, pi: BrainSurgeon's summary and cut; writes nothing)
 //
 // {id} names a session of {agent} the way the CLI does after "agent/"
 // (Backend.ResolveAmong): its id, its transcript's file stem, a unique prefix
@@ -390,6 +391,7 @@ func (s *server) routeTable() []route {
 		{pattern: "POST /api/plugin/v1/tool", h: s.pluginGuard(s.answer(s.pluginTool)), readOnlyOK: true},
 		{pattern: "POST /api/plugin/v1/assemble", h: s.pluginGuard(s.answer(s.pluginAssemble)), maxBody: MaxAssembleBodyBytes, readOnlyOK: true},
 		{pattern: "POST /api/plugin/v1/compact", h: s.pluginGuard(s.answer(s.pluginCompact)), readOnlyOK: true},
+		{pattern: "POST /api/plugin/v1/compaction", h: s.pluginGuard(s.answer(s.hostCompaction)), readOnlyOK: true},
 	}
 }
 

@@ -2,6 +2,7 @@ package compact
 
 import (
 	"context"
+	"encoding/json"
 	"strings"
 	"time"
 
@@ -426,6 +427,11 @@ type Result struct {
 	Reason string `json:"reason,omitempty"`
 	// Summary is the summary text written (or that would be written).
 	Summary string `json:"summary"`
+	// Details is the compaction entry's "details" object as written (or
+	// as it would be): pi's readFiles and modifiedFiles and BrainSurgeon's
+	// own record. A host that writes the entry itself (pi's
+	// session_before_compact) stores it as it is. Nil for prune.
+	Details json.RawMessage `json:"details,omitempty"`
 	// Pinned counts the pinned entries carried into the summary.
 	Pinned int `json:"pinned"`
 	// Prune is the extraction result of the prune layer, or nil.

@@ -218,6 +218,9 @@ func Compact(ctx context.Context, st bs.Store, ref bs.SessionRef, o Options) (Re
 	res.MessagesCompacted = cut
 	res.FirstKeptEntryID = e.FirstKeptEntryID
 	res.Summary = summary
+	if res.Details, err = entry.Marshal(e.Details); err != nil {
+		return res, fmt.Errorf("compact %s: encode the details: %w", name, err)
+	}
 	res.warn(layer, stat.Compactions+1, s)
 	if res.TokensAfter >= res.TokensBefore {
 		res.Warning = fmt.Sprintf("not written: the compaction would not make the context smaller (%d tokens before, %d after)", res.TokensBefore, res.TokensAfter)
