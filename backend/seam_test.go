@@ -29,7 +29,7 @@ var policies = []string{"extract", "restore", "compact", "prune", "retention", "
 // one, so that the binary hands the web UI to the API and the daemon
 // reaches no presentation. The commands under cmd/ are main packages,
 // which nothing can import.
-var presentation = []string{"api/ui", "internal/cli", "internal/openclawinstall", "internal/service", "internal/wiring"}
+var presentation = []string{"api/ui", "internal/cli", "internal/openclawinstall", "internal/piinstall", "internal/service", "internal/wiring"}
 
 // helpers are the packages below both (docs/ARCHITECTURE.md, "Layers"):
 // every backend and every policy package may import them, so they must

@@ -339,7 +339,7 @@ func (c *openclawCommand) uninstall(ctx context.Context, args []string) error {
 	var next *openclawinstall.Next
 	if res != nil && err == nil {
 		var cerr error
-		if co, cerr = c.cleanup(ctx, o.AgentsDir, daemonURL, *keep); cerr != nil {
+		if co, cerr = cleanupSources(ctx, c.m, o.AgentsDir, daemonURL, *keep); cerr != nil {
 			err = fmt.Errorf("openclaw uninstall: the plugin is uninstalled, but writing the offloaded tool results back failed: %w (run uninstall again to retry)", cerr)
 		} else if co != nil && len(co.Errors) > 0 {
 			err = fmt.Errorf("openclaw uninstall: the plugin is uninstalled, but %d sessions could not be cleaned up (see above; run uninstall again to retry)", len(co.Errors))

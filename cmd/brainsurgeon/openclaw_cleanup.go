@@ -53,19 +53,19 @@ type uninstallOutput struct {
 	Next    *openclawinstall.Next `json:"next,omitempty"`
 }
 
-// cleanup writes the tool results stored at the source back into every
+// cleanupSources writes the tool results stored at the source back into every
 // session's transcript (applied now when idle, else queued) after applying
 // the write-backs queued before; with keep it only counts the
 // placeholders. It returns nil when the agents dir does not exist (no
 // session can hold one).
-func (c *openclawCommand) cleanup(ctx context.Context, agentsDir, daemonURL string, keep bool) (*cleanupOutput, error) {
+func cleanupSources(ctx context.Context, m *Main, agentsDir, daemonURL string, keep bool) (*cleanupOutput, error) {
 	if fi, err := os.Stat(agentsDir); err != nil || !fi.IsDir() {
 		return nil, nil
 	}
 	out := &cleanupOutput{KeepPlaceholders: keep, Sessions: []sessionCleanup{}, DaemonURL: daemonURL}
 	state, _, _ := openclawinstall.ProbeDaemon(ctx, openclawinstall.Env{}, daemonURL)
 	out.DaemonRunning = state == openclawinstall.DaemonRunning
-	r, set, err := c.m.restorer(ctx, agentsDir)
+	r, set, err := m.restorer(ctx, agentsDir)
 	if err != nil {
 		return out, err
 	}
@@ -76,7 +76,7 @@ func (c *openclawCommand) cleanup(ctx context.Context, agentsDir, daemonURL stri
 			out.Errors = append(out.Errors, sessionError{Session: "(queue)", Error: err.Error()})
 		}
 	}
-	refs, err := bs.ListSessions(ctx, set.Store, c.m.logger())
+	refs, err := bs.ListSessions(ctx, set.Store, m.logger())
 	if err != nil {
 		return out, err
 	}

@@ -102,9 +102,12 @@ type DaemonHealth struct {
 	WaitingFor string `json:"waiting_for,omitempty"`
 	// AgentsDir is the agents dir the daemon serves; KeyFile the key
 	// file it reads ("" for none; never a key).
-	AgentsDir    string `json:"agents_dir,omitempty"`
-	KeyFile      string `json:"key_file,omitempty"`
-	AuthRequired *bool  `json:"auth_required,omitempty"`
+	AgentsDir string `json:"agents_dir,omitempty"`
+	KeyFile   string `json:"key_file,omitempty"`
+	// PiSessionsDir is the pi sessions dir it serves beside AgentsDir
+	// ("" for none, or from a daemon older than the member).
+	PiSessionsDir string `json:"pi_sessions_dir,omitempty"`
+	AuthRequired  *bool  `json:"auth_required,omitempty"`
 	// Plugin is what the daemon saw of the plugin's calls.
 	Plugin *PluginActivity `json:"plugin,omitempty"`
 	// Engine counts the context engine's assemble calls the daemon
@@ -203,6 +206,14 @@ func getJSON(ctx context.Context, c *http.Client, u, key string, v any) (int, st
 		return resp.StatusCode, "", fmt.Errorf("expected BrainSurgeon's JSON answer, found %.80q: %v", body, err)
 	}
 	return resp.StatusCode, "", nil
+}
+
+// PluginHealth asks GET <daemonURL>/api/plugin/v1/health with key (the
+// plugins' own check that the daemon accepts their key) and decodes a 200
+// answer into v. It returns the status and, for another status, the
+// answer's error text; err is set when no answer could be read.
+func PluginHealth(ctx context.Context, env Env, daemonURL, key string, v any) (code int, msg string, err error) {
+	return getJSON(ctx, env.client(), strings.TrimRight(daemonURL, "/")+"/api/plugin/v1/health", key, v)
 }
 
 // DaemonState is what ProbeDaemon found at a daemon URL.
@@ -317,9 +328,9 @@ func InstallNext(ctx context.Context, env Env, daemonURL, agentsDirArg string, l
 	return n
 }
 
-// readKey returns the first line of the key file, trimmed, as the plugin
+// ReadKey returns the first line of the key file, trimmed, as the plugin
 // reads it.
-func readKey(path string) (string, error) {
+func ReadKey(path string) (string, error) {
 	fi, err := os.Stat(path)
 	if err != nil {
 		return "", err
@@ -426,7 +437,7 @@ func CheckSystem(ctx context.Context, env Env, st *StatusResult, agentsDirArg st
 	act, eng := h.Plugin, h.Engine
 	key, kerr := "", error(nil)
 	if pc.APIKeyFile != "" {
-		key, kerr = readKey(pc.APIKeyFile)
+		key, kerr = ReadKey(pc.APIKeyFile)
 	}
 	keyFix := func() string {
 		if h.KeyFile != "" && pc.APIKeyFile != "" && !sameFile(h.KeyFile, pc.APIKeyFile) {

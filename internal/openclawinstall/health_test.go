@@ -168,7 +168,7 @@ func TestCheckSystem(t *testing.T) {
 				}
 			}
 			if tc.daemon != nil {
-				key, err := readKey(filepath.Join(root, ".brainsurgeon", "api.key"))
+				key, err := ReadKey(filepath.Join(root, ".brainsurgeon", "api.key"))
 				if err != nil {
 					t.Fatal(err)
 				}
