@@ -447,3 +447,80 @@ test("pi's own loader loads the directory as a pi package (package.json \"pi\") 
   assert.deepEqual([...r.extensions[0].tools.keys()], TOOL_NAMES);
   assert.deepEqual([...r.extensions[0].handlers.keys()].sort(), ["before_agent_start", "context", "session_start", "tool_result"]);
 });
+
+test("in pi's own runtime (AgentSession, faux model): tools offered, a big result stored at the source, the view and the warning reach the model", { skip: !process.env.PI_ORACLE_MODULES && "PI_ORACLE_MODULES is not set" }, async () => {
+  const mods = /** @type {string} */ (process.env.PI_ORACLE_MODULES);
+  const piai = await import(join(mods, "@mariozechner/pi-ai/dist/index.js"));
+  const piagent = await import(join(mods, "@mariozechner/pi-coding-agent/dist/index.js"));
+  const view = "run it (as the view shows it)";
+  const d = await daemon((s, res) => {
+    if (s.path === SOURCE) return answer(res, 200, sourceAnswer(s));
+    if (s.path === TOOL) return answer(res, 200, { ok: true, content: [{ type: "text", text: `restored ${s.json.params.value_id}` }], details: { ok: true } });
+    // The view: the first message (the user's prompt) shown otherwise, and a warning for the system prompt.
+    const first = s.json.base ? [] : [{ index: 0, content: [{ type: "text", text: view }] }];
+    answer(res, 200, { ok: true, first_kept: 0, summary: null, replace: first, estimated_tokens: 10, system_prompt_addition: "WARNING-FROM-THE-DAEMON" });
+  });
+  const tmp = mkdtempSync(join(tmpdir(), "bs-pi-rt-"));
+  const agentDir = join(tmp, "agent"), cwd = join(tmp, "proj"), sessions = join(agentDir, "sessions", "--proj--");
+  const cfgFile = join(tmp, "brainsurgeon.json");
+  writeFileSync(cfgFile, JSON.stringify({ daemonUrl: d.url, apiKeyEnv: "BS_TEST_NO_SUCH_KEY" }));
+  const { mkdirSync, readFileSync } = await import("node:fs");
+  mkdirSync(sessions, { recursive: true });
+  mkdirSync(cwd);
+  writeFileSync(join(agentDir, "settings.json"), JSON.stringify({ extensions: [new URL("../", import.meta.url).pathname] }));
+  const faux = piai.registerFauxProvider({ models: [{ id: "faux-bs", contextWindow: 64000 }] });
+  /** @type {any[]} */
+  const calls = [];
+  /** @param {any} reply */
+  const step = (reply) => (/** @type {any} */ ctx) => {
+    calls.push({ systemPrompt: ctx.systemPrompt, messages: structuredClone(ctx.messages), tools: ctx.tools.map((/** @type {any} */ t) => ({ name: t.name })) });
+    return reply;
+  };
+  faux.setResponses([
+    step(piai.fauxAssistantMessage([piai.fauxToolCall("bash", { command: "yes 0123456789abcdef | head -c 30000" }, { id: "call_big" })], { stopReason: "toolUse" })),
+    step(piai.fauxAssistantMessage([piai.fauxToolCall("purge_control", { action: "restore", value_id: "tc-call_big" }, { id: "call_restore" })], { stopReason: "toolUse" })),
+    step(piai.fauxAssistantMessage("done")),
+    step(piai.fauxAssistantMessage("done again")),
+  ]);
+  const saved = process.env.BRAINSURGEON_PI_CONFIG;
+  process.env.BRAINSURGEON_PI_CONFIG = cfgFile;
+  try {
+    const authStorage = piagent.AuthStorage.inMemory();
+    authStorage.setRuntimeApiKey(faux.getModel().provider, "none");
+    const { session, extensionsResult } = await piagent.createAgentSession({
+      cwd, agentDir, authStorage, model: faux.getModel(), sessionManager: piagent.SessionManager.create(cwd, sessions),
+    });
+    assert.deepEqual(extensionsResult.errors, []);
+    await session.prompt("run it");
+    await session.prompt("and again");
+    session.dispose();
+    assert.equal(calls.length, 4);
+    const names = calls[0].tools.map((/** @type {any} */ t) => t.name);
+    for (const n of TOOL_NAMES) assert.ok(names.includes(n), `the model is offered ${n}`);
+    // Stored at the source: the daemon got the result's content, the model and the transcript only the placeholder.
+    const src = d.seen.find((s) => s.path === SOURCE);
+    assert.ok(src, "the big result was sent to the daemon");
+    assert.equal(src.json.key, "tc-call_big");
+    assert.equal(src.json.agent_id, "--proj--");
+    assert.equal(src.json.content[0].text.length, 30000);
+    const seenResult = calls[1].messages.find((/** @type {any} */ m) => m.role === "toolResult");
+    assert.deepEqual(seenResult.content, [{ type: "text", text: "[[extracted-tc-call_big]] stored this bash result" }]);
+    const file = readFileSync(session.sessionManager.getSessionFile(), "utf8");
+    assert.ok(file.includes("[[extracted-tc-call_big]] stored this bash result"), "the transcript holds the placeholder");
+    assert.ok(!file.includes("0123456789abcdef\\n".repeat(100)), "and not the result");
+    // The model's purge_control call reached the daemon with pi's session.
+    const tool = d.seen.find((s) => s.path === TOOL)?.json;
+    assert.deepEqual([tool.tool, tool.params, tool.agent_id, tool.session_id], ["purge_control", { action: "restore", value_id: "tc-call_big" }, "--proj--", session.sessionManager.getSessionId()]);
+    // The view: the model saw the daemon's first message; the transcript keeps pi's own.
+    assert.deepEqual(calls[0].messages[0].content, [{ type: "text", text: view }]);
+    assert.ok(file.includes('"text":"run it"'));
+    // The warning of the latest view is in the next prompt's system prompt, not the first's.
+    assert.ok(!calls[0].systemPrompt.includes("WARNING-FROM-THE-DAEMON"));
+    assert.ok(calls[3].systemPrompt.includes("WARNING-FROM-THE-DAEMON"));
+  } finally {
+    if (saved === undefined) delete process.env.BRAINSURGEON_PI_CONFIG;
+    else process.env.BRAINSURGEON_PI_CONFIG = saved;
+    faux.unregister();
+    await d.close();
+  }
+});
