@@ -1,7 +1,8 @@
-// Package openclawplugin holds BrainSurgeon's OpenClaw plugin, embedded so
-// that the brainsurgeon binary can write it out (brainsurgeon openclaw
-// install). The plugin is plain ESM JavaScript with no build step: the files
-// embedded here are the files `npm pack` ships.
+// Package openclawplugin holds BrainSurgeon's OpenClaw plugin and its pi
+// extension (pi.js, which shares the plugin's modules), embedded so that the
+// brainsurgeon binary can write them out (brainsurgeon openclaw install).
+// Both are plain ESM JavaScript with no build step: the files embedded here
+// are the files `npm pack` ships.
 package openclawplugin
 
 import (
@@ -10,11 +11,12 @@ import (
 	"io/fs"
 )
 
-//go:embed package.json openclaw.plugin.json index.js config.js client.js tools.js offload.js wire.js engine.js README.md
+//go:embed package.json openclaw.plugin.json index.js pi.js config.js client.js tools.js offload.js wire.js engine.js README.md
 var files embed.FS
 
 // Files returns the plugin's files, as `npm pack` ships them: package.json,
-// openclaw.plugin.json, the entry point index.js and the modules it imports
+// openclaw.plugin.json, the entry points index.js (OpenClaw's) and pi.js
+// (pi's, which package.json's "pi" key names) and the modules they import
 // (config.js, client.js, tools.js, offload.js, wire.js, engine.js) and
 // README.md, at the root of the FS.
 func Files() fs.FS { return files }

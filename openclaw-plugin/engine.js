@@ -12,6 +12,8 @@
  *   only the legacy engine by itself (from the SDK, when it can be imported), before the daemon's own addition.
  * - commitTurn answers locally. compact asks the daemon, else delegates to OpenClaw's own compaction when the SDK
  *   can be imported, else reports that it did not compact. The SDK is imported once per process.
+ * - The view itself (makeAssembler: skeletons out, the daemon's view checked and applied) knows no OpenClaw: pi's
+ *   extension (pi.js) uses it as it is, naming its agent and adding members to the request's body.
  */
 import { realpathSync } from "node:fs";
 import { createRequire } from "node:module";
@@ -256,37 +258,21 @@ function withHostAddition(r, host) {
 }
 
 /**
- * Makes the context engine. Every method resolves (never rejects): assemble falls back to the host's messages,
- * compact to OpenClaw's runtime compaction or to {ok: false}. assemble adds the host's memory guidance to the system
- * prompt (hostSystemPromptAddition), on a view and on a pass-through alike.
- *
- * The wire. The daemon's answer acknowledges the list of messages it now holds for the session and kind of host
- * call ("ack": its length and chain fingerprint, see chainFingerprint). The next such call sends only the
- * skeletons of the messages after the part of that list the host's first messages still are, with
- * "base": {messages, fingerprint} naming that part; skeletons and the chain are computed only for the messages
- * after the base. The host's first messages are the acknowledged ones when they are the same objects (OpenClaw
- * 2026.7.35 and 2026.9.6 hand the same objects to every model-request call of a run: the agent's context array,
- * copied or not, with the turn's new messages pushed onto it; they re-read the transcript into new objects at each
- * run, and copy a message they change, e.g. an image pruned from history, never editing it in place), else when
- * they are copies with the same role, timestamp, tool-call id and content (heldPrefix: the turn-start call's
- * messages, compared with the held ones, never encoded), else when their skeletons are equal (a skeleton is
- * remembered per object, so a message object is encoded at most once).
- * The daemon answers 409 with need_full when it does not hold the base (it restarted or forgot the session): the
- * whole list is sent in the same call, once. An answer that does not acknowledge the list sent (a daemon that
- * predates the wire ignores the base) is never applied to a call that sent a base: the whole list is sent again,
- * and a daemon that never acknowledges never gets a base. Any other failure passes the host's messages through, as
- * before, and forgets the list.
- * @param {Config} cfg @param {Logger} log @param {SdkLoader} [loadSdk] how compact and assemble import the SDK (tests
- *   inject one)
- * @param {typeof callDaemon} [call] how the engine calls the daemon (benchmarks inject one)
+ * @typedef {{agentId?: string, extra?: Record<string, unknown>}} AssembleHost what a host other than OpenClaw tells
+ * the assembler beside AssembleParams: the agent the daemon is told (else agentIdOf(params.sessionKey)) and members
+ * added to each request's body (which a daemon that does not know them ignores)
  */
-export function makeEngine(cfg, log, loadSdk = loadOpenClawSdk, call = callDaemon) {
-  /**
-   * The daemon's view of the host's messages (with the daemon's own system-prompt addition), or the host's
-   * messages unchanged when it cannot be had.
-   * @param {AssembleParams} params @returns {Promise<AssembleResult>}
-   */
-  async function assembleView(params) {
+
+/**
+ * Makes the assembler: a function that answers the daemon's view of the host's messages (with the daemon's own
+ * system-prompt addition), or the host's messages unchanged when it cannot be had, after warning through log why.
+ * It never rejects. It is host-neutral: OpenClaw's engine (makeEngine) and pi's extension (pi.js) both use it; the
+ * incremental wire it keeps is described at makeEngine.
+ * @param {Config} cfg @param {Logger} log @param {typeof callDaemon} [call] how it calls the daemon
+ * @returns {(params: AssembleParams, host?: AssembleHost) => Promise<AssembleResult>}
+ */
+export function makeAssembler(cfg, log, call = callDaemon) {
+  return async function assembleView(params, host) {
     const messages = /** @type {any[]} */ (Array.isArray(params?.messages) ? params.messages : []);
     let chars = 0;
     /** @param {string} why @returns {AssembleResult} */
@@ -296,8 +282,9 @@ export function makeEngine(cfg, log, loadSdk = loadOpenClawSdk, call = callDaemo
     };
     try {
       const hostCall = hostCallOf(params ?? {});
+      const agentId = typeof host?.agentId === "string" && host.agentId !== "" ? host.agentId : agentIdOf(params?.sessionKey);
       const session = typeof params?.sessionId === "string" && params.sessionId !== "" ? params.sessionId : "";
-      const key = session && !cfg.urlProblem && messages.length <= MAX_ASSEMBLE_MESSAGES ? `${cfg.daemonUrl}\u0000${agentIdOf(params.sessionKey)}\u0000${session}\u0000${hostCall.host_call ?? ""}` : "";
+      const key = session && !cfg.urlProblem && messages.length <= MAX_ASSEMBLE_MESSAGES ? `${cfg.daemonUrl}\u0000${agentId}\u0000${session}\u0000${hostCall.host_call ?? ""}` : "";
       let held = key ? takeList(key) : undefined;
       let base = 0;
       if (held) {
@@ -338,7 +325,8 @@ export function makeEngine(cfg, log, loadSdk = loadOpenClawSdk, call = callDaemo
       if (messages.length > MAX_ASSEMBLE_MESSAGES) return passthrough(`${messages.length} messages, more than the ${MAX_ASSEMBLE_MESSAGES} the daemon takes`);
       /** @param {number} from @returns {string} the request's body, with the skeletons after the first from */
       const bodyFrom = (from) => JSON.stringify({
-        agent_id: agentIdOf(params.sessionKey), session_id: session,
+        ...host?.extra,
+        agent_id: agentId, session_id: session,
         session_key: typeof params.sessionKey === "string" && params.sessionKey !== "" ? params.sessionKey : undefined,
         token_budget: windowOf(params),
         model: typeof params.model === "string" && params.model !== "" ? params.model : undefined,
@@ -362,7 +350,36 @@ export function makeEngine(cfg, log, loadSdk = loadOpenClawSdk, call = callDaemo
     } catch (err) {
       return passthrough(errText(err));
     }
-  }
+  };
+}
+
+/**
+ * Makes the context engine. Every method resolves (never rejects): assemble falls back to the host's messages,
+ * compact to OpenClaw's runtime compaction or to {ok: false}. assemble adds the host's memory guidance to the system
+ * prompt (hostSystemPromptAddition), on a view and on a pass-through alike.
+ *
+ * The wire. The daemon's answer acknowledges the list of messages it now holds for the session and kind of host
+ * call ("ack": its length and chain fingerprint, see chainFingerprint). The next such call sends only the
+ * skeletons of the messages after the part of that list the host's first messages still are, with
+ * "base": {messages, fingerprint} naming that part; skeletons and the chain are computed only for the messages
+ * after the base. The host's first messages are the acknowledged ones when they are the same objects (OpenClaw
+ * 2026.7.35 and 2026.9.6 hand the same objects to every model-request call of a run: the agent's context array,
+ * copied or not, with the turn's new messages pushed onto it; they re-read the transcript into new objects at each
+ * run, and copy a message they change, e.g. an image pruned from history, never editing it in place), else when
+ * they are copies with the same role, timestamp, tool-call id and content (heldPrefix: the turn-start call's
+ * messages, compared with the held ones, never encoded), else when their skeletons are equal (a skeleton is
+ * remembered per object, so a message object is encoded at most once).
+ * The daemon answers 409 with need_full when it does not hold the base (it restarted or forgot the session): the
+ * whole list is sent in the same call, once. An answer that does not acknowledge the list sent (a daemon that
+ * predates the wire ignores the base) is never applied to a call that sent a base: the whole list is sent again,
+ * and a daemon that never acknowledges never gets a base. Any other failure passes the host's messages through, as
+ * before, and forgets the list.
+ * @param {Config} cfg @param {Logger} log @param {SdkLoader} [loadSdk] how compact and assemble import the SDK (tests
+ *   inject one)
+ * @param {typeof callDaemon} [call] how the engine calls the daemon (benchmarks inject one)
+ */
+export function makeEngine(cfg, log, loadSdk = loadOpenClawSdk, call = callDaemon) {
+  const assembleView = makeAssembler(cfg, log, call);
   return {
     info: engineInfo(),
     /** The engine builds no store of its own: the daemon reads the host's transcript. */

@@ -30,13 +30,13 @@ import { TOOL_NAMES, makeTool } from "./tools.js";
 export { agentIdOf, callDaemon, getDaemon } from "./client.js";
 export { DEFAULTS, MOVED_KEYS, checkDaemonUrl, movedKeysWarning, readApiKey, resolveConfig } from "./config.js";
 export {
-  ENGINE_ID, PLUGIN_VERSION, applyView, engineInfo, hostCallOf, hostSystemPromptAddition, loadOpenClawSdk, makeEngine, windowOf,
+  ENGINE_ID, PLUGIN_VERSION, applyView, engineInfo, hostCallOf, hostSystemPromptAddition, loadOpenClawSdk, makeAssembler, makeEngine, windowOf,
 } from "./engine.js";
 export {
   SETTINGS_FRESH_MS, SETTINGS_RETRY_MS, forgetDaemonSettings, isValidSideKey, isValidSourceId, makeMiddleware, rememberIdentity, settingsOf, skipReason,
   takeIdentity, textAbove,
 } from "./offload.js";
-export { MAX_DETAILS_BYTES, OLD_ARGUMENT_NAMES, TOOL_NAMES, makeTool, smallDetails } from "./tools.js";
+export { MAX_DETAILS_BYTES, OLD_ARGUMENT_NAMES, TOOL_NAMES, TOOL_SPECS, makeTool, smallDetails } from "./tools.js";
 export { MAX_ASSEMBLE_MESSAGES, bootstrapSkeleton, chainFingerprint, forgetAssembleLists, skeletonOf } from "./wire.js";
 
 /** @typedef {import("openclaw/plugin-sdk/plugin-entry").OpenClawPluginApi} OpenClawPluginApi */

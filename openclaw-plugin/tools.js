@@ -33,8 +33,12 @@ export const MAX_DETAILS_BYTES = 8192;
  */
 export const OLD_ARGUMENT_NAMES = { purge_control: ["key"] };
 
-/** The tools' JSON-Schema parameters and descriptions. @type {Record<string, {label: string, description: string, parameters: object}>} */
-const TOOL_SPECS = {
+/**
+ * The tools' labels, descriptions and JSON-Schema parameters, by name: what every host registers (OpenClaw through
+ * makeTool, pi through pi.js). Shared, so never changed by a host.
+ * @type {Readonly<Record<string, Readonly<{label: string, description: string, parameters: object}>>>}
+ */
+export const TOOL_SPECS = {
   purge_control: {
     label: "BrainSurgeon purge control",
     description:

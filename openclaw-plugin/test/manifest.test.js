@@ -90,19 +90,21 @@ test("config schema: closed, and its defaults are the code's", () => {
   assert.deepEqual({ ...cfg }, { ...DEFAULTS, apiKeyFile: undefined, urlProblem: undefined, movedKeys: [] });
 });
 
-test("package.json is the npm package OpenClaw installs (type module, extensions, files, compat)", () => {
+test("package.json is the npm package OpenClaw and pi install (type module, extensions, files, compat)", () => {
   assert.equal(pkg.name, "brainsurgeon-openclaw");
   assert.equal(pkg.type, "module");
   assert.deepEqual(pkg.openclaw.extensions, ["./index.js"]);
   assert.equal(pkg.openclaw.compat.pluginApi, ">=2026.7.0");
-  assert.deepEqual(pkg.files, ["index.js", "config.js", "client.js", "tools.js", "offload.js", "wire.js", "engine.js", "openclaw.plugin.json", "README.md"]);
+  // pi's loader takes a directory's package.json "pi.extensions" before its index.js, which is OpenClaw's entry.
+  assert.deepEqual(pkg.pi.extensions, ["./pi.js"]);
+  assert.deepEqual(pkg.files, ["index.js", "pi.js", "config.js", "client.js", "tools.js", "offload.js", "wire.js", "engine.js", "openclaw.plugin.json", "README.md"]);
   assert.equal(pkg.dependencies, undefined, "no runtime dependencies");
   const embed = readFileSync(new URL("embed.go", dir), "utf8");
   const line = embed.split("\n").find((l) => l.startsWith("//go:embed "));
   assert.deepEqual(line?.slice("//go:embed ".length).split(" ").sort(), ["package.json", ...pkg.files].sort(), "embed.go embeds what npm pack ships");
 });
 
-test("package.json's files hold every module the entry point imports, and every module at the root", () => {
+test("package.json's files hold every module the entry points import, and every module at the root", () => {
   /** @type {Set<string>} */
   const reached = new Set();
   /** @param {string} name */
@@ -118,8 +120,9 @@ test("package.json's files hold every module the entry point imports, and every 
     }
   };
   visit("index.js");
+  visit("pi.js");
   const shipped = pkg.files.filter((/** @type {string} */ f) => f.endsWith(".js"));
-  assert.deepEqual([...reached].sort(), [...shipped].sort(), "the modules index.js reaches are the .js files npm pack ships");
+  assert.deepEqual([...reached].sort(), [...shipped].sort(), "the modules index.js and pi.js reach are the .js files npm pack ships");
   const atRoot = readdirSync(dir).filter((f) => f.endsWith(".js"));
   assert.deepEqual(atRoot.sort(), [...shipped].sort(), "every .js file beside index.js is shipped");
 });
