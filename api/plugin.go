@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"mime"
 	"net/http"
+	"strings"
 	"time"
 
 	bs "github.com/brainsurgeon/brainsurgeon"
@@ -87,15 +88,23 @@ func checkToolCallID(id string) error {
 }
 
 // resolve finds the session of a plugin request among the sessions the
-// store lists: session_id under agent_id (default "main") first, then
-// session_key. Every member is checked first (400); no session is a 404.
+// store lists: session_id under agent_id (default "main"; for a pi
+// session, the name of its directory) first, then session_key. Every
+// member is checked first (400); no session is a 404.
 func (s *server) resolve(ctx context.Context, q pluginSessionRequest) (bs.SessionRef, error) {
 	agent := q.AgentID
 	if agent == "" {
 		agent = DefaultPluginAgent
 	}
-	if found := bs.IDName.Found(agent); found != "" {
-		return bs.SessionRef{}, fmt.Errorf("agent_id: expected an agent name (%s), %s: %w", bs.IDName.Expected(), found, bs.ErrInvalid)
+	// The agent is only compared with the agents the store lists (no path
+	// is built from it), so any name a host gives its agents passes: pi
+	// names a session's agent after its working directory
+	// ("--home-me-my project--"), spaces and all.
+	if err := agenttools.CheckText("agent_id", agent); err != nil {
+		return bs.SessionRef{}, err
+	}
+	if strings.Contains(agent, "/") {
+		return bs.SessionRef{}, fmt.Errorf("agent_id: expected an agent name without '/', found %.80q: %w", agent, bs.ErrInvalid)
 	}
 	if q.SessionID != "" {
 		if found := bs.IDName.Found(q.SessionID); found != "" {

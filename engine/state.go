@@ -20,21 +20,31 @@ import (
 const stateVersion = 1
 
 // statePath returns the state file of the session ref,
-// <StateDir>/engine/<agent>/<sessionId>.json, after checking the agent
-// (an id of kind bs.IDName) and the session id (bs.IDSessionFile: it
-// becomes a file name). The error wraps bs.ErrInvalid.
+// <StateDir>/engine/<agent>/<sessionId>.json (<agent> is "~pi" for a
+// session of no agent, as pi's are), after checking the agent (an id of
+// kind bs.IDName) and the session id (bs.IDSessionFile: it becomes a file
+// name). The error wraps bs.ErrInvalid.
 func (e *Engine) statePath(ref bs.SessionRef) (string, error) {
 	if e.StateDir == "" {
 		return "", fmt.Errorf("engine state of %s: expected a state directory, found none set: %w", ref, bs.ErrInvalid)
 	}
-	if err := bs.IDName.Check(ref.Agent); err != nil {
+	agent := ref.Agent
+	if agent == "" {
+		// A session of no agent (pi's): a directory no agent name can
+		// take ('~' is not allowed in one).
+		agent = noAgentDir
+	} else if err := bs.IDName.Check(agent); err != nil {
 		return "", fmt.Errorf("engine state of %s: agent: %w", ref, err)
 	}
 	if err := bs.IDSessionFile.Check(ref.ID); err != nil {
 		return "", fmt.Errorf("engine state of %s: %w", ref, err)
 	}
-	return filepath.Join(e.StateDir, "engine", ref.Agent, ref.ID+".json"), nil
+	return filepath.Join(e.StateDir, "engine", agent, ref.ID+".json"), nil
 }
+
+// noAgentDir is the directory of the states of sessions that belong to no
+// agent (pi's sessions), under <state dir>/engine.
+const noAgentDir = "~pi"
 
 // newState returns the empty state of a session the engine has not served.
 func newState() *State {

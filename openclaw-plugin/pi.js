@@ -35,8 +35,10 @@
  * - before_agent_start: the daemon's system-prompt addition of the session's latest view (its warning that early
  *   parts were summarized many times) is added to the system prompt of the next prompt, so the prompt changes only
  *   when the warning does.
- * - session_before_compact is not handled: pi's own compaction runs. The daemon's compact route shrinks
- *   BrainSurgeon's view and names no entry of pi's transcript to keep from (see docs/pi-extension.md).
+ * - session_before_compact: the compaction pi writes (its own compaction entry, under its own lock) is
+ *   BrainSurgeon's: the daemon's summary, first kept entry and details (POST /api/plugin/v1/compaction, made as
+ *   `brainsurgeon compact --dry-run` makes it; the daemon writes nothing). When the daemon finds nothing to compact,
+ *   fails or answers what pi cannot use, pi compacts on its own.
  */
 import { readFileSync } from "node:fs";
 import { basename } from "node:path";
@@ -218,6 +220,29 @@ export function makePiExtension(cfg, opts = {}) {
       }
     });
 
+    pi.on("session_before_compact", async (event, ctx) => {
+      try {
+        const who = piIdentity(ctx);
+        if (!who.sessionFile || !who.sessionId) return undefined;
+        const instructions = typeof event?.customInstructions === "string" ? event.customInstructions : "";
+        const body = JSON.stringify({ agent_id: who.agentId, session_id: who.sessionId, custom_instructions: instructions });
+        const res = await call(cfg, "/api/plugin/v1/compaction", body, cfg.compactTimeoutMs, event?.signal);
+        if (!res.ok) {
+          tell(ctx, `brainsurgeon: pi compacts on its own: ${res.error}`);
+          return undefined;
+        }
+        const c = hostCompaction(res.json, event?.branchEntries);
+        if (typeof c === "string") {
+          if (c !== "") tell(ctx, `brainsurgeon: pi compacts on its own: ${c}`);
+          return undefined;
+        }
+        return { compaction: c };
+      } catch (err) {
+        tell(ctx, `brainsurgeon: pi compacts on its own: ${errText(err)}`);
+        return undefined;
+      }
+    });
+
     pi.on("before_agent_start", (event, ctx) => {
       try {
         const id = piIdentity(ctx).sessionId;
@@ -229,6 +254,31 @@ export function makePiExtension(cfg, opts = {}) {
       }
     });
   };
+}
+
+/**
+ * Reads the daemon's answer to POST /api/plugin/v1/compaction as the compaction pi writes: {summary,
+ * firstKeptEntryId, tokensBefore, details}. Returns why not instead (a string; "" when the daemon found nothing to
+ * compact, which pi then compacts as it would without the extension): an answer that is not the route's, or a first
+ * kept entry that is not on the branch pi compacts (branch: pi's branchEntries; not checked when pi gives none).
+ * @param {unknown} json @param {unknown} branch
+ * @returns {{summary: string, firstKeptEntryId: string, tokensBefore: number, details?: unknown} | string}
+ */
+export function hostCompaction(json, branch) {
+  const j = /** @type {any} */ (json);
+  if (!j || typeof j !== "object" || j.ok !== true) return "the daemon's answer is not a compaction";
+  if (j.summary === "" && typeof j.reason === "string") return "";
+  if (typeof j.summary !== "string" || j.summary === "" || typeof j.first_kept_entry_id !== "string" || j.first_kept_entry_id === "") {
+    return "the daemon's answer has no summary or first kept entry";
+  }
+  if (!Number.isInteger(j.tokens_before) || j.tokens_before < 0) return "the daemon's answer has no tokens_before";
+  if (Array.isArray(branch) && branch.length > 0 && !branch.some((e) => /** @type {any} */ (e)?.id === j.first_kept_entry_id)) {
+    return `the daemon's first kept entry ${j.first_kept_entry_id} is not on the branch pi compacts`;
+  }
+  /** @type {{summary: string, firstKeptEntryId: string, tokensBefore: number, details?: unknown}} */
+  const out = { summary: j.summary, firstKeptEntryId: j.first_kept_entry_id, tokensBefore: j.tokens_before };
+  if (j.details !== undefined && j.details !== null) out.details = j.details;
+  return out;
 }
 
 /**

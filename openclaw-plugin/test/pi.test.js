@@ -8,7 +8,7 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { resolveConfig } from "../config.js";
-import piExtension, { PI_CONFIG_FILE, loadPiConfig, makePiExtension, makeTeller, piIdentity } from "../pi.js";
+import piExtension, { PI_CONFIG_FILE, hostCompaction, loadPiConfig, makePiExtension, makeTeller, piIdentity } from "../pi.js";
 import { TOOL_NAMES, TOOL_SPECS } from "../tools.js";
 import { chainFingerprint } from "../wire.js";
 import { answer, deadUrl, mixedText, startDaemon } from "./helpers.js";
@@ -17,6 +17,7 @@ const HEALTH = "/api/plugin/v1/health";
 const SOURCE = "/api/plugin/v1/source";
 const TOOL = "/api/plugin/v1/tool";
 const ASSEMBLE = "/api/plugin/v1/assemble";
+const COMPACTION = "/api/plugin/v1/compaction";
 const SETTINGS = { source_offload_above_chars: 1000, source_preview_chars: 400 };
 /** pi's session directory for cwd /w/proj, and so the agent the daemon is told. */
 const PROJECT = "--w-proj--";
@@ -125,7 +126,7 @@ function messages() {
   ];
 }
 
-test("registers the four tools from TOOL_SPECS and the hooks it handles, and no compaction hook", async () => {
+test("registers the four tools from TOOL_SPECS and the hooks it handles, compaction included", async () => {
   const f = load(await deadUrl());
   assert.deepEqual([...f.tools.keys()], TOOL_NAMES);
   for (const name of TOOL_NAMES) {
@@ -135,7 +136,7 @@ test("registers the four tools from TOOL_SPECS and the hooks it handles, and no 
     assert.equal(t.parameters, TOOL_SPECS[name].parameters, `${name}: the shared spec, not a copy`);
     assert.equal(typeof t.execute, "function");
   }
-  assert.deepEqual([...f.handlers.keys()].sort(), ["before_agent_start", "context", "session_start", "tool_result"]);
+  assert.deepEqual([...f.handlers.keys()].sort(), ["before_agent_start", "context", "session_before_compact", "session_start", "tool_result"]);
 });
 
 test("piIdentity: the session directory's name, the session id and file; nothing when pi gives nothing", () => {
@@ -230,6 +231,72 @@ async function failingDaemons() {
     await mk("wrong answer", (s, res) => answer(res, 200, s.path === SOURCE ? { ...sourceAnswer(s), sha256: "0".repeat(64) } : { ok: true, first_kept: 99, replace: [], estimated_tokens: 1 })),
   ];
 }
+
+/** A session_before_compact event whose branch holds entries e1..e4. @param {string} [instructions] */
+function compactEvent(instructions) {
+  return { type: "session_before_compact", preparation: { firstKeptEntryId: "e3", tokensBefore: 9000 },
+    branchEntries: ["e1", "e2", "e3", "e4"].map((id) => ({ type: "message", id })), customInstructions: instructions, signal: undefined };
+}
+
+test("session_before_compact: pi writes the daemon's summary, first kept entry, tokens and details", async () => {
+  /** @type {any[]} */
+  const seen = [];
+  const d = await daemon((s, res) => {
+    seen.push(s);
+    answer(res, 200, { ok: true, layer: "summarize", summary: "## Goal\n- the plan", first_kept_entry_id: "e2",
+      tokens_before: 12000, tokens_after: 3000, details: { readFiles: [], modifiedFiles: [], brainsurgeon: { layer: "summarize" } }, degraded: false, warnings: [] });
+  });
+  try {
+    const f = load(d.url);
+    const { ctx, notices } = fakeCtx();
+    const r = await f.emit("session_before_compact", compactEvent("keep the plan"), ctx);
+    assert.deepEqual(r, { compaction: { summary: "## Goal\n- the plan", firstKeptEntryId: "e2", tokensBefore: 12000,
+      details: { readFiles: [], modifiedFiles: [], brainsurgeon: { layer: "summarize" } } } });
+    assert.equal(seen.length, 1);
+    assert.equal(seen[0].path, COMPACTION);
+    assert.deepEqual(seen[0].json, { agent_id: PROJECT, session_id: "0197a1b2-0000-7000-8000-000000000001", custom_instructions: "keep the plan" });
+    assert.equal(notices.length, 0);
+  } finally {
+    await d.close();
+  }
+});
+
+test("session_before_compact: nothing to compact, a cut off the branch, a failing daemon → pi compacts on its own", async () => {
+  const answers = [
+    { ok: true, layer: "", summary: "", first_kept_entry_id: "", tokens_before: 100, reason: "nothing to compact: below every threshold", warnings: [] },
+    { ok: true, layer: "summarize", summary: "s", first_kept_entry_id: "e9", tokens_before: 100, warnings: [] },
+  ];
+  let i = 0;
+  const d = await daemon((_s, res) => answer(res, 200, answers[i++]));
+  try {
+    const f = load(d.url);
+    const quiet = fakeCtx("s-quiet");
+    assert.equal(await f.emit("session_before_compact", compactEvent(), quiet.ctx), undefined);
+    assert.equal(quiet.notices.length, 0, "nothing to compact is not a failure");
+    const off = fakeCtx("s-off");
+    assert.equal(await f.emit("session_before_compact", compactEvent(), off.ctx), undefined);
+    assert.match(off.notices[0].message, /first kept entry e9 is not on the branch/);
+  } finally {
+    await d.close();
+  }
+  for (const fd of await failingDaemons()) {
+    try {
+      const f = load(fd.url, { compactTimeoutMs: 1000, timeoutMs: 150 });
+      const { ctx, notices } = fakeCtx(`c-${fd.name}`);
+      assert.equal(await f.emit("session_before_compact", compactEvent(), ctx), undefined, fd.name);
+      if (fd.name !== "slow") assert.equal(notices.length, 1, `${fd.name}: told once`);
+    } finally {
+      await fd.close();
+    }
+  }
+});
+
+test("hostCompaction reads only the route's answer", () => {
+  assert.equal(hostCompaction(null, []), "the daemon's answer is not a compaction");
+  assert.equal(hostCompaction({ ok: true, summary: "x", first_kept_entry_id: "e1" }, []), "the daemon's answer has no tokens_before");
+  assert.deepEqual(hostCompaction({ ok: true, summary: "x", first_kept_entry_id: "e1", tokens_before: 5, details: null }, undefined),
+    { summary: "x", firstKeptEntryId: "e1", tokensBefore: 5 });
+});
 
 test("tool_result fails open: down, slow, refusing, garbage → the result passes, and the user is told once per session", async () => {
   for (const d of await failingDaemons()) {
@@ -445,7 +512,7 @@ test("pi's own loader loads the directory as a pi package (package.json \"pi\") 
   assert.equal(r.extensions.length, 1);
   assert.match(r.extensions[0].path, /pi\.js$/);
   assert.deepEqual([...r.extensions[0].tools.keys()], TOOL_NAMES);
-  assert.deepEqual([...r.extensions[0].handlers.keys()].sort(), ["before_agent_start", "context", "session_start", "tool_result"]);
+  assert.deepEqual([...r.extensions[0].handlers.keys()].sort(), ["before_agent_start", "context", "session_before_compact", "session_start", "tool_result"]);
 });
 
 test("in pi's own runtime (AgentSession, faux model): tools offered, a big result stored at the source, the view and the warning reach the model", { skip: !process.env.PI_ORACLE_MODULES && "PI_ORACLE_MODULES is not set" }, async () => {

@@ -99,6 +99,19 @@ declare module "@mariozechner/pi-coding-agent" {
     isError?: boolean;
   }
 
+  /** Fired before pi compacts a session; a result with compaction is the compaction pi writes. */
+  export interface SessionBeforeCompactEvent {
+    type: "session_before_compact";
+    preparation: { firstKeptEntryId: string; tokensBefore: number };
+    branchEntries: { id: string; type: string }[];
+    customInstructions?: string;
+    signal: AbortSignal;
+  }
+  export interface SessionBeforeCompactResult {
+    cancel?: boolean;
+    compaction?: { summary: string; firstKeptEntryId: string; tokensBefore: number; details?: unknown };
+  }
+
   export type ExtensionHandler<E, R = undefined> = (event: E, ctx: ExtensionContext) => Promise<R | void> | R | void;
 
   /** What the extension's default export is given. */
@@ -107,6 +120,7 @@ declare module "@mariozechner/pi-coding-agent" {
     on(event: "context", handler: ExtensionHandler<ContextEvent, ContextEventResult>): void;
     on(event: "before_agent_start", handler: ExtensionHandler<BeforeAgentStartEvent, BeforeAgentStartEventResult>): void;
     on(event: "tool_result", handler: ExtensionHandler<ToolResultEvent, ToolResultEventResult>): void;
+    on(event: "session_before_compact", handler: ExtensionHandler<SessionBeforeCompactEvent, SessionBeforeCompactResult>): void;
     registerTool(tool: ToolDefinition): void;
   }
 }
