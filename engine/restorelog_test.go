@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"os"
+	"path/filepath"
 	"slices"
 	"testing"
 	"time"
@@ -103,14 +105,18 @@ func TestRestoreLog(t *testing.T) {
 		t.Error("a read-only engine recorded a restore")
 	}
 
-	// No engine state: a session without an agent, an unsafe id.
+	// A session without an agent (pi's) has its log too, under engine/~pi.
 	pi := bs.SessionRef{Backend: bs.BackendJSONL, ID: "pi-session"}
-	if err := e.RecordRestore(ctx, pi, "e1", now); !bs.NoRestoreLog(err) {
-		t.Errorf("RecordRestore of a pi session: %v, want no log (ErrInvalid)", err)
+	if err := e.RecordRestore(ctx, pi, "e1", now); err != nil {
+		t.Errorf("RecordRestore of a pi session: %v", err)
 	}
-	if _, err := e.Restores(ctx, pi); !bs.NoRestoreLog(err) {
-		t.Errorf("Restores of a pi session: %v, want no log (ErrInvalid)", err)
+	if got, err := e.Restores(ctx, pi); err != nil || !got["e1"].Equal(now) {
+		t.Errorf("Restores of a pi session: %v, %v; want e1 at %v", got, err, now)
 	}
+	if _, err := os.Stat(filepath.Join(e.StateDir, "engine", "~pi")); err != nil {
+		t.Errorf("the pi session's state is not under engine/~pi: %v", err)
+	}
+	// No engine state: an unsafe id.
 	if err := e.RecordRestore(ctx, ref, "../x", now); !errors.Is(err, bs.ErrInvalid) {
 		t.Errorf("RecordRestore of ../x: %v, want ErrInvalid", err)
 	}
