@@ -126,6 +126,31 @@ for r in "${releases[@]}"; do
 	install_oc "$(oc_dir "$r")" "$r"
 done
 
+# --- 2b. The newest pi coding agent (e2e: the pi extension runs on the oracle's 0.70.6 and on this one) -----------
+# Installed into $ORACLE/pi-new (the e2e tests read PI_NEW_MODULES, default $ORACLE/pi-new/node_modules).
+PI_NEW_VERSION=${PI_NEW_VERSION:-0.73.1}
+PI_NEW_DIR="$ORACLE/pi-new"
+pi_new_ok() {
+	grep -qs "\"version\": \"$PI_NEW_VERSION\"" "$PI_NEW_DIR/node_modules/@mariozechner/pi-coding-agent/package.json"
+}
+if pi_new_ok; then
+	log "pi-coding-agent@$PI_NEW_VERSION already in $PI_NEW_DIR"
+else
+	need_npm
+	for attempt in 1 2; do
+		rm -rf "$PI_NEW_DIR/node_modules" "$PI_NEW_DIR/package-lock.json"
+		mkdir -p "$PI_NEW_DIR"
+		echo '{"private":true,"type":"module"}' >"$PI_NEW_DIR/package.json"
+		log "npm install @mariozechner/pi-coding-agent@$PI_NEW_VERSION in $PI_NEW_DIR (attempt $attempt)"
+		if (cd "$PI_NEW_DIR" && npm install --no-audit --no-fund --loglevel=error "@mariozechner/pi-coding-agent@$PI_NEW_VERSION") && pi_new_ok; then
+			installed=1
+			break
+		fi
+		sleep 5
+	done
+	pi_new_ok || { log "could not install pi-coding-agent@$PI_NEW_VERSION"; exit 1; }
+fi
+
 # --- 3. The openclaw wrappers ----------------------------------------------------------------------------
 # write_wrapper NAME DIR: $BIN_DIR/NAME execs Node 24 on DIR's openclaw.mjs; the file is rewritten only when its
 # content differs, so a second run changes nothing.

@@ -159,12 +159,24 @@ func (t *Tools) Source(ctx context.Context, ref bs.SessionRef, key string) (*res
 // those characters. The text is paged on its stored JSON literals, so that
 // every UTF-16 code unit the host wrote comes back, lone surrogates
 // included. The key must be a record of this session; nothing is written.
+//
+// Only a restore that gives the whole result at once is recorded in the
+// restore log (the engine's view then shows the result in full for the
+// protection window): an agent that pages through a result larger than a
+// page reads it from the pages, and the view keeps its placeholder, so that
+// asking for one page never brings the whole value into the context.
 func (t *Tools) restoreSource(ctx context.Context, ref bs.SessionRef, key string, offset, maxChars int) (Result, error) {
-	sv, err := t.Source(ctx, ref, key)
+	sv, err := t.Restorer.ReadSource(ctx, ref, key)
 	if err != nil {
 		return Result{}, err
 	}
-	return pageValue(sv, offset, maxChars, nil)
+	res, err := pageValue(sv, offset, maxChars, nil)
+	if err == nil && offset == 0 {
+		if p, perr := PageOf(sv, 0, maxChars); perr == nil && p.Last() {
+			t.Restorer.NoteSourceRestore(ctx, ref, key)
+		}
+	}
+	return res, err
 }
 
 // restoreAnswer answers purge_control restore of the entry key from the

@@ -6,9 +6,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -17,6 +19,7 @@ import (
 	"github.com/brainsurgeon/brainsurgeon/engine"
 	"github.com/brainsurgeon/brainsurgeon/extract"
 	"github.com/brainsurgeon/brainsurgeon/prune"
+	"github.com/brainsurgeon/brainsurgeon/restore"
 )
 
 type atClock struct{ t time.Time }
@@ -305,5 +308,52 @@ func TestRestorePagesFromSideStore(t *testing.T) {
 	}
 	if got.String() != text {
 		t.Errorf("pages concatenate to %d characters, want the %d of the value", len([]rune(got.String())), len([]rune(text)))
+	}
+}
+
+// memLog is a restore log in memory.
+type memLog struct {
+	mu sync.Mutex
+	m  map[string]time.Time
+}
+
+func (l *memLog) RecordRestore(_ context.Context, _ bs.SessionRef, entryID string, at time.Time) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.m[entryID] = at
+	return nil
+}
+
+func (l *memLog) Restores(context.Context, bs.SessionRef) (map[string]time.Time, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return maps.Clone(l.m), nil
+}
+
+// TestSourceRestoreRecordsWholeOnly records a restore of a tool result
+// stored at the source in the restore log (the view then shows it in full)
+// when the agent gets it whole, and not when it pages through it: asking
+// for one page never brings the whole value into the context.
+func TestSourceRestoreRecordsWholeOnly(t *testing.T) {
+	f := newPlugFixture(t)
+	log := &memLog{m: map[string]time.Time{}}
+	r := restore.New(f.set.Store, f.set.Side, f.set.StateDir)
+	r.Restores = log
+	c := &client{tb: t, srv: serve(t, api.Options{Installation: f.set.Installation, Backend: f.set, Restorer: r})}
+	big := `[{"type":"text","text":` + escapedJSON(bigText(60_000, "NEEDLE")) + `}]`
+	small := `[{"type":"text","text":"a small result"}]`
+	c.json("POST", "/api/plugin/v1/source", sourceBody(plugSessA, plugKeyA, "call_big", big, ""), 200, nil)
+	c.json("POST", "/api/plugin/v1/source", sourceBody(plugSessA, plugKeyA, "call_small", small, ""), 200, nil)
+	for _, p := range []string{`{"action":"restore","key":"tc-call_big"}`, `{"action":"restore","key":"tc-call_big","offset":15000}`, `{"action":"restore","key":"tc-call_small"}`} {
+		if a := callTool(t, c, plugSessA, "purge_control", p); !a.OK {
+			t.Fatalf("%s: %+v", p, a)
+		}
+	}
+	got, _ := log.Restores(context.Background(), bs.SessionRef{})
+	if _, ok := got["tc-call_big"]; ok {
+		t.Error("paging through a result recorded it as restored whole")
+	}
+	if _, ok := got["tc-call_small"]; !ok {
+		t.Error("a result restored whole was not recorded")
 	}
 }

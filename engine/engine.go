@@ -411,13 +411,9 @@ func (e *Engine) Value(ctx context.Context, ref bs.SessionRef, entryID string) (
 }
 
 // Status returns what the API, the UI and `context status` show of the
-// session's engine state. It reads the state only, never the transcript. A
-// session without an agent (a pi session) has no engine state: its Status
-// is the zero one with a low risk.
+// session's engine state. It reads the state only, never the transcript.
+// A session the engine never served has the zero Status with a low risk.
 func (e *Engine) Status(ctx context.Context, ref bs.SessionRef) (Status, error) {
-	if ref.Agent == "" {
-		return Status{Risk: compact.RiskLow}, nil
-	}
 	if err := ctx.Err(); err != nil {
 		return Status{}, err
 	}

@@ -78,14 +78,33 @@ type SourceValue struct {
 }
 
 // Source returns the tool result stored at the source under key in the
-// session ref. It only reads the transcript, which keeps its placeholder;
-// the restore is recorded in the Restorer's log (Restores), so that the
-// context engine's view shows the result in full for the protection
-// window. A key
-// that is not a source key wraps ErrInvalid; a key the session does not
-// hold wraps ErrNotFound ("not found in this session": a value of another
-// session is never looked up); a damaged record wraps ErrCorrupt.
+// session ref (ReadSource), and records the restore in the Restorer's log
+// (Restores, see NoteSourceRestore), so that the context engine's view
+// shows the result in full for the protection window.
 func (r *Restorer) Source(ctx context.Context, ref bs.SessionRef, key string) (*SourceValue, error) {
+	sv, err := r.ReadSource(ctx, ref, key)
+	if err != nil {
+		return nil, err
+	}
+	r.record(ctx, ref, key)
+	return sv, nil
+}
+
+// NoteSourceRestore records in the Restorer's log (Restores) that the
+// agent was given the whole tool result stored under key, so that the
+// context engine's view shows it in full for the protection window. A
+// failure is only logged.
+func (r *Restorer) NoteSourceRestore(ctx context.Context, ref bs.SessionRef, key string) {
+	r.record(ctx, ref, key)
+}
+
+// ReadSource returns the tool result stored at the source under key in the
+// session ref; it reads only (the transcript keeps its placeholder, and no
+// restore is recorded). A key that is not a source key wraps ErrInvalid; a
+// key the session does not hold wraps ErrNotFound ("not found in this
+// session": a value of another session is never looked up); a damaged
+// record wraps ErrCorrupt.
+func (r *Restorer) ReadSource(ctx context.Context, ref bs.SessionRef, key string) (*SourceValue, error) {
 	if err := r.ready(); err != nil {
 		return nil, err
 	}
@@ -119,7 +138,6 @@ func (r *Restorer) Source(ctx context.Context, ref bs.SessionRef, key string) (*
 		return nil, err
 	}
 	sum := sha256.Sum256(content)
-	r.record(ctx, ref, key)
 	return &SourceValue{Key: key, Content: content, Details: details, Bytes: len(content), SHA256: hex.EncodeToString(sum[:]),
 		Texts: texts, OtherBlocks: others, TextLiterals: lits}, nil
 }
