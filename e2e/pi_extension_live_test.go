@@ -512,19 +512,20 @@ func runPiScript(t *testing.T, node, version, modules string, with bool, against
 		calls = append(calls, fmt.Sprintf(`CALL:purge_control:{"action":"restore","value_id":"%s","offset":%d,"max_chars":%d}`, key, off, page))
 	}
 	reqs, _ = turn(n+2, "restore", "Restore it. "+strings.Join(calls, " "))
-	var c chatRequest
-	if err := json.Unmarshal(reqs[len(reqs)-1].Body, &c); err != nil {
-		t.Fatal(err)
+	// Each page reaches the model in the request after its call, as that request's newest tool result (the view
+	// may collapse the pages before it, as it does any old tool result).
+	if len(reqs) != len(calls)+1 {
+		t.Fatalf("the restore turn made %d model requests, want %d (one per page and the last)", len(reqs), len(calls)+1)
 	}
-	texts := toolMessageTexts(c)
-	if len(texts) < len(calls) {
-		var tail []string
-		for _, m := range c.Messages[max(0, len(c.Messages)-4):] {
-			tail = append(tail, fmt.Sprintf("%s: %.300s", m.Role, m.Content))
+	var pages []string
+	for _, q := range reqs[1:] {
+		var c chatRequest
+		if err := json.Unmarshal(q.Body, &c); err != nil {
+			t.Fatal(err)
 		}
-		t.Fatalf("the restore turn's last request holds %d tool results, want the %d pages (%d requests in the turn); its last messages:\n%s", len(texts), len(calls), len(reqs), strings.Join(tail, "\n"))
+		texts := toolMessageTexts(c)
+		pages = append(pages, texts[len(texts)-1])
 	}
-	pages := texts[len(texts)-len(calls):]
 	var got strings.Builder
 	for i, p := range pages {
 		hdr := fmt.Sprintf("[BrainSurgeon %s: characters ", key)
