@@ -15,6 +15,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -356,7 +357,7 @@ func runPiScript(t *testing.T, node, version, modules string, with bool, against
 	if with {
 		sessions := filepath.Join(e.agentDir, "sessions")
 		writeConfig(t, sessions, map[string]any{
-			"enabled": false,
+			"enabled": false, "idle_seconds": 0,
 			"compaction": map[string]any{
 				"context_window": piExtWindow, "summarize_trigger_percent": 25, "full_trigger_percent": 35, "summarize_keep_recent": 2500,
 				"summarizer": map[string]any{"base_url": model.URL() + "/v1", "model": engineSummaryModel, "retries": 0, "timeout_seconds": 20},
@@ -585,17 +586,66 @@ func runPiScript(t *testing.T, node, version, modules string, with bool, against
 	proxy.mode.Store("pass")
 	turn(n+9, "after", "And the daemon is back.")
 
-	// g. uninstall gives settings.json back.
-	pi.stdin.Close()
-	res, err := piinstall.Uninstall(context.Background(), ienv, "", "")
-	if err != nil {
-		t.Fatal(err)
+	// brainsurgeon pi status checks the running system end to end.
+	if r := piCLI(t, e, "pi", "status", "--json"); r.code != 0 || !strings.Contains(r.stdout, `"healthy": true`) {
+		t.Errorf("pi status: %s", r)
 	}
-	if got := readFile(t, settings); !bytes.Equal(got, userSettings) || res.SettingsAction != "restored" {
-		t.Errorf("settings.json after uninstall (%s):\n%q\nwant\n%q", res.SettingsAction, got, userSettings)
+
+	// g. brainsurgeon pi uninstall gives settings.json back and writes the offloaded results back.
+	pi.stdin.Close()
+	if err := pi.cmd.Wait(); err != nil {
+		t.Logf("pi exited: %v", err)
+	}
+	r := piCLI(t, e, "pi", "uninstall", "--yes", "--json")
+	if r.code != 0 {
+		t.Fatalf("pi uninstall: %s", r)
+	}
+	var un struct {
+		SettingsAction string `json:"settings_action"`
+		Cleanup        struct {
+			WrittenBack int `json:"written_back"`
+		} `json:"cleanup"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &un); err != nil {
+		t.Fatalf("pi uninstall --json: %v\n%s", err, r)
+	}
+	if got := readFile(t, settings); !bytes.Equal(got, userSettings) || un.SettingsAction != "restored" {
+		t.Errorf("settings.json after uninstall (%s):\n%q\nwant\n%q", un.SettingsAction, got, userSettings)
+	}
+	after := string(readFile(t, run.sessionFile))
+	if un.Cleanup.WrittenBack == 0 || strings.Contains(after, "[[extracted-"+key+"]]") || !strings.Contains(after, esc(big)) {
+		t.Errorf("uninstall wrote %d results back; the transcript still holds the placeholder of %s, or not the result", un.Cleanup.WrittenBack, key)
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	_, err = oracle.Summary(sctx, run.sessionFile)
+	cancel()
+	if err != nil {
+		t.Errorf("pi's SessionManager does not load the transcript after uninstall: %v", err)
 	}
 	t.Logf("pi %s with the extension: %s in all", version, time.Since(t0).Round(time.Second))
 	return run
+}
+
+// piCLI runs the brainsurgeon binary in e's pi home.
+func piCLI(t *testing.T, e *piExtEnv, args ...string) cliResult {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bsBin, args...)
+	cmd.Env = append(slices.Clone(e.env), "BRAINSURGEON_LOG=")
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	r := cliResult{bin: bsBin, args: args, stdout: stdout.String(), stderr: stderr.String()}
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+	case errors.As(err, &ee):
+		r.code = ee.ExitCode()
+	default:
+		t.Fatalf("brainsurgeon %v: %v", args, err)
+	}
+	return r
 }
 
 // piEngineStatus asks the daemon for a pi session's engine status.
