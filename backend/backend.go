@@ -217,23 +217,27 @@ func (m *Multi) pick(ref bs.SessionRef) (bs.Store, error) {
 	if len(stores) == 0 {
 		return nil, fmt.Errorf("session %s: %w", ref, errNoStores)
 	}
-	var same []bs.Store
+	var first bs.Store
+	n := 0
 	for _, s := range stores {
 		if s.Name() == b {
-			same = append(same, s)
+			if first == nil {
+				first = s
+			}
+			n++
 		}
 	}
-	switch {
-	case len(same) == 0:
+	if first == nil {
 		return nil, fmt.Errorf("session %s: no %s store here: %w", ref, b, bs.ErrUnsupported)
-	case len(same) > 1 && ref.Path != "":
-		for _, s := range same {
-			if h, ok := s.(interface{ Holds(path string) bool }); ok && h.Holds(ref.Path) {
+	}
+	if n > 1 && ref.Path != "" {
+		for _, s := range stores {
+			if h, ok := s.(interface{ Holds(path string) bool }); ok && s.Name() == b && h.Holds(ref.Path) {
 				return s, nil
 			}
 		}
 	}
-	return same[0], nil
+	return first, nil
 }
 
 // agentsWith returns the agents a store serves when it serves only some
