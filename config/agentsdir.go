@@ -27,16 +27,7 @@ func DefaultAgentsDir() string {
 // directory was needed (no variable is set, or one starts with "~") and is
 // unknown.
 func DefaultAgentsDirFrom(getenv func(string) string, homeDir func() (string, error)) (string, error) {
-	expand := func(p string) (string, error) {
-		if p != "~" && !strings.HasPrefix(p, "~/") {
-			return p, nil
-		}
-		home, err := homeDir()
-		if err != nil || home == "" {
-			return "", errors.Join(errors.New("no home directory to expand "+p), err)
-		}
-		return filepath.Join(home, p[1:]), nil
-	}
+	expand := func(p string) (string, error) { return expandHome(p, homeDir) }
 	for _, v := range []string{"BRAINSURGEON_AGENTS_DIR", "AGENTS_DIR"} {
 		if d := strings.TrimSpace(getenv(v)); d != "" {
 			return expand(d)
@@ -54,4 +45,18 @@ func DefaultAgentsDirFrom(getenv func(string) string, homeDir func() (string, er
 		return "", errors.Join(errors.New("no home directory for ~/.openclaw/agents and no BRAINSURGEON_AGENTS_DIR, AGENTS_DIR or OPENCLAW_STATE_DIR"), err)
 	}
 	return filepath.Join(home, ".openclaw", "agents"), nil
+}
+
+// expandHome returns p with a leading "~" or "~/" replaced by the home
+// directory homeDir gives; the error says the home directory was needed
+// and is unknown.
+func expandHome(p string, homeDir func() (string, error)) (string, error) {
+	if p != "~" && !strings.HasPrefix(p, "~/") {
+		return p, nil
+	}
+	home, err := homeDir()
+	if err != nil || home == "" {
+		return "", errors.Join(errors.New("no home directory to expand "+p), err)
+	}
+	return filepath.Join(home, p[1:]), nil
 }

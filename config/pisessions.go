@@ -1,7 +1,6 @@
 package config
 
 import (
-	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -32,16 +31,7 @@ func PiSessionsDir() (dir string, explicit bool, err error) {
 // home directory is unknown; with no home directory and nothing set, no pi
 // sessions are served.
 func PiSessionsDirFrom(getenv func(string) string, homeDir func() (string, error), exists func(string) bool) (dir string, explicit bool, err error) {
-	expand := func(p string) (string, error) {
-		if p != "~" && !strings.HasPrefix(p, "~/") {
-			return p, nil
-		}
-		home, err := homeDir()
-		if err != nil || home == "" {
-			return "", errors.Join(errors.New("no home directory to expand "+p), err)
-		}
-		return filepath.Join(home, p[1:]), nil
-	}
+	expand := func(p string) (string, error) { return expandHome(p, homeDir) }
 	if v := strings.TrimSpace(getenv("BRAINSURGEON_PI_SESSIONS_DIR")); v != "" {
 		if strings.EqualFold(v, PiSessionsOff) || strings.EqualFold(v, "none") {
 			return "", true, nil

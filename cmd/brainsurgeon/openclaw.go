@@ -142,26 +142,34 @@ Flags:
 type openclawCommand struct{ m *Main }
 
 func (c *openclawCommand) Run(ctx context.Context, args []string) error {
+	return installCommands(ctx, c.m, "openclaw", openclawUsage, args, c.install, c.uninstall, c.status)
+}
+
+// installCommands runs one of the install, uninstall and status
+// subcommands of the command name (openclaw, pi, service), or its help;
+// usage is the command's help text.
+func installCommands(ctx context.Context, m *Main, name, usage string, args []string,
+	install, uninstall, status func(context.Context, []string) error) error {
 	if len(args) == 0 {
-		fmt.Fprint(c.m.Stderr, openclawUsage)
-		return &cli.UsageError{Msg: "openclaw needs a subcommand: install, uninstall or status", Try: "brainsurgeon help openclaw"}
+		fmt.Fprint(m.Stderr, usage)
+		return &cli.UsageError{Msg: name + " needs a subcommand: install, uninstall or status", Try: "brainsurgeon help " + name}
 	}
 	sub, rest := args[0], args[1:]
 	switch sub {
 	case "install":
-		return c.install(ctx, rest)
+		return install(ctx, rest)
 	case "uninstall":
-		return c.uninstall(ctx, rest)
+		return uninstall(ctx, rest)
 	case "status":
-		return c.status(ctx, rest)
+		return status(ctx, rest)
 	case "help", "-h", "--help", "-help":
 		if len(rest) > 0 && !isHelp(rest[0]) {
-			return c.Run(ctx, []string{rest[0], "--help"})
+			return installCommands(ctx, m, name, usage, []string{rest[0], "--help"}, install, uninstall, status)
 		}
-		fmt.Fprint(c.m.Stdout, openclawUsage)
+		fmt.Fprint(m.Stdout, usage)
 		return nil
 	}
-	return &cli.UsageError{Msg: fmt.Sprintf("unknown openclaw subcommand %q (expected install, uninstall or status)", sub), Try: "brainsurgeon help openclaw"}
+	return &cli.UsageError{Msg: fmt.Sprintf("unknown %s subcommand %q (expected install, uninstall or status)", name, sub), Try: "brainsurgeon help " + name}
 }
 
 // noArgs refuses positional arguments.

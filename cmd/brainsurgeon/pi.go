@@ -99,26 +99,7 @@ Flags:
 type piCommand struct{ m *Main }
 
 func (c *piCommand) Run(ctx context.Context, args []string) error {
-	if len(args) == 0 {
-		fmt.Fprint(c.m.Stderr, piUsage)
-		return &cli.UsageError{Msg: "pi needs a subcommand: install, uninstall or status", Try: "brainsurgeon help pi"}
-	}
-	sub, rest := args[0], args[1:]
-	switch sub {
-	case "install":
-		return c.install(ctx, rest)
-	case "uninstall":
-		return c.uninstall(ctx, rest)
-	case "status":
-		return c.status(ctx, rest)
-	case "help", "-h", "--help", "-help":
-		if len(rest) > 0 && !isHelp(rest[0]) {
-			return c.Run(ctx, []string{rest[0], "--help"})
-		}
-		fmt.Fprint(c.m.Stdout, piUsage)
-		return nil
-	}
-	return &cli.UsageError{Msg: fmt.Sprintf("unknown pi subcommand %q (expected install, uninstall or status)", sub), Try: "brainsurgeon help pi"}
+	return installCommands(ctx, c.m, "pi", piUsage, args, c.install, c.uninstall, c.status)
 }
 
 // piFlags are the flags every pi subcommand takes.

@@ -75,26 +75,7 @@ Flags:
 type serviceCommand struct{ m *Main }
 
 func (c *serviceCommand) Run(ctx context.Context, args []string) error {
-	if len(args) == 0 {
-		fmt.Fprint(c.m.Stderr, serviceUsage)
-		return &cli.UsageError{Msg: "service needs a subcommand: install, uninstall or status", Try: "brainsurgeon help service"}
-	}
-	sub, rest := args[0], args[1:]
-	switch sub {
-	case "install":
-		return c.install(ctx, rest)
-	case "uninstall":
-		return c.uninstall(ctx, rest)
-	case "status":
-		return c.status(ctx, rest)
-	case "help", "-h", "--help", "-help":
-		if len(rest) > 0 && !isHelp(rest[0]) {
-			return c.Run(ctx, []string{rest[0], "--help"})
-		}
-		fmt.Fprint(c.m.Stdout, serviceUsage)
-		return nil
-	}
-	return &cli.UsageError{Msg: fmt.Sprintf("unknown service subcommand %q (expected install, uninstall or status)", sub), Try: "brainsurgeon help service"}
+	return installCommands(ctx, c.m, "service", serviceUsage, args, c.install, c.uninstall, c.status)
 }
 
 // serviceEnv is the OS the service commands act on (a variable so that

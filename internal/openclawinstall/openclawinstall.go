@@ -276,8 +276,12 @@ func ReadRecord(path string) (rec Record, ok bool, err error) {
 	return rec, true, nil
 }
 
-func writeRecord(path string, rec Record) error {
-	b, err := json.MarshalIndent(rec, "", "  ")
+func writeRecord(path string, rec Record) error { return WriteRecordFile(path, rec) }
+
+// WriteRecordFile writes v as indented JSON to path, an install record:
+// atomically, 0600, its directory made (0700) when missing.
+func WriteRecordFile(path string, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
 		return err
 	}

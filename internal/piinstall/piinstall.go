@@ -32,7 +32,6 @@ import (
 	"strings"
 
 	"github.com/brainsurgeon/brainsurgeon/config"
-	"github.com/brainsurgeon/brainsurgeon/internal/atomicfile"
 	"github.com/brainsurgeon/brainsurgeon/internal/jsonedit"
 	"github.com/brainsurgeon/brainsurgeon/internal/openclawinstall"
 )
@@ -197,16 +196,7 @@ func ReadRecord(path string) (rec Record, ok bool, err error) {
 	return rec, true, nil
 }
 
-func writeRecord(path string, rec Record) error {
-	b, err := json.MarshalIndent(rec, "", "  ")
-	if err != nil {
-		return err
-	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return err
-	}
-	return atomicfile.WriteFile(path, append(b, '\n'), 0o600)
-}
+func writeRecord(path string, rec Record) error { return openclawinstall.WriteRecordFile(path, rec) }
 
 func sha(b []byte) string {
 	s := sha256.Sum256(b)
