@@ -446,6 +446,14 @@ func sha(b []byte) string {
 // readConfig returns the config's bytes; missing is true when there is no
 // file.
 func readConfig(path string) (b []byte, mode fs.FileMode, missing bool, err error) {
+	return ReadRegular(path, "OpenClaw config ")
+}
+
+// ReadRegular returns the bytes and permission bits of the regular file at
+// path; missing is true (and err nil) when there is no file. what names the
+// file in the error about something else than a regular file being there
+// ("OpenClaw config ", or "").
+func ReadRegular(path, what string) (b []byte, mode fs.FileMode, missing bool, err error) {
 	fi, err := os.Stat(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, 0, true, nil
@@ -454,7 +462,7 @@ func readConfig(path string) (b []byte, mode fs.FileMode, missing bool, err erro
 		return nil, 0, false, err
 	}
 	if !fi.Mode().IsRegular() {
-		return nil, 0, false, fmt.Errorf("OpenClaw config %s: expected a regular file, found %s", path, fi.Mode().Type())
+		return nil, 0, false, fmt.Errorf("%s%s: expected a regular file, found %s", what, path, fi.Mode().Type())
 	}
 	b, err = os.ReadFile(path)
 	return b, fi.Mode().Perm(), false, err

@@ -276,18 +276,11 @@ func withoutExtension(settings []byte, dir string) ([]byte, bool, error) {
 // readFile returns a file's bytes and mode; missing is true when there is
 // no file (not an error).
 func readFile(path string) (b []byte, mode fs.FileMode, missing bool, err error) {
-	fi, err := os.Stat(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, 0o644, true, nil
+	b, mode, missing, err = openclawinstall.ReadRegular(path, "")
+	if missing {
+		mode = 0o644
 	}
-	if err != nil {
-		return nil, 0, false, err
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, 0, false, fmt.Errorf("%s: expected a regular file, found %s", path, fi.Mode().Type())
-	}
-	b, err = os.ReadFile(path)
-	return b, fi.Mode().Perm(), false, err
+	return b, mode, missing, err
 }
 
 // piConfig is the extension's config file (brainsurgeon.json).
