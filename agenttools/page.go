@@ -39,13 +39,20 @@ func PageOf(sv *restore.SourceValue, offset, maxChars int) (*agenttext.Page, err
 // its blocks exactly when its text fits one page from offset 0, else the
 // page asked for. more are added to the details.
 func pageValue(sv *restore.SourceValue, offset, maxChars int, more map[string]any) (Result, error) {
+	res, _, err := pageOrWhole(sv, offset, maxChars, more)
+	return res, err
+}
+
+// pageOrWhole is pageValue, and says whether the answer is the whole
+// content (its text fits one page from offset 0).
+func pageOrWhole(sv *restore.SourceValue, offset, maxChars int, more map[string]any) (Result, bool, error) {
 	key := sv.Key
 	page, err := PageOf(sv, offset, maxChars)
 	if errors.Is(err, bs.ErrCorrupt) {
-		return Result{}, err
+		return Result{}, false, err
 	}
 	if err != nil {
-		return Result{}, fmt.Errorf("purge_control restore %s: %w", key, err)
+		return Result{}, false, fmt.Errorf("purge_control restore %s: %w", key, err)
 	}
 	details := map[string]any{"value_id": key, "bytes": sv.Bytes, "sha256": sv.SHA256, "offset": page.Offset,
 		"next_offset": page.NextOffset, "total_chars": page.TotalChars}
@@ -53,22 +60,22 @@ func pageValue(sv *restore.SourceValue, offset, maxChars int, more map[string]an
 	if offset == 0 && page.Last() {
 		blocks, err := SplitTextBlocks(sv.Content, MaxTextBlock)
 		if err != nil {
-			return Result{}, err
+			return Result{}, false, err
 		}
 		details["blocks"] = len(blocks)
-		return Result{OK: true, Content: blocks, Details: details}, nil
+		return Result{OK: true, Content: blocks, Details: details}, true, nil
 	}
 	blocks := []json.RawMessage{textBlock(agenttext.PageHeader(key, page))}
 	if offset == 0 && sv.OtherBlocks > 0 {
 		others, err := otherBlocks(sv.Content)
 		if err != nil {
-			return Result{}, err
+			return Result{}, false, err
 		}
 		blocks = append(blocks, others...)
 	}
 	blocks = append(blocks, literalTextBlock(page.Raw))
 	details["end"], details["page"], details["pages"], details["max_chars"] = page.End, page.Number, page.Pages, page.MaxChars
-	return Result{OK: true, Content: blocks, Details: details}, nil
+	return Result{OK: true, Content: blocks, Details: details}, false, nil
 }
 
 // literalTextBlock returns a text content block whose "text" is the JSON

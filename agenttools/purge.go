@@ -170,11 +170,9 @@ func (t *Tools) restoreSource(ctx context.Context, ref bs.SessionRef, key string
 	if err != nil {
 		return Result{}, err
 	}
-	res, err := pageValue(sv, offset, maxChars, nil)
-	if err == nil && offset == 0 {
-		if p, perr := PageOf(sv, 0, maxChars); perr == nil && p.Last() {
-			t.Restorer.NoteSourceRestore(ctx, ref, key)
-		}
+	res, whole, err := pageOrWhole(sv, offset, maxChars, nil)
+	if err == nil && whole {
+		t.Restorer.NoteSourceRestore(ctx, ref, key)
 	}
 	return res, err
 }

@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -78,10 +79,16 @@ func bs(t *testing.T, args ...string) cliResult {
 // runBin runs one of the binaries TestMain built (a subprocess, bounded to 2 minutes).
 func runBin(t *testing.T, bin string, args ...string) cliResult {
 	t.Helper()
+	return runBinEnv(t, bin, os.Environ(), args...)
+}
+
+// runBinEnv is runBin in the environment env (BRAINSURGEON_LOG emptied).
+func runBinEnv(t *testing.T, bin string, env []string, args ...string) cliResult {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, args...)
-	cmd.Env = append(os.Environ(), "BRAINSURGEON_LOG=")
+	cmd.Env = append(slices.Clone(env), "BRAINSURGEON_LOG=")
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()

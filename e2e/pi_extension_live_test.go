@@ -15,7 +15,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -629,23 +628,7 @@ func runPiScript(t *testing.T, node, version, modules string, with bool, against
 // piCLI runs the brainsurgeon binary in e's pi home.
 func piCLI(t *testing.T, e *piExtEnv, args ...string) cliResult {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, bsBin, args...)
-	cmd.Env = append(slices.Clone(e.env), "BRAINSURGEON_LOG=")
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := cmd.Run()
-	r := cliResult{bin: bsBin, args: args, stdout: stdout.String(), stderr: stderr.String()}
-	var ee *exec.ExitError
-	switch {
-	case err == nil:
-	case errors.As(err, &ee):
-		r.code = ee.ExitCode()
-	default:
-		t.Fatalf("brainsurgeon %v: %v", args, err)
-	}
-	return r
+	return runBinEnv(t, bsBin, e.env, args...)
 }
 
 // piEngineStatus asks the daemon for a pi session's engine status.

@@ -257,15 +257,8 @@ type Record struct {
 // ReadRecord reads the install record at path; ok is false when there is
 // none.
 func ReadRecord(path string) (rec Record, ok bool, err error) {
-	b, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return Record{}, false, nil
-	}
-	if err != nil {
+	if ok, err = ReadRecordFile(path, "install", &rec); !ok || err != nil {
 		return Record{}, false, err
-	}
-	if err := json.Unmarshal(b, &rec); err != nil {
-		return Record{}, false, fmt.Errorf("install record %s: expected the JSON install writes: %v", path, err)
 	}
 	if rec.PluginDir == "" || !filepath.IsAbs(rec.PluginDir) || rec.KeyFile == "" || !filepath.IsAbs(rec.KeyFile) {
 		return Record{}, false, fmt.Errorf("install record %s: expected absolute plugin_dir and key_file, found %q and %q", path, rec.PluginDir, rec.KeyFile)
@@ -277,6 +270,23 @@ func ReadRecord(path string) (rec Record, ok bool, err error) {
 }
 
 func writeRecord(path string, rec Record) error { return WriteRecordFile(path, rec) }
+
+// ReadRecordFile decodes the install record at path into v; ok is false
+// (and err nil) when there is none. by names what writes the record, for
+// the error about a file that is not its JSON ("install", "pi install").
+func ReadRecordFile(path, by string, v any) (ok bool, err error) {
+	b, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		return false, fmt.Errorf("install record %s: expected the JSON %s writes: %v", path, by, err)
+	}
+	return true, nil
+}
 
 // WriteRecordFile writes v as indented JSON to path, an install record:
 // atomically, 0600, its directory made (0700) when missing.

@@ -183,15 +183,8 @@ type Record struct {
 
 // ReadRecord reads the install record; ok is false when there is none.
 func ReadRecord(path string) (rec Record, ok bool, err error) {
-	b, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return Record{}, false, nil
-	}
-	if err != nil {
+	if ok, err = openclawinstall.ReadRecordFile(path, "brainsurgeon pi install", &rec); !ok || err != nil {
 		return Record{}, false, err
-	}
-	if err := json.Unmarshal(b, &rec); err != nil {
-		return Record{}, false, fmt.Errorf("install record %s: expected the JSON brainsurgeon pi install writes: %w", path, err)
 	}
 	return rec, true, nil
 }
