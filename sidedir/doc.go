@@ -70,6 +70,17 @@
 // error by SideUnits; a damaged record is an error wrapping
 // brainsurgeon.ErrCorrupt.
 //
+// # Media
+//
+// Every rule above is the Store's; its Medium only lists, reads,
+// publishes and removes whole units of a location by name. New keeps
+// them on the local file system, as described above; NewWithMedium takes
+// another Medium (an object store), which gets the same packs, bytes,
+// checksums, newest-record rule and durability order: a pack is written
+// to a local temp file and then committed whole, Sync returns once it is
+// durable, and DropUnits commits the records it keeps before it removes
+// any unit.
+//
 // A Store is safe for concurrent use; DropUnits and RemoveSideIfEmpty are
 // serialised per side directory within a process.
 package sidedir

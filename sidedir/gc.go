@@ -6,15 +6,12 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"slices"
 	"sort"
 	"sync"
-	"syscall"
 	"time"
 
 	bs "github.com/brainsurgeon/brainsurgeon"
-	"github.com/brainsurgeon/brainsurgeon/internal/atomicfile"
 )
 
 // dropLocks serialises DropUnits per side directory.
@@ -52,13 +49,19 @@ type gcSurvey struct {
 	holders map[string][]*gcUnit
 }
 
-// survey reads a side dir's packs and per-entry files and decides, by the
-// newest-record rule (newest) as Get does, which unit holds the newest
-// state of each entry.
+// survey is surveyCtx without a context, for tests.
 func (d *Store) survey(dir string) (*gcSurvey, error) {
+	return d.surveyCtx(context.Background(), dir)
+}
+
+// surveyCtx reads a side dir's packs and per-entry files and decides, by
+// the newest-record rule (newest) as Get does, which unit holds the
+// newest state of each entry.
+func (d *Store) surveyCtx(ctx context.Context, dir string) (*gcSurvey, error) {
 	s := &gcSurvey{dir: dir, byName: map[string]*gcUnit{}, newest: map[string]*gcUnit{}, tomb: map[string]*gcUnit{},
 		tombTime: map[string]time.Time{}, holders: map[string][]*gcUnit{}}
-	ents, err := os.ReadDir(dir)
+	m := d.medium()
+	ents, err := m.List(ctx, dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return s, nil
 	}
@@ -76,12 +79,12 @@ func (d *Store) survey(dir string) (*gcSurvey, error) {
 		if err != nil {
 			continue // removed meanwhile
 		}
-		u := &gcUnit{path: filepath.Join(dir, name)}
+		u := &gcUnit{path: m.Describe(dir, name)}
 		u.Name, u.Size = name, info.Size()
 		switch {
 		case isPackName(name):
 			u.Kind = bs.SideUnitPack
-			ix, err := d.index(u.path)
+			ix, err := d.index(ctx, dir, name)
 			if err != nil {
 				u.Err, u.Time = err.Error(), parsePackTime(name)
 			} else {
@@ -121,8 +124,8 @@ func (d *Store) survey(dir string) (*gcSurvey, error) {
 		id, _ := sideFileID(name)
 		ids[id] = true
 	}
-	index := func(path string) (*packIndex, error) {
-		if u := s.byName[filepath.Base(path)]; u != nil && u.ix != nil {
+	index := func(name string) (*packIndex, error) {
+		if u := s.byName[name]; u != nil && u.ix != nil {
 			return u.ix, nil
 		}
 		return nil, errUnreadable
@@ -133,12 +136,13 @@ func (d *Store) survey(dir string) (*gcSurvey, error) {
 		}
 		return nil
 	}
+	where := func(name string) string { return m.Describe(dir, name) }
 	for id := range ids {
-		b, ok, _ := newest(dir, id, names, index, file)
+		b, ok, _ := newest(id, names, index, file, where)
 		if !ok {
 			continue
 		}
-		u := s.byName[filepath.Base(b.pack+b.file)]
+		u := s.byName[b.name]
 		if b.deleted {
 			s.tomb[id], s.tombTime[id] = u, b.time
 		} else {
@@ -192,7 +196,7 @@ func (d *Store) SideUnits(ctx context.Context, ref bs.SessionRef) ([]bs.SideUnit
 	if err != nil {
 		return nil, err
 	}
-	s, err := d.survey(dir)
+	s, err := d.surveyCtx(ctx, dir)
 	if err != nil {
 		return nil, err
 	}
@@ -206,11 +210,12 @@ func (d *Store) SideUnits(ctx context.Context, ref bs.SessionRef) ([]bs.SideUnit
 // DropUnits removes the named units of a session, first copying the live
 // records of the entries in keep that they hold, and the deletions that
 // still hide older records elsewhere, into one new pack: written under a
-// temp name, fsynced, renamed, directory fsynced, and only then the old
-// units removed (and the directory fsynced again). A crash leaves the old
-// units or the new pack (or both, holding the same records), never
-// neither. The new pack carries the newest pass time of the units, so its
-// records keep their age. The store's caches forget the removed units.
+// temp name, fsynced, renamed, directory fsynced (the Medium's Commit and
+// Sync), and only then the old units removed (and the directory fsynced
+// again). A crash leaves the old units or the new pack (or both, holding
+// the same records), never neither. The new pack carries the newest pass
+// time of the units, so its records keep their age. The store's caches
+// forget the removed units.
 func (d *Store) DropUnits(ctx context.Context, ref bs.SessionRef, units []string, keep []string) (bs.SideDropResult, error) {
 	var res bs.SideDropResult
 	dir, err := d.dir(ref)
@@ -220,7 +225,7 @@ func (d *Store) DropUnits(ctx context.Context, ref bs.SessionRef, units []string
 	mu := dropLock(dir)
 	mu.Lock()
 	defer mu.Unlock()
-	s, err := d.survey(dir)
+	s, err := d.surveyCtx(ctx, dir)
 	if err != nil {
 		return res, err
 	}
@@ -277,8 +282,9 @@ func (d *Store) DropUnits(ctx context.Context, ref bs.SessionRef, units []string
 		res.Pack, res.Kept, res.Freed = name, len(kept), -size
 	}
 	var errs []error
+	m := d.medium()
 	for _, u := range doomed {
-		if err := os.Remove(u.path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		if err := m.Remove(ctx, dir, u.Name); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			errs = append(errs, fmt.Errorf("remove %s: %w", u.path, err))
 			continue
 		}
@@ -286,8 +292,8 @@ func (d *Store) DropUnits(ctx context.Context, ref bs.SessionRef, units []string
 		res.Freed += u.Size
 	}
 	d.forget(dir, doomed)
-	if err := atomicfile.SyncDir(dir); err != nil {
-		errs = append(errs, fmt.Errorf("sync side dir %s: %w", dir, err))
+	if err := m.Sync(ctx, dir, false); err != nil {
+		errs = append(errs, err)
 	}
 	if len(errs) > 0 {
 		return res, fmt.Errorf("drop side units of %s: %w", ref, errors.Join(errs...))
@@ -317,11 +323,11 @@ func (d *Store) forgetPath(dir, path string) {
 // packsChanged reports whether dir's packs differ from packs, a listing
 // taken earlier (a DropUnits replaced some meanwhile), reading the dir
 // afresh.
-func (d *Store) packsChanged(dir string, packs []string) bool {
+func (d *Store) packsChanged(ctx context.Context, dir string, packs []string) bool {
 	d.mu.Lock()
 	delete(d.lists, dir)
 	d.mu.Unlock()
-	now, err := d.packs(dir)
+	now, err := d.packs(ctx, dir)
 	return err == nil && !slices.Equal(now, packs)
 }
 
@@ -350,7 +356,8 @@ func (d *Store) repack(ctx context.Context, s *gcSurvey, kept map[string]bool, t
 		}
 		return ids[i] < ids[j]
 	})
-	f, _, err := newPackFile(s.dir)
+	m := d.medium()
+	f, _, err := m.Create(ctx, s.dir)
 	if err != nil {
 		return "", 0, err
 	}
@@ -393,7 +400,7 @@ func (d *Store) repack(ctx context.Context, s *gcSurvey, kept map[string]bool, t
 			return fail(err)
 		}
 		u := s.newest[id]
-		data, t, err := d.readUnitRecord(u, id)
+		data, t, err := d.readUnitRecord(ctx, s.dir, u, id)
 		if err != nil {
 			return fail(err)
 		}
@@ -409,31 +416,31 @@ func (d *Store) repack(ctx context.Context, s *gcSurvey, kept map[string]bool, t
 	if err := flush(); err != nil {
 		return fail(err)
 	}
-	name, size, err := d.finish(f, tmp, off, ix, passTime)
+	name, size, err := d.finish(ctx, s.dir, f, off, ix, passTime)
 	if err != nil {
 		return "", 0, err
 	}
-	if err := atomicfile.SyncDir(s.dir); err != nil {
+	if err := m.Sync(ctx, s.dir, false); err != nil {
 		// The new pack may not survive a crash: keep the old units.
-		return "", 0, fmt.Errorf("sync side dir %s: %w", s.dir, err)
+		return "", 0, err
 	}
 	return name, size, nil
 }
 
-// readUnitRecord reads the record of id from a unit, checked, with the
-// time it was written.
-func (d *Store) readUnitRecord(u *gcUnit, id string) ([]byte, time.Time, error) {
+// readUnitRecord reads the record of id from a unit of dir, checked, with
+// the time it was written.
+func (d *Store) readUnitRecord(ctx context.Context, dir string, u *gcUnit, id string) ([]byte, time.Time, error) {
 	if u.Kind == bs.SideUnitFile {
-		data, err := d.readFile(u.path)
+		data, err := d.readFile(ctx, dir, u.Name)
 		return data, u.Time, err
 	}
 	e := u.ix.Entries[id]
-	f, err := os.Open(u.path)
+	f, err := d.medium().Open(ctx, dir, u.Name)
 	if err != nil {
 		return nil, time.Time{}, fmt.Errorf("pack %s: %w", u.path, err)
 	}
 	defer f.Close()
-	data, err := d.readFrame(f, u.path, id, e)
+	data, err := d.readFrame(f, u.path, id, e, true)
 	t := e.Time
 	if t.IsZero() {
 		t = u.Time
@@ -462,20 +469,20 @@ func (d *Store) RemoveSideIfEmpty(ctx context.Context, ref bs.SessionRef) (bool,
 	if busy {
 		return false, nil
 	}
-	// rmdir removes only an empty directory: whatever appeared in it
-	// since it was listed keeps it.
-	switch err := os.Remove(dir); {
-	case err == nil:
-	case errors.Is(err, fs.ErrNotExist), errors.Is(err, syscall.ENOTEMPTY), errors.Is(err, syscall.EEXIST):
+	// The file system's rmdir removes only an empty directory: whatever
+	// appeared in it since it was listed keeps it.
+	removed, err := d.medium().RemoveLoc(ctx, dir)
+	if !removed {
+		if err != nil {
+			return false, fmt.Errorf("remove empty side dir of %s: %w", ref, err)
+		}
 		return false, nil
-	default:
-		return false, fmt.Errorf("remove empty side dir of %s: %w", ref, err)
 	}
 	d.mu.Lock()
 	delete(d.lists, dir)
 	d.mu.Unlock()
-	if err := atomicfile.SyncDir(filepath.Dir(dir)); err != nil {
-		return true, fmt.Errorf("sync %s after removing the empty side dir of %s: %w", filepath.Dir(dir), ref, err)
+	if err != nil {
+		return true, fmt.Errorf("after removing the empty side dir of %s: %w", ref, err)
 	}
 	return true, nil
 }

@@ -7,9 +7,10 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
+	"math"
 	"os"
-	"path/filepath"
 	"runtime"
 	"sort"
 	"strings"
@@ -19,7 +20,6 @@ import (
 	"github.com/klauspost/compress/zstd"
 
 	bs "github.com/brainsurgeon/brainsurgeon"
-	"github.com/brainsurgeon/brainsurgeon/internal/atomicfile"
 )
 
 // Locator locates the side directories of sessions. The transcript
@@ -40,6 +40,10 @@ type Locator interface {
 type Store struct {
 	// Dirs locates each session's side directory.
 	Dirs Locator
+	// Medium keeps the units of the side directories; nil means the
+	// local file system (directories 0700, files 0600, fsync before and
+	// after each rename).
+	Medium Medium
 	// IndexCacheEntries bounds the pack indexes kept in memory, in entries
 	// (about 200 bytes each; 0 means DefaultIndexCacheEntries): a daemon
 	// reads the packs of thousands of sessions over its life. The least
@@ -183,8 +187,21 @@ func (d *Store) pools() {
 
 var _ bs.SideStore = (*Store)(nil)
 
-// New returns a Store over dirs.
+// New returns a Store over dirs on the local file system.
 func New(dirs Locator) *Store { return &Store{Dirs: dirs} }
+
+// NewWithMedium returns a Store over dirs whose units m keeps: the same
+// packs, rules and durability order as New's, on another medium (nil
+// means the local file system).
+func NewWithMedium(dirs Locator, m Medium) *Store { return &Store{Dirs: dirs, Medium: m} }
+
+// medium returns the Store's Medium.
+func (d *Store) medium() Medium {
+	if d.Medium != nil {
+		return d.Medium
+	}
+	return fsMedium{}
+}
 
 func (d *Store) dir(ref bs.SessionRef) (string, error) {
 	if d.Dirs == nil {
@@ -236,54 +253,14 @@ func (d *Store) putDecoder(e *zstd.Decoder) {
 	}
 }
 
-// newPackFile creates dir when missing, removes temp files older than a
-// minute (left by a crash) and creates a pack's temp file.
-func newPackFile(dir string) (f *os.File, created bool, err error) {
-	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
-		if err := os.MkdirAll(dir, 0o700); err != nil {
-			return nil, false, fmt.Errorf("create side dir: %w", err)
-		}
-		created = true
-	} else if err == nil {
-		cleanTemps(dir)
-	}
-	f, err = os.OpenFile(filepath.Join(dir, packTemp+randHex()+".tmp"), os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
-	if err != nil {
-		return nil, false, fmt.Errorf("create pack in %s: %w", dir, err)
-	}
-	return f, created, nil
-}
-
-// tempMaxAge is the age above which a temp file is left by a crash.
-var tempMaxAge = time.Minute
-
-// cleanTemps removes the temp files of packs (and of the per-entry files
-// of earlier versions) older than tempMaxAge.
-func cleanTemps(dir string) {
-	ents, err := os.ReadDir(dir)
-	if err != nil {
-		return
-	}
-	old := time.Now().Add(-tempMaxAge)
-	for _, e := range ents {
-		n := e.Name()
-		if !strings.HasPrefix(n, packTemp) && !strings.HasPrefix(n, ".tmp-") {
-			continue
-		}
-		if fi, err := e.Info(); err == nil && fi.Mode().IsRegular() && fi.ModTime().Before(old) {
-			os.Remove(filepath.Join(dir, n))
-		}
-	}
-}
-
 // writer returns the pack being written into dir, creating it.
-func (d *Store) writer(dir string) (*packWriter, error) {
+func (d *Store) writer(ctx context.Context, dir string) (*packWriter, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if w := d.pending[dir]; w != nil {
 		return w, nil
 	}
-	f, created, err := newPackFile(dir)
+	f, created, err := d.medium().Create(ctx, dir)
 	if err != nil {
 		return nil, err
 	}
@@ -321,7 +298,7 @@ func (d *Store) Put(ctx context.Context, ref bs.SessionRef, recs []bs.SideRecord
 		return nil
 	}
 	for {
-		w, err := d.writer(dir)
+		w, err := d.writer(ctx, dir)
 		if err != nil {
 			return err
 		}
@@ -437,7 +414,7 @@ func (d *Store) putBuffer(b []byte) {
 
 // Sync writes the session's pending pack's index, fsyncs the pack,
 // renames it to its final name and fsyncs the side directory (and, when
-// the pass created it, its parents).
+// the pass created it, its parents): the Medium's Commit, then its Sync.
 func (d *Store) Sync(ctx context.Context, ref bs.SessionRef) error {
 	dir, err := d.dir(ref)
 	if err != nil {
@@ -469,69 +446,49 @@ func (d *Store) Sync(ctx context.Context, ref bs.SessionRef) error {
 	if len(w.ix.Entries) == 0 && len(w.ix.Deleted) == 0 {
 		w.f.Close()
 		os.Remove(w.tmp)
-	} else if _, _, err := d.finish(w.f, w.tmp, w.off, &w.ix, time.Now()); err != nil {
+	} else if _, _, err := d.finish(ctx, dir, w.f, w.off, &w.ix, time.Now()); err != nil {
 		return fmt.Errorf("sync side records of %s: %w", ref, err)
 	}
-	dirs := []string{dir}
-	if w.created {
-		dirs = append(dirs, filepath.Dir(dir), filepath.Dir(filepath.Dir(dir)))
-	}
-	for _, p := range dirs {
-		if err := atomicfile.SyncDir(p); err != nil {
-			return fmt.Errorf("sync side dir %s: %w", p, err)
-		}
-	}
-	return nil
+	return d.medium().Sync(ctx, dir, w.created)
 }
 
-// renameHook, when set (by tests), runs in finish after a pack is
-// written, fsynced and closed and before it is renamed to its final name;
-// an error aborts finish there.
-var renameHook func(tmp string) error
-
 // finish appends the index, with the given pass time, and the trailer to
-// a pack's temp file, fsyncs and closes it and renames it to its final
-// name, which it returns with the pack's size. The caller fsyncs the
-// directory. On error the temp file is removed.
-func (d *Store) finish(f *os.File, tmp string, off int64, ix *packIndex, passTime time.Time) (string, int64, error) {
+// the temp file f of a pack of dir and commits it under its final name
+// (the file system: fsync, close, rename), which it returns with the
+// pack's size. The caller then syncs dir. On error f is removed.
+func (d *Store) finish(ctx context.Context, dir string, f *os.File, off int64, ix *packIndex, passTime time.Time) (string, int64, error) {
 	ix.PassTime = passTime.UTC()
 	tail, err := packTail(ix, off)
 	if err == nil {
 		_, err = f.Write(tail)
 	}
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil && renameHook != nil {
-		err = renameHook(tmp)
-	}
+	m := d.medium()
 	name := packName(ix.PassTime)
-	final := filepath.Join(filepath.Dir(tmp), name)
-	if err == nil {
-		err = os.Rename(tmp, final)
+	if err != nil {
+		f.Close()
+	} else {
+		err = m.Commit(ctx, dir, f, name)
 	}
 	if err != nil {
-		os.Remove(tmp)
-		return "", 0, fmt.Errorf("write pack in %s: %w", filepath.Dir(tmp), err)
+		os.Remove(f.Name())
+		return "", 0, fmt.Errorf("write pack in %s: %w", dir, err)
 	}
 	d.mu.Lock()
-	delete(d.lists, filepath.Dir(tmp))
+	delete(d.lists, dir)
 	// The index just written is the pack's: reading it back would cost a
 	// parse of the whole index.
-	if fi, err := os.Stat(final); err == nil {
+	if fi, err := m.Stat(ctx, dir, name); err == nil {
 		ix.sumFrames()
-		d.cacheIndex(final, cachedIndex{key: keyOf(fi), ix: ix})
+		d.cacheIndex(m.Describe(dir, name), cachedIndex{key: keyOf(fi), ix: ix})
 	}
 	d.mu.Unlock()
 	return name, off + int64(len(tail)), nil
 }
 
 // packs returns the names of dir's packs, newest first.
-func (d *Store) packs(dir string) ([]string, error) {
-	fi, err := os.Stat(dir)
+func (d *Store) packs(ctx context.Context, dir string) ([]string, error) {
+	m := d.medium()
+	stamp, err := m.Stamp(ctx, dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
@@ -541,21 +498,21 @@ func (d *Store) packs(dir string) ([]string, error) {
 	d.mu.Lock()
 	l, ok := d.lists[dir]
 	d.mu.Unlock()
-	if ok && l.mtime.Equal(fi.ModTime()) {
+	if ok && l.mtime.Equal(stamp) {
 		return l.packs, nil
 	}
-	ents, err := os.ReadDir(dir)
+	ents, err := m.List(ctx, dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, fmt.Errorf("side dir %s: %w", dir, err)
 	}
-	return d.listed(dir, fi.ModTime(), ents), nil
+	return d.listed(dir, stamp, ents), nil
 }
 
 // listed caches and returns the packs of a listing of dir taken when dir's
-// mtime was mtime.
+// mtime (the Medium's stamp) was mtime; a zero stamp is never cached.
 func (d *Store) listed(dir string, mtime time.Time, ents []fs.DirEntry) []string {
 	var packs []string
 	for _, e := range ents {
@@ -566,7 +523,7 @@ func (d *Store) listed(dir string, mtime time.Time, ents []fs.DirEntry) []string
 	sort.Sort(sort.Reverse(sort.StringSlice(packs)))
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if time.Since(mtime) > listSlack {
+	if !mtime.IsZero() && time.Since(mtime) > listSlack {
 		if d.lists == nil {
 			d.lists = map[string]dirList{}
 		}
@@ -577,16 +534,19 @@ func (d *Store) listed(dir string, mtime time.Time, ents []fs.DirEntry) []string
 	return packs
 }
 
-// index returns the index of a pack, cached by (path, size, mtime). A
-// cached index costs one stat: the pack is opened only to read an index
-// that is not cached (readers call this for every pack they pass over).
-func (d *Store) index(path string) (*packIndex, error) {
-	if fi, err := os.Stat(path); err == nil {
+// index returns the index of the pack name of dir, cached by (path, size,
+// mtime). A cached index costs one stat: the pack is opened only to read
+// an index that is not cached (readers call this for every pack they pass
+// over).
+func (d *Store) index(ctx context.Context, dir, name string) (*packIndex, error) {
+	m := d.medium()
+	path := m.Describe(dir, name)
+	if fi, err := m.Stat(ctx, dir, name); err == nil {
 		if ix, err, ok := d.cachedIndex(path, keyOf(fi)); ok {
 			return ix, err
 		}
 	}
-	f, err := os.Open(path)
+	f, err := m.Open(ctx, dir, name)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return &packIndex{}, nil // removed meanwhile
@@ -628,6 +588,7 @@ func (d *Store) cachedIndex(path string, key statKey) (*packIndex, error, bool) 
 type found struct {
 	pack    string // the pack's path, "" for a per-entry file or the pending pack
 	file    string // the per-entry file's path
+	name    string // the unit name of the pack or the per-entry file
 	pending *packWriter
 	data    []byte // a pending record not yet in a written frame
 	entry   packEntry
@@ -643,7 +604,7 @@ type found struct {
 // by name (otherwise they are looked up); ixs holds indexes already read,
 // by path. A deleted entry is not found. bad lists the packs whose index
 // cannot be read.
-func (d *Store) resolve(dir, entryID string, packs []string, files map[string]os.FileInfo, ixs map[string]*packIndex) (best found, ok bool, bad []error) {
+func (d *Store) resolve(ctx context.Context, dir, entryID string, packs []string, files map[string]os.FileInfo, ixs map[string]*packIndex) (best found, ok bool, bad []error) {
 	d.mu.Lock()
 	w := d.pending[dir]
 	d.mu.Unlock()
@@ -663,20 +624,24 @@ func (d *Store) resolve(dir, entryID string, packs []string, files map[string]os
 			return found{pending: w, entry: e, size: e.Length}, true, nil
 		}
 	}
-	index := func(path string) (*packIndex, error) {
-		if ix := ixs[path]; ix != nil {
-			return ix, nil
+	m := d.medium()
+	where := func(name string) string { return m.Describe(dir, name) }
+	index := func(name string) (*packIndex, error) {
+		if ixs != nil {
+			if ix := ixs[where(name)]; ix != nil {
+				return ix, nil
+			}
 		}
-		return d.index(path)
+		return d.index(ctx, dir, name)
 	}
 	file := func(name string) os.FileInfo {
 		if files != nil {
 			return files[name]
 		}
-		fi, _ := os.Stat(filepath.Join(dir, name))
+		fi, _ := m.Stat(ctx, dir, name)
 		return fi
 	}
-	best, ok, bad = newest(dir, entryID, packs, index, file)
+	best, ok, bad = newest(entryID, packs, index, file, where)
 	if ok && best.deleted {
 		ok = false
 	}
@@ -693,23 +658,23 @@ func (d *Store) resolve(dir, entryID string, packs []string, files map[string]os
 // holds the key or when it was modified after that time. A deletion that
 // wins is returned with deleted set: the key has no record.
 //
-// index returns a pack's index by path; a pack whose index cannot be read
+// index returns a pack's index by name; a pack whose index cannot be read
 // is passed over and its error returned in bad. file returns the
-// FileInfo of a file of dir by name, or nil.
-func newest(dir, key string, packs []string, index func(path string) (*packIndex, error), file func(name string) os.FileInfo) (best found, ok bool, bad []error) {
+// FileInfo of a file of dir by name, or nil. where returns the path of a
+// unit of dir by name.
+func newest(key string, packs []string, index func(name string) (*packIndex, error), file func(name string) os.FileInfo, where func(name string) string) (best found, ok bool, bad []error) {
 	for _, name := range packs {
-		path := filepath.Join(dir, name)
-		ix, err := index(path)
+		ix, err := index(name)
 		if err != nil {
 			bad = append(bad, err)
 			continue
 		}
 		if e, in := ix.Entries[key]; in {
-			best, ok = found{pack: path, entry: e, time: ix.PassTime, size: ix.stored(e)}, true
+			best, ok = found{pack: where(name), name: name, entry: e, time: ix.PassTime, size: ix.stored(e)}, true
 			break
 		}
 		if t, in := ix.Deleted[key]; in {
-			best, ok = found{pack: path, time: t, deleted: true}, true
+			best, ok = found{pack: where(name), name: name, time: t, deleted: true}, true
 			break
 		}
 	}
@@ -719,7 +684,7 @@ func newest(dir, key string, packs []string, index func(path string) (*packIndex
 			continue
 		}
 		if !ok || fi.ModTime().After(best.time) {
-			best, ok = found{file: filepath.Join(dir, n), time: fi.ModTime(), size: fi.Size()}, true
+			best, ok = found{file: where(n), name: n, time: fi.ModTime(), size: fi.Size()}, true
 		}
 		break
 	}
@@ -738,12 +703,12 @@ func (d *Store) Get(ctx context.Context, ref bs.SessionRef, entryID string) (bs.
 	if err != nil {
 		return bs.SideRecord{}, err
 	}
-	packs, err := d.packs(dir)
+	packs, err := d.packs(ctx, dir)
 	if err != nil {
 		return bs.SideRecord{}, err
 	}
-	best, ok, bad := d.resolve(dir, entryID, packs, nil, nil)
-	if !ok && d.packsChanged(dir, packs) {
+	best, ok, bad := d.resolve(ctx, dir, entryID, packs, nil, nil)
+	if !ok && d.packsChanged(ctx, dir, packs) {
 		return d.Get(ctx, ref, entryID) // DropUnits replaced packs meanwhile: look again
 	}
 	if !ok {
@@ -764,16 +729,16 @@ func (d *Store) Get(ctx context.Context, ref bs.SessionRef, entryID string) (bs.
 			w.mu.Unlock()
 			return d.Get(ctx, ref, entryID)
 		}
-		data, err = d.readFrame(w.f, w.tmp, entryID, best.entry)
+		data, err = d.readFrame(w.f, w.tmp, entryID, best.entry, false)
 		w.mu.Unlock()
 	case best.pack != "":
-		var f *os.File
-		if f, err = os.Open(best.pack); err == nil {
-			data, err = d.readFrame(f, best.pack, entryID, best.entry)
+		var f Blob
+		if f, err = d.medium().Open(ctx, dir, best.name); err == nil {
+			data, err = d.readFrame(f, best.pack, entryID, best.entry, true)
 			f.Close()
 		}
 	default:
-		data, err = d.readFile(best.file)
+		data, err = d.readFile(ctx, dir, best.name)
 	}
 	if err != nil && best.pending == nil && (errors.Is(err, fs.ErrNotExist) || (best.file != "" && errors.Is(err, bs.ErrNotFound))) {
 		// Removed meanwhile by DropUnits, which made the records it keeps
@@ -788,9 +753,10 @@ func (d *Store) Get(ctx context.Context, ref bs.SessionRef, entryID string) (bs.
 }
 
 // readFrame reads and checks the record of entryID at e in the pack f.
-// The last frame decoded is kept, so reading the records of one frame in
-// turn (verify, restore --all) decodes it once.
-func (d *Store) readFrame(f *os.File, path, entryID string, e packEntry) ([]byte, error) {
+// The last frame decoded of a finished pack (keep) is kept, so reading
+// the records of one frame in turn (verify, restore --all) decodes it
+// once.
+func (d *Store) readFrame(f Blob, path, entryID string, e packEntry, keep bool) ([]byte, error) {
 	var key statKey
 	if fi, err := f.Stat(); err == nil {
 		key = keyOf(fi)
@@ -813,7 +779,7 @@ func (d *Store) readFrame(f *os.File, path, entryID string, e packEntry) ([]byte
 		if err != nil {
 			return nil, fmt.Errorf("pack %s: entry %s: zstd frame at %d: %v: %w", path, entryID, e.Offset, err, bs.ErrCorrupt)
 		}
-		if !strings.HasPrefix(filepath.Base(path), packTemp) {
+		if keep {
 			d.mu.Lock()
 			d.frame = frameCache{path: path, key: key, off: e.Offset, length: e.Length, data: frame}
 			d.mu.Unlock()
@@ -829,16 +795,19 @@ func (d *Store) readFrame(f *os.File, path, entryID string, e packEntry) ([]byte
 	return data, nil
 }
 
-// readFile reads a per-entry file, decompressing a ".zst" one.
-func (d *Store) readFile(path string) ([]byte, error) {
-	data, err := os.ReadFile(path)
+// readFile reads the per-entry file name of dir, decompressing a ".zst"
+// one.
+func (d *Store) readFile(ctx context.Context, dir, name string) ([]byte, error) {
+	m := d.medium()
+	path := m.Describe(dir, name)
+	data, err := readBlob(ctx, m, dir, name)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("side file %s: %w", path, bs.ErrNotFound)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("side file %s: %w", path, err)
 	}
-	if strings.HasSuffix(path, ".zst") {
+	if strings.HasSuffix(name, ".zst") {
 		dec := d.decoder()
 		data, err = dec.DecodeAll(data, nil)
 		d.putDecoder(dec)
@@ -847,6 +816,23 @@ func (d *Store) readFile(path string) ([]byte, error) {
 		}
 	}
 	return data, nil
+}
+
+// readBlob reads a whole unit, as os.ReadFile reads a file: up to its end,
+// into a buffer of the size it had when opened.
+func readBlob(ctx context.Context, m Medium, dir, name string) ([]byte, error) {
+	f, err := m.Open(ctx, dir, name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var size int64
+	if fi, err := f.Stat(); err == nil {
+		size = fi.Size()
+	}
+	buf := bytes.NewBuffer(make([]byte, 0, size+bytes.MinRead))
+	_, err = buf.ReadFrom(io.NewSectionReader(f, 0, math.MaxInt64))
+	return buf.Bytes(), err
 }
 
 // List returns the newest record of each entry of a session: Location is
@@ -858,21 +844,22 @@ func (d *Store) List(ctx context.Context, ref bs.SessionRef) ([]bs.SideInfo, err
 	if err != nil {
 		return nil, err
 	}
-	fi, err := os.Stat(dir)
+	m := d.medium()
+	stamp, err := m.Stamp(ctx, dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, fmt.Errorf("side dir %s: %w", dir, err)
 	}
-	ents, err := os.ReadDir(dir)
+	ents, err := m.List(ctx, dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, fmt.Errorf("side dir %s: %w", dir, err)
 	}
-	packs := d.listed(dir, fi.ModTime(), ents)
+	packs := d.listed(dir, stamp, ents)
 	files := map[string]os.FileInfo{}
 	ids := map[string]bool{}
 	for _, e := range ents {
@@ -885,9 +872,8 @@ func (d *Store) List(ctx context.Context, ref bs.SessionRef) ([]bs.SideInfo, err
 	}
 	ixs := make(map[string]*packIndex, len(packs))
 	for _, name := range packs {
-		path := filepath.Join(dir, name)
-		if ix, err := d.index(path); err == nil {
-			ixs[path] = ix
+		if ix, err := d.index(ctx, dir, name); err == nil {
+			ixs[m.Describe(dir, name)] = ix
 			for id := range ix.Entries {
 				ids[id] = true
 			}
@@ -908,7 +894,7 @@ func (d *Store) List(ctx context.Context, ref bs.SessionRef) ([]bs.SideInfo, err
 	}
 	out := make([]bs.SideInfo, 0, len(ids))
 	for id := range ids {
-		best, ok, _ := d.resolve(dir, id, packs, files, ixs)
+		best, ok, _ := d.resolve(ctx, dir, id, packs, files, ixs)
 		if !ok {
 			continue
 		}
@@ -928,11 +914,11 @@ func (d *Store) Locate(ctx context.Context, ref bs.SessionRef, entryID string) (
 	if err != nil {
 		return bs.SideInfo{}, err
 	}
-	packs, err := d.packs(dir)
+	packs, err := d.packs(ctx, dir)
 	if err != nil {
 		return bs.SideInfo{}, err
 	}
-	best, ok, bad := d.resolve(dir, entryID, packs, nil, nil)
+	best, ok, bad := d.resolve(ctx, dir, entryID, packs, nil, nil)
 	if !ok {
 		if len(bad) > 0 {
 			return bs.SideInfo{}, errors.Join(bad...)
@@ -965,8 +951,9 @@ func (d *Store) Delete(ctx context.Context, ref bs.SessionRef, entryID string) e
 	if err != nil {
 		return err
 	}
+	m := d.medium()
 	for _, n := range []string{entryID + ".json", entryID + ".json.zst"} {
-		if err := os.Remove(filepath.Join(dir, n)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		if err := m.Remove(ctx, dir, n); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return fmt.Errorf("delete side file: %w", err)
 		}
 	}
@@ -980,25 +967,22 @@ func (d *Store) Delete(ctx context.Context, ref bs.SessionRef, entryID string) e
 		w.mu.Unlock()
 	}
 	d.mu.Unlock()
-	packs, err := d.packs(dir)
+	packs, err := d.packs(ctx, dir)
 	if err != nil {
 		return err
 	}
-	if best, ok, _ := d.resolve(dir, entryID, packs, nil, nil); !ok || best.pack == "" {
+	if best, ok, _ := d.resolve(ctx, dir, entryID, packs, nil, nil); !ok || best.pack == "" {
 		return nil
 	}
-	f, _, err := newPackFile(dir)
+	f, _, err := m.Create(ctx, dir)
 	if err != nil {
 		return err
 	}
 	ix := &packIndex{Format: PackFormat, Entries: map[string]packEntry{}, Deleted: map[string]time.Time{entryID: time.Now().UTC()}}
-	if _, _, err := d.finish(f, f.Name(), 0, ix, time.Now()); err != nil {
+	if _, _, err := d.finish(ctx, dir, f, 0, ix, time.Now()); err != nil {
 		return fmt.Errorf("delete side record of entry %s: %w", entryID, err)
 	}
-	if err := atomicfile.SyncDir(dir); err != nil {
-		return fmt.Errorf("sync side dir %s: %w", dir, err)
-	}
-	return nil
+	return m.Sync(ctx, dir, false)
 }
 
 // sideFileID returns the entry id of a side file name.
