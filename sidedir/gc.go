@@ -84,7 +84,7 @@ func (d *Store) surveyCtx(ctx context.Context, dir string) (*gcSurvey, error) {
 		switch {
 		case isPackName(name):
 			u.Kind = bs.SideUnitPack
-			ix, err := d.index(ctx, dir, name)
+			ix, err := d.index(ctx, dir, name, u.path)
 			if err != nil {
 				u.Err, u.Time = err.Error(), parsePackTime(name)
 			} else {
@@ -124,7 +124,7 @@ func (d *Store) surveyCtx(ctx context.Context, dir string) (*gcSurvey, error) {
 		id, _ := sideFileID(name)
 		ids[id] = true
 	}
-	index := func(name string) (*packIndex, error) {
+	index := func(name, _ string) (*packIndex, error) {
 		if u := s.byName[name]; u != nil && u.ix != nil {
 			return u.ix, nil
 		}
@@ -136,9 +136,14 @@ func (d *Store) surveyCtx(ctx context.Context, dir string) (*gcSurvey, error) {
 		}
 		return nil
 	}
-	where := func(name string) string { return m.Describe(dir, name) }
+	where := func(name string) string {
+		if u := s.byName[name]; u != nil {
+			return u.path
+		}
+		return m.Describe(dir, name)
+	}
 	for id := range ids {
-		b, ok, _ := newest(id, names, index, file, where)
+		b, ok, _ := newest(id, names, where, index, file)
 		if !ok {
 			continue
 		}

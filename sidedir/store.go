@@ -534,13 +534,12 @@ func (d *Store) listed(dir string, mtime time.Time, ents []fs.DirEntry) []string
 	return packs
 }
 
-// index returns the index of the pack name of dir, cached by (path, size,
-// mtime). A cached index costs one stat: the pack is opened only to read
-// an index that is not cached (readers call this for every pack they pass
-// over).
-func (d *Store) index(ctx context.Context, dir, name string) (*packIndex, error) {
+// index returns the index of the pack name of dir, at path (the Medium's
+// Describe), cached by (path, size, mtime). A cached index costs one
+// stat: the pack is opened only to read an index that is not cached
+// (readers call this for every pack they pass over).
+func (d *Store) index(ctx context.Context, dir, name, path string) (*packIndex, error) {
 	m := d.medium()
-	path := m.Describe(dir, name)
 	if fi, err := m.Stat(ctx, dir, name); err == nil {
 		if ix, err, ok := d.cachedIndex(path, keyOf(fi)); ok {
 			return ix, err
@@ -626,13 +625,11 @@ func (d *Store) resolve(ctx context.Context, dir, entryID string, packs []string
 	}
 	m := d.medium()
 	where := func(name string) string { return m.Describe(dir, name) }
-	index := func(name string) (*packIndex, error) {
-		if ixs != nil {
-			if ix := ixs[where(name)]; ix != nil {
-				return ix, nil
-			}
+	index := func(name, path string) (*packIndex, error) {
+		if ix := ixs[path]; ix != nil {
+			return ix, nil
 		}
-		return d.index(ctx, dir, name)
+		return d.index(ctx, dir, name, path)
 	}
 	file := func(name string) os.FileInfo {
 		if files != nil {
@@ -641,7 +638,7 @@ func (d *Store) resolve(ctx context.Context, dir, entryID string, packs []string
 		fi, _ := m.Stat(ctx, dir, name)
 		return fi
 	}
-	best, ok, bad = newest(entryID, packs, index, file, where)
+	best, ok, bad = newest(entryID, packs, where, index, file)
 	if ok && best.deleted {
 		ok = false
 	}
@@ -658,23 +655,24 @@ func (d *Store) resolve(ctx context.Context, dir, entryID string, packs []string
 // holds the key or when it was modified after that time. A deletion that
 // wins is returned with deleted set: the key has no record.
 //
-// index returns a pack's index by name; a pack whose index cannot be read
-// is passed over and its error returned in bad. file returns the
-// FileInfo of a file of dir by name, or nil. where returns the path of a
-// unit of dir by name.
-func newest(key string, packs []string, index func(name string) (*packIndex, error), file func(name string) os.FileInfo, where func(name string) string) (best found, ok bool, bad []error) {
+// where returns the path of a unit of dir by name (the Medium's
+// Describe). index returns a pack's index by name and path; a pack whose
+// index cannot be read is passed over and its error returned in bad. file
+// returns the FileInfo of a file of dir by name, or nil.
+func newest(key string, packs []string, where func(name string) string, index func(name, path string) (*packIndex, error), file func(name string) os.FileInfo) (best found, ok bool, bad []error) {
 	for _, name := range packs {
-		ix, err := index(name)
+		path := where(name)
+		ix, err := index(name, path)
 		if err != nil {
 			bad = append(bad, err)
 			continue
 		}
 		if e, in := ix.Entries[key]; in {
-			best, ok = found{pack: where(name), name: name, entry: e, time: ix.PassTime, size: ix.stored(e)}, true
+			best, ok = found{pack: path, name: name, entry: e, time: ix.PassTime, size: ix.stored(e)}, true
 			break
 		}
 		if t, in := ix.Deleted[key]; in {
-			best, ok = found{pack: where(name), name: name, time: t, deleted: true}, true
+			best, ok = found{pack: path, name: name, time: t, deleted: true}, true
 			break
 		}
 	}
@@ -872,8 +870,9 @@ func (d *Store) List(ctx context.Context, ref bs.SessionRef) ([]bs.SideInfo, err
 	}
 	ixs := make(map[string]*packIndex, len(packs))
 	for _, name := range packs {
-		if ix, err := d.index(ctx, dir, name); err == nil {
-			ixs[m.Describe(dir, name)] = ix
+		path := m.Describe(dir, name)
+		if ix, err := d.index(ctx, dir, name, path); err == nil {
+			ixs[path] = ix
 			for id := range ix.Entries {
 				ids[id] = true
 			}
