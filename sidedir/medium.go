@@ -40,7 +40,10 @@ type Medium interface {
 	List(ctx context.Context, loc string) ([]fs.DirEntry, error)
 	// Stat describes one unit of loc. The Store caches a pack's index by
 	// the size and modification time it returns, so a unit published
-	// again under the same name must change one of them.
+	// again under the same name must change one of them. A read calls it
+	// for every pack it passes over and for the key's per-entry files
+	// ("<key>.json.zst", "<key>.json"), so it must be cheap: a medium
+	// without per-entry files answers those without a request.
 	Stat(ctx context.Context, loc, name string) (fs.FileInfo, error)
 	// Open opens one unit of loc for ranged reads; the caller closes it.
 	Open(ctx context.Context, loc, name string) (Blob, error)
