@@ -30,6 +30,12 @@ var (
 	// per-entry file does not parse, or a record or a value in it does
 	// not match its checksum.
 	ErrCorrupt = errors.New("corrupt side file")
+	// ErrUnavailable means a remote store (an object store holding side
+	// values) cannot be reached now or answered with a server error: the
+	// values it holds are kept, nothing was changed on their account, and
+	// the operation may be retried later. It is never ErrNotFound: an
+	// outage does not make a value missing.
+	ErrUnavailable = errors.New("side store unavailable")
 	// ErrNotTranscript means a file or a session holds no session header
 	// and no entry: no line is a transcript line (only blank or malformed
 	// ones). It wraps ErrInvalid.
