@@ -42,11 +42,17 @@ type Options struct {
 	// restored alike. "" serves none; so does root itself (or a dir
 	// inside it). Open fails when it does not exist.
 	PiSessionsDir string
+	// SideStore is the config's side_store: "" or "local" keeps the
+	// extracted values in packs beside the transcripts (sidedir); an s3://
+	// URL keeps them in an S3-compatible object store (sides3). Open
+	// refuses a setting that differs from the store the state dir's
+	// side-store.json names (see SideStoreFile).
+	SideStore string
 }
 
 // FromConfig returns the Options of a runtime config.
 func FromConfig(c config.Config, log bs.Logger) Options {
-	return Options{Idle: c.Idle(), Logger: log}
+	return Options{Idle: c.Idle(), Logger: log, SideStore: c.SideStore}
 }
 
 // Set is what Open returns: the installation (one store over every
@@ -98,7 +104,20 @@ func Open(ctx context.Context, root string, opts Options) (*Set, error) {
 	}
 	m := &Multi{Stores: stores, Logger: opts.Logger}
 	set.Store = m
-	set.Side = sidedir.New(m)
+	side, err := openSide(ctx, opts.SideStore, set, m)
+	if err != nil {
+		return nil, err
+	}
+	set.Side, m.Side = side, side
+	if l, ok := side.(sideLister); ok {
+		for _, s := range stores {
+			if js, ok := s.(*session.Store); ok {
+				js.SideNames = func(ctx context.Context, parent string) ([]string, error) {
+					return l.SideNames(ctx, canonicalPath(parent))
+				}
+			}
+		}
+	}
 	return set, nil
 }
 
@@ -174,6 +193,17 @@ type Multi struct {
 	// Logger receives the parts of the stores that GoneSessions could not
 	// list; nil discards.
 	Logger bs.Logger
+	// Side is the side store of the sessions, which the leftovers scan
+	// asks whether a placeholder's value exists; nil means the pack
+	// store beside the transcripts (Open sets it).
+	Side bs.SideStore
+}
+
+// sideLister is a side store whose side locations are not local
+// directories: it names those under a transcript dir's "extracted" dir
+// (the object store), for GoneSessions.
+type sideLister interface {
+	SideNames(ctx context.Context, parent string) ([]string, error)
 }
 
 var (
@@ -757,7 +787,10 @@ func (m *Multi) Leftovers(ctx context.Context) ([]bs.Leftover, []error, error) {
 			}
 			return live, nil
 		},
-		Side: sidedir.New(m),
+		Side: m.Side,
+	}
+	if opts.Side == nil {
+		opts.Side = sidedir.New(m)
 	}
 	return js.LeftoversWith(ctx, opts)
 }

@@ -154,6 +154,14 @@ type Config struct {
 	// most a quarter of the text); 0 shows none. It defaults to 400 and
 	// must be between 0 and [MaxPreviewChars].
 	SourcePreviewChars int `json:"source_preview_chars"`
+	// SideStore is where extracted values are kept: "" or "local" (the
+	// default) is the pack store beside the transcripts; an s3:// URL is an
+	// S3-compatible object store, as sides3.Parse reads it:
+	// "s3://bucket/prefix?endpoint=https://host&region=r". Credentials
+	// never go here: they come from the environment or ~/.aws. The values
+	// move between stores only with `brainsurgeon side migrate`, which
+	// changes this setting when every value has arrived.
+	SideStore string `json:"side_store"`
 	// Compaction holds the layered compaction's thresholds and the
 	// summarizer's settings; see [DefaultCompaction] for the defaults.
 	// Members missing from the file get their defaults.
@@ -191,6 +199,7 @@ func Default() Config {
 		PreviewChars:            0,
 		SourceOffloadAboveChars: 40000,
 		SourcePreviewChars:      400,
+		SideStore:               SideStoreLocal,
 		Compaction:              DefaultCompaction(),
 	}
 }
@@ -446,3 +455,23 @@ func validCron(expr string) bool {
 
 // formatFloat renders f the way JSON would.
 func formatFloat(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }
+
+// SideStoreLocal is the side_store value of the pack store beside the
+// transcripts; "" means the same.
+const SideStoreLocal = "local"
+
+// IsLocalSideStore reports whether a side_store value names the pack
+// store beside the transcripts ("" or "local").
+func IsLocalSideStore(s string) bool { return s == "" || s == SideStoreLocal }
+
+// checkSideStore returns the message for a side_store value that is
+// neither the local pack store nor a valid s3:// URL, or "".
+func checkSideStore(s string) string {
+	if IsLocalSideStore(s) {
+		return ""
+	}
+	if _, err := ParseS3(s); err != nil {
+		return strings.TrimPrefix(strings.TrimSuffix(err.Error(), ": "+brainsurgeon.ErrInvalid.Error()), "side_store ")
+	}
+	return ""
+}

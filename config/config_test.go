@@ -38,6 +38,7 @@ func TestDefault(t *testing.T) {
 		PreviewChars:            0,
 		SourceOffloadAboveChars: 40000,
 		SourcePreviewChars:      400,
+		SideStore:               "local",
 		Compaction:              config.DefaultCompaction(),
 	}
 	if !reflect.DeepEqual(c, want) {
@@ -160,6 +161,10 @@ func TestValidate(t *testing.T) {
 			[]config.FieldError{{"source_preview_chars", "must be between 0 and 10000, got -1"}}},
 		{"SourcePreviewCharsTooMany", func(c *config.Config) { c.SourcePreviewChars = 10001 },
 			[]config.FieldError{{"source_preview_chars", "must be between 0 and 10000, got 10001"}}},
+		{"side_store not s3", func(c *config.Config) { c.SideStore = "gs://bucket" },
+			[]config.FieldError{{"side_store", `"gs://bucket": expected the scheme s3:// (or "local" for the pack store beside the transcripts), found "gs://"`}}},
+		{"side_store with a secret", func(c *config.Config) { c.SideStore = "s3://bucket?secret=x" },
+			[]config.FieldError{{"side_store", `"s3://bucket?secret=REDACTED": credentials never go in the config (found the parameter "secret"): set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or a profile in ~/.aws/credentials`}}},
 
 		{"TwoBadFields", func(c *config.Config) { c.Retention = "5x"; c.KeepRecent = -1 },
 			[]config.FieldError{

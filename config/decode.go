@@ -157,6 +157,10 @@ var fields = []field{
 			}
 			return ""
 		}},
+	{"side_store",
+		func(c *Config) any { return c.SideStore },
+		func(c *Config, v jsontext.Value) string { return decodeString(v, &c.SideStore) },
+		func(c *Config) string { return checkSideStore(c.SideStore) }},
 	{"compaction",
 		func(c *Config) any { return c.Compaction },
 		func(c *Config, v jsontext.Value) string { return decodeObject(v, &c.Compaction, compactionFields) },

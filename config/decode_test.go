@@ -109,6 +109,7 @@ func TestDecode(t *testing.T) {
 				upgraded("preview_chars", "0"),
 				upgraded("source_offload_above_chars", "40000"),
 				upgraded("source_preview_chars", "400"),
+				upgraded("side_store", `"local"`),
 				upgraded("compaction", compactionDefault),
 				upgraded("last_run_at", "null"),
 				upgraded("last_retention_run_at", "null"),
@@ -134,7 +135,7 @@ func TestDecode(t *testing.T) {
 				c.MinValueLength = 800
 				c.KeepAfterRestoreSeconds = 900
 			},
-			wantAdded: []string{"retention_scope", "doctor_schedule", "idle_seconds", "min_saving_tokens", "preview_chars", "source_offload_above_chars", "source_preview_chars", "compaction"},
+			wantAdded: []string{"retention_scope", "doctor_schedule", "idle_seconds", "min_saving_tokens", "preview_chars", "source_offload_above_chars", "source_preview_chars", "side_store", "compaction"},
 			wantLogs: []string{
 				"INFO Config upgraded: obsolete field scan_interval_seconds is ignored and removed when the config is saved (nothing reads it: automatic pruning runs on the auto_cron schedule)",
 				"INFO Config upgraded: renamed field keep_restore_remote_calls to keep_purge_control_calls",
@@ -145,6 +146,7 @@ func TestDecode(t *testing.T) {
 				upgraded("preview_chars", "0"),
 				upgraded("source_offload_above_chars", "40000"),
 				upgraded("source_preview_chars", "400"),
+				upgraded("side_store", `"local"`),
 				upgraded("compaction", compactionDefault),
 			},
 		},

@@ -93,8 +93,9 @@ func ExampleDecode() {
 	// level=INFO msg="Config upgraded: added field preview_chars with default 0" field=preview_chars default=0
 	// level=INFO msg="Config upgraded: added field source_offload_above_chars with default 40000" field=source_offload_above_chars default=40000
 	// level=INFO msg="Config upgraded: added field source_preview_chars with default 400" field=source_preview_chars default=400
+	// level=INFO msg="Config upgraded: added field side_store with default \"local\"" field=side_store default="\"local\""
 	// level=INFO msg="Config upgraded: added field compaction with default {\"auto_enabled\":false,\"context_window\":200000,\"prune_trigger_percent\":80,\"prune_min_tool_tokens\":50000,\"prune_protect_recent\":40000,\"summarize_trigger_percent\":88,\"summarize_keep_recent\":25000,\"full_trigger_percent\":95,\"warn_at\":3,\"hard_warn_at\":5,\"auto_quiet_seconds\":300,\"tokenizer\":\"calibrated\",\"summarizer\":{\"base_url\":\"\",\"model\":\"\",\"temperature\":0.2,\"max_tokens\":13107,\"timeout_seconds\":120,\"retries\":3}}" field=compaction default="{\"auto_enabled\":false,\"context_window\":200000,\"prune_trigger_percent\":80,\"prune_min_tool_tokens\":50000,\"prune_protect_recent\":40000,\"summarize_trigger_percent\":88,\"summarize_keep_recent\":25000,\"full_trigger_percent\":95,\"warn_at\":3,\"hard_warn_at\":5,\"auto_quiet_seconds\":300,\"tokenizer\":\"calibrated\",\"summarizer\":{\"base_url\":\"\",\"model\":\"\",\"temperature\":0.2,\"max_tokens\":13107,\"timeout_seconds\":120,\"retries\":3}}"
-	// added: [retention_scope doctor_schedule idle_seconds min_saving_tokens preview_chars source_offload_above_chars source_preview_chars compaction]
+	// added: [retention_scope doctor_schedule idle_seconds min_saving_tokens preview_chars source_offload_above_chars source_preview_chars side_store compaction]
 	// enabled: true retention: 7d idle_seconds: 300
 }
 

@@ -127,12 +127,24 @@ func (s *ConfigService) update(ctx context.Context, change func(*config.Config) 
 		return s.Get(), ErrReadOnly
 	}
 	s.mu.Lock()
+	// side_store is changed only by `brainsurgeon side migrate`, which
+	// writes the file itself once every value has arrived: the file's
+	// value is the current one, and a save never writes back an older one.
+	if disk, err := config.Load(ctx, s.agentsDir, nil); err == nil {
+		s.cur.SideStore = disk.SideStore
+	}
 	old := s.cur
 	n := old
 	n.TriggerTypes = slices.Clone(old.TriggerTypes)
 	if err := change(&n); err != nil {
 		s.mu.Unlock()
 		return s.Get(), err
+	}
+	if config.IsLocalSideStore(n.SideStore) != config.IsLocalSideStore(old.SideStore) ||
+		(!config.IsLocalSideStore(n.SideStore) && n.SideStore != old.SideStore) {
+		s.mu.Unlock()
+		return s.Get(), &config.ValidationError{Errors: []config.FieldError{{Field: "side_store",
+			Message: fmt.Sprintf("is %q and changes only with `brainsurgeon side migrate --to %s`, which moves every value first, got %q", old.SideStore, orLocal(n.SideStore), n.SideStore)}}}
 	}
 	if err := config.Save(s.agentsDir, n); err != nil {
 		s.mu.Unlock()
@@ -179,4 +191,12 @@ func onlyRunTimes(fields []string) bool {
 		}
 	}
 	return true
+}
+
+// orLocal returns a side_store value, "local" for "".
+func orLocal(s string) string {
+	if s == "" {
+		return config.SideStoreLocal
+	}
+	return s
 }

@@ -31,14 +31,15 @@ const (
 // cancelled.
 type RetentionFunc func(ctx context.Context, set bs.Installation, c config.Config) (any, error)
 
-// OpenFunc opens the agents dir's stores with the quiet period idle
-// (idle_seconds; zero means none) and the logger log, and returns the
-// installation (backend.Open's Set holds one). The daemon calls it on every
-// run, with the current config's idle, so that a changed config and
+// OpenFunc opens the agents dir's stores with the runtime config c (its
+// quiet period, idle_seconds, and its side store, side_store) and the
+// logger log, and returns the installation (backend.Open's Set holds
+// one). The daemon calls it on every run, with the current config, so
+// that a changed config and
 // sessions the host made meanwhile are seen; cmd/brainsurgeon fills it with
 // backend.Open (internal/wiring.Opener). It fails with an error wrapping
 // brainsurgeon.ErrNotFound when the agents dir does not exist.
-type OpenFunc func(ctx context.Context, idle time.Duration, log bs.Logger) (bs.Installation, error)
+type OpenFunc func(ctx context.Context, c config.Config, log bs.Logger) (bs.Installation, error)
 
 // Options tune Open.
 type Options struct {
@@ -140,7 +141,14 @@ func Open(ctx context.Context, opts Options) (*Daemon, error) {
 		return nil, fmt.Errorf("daemon: no Open func given (cmd/brainsurgeon passes one over backend.Open): %w", bs.ErrInvalid)
 	}
 	log := bs.LoggerOrDiscard(opts.Logger)
-	if _, err := opts.Open(ctx, 0, nil); err != nil {
+	// The stores are opened before the config is created or upgraded,
+	// so that a wrong agents dir or side store is reported first and
+	// nothing is written beside it.
+	first, err := config.Load(ctx, opts.AgentsDir, nil)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := opts.Open(ctx, first, nil); err != nil {
 		return nil, err
 	}
 	cfg, err := OpenConfig(ctx, opts.AgentsDir, opts.ReadOnly, log)
@@ -155,7 +163,7 @@ func Open(ctx context.Context, opts Options) (*Daemon, error) {
 
 // open opens the stores with the quiet period of the runtime config c.
 func (d *Daemon) open(ctx context.Context, c config.Config) (bs.Installation, error) {
-	return d.opts.Open(ctx, c.Idle(), d.log)
+	return d.opts.Open(ctx, c, d.log)
 }
 
 // Config returns the config service: Get and Set for the API.

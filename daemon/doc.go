@@ -5,8 +5,8 @@
 //
 // # Use
 //
-//	open := func(ctx context.Context, idle time.Duration, log bs.Logger) (bs.Installation, error) {
-//		set, err := backend.Open(ctx, dir, backend.Options{Idle: idle, Logger: log})
+//	open := func(ctx context.Context, c config.Config, log bs.Logger) (bs.Installation, error) {
+//		set, err := backend.Open(ctx, dir, backend.FromConfig(c, log))
 //		if err != nil {
 //			return bs.Installation{}, err
 //		}

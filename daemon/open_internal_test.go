@@ -2,17 +2,17 @@ package daemon
 
 import (
 	"context"
-	"time"
 
 	bs "github.com/brainsurgeon/brainsurgeon"
 	"github.com/brainsurgeon/brainsurgeon/backend"
+	"github.com/brainsurgeon/brainsurgeon/config"
 )
 
 // opener is internal/wiring.Opener, which the package's own tests cannot
 // import (it imports this package).
 func opener(agentsDir string) OpenFunc {
-	return func(ctx context.Context, idle time.Duration, log bs.Logger) (bs.Installation, error) {
-		set, err := backend.Open(ctx, agentsDir, backend.Options{Idle: idle, Logger: log})
+	return func(ctx context.Context, c config.Config, log bs.Logger) (bs.Installation, error) {
+		set, err := backend.Open(ctx, agentsDir, backend.FromConfig(c, log))
 		if err != nil {
 			return bs.Installation{}, err
 		}

@@ -69,7 +69,7 @@ func (s *Store) GoneSessions(ctx context.Context) ([]bs.SessionRef, error) {
 		default:
 			dir, agent = filepath.Join(d.Root, name, "sessions"), name
 		}
-		refs, err := goneIn(dir, live)
+		refs, err := s.goneIn(ctx, dir, live)
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
 		case err != nil:
@@ -86,10 +86,24 @@ func (s *Store) GoneSessions(ctx context.Context) ([]bs.SessionRef, error) {
 // goneIn returns the ids of the gone sessions of one transcript directory
 // (see GoneSessions): side directories under dir/extracted that neither a
 // live session in live nor a file of dir names.
-func goneIn(dir string, live map[string]bool) ([]string, error) {
-	sides, err := os.ReadDir(filepath.Join(dir, SideDirName))
-	if err != nil {
-		return nil, err
+func (s *Store) goneIn(ctx context.Context, dir string, live map[string]bool) ([]string, error) {
+	var sides []string
+	if s.SideNames != nil {
+		names, err := s.SideNames(ctx, filepath.Join(dir, SideDirName))
+		if err != nil {
+			return nil, err
+		}
+		sides = names
+	} else {
+		ents, err := os.ReadDir(filepath.Join(dir, SideDirName))
+		if err != nil {
+			return nil, err
+		}
+		for _, e := range ents {
+			if e.IsDir() {
+				sides = append(sides, e.Name())
+			}
+		}
 	}
 	if len(sides) == 0 {
 		return nil, nil
@@ -110,10 +124,9 @@ func goneIn(dir string, live map[string]bool) ([]string, error) {
 		}
 	}
 	var out []string
-	for _, e := range sides {
-		id := e.Name()
+	for _, id := range sides {
 		// Dot names are temp or hidden dirs, never a session's.
-		if !e.IsDir() || strings.HasPrefix(id, ".") || bs.CheckSegment(id) != nil || named[id] || live[filepath.Join(dir, SideDirName, id)] {
+		if strings.HasPrefix(id, ".") || bs.CheckSegment(id) != nil || named[id] || live[filepath.Join(dir, SideDirName, id)] {
 			continue
 		}
 		out = append(out, id)

@@ -31,6 +31,11 @@ type Store struct {
 	Writer Writer
 	// Logger receives discovery warnings; nil discards.
 	Logger bs.Logger
+	// SideNames, when set, names the side locations in parent (a
+	// transcript dir's "extracted" dir) for GoneSessions, when the side
+	// store keeps them elsewhere than in local directories (an object
+	// store); nil reads the directory.
+	SideNames func(ctx context.Context, parent string) ([]string, error)
 
 	// rootsFor caches roots for the Root rootsOf.
 	rootsMu  sync.Mutex

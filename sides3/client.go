@@ -15,6 +15,7 @@ import (
 	"github.com/minio/minio-go/v7/pkg/credentials"
 
 	bs "github.com/brainsurgeon/brainsurgeon"
+	"github.com/brainsurgeon/brainsurgeon/config"
 )
 
 // Credentials returns the credentials for l and says where they come
@@ -25,7 +26,7 @@ import (
 // with iam=1, the instance's metadata service. None found is an error
 // wrapping brainsurgeon.ErrInvalid that says how to give them. The
 // secret itself never appears in an error.
-func Credentials(l Location) (*credentials.Credentials, string, error) {
+func Credentials(l config.S3Location) (*credentials.Credentials, string, error) {
 	if os.Getenv("AWS_ACCESS_KEY_ID") != "" || os.Getenv("AWS_SECRET_ACCESS_KEY") != "" {
 		if os.Getenv("AWS_ACCESS_KEY_ID") == "" || os.Getenv("AWS_SECRET_ACCESS_KEY") == "" {
 			return nil, "", fmt.Errorf("side store %s: the environment sets only one of AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, expected both: %w", l.Where(), bs.ErrInvalid)
@@ -62,7 +63,7 @@ func Credentials(l Location) (*credentials.Credentials, string, error) {
 
 // newClient returns a client of l's service with creds. transport, when
 // not nil, carries every request (tests count them).
-func newClient(l Location, creds *credentials.Credentials, transport http.RoundTripper) (*minio.Client, error) {
+func newClient(l config.S3Location, creds *credentials.Credentials, transport http.RoundTripper) (*minio.Client, error) {
 	lookup := minio.BucketLookupDNS
 	if l.PathStyle {
 		lookup = minio.BucketLookupPath

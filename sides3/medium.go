@@ -17,6 +17,7 @@ import (
 	"github.com/minio/minio-go/v7"
 
 	bs "github.com/brainsurgeon/brainsurgeon"
+	"github.com/brainsurgeon/brainsurgeon/config"
 	"github.com/brainsurgeon/brainsurgeon/sidedir"
 )
 
@@ -44,7 +45,7 @@ const maxLists = 4096
 // and durable once the PUT returns).
 type medium struct {
 	c          *minio.Client
-	loc        Location
+	loc        config.S3Location
 	credSource string
 	roots      []Root
 	spool      string

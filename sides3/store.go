@@ -16,6 +16,7 @@ import (
 	"github.com/minio/minio-go/v7"
 
 	bs "github.com/brainsurgeon/brainsurgeon"
+	"github.com/brainsurgeon/brainsurgeon/config"
 	"github.com/brainsurgeon/brainsurgeon/sidedir"
 )
 
@@ -46,11 +47,12 @@ type Store struct {
 	m *medium
 }
 
-// Open returns the object store side store of setting (see Parse) for
+// Open returns the object store side store of setting (see
+// config.ParseS3) for
 // the side directories dirs locates, with the credentials Credentials
 // finds. It sends no request: Check probes the store.
 func Open(setting string, dirs sidedir.Locator, opts Options) (*Store, error) {
-	loc, err := Parse(setting)
+	loc, err := config.ParseS3(setting)
 	if err != nil {
 		return nil, err
 	}
@@ -58,7 +60,7 @@ func Open(setting string, dirs sidedir.Locator, opts Options) (*Store, error) {
 }
 
 // OpenLocation is Open for a parsed setting.
-func OpenLocation(loc Location, dirs sidedir.Locator, opts Options) (*Store, error) {
+func OpenLocation(loc config.S3Location, dirs sidedir.Locator, opts Options) (*Store, error) {
 	if len(opts.Roots) == 0 {
 		return nil, fmt.Errorf("side store %s: no root directories given: %w", loc.Where(), bs.ErrInvalid)
 	}
@@ -84,7 +86,7 @@ func OpenLocation(loc Location, dirs sidedir.Locator, opts Options) (*Store, err
 }
 
 // Location returns the store's parsed setting.
-func (s *Store) Location() Location { return s.m.loc }
+func (s *Store) Location() config.S3Location { return s.m.loc }
 
 // String returns where the values are and which server holds them:
 // s3://bucket/prefix/host (endpoint, region). It holds no credential.
@@ -156,4 +158,28 @@ func cleanSpool(dir string) {
 			os.Remove(filepath.Join(dir, e.Name()))
 		}
 	}
+}
+
+// SideNames returns the names of the side locations directly under
+// parent (a transcript dir's "extracted" dir): the key prefixes below
+// its own, in one LIST request per 1,000. An unreachable server is an
+// error wrapping brainsurgeon.ErrUnavailable, never an empty answer.
+func (s *Store) SideNames(ctx context.Context, parent string) ([]string, error) {
+	m := s.m
+	p, err := m.prefixOf(parent)
+	if err != nil {
+		return nil, err
+	}
+	rctx, cancel := m.ctxFor(ctx, 0)
+	defer cancel()
+	var out []string
+	for o := range m.c.ListObjects(rctx, m.loc.Bucket, minio.ListObjectsOptions{Prefix: p}) {
+		if o.Err != nil {
+			return nil, m.classify(rctx, "list", p, o.Err)
+		}
+		if name, ok := strings.CutSuffix(strings.TrimPrefix(o.Key, p), "/"); ok && name != "" && !strings.Contains(name, "/") {
+			out = append(out, name)
+		}
+	}
+	return out, nil
 }

@@ -12,6 +12,7 @@ import (
 
 	bs "github.com/brainsurgeon/brainsurgeon"
 	"github.com/brainsurgeon/brainsurgeon/backend"
+	"github.com/brainsurgeon/brainsurgeon/config"
 	"github.com/brainsurgeon/brainsurgeon/daemon"
 )
 
@@ -26,19 +27,27 @@ func Open(ctx context.Context, agentsDir, piSessionsDir string, idle time.Durati
 	return backend.Open(ctx, agentsDir, backend.Options{Idle: idle, Logger: log, PiSessionsDir: piSessionsDir})
 }
 
+// OpenConfig is Open with the runtime config c: its quiet period and its
+// side store (side_store).
+func OpenConfig(ctx context.Context, agentsDir, piSessionsDir string, c config.Config, log bs.Logger) (*backend.Set, error) {
+	opts := backend.FromConfig(c, log)
+	opts.PiSessionsDir = piSessionsDir
+	return backend.Open(ctx, agentsDir, opts)
+}
+
 // OpenFor opens the installation a daemon works on, with the quiet period
 // of its runtime config and its logger, as the daemon opens it for a run:
 // the set an API over d is given, with the pi sessions dir its Opener
 // serves.
 func OpenFor(ctx context.Context, d *daemon.Daemon, piSessionsDir string) (*backend.Set, error) {
-	return Open(ctx, d.AgentsDir(), piSessionsDir, d.Config().Get().Idle(), d.Logger())
+	return OpenConfig(ctx, d.AgentsDir(), piSessionsDir, d.Config().Get(), d.Logger())
 }
 
 // Opener returns the daemon's OpenFunc over agentsDir and piSessionsDir
-// ("" none): Open with the quiet period and the logger of each run.
+// ("" none): OpenConfig with the config and the logger of each run.
 func Opener(agentsDir, piSessionsDir string) daemon.OpenFunc {
-	return func(ctx context.Context, idle time.Duration, log bs.Logger) (bs.Installation, error) {
-		set, err := Open(ctx, agentsDir, piSessionsDir, idle, log)
+	return func(ctx context.Context, c config.Config, log bs.Logger) (bs.Installation, error) {
+		set, err := OpenConfig(ctx, agentsDir, piSessionsDir, c, log)
 		if err != nil {
 			return bs.Installation{}, err
 		}

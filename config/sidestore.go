@@ -1,4 +1,4 @@
-package sides3
+package config
 
 import (
 	"fmt"
@@ -10,13 +10,13 @@ import (
 	"strings"
 	"time"
 
-	bs "github.com/brainsurgeon/brainsurgeon"
+	"github.com/brainsurgeon/brainsurgeon"
 )
 
-// Location is a parsed side_store setting: where in which object store
+// S3Location is a parsed side_store setting of an object store: where in which object store
 // the side values of this host are kept. It holds no credentials: they
-// come from the environment or the AWS files (see Credentials).
-type Location struct {
+// come from the environment or the AWS files (sides3.Credentials).
+type S3Location struct {
 	// Bucket is the bucket's name.
 	Bucket string
 	// Prefix is the key prefix inside the bucket, without a leading or
@@ -35,15 +35,16 @@ type Location struct {
 	// name: the default for an endpoint other than AWS's.
 	PathStyle bool
 	// Timeout bounds each request (a PUT gets one more second for each
-	// megabyte it sends): 30 seconds unless the setting names another.
+	// megabyte it sends): DefaultS3Timeout unless the setting names
+	// another.
 	Timeout time.Duration
 	// IAM lets the credentials come from the instance's metadata service
 	// (EC2, ECS) when neither the environment nor the AWS files hold any.
 	IAM bool
 }
 
-// DefaultTimeout is the request timeout of a setting that names none.
-const DefaultTimeout = 30 * time.Second
+// DefaultS3Timeout is the request timeout of a setting that names none.
+const DefaultS3Timeout = 30 * time.Second
 
 // params are the query parameters a side_store URL may carry.
 var params = []string{"endpoint", "region", "host", "path_style", "timeout", "iam"}
@@ -58,21 +59,17 @@ var (
 	prefixPart = regexp.MustCompile(`^[A-Za-z0-9._-]+$`)
 )
 
-// IsURL reports whether a side_store setting names an object store (its
-// scheme is s3), rather than the local pack store ("" or "local").
-func IsURL(s string) bool { return strings.HasPrefix(s, "s3://") }
-
-// Parse parses a side_store setting of the form
+// ParseS3 parses a side_store setting of the form
 //
 //	s3://BUCKET[/PREFIX][?endpoint=URL&region=R&host=H&path_style=1&timeout=30s&iam=1]
 //
 // Every mistake is an error wrapping brainsurgeon.ErrInvalid that says
 // what was expected and what was found. A setting that carries a
 // credential is refused: credentials never go in the configuration.
-func Parse(s string) (Location, error) {
-	var loc Location
-	bad := func(format string, args ...any) (Location, error) {
-		return Location{}, fmt.Errorf("side_store %q: "+format+": %w", append([]any{redact(s)}, append(args, bs.ErrInvalid)...)...)
+func ParseS3(s string) (S3Location, error) {
+	var loc S3Location
+	bad := func(format string, args ...any) (S3Location, error) {
+		return S3Location{}, fmt.Errorf("side_store %q: "+format+": %w", append([]any{redact(s)}, append(args, brainsurgeon.ErrInvalid)...)...)
 	}
 	u, err := url.Parse(s)
 	if err != nil {
@@ -155,7 +152,7 @@ func Parse(s string) (Location, error) {
 		}
 		loc.IAM = b
 	}
-	loc.Timeout = DefaultTimeout
+	loc.Timeout = DefaultS3Timeout
 	if v := q.Get("timeout"); v != "" {
 		d, err := time.ParseDuration(v)
 		if err != nil || d < 100*time.Millisecond || d > time.Hour {
@@ -180,7 +177,8 @@ func Parse(s string) (Location, error) {
 	return loc, nil
 }
 
-// HostName returns a machine's host name as a key part: its first label,
+// HostName returns a machine's host name as a key part of an object
+// store: its first label,
 // lower-cased, with every character outside [a-z0-9._-] dropped.
 func HostName(h string) string {
 	h, _, _ = strings.Cut(strings.ToLower(h), ".")
@@ -222,7 +220,7 @@ func redact(s string) string {
 
 // String returns the setting in its canonical form, with every default
 // spelt out: s3://bucket/prefix?endpoint=…&region=…&host=….
-func (l Location) String() string {
+func (l S3Location) String() string {
 	u := url.URL{Scheme: "s3", Host: l.Bucket}
 	if l.Prefix != "" {
 		u.Path = "/" + l.Prefix
@@ -236,7 +234,7 @@ func (l Location) String() string {
 }
 
 // Base returns the key prefix of this host's values: "prefix/host/".
-func (l Location) Base() string {
+func (l S3Location) Base() string {
 	if l.Prefix == "" {
 		return l.Host + "/"
 	}
@@ -244,6 +242,6 @@ func (l Location) Base() string {
 }
 
 // Where returns the place of this host's values for people: s3://bucket/prefix/host.
-func (l Location) Where() string {
+func (l S3Location) Where() string {
 	return "s3://" + l.Bucket + "/" + strings.TrimSuffix(l.Base(), "/")
 }

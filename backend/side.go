@@ -1,0 +1,215 @@
+package backend
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/go-json-experiment/json"
+
+	bs "github.com/brainsurgeon/brainsurgeon"
+	"github.com/brainsurgeon/brainsurgeon/config"
+	"github.com/brainsurgeon/brainsurgeon/internal/atomicfile"
+	"github.com/brainsurgeon/brainsurgeon/session"
+	"github.com/brainsurgeon/brainsurgeon/sidedir"
+	"github.com/brainsurgeon/brainsurgeon/sides3"
+)
+
+// SideStoreFile is the file in the state dir that names the store holding
+// the extracted values ("local" or an s3:// URL in sides3's canonical
+// form). It is written when a store is first used and then only by `side
+// migrate`, whose commit point it is; a side_store setting that differs
+// from it is refused, so that editing the config never hides values.
+const SideStoreFile = "side-store.json"
+
+// SideStoreState is the content of SideStoreFile.
+type SideStoreState struct {
+	// Store is "local" or a canonical s3:// URL (sides3.Location.String).
+	Store string `json:"store"`
+	// Generation counts the switches made by `side migrate`.
+	Generation int `json:"generation"`
+	// Since is when Store became the store of the values.
+	Since time.Time `json:"since"`
+}
+
+// ReadSideStoreState reads SideStoreFile of a state dir; a missing file
+// gives the local store at generation 0 and found false.
+func ReadSideStoreState(stateDir string) (st SideStoreState, found bool, err error) {
+	data, err := os.ReadFile(filepath.Join(stateDir, SideStoreFile))
+	if errors.Is(err, fs.ErrNotExist) {
+		return SideStoreState{Store: config.SideStoreLocal}, false, nil
+	}
+	if err != nil {
+		return st, false, err
+	}
+	if err := json.Unmarshal(data, &st); err != nil || st.Store == "" {
+		return st, true, fmt.Errorf("%s: expected {\"store\": \"local\" or \"s3://…\", \"generation\": n}, found %.80q: %w", filepath.Join(stateDir, SideStoreFile), data, bs.ErrCorrupt)
+	}
+	return st, true, nil
+}
+
+// WriteSideStoreState writes SideStoreFile atomically (temp, fsync,
+// rename, fsync of the dir).
+func WriteSideStoreState(stateDir string, st SideStoreState) error {
+	if err := os.MkdirAll(stateDir, 0o700); err != nil {
+		return err
+	}
+	data, err := json.Marshal(st, json.Deterministic(true))
+	if err != nil {
+		return err
+	}
+	return atomicfile.WriteFile(filepath.Join(stateDir, SideStoreFile), append(data, '\n'), 0o600)
+}
+
+// CanonicalSideStore returns a side_store setting in the form
+// SideStoreFile keeps: "local", or the s3:// URL with every default
+// spelt out.
+func CanonicalSideStore(setting string) (string, error) {
+	if config.IsLocalSideStore(setting) {
+		return config.SideStoreLocal, nil
+	}
+	l, err := config.ParseS3(setting)
+	if err != nil {
+		return "", err
+	}
+	return l.String(), nil
+}
+
+// openSide opens the side store of set: the pack store beside the
+// transcripts, or the object store setting names. The setting must name
+// the store SideStoreFile names; a first use of an object store is
+// recorded there, unless local values exist (they must be moved by `side
+// migrate` first).
+func openSide(ctx context.Context, setting string, set *Set, m *Multi) (bs.SideStore, error) {
+	want, err := CanonicalSideStore(setting)
+	if err != nil {
+		return nil, err
+	}
+	st, found, err := ReadSideStoreState(set.StateDir)
+	if err != nil {
+		return nil, err
+	}
+	if st.Store != want {
+		if found || want == config.SideStoreLocal {
+			return nil, fmt.Errorf("side_store is %s but the extracted values are in %s (%s): run `brainsurgeon side migrate --to %s` to move them, or set side_store back: %w",
+				want, st.Store, filepath.Join(set.StateDir, SideStoreFile), setting, bs.ErrInvalid)
+		}
+		// No record: the values are local, if there are any.
+		if n, where := localSideValues(ctx, set.Installation); n > 0 {
+			return nil, fmt.Errorf("side_store is %s but %s holds extracted values of the local pack store: run `brainsurgeon side migrate --to %s` to move them, or set side_store back to \"local\": %w",
+				want, where, setting, bs.ErrInvalid)
+		}
+		if err := WriteSideStoreState(set.StateDir, SideStoreState{Store: want, Since: time.Now().UTC()}); err != nil {
+			return nil, fmt.Errorf("record the side store: %w", err)
+		}
+	}
+	if want == config.SideStoreLocal {
+		return sidedir.New(m), nil
+	}
+	return OpenSideStore(setting, set.Installation, m)
+}
+
+// OpenSideStore opens the object store setting names for the sessions
+// of inst, located by dirs: its keys name each side directory relative
+// to the agents dir ("agents/…"), the pi sessions dir ("pi/…") or the
+// state dir ("state/…", the trash); its spool is "<state dir>/spool".
+// It sends no request.
+func OpenSideStore(setting string, inst bs.Installation, dirs sidedir.Locator) (*sides3.Store, error) {
+	return sides3.Open(setting, canonicalLocator{dirs}, sides3.Options{Roots: sideRoots(inst), Spool: filepath.Join(canonicalPath(inst.StateDir), "spool")})
+}
+
+// sideRoots returns the directories under which the side directories of
+// inst lie, canonical, each with its name in the object store's keys.
+func sideRoots(inst bs.Installation) []sides3.Root {
+	roots := []sides3.Root{{Name: "agents", Dir: canonicalPath(inst.AgentsDir)}, {Name: "state", Dir: canonicalPath(inst.StateDir)}}
+	if inst.PiSessionsDir != "" {
+		roots = append(roots, sides3.Root{Name: "pi", Dir: canonicalPath(inst.PiSessionsDir)})
+	}
+	return roots
+}
+
+// canonicalLocator gives the side dirs of a Locator made absolute and
+// free of symbolic links, as the roots of the object store are.
+type canonicalLocator struct{ sidedir.Locator }
+
+// SideDir returns the canonical side dir of ref.
+func (l canonicalLocator) SideDir(ref bs.SessionRef) (string, error) {
+	d, err := l.Locator.SideDir(ref)
+	if err != nil {
+		return "", err
+	}
+	return canonicalPath(d), nil
+}
+
+// canonicalPath returns p absolute with the symbolic links of its longest
+// existing parent resolved.
+func canonicalPath(p string) string {
+	abs, err := filepath.Abs(p)
+	if err != nil {
+		return p
+	}
+	var rest []string
+	for cur := abs; ; cur = filepath.Dir(cur) {
+		if r, err := filepath.EvalSymlinks(cur); err == nil {
+			return filepath.Join(append([]string{r}, rest...)...)
+		}
+		if filepath.Dir(cur) == cur {
+			return abs
+		}
+		rest = append([]string{filepath.Base(cur)}, rest...)
+	}
+}
+
+// LocalSideDirs returns the side directories of the local pack store
+// under the roots of inst (the agents dir, the pi sessions dir, the state
+// dir's trash) that hold at least one file: every directory named
+// "<id>" in a directory named "extracted". limit > 0 stops after that many.
+func LocalSideDirs(ctx context.Context, inst bs.Installation, limit int) ([]string, error) {
+	var out []string
+	stop := errors.New("enough")
+	for _, r := range sideRoots(inst) {
+		err := filepath.WalkDir(r.Dir, func(p string, e fs.DirEntry, err error) error {
+			if err != nil {
+				if p == r.Dir && errors.Is(err, fs.ErrNotExist) {
+					return filepath.SkipDir
+				}
+				return nil // an unreadable dir holds nothing we can move
+			}
+			if cerr := ctx.Err(); cerr != nil {
+				return cerr
+			}
+			if !e.IsDir() || filepath.Base(filepath.Dir(p)) != session.SideDirName || p == r.Dir {
+				return nil
+			}
+			ents, err := os.ReadDir(p)
+			if err == nil && len(ents) > 0 {
+				out = append(out, p)
+				if limit > 0 && len(out) >= limit {
+					return stop
+				}
+			}
+			return filepath.SkipDir
+		})
+		if errors.Is(err, stop) {
+			break
+		}
+		if err != nil {
+			return out, err
+		}
+	}
+	return out, nil
+}
+
+// localSideValues tells whether the local pack store holds values, and
+// names one side directory that does.
+func localSideValues(ctx context.Context, inst bs.Installation) (int, string) {
+	dirs, _ := LocalSideDirs(ctx, inst, 1)
+	if len(dirs) == 0 {
+		return 0, ""
+	}
+	return 1, dirs[0]
+}
