@@ -103,11 +103,11 @@ func ParseS3(s string) (S3Location, error) {
 		}
 	}
 	loc.Bucket = u.Host
-	if !bucketName.MatchString(loc.Bucket) || strings.Contains(loc.Bucket, "..") {
-		return bad("expected a bucket name of 3 to 63 lower-case letters, digits, '.' and '-', found %q", loc.Bucket)
-	}
 	if u.Port() != "" {
 		return bad("the bucket is not a host: give the server as ?endpoint=http://host:port, found the port %q after the bucket", u.Port())
+	}
+	if !bucketName.MatchString(loc.Bucket) || strings.Contains(loc.Bucket, "..") {
+		return bad("expected a bucket name of 3 to 63 lower-case letters, digits, '.' and '-', found %q", loc.Bucket)
 	}
 	loc.Prefix = strings.Trim(u.Path, "/")
 	if loc.Prefix != "" {

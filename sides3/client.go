@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"time"
@@ -125,6 +126,10 @@ func (m *medium) classify(ctx context.Context, op, what string, err error) error
 		return fmt.Errorf("side store %s: the credentials from %s may not %s %s (%d): %w", where, m.credSource, op, m.describeKey(what), r.StatusCode, bs.ErrInvalid)
 	}
 	cause := err.Error()
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		cause = ue.Err.Error() // the request's URL says nothing the message does not
+	}
 	if r.Code != "" {
 		cause = fmt.Sprintf("%s (%d %s)", r.Message, r.StatusCode, r.Code)
 	}

@@ -50,8 +50,9 @@ type medium struct {
 	roots      []Root
 	spool      string
 
-	mu    sync.Mutex
-	lists map[string]map[string]int64 // a location's units and sizes, as last listed or written
+	mu        sync.Mutex
+	lists     map[string]map[string]int64 // a location's units and sizes, as last listed or written
+	committed map[string]int64            // the size of each unit this medium wrote, by key
 }
 
 var _ sidedir.Medium = (*medium)(nil)
@@ -125,6 +126,19 @@ func (m *medium) keep(loc string, units map[string]int64) {
 	m.lists[loc] = units
 }
 
+// wrote records a unit this medium just wrote.
+func (m *medium) wrote(loc, key, name string, size int64) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if units, ok := m.lists[loc]; ok {
+		units[name] = size
+	}
+	if m.committed == nil || len(m.committed) >= maxLists {
+		m.committed = map[string]int64{}
+	}
+	m.committed[key] = size
+}
+
 // known returns the size of a unit of loc from the last listing: ok is
 // false when loc was not listed; size < 0 when the listing lacks name.
 func (m *medium) known(loc, name string) (size int64, ok bool) {
@@ -154,6 +168,12 @@ func (m *medium) Stat(ctx context.Context, loc, name string) (fs.FileInfo, error
 		if size < 0 {
 			return nil, fmt.Errorf("stat %s: %w", m.describeKey(p+name), fs.ErrNotExist)
 		}
+		return unitInfo{name: name, size: size}, nil
+	}
+	m.mu.Lock()
+	size, ok := m.committed[p+name]
+	m.mu.Unlock()
+	if ok {
 		return unitInfo{name: name, size: size}, nil
 	}
 	rctx, cancel := m.ctxFor(ctx, 0)
@@ -194,11 +214,6 @@ func (m *medium) Create(_ context.Context, loc string) (*os.File, bool, error) {
 	return f, false, nil
 }
 
-// commitHook, when set (by tests), runs in Commit after the PUT returned
-// and before Commit does; an error fails Commit there, as a crash
-// between the PUT and the transcript's rewrite would.
-var commitHook func(key string) error
-
 // Commit sends the pack in tmp as one PUT (no multipart upload: the
 // object appears whole or not at all; Content-MD5 makes the server check
 // the bytes), then closes and removes tmp.
@@ -229,14 +244,7 @@ func (m *medium) Commit(ctx context.Context, loc string, tmp *os.File, name stri
 		return m.classify(rctx, "put", key, err)
 	}
 	os.Remove(tmp.Name())
-	m.mu.Lock()
-	if units, ok := m.lists[loc]; ok {
-		units[name] = fi.Size()
-	}
-	m.mu.Unlock()
-	if commitHook != nil {
-		return commitHook(key)
-	}
+	m.wrote(loc, key, name, fi.Size())
 	return nil
 }
 
@@ -258,6 +266,7 @@ func (m *medium) Remove(ctx context.Context, loc, name string) error {
 	if units, ok := m.lists[loc]; ok {
 		delete(units, name)
 	}
+	delete(m.committed, p+name)
 	m.mu.Unlock()
 	return nil
 }

@@ -103,13 +103,8 @@ func (s *Store) Check(ctx context.Context) error {
 	m := s.m
 	rctx, cancel := m.ctxFor(ctx, 0)
 	defer cancel()
-	ok, err := m.c.BucketExists(rctx, m.loc.Bucket)
-	if err != nil {
-		return m.classify(rctx, "list", "", err)
-	}
-	if !ok {
-		return fmt.Errorf("side store %s: the bucket %q does not exist at %s: %w", m.loc.Where(), m.loc.Bucket, m.loc.Endpoint, bs.ErrInvalid)
-	}
+	// A LIST first: its answer has a body whose code tells a missing
+	// bucket, refused credentials and a denial apart (a HEAD's has none).
 	for o := range m.c.ListObjects(rctx, m.loc.Bucket, minio.ListObjectsOptions{Prefix: m.loc.Base(), MaxKeys: 1}) {
 		if o.Err != nil {
 			return m.classify(rctx, "list", m.loc.Base(), o.Err)

@@ -10,6 +10,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/url"
@@ -252,4 +253,57 @@ func (c *Counter) Snapshot() map[string]int {
 		out[k] = v
 	}
 	return out
+}
+
+// AddUser creates a user with the role "user", who owns no bucket: every
+// request of theirs on Bucket is denied.
+func (s *Server) AddUser(tb testing.TB, access, secret string) {
+	tb.Helper()
+	out, err := exec.Command(s.bin, "admin", "-a", s.Access, "-s", s.Secret, "-er", s.Endpoint,
+		"create-user", "-a", access, "-s", secret, "-r", "user").CombinedOutput()
+	if err != nil {
+		tb.Fatalf("versitygw admin create-user: %v\n%s", err, out)
+	}
+}
+
+// SlowProxy is a TCP proxy on loopback in front of a server that holds
+// every connection's first bytes for Delay before passing them on.
+type SlowProxy struct {
+	// Addr is the proxy's host:port.
+	Addr string
+	// Delay is how long each connection waits before its first byte goes
+	// through.
+	Delay time.Duration
+	ln    net.Listener
+}
+
+// Slow starts a SlowProxy in front of s, closed when tb ends.
+func (s *Server) Slow(tb testing.TB, delay time.Duration) *SlowProxy {
+	tb.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	p := &SlowProxy{Addr: ln.Addr().String(), Delay: delay, ln: ln}
+	tb.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				time.Sleep(p.Delay)
+				up, err := net.Dial("tcp", s.addr)
+				if err != nil {
+					return
+				}
+				defer up.Close()
+				go func() { _, _ = io.Copy(up, c) }()
+				_, _ = io.Copy(c, up)
+			}()
+		}
+	}()
+	return p
 }
