@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -13,6 +14,7 @@ import (
 	"github.com/brainsurgeon/brainsurgeon/backend"
 	"github.com/brainsurgeon/brainsurgeon/config"
 	"github.com/brainsurgeon/brainsurgeon/extract"
+	"github.com/brainsurgeon/brainsurgeon/internal/testkit/s3test"
 	"github.com/brainsurgeon/brainsurgeon/prune"
 	"github.com/brainsurgeon/brainsurgeon/restore"
 )
@@ -69,77 +71,116 @@ func rowsOf(t testing.TB, st bs.Store) map[string][][]byte {
 // every session pristine: every row is byte-identical to before, the
 // other tables are unchanged and the database is intact.
 func TestPassPristineOnEveryStore(t *testing.T) {
+	srv := s3test.Optional(t)
 	for _, cs := range corpusStores(t) {
-		t.Run(cs.name, func(t *testing.T) {
-			ctx := context.Background()
-			state, path := copyStore(t, cs.path, cs.agent)
-			agents := filepath.Join(state, "agents")
-			cfg := passConfig(t, agents, 100)
-			set, err := backend.Open(ctx, agents, backend.FromConfig(cfg, nil))
-			if err != nil {
-				t.Fatal(err)
-			}
-			before := rowsOf(t, set.Store)
-			others := dumpOthers(t, path)
-			rep, err := prune.New(set.Store, set.Side, set.StateDir, cfg, nil).Run(ctx, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			extracted := 0
-			for _, s := range rep.Sessions {
-				if s.Backend != bs.BackendSQLite {
-					t.Fatalf("session %s from the %q backend, want sqlite", s.Session, s.Backend)
-				}
-				switch s.Status {
-				case prune.StatusExtracted:
-					extracted += s.Result.Values
-				case prune.StatusUnchanged:
-				default:
-					t.Fatalf("session %s: %s %s", s.Session, s.Status, s.Note)
-				}
-			}
-			if extracted == 0 {
-				t.Fatal("nothing was extracted")
-			}
-			refs, _, err := set.Store.Sessions(ctx)
-			if err != nil {
-				t.Fatal(err)
-			}
-			r := restore.New(set.Store, set.Side, set.StateDir)
-			placeholders := 0
-			for _, ref := range refs {
-				v, err := restore.Verify(ctx, set.Store, set.Side, ref)
+		for _, side := range sideStores {
+			t.Run(cs.name+"/"+side, func(t *testing.T) {
+				ctx := context.Background()
+				state, path := copyStore(t, cs.path, cs.agent)
+				agents := filepath.Join(state, "agents")
+				cfg := passConfig(t, agents, 100)
+				cfg.SideStore = sideStore(t, srv, side)
+				set, err := backend.Open(ctx, agents, backend.FromConfig(cfg, nil))
 				if err != nil {
 					t.Fatal(err)
 				}
-				if !v.OK() {
-					t.Fatalf("verify %s: %+v", ref, v.Problems)
+				before := rowsOf(t, set.Store)
+				others := dumpOthers(t, path)
+				rep, err := prune.New(set.Store, set.Side, set.StateDir, cfg, nil).Run(ctx, nil)
+				if err != nil {
+					t.Fatal(err)
 				}
-				placeholders += v.Placeholders
-				if _, err := r.RestoreAll(ctx, ref, true); err != nil {
-					t.Fatalf("restore all of %s: %v", ref, err)
-				}
-			}
-			if placeholders != extracted {
-				t.Fatalf("%d placeholders verified, %d values extracted", placeholders, extracted)
-			}
-			after := rowsOf(t, set.Store)
-			for id, rows := range before {
-				if len(after[id]) != len(rows) {
-					t.Fatalf("%s: %d rows, was %d", id, len(after[id]), len(rows))
-				}
-				for i := range rows {
-					if !bytes.Equal(rows[i], after[id][i]) {
-						t.Fatalf("%s line %d differs after the pristine restore", id, i+1)
+				extracted := 0
+				for _, s := range rep.Sessions {
+					if s.Backend != bs.BackendSQLite {
+						t.Fatalf("session %s from the %q backend, want sqlite", s.Session, s.Backend)
+					}
+					switch s.Status {
+					case prune.StatusExtracted:
+						extracted += s.Result.Values
+					case prune.StatusUnchanged:
+					default:
+						t.Fatalf("session %s: %s %s", s.Session, s.Status, s.Note)
 					}
 				}
-			}
-			if got := dumpOthers(t, path); !equalMaps(got, others) {
-				t.Fatalf("other tables changed:\n%v\nwas\n%v", got, others)
-			}
-			integrityOK(t, path)
-			t.Logf("%d values extracted and restored in %d sessions", extracted, len(refs))
-		})
+				if extracted == 0 {
+					t.Fatal("nothing was extracted")
+				}
+				refs, _, err := set.Store.Sessions(ctx)
+				if err != nil {
+					t.Fatal(err)
+				}
+				r := restore.New(set.Store, set.Side, set.StateDir)
+				placeholders := 0
+				for _, ref := range refs {
+					v, err := restore.Verify(ctx, set.Store, set.Side, ref)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if !v.OK() {
+						t.Fatalf("verify %s: %+v", ref, v.Problems)
+					}
+					placeholders += v.Placeholders
+					if _, err := r.RestoreAll(ctx, ref, true); err != nil {
+						t.Fatalf("restore all of %s: %v", ref, err)
+					}
+				}
+				if placeholders != extracted {
+					t.Fatalf("%d placeholders verified, %d values extracted", placeholders, extracted)
+				}
+				after := rowsOf(t, set.Store)
+				for id, rows := range before {
+					if len(after[id]) != len(rows) {
+						t.Fatalf("%s: %d rows, was %d", id, len(after[id]), len(rows))
+					}
+					for i := range rows {
+						if !bytes.Equal(rows[i], after[id][i]) {
+							t.Fatalf("%s line %d differs after the pristine restore", id, i+1)
+						}
+					}
+				}
+				if got := dumpOthers(t, path); !equalMaps(got, others) {
+					t.Fatalf("other tables changed:\n%v\nwas\n%v", got, others)
+				}
+				integrityOK(t, path)
+				noLocalSide(t, side == "s3", agents)
+				t.Logf("%d values extracted and restored in %d sessions", extracted, len(refs))
+			})
+		}
+	}
+}
+
+// sideStores are the side stores the core tests run on: the pack store
+// beside the transcripts and an S3 server (versitygw on loopback).
+var sideStores = []string{"local", "s3"}
+
+// sideStore returns the side_store setting of a side store of sideStores,
+// or skips t when it is "s3" and srv is nil.
+func sideStore(t *testing.T, srv *s3test.Server, side string) string {
+	t.Helper()
+	if side == "local" {
+		return config.SideStoreLocal
+	}
+	s3test.SkipWithout(t, srv)
+	name := strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '.' {
+			return r
+		}
+		return '-'
+	}, strings.ToLower(t.Name()))
+	return srv.URL(name)
+}
+
+// noLocalSide fails t when side is an object store and a side directory
+// exists under agents: every value must have gone to the object store.
+func noLocalSide(t *testing.T, remote bool, agents string) {
+	t.Helper()
+	if !remote {
+		return
+	}
+	dirs, err := backend.LocalSideDirs(context.Background(), bs.Installation{AgentsDir: agents, StateDir: config.StateDir(agents)}, 0)
+	if err != nil || len(dirs) > 0 {
+		t.Fatalf("with an object store, side values were written locally: %v %v", dirs, err)
 	}
 }
 
@@ -194,12 +235,15 @@ func TestBothBackends(t *testing.T) {
 			return fixture{agents: filepath.Join(state, "agents")}
 		},
 	}
-	for _, name := range []string{bs.BackendJSONL, bs.BackendSQLite} {
-		t.Run(name, func(t *testing.T) {
+	srv := s3test.Optional(t)
+	for _, c := range [][2]string{{bs.BackendJSONL, "local"}, {bs.BackendSQLite, "local"}, {bs.BackendJSONL, "s3"}, {bs.BackendSQLite, "s3"}} {
+		name, side := c[0], c[1]
+		t.Run(name+"/"+side, func(t *testing.T) {
 			ctx := context.Background()
 			f := build[name](t)
 			f.cfg = passConfig(t, f.agents, 500)
 			f.cfg.TriggerTypes = []string{config.TriggerThinking, config.TriggerToolResult}
+			f.cfg.SideStore = sideStore(t, srv, side)
 			var err error
 			if f.set, err = backend.Open(ctx, f.agents, backend.FromConfig(f.cfg, nil)); err != nil {
 				t.Fatal(err)
@@ -306,6 +350,7 @@ func TestBothBackends(t *testing.T) {
 					t.FailNow()
 				}
 			}
+			noLocalSide(t, side == "s3", f.agents)
 		})
 	}
 }

@@ -66,6 +66,28 @@ func required() bool {
 	return oracle.Required() || os.Getenv("BRAINSURGEON_REQUIRE_S3") == "1"
 }
 
+// Optional starts a server as Start does and sets the AWS_* environment
+// of tb to its credentials, for a test whose other cases run without
+// one: when no server can run and none is required it returns nil (the
+// S3 cases then skip themselves with SkipWithout).
+func Optional(tb testing.TB) *Server {
+	tb.Helper()
+	if os.Getenv("BRAINSURGEON_VERSITYGW") == "" && !required() {
+		return nil
+	}
+	s := Start(tb)
+	s.Env(tb)
+	return s
+}
+
+// SkipWithout skips tb when s is nil (Optional found no server).
+func SkipWithout(tb testing.TB, s *Server) {
+	tb.Helper()
+	if s == nil {
+		tb.Skip("no S3 server: set BRAINSURGEON_VERSITYGW to a versitygw binary (see .ci/run)")
+	}
+}
+
 // Start starts a server with an empty bucket Bucket, stopped when tb ends.
 func Start(tb testing.TB) *Server {
 	tb.Helper()
