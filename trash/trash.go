@@ -755,7 +755,7 @@ func (t *Trash) purge(ctx context.Context, id, action string) (*Item, int, int64
 	for i, s := range item.Sessions {
 		sd := filepath.Join(idir, "extracted", s.SessionID)
 		counts[i].files, counts[i].bytes = countFiles(sd)
-		if t.Sides == nil {
+		if t.Sides == nil || s.SideDir == "" {
 			continue
 		}
 		n, b, err := t.Sides.SideSize(ctx, sd)
