@@ -290,6 +290,7 @@ func New(opts Options) (http.Handler, error) {
 		if opts.Trash == nil {
 			t := trash.New(opts.Installation.Store, opts.Installation.AgentsDir, opts.Installation.StateDir)
 			t.Logger = d.Logger()
+			t.Sides = trash.RemoteSides(opts.Installation.Side) // nil for the local pack store
 			opts.Trash = t
 		}
 		if opts.EngineMeter == nil {

@@ -79,6 +79,20 @@
 // system (it is, as its sibling, unless a mount point sits between them);
 // otherwise Delete fails and moves nothing.
 //
+// # Side stores away from the disk
+//
+// When the side store keeps its units elsewhere (an object store: the
+// side dir named in meta.json then does not exist on disk), Trash.Sides
+// moves, counts and removes them (see SideLocations and RemoteSides). The
+// item's side location is still "<item>/extracted/<sessionId>", whose
+// units the store keeps under its own key; Delete moves every unit there,
+// Restore moves them back, Purge and CleanExpired remove them, and the
+// counts of meta.json and the audit log include them. A side dir that
+// exists on disk as well is moved by rename as before. A failing side
+// store (an error wrapping brainsurgeon.ErrUnavailable) fails the
+// operation: Delete moves back what it moved, Restore and Purge can be
+// run again.
+//
 // Errors callers map (an HTTP handler, the CLI): brainsurgeon.ErrInvalid
 // (a malformed id: 400), brainsurgeon.ErrNotFound (404),
 // brainsurgeon.ErrBusy and ErrOccupied (409), ErrRefused (also
@@ -162,7 +176,8 @@ type Item struct {
 	ExpiresAt time.Time `json:"expires_at"`
 	// Sessions are the session and its children.
 	Sessions []Session `json:"sessions"`
-	// Files and Bytes count every file of the item (meta.json aside).
+	// Files and Bytes count every file of the item (meta.json aside)
+	// and the units its side locations hold in a remote side store.
 	Files int   `json:"files"`
 	Bytes int64 `json:"bytes"`
 	// Kind is ItemLeftovers for an item of collected host leftovers, and
@@ -190,7 +205,8 @@ type Session struct {
 	SessionsJSON string            `json:"sessions_json,omitempty"`
 	Entries      map[string]string `json:"sessions_json_entries,omitempty"`
 	// TranscriptBytes is the transcript's size; ExtractedFiles and
-	// ExtractedBytes count the files of its side dir.
+	// ExtractedBytes count the files of its side dir (on disk and, with
+	// Trash.Sides, the units of its side location).
 	TranscriptBytes int64 `json:"transcript_bytes"`
 	ExtractedFiles  int   `json:"extracted_files"`
 	ExtractedBytes  int64 `json:"extracted_bytes"`
@@ -227,12 +243,52 @@ type Store interface {
 	AddIndexEntries(index string, entries map[string]json.RawMessage) error
 }
 
+// SideLocations moves, counts and removes the units of side locations
+// (packs, and per-entry files of earlier versions) in a side store that
+// keeps them away from the local file system. A location is named by the
+// path of its side dir, as the store's Locator gives it, whether or not
+// that path exists. Package sidedir's Store implements it on any medium.
+type SideLocations interface {
+	// MoveSide moves every unit of from to the location to, keeping their
+	// names. Run again after a crash or a failure it finishes the move;
+	// units already in to stay (unit names are unique, so the two sets
+	// merge).
+	MoveSide(ctx context.Context, from, to string) error
+	// SideSize counts the units of loc and their bytes; a missing or
+	// empty loc has none, without error.
+	SideSize(ctx context.Context, loc string) (files int, bytes int64, err error)
+	// RemoveSide removes every unit of loc; a missing loc is no error.
+	RemoveSide(ctx context.Context, loc string) error
+}
+
+// RemoteSides returns side as the Sides of a Trash when it keeps its
+// units away from the local file system: when it is a SideLocations
+// with a method Remote() bool that returns true (package sides3's Store,
+// package sidedir's Store on a medium other than the file system).
+// Otherwise it returns nil: side dirs are directories on disk and move
+// with the item by rename.
+func RemoteSides(side bs.SideStore) SideLocations {
+	r, ok := side.(interface {
+		SideLocations
+		Remote() bool
+	})
+	if !ok || !r.Remote() {
+		return nil
+	}
+	return r
+}
+
 // Trash deletes sessions into "<StateDir>/trash" and brings them back.
 // Store, AgentsDir and StateDir are required; New fills them.
 type Trash struct {
 	// Store resolves names, tells whether a session is idle, and moves
 	// its files.
 	Store Store
+	// Sides, when not nil, moves, counts and removes the side locations
+	// of a side store that keeps them away from the local file system
+	// (see RemoteSides); nil means side dirs are only the directories on
+	// disk, moved by the Store's Move.
+	Sides SideLocations
 	// AgentsDir is the agents dir: Restore puts back only into places
 	// inside it.
 	AgentsDir string
@@ -381,6 +437,7 @@ func (t *Trash) DeleteRef(ctx context.Context, ref bs.SessionRef) (*Item, error)
 	if err := step("meta"); err != nil {
 		return fail(err)
 	}
+	bg := context.WithoutCancel(ctx) // an undo runs to its end
 	for _, s := range sessions {
 		sideFrom, sideTo := s.SideDir, filepath.Join(idir, "extracted", s.SessionID)
 		if sideFrom != "" {
@@ -389,6 +446,14 @@ func (t *Trash) DeleteRef(ctx context.Context, ref bs.SessionRef) (*Item, error)
 					return fail(err)
 				}
 				undo = append(undo, func() error { return t.Store.Move(sideTo, sideFrom) })
+			}
+			if t.Sides != nil {
+				// The undo goes first: a move that fails midway has moved
+				// some units, and moving back is harmless where none were.
+				undo = append(undo, func() error { return t.Sides.MoveSide(bg, sideTo, sideFrom) })
+				if err := t.Sides.MoveSide(ctx, sideFrom, sideTo); err != nil {
+					return fail(err)
+				}
 			}
 		}
 		if err := step("side:" + s.SessionID); err != nil {
@@ -433,7 +498,10 @@ func (t *Trash) DeleteRef(ctx context.Context, ref bs.SessionRef) (*Item, error)
 		}
 	}
 	item.State = StateTrashed
-	item.Files, item.Bytes = countFiles(idir)
+	item.Files, item.Bytes, err = t.itemSize(ctx, idir, item.Sessions)
+	if err != nil {
+		return fail(err)
+	}
 	if err := t.writeMeta(item); err != nil {
 		return fail(err)
 	}
@@ -466,6 +534,13 @@ func (t *Trash) family(ctx context.Context, ref bs.SessionRef) ([]member, error)
 	out := make([]member, len(fam))
 	for i, f := range fam {
 		sideFiles, sideBytes := countFiles(f.SideDir)
+		if t.Sides != nil && f.SideDir != "" {
+			n, b, err := t.Sides.SideSize(ctx, f.SideDir)
+			if err != nil {
+				return nil, fmt.Errorf("trash %s: session %s: %w", ref, f.Ref, err)
+			}
+			sideFiles, sideBytes = sideFiles+n, sideBytes+b
+		}
 		out[i] = member{ref: f.Ref, files: f, Session: Session{
 			Agent: f.Ref.Agent, SessionID: f.Ref.ID, Parent: f.Parent, OriginalPath: f.Transcript, SideDir: f.SideDir,
 			SessionsJSON: f.Index, Entries: f.Entries, TranscriptBytes: f.TranscriptBytes,
@@ -522,6 +597,15 @@ func (t *Trash) Get(ctx context.Context, id string) (*Item, error) {
 // ErrOccupied, and moves nothing, when something now occupies one of the
 // original places. It also finishes the recovery of an item left
 // "trashing" by a crash: what was not moved yet is already in place.
+//
+// With Trash.Sides, the units of the item's side locations move back
+// first (values are readable before a transcript that refers to them
+// is), and units found in an original side location are merged with,
+// not refused: they are what a crash or a failure in the middle of a
+// move (Delete's, or an earlier Restore's) left there, pack names are
+// unique so nothing is overwritten, and the newest-record rule reads the
+// union as it read the whole before. A session recreated in the place is
+// still refused by its transcript or its sessions.json keys.
 func (t *Trash) Restore(ctx context.Context, id string) (*Item, error) {
 	if err := t.ready(); err != nil {
 		return nil, err
@@ -587,6 +671,16 @@ func (t *Trash) Restore(ctx context.Context, id string) (*Item, error) {
 	if len(busy) > 0 {
 		return nil, fmt.Errorf("trash restore %s: %s: %w", id, strings.Join(busy, ", "), ErrOccupied)
 	}
+	if t.Sides != nil {
+		for _, s := range item.Sessions {
+			if s.SideDir == "" {
+				continue
+			}
+			if err := t.Sides.MoveSide(ctx, filepath.Join(idir, "extracted", s.SessionID), s.SideDir); err != nil {
+				return nil, fmt.Errorf("trash restore %s: %w (restore again to finish)", id, err)
+			}
+		}
+	}
 	for _, m := range moves {
 		if err := t.Store.Move(m.from, m.to); err != nil {
 			return nil, fmt.Errorf("trash restore %s: %w (restore again to finish)", id, err)
@@ -639,13 +733,17 @@ func (t *Trash) Purge(ctx context.Context, id string) (*Item, error) {
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return t.purge(id, "trash_purge")
+	item, _, _, err := t.purge(ctx, id, "trash_purge")
+	return item, err
 }
 
-func (t *Trash) purge(id, action string) (*Item, error) {
+// purge removes an item for good and returns it with the files and bytes
+// removed (those of its side locations in a remote side store included).
+// The side locations go first: when that fails, the item stays whole.
+func (t *Trash) purge(ctx context.Context, id, action string) (*Item, int, int64, error) {
 	item, err := t.readMeta(id)
 	if err != nil {
-		return nil, err
+		return nil, 0, 0, err
 	}
 	idir := filepath.Join(t.dir(), id)
 	type count struct {
@@ -653,11 +751,27 @@ func (t *Trash) purge(id, action string) (*Item, error) {
 		bytes int64
 	}
 	counts := make([]count, len(item.Sessions))
+	total, totalBytes := countFiles(idir)
 	for i, s := range item.Sessions {
-		counts[i].files, counts[i].bytes = countFiles(filepath.Join(idir, "extracted", s.SessionID))
+		sd := filepath.Join(idir, "extracted", s.SessionID)
+		counts[i].files, counts[i].bytes = countFiles(sd)
+		if t.Sides == nil || s.SideDir == "" {
+			continue
+		}
+		n, b, err := t.Sides.SideSize(ctx, sd)
+		if err == nil {
+			err = t.Sides.RemoveSide(ctx, sd)
+		}
+		if err != nil {
+			return nil, 0, 0, fmt.Errorf("trash purge %s: %w", id, err)
+		}
+		counts[i].files += n
+		counts[i].bytes += b
+		total += n
+		totalBytes += b
 	}
 	if err := os.RemoveAll(idir); err != nil {
-		return nil, fmt.Errorf("trash purge %s: %w", id, err)
+		return nil, 0, 0, fmt.Errorf("trash purge %s: %w", id, err)
 	}
 	_ = atomicfile.SyncDir(t.dir())
 	no := false
@@ -675,7 +789,7 @@ func (t *Trash) purge(id, action string) (*Item, error) {
 			TrashID: id, FilesRemoved: &counts[i].files, BytesRemoved: &counts[i].bytes})
 		t.log().Info("trashed session removed for good", "session", s.Agent+"/"+s.SessionID, "trash_id", id, "action", action, "actor", t.Actor)
 	}
-	return item, nil
+	return item, total, totalBytes, nil
 }
 
 // CleanExpired removes the items whose expires_at has passed, and returns
@@ -702,8 +816,8 @@ func (t *Trash) CleanExpired(ctx context.Context) (int, int64, error) {
 			t.log().Warn("expired trash item left: its deletion did not finish; restore or purge it", "trash_id", it.ID)
 			continue
 		}
-		files, b := countFiles(filepath.Join(t.dir(), it.ID))
-		if _, err := t.purge(it.ID, "trash_expire"); err != nil {
+		_, files, b, err := t.purge(ctx, it.ID, "trash_expire")
+		if err != nil {
 			t.log().Error("expired trash item not removed", "trash_id", it.ID, "error", err)
 			errs = append(errs, err)
 			continue
@@ -794,6 +908,26 @@ func countFiles(dir string) (int, int64) {
 		return nil
 	})
 	return n, b
+}
+
+// itemSize counts the files of the item dir idir (meta.json aside) and,
+// with Sides, the units of its sessions' side locations.
+func (t *Trash) itemSize(ctx context.Context, idir string, sessions []Session) (int, int64, error) {
+	n, b := countFiles(idir)
+	if t.Sides == nil {
+		return n, b, nil
+	}
+	for _, s := range sessions {
+		if s.SideDir == "" {
+			continue
+		}
+		sn, sb, err := t.Sides.SideSize(ctx, filepath.Join(idir, "extracted", s.SessionID))
+		if err != nil {
+			return 0, 0, err
+		}
+		n, b = n+sn, b+sb
+	}
+	return n, b, nil
 }
 
 // addKeys puts entries back into a sessions.json through the store; a

@@ -60,6 +60,14 @@ type fx struct {
 
 func newFixture(t *testing.T, status string) *fx {
 	t.Helper()
+	return newFixtureSide(t, status, nil)
+}
+
+// newFixtureSide is newFixture with the side store side returns for the
+// opened set (nil: the set's own, the local pack store); the trash gets
+// it as its Sides when it is remote, as the daemon's.
+func newFixtureSide(t *testing.T, status string, side func(set *backend.Set) bs.SideStore) *fx {
+	t.Helper()
 	ctx := context.Background()
 	root := filepath.Join(t.TempDir(), "agents")
 	dir := filepath.Join(root, "main", "sessions")
@@ -95,6 +103,9 @@ func newFixture(t *testing.T, status string) *fx {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if side != nil {
+		set.Side = side(set)
+	}
 	f.set = set
 	// Extract into p1, c2, u1 (a real pass writes their packs).
 	c := config.Default()
@@ -108,6 +119,7 @@ func newFixture(t *testing.T, status string) *fx {
 	// c1 has no extracted dir; the pass made one only if it extracted.
 	os.RemoveAll(filepath.Join(dir, "extracted", "c1"))
 	f.bin = trash.New(set.Store, set.AgentsDir, set.StateDir)
+	f.bin.Sides = trash.RemoteSides(set.Side)
 	f.before = snapshot(t, root)
 	return f
 }

@@ -236,7 +236,9 @@ func (c *doctorCommand) Run(ctx context.Context, args []string) error {
 		return err
 	}
 	if *collect {
-		co, err := collectLeftovers(ctx, trash.New(set.Store, set.AgentsDir, set.StateDir), &out.Leftovers, *unique, !*yes)
+		bin := trash.New(set.Store, set.AgentsDir, set.StateDir)
+		bin.Sides = trash.RemoteSides(set.Side) // nil for the local pack store
+		co, err := collectLeftovers(ctx, bin, &out.Leftovers, *unique, !*yes)
 		out.Collect = co
 		if err != nil {
 			failures = append(failures, "collect: "+bs.ErrorMessage(err))
