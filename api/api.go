@@ -288,9 +288,8 @@ func New(opts Options) (http.Handler, error) {
 	}
 	if d := opts.Daemon; d != nil {
 		if opts.Trash == nil {
-			t := trash.New(opts.Installation.Store, opts.Installation.AgentsDir, opts.Installation.StateDir)
+			t := trash.For(opts.Installation)
 			t.Logger = d.Logger()
-			t.Sides = trash.RemoteSides(opts.Installation.Side) // nil for the local pack store
 			opts.Trash = t
 		}
 		if opts.EngineMeter == nil {

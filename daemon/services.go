@@ -19,9 +19,8 @@ import (
 // (nil: the system clock).
 func Retention(log bs.Logger, clock bs.Clock) RetentionFunc {
 	return func(ctx context.Context, set bs.Installation, c config.Config) (any, error) {
-		t := trash.New(set.Store, set.AgentsDir, set.StateDir)
+		t := trash.For(set)
 		t.Logger, t.Clock = log, clock
-		t.Sides = trash.RemoteSides(set.Side) // nil for the local pack store: side dirs move by rename
 		return retention.Run(ctx, retention.Options{Store: set.Store, Side: set.Side, StateDir: set.StateDir,
 			Config: c, Trash: t, Logger: log, Clock: clock, Restores: restoreLog(set, c, true)})
 	}

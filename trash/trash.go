@@ -310,6 +310,15 @@ type Trash struct {
 // and state dir (backend.Open's Set has them). A store that is not a
 // Store (nil included) gives a Trash whose operations fail with an error
 // wrapping brainsurgeon.ErrInvalid.
+// For returns the Trash of an installation: New over its store, agents
+// dir and state dir, with Sides set when its side store keeps the values
+// away from the local file system (RemoteSides).
+func For(inst bs.Installation) *Trash {
+	t := New(inst.Store, inst.AgentsDir, inst.StateDir)
+	t.Sides = RemoteSides(inst.Side)
+	return t
+}
+
 func New(store bs.Store, agentsDir, stateDir string) *Trash {
 	t := &Trash{AgentsDir: agentsDir, StateDir: stateDir}
 	if s, ok := store.(Store); ok {

@@ -236,8 +236,7 @@ func (c *doctorCommand) Run(ctx context.Context, args []string) error {
 		return err
 	}
 	if *collect {
-		bin := trash.New(set.Store, set.AgentsDir, set.StateDir)
-		bin.Sides = trash.RemoteSides(set.Side) // nil for the local pack store
+		bin := trash.For(set.Installation)
 		co, err := collectLeftovers(ctx, bin, &out.Leftovers, *unique, !*yes)
 		out.Collect = co
 		if err != nil {
