@@ -401,7 +401,7 @@ func TestS3SettingChecked(t *testing.T) {
 	}
 	remote := srv.URL(prefixOf(t))
 	_, err = backend.Open(ctx, agents, backend.Options{SideStore: remote})
-	if !errors.Is(err, bs.ErrInvalid) || !strings.Contains(err.Error(), "holds extracted values of the local pack store: run `brainsurgeon side migrate --to "+remote+"`") {
+	if !errors.Is(err, bs.ErrInvalid) || !strings.Contains(err.Error(), "but the extracted values are in the local pack store beside the transcripts: run `brainsurgeon side migrate --to "+remote+"`") {
 		t.Fatalf("s3 over local values: %v", err)
 	}
 	// A fresh install takes the object store and records it.
@@ -414,11 +414,34 @@ func TestS3SettingChecked(t *testing.T) {
 	if err != nil || !found || st.Store != canon {
 		t.Fatalf("side-store.json: %+v %v %v, want %s", st, found, err, canon)
 	}
+	// While the object store holds no value, the setting may still change.
+	if _, err := backend.Open(ctx, fresh, backend.Options{SideStore: srv.URL("other")}); err != nil {
+		t.Fatalf("a fixed setting before any value: %v", err)
+	}
+	if st, _, _ := backend.ReadSideStoreState(config.StateDir(fresh)); !strings.Contains(st.Store, "s3://bs-test/other?") {
+		t.Fatalf("side-store.json after the fix: %+v", st)
+	}
+	if _, err := backend.Open(ctx, fresh, backend.Options{SideStore: remote}); err != nil {
+		t.Fatal(err)
+	}
+	cfg := s3PassConfig(t, fresh, remote, 500)
+	set, err = backend.Open(ctx, fresh, backend.FromConfig(cfg, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep, err := prune.New(set.Store, set.Side, set.StateDir, cfg, nil).Run(ctx, nil); err != nil || rep.Failed > 0 {
+		t.Fatalf("pass: %v %+v", err, rep)
+	}
 	for _, setting := range []string{"", "local", srv.URL("other")} {
 		_, err := backend.Open(ctx, fresh, backend.Options{SideStore: setting})
-		if !errors.Is(err, bs.ErrInvalid) || !strings.Contains(err.Error(), "but the extracted values are in "+canon) || !strings.Contains(err.Error(), "side migrate --to") {
+		if !errors.Is(err, bs.ErrInvalid) || !strings.Contains(err.Error(), "but the extracted values are in "+canon+", as ") || !strings.Contains(err.Error(), "side migrate --to") {
 			t.Errorf("side_store %q over %s: %v", setting, canon, err)
 		}
+	}
+	// A wrong secret for the recorded store: it cannot tell, so it refuses.
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "wrong")
+	if _, err := backend.Open(ctx, fresh, backend.Options{SideStore: "local"}); !errors.Is(err, bs.ErrInvalid) || !strings.Contains(err.Error(), "cannot be read to tell") {
+		t.Errorf("local over an unreadable object store: %v", err)
 	}
 }
 

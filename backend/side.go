@@ -81,9 +81,8 @@ func CanonicalSideStore(setting string) (string, error) {
 
 // openSide opens the side store of set: the pack store beside the
 // transcripts, or the object store setting names. The setting must name
-// the store SideStoreFile names; a first use of an object store is
-// recorded there, unless local values exist (they must be moved by `side
-// migrate` first).
+// the store SideStoreFile names (no file names the local store), unless
+// that store holds no value: then the setting's store is recorded there.
 func openSide(ctx context.Context, setting string, set *Set, m *Multi) (bs.SideStore, error) {
 	want, err := CanonicalSideStore(setting)
 	if err != nil {
@@ -94,16 +93,21 @@ func openSide(ctx context.Context, setting string, set *Set, m *Multi) (bs.SideS
 		return nil, err
 	}
 	if st.Store != want {
-		if found || want == config.SideStoreLocal {
-			return nil, fmt.Errorf("side_store is %s but the extracted values are in %s (%s): run `brainsurgeon side migrate --to %s` to move them, or set side_store back: %w",
-				want, st.Store, filepath.Join(set.StateDir, SideStoreFile), setting, bs.ErrInvalid)
+		// The values stay where side-store.json says unless that store
+		// holds none (a fresh install, a setting fixed before any pass).
+		empty, err := sideStoreEmpty(ctx, st.Store, set.Installation, m)
+		if !empty {
+			where := fmt.Sprintf("%s, as %s says", st.Store, filepath.Join(set.StateDir, SideStoreFile))
+			if !found {
+				where = "the local pack store beside the transcripts"
+			}
+			if err != nil {
+				where += fmt.Sprintf(" (which cannot be read to tell whether it holds any: %v)", err)
+			}
+			return nil, fmt.Errorf("side_store is %s but the extracted values are in %s: run `brainsurgeon side migrate --to %s` to move them, or set side_store back: %w",
+				want, where, orLocal(setting), bs.ErrInvalid)
 		}
-		// No record: the values are local, if there are any.
-		if n, where := localSideValues(ctx, set.Installation); n > 0 {
-			return nil, fmt.Errorf("side_store is %s but %s holds extracted values of the local pack store: run `brainsurgeon side migrate --to %s` to move them, or set side_store back to \"local\": %w",
-				want, where, setting, bs.ErrInvalid)
-		}
-		if err := WriteSideStoreState(set.StateDir, SideStoreState{Store: want, Since: time.Now().UTC()}); err != nil {
+		if err := WriteSideStoreState(set.StateDir, SideStoreState{Store: want, Generation: st.Generation, Since: time.Now().UTC()}); err != nil {
 			return nil, fmt.Errorf("record the side store: %w", err)
 		}
 	}
@@ -204,12 +208,25 @@ func LocalSideDirs(ctx context.Context, inst bs.Installation, limit int) ([]stri
 	return out, nil
 }
 
-// localSideValues tells whether the local pack store holds values, and
-// names one side directory that does.
-func localSideValues(ctx context.Context, inst bs.Installation) (int, string) {
-	dirs, _ := LocalSideDirs(ctx, inst, 1)
-	if len(dirs) == 0 {
-		return 0, ""
+// sideStoreEmpty reports whether the store store (a canonical setting)
+// holds no value of inst: no local side directory holds a file, or the
+// object store's prefix of this host holds no object.
+func sideStoreEmpty(ctx context.Context, store string, inst bs.Installation, dirs sidedir.Locator) (bool, error) {
+	if store == config.SideStoreLocal {
+		found, err := LocalSideDirs(ctx, inst, 1)
+		return len(found) == 0 && err == nil, err
 	}
-	return 1, dirs[0]
+	s, err := OpenSideStore(store, inst, dirs)
+	if err != nil {
+		return false, err
+	}
+	return s.Empty(ctx)
+}
+
+// orLocal returns a side_store setting, "local" for "".
+func orLocal(s string) string {
+	if s == "" {
+		return config.SideStoreLocal
+	}
+	return s
 }

@@ -148,8 +148,17 @@ func Open(ctx context.Context, opts Options) (*Daemon, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, err := opts.Open(ctx, first, nil); err != nil {
+	inst, err := opts.Open(ctx, first, nil)
+	if err != nil {
 		return nil, err
+	}
+	// A side store elsewhere than on this disk is probed once at start: a
+	// missing bucket, refused credentials or an unreachable server stop
+	// the daemon here, before any pass could touch a transcript.
+	if c, ok := inst.Side.(sideChecker); ok {
+		if err := c.Check(ctx); err != nil {
+			return nil, fmt.Errorf("daemon: %w", err)
+		}
 	}
 	cfg, err := OpenConfig(ctx, opts.AgentsDir, opts.ReadOnly, log)
 	if err != nil {
@@ -159,6 +168,12 @@ func Open(ctx context.Context, opts Options) (*Daemon, error) {
 	d.prune.name, d.retention.name, d.doctorJob.name = JobPrune, JobRetention, JobDoctor
 	cfg.Subscribe(d.onConfig)
 	return d, nil
+}
+
+// sideChecker is a side store that can be probed before use (an object
+// store: package sides3).
+type sideChecker interface {
+	Check(ctx context.Context) error
 }
 
 // open opens the stores with the quiet period of the runtime config c.

@@ -178,3 +178,23 @@ func (s *Store) SideNames(ctx context.Context, parent string) ([]string, error) 
 	}
 	return out, nil
 }
+
+// Empty reports whether this host's prefix holds no value (a probe object
+// left by a crash does not count). A missing bucket holds none.
+func (s *Store) Empty(ctx context.Context) (bool, error) {
+	m := s.m
+	rctx, cancel := m.ctxFor(ctx, 0)
+	defer cancel()
+	for o := range m.c.ListObjects(rctx, m.loc.Bucket, minio.ListObjectsOptions{Prefix: m.loc.Base(), Recursive: true}) {
+		if o.Err != nil {
+			if minio.ToErrorResponse(o.Err).Code == "NoSuchBucket" {
+				return true, nil
+			}
+			return false, m.classify(rctx, "list", m.loc.Base(), o.Err)
+		}
+		if !strings.HasPrefix(o.Key, m.loc.Base()+".probe-") {
+			return false, nil
+		}
+	}
+	return true, nil
+}
