@@ -341,7 +341,7 @@ func (r *Report) reason(dry bool) string {
 	var why string
 	switch {
 	case r.Unavailable != "":
-		why = fmt.Sprintf("the side store cannot be reached (%s): the pass stopped, %d failed, %d not attempted", r.Unavailable, r.Failed, r.NotAttempted)
+		why = fmt.Sprintf("the side store cannot be reached (see unavailable): the pass stopped, %d failed, %d not attempted", r.Failed, r.NotAttempted)
 	case n == 0:
 		why = "there are no sessions"
 	case r.Busy == n:
