@@ -124,4 +124,3 @@ func TestSideStoreUnavailable(t *testing.T) {
 		})
 	}
 }
-
