@@ -52,6 +52,29 @@ const (
 // not attempt because the side store could not be reached.
 const NotAttemptedReason = "side store unavailable"
 
+// StoppedError is Run's error when a session's extraction failed because
+// the side store could not be reached: the pass stopped at that session.
+// It wraps Err, the session's error, which wraps
+// brainsurgeon.ErrUnavailable.
+type StoppedError struct {
+	// Session names the session the side store failed for.
+	Session string
+	// NotAttempted counts the sessions after it, not attempted.
+	NotAttempted int
+	// Err is the session's error.
+	Err error
+}
+
+// Error says where the pass stopped, how many sessions it did not
+// attempt, and Err.
+func (e *StoppedError) Error() string {
+	return fmt.Sprintf("extraction pass stopped at session %s, %s not attempted (tried again on the next pass): %v",
+		e.Session, plural.Count(e.NotAttempted, "session", "sessions"), e.Err)
+}
+
+// Unwrap returns Err.
+func (e *StoppedError) Unwrap() error { return e.Err }
+
 // ErrDisabled means smart pruning is off in the config and the pass was
 // not forced.
 var ErrDisabled = errors.New("smart pruning is disabled")
@@ -208,7 +231,7 @@ func (p *Pass) Restorer() *restore.Restorer {
 // every other session fail on a store that is down. That session is in
 // error, the sessions after it are StatusNotAttempted, the sessions
 // already written stay written, and Run returns the report with an error
-// wrapping brainsurgeon.ErrUnavailable. A cancelled ctx also stops the
+// wrapping brainsurgeon.ErrUnavailable (a *StoppedError). A cancelled ctx also stops the
 // pass between sessions: Run returns the report so far and ctx's error.
 func (p *Pass) Run(ctx context.Context, refs []bs.SessionRef) (*Report, error) {
 	start := time.Now()
@@ -321,8 +344,7 @@ func (p *Pass) Run(ctx context.Context, refs []bs.SessionRef) (*Report, error) {
 	rep.Reason = rep.reason(p.DryRun)
 	rep.Elapsed = time.Since(start)
 	if down != nil {
-		return rep, fmt.Errorf("extraction pass stopped at session %s, %s not attempted (tried again on the next pass): %w",
-			downAt, plural.Count(rep.NotAttempted, "session", "sessions"), down)
+		return rep, &StoppedError{Session: downAt, NotAttempted: rep.NotAttempted, Err: down}
 	}
 	return rep, nil
 }

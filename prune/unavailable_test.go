@@ -72,6 +72,10 @@ func TestSideStoreUnavailable(t *testing.T) {
 			if !errors.Is(err, bs.ErrUnavailable) || errors.Is(err, bs.ErrNotFound) || rep == nil {
 				t.Fatalf("Run = %+v, %v; want the report and an error wrapping ErrUnavailable", rep, err)
 			}
+			var se *prune.StoppedError
+			if !errors.As(err, &se) || se.Session != "main/un-0002" || se.NotAttempted != 2 || !errors.Is(se.Err, bs.ErrUnavailable) {
+				t.Errorf("error %#v: want a *prune.StoppedError at main/un-0002 with 2 sessions not attempted", err)
+			}
 			if !strings.Contains(err.Error(), "main/un-0002") || !strings.Contains(err.Error(), "2 sessions not attempted") || !strings.Contains(err.Error(), sidefault.Cause) {
 				t.Errorf("error %q: want the session, the count not attempted and the cause", err)
 			}

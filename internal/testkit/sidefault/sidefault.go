@@ -32,7 +32,11 @@ var All = []Op{Put, Get, List, Delete, Sync}
 type Store struct {
 	// Side is the store the calls go to while their operation is up.
 	Side bs.SideStore
+	st   *state
+}
 
+// state is what the Stores made by Over share.
+type state struct {
 	mu     sync.Mutex
 	down   map[Op]bool
 	calls  map[Op]int
@@ -43,8 +47,13 @@ var _ bs.SideStore = (*Store)(nil)
 
 // New returns a Store over side with every operation up.
 func New(side bs.SideStore) *Store {
-	return &Store{Side: side, down: map[Op]bool{}, calls: map[Op]int{}, failed: map[Op]int{}}
+	return &Store{Side: side, st: &state{down: map[Op]bool{}, calls: map[Op]int{}, failed: map[Op]int{}}}
 }
+
+// Over returns a Store over side that shares s's state: what is down and
+// the counts. A test whose code opens the side store again at each run
+// wraps each one with Over.
+func (s *Store) Over(side bs.SideStore) *Store { return &Store{Side: side, st: s.st} }
 
 // Down makes ops (every operation when none is given) fail with an error
 // wrapping brainsurgeon.ErrUnavailable until Up.
@@ -52,32 +61,32 @@ func (s *Store) Down(ops ...Op) {
 	if len(ops) == 0 {
 		ops = All
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.st.mu.Lock()
+	defer s.st.mu.Unlock()
 	for _, op := range ops {
-		s.down[op] = true
+		s.st.down[op] = true
 	}
 }
 
 // Up brings every operation back.
 func (s *Store) Up() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	clear(s.down)
+	s.st.mu.Lock()
+	defer s.st.mu.Unlock()
+	clear(s.st.down)
 }
 
 // Calls returns how often op was called, failed calls included.
 func (s *Store) Calls(op Op) int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.calls[op]
+	s.st.mu.Lock()
+	defer s.st.mu.Unlock()
+	return s.st.calls[op]
 }
 
 // Failed returns how many calls of op failed because op was down.
 func (s *Store) Failed(op Op) int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.failed[op]
+	s.st.mu.Lock()
+	defer s.st.mu.Unlock()
+	return s.st.failed[op]
 }
 
 // Cause is the text of the cause the errors of a Store give, as an
@@ -86,13 +95,13 @@ const Cause = "dial tcp 127.0.0.1:9000: connect: connection refused"
 
 // check counts a call of op and returns its error when op is down.
 func (s *Store) check(op Op, ref bs.SessionRef, key string) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.calls[op]++
-	if !s.down[op] {
+	s.st.mu.Lock()
+	defer s.st.mu.Unlock()
+	s.st.calls[op]++
+	if !s.st.down[op] {
 		return nil
 	}
-	s.failed[op]++
+	s.st.failed[op]++
 	what := ref.String()
 	if key != "" {
 		what += " " + key
