@@ -43,6 +43,9 @@ func (t *Tools) purgeControl(ctx context.Context, ref bs.SessionRef, c call) (Re
 	switch p.Action {
 	case ActionGetContext:
 		cx, err := t.GetContext(ctx, ref)
+		if errors.Is(err, bs.ErrUnavailable) {
+			return unavailable(UnavailableError(err, ""), map[string]any{"unavailable": true}), nil
+		}
 		if err != nil {
 			return Result{}, err
 		}
@@ -67,21 +70,11 @@ func (t *Tools) purgeControl(ctx context.Context, ref bs.SessionRef, c call) (Re
 		if err := agenttext.CheckPage(offset, maxChars); err != nil {
 			return Result{}, fmt.Errorf("purge_control restore: %w", err)
 		}
-		if extract.IsSourceKey(key) {
-			return t.restoreSource(ctx, ref, key, offset, maxChars)
+		res, err := t.restore(ctx, ref, key, p.Keys, c.toolCallID, offset, maxChars)
+		if errors.Is(err, bs.ErrUnavailable) {
+			return unavailable(UnavailableError(err, key), map[string]any{"value_id": key, "unavailable": true}), nil
 		}
-		if res, ok, err := t.restoreView(ctx, ref, key, p.Keys, offset, maxChars); ok {
-			return res, err
-		}
-		keys, err := stringList(p.Keys)
-		if err != nil {
-			return Result{}, fmt.Errorf("purge_control restore: keys: %w", err)
-		}
-		res, err := t.RestoreEntry(ctx, ref, key, keys, c.toolCallID, offset)
-		if res == nil {
-			return Result{}, err
-		}
-		return t.restoreAnswer(key, res, err, offset, maxChars)
+		return res, err
 	case ActionSetExtractable:
 		if key == "" {
 			return Result{}, errors.New(`purge_control set_extractable: expected "value_id", an entry id, found none`)
@@ -101,6 +94,65 @@ func (t *Tools) purgeControl(ctx context.Context, ref bs.SessionRef, c call) (Re
 	}
 	return Result{}, fmt.Errorf("purge_control: action: expected %s, %s or %s, found %.40q", ActionGetContext, ActionRestore, ActionSetExtractable, p.Action)
 }
+
+// restore answers purge_control restore of key: a tool result stored at
+// the source, else the entry's content from the engine's view when the
+// side store holds no record of it, else the entry's values from the side
+// store.
+func (t *Tools) restore(ctx context.Context, ref bs.SessionRef, key string, rawKeys json.RawMessage, toolCallID string, offset, maxChars int) (Result, error) {
+	if extract.IsSourceKey(key) {
+		return t.restoreSource(ctx, ref, key, offset, maxChars)
+	}
+	if res, ok, err := t.restoreView(ctx, ref, key, rawKeys, offset, maxChars); ok {
+		return res, err
+	}
+	keys, err := stringList(rawKeys)
+	if err != nil {
+		return Result{}, fmt.Errorf("purge_control restore: keys: %w", err)
+	}
+	res, err := t.RestoreEntry(ctx, ref, key, keys, toolCallID, offset)
+	if res == nil {
+		return Result{}, err
+	}
+	return t.restoreAnswer(key, res, err, offset, maxChars)
+}
+
+// unavailable is the answer of a call that could not reach the side store
+// (err, from UnavailableError): ok false, and err's text as the one text
+// block the model reads.
+func unavailable(err error, details map[string]any) Result {
+	text := err.Error()
+	return Result{OK: false, Error: text, Content: []json.RawMessage{textBlock(text)}, Details: details}
+}
+
+// UnavailableError returns err as the agent reads it when err wraps
+// brainsurgeon.ErrUnavailable (the side store cannot be reached now): an
+// error that wraps err and whose text says that the value key (the
+// session's extracted values when key is "", for get_context) cannot be
+// read now, why, that it is kept in the side store, and to try again later
+// (agenttext.UnavailableRestore, agenttext.UnavailableContext). Any other
+// err, nil included, is returned as it is. The purge_control command
+// prints the same text.
+func UnavailableError(err error, key string) error {
+	if !errors.Is(err, bs.ErrUnavailable) {
+		return err
+	}
+	cause := bs.ErrorMessage(err)
+	if key == "" {
+		return &unavailableError{text: agenttext.UnavailableContext(cause), err: err}
+	}
+	return &unavailableError{text: agenttext.UnavailableRestore(key, cause), err: err}
+}
+
+// unavailableError is an error wrapping brainsurgeon.ErrUnavailable worded
+// for the agent.
+type unavailableError struct {
+	text string
+	err  error
+}
+
+func (e *unavailableError) Error() string { return e.text }
+func (e *unavailableError) Unwrap() error { return e.err }
 
 // GetContext returns purge_control get_context's report of the session
 // ref: its size and what was extracted from it.

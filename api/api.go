@@ -36,8 +36,10 @@
 //     for conditions that pass);
 //   - 501: the endpoint needs a Daemon, Trash or Engine that was not
 //     given;
-//   - 503: a request cancelled, or a tool result to store at the source
-//     while MaxSourceRequests others are being stored.
+//   - 503: a request cancelled, a tool result to store at the source
+//     while MaxSourceRequests others are being stored, or a remote side
+//     store that cannot be reached now (errors wrapping
+//     brainsurgeon.ErrUnavailable: the values are kept there; try later).
 //
 // Routes (the first BrainSurgeon's paths kept where it had them):
 //
@@ -637,6 +639,10 @@ func statusOf(err error) int {
 		return se.status
 	case errors.As(err, &nw):
 		return http.StatusNotImplemented
+	case errors.Is(err, bs.ErrUnavailable):
+		// A remote side store that cannot be reached now: the values
+		// are kept there, and the same request may succeed later.
+		return http.StatusServiceUnavailable
 	case errors.Is(err, engine.ErrNeedFull):
 		return http.StatusConflict
 	case errors.As(err, &mbe):

@@ -372,7 +372,9 @@ func (d *Daemon) tick(ctx context.Context, name string) error {
 	case JobPrune:
 		_, err = d.run(ctx, &d.prune, func(ctx context.Context) (any, error) {
 			r, err := d.runPrune(ctx, false)
-			if r != nil && !r.Stopped {
+			// A run the side store stopped compacts nothing: compaction
+			// writes to the same store.
+			if r != nil && !r.Stopped && r.Unavailable == "" {
 				r.Compaction = d.autoCompact(ctx)
 			}
 			return r, err

@@ -94,9 +94,14 @@
 // The others go through prune.Pass one at a time (info when values were
 // extracted: "Processing session main/abc123, 15 entries to check: …").
 // A session that fails or is busy is reported and tried again next time;
-// it never stops the others. last_run_at (the start of the last complete
-// run) is saved after the run, changing only that field of the current
-// config.
+// it never stops the others, except when the side store cannot be reached
+// (brainsurgeon.ErrUnavailable): the run then stops at that session, counts
+// the sessions it would have read next as not attempted (not_attempted,
+// the error in unavailable), saves no last_run_at, runs no compaction, and
+// fails with the error (logged by the scheduler, last_error in the
+// status); the next run reads those sessions. last_run_at (the start of
+// the last complete run) is saved after the run, changing only that field
+// of the current config.
 //
 // # Automatic compaction
 //

@@ -43,6 +43,12 @@ type PruneResult struct {
 	Extracted int `json:"extracted"`
 	Busy      int `json:"busy"`
 	Failed    int `json:"failed"`
+	// NotAttempted counts the sessions the run did not read because the
+	// side store could not be reached (brainsurgeon.ErrUnavailable): the
+	// run stopped at the session it failed for, and the next run reads
+	// them. Unavailable is that error's message, else empty.
+	NotAttempted int    `json:"not_attempted"`
+	Unavailable  string `json:"unavailable,omitempty"`
 	// Values counts the values extracted, BytesSaved what the transcripts
 	// shrank by.
 	Values     int   `json:"values"`
@@ -73,7 +79,12 @@ func (r *PruneResult) addError(msg string) {
 // sessions, then, when pruning is enabled (or the run is manual), every
 // session that changed since it was last processed, one at a time. The
 // run stops between sessions when ctx is cancelled; the session being
-// written is finished under a context that is not cancelled.
+// written is finished under a context that is not cancelled. It also
+// stops when a session fails because the side store cannot be reached:
+// the sessions it would have read next are counted as not attempted and
+// stay marked as changed (as after a stopped run, last_run_at is not
+// saved), so the next run reads them, and runPrune returns its result
+// with an error wrapping brainsurgeon.ErrUnavailable.
 func (d *Daemon) runPrune(ctx context.Context, manual bool) (*PruneResult, error) {
 	d.trace(ctx, "runPrune: start", "manual", manual)
 	start := time.Now()
@@ -133,6 +144,7 @@ func (d *Daemon) runPrune(ctx context.Context, manual bool) (*PruneResult, error
 			}
 		}()
 	}
+	var down error // the side store's error that stopped the run
 	for i, ref := range refs {
 		if ctx.Err() != nil {
 			res.Stopped = true
@@ -152,10 +164,18 @@ func (d *Daemon) runPrune(ctx context.Context, manual bool) (*PruneResult, error
 				continue
 			}
 		}
+		if down != nil {
+			res.NotAttempted++
+			d.changes.forget(ref)
+			continue
+		}
 		res.Processed++
-		d.processOne(work, pass, ref, st, now, cfg, res)
+		if err := d.processOne(work, pass, ref, st, now, cfg, res); err != nil {
+			down = err
+			res.Unavailable = bs.ErrorMessage(err)
+		}
 	}
-	if !res.Stopped {
+	if !res.Stopped && down == nil {
 		d.changes.complete(live)
 		d.saveRunTime(ctx, func(c *config.Config) { t := start.UTC(); c.LastRunAt = &t })
 	}
@@ -167,10 +187,18 @@ func (d *Daemon) runPrune(ctx context.Context, manual bool) (*PruneResult, error
 	if a := logging.ActorFrom(ctx); a != "" {
 		args = append(args, logging.KeyActor, a)
 	}
+	if down != nil {
+		// The scheduler (or the API) reports the error returned.
+		msg += fmt.Sprintf(", %d not attempted: the side store cannot be reached, the run stopped", res.NotAttempted)
+	}
 	if res.Processed > 0 || res.WriteBacks > 0 || manual {
 		d.log.Info(msg, args...)
 	} else {
 		d.log.Debug(msg, args...)
+	}
+	if down != nil {
+		return res, fmt.Errorf("prune: the run stopped, %s not attempted (read on the next run): %w",
+			plural.Count(res.NotAttempted, "session", "sessions"), down)
 	}
 	return res, nil
 }
@@ -194,9 +222,23 @@ func statAll(ctx context.Context, store bs.Store, refs []bs.SessionRef) []bs.Sta
 	return out
 }
 
-// processOne runs the pass over one session and records the outcome.
-func (d *Daemon) processOne(ctx context.Context, pass *prune.Pass, ref bs.SessionRef, st bs.SessionStat, now time.Time, cfg config.Config, res *PruneResult) {
+// processOne runs the pass over one session and records the outcome. It
+// returns the pass's error when the side store could not be reached (one
+// wrapping brainsurgeon.ErrUnavailable), and nil otherwise.
+func (d *Daemon) processOne(ctx context.Context, pass *prune.Pass, ref bs.SessionRef, st bs.SessionStat, now time.Time, cfg config.Config, res *PruneResult) error {
 	rep, err := pass.Run(ctx, []bs.SessionRef{ref})
+	if errors.Is(err, bs.ErrUnavailable) {
+		// The pass logged the session's failure; the run says where it
+		// stopped.
+		var se *prune.StoppedError
+		if errors.As(err, &se) {
+			err = se.Err
+		}
+		res.Failed++
+		res.addError(fmt.Sprintf("%s: %v", ref, err))
+		d.changes.forget(ref)
+		return err
+	}
 	if err == nil && len(rep.Sessions) != 1 {
 		err = fmt.Errorf("the pass reported %d sessions for one", len(rep.Sessions))
 	}
@@ -205,7 +247,7 @@ func (d *Daemon) processOne(ctx context.Context, pass *prune.Pass, ref bs.Sessio
 		res.addError(fmt.Sprintf("%s: %v", ref, err))
 		d.log.Error("prune: session failed", "session", ref.String(), "error", err)
 		d.changes.forget(ref)
-		return
+		return nil
 	}
 	sr := rep.Sessions[0]
 	checked := 0
@@ -229,14 +271,14 @@ func (d *Daemon) processOne(ctx context.Context, pass *prune.Pass, ref bs.Sessio
 		// The rewrite changed the transcript: remember its new state.
 		if st2, err := pass.Store.Stat(ctx, ref); err == nil {
 			d.changes.done(ref, st2, now, sr.Result, cfg)
-			return
+			return nil
 		}
 		d.changes.forget(ref)
 	case prune.StatusUnchanged, prune.StatusWrittenBack:
 		d.log.Debug(fmt.Sprintf("Processing session %s, %s to check: %s", ref, plural.Count(checked, "entry", "entries"), orDefault(sr.Note, "nothing to extract")))
 		if sr.WriteBacks > 0 {
 			d.changes.forget(ref)
-			return
+			return nil
 		}
 		d.changes.done(ref, st, now, sr.Result, cfg)
 	case prune.StatusBusy:
@@ -252,6 +294,7 @@ func (d *Daemon) processOne(ctx context.Context, pass *prune.Pass, ref bs.Sessio
 		res.addError(ref.String() + ": " + sr.Note)
 		d.changes.forget(ref)
 	}
+	return nil
 }
 
 // reason says why the run wrote no transcript, or "" when it wrote one.
@@ -263,6 +306,8 @@ func (r *PruneResult) reason() string {
 		return "nothing was written: there are no sessions"
 	case r.Stopped:
 		return "nothing was written: the run was stopped"
+	case r.Unavailable != "":
+		return fmt.Sprintf("nothing was written: the side store cannot be reached (see unavailable): the run stopped, %d failed, %d not attempted", r.Failed, r.NotAttempted)
 	case r.Processed == 0 && r.Unchanged == r.Sessions:
 		return fmt.Sprintf("nothing was written: every session (%d) is unchanged since it was last processed", r.Unchanged)
 	case r.Processed == 0:

@@ -3,6 +3,7 @@ package engine
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"time"
@@ -144,7 +145,11 @@ func adoptSourceRestores(sm []stored, st *State) {
 // content with the values of the entry's side records put back, byte for
 // byte (restore.PutBack). Messages the host did not send, entries forced
 // out by `_extractable: true`, and values the side store cannot give back
-// are left as they are. Nil without a side store (Engine.Side).
+// are left as they are. When the side store cannot be reached
+// (brainsurgeon.ErrUnavailable) no further record is asked for in this
+// view: the messages left keep their placeholders for this turn, one
+// warning says how many, and the view is still served. Nil without a side
+// store (Engine.Side).
 func (e *Engine) restoredContents(ctx context.Context, ref bs.SessionRef, c *viewCache, index []int, st *State, now time.Time, keep time.Duration) map[int][]byte {
 	if e.Side == nil || len(st.Restored) == 0 {
 		return nil
@@ -165,6 +170,8 @@ func (e *Engine) restoredContents(ctx context.Context, ref bs.SessionRef, c *vie
 			ks = append(ks, k)
 		}
 	}
+	var down error // the side store's, once it could not be reached
+	kept := 0
 	for _, k := range ks {
 		s := &sm[k]
 		if index[k] < 0 || s.typ != "message" || s.role != collapseRole || !s.hasContent || s.id == "" {
@@ -174,19 +181,35 @@ func (e *Engine) restoredContents(ctx context.Context, ref bs.SessionRef, c *vie
 		if !ok || now.Sub(at) >= keep || s.force || !s.ownPlaceholder || s.e == nil {
 			continue
 		}
-		if c, ok := e.putBack(ctx, ref, s); ok {
+		if down != nil {
+			kept++
+			continue
+		}
+		c, ok, err := e.putBack(ctx, ref, s)
+		if err != nil {
+			down = err
+			kept++
+			continue
+		}
+		if ok {
 			if out == nil {
 				out = map[int][]byte{}
 			}
 			out[k] = c
 		}
 	}
+	if down != nil {
+		e.log().Warn("engine: restored values are shown as their placeholders this turn: the side store cannot be reached", "session", ref.String(),
+			"messages", kept, "err", down)
+	}
 	return out
 }
 
 // putBack returns the content of the stored message s with the values of
 // its own side records (extract.OwnKeys) put back, and whether any was.
-func (e *Engine) putBack(ctx context.Context, ref bs.SessionRef, s *stored) ([]byte, bool) {
+// The error is the side store's when it cannot be reached (one wrapping
+// brainsurgeon.ErrUnavailable): nothing is put back then.
+func (e *Engine) putBack(ctx context.Context, ref bs.SessionRef, s *stored) ([]byte, bool, error) {
 	line := s.e.Raw
 	content := line[s.cStart:s.cEnd]
 	for _, key := range extract.OwnKeys(s.e) {
@@ -194,6 +217,9 @@ func (e *Engine) putBack(ctx context.Context, ref bs.SessionRef, s *stored) ([]b
 			continue
 		}
 		rec, err := extract.LoadRecord(ctx, e.Side, ref, key)
+		if errors.Is(err, bs.ErrUnavailable) {
+			return nil, false, err
+		}
 		if err != nil {
 			e.log().Debug("engine: a restored value is shown as its placeholder: its side record is not readable", "session", ref.String(),
 				"entry", s.id, "key", key, "err", err)
@@ -207,7 +233,7 @@ func (e *Engine) putBack(ctx context.Context, ref bs.SessionRef, s *stored) ([]b
 	}
 	a, b, ok := jsonedit.Find(line, "/message/content")
 	if !ok || b <= a || bytes.Equal(line[a:b], content) {
-		return nil, false
+		return nil, false, nil
 	}
-	return bytes.Clone(line[a:b]), true
+	return bytes.Clone(line[a:b]), true, nil
 }

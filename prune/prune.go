@@ -4,7 +4,9 @@
 // them for an installation),
 // applies the restore write-backs that were queued while sessions were
 // busy, then runs one extraction pass per session. A session that fails
-// never stops the others.
+// never stops the others, except when the side store cannot be reached
+// (brainsurgeon.ErrUnavailable): the pass then stops, and the sessions it
+// did not attempt are reported as such and tried again on the next pass.
 package prune
 
 import (
@@ -40,7 +42,38 @@ const (
 	StatusBusy = "busy"
 	// StatusError: the pass failed for this session.
 	StatusError = "error"
+	// StatusNotAttempted: the pass stopped before this session because
+	// the side store could not be reached (Report.Unavailable says why);
+	// nothing was read or written, and the next pass tries it again.
+	StatusNotAttempted = "not_attempted"
 )
+
+// NotAttemptedReason is the Note and the Reason of a session the pass did
+// not attempt because the side store could not be reached.
+const NotAttemptedReason = "side store unavailable"
+
+// StoppedError is Run's error when a session's extraction failed because
+// the side store could not be reached: the pass stopped at that session.
+// It wraps Err, the session's error, which wraps
+// brainsurgeon.ErrUnavailable.
+type StoppedError struct {
+	// Session names the session the side store failed for.
+	Session string
+	// NotAttempted counts the sessions after it, not attempted.
+	NotAttempted int
+	// Err is the session's error.
+	Err error
+}
+
+// Error says where the pass stopped, how many sessions it did not
+// attempt, and Err.
+func (e *StoppedError) Error() string {
+	return fmt.Sprintf("extraction pass stopped at session %s, %s not attempted (tried again on the next pass): %v",
+		e.Session, plural.Count(e.NotAttempted, "session", "sessions"), e.Err)
+}
+
+// Unwrap returns Err.
+func (e *StoppedError) Unwrap() error { return e.Err }
 
 // ErrDisabled means smart pruning is off in the config and the pass was
 // not forced.
@@ -152,6 +185,12 @@ type Report struct {
 	Unlisted []string `json:"unlisted,omitempty"`
 	// Failed counts sessions in error.
 	Failed int `json:"failed"`
+	// NotAttempted counts the sessions the pass did not attempt
+	// (StatusNotAttempted) because the side store could not be reached;
+	// Unavailable is then that error's message (the session it failed
+	// for is in error), else empty.
+	NotAttempted int    `json:"not_attempted"`
+	Unavailable  string `json:"unavailable,omitempty"`
 	// Written counts the sessions whose transcript was rewritten (by the
 	// extraction or by queued write-backs); Busy counts the sessions left
 	// alone because the host is using them.
@@ -186,7 +225,14 @@ func (p *Pass) Restorer() *restore.Restorer {
 // It returns ErrDisabled (and does nothing) when pruning is disabled and
 // the pass is not forced, a dry run included (it reports what the real
 // pass would do, and that pass would do nothing). Errors of single
-// sessions are in the report, not returned.
+// sessions are in the report, not returned, but for one: a session whose
+// extraction fails because the side store cannot be reached (an error
+// wrapping brainsurgeon.ErrUnavailable) stops the pass, rather than have
+// every other session fail on a store that is down. That session is in
+// error, the sessions after it are StatusNotAttempted, the sessions
+// already written stay written, and Run returns the report with an error
+// wrapping brainsurgeon.ErrUnavailable (a *StoppedError). A cancelled ctx also stops the
+// pass between sessions: Run returns the report so far and ctx's error.
 func (p *Pass) Run(ctx context.Context, refs []bs.SessionRef) (*Report, error) {
 	start := time.Now()
 	if p == nil || p.Store == nil || p.Side == nil {
@@ -234,7 +280,15 @@ func (p *Pass) Run(ctx context.Context, refs []bs.SessionRef) (*Report, error) {
 	x := &extract.Extractor{Policy: policy, Store: p.Store, Side: p.Side, Tokenizer: p.Tokenizer,
 		Logger: p.Logger, Clock: p.Clock, DryRun: p.DryRun, Restores: p.Restores}
 	var bytes int64
+	var down error    // the error of the side store that stopped the pass
+	var downAt string // the session it failed for
 	for i, ref := range refs {
+		if down != nil {
+			rep.Sessions = append(rep.Sessions, SessionReport{Session: ref.String(), Backend: ref.Backend, Status: StatusNotAttempted,
+				Note: NotAttemptedReason, Reason: NotAttemptedReason, WriteBacks: applied[ref.Identity()], ref: ref})
+			rep.NotAttempted++
+			continue
+		}
 		if err := ctx.Err(); err != nil {
 			return rep, err
 		}
@@ -268,6 +322,10 @@ func (p *Pass) Run(ctx context.Context, refs []bs.SessionRef) (*Report, error) {
 			sr.Status, sr.Note = StatusError, err.Error()
 			rep.Failed++
 			log.Error("extraction pass failed", "session", ref.String(), "error", err)
+			if errors.Is(err, bs.ErrUnavailable) {
+				down, downAt = err, ref.String()
+				rep.Unavailable = bs.ErrorMessage(err)
+			}
 		}
 		if sr.Status != StatusExtracted && sr.Reason == "" {
 			sr.Reason = sr.Note
@@ -285,6 +343,9 @@ func (p *Pass) Run(ctx context.Context, refs []bs.SessionRef) (*Report, error) {
 	}
 	rep.Reason = rep.reason(p.DryRun)
 	rep.Elapsed = time.Since(start)
+	if down != nil {
+		return rep, &StoppedError{Session: downAt, NotAttempted: rep.NotAttempted, Err: down}
+	}
 	return rep, nil
 }
 
@@ -301,6 +362,8 @@ func (r *Report) reason(dry bool) string {
 	}
 	var why string
 	switch {
+	case r.Unavailable != "":
+		why = fmt.Sprintf("the side store cannot be reached (see unavailable): the pass stopped, %d failed, %d not attempted", r.Failed, r.NotAttempted)
 	case n == 0:
 		why = "there are no sessions"
 	case r.Busy == n:

@@ -26,7 +26,11 @@ func (m *Main) loadConfig(ctx context.Context, agentsDir string, lenient bool) (
 
 // open opens the installation under agentsDir with the config's settings.
 func (m *Main) open(ctx context.Context, agentsDir string, cfg config.Config) (*backend.Set, error) {
-	return cli.Open(ctx, agentsDir, backend.FromConfig(cfg, m.logger()))
+	set, err := cli.Open(ctx, agentsDir, backend.FromConfig(cfg, m.logger()))
+	if err == nil && m.wrapSide != nil {
+		set.Side = m.wrapSide(set.Side)
+	}
+	return set, err
 }
 
 // pass returns the library-level pass over set, with the context

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -40,6 +41,11 @@ the store accepts to edit) and writes nothing: its counts are what the same
 command without --dry-run writes now. A run that writes nothing says why.
 Exit status: 0 when every session was processed or left alone as busy (the
 output then says nothing was written and why), 1 when a session failed.
+When the side store cannot be reached (a remote store down or answering
+server errors), the pass stops at the session that failed: the sessions
+after it are reported "not attempted" (reason: side store unavailable), the
+ones already written stay written, and the exit status is 1 (--json: kind
+"unavailable"); run prune again later.
 
 Examples:
   brainsurgeon prune --dry-run
@@ -106,7 +112,7 @@ func (c *pruneCommand) Run(ctx context.Context, args []string) error {
 	p.Progress = prog.show
 	rep, err := p.Run(ctx, refs)
 	prog.done()
-	if err != nil {
+	if err != nil && (rep == nil || !errors.Is(err, bs.ErrUnavailable)) {
 		return err
 	}
 	if rep.WriteBacks > 0 {
@@ -122,7 +128,7 @@ func (c *pruneCommand) Run(ctx context.Context, args []string) error {
 	for _, u := range rep.Unlisted {
 		fmt.Fprintf(c.m.Stderr, "warning: %s\n", u)
 	}
-	if rep.Failed > 0 {
+	if err == nil && rep.Failed > 0 {
 		err = fmt.Errorf("%d of %s failed", rep.Failed, plural.Count(len(rep.Sessions), "session", "sessions"))
 	}
 	if *asJSON {

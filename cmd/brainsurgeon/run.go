@@ -23,6 +23,9 @@ type Main struct {
 	// commands log nothing by default; BRAINSURGEON_LOG=debug turns on
 	// debug records on stderr).
 	Logger bs.Logger
+	// wrapSide, when not nil, wraps the side store of every installation
+	// the commands open (a test's faulty store).
+	wrapSide func(bs.SideStore) bs.SideStore
 }
 
 func (m *Main) logger() bs.Logger {

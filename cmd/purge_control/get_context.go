@@ -42,7 +42,7 @@ func (c *getContextCommand) Run(ctx context.Context, args []string) error {
 	}
 	cx, err := t.GetContext(ctx, ref)
 	if err != nil {
-		return err
+		return agenttools.UnavailableError(err, "")
 	}
 	if com.json {
 		return cli.WriteJSON(c.m.Stdout, cx, nil)

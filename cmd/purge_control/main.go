@@ -76,6 +76,9 @@ type Main struct {
 	// Logger receives the library's log records; nil means none, unless
 	// BRAINSURGEON_LOG sets a level (records then go to stderr).
 	Logger bs.Logger
+	// wrapSide, when not nil, wraps the side store of the installation
+	// the commands open (a test's faulty store).
+	wrapSide func(bs.SideStore) bs.SideStore
 }
 
 func (m *Main) logger() bs.Logger {
@@ -192,6 +195,9 @@ func (m *Main) open(ctx context.Context, c *common) (config.Config, *backend.Set
 	set, err := cli.Open(ctx, c.agentsDir, backend.FromConfig(cfg, m.logger()))
 	if err != nil {
 		return config.Config{}, nil, bs.SessionRef{}, err
+	}
+	if m.wrapSide != nil {
+		set.Side = m.wrapSide(set.Side)
 	}
 	ref, err := resolve(ctx, set.Store, c.agent, c.session, m.logger())
 	if err != nil {

@@ -86,7 +86,7 @@ func (c *restoreCommand) Run(ctx context.Context, args []string) error {
 	if extract.IsSourceKey(pos[0]) {
 		sv, err := t.Source(ctx, ref, pos[0])
 		if err != nil {
-			return err
+			return agenttools.UnavailableError(err, pos[0])
 		}
 		if paged {
 			// Paged as the plugin's restore pages: on the stored JSON
@@ -118,7 +118,7 @@ func (c *restoreCommand) Run(ctx context.Context, args []string) error {
 	}
 	res, err := t.RestoreEntry(ctx, ref, pos[0], ks, *callID, 0)
 	if res == nil {
-		return err
+		return agenttools.UnavailableError(err, pos[0])
 	}
 	if err == nil {
 		// The seeds' text stands in for a missing value, but the exit

@@ -18,7 +18,9 @@ import (
 )
 
 // Exit codes, the same for every command: 0 success, 1 a problem found, 2 a
-// usage error.
+// usage error. A failure that may pass when tried later (a busy or changed
+// session, a side store that cannot be reached now) is a problem, 1: its
+// message says so, and Kind tells it apart under --json.
 const (
 	// ExitOK means success.
 	ExitOK = 0

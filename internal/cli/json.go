@@ -42,6 +42,7 @@ func WantsJSON(args []string) bool {
 
 // Kind names the class of err for JSON output: "usage", "not_found",
 // "ambiguous", "busy", "changed", "invalid", "unsupported",
+// "unavailable" (the side store cannot be reached now; try later),
 // "interrupted", or "problem" for any other error.
 func Kind(err error) string {
 	var ue *UsageError
@@ -50,6 +51,8 @@ func Kind(err error) string {
 		return "usage"
 	case errors.Is(err, context.Canceled):
 		return "interrupted"
+	case errors.Is(err, bs.ErrUnavailable):
+		return "unavailable"
 	case errors.Is(err, bs.ErrNotFound):
 		return "not_found"
 	case errors.Is(err, bs.ErrAmbiguous):

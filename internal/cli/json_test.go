@@ -145,3 +145,36 @@ func TestWriteJSONUnencodable(t *testing.T) {
 		t.Errorf("wrote %d bytes, want none", out.Len())
 	}
 }
+
+// TestTryLaterErrors holds the exit status and the --json kind of the
+// failures that may pass when tried later: exit 1 with the message, and a
+// kind of their own.
+func TestTryLaterErrors(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		err  error
+		kind string
+	}{
+		{"busy", fmt.Errorf("session main/s: a run is in flight: %w", bs.ErrBusy), "busy"},
+		{"changed", fmt.Errorf("session main/s: %w", bs.ErrChanged), "changed"},
+		{"side store unreachable", fmt.Errorf("restore r1: side store: get main/s r1: dial tcp 127.0.0.1:9000: connect: connection refused: %w", bs.ErrUnavailable), "unavailable"},
+		{"side store server error", fmt.Errorf("prune: put main/s: 503 SlowDown: %w", bs.ErrUnavailable), "unavailable"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := cli.Kind(tt.err); got != tt.kind {
+				t.Errorf("Kind = %q, want %q", got, tt.kind)
+			}
+			var out, errs strings.Builder
+			if code := cli.ExitJSON(&out, &errs, tt.err); code != cli.ExitProblem {
+				t.Errorf("ExitJSON = %d, want %d", code, cli.ExitProblem)
+			}
+			if want := "Error: " + tt.err.Error() + "\n"; errs.String() != want {
+				t.Errorf("stderr %q, want %q", errs.String(), want)
+			}
+			var doc struct{ Error, Kind string }
+			if err := json.Unmarshal([]byte(out.String()), &doc); err != nil || doc.Error != tt.err.Error() || doc.Kind != tt.kind {
+				t.Errorf("stdout %q (%v), want the error and kind %q", out.String(), err, tt.kind)
+			}
+		})
+	}
+}

@@ -193,6 +193,8 @@ const failures = [
   ["timeout", () => {}, /did not answer within 150 ms/],
   ["409 a reused tool call id", (s, res) => answer(res, 409, { error: "key tc-call_1: session main/s already holds a tool result under this key with other content" }), /HTTP 409: key tc-call_1: .*other content/],
   ["503 busy", (s, res) => answer(res, 503, { error: "2 tool results are being stored already" }), /HTTP 503/],
+  ["503 side store unavailable", (s, res) => answer(res, 503, { error: "store tc-call_1 in main/s: side store: put main/s: dial tcp 127.0.0.1:9000: connect: connection refused: side store unavailable" }),
+    /HTTP 503: store tc-call_1 in main\/s: .*connection refused: side store unavailable/],
   ["sha256 mismatch", (s, res) => answer(res, 200, { ...sourceAnswer(s), sha256: "0".repeat(64) }), /sha256 0000000000000000…, expected \d+ bytes/],
   ["bytes mismatch", (s, res) => answer(res, 200, { ...sourceAnswer(s), bytes: 1 }), /stored 1 bytes/],
 ];
