@@ -38,8 +38,8 @@ func TestPruneSideStoreUnavailable(t *testing.T) {
 			}
 		}
 		d, err := daemon.Open(t.Context(), daemon.Options{AgentsDir: agents, Logger: lb.logger(), Location: time.UTC,
-			Open: func(ctx context.Context, idle time.Duration, log bs.Logger) (bs.Installation, error) {
-				inst, err := open(ctx, idle, log)
+			Open: func(ctx context.Context, c config.Config, log bs.Logger) (bs.Installation, error) {
+				inst, err := open(ctx, c, log)
 				inst.Side = fault.Over(inst.Side)
 				return inst, err
 			}})
