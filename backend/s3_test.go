@@ -188,11 +188,17 @@ func openWith(t testing.TB, agents string, cfg config.Config, transport http.Rou
 	return set
 }
 
-// sessionsDir writes n copies of a corpus transcript as sessions s00…
-// of agent main and returns the agents dir and their paths.
+// sessionsDir writes n copies of the self-made OpenClaw transcript (every
+// kind of value, 100 KB) as sessions s00… of agent main and returns the
+// agents dir and their paths.
 func sessionsDir(t testing.TB, n int) (string, []string) {
 	t.Helper()
-	src := testcorpus.RealOrSelfMade(t, "b4c26dcb-b630-4911-8f01-5b463210db72.jsonl", "v3-openclaw.jsonl")
+	var src string
+	for _, f := range testcorpus.SelfMade(t) {
+		if filepath.Base(f) == "v3-openclaw.jsonl" {
+			src = f
+		}
+	}
 	agents, first := testcorpus.Copy(t, src, "s00")
 	data, err := os.ReadFile(first)
 	if err != nil {

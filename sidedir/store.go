@@ -471,7 +471,7 @@ func (d *Store) finish(ctx context.Context, dir string, f *os.File, off int64, i
 	}
 	if err != nil {
 		os.Remove(f.Name())
-		return "", 0, fmt.Errorf("write pack in %s: %w", dir, err)
+		return "", 0, fmt.Errorf("write pack in %s: %w", m.Describe(dir, ""), err)
 	}
 	d.mu.Lock()
 	delete(d.lists, dir)
