@@ -17,7 +17,7 @@ const module = "github.com/brainsurgeon/brainsurgeon"
 // backends are the packages that may read SessionRef.Path: the stores
 // that make the refs, the side store (it places side directories by the
 // transcript's location) and backend, which assembles them.
-var backends = []string{"session", "session/sqlite", "sidedir", "sides3", "backend"}
+var backends = []string{"session", "session/sqlite", "sidedir", "sides3", "backend", "sidemigrate"}
 
 // policies are the packages that must not depend on a backend: they see
 // only the root interfaces, and cmd/brainsurgeon wires the backends in.

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/go-json-experiment/json"
+	"github.com/gofrs/flock"
 
 	bs "github.com/brainsurgeon/brainsurgeon"
 	"github.com/brainsurgeon/brainsurgeon/config"
@@ -111,10 +112,52 @@ func openSide(ctx context.Context, setting string, set *Set, m *Multi) (bs.SideS
 			return nil, fmt.Errorf("record the side store: %w", err)
 		}
 	}
+	gate := SideGate(set.StateDir, SideStoreState{Store: want, Generation: st.Generation})
 	if want == config.SideStoreLocal {
-		return sidedir.New(m), nil
+		d := sidedir.New(m)
+		d.Gate = gate
+		return d, nil
 	}
-	return OpenSideStore(setting, set.Installation, m)
+	s3, err := OpenSideStore(setting, set.Installation, m)
+	if err != nil {
+		return nil, err
+	}
+	s3.Store.Gate = gate
+	return s3, nil
+}
+
+// SideLockFile is the lock file in the state dir that every change of
+// the side store's units holds shared (SideGate) and `side migrate`
+// holds exclusively while it switches stores.
+const SideLockFile = "side.lock"
+
+// SideGate returns the Gate of a side store opened as the store of st:
+// each change of its units holds SideLockFile shared and first checks
+// that SideStoreFile still names that store at that generation. When it
+// does not (`side migrate` switched stores since), the change is refused
+// with an error wrapping brainsurgeon.ErrChanged, so no transcript comes
+// to name a value the store in use lacks.
+func SideGate(stateDir string, st SideStoreState) func(ctx context.Context) (func(), error) {
+	return func(ctx context.Context) (func(), error) {
+		if err := os.MkdirAll(stateDir, 0o700); err != nil {
+			return nil, fmt.Errorf("side store lock: %w", err)
+		}
+		fl := flock.New(filepath.Join(stateDir, SideLockFile))
+		ok, err := fl.TryRLockContext(ctx, 20*time.Millisecond)
+		if err != nil || !ok {
+			return nil, fmt.Errorf("side store lock %s: %v: %w", fl.Path(), err, bs.ErrBusy)
+		}
+		now, _, err := ReadSideStoreState(stateDir)
+		if err == nil && (now.Store != st.Store || now.Generation != st.Generation) {
+			err = fmt.Errorf("the extracted values moved to %s (side migrate, generation %d) after this process opened %s: nothing was written; run again: %w",
+				now.Store, now.Generation, st.Store, bs.ErrChanged)
+		}
+		if err != nil {
+			fl.Unlock()
+			return nil, err
+		}
+		return func() { fl.Unlock() }, nil
+	}
 }
 
 // OpenSideStore opens the object store setting names for the sessions

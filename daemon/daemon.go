@@ -176,8 +176,14 @@ type sideChecker interface {
 	Check(ctx context.Context) error
 }
 
-// open opens the stores with the quiet period of the runtime config c.
+// open opens the stores with the quiet period of the runtime config c
+// and the side store the config file names.
 func (d *Daemon) open(ctx context.Context, c config.Config) (bs.Installation, error) {
+	// side_store as the file says now: `side migrate` changes it there,
+	// and the next run follows.
+	if disk, err := config.Load(ctx, d.opts.AgentsDir, nil); err == nil {
+		c.SideStore = disk.SideStore
+	}
 	return d.opts.Open(ctx, c, d.log)
 }
 

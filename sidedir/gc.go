@@ -288,6 +288,11 @@ func (d *Store) DropUnits(ctx context.Context, ref bs.SessionRef, units []string
 	}
 	var errs []error
 	m := d.medium()
+	release, err := d.gate(ctx)
+	if err != nil {
+		return res, fmt.Errorf("drop side units of %s: the repacked records are kept in %s: %w", ref, res.Pack, err)
+	}
+	defer release()
 	for _, u := range doomed {
 		if err := m.Remove(ctx, dir, u.Name); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			errs = append(errs, fmt.Errorf("remove %s: %w", u.path, err))
@@ -340,6 +345,12 @@ func (d *Store) packsChanged(ctx context.Context, dir string, packs []string) bo
 // deletions tombs, with the given pass time, and returns its name and
 // size once it is durable under its final name.
 func (d *Store) repack(ctx context.Context, s *gcSurvey, kept map[string]bool, tombs map[string]time.Time, passTime time.Time) (string, int64, error) {
+	return d.repackInto(ctx, d, s, kept, tombs, passTime, "")
+}
+
+// repackInto is repack writing the pack into the same location of dst,
+// under name when it is not "" (else a new pack name).
+func (d *Store) repackInto(ctx context.Context, dst *Store, s *gcSurvey, kept map[string]bool, tombs map[string]time.Time, passTime time.Time, name string) (string, int64, error) {
 	ids := make([]string, 0, len(kept))
 	for id := range kept {
 		ids = append(ids, id)
@@ -361,7 +372,7 @@ func (d *Store) repack(ctx context.Context, s *gcSurvey, kept map[string]bool, t
 		}
 		return ids[i] < ids[j]
 	})
-	m := d.medium()
+	m := dst.medium()
 	f, _, err := m.Create(ctx, s.dir)
 	if err != nil {
 		return "", 0, err
@@ -421,7 +432,7 @@ func (d *Store) repack(ctx context.Context, s *gcSurvey, kept map[string]bool, t
 	if err := flush(); err != nil {
 		return fail(err)
 	}
-	name, size, err := d.finish(ctx, s.dir, f, off, ix, passTime)
+	name, size, err := dst.finishNamed(ctx, s.dir, f, off, ix, passTime, name)
 	if err != nil {
 		return "", 0, err
 	}

@@ -71,11 +71,16 @@ func (d *Store) MoveSide(ctx context.Context, from, to string) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
+		release, gerr := d.gate(ctx)
+		if gerr != nil {
+			return fmt.Errorf("move side %s to %s: %w", from, to, gerr)
+		}
 		if cp != nil {
 			err = cp.Copy(ctx, from, name, to)
 		} else {
 			err = copyUnit(ctx, m, from, name, to)
 		}
+		release()
 		if errors.Is(err, fs.ErrNotExist) {
 			continue // removed meanwhile (a DropUnits kept its records in a newer pack)
 		}
@@ -182,6 +187,11 @@ func (d *Store) units(ctx context.Context, loc string) ([]string, error) {
 // syncs loc.
 func (d *Store) removeUnits(ctx context.Context, loc string, names []string) error {
 	m := d.medium()
+	release, err := d.gate(ctx)
+	if err != nil {
+		return err
+	}
+	defer release()
 	for _, name := range names {
 		if err := m.Remove(ctx, loc, name); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return fmt.Errorf("remove %s: %w", m.Describe(loc, name), err)

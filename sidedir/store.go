@@ -49,6 +49,12 @@ type Store struct {
 	// reads the packs of thousands of sessions over its life. The least
 	// recently used indexes are dropped first.
 	IndexCacheEntries int
+	// Gate, when set, is held around every change of the units: each
+	// Commit of a new unit and each removal. It fails when the Store may
+	// no longer change them (the values moved to another store:
+	// package backend's side migrate), and the change is then not made.
+	// nil lets every change through.
+	Gate func(ctx context.Context) (release func(), err error)
 
 	mu      sync.Mutex
 	pending map[string]*packWriter // by side dir: the pack being written
@@ -194,6 +200,14 @@ func New(dirs Locator) *Store { return &Store{Dirs: dirs} }
 // packs, rules and durability order as New's, on another medium (nil
 // means the local file system).
 func NewWithMedium(dirs Locator, m Medium) *Store { return &Store{Dirs: dirs, Medium: m} }
+
+// gate holds the Store's Gate, when it has one, until release.
+func (d *Store) gate(ctx context.Context) (release func(), err error) {
+	if d.Gate == nil {
+		return func() {}, nil
+	}
+	return d.Gate(ctx)
+}
 
 // medium returns the Store's Medium.
 func (d *Store) medium() Medium {
@@ -457,17 +471,29 @@ func (d *Store) Sync(ctx context.Context, ref bs.SessionRef) error {
 // (the file system: fsync, close, rename), which it returns with the
 // pack's size. The caller then syncs dir. On error f is removed.
 func (d *Store) finish(ctx context.Context, dir string, f *os.File, off int64, ix *packIndex, passTime time.Time) (string, int64, error) {
+	return d.finishNamed(ctx, dir, f, off, ix, passTime, "")
+}
+
+// finishNamed is finish committing the pack under name when it is not
+// "" (else a new pack name for passTime).
+func (d *Store) finishNamed(ctx context.Context, dir string, f *os.File, off int64, ix *packIndex, passTime time.Time, name string) (string, int64, error) {
 	ix.PassTime = passTime.UTC()
 	tail, err := packTail(ix, off)
 	if err == nil {
 		_, err = f.Write(tail)
 	}
 	m := d.medium()
-	name := packName(ix.PassTime)
+	if name == "" {
+		name = packName(ix.PassTime)
+	}
 	if err != nil {
 		f.Close()
+	} else if release, gerr := d.gate(ctx); gerr != nil {
+		f.Close()
+		err = gerr
 	} else {
 		err = m.Commit(ctx, dir, f, name)
+		release()
 	}
 	if err != nil {
 		os.Remove(f.Name())
@@ -951,11 +977,17 @@ func (d *Store) Delete(ctx context.Context, ref bs.SessionRef, entryID string) e
 		return err
 	}
 	m := d.medium()
+	release, err := d.gate(ctx)
+	if err != nil {
+		return fmt.Errorf("delete side record of entry %s: %w", entryID, err)
+	}
 	for _, n := range []string{entryID + ".json", entryID + ".json.zst"} {
 		if err := m.Remove(ctx, dir, n); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			release()
 			return fmt.Errorf("delete side file: %w", err)
 		}
 	}
+	release()
 	d.mu.Lock()
 	if w := d.pending[dir]; w != nil {
 		w.mu.Lock()

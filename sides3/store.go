@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"time"
 
@@ -197,4 +198,43 @@ func (s *Store) Empty(ctx context.Context) (bool, error) {
 		}
 	}
 	return true, nil
+}
+
+// Locations returns every side location of this host that holds a unit,
+// as the local paths that name them (the roots' directories joined with
+// the keys' relative paths), sorted: one recursive LIST of the host's
+// prefix, a request per 1,000 objects.
+func (s *Store) Locations(ctx context.Context) ([]string, error) {
+	m := s.m
+	rctx, cancel := m.ctxFor(ctx, 0)
+	defer cancel()
+	seen := map[string]bool{}
+	var out []string
+	base := m.loc.Base()
+	for o := range m.c.ListObjects(rctx, m.loc.Bucket, minio.ListObjectsOptions{Prefix: base, Recursive: true}) {
+		if o.Err != nil {
+			return nil, m.classify(rctx, "list", base, o.Err)
+		}
+		rel := strings.TrimPrefix(o.Key, base)
+		root, rest, ok := strings.Cut(rel, "/")
+		i := strings.LastIndex(rest, "/")
+		if !ok || i <= 0 {
+			continue // a probe object, or a key of no location
+		}
+		for _, r := range m.roots {
+			if r.Name != root {
+				continue
+			}
+			loc := filepath.Join(r.Dir, filepath.FromSlash(rest[:i]))
+			if within, err := filepath.Rel(r.Dir, loc); err != nil || within == "." || strings.HasPrefix(within, "..") || filepath.ToSlash(within) != rest[:i] {
+				continue // not a key this store writes ("..", "//"): never a place on disk
+			}
+			if !seen[loc] {
+				seen[loc] = true
+				out = append(out, loc)
+			}
+		}
+	}
+	sort.Strings(out)
+	return out, nil
 }

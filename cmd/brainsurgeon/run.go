@@ -55,6 +55,7 @@ Commands:
   service   install, uninstall, status: run serve as a user service (systemd, launchd)
   openclaw  install, uninstall, status: BrainSurgeon's plugin inside OpenClaw
   pi        install, uninstall, status: BrainSurgeon's extension inside pi
+  side      status, migrate: where the extracted values are kept (local or S3)
   version   print the version
   help      show this help, or a command's help: brainsurgeon help inspect,
             brainsurgeon help context grep
@@ -76,7 +77,7 @@ that Go recorded in the binary, then the Go version.
 // commands are the subcommands, for "help <command>".
 var commands = map[string]bool{"inspect": true, "prune": true, "restore": true, "extractable": true, "verify": true, "doctor": true, "serve": true, "version": true,
 	"compact": true, "context": true, "session": true, "autocompact": true,
-	"service": true, "openclaw": true, "pi": true}
+	"service": true, "openclaw": true, "pi": true, "side": true}
 
 // Run executes args and returns the exit status. With --json, an error is
 // also written to stdout as JSON.
@@ -120,6 +121,8 @@ func (m *Main) run(ctx context.Context, args []string) error {
 		return (&openclawCommand{m: m}).Run(ctx, rest)
 	case "pi":
 		return (&piCommand{m: m}).Run(ctx, rest)
+	case "side":
+		return (&sideCommand{m: m}).Run(ctx, rest)
 	case "service":
 		return (&serviceCommand{m: m}).Run(ctx, rest)
 	case "version", "--version":
@@ -130,7 +133,7 @@ func (m *Main) run(ctx context.Context, args []string) error {
 		// "help --help", "-h -h" and the like show this one.
 		for i, a := range rest {
 			if commands[a] {
-				if (a == "context" || a == "session" || a == "openclaw" || a == "pi" || a == "service") && i+1 < len(rest) && !isHelp(rest[i+1]) {
+				if (a == "context" || a == "session" || a == "openclaw" || a == "pi" || a == "service" || a == "side") && i+1 < len(rest) && !isHelp(rest[i+1]) {
 					// "help context grep" is "context grep --help".
 					return m.run(ctx, []string{a, rest[i+1], "--help"})
 				}
