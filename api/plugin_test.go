@@ -22,6 +22,7 @@ import (
 	"github.com/brainsurgeon/brainsurgeon/backend"
 	"github.com/brainsurgeon/brainsurgeon/config"
 	"github.com/brainsurgeon/brainsurgeon/extract"
+	"github.com/brainsurgeon/brainsurgeon/internal/testkit/s3test"
 	"github.com/brainsurgeon/brainsurgeon/internal/testkit/testcorpus"
 	"github.com/brainsurgeon/brainsurgeon/prune"
 	"github.com/brainsurgeon/brainsurgeon/restore"
@@ -127,12 +128,31 @@ func newPlugFixture(tb testing.TB) *plugFixture {
 	if err := os.WriteFile(filepath.Join(f.dir, "sessions.json"), sj, 0o600); err != nil {
 		tb.Fatal(err)
 	}
-	set, err := backend.Open(context.Background(), f.agents, backend.Options{Idle: 0})
+	set, err := backend.Open(context.Background(), f.agents, backend.Options{Idle: 0, SideStore: plugSideStore})
 	if err != nil {
 		tb.Fatal(err)
 	}
 	f.set = set
 	return f
+}
+
+// plugSideStore is the side_store of the fixtures newPlugFixture makes:
+// "" (the local pack store), or an S3 server's while onSideStores runs
+// a test's S3 case.
+var plugSideStore string
+
+// onSideStores runs test on the local pack store and on an S3 server
+// (versitygw on loopback; the S3 case skips without one unless it is
+// required).
+func onSideStores(t *testing.T, test func(t *testing.T)) {
+	t.Run("local", test)
+	t.Run("s3", func(t *testing.T) {
+		srv := s3test.Optional(t)
+		s3test.SkipWithout(t, srv)
+		plugSideStore = srv.URL("plugin")
+		defer func() { plugSideStore = "" }()
+		test(t)
+	})
 }
 
 // bigText returns n characters of text holding a marker in the middle,
@@ -233,7 +253,9 @@ func callTool(tb testing.TB, c *client, session, tool, params string) toolAnswer
 	return a
 }
 
-func TestPluginSourceAndTools(t *testing.T) {
+func TestPluginSourceAndTools(t *testing.T) { onSideStores(t, testPluginSourceAndTools) }
+
+func testPluginSourceAndTools(t *testing.T) {
 	ctx := context.Background()
 	f := newPlugFixture(t)
 	srv := serve(t, api.Options{Installation: f.set.Installation, Backend: f.set})
@@ -756,7 +778,9 @@ func TestPluginRetentionIdle(t *testing.T) {
 
 // TestPluginSourceRandomBytes sends random text, escaped in the ways JSON
 // allows, and finds the request's bytes in the side record.
-func TestPluginSourceRandomBytes(t *testing.T) {
+func TestPluginSourceRandomBytes(t *testing.T) { onSideStores(t, testPluginSourceRandomBytes) }
+
+func testPluginSourceRandomBytes(t *testing.T) {
 	ctx := context.Background()
 	f := newPlugFixture(t)
 	c := &client{tb: t, srv: serve(t, api.Options{Installation: f.set.Installation, Backend: f.set})}
