@@ -21,9 +21,14 @@ import (
 	"github.com/brainsurgeon/brainsurgeon/sides3"
 )
 
+// openB is open for a benchmark, under the prefix "bench".
+func openB(b *testing.B, srv *s3test.Server) (*sides3.Store, *s3test.Counter, string) {
+	return open(b, srv, srv.URL("bench"))
+}
+
 // open returns a store of one side location under srv's bucket, with
 // every request counted.
-func open(t *testing.T, srv *s3test.Server, setting string) (*sides3.Store, *s3test.Counter, string) {
+func open(t testing.TB, srv *s3test.Server, setting string) (*sides3.Store, *s3test.Counter, string) {
 	t.Helper()
 	root := filepath.Join(t.TempDir(), "agents")
 	loc := filepath.Join(root, "main", "sessions", "extracted", "s1")

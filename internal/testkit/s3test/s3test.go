@@ -169,9 +169,11 @@ func (s *Server) Stop() {
 	s.cmd = nil
 }
 
-// Restart starts a stopped server again on the same port and data.
+// Restart starts the server again on the same port and data, stopping it
+// first when it runs.
 func (s *Server) Restart(tb testing.TB) {
 	tb.Helper()
+	s.Stop()
 	if err := s.start(); err != nil {
 		tb.Fatal(err)
 	}
