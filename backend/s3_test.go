@@ -246,11 +246,15 @@ func TestS3Faults(t *testing.T) {
 		// stored is how many sessions the failing pass may leave extracted.
 		stored int
 		kind   error
+		// slow puts a proxy that holds each connection 3 s in front of
+		// the server for the failing pass (the setting's timeout is 1 s).
+		slow bool
 	}{
-		{"lost connection after the PUT", func(*s3test.Server) http.RoundTripper { return &failAfterPut{n: 2} }, "", 4, nil},
+		{"lost connection after the PUT", func(*s3test.Server) http.RoundTripper { return &failAfterPut{n: 2} }, "", 4, nil, false},
 		{"server stopped mid-pass", func(srv *s3test.Server) http.RoundTripper {
 			return &failAfterPut{n: 3, then: srv.Stop}
-		}, "timeout=2s", 2, bs.ErrUnavailable},
+		}, "timeout=2s", 2, bs.ErrUnavailable, false},
+		{"slow server", func(*s3test.Server) http.RoundTripper { return nil }, "timeout=1s", 0, bs.ErrUnavailable, true},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			srv := s3test.Start(t)
@@ -258,6 +262,11 @@ func TestS3Faults(t *testing.T) {
 			agents, paths := sessionsDir(t, 5)
 			before := readAll(t, paths)
 			setting := srv.URL(prefixOf(t), tt.extra)
+			var slow *s3test.SlowProxy
+			if tt.slow {
+				slow = srv.Slow(t, 3*time.Second)
+				setting = strings.Replace(setting, srv.Endpoint, "http://"+slow.Addr, 1)
+			}
 			cfg := s3PassConfig(t, agents, setting, 500)
 			set := openWith(t, agents, cfg, tt.transport(srv))
 			rep, err := prune.New(set.Store, set.Side, set.StateDir, cfg, nil).Run(ctx, nil)
@@ -291,7 +300,11 @@ func TestS3Faults(t *testing.T) {
 			if changed != extracted {
 				t.Fatalf("%d transcripts changed, %d sessions reported extracted", changed, extracted)
 			}
-			srv.Restart(t)
+			if slow != nil {
+				slow.SetDelay(0)
+			} else {
+				srv.Restart(t)
+			}
 			if objects := srv.Keys(t, prefixOf(t)+"/"); len(objects) < extracted {
 				t.Fatalf("%d sessions extracted, objects %v", extracted, objects)
 			}

@@ -66,7 +66,7 @@ func (d *Store) surveyCtx(ctx context.Context, dir string) (*gcSurvey, error) {
 		return s, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("side dir %s: %w", dir, err)
+		return nil, fmt.Errorf("side dir %s: %w", m.Describe(dir, ""), err)
 	}
 	var packs []*gcUnit
 	files := map[string]*gcUnit{} // by file name

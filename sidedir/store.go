@@ -519,7 +519,7 @@ func (d *Store) packs(ctx context.Context, dir string) ([]string, error) {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("side dir %s: %w", dir, err)
+		return nil, fmt.Errorf("side dir %s: %w", m.Describe(dir, ""), err)
 	}
 	d.mu.Lock()
 	l, ok := d.lists[dir]
@@ -532,7 +532,7 @@ func (d *Store) packs(ctx context.Context, dir string) ([]string, error) {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("side dir %s: %w", dir, err)
+		return nil, fmt.Errorf("side dir %s: %w", m.Describe(dir, ""), err)
 	}
 	return d.listed(dir, stamp, ents), nil
 }
@@ -874,14 +874,14 @@ func (d *Store) List(ctx context.Context, ref bs.SessionRef) ([]bs.SideInfo, err
 		return nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("side dir %s: %w", dir, err)
+		return nil, fmt.Errorf("side dir %s: %w", m.Describe(dir, ""), err)
 	}
 	ents, err := m.List(ctx, dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("side dir %s: %w", dir, err)
+		return nil, fmt.Errorf("side dir %s: %w", m.Describe(dir, ""), err)
 	}
 	packs := d.listed(dir, stamp, ents)
 	files := map[string]os.FileInfo{}

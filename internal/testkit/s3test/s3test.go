@@ -19,6 +19,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -291,15 +292,16 @@ func (s *Server) AddUser(tb testing.TB, access, secret string) {
 }
 
 // SlowProxy is a TCP proxy on loopback in front of a server that holds
-// every connection's first bytes for Delay before passing them on.
+// every new connection for a delay before passing its bytes on.
 type SlowProxy struct {
 	// Addr is the proxy's host:port.
-	Addr string
-	// Delay is how long each connection waits before its first byte goes
-	// through.
-	Delay time.Duration
+	Addr  string
+	delay atomic.Int64
 	ln    net.Listener
 }
+
+// SetDelay sets how long each new connection waits (0: none).
+func (p *SlowProxy) SetDelay(d time.Duration) { p.delay.Store(int64(d)) }
 
 // Slow starts a SlowProxy in front of s, closed when tb ends.
 func (s *Server) Slow(tb testing.TB, delay time.Duration) *SlowProxy {
@@ -308,7 +310,8 @@ func (s *Server) Slow(tb testing.TB, delay time.Duration) *SlowProxy {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	p := &SlowProxy{Addr: ln.Addr().String(), Delay: delay, ln: ln}
+	p := &SlowProxy{Addr: ln.Addr().String(), ln: ln}
+	p.SetDelay(delay)
 	tb.Cleanup(func() { ln.Close() })
 	go func() {
 		for {
@@ -318,7 +321,7 @@ func (s *Server) Slow(tb testing.TB, delay time.Duration) *SlowProxy {
 			}
 			go func() {
 				defer c.Close()
-				time.Sleep(p.Delay)
+				time.Sleep(time.Duration(p.delay.Load()))
 				up, err := net.Dial("tcp", s.addr)
 				if err != nil {
 					return
