@@ -53,3 +53,7 @@ func RaceSample(tb testing.TB, files []string) []string {
 	}
 	return out
 }
+
+// RaceEnabled reports whether the test binary runs under the race detector (go test -race), for a test that
+// runs a cheaper sample of its cases there (see [RaceSample] for why that loses nothing).
+func RaceEnabled() bool { return raceEnabled }
