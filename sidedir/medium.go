@@ -26,8 +26,9 @@ import (
 // A location (loc) is a side directory's path as the Store's Locator
 // gives it; a Medium maps it to wherever it keeps the units. A unit name
 // never holds a '/'. A missing unit or location is reported by an error
-// wrapping fs.ErrNotExist. A Medium never keeps the ctx of a call past
-// it, and is safe for concurrent use.
+// wrapping fs.ErrNotExist. A Medium keeps the ctx of a call no longer
+// than the call (a Blob's reads run under the ctx of its Open until
+// Close), and is safe for concurrent use.
 type Medium interface {
 	// Stamp returns the time loc's listing last changed. The Store
 	// reuses a listing while the stamp is unchanged and was taken well
