@@ -227,7 +227,11 @@ func installLive(t *testing.T, version string) {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("e: %d bs_big results still hold [[extracted-tc- 60 s after uninstall; daemon log:\n%s", left, d.logs.tail(4000))
+			logFile, _ := os.ReadFile(filepath.Join(st.Dir, "logs", "brainsurgeon.log"))
+			if len(logFile) > 6000 {
+				logFile = logFile[len(logFile)-6000:]
+			}
+			t.Fatalf("e: %d bs_big results still hold [[extracted-tc- 60 s after uninstall; daemon output:\n%s\nlog file (tail):\n%s", left, d.logs.tail(4000), logFile)
 		}
 		time.Sleep(time.Second)
 	}
