@@ -21,6 +21,7 @@ import (
 	"github.com/brainsurgeon/brainsurgeon/config"
 	"github.com/brainsurgeon/brainsurgeon/extract"
 	"github.com/brainsurgeon/brainsurgeon/internal/testkit/s3test"
+	"github.com/brainsurgeon/brainsurgeon/internal/testkit/sidetest"
 	"github.com/brainsurgeon/brainsurgeon/internal/testkit/testcorpus"
 	"github.com/brainsurgeon/brainsurgeon/prune"
 	"github.com/brainsurgeon/brainsurgeon/restore"
@@ -28,58 +29,6 @@ import (
 	"github.com/brainsurgeon/brainsurgeon/sides3"
 	"github.com/brainsurgeon/brainsurgeon/trash"
 )
-
-// s3PassConfig extracts every trigger type from values of minLen bytes
-// or more, with no quiet period, age or saving threshold, into side.
-func s3PassConfig(t testing.TB, agents, side string, minLen int) config.Config {
-	t.Helper()
-	c := config.Default()
-	c.Enabled, c.IdleSeconds, c.MinValueLength, c.KeepRecent = true, 0, minLen, 1
-	c.MinSavingTokens, c.AgeThresholdHours = 0, 0
-	c.TriggerTypes = nil
-	for _, tt := range bs.TriggerTypes() {
-		c.TriggerTypes = append(c.TriggerTypes, string(tt))
-	}
-	c.SideStore = side
-	if err := config.Save(agents, c); err != nil {
-		t.Fatal(err)
-	}
-	return c
-}
-
-// prefixOf returns an S3 key prefix for a test: its name, lower-cased,
-// with every other character than [a-z0-9.] a '-'.
-func prefixOf(t testing.TB) string {
-	return strings.Map(func(r rune) rune {
-		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '.' {
-			return r
-		}
-		return '-'
-	}, strings.ToLower(t.Name()))
-}
-
-// checkAll verifies every session of set (every placeholder has its
-// value) and returns how many placeholders there are.
-func checkAll(t testing.TB, set *backend.Set) int {
-	t.Helper()
-	ctx := context.Background()
-	refs, _, err := set.Store.Sessions(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	n := 0
-	for _, ref := range refs {
-		v, err := restore.Verify(ctx, set.Store, set.Side, ref)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !v.OK() {
-			t.Fatalf("verify %s: %+v", ref, v.Problems)
-		}
-		n += v.Placeholders
-	}
-	return n
-}
 
 // noLocalSideDirs fails t when a side directory of the local pack store
 // holds a file: with an object store every value goes there.
@@ -111,7 +60,7 @@ func TestS3CorpusLossless(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			cfg := s3PassConfig(t, agents, srv.URL(prefixOf(t)), 200)
+			cfg := sidetest.PassConfig(t, agents, srv.URL(s3test.Prefix(t)), 200)
 			set, err := backend.Open(ctx, agents, backend.FromConfig(cfg, nil))
 			if err != nil {
 				t.Fatal(err)
@@ -120,7 +69,7 @@ func TestS3CorpusLossless(t *testing.T) {
 			if err != nil || rep.Failed > 0 {
 				t.Fatalf("pass: %v %+v", err, rep)
 			}
-			n := checkAll(t, set)
+			n := sidetest.VerifyAll(t, set.Store, set.Side)
 			noLocalSideDirs(t, set)
 			refs, _, _ := set.Store.Sessions(ctx)
 			r := restore.New(set.Store, set.Side, set.StateDir)
@@ -311,13 +260,13 @@ func TestS3Faults(t *testing.T) {
 				} else {
 					agents = sqliteSessions(t, 5)
 				}
-				setting := srv.URL(prefixOf(t), tt.extra)
+				setting := srv.URL(s3test.Prefix(t), tt.extra)
 				var slow *s3test.SlowProxy
 				if tt.slow {
 					slow = srv.Slow(t, 3*time.Second)
 					setting = strings.Replace(setting, srv.Endpoint, "http://"+slow.Addr, 1)
 				}
-				cfg := s3PassConfig(t, agents, setting, 500)
+				cfg := sidetest.PassConfig(t, agents, setting, 500)
 				set := openWith(t, agents, cfg, tt.transport(srv))
 				before := snapshot(t, set)
 				if len(before) != 5 {
@@ -359,18 +308,18 @@ func TestS3Faults(t *testing.T) {
 				} else {
 					srv.Restart(t)
 				}
-				if objects := srv.Keys(t, prefixOf(t)+"/"); len(objects) < extracted {
+				if objects := srv.Keys(t, s3test.Prefix(t)+"/"); len(objects) < extracted {
 					t.Fatalf("%d sessions extracted, objects %v", extracted, objects)
 				}
 				set = openWith(t, agents, cfg, nil)
-				if checkAll(t, set); changed > 0 {
+				if sidetest.VerifyAll(t, set.Store, set.Side); changed > 0 {
 					t.Logf("%d sessions committed before the fault verify clean", changed)
 				}
 				rep, err = prune.New(set.Store, set.Side, set.StateDir, cfg, nil).Run(ctx, nil)
 				if err != nil || rep.Failed > 0 {
 					t.Fatalf("the next pass: %v %+v", err, rep)
 				}
-				if n := checkAll(t, set); n == 0 {
+				if n := sidetest.VerifyAll(t, set.Store, set.Side); n == 0 {
 					t.Fatal("no placeholders after the next pass")
 				}
 				noLocalSideDirs(t, set)
@@ -407,7 +356,7 @@ func TestS3Retention(t *testing.T) {
 			} else {
 				agents = sqliteSessions(t, 3)
 			}
-			cfg := s3PassConfig(t, agents, srv.URL(prefixOf(t)), 500)
+			cfg := sidetest.PassConfig(t, agents, srv.URL(s3test.Prefix(t)), 500)
 			set, err := backend.Open(ctx, agents, backend.FromConfig(cfg, nil))
 			if err != nil {
 				t.Fatal(err)
@@ -420,14 +369,14 @@ func TestS3Retention(t *testing.T) {
 			if rep, err := prune.New(set.Store, set.Side, set.StateDir, cfg, nil).Run(ctx, nil); err != nil || rep.Failed > 0 {
 				t.Fatalf("pass: %v %+v", err, rep)
 			}
-			placeholders := checkAll(t, set)
+			placeholders := sidetest.VerifyAll(t, set.Store, set.Side)
 			// JSONL: s02 is deleted by the host; its values go with it.
 			if paths != nil {
 				if err := os.Rename(paths[2], paths[2]+".deleted.2026-01-01T00-00-00.000Z"); err != nil {
 					t.Fatal(err)
 				}
 			}
-			keysBefore := len(srv.Keys(t, prefixOf(t)+"/"))
+			keysBefore := len(srv.Keys(t, s3test.Prefix(t)+"/"))
 			cfg.Retention, cfg.RetentionScope = "1h", scope
 			st, err := retention.Run(ctx, retention.Options{Store: set.Store, Side: set.Side, StateDir: set.StateDir, Config: cfg,
 				Clock: fixedClock(time.Now().Add(3 * time.Hour))})
@@ -437,15 +386,15 @@ func TestS3Retention(t *testing.T) {
 			if _, err := set.Side.Get(ctx, refs[0], "ghost"); !errors.Is(err, bs.ErrNotFound) {
 				t.Errorf("the unreferenced record after retention: %v, want ErrNotFound", err)
 			}
-			gone := srv.Keys(t, prefixOf(t)+"/test/agents/main/sessions/extracted/s02/")
+			gone := srv.Keys(t, s3test.Prefix(t)+"/test/agents/main/sessions/extracted/s02/")
 			if len(gone) != 0 {
 				t.Errorf("the deleted session's values remain: %v", gone)
 			}
-			keysAfter := len(srv.Keys(t, prefixOf(t)+"/"))
+			keysAfter := len(srv.Keys(t, s3test.Prefix(t)+"/"))
 			live, _, _ := set.Store.Sessions(ctx)
 			switch scope {
 			case config.ScopeOrphans:
-				if n := checkAll(t, set); n == 0 || (paths != nil && n >= placeholders) || (paths == nil && n != placeholders) {
+				if n := sidetest.VerifyAll(t, set.Store, set.Side); n == 0 || (paths != nil && n >= placeholders) || (paths == nil && n != placeholders) {
 					t.Errorf("%d placeholders verify after retention (of %d before; with JSONL a third went with s02)", n, placeholders)
 				}
 			case config.ScopeAll:
@@ -472,7 +421,7 @@ func TestS3SettingChecked(t *testing.T) {
 	srv.Env(t)
 	ctx := context.Background()
 	agents, _ := sessionsDir(t, 1)
-	local := s3PassConfig(t, agents, "local", 500)
+	local := sidetest.PassConfig(t, agents, "local", 500)
 	set, err := backend.Open(ctx, agents, backend.FromConfig(local, nil))
 	if err != nil {
 		t.Fatal(err)
@@ -480,7 +429,7 @@ func TestS3SettingChecked(t *testing.T) {
 	if _, err := prune.New(set.Store, set.Side, set.StateDir, local, nil).Run(ctx, nil); err != nil {
 		t.Fatal(err)
 	}
-	remote := srv.URL(prefixOf(t))
+	remote := srv.URL(s3test.Prefix(t))
 	_, err = backend.Open(ctx, agents, backend.Options{SideStore: remote})
 	if !errors.Is(err, bs.ErrInvalid) || !strings.Contains(err.Error(), "but the extracted values are in the local pack store beside the transcripts: run `brainsurgeon side migrate --to "+remote+"`") {
 		t.Fatalf("s3 over local values: %v", err)
@@ -505,7 +454,7 @@ func TestS3SettingChecked(t *testing.T) {
 	if _, err := backend.Open(ctx, fresh, backend.Options{SideStore: remote}); err != nil {
 		t.Fatal(err)
 	}
-	cfg := s3PassConfig(t, fresh, remote, 500)
+	cfg := sidetest.PassConfig(t, fresh, remote, 500)
 	set, err = backend.Open(ctx, fresh, backend.FromConfig(cfg, nil))
 	if err != nil {
 		t.Fatal(err)
@@ -533,7 +482,7 @@ func TestS3Trash(t *testing.T) {
 	srv.Env(t)
 	ctx := context.Background()
 	agents, paths := sessionsDir(t, 2)
-	cfg := s3PassConfig(t, agents, srv.URL(prefixOf(t)), 500)
+	cfg := sidetest.PassConfig(t, agents, srv.URL(s3test.Prefix(t)), 500)
 	set, err := backend.Open(ctx, agents, backend.FromConfig(cfg, nil))
 	if err != nil {
 		t.Fatal(err)
@@ -541,7 +490,7 @@ func TestS3Trash(t *testing.T) {
 	if rep, err := prune.New(set.Store, set.Side, set.StateDir, cfg, nil).Run(ctx, nil); err != nil || rep.Failed > 0 {
 		t.Fatalf("pass: %v %+v", err, rep)
 	}
-	n := checkAll(t, set)
+	n := sidetest.VerifyAll(t, set.Store, set.Side)
 	bin := trash.For(set.Installation)
 	if bin.Sides == nil {
 		t.Fatal("trash.For of an object store: no Sides")
@@ -550,7 +499,7 @@ func TestS3Trash(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	base := prefixOf(t) + "/test/"
+	base := s3test.Prefix(t) + "/test/"
 	if left := srv.Keys(t, base+"agents/main/sessions/extracted/s01/"); len(left) != 0 {
 		t.Errorf("values left at the session's place: %v", left)
 	}
@@ -563,7 +512,7 @@ func TestS3Trash(t *testing.T) {
 	if _, err := bin.Restore(ctx, item.ID); err != nil {
 		t.Fatal(err)
 	}
-	if got := checkAll(t, set); got != n {
+	if got := sidetest.VerifyAll(t, set.Store, set.Side); got != n {
 		t.Errorf("%d placeholders verify after the restore, %d before", got, n)
 	}
 	noLocalSideDirs(t, set)

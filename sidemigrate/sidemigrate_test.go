@@ -15,6 +15,7 @@ import (
 	"github.com/brainsurgeon/brainsurgeon/backend"
 	"github.com/brainsurgeon/brainsurgeon/config"
 	"github.com/brainsurgeon/brainsurgeon/internal/testkit/s3test"
+	"github.com/brainsurgeon/brainsurgeon/internal/testkit/sidetest"
 	"github.com/brainsurgeon/brainsurgeon/internal/testkit/testcorpus"
 	"github.com/brainsurgeon/brainsurgeon/prune"
 	"github.com/brainsurgeon/brainsurgeon/restore"
@@ -75,24 +76,6 @@ func install(t *testing.T, jsonl int, maxSize int64) (agents string, paths []str
 	return agents, paths
 }
 
-// passConfig extracts every trigger type from values of 300 bytes or more
-// into side, with no quiet period, age or saving threshold.
-func passConfig(t *testing.T, agents, side string) config.Config {
-	t.Helper()
-	c := config.Default()
-	c.Enabled, c.IdleSeconds, c.MinValueLength, c.KeepRecent = true, 0, 300, 1
-	c.MinSavingTokens, c.AgeThresholdHours = 0, 0
-	c.TriggerTypes = nil
-	for _, tt := range bs.TriggerTypes() {
-		c.TriggerTypes = append(c.TriggerTypes, string(tt))
-	}
-	c.SideStore = side
-	if err := config.Save(agents, c); err != nil {
-		t.Fatal(err)
-	}
-	return c
-}
-
 // openSet opens agents as the commands do: with the config's side store.
 func openSet(t *testing.T, agents string) *backend.Set {
 	t.Helper()
@@ -131,29 +114,6 @@ func rows(t *testing.T, set *backend.Set) map[string][][]byte {
 	return out
 }
 
-// verifyAll fails t unless every placeholder of every session has its
-// value in set's side store, and returns how many there are.
-func verifyAll(t *testing.T, set *backend.Set) int {
-	t.Helper()
-	ctx := context.Background()
-	refs, _, err := set.Store.Sessions(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	n := 0
-	for _, ref := range refs {
-		v, err := restore.Verify(ctx, set.Store, set.Side, ref)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !v.OK() {
-			t.Fatalf("verify %s: %+v", ref, v.Problems)
-		}
-		n += v.Placeholders
-	}
-	return n
-}
-
 func pass(t *testing.T, set *backend.Set, c config.Config) *prune.Report {
 	t.Helper()
 	rep, err := prune.New(set.Store, set.Side, set.StateDir, c, nil).Run(context.Background(), nil)
@@ -174,7 +134,7 @@ func TestMigrateRoundTrip(t *testing.T) {
 	srv.Env(t)
 	ctx := context.Background()
 	agents, _ := install(t, 1000, 1<<20)
-	cfg := passConfig(t, agents, "local")
+	cfg := sidetest.PassConfig(t, agents, "local", 300)
 	set := openSet(t, agents)
 	orig := rows(t, set)
 	pass(t, set, cfg)
@@ -293,7 +253,7 @@ func TestMigrateResumes(t *testing.T) {
 	srv := s3test.Start(t)
 	srv.Env(t)
 	agents, _ := install(t, 8, 300<<10)
-	cfg := passConfig(t, agents, "local")
+	cfg := sidetest.PassConfig(t, agents, "local", 300)
 	set := openSet(t, agents)
 	pass(t, set, cfg)
 	placeholders := verifyAll(t, set)
@@ -347,7 +307,7 @@ func TestMigrateWhilePassesRun(t *testing.T) {
 	srv.Env(t)
 	ctx := context.Background()
 	agents, _ := install(t, 4, 300<<10)
-	cfg := passConfig(t, agents, "local")
+	cfg := sidetest.PassConfig(t, agents, "local", 300)
 	old := openSet(t, agents)
 	pass(t, old, cfg)
 	dir := filepath.Join(agents, "files", "sessions")
@@ -410,4 +370,10 @@ func TestMigrateWhilePassesRun(t *testing.T) {
 	if infos, err := remote.Side.List(ctx, late); err != nil || len(infos) == 0 {
 		t.Fatalf("the values written during the migration are not on S3: %v %v", infos, err)
 	}
+}
+
+// verifyAll is sidetest.VerifyAll of set's sessions and side store.
+func verifyAll(t *testing.T, set *backend.Set) int {
+	t.Helper()
+	return sidetest.VerifyAll(t, set.Store, set.Side)
 }

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -187,13 +186,7 @@ func sideStore(t *testing.T, srv *s3test.Server, side string) string {
 		return config.SideStoreLocal
 	}
 	s3test.SkipWithout(t, srv)
-	name := strings.Map(func(r rune) rune {
-		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '.' {
-			return r
-		}
-		return '-'
-	}, strings.ToLower(t.Name()))
-	return srv.URL(name)
+	return srv.URL(s3test.Prefix(t))
 }
 
 // noLocalSide fails t when side is an object store and a side directory

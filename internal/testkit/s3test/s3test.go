@@ -334,3 +334,14 @@ func (s *Server) Slow(tb testing.TB, delay time.Duration) *SlowProxy {
 	}()
 	return p
 }
+
+// Prefix returns a key prefix of tb's own: its name, lower-cased, every
+// character other than [a-z0-9.] a '-'.
+func Prefix(tb testing.TB) string {
+	return strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '.' {
+			return r
+		}
+		return '-'
+	}, strings.ToLower(tb.Name()))
+}

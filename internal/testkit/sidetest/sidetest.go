@@ -13,6 +13,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"testing"
 
 	"github.com/klauspost/compress/zstd"
 
@@ -219,4 +220,46 @@ func side(st bs.Store) bs.SideStore {
 		return sidedir.New(d)
 	}
 	return nil
+}
+
+// PassConfig saves and returns the config of agents for a pass that
+// extracts every trigger type from values of minLen bytes or more, with no
+// quiet period, age or saving threshold, into the side store side.
+func PassConfig(tb testing.TB, agents, side string, minLen int) config.Config {
+	tb.Helper()
+	c := config.Default()
+	c.Enabled, c.IdleSeconds, c.MinValueLength, c.KeepRecent = true, 0, minLen, 1
+	c.MinSavingTokens, c.AgeThresholdHours = 0, 0
+	c.TriggerTypes = nil
+	for _, tt := range bs.TriggerTypes() {
+		c.TriggerTypes = append(c.TriggerTypes, string(tt))
+	}
+	c.SideStore = side
+	if err := config.Save(agents, c); err != nil {
+		tb.Fatal(err)
+	}
+	return c
+}
+
+// VerifyAll fails tb unless every placeholder of every session of st has
+// its value in side, and returns how many placeholders there are.
+func VerifyAll(tb testing.TB, st bs.Store, side bs.SideStore) int {
+	tb.Helper()
+	ctx := context.Background()
+	refs, _, err := st.Sessions(ctx)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	n := 0
+	for _, ref := range refs {
+		v, err := restore.Verify(ctx, st, side, ref)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		if !v.OK() {
+			tb.Fatalf("verify %s: %+v", ref, v.Problems)
+		}
+		n += v.Placeholders
+	}
+	return n
 }
